@@ -1,0 +1,1 @@
+"""Hands: executors on the user's devices that dial the Mind (SDK and the reference Hand)."""

@@ -1,0 +1,1 @@
+"""Management: the operator CLI (`tobe admin …`) and the Management service it calls."""

@@ -1,0 +1,1 @@
+"""The Mind: agent core, providers, conversations, store, approvals and remote execution."""

@@ -1,0 +1,1 @@
+"""Runtime helpers shared by every ToBe process: gRPC bootstrap, channels, logging, locks."""

@@ -1,0 +1,126 @@
+"""gRPC server bootstrap shared by every ToBe service.
+
+Every server registers the standard health service (`grpc.health.v1.Health`) and server
+reflection, listens on one or more addresses (`host:port` or `unix:/path`), and on SIGTERM or
+SIGINT stops accepting new calls and drains in-flight ones for a grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import grpc
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+log = logging.getLogger(__name__)
+
+# Register a servicer on a server: e.g. `lambda s: mind_pb2_grpc.add_MindServicer_to_server(x, s)`.
+Registrar = Callable[[grpc.aio.Server], None]
+
+DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class ServiceSpec:
+    """One gRPC service to host: its full name (for health and reflection) and its registrar."""
+
+    full_name: str
+    register: Registrar
+
+
+@dataclass
+class GrpcServer:
+    """A started aio server with its health servicer, so owners can flip serving status."""
+
+    server: grpc.aio.Server
+    health: health.aio.HealthServicer
+    services: Sequence[ServiceSpec]
+    bound: dict[str, int] = field(default_factory=dict)
+
+    async def set_serving(self, serving: bool) -> None:
+        status = (
+            health_pb2.HealthCheckResponse.SERVING
+            if serving
+            else health_pb2.HealthCheckResponse.NOT_SERVING
+        )
+        await self.health.set("", status)
+        for spec in self.services:
+            await self.health.set(spec.full_name, status)
+
+    async def stop(self, grace: float) -> None:
+        await self.set_serving(False)
+        await self.server.stop(grace)
+
+
+async def start_server(
+    services: Sequence[ServiceSpec],
+    addresses: Iterable[str],
+    *,
+    interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    unix_socket_mode: int | None = None,
+) -> GrpcServer:
+    """Create, bind and start a server; returns it already SERVING.
+
+    `unix_socket_mode` chmods every `unix:` socket after binding (0o600 for owner-only).
+    Binding a TCP address with port 0 picks a free port, reported in `GrpcServer.bound`.
+    """
+    server = grpc.aio.server(
+        interceptors=list(interceptors),
+        options=[
+            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_send_message_length", max_message_bytes),
+            ("grpc.keepalive_permit_without_calls", 1),
+            ("grpc.http2.min_ping_interval_without_data_ms", 5000),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    for spec in services:
+        spec.register(server)
+    names = [spec.full_name for spec in services]
+    names += [health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME]
+    reflection.enable_server_reflection(names, server)
+    bound: dict[str, int] = {}
+    for address in addresses:
+        if address.startswith("unix:"):
+            path = address.removeprefix("unix:").removeprefix("//")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+        port = server.add_insecure_port(address)
+        if port == 0 and not address.startswith("unix:"):
+            raise OSError(f"could not bind {address}")
+        bound[address] = port
+    await server.start()
+    if unix_socket_mode is not None:
+        for address in addresses:
+            if address.startswith("unix:"):
+                os.chmod(address.removeprefix("unix:").removeprefix("//"), unix_socket_mode)
+    result = GrpcServer(server=server, health=health_servicer, services=services, bound=bound)
+    await result.set_serving(True)
+    return result
+
+
+async def run_until_signal(
+    stop: Callable[[], Awaitable[None]],
+    *,
+    ready: Callable[[], None] | None = None,
+) -> None:
+    """Wait for SIGTERM/SIGINT, then await `stop` (which should drain and close everything)."""
+    loop = asyncio.get_running_loop()
+    stopping = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stopping.set)
+    if ready is not None:
+        ready()
+    await stopping.wait()
+    log.info("signal received; draining")
+    await stop()
