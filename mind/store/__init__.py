@@ -1,0 +1,1 @@
+"""The Mind's store: models, migrations, engine and the outbox."""

@@ -1,0 +1,81 @@
+"""What a tool is, to the tool runtime: local built-ins, Hand tools and awareness tools alike.
+
+Contract: `Tool.run` reports failures as a `ToolOutcome` with `ok=False` (the model sees the
+error as the tool result); it raises only `asyncio.CancelledError` when the run is cancelled,
+after it has stopped its work (a remote tool first asks its Hand to cancel).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+
+class Effect(StrEnum):
+    READ_ONLY = "read_only"
+    WORKSPACE_WRITE = "workspace_write"
+    EXTERNAL_SIDE_EFFECT = "external_side_effect"
+    # Undeclared effect: treated like the riskiest class.
+    UNKNOWN = "unknown"
+
+
+class DetailMode(StrEnum):
+    SUMMARY = "summary"
+    TRANSPARENT = "transparent"
+
+
+@dataclass(frozen=True)
+class ApprovalBinding:
+    """The approval that covers this exact call (tool, Hand, argument digest)."""
+
+    approval_id: str
+    arguments_digest: str
+
+
+@dataclass
+class ToolContext:
+    conversation_key: str
+    run_id: str
+    tool_call_id: str
+    principal: str
+    # Mode frozen at admission.
+    detail_mode: DetailMode
+    # Report progress (message, fraction 0..1 or None); ephemeral, may be dropped.
+    report_progress: Callable[[str, float | None], None]
+    approval: ApprovalBinding | None = None
+    # Permissions of the source that triggered the run (observation trust), if any.
+    permissions: dict[str, bool] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ToolOutcome:
+    ok: bool
+    # Text the model sees (usually JSON).
+    output: str = ""
+    error: str = ""
+    # "succeeded", "failed", "denied", "cancelled" (display status of the terminal).
+    status: str = ""
+
+    @property
+    def display_status(self) -> str:
+        return self.status or ("succeeded" if self.ok else "failed")
+
+
+class Tool(Protocol):
+    name: str
+    description: str
+    # JSON Schema of the arguments object; arguments are validated against it before `run`.
+    parameters: dict[str, Any]
+    effect: Effect
+    # Runtime id of the Hand that executes it; "" for tools run inside the Mind.
+    hand_id: str
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome: ...
+
+
+class ToolSource(Protocol):
+    """Tools that come and go at runtime (a Hand's tools, awareness tools)."""
+
+    def tools_for(self, conversation_key: str) -> list[Tool]: ...
