@@ -28,8 +28,13 @@ def generate(out_root: Path) -> None:
     (out_root / PACKAGE).mkdir(parents=True, exist_ok=True)
     protos = sorted(str(p.relative_to(PROTO_ROOT)) for p in (PROTO_ROOT / PACKAGE).glob("*.proto"))
     well_known = Path(grpc_tools.__file__).parent / "_proto"
+    # mypy-protobuf installs its plugins beside the interpreter; name them explicitly so the
+    # script works without an activated virtualenv.
+    bindir = Path(sys.executable).parent
     args = [
         "protoc",
+        f"--plugin=protoc-gen-mypy={bindir / 'protoc-gen-mypy'}",
+        f"--plugin=protoc-gen-mypy_grpc={bindir / 'protoc-gen-mypy_grpc'}",
         f"-I{PROTO_ROOT}",
         f"-I{well_known}",
         f"--python_out={out_root}",

@@ -32,7 +32,9 @@ from sqlalchemy import (
     UniqueConstraint,
     text,
 )
+from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
 NAMING = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -48,6 +50,33 @@ BigId = BigInteger().with_variant(Integer(), "sqlite")
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC datetime on every backend.
+
+    SQLite has no timezone type: SQLAlchemy stores the wall-clock digits and reads back naive
+    datetimes. Converting to UTC on the way in and tagging UTC on the way out makes values
+    compare the same on SQLite and PostgreSQL. Naive datetimes are refused on write, because
+    their meaning is ambiguous.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime: store timezone-aware values (e.g. UTC)")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            return value.replace(tzinfo=UTC)
+        return value.astimezone(UTC)
 
 
 class Base(DeclarativeBase):
@@ -83,13 +112,15 @@ CREDENTIAL_KINDS = ("client", "hand", "service")
 class Conversation(Base):
     __tablename__ = "conversations"
     __table_args__ = (
-        CheckConstraint("key LIKE 'p\\_%' ESCAPE '\\' OR key LIKE 'g\\_%' ESCAPE '\\'", name="key_prefix"),
+        CheckConstraint(
+            "key LIKE 'p\\_%' ESCAPE '\\' OR key LIKE 'g\\_%' ESCAPE '\\'", name="key_prefix"
+        ),
     )
 
     key: Mapped[str] = mapped_column(String(64), primary_key=True)
     owner: Mapped[str] = mapped_column(String(128), index=True)
     title: Mapped[str] = mapped_column(String(256), default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # Hand this conversation's tools run on (its name); empty means none chosen.
     active_hand: Mapped[str] = mapped_column(String(128), default="")
 
@@ -114,7 +145,7 @@ class SessionGroup(Base):
     conversation_key: Mapped[str] = mapped_column(
         ForeignKey("conversations.key", ondelete="CASCADE"), index=True
     )
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Session(Base):
@@ -127,8 +158,8 @@ class Session(Base):
     conversation_key: Mapped[str] = mapped_column(
         ForeignKey("conversations.key", ondelete="CASCADE"), index=True
     )
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class Run(Base):
@@ -158,8 +189,8 @@ class Run(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     steps: Mapped[int] = mapped_column(Integer, default=0)
     usage: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class Message(Base):
@@ -178,7 +209,7 @@ class Message(Base):
     text: Mapped[str] = mapped_column(Text, default="")
     # Role-specific structure: thinking blocks, tool calls, images, tool_call_id, is_error, source.
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Input(Base):
@@ -202,11 +233,14 @@ class Input(Base):
     text: Mapped[str] = mapped_column(Text)
     steer: Mapped[bool] = mapped_column(Boolean, default=False)
     detail_mode: Mapped[str] = mapped_column(String(16), default="summary")
+    # Set when not a person's message: {"kind": "observation", "trust", "permissions", ...};
+    # such an input is delivered as a note and its run carries `permissions`.
+    source: Mapped[dict[str, Any]] = mapped_column(default=dict)
     state: Mapped[str] = mapped_column(String(16), default="queued")
     # Set once delivered: the message it became and the run that took it.
     message_id: Mapped[int | None] = mapped_column(BigInteger)
     run_id: Mapped[str | None] = mapped_column(String(40))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ToolProjection(Base):
@@ -234,8 +268,8 @@ class ToolProjection(Base):
     result_summary: Mapped[str] = mapped_column(Text, default="")
     # Raw result only when admitted transparent.
     result_projection: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    admitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    admitted_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class Approval(Base):
@@ -259,16 +293,16 @@ class Approval(Base):
     arguments_summary: Mapped[str] = mapped_column(Text, default="")
     arguments_digest: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str] = mapped_column(Text, default="")
-    requested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     decision: Mapped[str | None] = mapped_column(String(32))
     decided_by: Mapped[str | None] = mapped_column(String(128))
     decision_reason: Mapped[str] = mapped_column(Text, default="")
-    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ApprovalGrant(Base):
-    """"Approve for this conversation": the Actor's persisted approval cache."""
+    """The Actor's persisted approval cache ("approve for this conversation")."""
 
     __tablename__ = "approval_grants"
     __table_args__ = (UniqueConstraint("conversation_key", "tool", "hand_id"),)
@@ -280,7 +314,7 @@ class ApprovalGrant(Base):
     tool: Mapped[str] = mapped_column(String(128))
     hand_id: Mapped[str] = mapped_column(String(128), default="")
     approval_id: Mapped[str] = mapped_column(String(40))
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ApprovalAudit(Base):
@@ -298,7 +332,7 @@ class ApprovalAudit(Base):
     verdict: Mapped[str] = mapped_column(String(32))
     principal: Mapped[str] = mapped_column(String(128), default="")
     summary: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class RemoteRun(Base):
@@ -314,7 +348,7 @@ class RemoteRun(Base):
     hand_name: Mapped[str] = mapped_column(String(128))
     background: Mapped[bool] = mapped_column(Boolean, default=False)
     detail_mode: Mapped[str] = mapped_column(String(16), default="summary")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Task(Base):
@@ -334,12 +368,12 @@ class Task(Base):
     state: Mapped[str] = mapped_column(String(16), default="offered")
     arguments: Mapped[dict[str, Any]] = mapped_column(default=dict)
     arguments_digest: Mapped[str] = mapped_column(String(64), default="")
-    cancel_requested_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    cancel_requested_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     cancel_reason: Mapped[str] = mapped_column(Text, default="")
     output: Mapped[str] = mapped_column(Text, default="")
     error: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class TaskTransition(Base):
@@ -362,7 +396,7 @@ class TaskTransition(Base):
     to_state: Mapped[str] = mapped_column(String(16))
     terminal: Mapped[bool] = mapped_column(Boolean, default=False)
     detail: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Credential(Base):
@@ -378,9 +412,9 @@ class Credential(Base):
     # SHA-256 hex of the secret part; the secret itself is never stored.
     secret_hash: Mapped[str] = mapped_column(String(64))
     label: Mapped[str] = mapped_column(String(256), default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
-    expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class ManagementAudit(Base):
@@ -389,7 +423,7 @@ class ManagementAudit(Base):
     __tablename__ = "management_audit"
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    time: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    time: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)
     action: Mapped[str] = mapped_column(String(64), index=True)
     actor: Mapped[str] = mapped_column(String(128), default="")
     target: Mapped[str] = mapped_column(String(256), default="")
@@ -413,7 +447,7 @@ class Summary(Base):
     version: Mapped[int] = mapped_column(Integer, default=1)
     text: Mapped[str] = mapped_column(Text)
     environment: Mapped[str] = mapped_column(Text, default="")
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class OutboxEvent(Base):
@@ -424,13 +458,15 @@ class OutboxEvent(Base):
     """
 
     __tablename__ = "outbox"
+    # Never reuse an id on SQLite, even after pruning the newest rows: resume points stay valid.
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     conversation_key: Mapped[str] = mapped_column(String(64), default="", index=True)
     type: Mapped[str] = mapped_column(String(64))
     audience: Mapped[list[Any]] = mapped_column(default=list)
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Cursor(Base):
@@ -450,4 +486,4 @@ class SeenObservation(Base):
     observation_id: Mapped[str] = mapped_column(String(64), primary_key=True)
     conversation_key: Mapped[str] = mapped_column(String(64))
     publish_seq: Mapped[int] = mapped_column(BigInteger)
-    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -66,8 +66,12 @@ async def start_server(
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     unix_socket_mode: int | None = None,
+    max_receive_bytes: int | None = None,
 ) -> GrpcServer:
     """Create, bind and start a server; returns it already SERVING.
+
+    `max_receive_bytes` (default: `max_message_bytes`) caps incoming messages alone; larger
+    ones end the call with RESOURCE_EXHAUSTED before the handler sees them.
 
     `unix_socket_mode` chmods every `unix:` socket after binding (0o600 for owner-only).
     Binding a TCP address with port 0 picks a free port, reported in `GrpcServer.bound`.
@@ -75,7 +79,7 @@ async def start_server(
     server = grpc.aio.server(
         interceptors=list(interceptors),
         options=[
-            ("grpc.max_receive_message_length", max_message_bytes),
+            ("grpc.max_receive_message_length", max_receive_bytes or max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
             ("grpc.keepalive_permit_without_calls", 1),
             ("grpc.http2.min_ping_interval_without_data_ms", 5000),
@@ -90,16 +94,23 @@ async def start_server(
     names += [health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME]
     reflection.enable_server_reflection(names, server)
     bound: dict[str, int] = {}
-    for address in addresses:
-        if address.startswith("unix:"):
-            path = address.removeprefix("unix:").removeprefix("//")
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        port = server.add_insecure_port(address)
-        if port == 0 and not address.startswith("unix:"):
-            raise OSError(f"could not bind {address}")
-        bound[address] = port
-    await server.start()
+    # Create sockets under a restrictive umask so an owner-only socket is never, even briefly,
+    # reachable by others between bind and chmod.
+    previous_umask = os.umask(0o077) if unix_socket_mode is not None else None
+    try:
+        for address in addresses:
+            if address.startswith("unix:"):
+                path = address.removeprefix("unix:").removeprefix("//")
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(path)
+            port = server.add_insecure_port(address)
+            if port == 0 and not address.startswith("unix:"):
+                raise OSError(f"could not bind {address}")
+            bound[address] = port
+        await server.start()
+    finally:
+        if previous_umask is not None:
+            os.umask(previous_umask)
     if unix_socket_mode is not None:
         for address in addresses:
             if address.startswith("unix:"):

@@ -1,0 +1,158 @@
+"""gRPC server interceptor: bearer-token authentication for every non-public method.
+
+Calls carry `authorization: Bearer <token>` metadata. Missing, malformed, unknown, revoked or
+expired tokens end the call with UNAUTHENTICATED before the servicer runs; the token is never
+logged nor echoed. Otherwise the servicer reads the caller with `current_identity()`, which works
+for unary and streaming methods alike. Health checks and reflection stay public.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import inspect
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
+
+from mind.credentials import Identity
+
+log = logging.getLogger(__name__)
+
+PUBLIC_METHODS = frozenset(
+    {
+        "/grpc.health.v1.Health/",
+        "/grpc.reflection.v1alpha.ServerReflection/",
+        "/grpc.reflection.v1.ServerReflection/",
+    }
+)
+MISSING = "missing credentials: send metadata 'authorization: Bearer <token>'"
+MALFORMED = "malformed authorization metadata: expected exactly one 'Bearer <token>'"
+REJECTED = "invalid, revoked or expired credential"
+BACKEND_FAILED = "authentication is unavailable; retry later"
+
+_identity: contextvars.ContextVar[Identity] = contextvars.ContextVar("tobe_identity")
+
+Authenticate = Callable[[str], Awaitable[Identity | None]]
+
+
+def current_identity() -> Identity:
+    """The authenticated caller of the call being served."""
+    try:
+        return _identity.get()
+    except LookupError:
+        raise RuntimeError("no authenticated identity: not inside an authenticated call") from None
+
+
+def bearer_token(metadata: tuple[tuple[str, Any], ...] | None) -> str | None:
+    """The token of the only `authorization: Bearer` entry; "" when present but malformed."""
+    values = [value for key, value in metadata or () if key.lower() == "authorization"]
+    if not values:
+        return None
+    if len(values) != 1 or not isinstance(values[0], str):
+        return ""
+    scheme, _, token = values[0].strip().partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token or " " in token:
+        return ""
+    return token
+
+
+def _kind(handler: grpc.RpcMethodHandler) -> str:
+    incoming = "stream" if handler.request_streaming else "unary"
+    outgoing = "stream" if handler.response_streaming else "unary"
+    return f"{incoming}_{outgoing}"
+
+
+def _with_identity(handler: grpc.RpcMethodHandler, identity: Identity) -> grpc.RpcMethodHandler:
+    """A copy of `handler` whose behaviour runs with `identity` as the current identity."""
+    kind = _kind(handler)
+    behaviour = getattr(handler, kind)
+
+    if inspect.isasyncgenfunction(behaviour):
+
+        async def generate(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+            token = _identity.set(identity)
+            try:
+                async for response in behaviour(request, context):
+                    yield response
+            finally:
+                # A generator may be closed from another context (cancellation); the call's
+                # task ends with it anyway, so a failed reset leaks nothing.
+                with contextlib.suppress(ValueError):
+                    _identity.reset(token)
+
+        return _replace(handler, kind, generate)
+
+    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+        token = _identity.set(identity)
+        try:
+            result = behaviour(request, context)
+            return await result if inspect.isawaitable(result) else result
+        finally:
+            _identity.reset(token)
+
+    return _replace(handler, kind, call)
+
+
+def _refusal(
+    handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str
+) -> grpc.RpcMethodHandler:
+    """A handler of the same shape as `handler` that ends the call with `code`."""
+
+    async def refuse(_request: Any, context: grpc.aio.ServicerContext) -> None:
+        await context.abort(code, message)
+
+    return _replace(handler, _kind(handler), refuse)
+
+
+_FACTORIES = {
+    "unary_unary": grpc.unary_unary_rpc_method_handler,
+    "unary_stream": grpc.unary_stream_rpc_method_handler,
+    "stream_unary": grpc.stream_unary_rpc_method_handler,
+    "stream_stream": grpc.stream_stream_rpc_method_handler,
+}
+
+
+def _replace(handler: grpc.RpcMethodHandler, kind: str, behaviour: Any) -> grpc.RpcMethodHandler:
+    return _FACTORIES[kind](
+        behaviour,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )
+
+
+class AuthInterceptor(grpc.aio.ServerInterceptor):
+    """Authenticates every call outside `public_methods` (prefixes of full method names)."""
+
+    def __init__(
+        self, authenticate: Authenticate, *, public_methods: frozenset[str] = PUBLIC_METHODS
+    ) -> None:
+        self._authenticate = authenticate
+        self._public = tuple(public_methods)
+
+    async def intercept_service(
+        self,
+        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        handler_call_details: grpc.HandlerCallDetails,
+    ) -> grpc.RpcMethodHandler | None:
+        handler = await continuation(handler_call_details)
+        method = handler_call_details.method
+        if handler is None or method.startswith(self._public):
+            return handler
+        token = bearer_token(handler_call_details.invocation_metadata)
+        if not token:
+            message = MISSING if token is None else MALFORMED
+            log.info("refused %s: %s", method, message)
+            return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, message)
+        try:
+            identity = await self._authenticate(token)
+        except Exception as exc:  # the store is down; never let the token reach a traceback
+            log.error("authentication backend failed for %s: %s", method, type(exc).__name__)
+            return _refusal(handler, grpc.StatusCode.UNAVAILABLE, BACKEND_FAILED)
+        if identity is None:
+            log.info("refused %s: %s", method, REJECTED)
+            return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, REJECTED)
+        return _with_identity(handler, identity)

@@ -1,0 +1,39 @@
+"""Credentials kernel: issue, authenticate, revoke and rotate bearer tokens.
+
+Tokens look like `tobe_<prefix>_<secret>`; the store keeps the prefix (lookup key) and the
+SHA-256 of the secret, never the secret. Kinds: `client`, `hand`, `service`.
+"""
+
+from mind.credentials.errors import (
+    CredentialError,
+    CredentialExpired,
+    CredentialInactive,
+    CredentialNotFound,
+    CredentialRevoked,
+    InvalidCredentialRequest,
+)
+from mind.credentials.identity import Identity
+from mind.credentials.store import (
+    authenticate,
+    issue,
+    revoke,
+    rotate,
+    store_authenticator,
+)
+from mind.credentials.tokens import parse_token
+
+__all__ = [
+    "CredentialError",
+    "CredentialExpired",
+    "CredentialInactive",
+    "CredentialNotFound",
+    "CredentialRevoked",
+    "Identity",
+    "InvalidCredentialRequest",
+    "authenticate",
+    "issue",
+    "parse_token",
+    "revoke",
+    "rotate",
+    "store_authenticator",
+]

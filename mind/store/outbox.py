@@ -1,0 +1,91 @@
+"""The durable event outbox: events committed with the state change they describe.
+
+Ordering guarantee: no event becomes visible with an id lower than one a reader has already
+seen, so "resume after event id N" never skips an event.
+
+* PostgreSQL hands out sequence values before commit: writer A takes id 5, writer B takes id 6
+  and commits first, a reader sees 6, then A commits 5 behind the reader's back. So
+  `append_event` takes a transaction-scoped advisory lock right before its insert and holds it
+  to commit: the next writer draws its id only after the previous one committed (visibility
+  precedes the lock's release at commit). Writers of the outbox therefore serialise; keep
+  their transactions short after appending.
+* SQLite allows one writer at a time and holds that write lock from the first write to commit,
+  so ids are drawn in commit order already. The store's engine additionally begins every
+  SQLite transaction IMMEDIATE (see `mind.store.engine`), so writers never interleave at all.
+  The table uses AUTOINCREMENT, so an id is never handed out twice, even after pruning.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import delete, func, select, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mind.store.models import OutboxEvent
+
+# Arbitrary application-wide key of the advisory lock serialising outbox writers ("tobe" in hex).
+OUTBOX_LOCK_KEY = 0x746F6265
+
+
+async def _serialise_writers(session: AsyncSession) -> None:
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": OUTBOX_LOCK_KEY})
+
+
+async def append_event(
+    session: AsyncSession,
+    *,
+    type: str,
+    conversation_key: str,
+    audience: list[str],
+    payload: dict[str, Any],
+) -> OutboxEvent:
+    """Add an event in the caller's transaction; it becomes visible when the caller commits.
+
+    The returned event has its id assigned (flushed). Call it after the state change's other
+    writes, and commit soon: the outbox lock is held until commit.
+    """
+    await _serialise_writers(session)
+    event = OutboxEvent(
+        type=type, conversation_key=conversation_key, audience=list(audience), payload=payload
+    )
+    session.add(event)
+    await session.flush()
+    return event
+
+
+async def read_events(session: AsyncSession, after_id: int, limit: int) -> list[OutboxEvent]:
+    """Committed events with id > `after_id`, oldest first, at most `limit`."""
+    if limit < 1:
+        raise ValueError("limit must be at least 1")
+    rows = await session.scalars(
+        select(OutboxEvent).where(OutboxEvent.id > after_id).order_by(OutboxEvent.id).limit(limit)
+    )
+    return list(rows)
+
+
+async def head_event_id(session: AsyncSession) -> int:
+    """The highest event id stored; 0 when the outbox is empty."""
+    return (await session.scalar(select(func.max(OutboxEvent.id)))) or 0
+
+
+async def oldest_event_id(session: AsyncSession) -> int | None:
+    """The lowest event id still stored (older ones were pruned); None when empty."""
+    return await session.scalar(select(func.min(OutboxEvent.id)))
+
+
+async def prune(session: AsyncSession, keep: int) -> int:
+    """Delete all but the newest `keep` events; returns how many were deleted.
+
+    At least one event is always kept, so `head_event_id` stays the true head.
+    """
+    if keep < 1:
+        raise ValueError("keep must be at least 1 (the head event marks the resume position)")
+    cutoff = await session.scalar(
+        select(OutboxEvent.id).order_by(OutboxEvent.id.desc()).offset(keep - 1).limit(1)
+    )
+    if cutoff is None:
+        return 0
+    result = await session.execute(delete(OutboxEvent).where(OutboxEvent.id < cutoff))
+    return result.rowcount or 0

@@ -1,0 +1,71 @@
+"""Shared fixtures: a fresh store on each backend (SQLite always, PostgreSQL when configured).
+
+`empty_store_url` is a new database without tables; `store_url` is a new one at the head
+revision (copied from a template migrated once per test session); `sessions` is an async
+session factory on `store_url`. Tests using them run once per backend.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+from helpers.postgres import database_name, fresh_postgres_database, postgres_server_url
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.store.engine import create_engine, session_factory
+from mind.store.migrate import upgrade
+
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def store_backend(request: pytest.FixtureRequest) -> str:
+    return request.param
+
+
+@pytest.fixture
+def empty_store_url(store_backend: str, tmp_path: Path) -> Iterator[str]:
+    if store_backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'data' / 'tobe.db'}"
+        return
+    with fresh_postgres_database(postgres_server_url()) as url:
+        yield url
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("store-template") / "tobe.db"
+    upgrade(f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_template() -> Iterator[str]:
+    with fresh_postgres_database(postgres_server_url()) as url:
+        upgrade(url)
+        yield database_name(url)
+
+
+@pytest.fixture
+def store_url(store_backend: str, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[str]:
+    if store_backend == "sqlite":
+        path = tmp_path / "data" / "tobe.db"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
+        return
+    template = request.getfixturevalue("postgres_template")
+    with fresh_postgres_database(postgres_server_url(), template=template) as url:
+        yield url
+
+
+@pytest.fixture
+async def sessions(store_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = create_engine(store_url)
+    try:
+        yield session_factory(engine)
+    finally:
+        await engine.dispose()

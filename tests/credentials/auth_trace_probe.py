@@ -1,0 +1,76 @@
+"""Run by test_auth_interceptor: authenticated and refused calls with every log turned up.
+
+`python auth_trace_probe.py <dir>`: creates a SQLite store in <dir>, issues a good and a
+revoked token (written to <dir>/tokens, never printed), serves GetStatus behind the
+interceptor and calls it with good, revoked, wrong and missing credentials. Python logging goes
+to stderr at DEBUG without redaction; gRPC core tracing is enabled through the environment by
+the caller. The caller scans the output for the tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+
+import grpc
+
+from mind.auth import AuthInterceptor, current_identity
+from mind.credentials import issue, revoke, store_authenticator
+from mind.store.engine import create_engine, session_factory
+from mind.store.migrate import upgrade
+from tobe.runtime.channel import bearer_metadata, open_channel
+from tobe.runtime.server import ServiceSpec, start_server
+from tobe.v1 import management_pb2, management_pb2_grpc
+
+
+class WhoAmI(management_pb2_grpc.ManagementServicer):
+    async def GetStatus(self, request, context):  # noqa: N802 - generated name
+        return management_pb2.GetStatusResponse(mode=current_identity().principal)
+
+
+async def main(directory: Path) -> None:
+    url = f"sqlite:///{directory / 'tobe.db'}"
+    upgrade(url)
+    engine = create_engine(url)
+    sessions = session_factory(engine)
+    async with sessions() as session, session.begin():
+        _, good = await issue(session, kind="client", principal="alice")
+        bad, revoked = await issue(session, kind="client", principal="bob")
+        await revoke(session, bad.id)
+    (directory / "tokens").write_text(f"{good}\n{revoked}\n")
+
+    server = await start_server(
+        [
+            ServiceSpec(
+                "tobe.v1.Management",
+                lambda s: management_pb2_grpc.add_ManagementServicer_to_server(WhoAmI(), s),
+            )
+        ],
+        ["127.0.0.1:0"],
+        interceptors=[AuthInterceptor(store_authenticator(sessions))],
+    )
+    channel = open_channel(f"127.0.0.1:{server.bound['127.0.0.1:0']}")
+    stub = management_pb2_grpc.ManagementStub(channel)
+    outcomes = []
+    for metadata in (
+        bearer_metadata(good),
+        bearer_metadata(revoked),
+        bearer_metadata(good[:-4] + "AAAA"),
+        (),
+    ):
+        try:
+            reply = await stub.GetStatus(management_pb2.GetStatusRequest(), metadata=metadata)
+            outcomes.append(f"OK {reply.mode}")
+        except grpc.aio.AioRpcError as exc:
+            outcomes.append(exc.code().name)
+    await channel.close()
+    await server.stop(grace=None)
+    await engine.dispose()
+    print("outcomes:", " ".join(outcomes), flush=True)
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=logging.DEBUG, stream=sys.stderr)
+    asyncio.run(main(Path(sys.argv[1])))

@@ -1,0 +1,5 @@
+"""`python -m tobe` is the `tobe` command (tests and supervisors spawn services this way)."""
+
+from tobe.cli import main
+
+main()

@@ -1,0 +1,39 @@
+"""Client side of the gRPC health protocol, for container health checks and supervisors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+from tobe.runtime.channel import open_channel
+
+
+async def check(target: str, service: str = "", timeout: float = 3.0) -> str:
+    """Return the serving status name of `service` at `target` ("SERVING", "NOT_SERVING", …).
+
+    Raises grpc.aio.AioRpcError when the server cannot be reached in `timeout` seconds.
+    """
+    async with open_channel(target) as channel:
+        stub = health_pb2_grpc.HealthStub(channel)
+        response = await stub.Check(
+            health_pb2.HealthCheckRequest(service=service), timeout=timeout
+        )
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+
+
+async def wait_serving(target: str, service: str = "", deadline: float = 30.0) -> None:
+    """Poll until `service` at `target` is SERVING; raise TimeoutError after `deadline` s."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + deadline
+    last = "unreachable"
+    while loop.time() < end:
+        try:
+            last = await check(target, service, timeout=min(2.0, max(0.1, end - loop.time())))
+            if last == "SERVING":
+                return
+        except grpc.aio.AioRpcError as exc:
+            last = exc.code().name
+        await asyncio.sleep(0.1)
+    raise TimeoutError(f"{target} not serving after {deadline:.0f}s (last status: {last})")
