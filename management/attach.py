@@ -1,0 +1,84 @@
+"""Serving Management from the running Mind: one call in `MindApp.build` plugs it in."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from management.hosting import ManagementEndpoint, serve_management
+from management.live import MindLink
+from management.records import HandInfo, ServiceInfo
+from management.service import ManagementService
+from tobe.config import Settings
+
+if TYPE_CHECKING:
+    from mind.server import MindApp
+
+
+def mind_services(settings: Settings, mind_address: str) -> list[ServiceInfo]:
+    """What a running Mind serves and reaches, as configured."""
+    awareness = settings.mind.awareness_address
+    provider = settings.provider
+    return [
+        ServiceInfo("mind", mind_address or "-", "serving" if mind_address else "starting"),
+        ServiceInfo("management", f"unix:{settings.management_socket}", "serving"),
+        ServiceInfo("awareness", awareness or "-", "configured" if awareness else "not configured"),
+        ServiceInfo(
+            "provider",
+            " ".join(part for part in (provider.kind, provider.model) if part) or "-",
+            "configured" if provider.kind else "not configured",
+        ),
+    ]
+
+
+def link_mind(app: MindApp) -> MindLink:
+    """The Mind's Hands, event bus, conversations and services, as the service sees them."""
+    remote = app.remote
+    assert remote is not None, "attach management after the remote execution is built"
+
+    def hands() -> list[HandInfo]:
+        return [
+            HandInfo(
+                hand_id=connection.hand_id,
+                name=connection.name,
+                principal=connection.principal,
+                tools=len(connection.tools),
+                connected_at=connection.connected_at,
+                version=connection.version,
+            )
+            for connection in remote.hub.connections()
+        ]
+
+    return MindLink(
+        disconnect_credential=remote.hub.disconnect_credential,
+        durable_committed=app.bus.durable_committed,
+        hands=hands,
+        gateway_subscribers=lambda: app.bus.subscriber_count,
+        services=lambda: mind_services(app.settings, app.address),
+        forget_conversation=app.manager.forget,
+    )
+
+
+def attach_management(app: MindApp) -> None:
+    """Serve Management on the data directory's owner-only socket while the Mind runs.
+
+    It starts with the Mind's other start hooks (after recovery, before the Mind's port opens)
+    and stops first, removing the socket file (a killed Mind leaves it: the CLI sees it stale).
+    """
+    endpoint: ManagementEndpoint | None = None
+
+    async def start() -> None:
+        nonlocal endpoint
+        service = ManagementService(
+            app.sessions,
+            database_url=app.settings.store_url,
+            data_dir=app.settings.data_dir,
+            mind=link_mind(app),
+        )
+        endpoint = await serve_management(service, app.settings.management_socket)
+
+    async def stop() -> None:
+        if endpoint is not None:
+            await endpoint.stop()
+
+    app.on_start.append(start)
+    app.on_stop.append(stop)

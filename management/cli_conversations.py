@@ -1,0 +1,53 @@
+"""`tobe admin conversations …`: list, show, delete."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from management import render
+from management.cli_support import call, output_options, printer
+from tobe.v1 import management_pb2 as pb
+
+
+@click.group()
+def conversations() -> None:
+    """Every principal's conversations."""
+
+
+@conversations.command("list")
+@click.option("--owner", default="", help="Only this principal's conversations.")
+@click.option("--limit", type=click.IntRange(1, 10_000), default=100, show_default=True)
+@output_options
+def list_(owner: str, limit: int) -> None:
+    """List conversations, newest first."""
+    response = call(
+        "ListAllConversations", pb.ListAllConversationsRequest(owner=owner, limit=limit)
+    )
+    printer().conversations([render.conversation(c) for c in response.conversations])
+
+
+@conversations.command()
+@click.argument("key")
+@output_options
+def show(key: str) -> None:
+    """Show a conversation and how much it holds."""
+    response = call("InspectConversation", pb.InspectConversationRequest(key=key))
+    printer().inspection(render.inspection(response))
+
+
+@conversations.command()
+@click.argument("key")
+@click.option("--yes", "-y", is_flag=True, help="Delete without asking.")
+@output_options
+def delete(key: str, yes: bool) -> None:
+    """Delete a conversation and everything it holds; says what was removed."""
+    if not yes:
+        if not sys.stdin.isatty():
+            raise click.UsageError("refusing to delete without confirmation: pass --yes")
+        click.confirm(
+            f"Delete conversation {key} with all its messages, runs and approvals?", abort=True
+        )
+    response = call("DeleteConversation", pb.DeleteConversationRequest(key=key))
+    printer().deletion(render.deletion(response))

@@ -1,0 +1,107 @@
+"""Proto <-> domain conversions of the Management contract."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from management.records import (
+    AuditRecord,
+    ConversationInfo,
+    CredentialInfo,
+    HandInfo,
+    ServiceInfo,
+    StatusReport,
+)
+from management.render import KIND_NAMES
+from tobe.v1 import common_pb2, management_pb2
+
+KIND_FROM_PROTO = dict(KIND_NAMES)
+KIND_TO_PROTO = {value: key for key, value in KIND_FROM_PROTO.items()}
+
+
+def timestamp(value: datetime | None) -> Timestamp | None:
+    if value is None:
+        return None
+    stamp = Timestamp()
+    stamp.FromDatetime(value.astimezone(UTC))
+    return stamp
+
+
+def moment(stamp: Timestamp, present: bool) -> datetime | None:
+    """A timezone-aware datetime, or None when the field is unset."""
+    return stamp.ToDatetime(tzinfo=UTC) if present else None
+
+
+def kind_name(kind: int) -> str:
+    """The store's kind for a proto kind; "" for UNSPECIFIED and unknown values."""
+    return KIND_FROM_PROTO.get(kind, "")
+
+
+def credential(info: CredentialInfo) -> management_pb2.Credential:
+    return management_pb2.Credential(
+        id=info.id,
+        kind=KIND_TO_PROTO[info.kind],
+        principal=info.principal,
+        scopes=list(info.scopes),
+        prefix=info.prefix,
+        created_at=timestamp(info.created_at),
+        expires_at=timestamp(info.expires_at),
+        revoked_at=timestamp(info.revoked_at),
+        label=info.label,
+    )
+
+
+def hand(info: HandInfo) -> management_pb2.HandStatus:
+    return management_pb2.HandStatus(
+        hand_id=info.hand_id,
+        name=info.name,
+        principal=info.principal,
+        tools=info.tools,
+        connected_at=timestamp(info.connected_at),
+        version=info.version,
+    )
+
+
+def service(info: ServiceInfo) -> management_pb2.ServiceStatus:
+    return management_pb2.ServiceStatus(name=info.name, address=info.address, state=info.state)
+
+
+def status(report: StatusReport) -> management_pb2.GetStatusResponse:
+    return management_pb2.GetStatusResponse(
+        mode=report.mode,
+        version=report.version,
+        database_url=report.database_url,
+        database_size_bytes=report.database_size_bytes,
+        schema_revision=report.schema_revision,
+        hands=[hand(item) for item in report.hands],
+        gateway_subscribers=report.gateway_subscribers,
+        conversations=report.conversations,
+        active_runs=report.active_runs,
+        data_dir=report.data_dir,
+        services=[service(item) for item in report.services],
+    )
+
+
+def audit_entry(record: AuditRecord) -> management_pb2.AuditEntry:
+    return management_pb2.AuditEntry(
+        id=record.id,
+        time=timestamp(record.time),
+        action=record.action,
+        actor=record.actor,
+        target=record.target,
+        details_json=json.dumps(record.details, sort_keys=True),
+    )
+
+
+def conversation(info: ConversationInfo) -> common_pb2.Conversation:
+    return common_pb2.Conversation(
+        key=info.key,
+        title=info.title,
+        owner=info.owner,
+        members=list(info.members),
+        created_at=timestamp(info.created_at),
+        last_event_id=info.last_event_id,
+    )

@@ -1,0 +1,31 @@
+"""What the running Mind lends the Management service: its live state and disconnect hook.
+
+Offline there is no Mind, so the service gets no link and reports mode "offline".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+
+from management.records import HandInfo, ServiceInfo
+
+
+@dataclass
+class MindLink:
+    """Callables into the running Mind's components (wired in `management.attach`).
+
+    `disconnect_credential` closes every live Hand stream authenticated by a credential and
+    returns how many it closed (Face connections close when the gateway sees the durable
+    `credential_revoked` event, so they are not counted). `durable_committed` wakes the event
+    subscribers after the service committed outbox rows, so gateways see them at once.
+    `forget_conversation` drops the Mind's cached actor of a deleted conversation, so a
+    conversation created later under the same key starts afresh.
+    """
+
+    disconnect_credential: Callable[[str], int]
+    durable_committed: Callable[[], None]
+    hands: Callable[[], Sequence[HandInfo]]
+    gateway_subscribers: Callable[[], int]
+    services: Callable[[], Sequence[ServiceInfo]]
+    forget_conversation: Callable[[str], Awaitable[None]]

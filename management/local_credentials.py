@@ -1,0 +1,155 @@
+"""The credentials a deployment needs, created once by `tobe up` (or `tobe mind serve --provision`).
+
+Each secret lives in `<data dir>/credentials/<name>.token` (file 0600, directory 0700), where the
+service that uses it looks by default. A file whose token the store no longer accepts (a new
+database, a revoked credential) is replaced; a valid one is reused. Creation goes through the
+Management service, so every credential gets its secret-free audit row.
+
+In a container deployment (`docker/compose.yaml`) the services run apart from the Mind, each
+with only its own secret: with `services_dir`, Face's and the Hand's secrets, and the Awareness
+link token, go to `<services_dir>/<service>/<service>.token` instead (one volume per service,
+mounted as that service's `<data dir>/credentials`); the local user's client credential stays
+in the Mind's data directory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import getpass
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from awareness.auth import TOKEN_FILE_NAME as AWARENESS_TOKEN_FILE
+from awareness.auth import create_token_file
+from management.service import ManagementService
+from mind import credentials
+from mind.store import migrate
+from mind.store.engine import create_engine, session_factory
+from tobe.config import Settings
+from tobe.runtime.statelock import StateLock
+
+ACTOR = "tobe up"
+PROVISION_ACTOR = "tobe mind serve --provision"
+
+
+@dataclass(frozen=True)
+class LocalCredential:
+    """One local credential: the token file name and what the credential may do."""
+
+    name: str
+    kind: str
+    principal: str
+    scopes: tuple[str, ...]
+
+
+def local_credentials(user: str | None = None) -> tuple[LocalCredential, ...]:
+    """Face's gateway credential, the local Hand's, and the local user's client credential."""
+    person = user or _local_user()
+    return (
+        LocalCredential("face", "service", "face", ("gateway",)),
+        LocalCredential("hand", "hand", "hand-local", ()),
+        LocalCredential("client", "client", person, ("chat", "approve", "admin")),
+    )
+
+
+def _local_user() -> str:
+    try:
+        name = getpass.getuser()
+    except (KeyError, OSError):
+        name = ""
+    cleaned = "".join(c for c in name if not c.isspace())
+    return cleaned or "local"
+
+
+def awareness_token_file(services_dir: Path) -> Path:
+    """Where `provision(..., services_dir=...)` keeps the Mind-Awareness link token."""
+    return services_dir / "awareness" / AWARENESS_TOKEN_FILE
+
+
+def provision(
+    settings: Settings, *, lock_timeout: float = 10.0, services_dir: Path | None = None
+) -> list[str]:
+    """Migrate the store and make sure every local credential exists; returns the new names.
+
+    Holds the data directory's state lock meanwhile (no Mind may run), and releases it before
+    returning so that the Mind can take it. With `services_dir`, the services' secrets go there
+    (see the module docstring).
+    """
+    lock = StateLock(settings.data_dir, "tobe up (creating local credentials)")
+    lock.acquire(lock_timeout)
+    try:
+        migrate.upgrade(settings.store_url)
+        actor = ACTOR if services_dir is None else PROVISION_ACTOR
+        created = asyncio.run(_ensure(settings, local_credentials(), services_dir, actor))
+        if services_dir is not None:
+            link = awareness_token_file(services_dir)
+            if not link.exists():
+                _private_directory(link.parent)
+                create_token_file(link)
+                created.append("awareness")
+        return created
+    finally:
+        lock.release()
+
+
+def _token_file(settings: Settings, credential: LocalCredential, services_dir: Path | None) -> Path:
+    if services_dir is None or credential.kind == "client":
+        return settings.credentials_dir / f"{credential.name}.token"
+    return services_dir / credential.name / f"{credential.name}.token"
+
+
+def _private_directory(directory: Path) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    os.chmod(directory, 0o700)
+
+
+async def _ensure(
+    settings: Settings,
+    wanted: tuple[LocalCredential, ...],
+    services_dir: Path | None,
+    actor: str,
+) -> list[str]:
+    engine = create_engine(settings.store_url)
+    sessions = session_factory(engine)
+    service = ManagementService(
+        sessions, database_url=settings.store_url, data_dir=settings.data_dir
+    )
+    created: list[str] = []
+    try:
+        for credential in wanted:
+            path = _token_file(settings, credential, services_dir)
+            _private_directory(path.parent)
+            if await _still_valid(sessions, path):
+                continue
+            issued = await service.create_credential(
+                kind=credential.kind,
+                principal=credential.principal,
+                scopes=credential.scopes,
+                label=f"local {credential.name} (created by {actor})",
+                actor=actor,
+            )
+            _write_secret(path, issued.secret)
+            created.append(credential.name)
+    finally:
+        await engine.dispose()
+    return created
+
+
+async def _still_valid(sessions, path: Path) -> bool:  # noqa: ANN001
+    try:
+        token = path.read_text().strip()
+    except FileNotFoundError:
+        return False
+    async with sessions() as session:
+        return await credentials.authenticate(session, token) is not None
+
+
+def _write_secret(path: Path, secret: str) -> None:
+    """Write atomically with owner-only permissions from the first byte."""
+    temporary = path.with_suffix(".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w") as handle:
+        handle.write(secret + "\n")
+    os.chmod(temporary, 0o600)
+    os.replace(temporary, path)

@@ -1,0 +1,350 @@
+"""Output of `tobe admin`: plain dicts for `--json`, rich tables for people, from one shape."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from google.protobuf.timestamp_pb2 import Timestamp
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tobe.v1 import common_pb2, management_pb2
+
+PIPE_WIDTH = 200
+KIND_NAMES = {
+    management_pb2.CREDENTIAL_KIND_CLIENT: "client",
+    management_pb2.CREDENTIAL_KIND_HAND: "hand",
+    management_pb2.CREDENTIAL_KIND_SERVICE: "service",
+}
+
+
+def _time(message: Any, name: str) -> str | None:
+    if not message.HasField(name):
+        return None
+    stamp: Timestamp = getattr(message, name)
+    return stamp.ToDatetime(tzinfo=UTC).isoformat().replace("+00:00", "Z")
+
+
+def credential_state(credential: dict[str, Any], now: datetime | None = None) -> str:
+    if credential["revoked_at"]:
+        return "revoked"
+    expires = credential["expires_at"]
+    now = now or datetime.now(UTC)
+    if expires and datetime.fromisoformat(expires.replace("Z", "+00:00")) <= now:
+        return "expired"
+    return "active"
+
+
+def credential(message: management_pb2.Credential) -> dict[str, Any]:
+    result: dict[str, Any] = {
+        "id": message.id,
+        "kind": KIND_NAMES.get(message.kind, "unspecified"),
+        "principal": message.principal,
+        "scopes": list(message.scopes),
+        "prefix": message.prefix,
+        "label": message.label,
+        "created_at": _time(message, "created_at"),
+        "expires_at": _time(message, "expires_at"),
+        "revoked_at": _time(message, "revoked_at"),
+    }
+    result["state"] = credential_state(result)
+    return result
+
+
+def hand(message: management_pb2.HandStatus) -> dict[str, Any]:
+    return {
+        "hand_id": message.hand_id,
+        "name": message.name,
+        "principal": message.principal,
+        "tools": message.tools,
+        "connected_at": _time(message, "connected_at"),
+        "version": message.version,
+    }
+
+
+def status(message: management_pb2.GetStatusResponse) -> dict[str, Any]:
+    return {
+        "mode": message.mode,
+        "version": message.version,
+        "data_dir": message.data_dir,
+        "database_url": message.database_url,
+        "database_size_bytes": message.database_size_bytes,
+        "schema_revision": message.schema_revision,
+        "conversations": message.conversations,
+        "active_runs": message.active_runs,
+        "gateway_subscribers": message.gateway_subscribers,
+        "services": [
+            {"name": s.name, "address": s.address, "state": s.state} for s in message.services
+        ],
+        "hands": [hand(h) for h in message.hands],
+    }
+
+
+def audit_entry(message: management_pb2.AuditEntry) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "time": _time(message, "time"),
+        "action": message.action,
+        "actor": message.actor,
+        "target": message.target,
+        "details": json.loads(message.details_json or "{}"),
+    }
+
+
+def conversation(message: common_pb2.Conversation) -> dict[str, Any]:
+    return {
+        "key": message.key,
+        "title": message.title,
+        "owner": message.owner,
+        "members": list(message.members),
+        "created_at": _time(message, "created_at"),
+        "last_event_id": message.last_event_id,
+    }
+
+
+def inspection(message: management_pb2.InspectConversationResponse) -> dict[str, Any]:
+    return {
+        "conversation": conversation(message.conversation),
+        "messages": message.messages,
+        "runs": message.runs,
+        "tool_calls": message.tool_calls,
+        "approvals": message.approvals,
+    }
+
+
+def deletion(message: management_pb2.DeleteConversationResponse) -> dict[str, Any]:
+    return {"key": message.key, "removed": dict(sorted(message.removed.items()))}
+
+
+# People
+
+
+def human_time(value: str | None) -> str:
+    return value.replace("T", " ").split(".")[0].removesuffix("Z") + "Z" if value else "-"
+
+
+def human_size(size: int) -> str:
+    amount = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if amount < 1024 or unit == "GiB":
+            return f"{amount:.0f} {unit}" if unit == "B" else f"{amount:.1f} {unit}"
+        amount /= 1024
+    raise AssertionError("unreachable")
+
+
+def _table(title: str | None, columns: Sequence[str], rows: Iterable[Sequence[str]]) -> Table:
+    table = Table(title=title, title_justify="left", show_edge=False, pad_edge=False)
+    for column in columns:
+        table.add_column(column, overflow="fold")
+    for row in rows:
+        # Text, not markup: labels and titles are operator data, never rich markup.
+        table.add_row(*(Text(cell) for cell in row))
+    return table
+
+
+def _fields(pairs: Iterable[tuple[str, str]]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column(overflow="fold")
+    for name, value in pairs:
+        table.add_row(name, Text(value))
+    return table
+
+
+class Printer:
+    """Writes either JSON (one document per command) or tables to stdout."""
+
+    def __init__(self, *, as_json: bool, console: Console | None = None) -> None:
+        self.as_json = as_json
+        self.console = console or Console(highlight=False, soft_wrap=False)
+        if not self.console.is_terminal:
+            # Piped output is read by people too: do not fold ids at 80 columns.
+            self.console.width = PIPE_WIDTH
+
+    def json(self, document: Any) -> None:
+        self.console.out(json.dumps(document, indent=2, sort_keys=False), highlight=False)
+
+    def credentials(self, items: list[dict[str, Any]]) -> None:
+        if self.as_json:
+            return self.json(items)
+        if not items:
+            self.console.print("No credentials. Create one with `tobe admin credentials create`.")
+            return
+        self.console.print(
+            _table(
+                None,
+                ("ID", "KIND", "PRINCIPAL", "SCOPES", "PREFIX", "STATE", "CREATED", "EXPIRES"),
+                (
+                    (
+                        c["id"],
+                        c["kind"],
+                        c["principal"],
+                        ",".join(c["scopes"]) or "-",
+                        c["prefix"],
+                        c["state"],
+                        human_time(c["created_at"]),
+                        human_time(c["expires_at"]),
+                    )
+                    for c in items
+                ),
+            )
+        )
+
+    def credential(self, item: dict[str, Any], *, extra: dict[str, Any] | None = None) -> None:
+        """One credential; `extra` (secret, revoked id, disconnected) joins it in JSON."""
+        if self.as_json:
+            return self.json({"credential": item, **(extra or {})} if extra else item)
+        pairs = [
+            ("id", item["id"]),
+            ("kind", item["kind"]),
+            ("principal", item["principal"]),
+            ("scopes", ", ".join(item["scopes"]) or "-"),
+            ("prefix", item["prefix"]),
+            ("label", item["label"] or "-"),
+            ("state", item["state"]),
+            ("created", human_time(item["created_at"])),
+            ("expires", human_time(item["expires_at"])),
+            ("revoked", human_time(item["revoked_at"])),
+        ]
+        self.console.print(_fields(pairs))
+
+    def secret(self, secret: str) -> None:
+        self.console.print()
+        self.console.print("Secret (shown only this once; store it now):", style="bold")
+        self.console.out(secret, highlight=False)
+
+    def note(self, text: str) -> None:
+        if not self.as_json:
+            self.console.print(Text(text))
+
+    def status(self, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        mode = item["mode"]
+        running = "running (online)" if mode == "online" else "not running (offline mode)"
+        pairs = [
+            ("Mind", running),
+            ("version", item["version"]),
+            ("data dir", item["data_dir"]),
+            ("database", item["database_url"]),
+            ("database size", human_size(item["database_size_bytes"])),
+            ("schema revision", item["schema_revision"] or "-"),
+            ("conversations", str(item["conversations"])),
+            ("active runs", str(item["active_runs"])),
+        ]
+        if mode == "online":
+            pairs += [
+                ("connected hands", str(len(item["hands"]))),
+                ("gateway subscribers", str(item["gateway_subscribers"])),
+            ]
+        self.console.print(_fields(pairs))
+        if item["services"]:
+            self.console.print()
+            self.console.print(
+                _table(
+                    "Services",
+                    ("NAME", "ADDRESS", "STATE"),
+                    ((s["name"], s["address"], s["state"]) for s in item["services"]),
+                )
+            )
+        if item["hands"]:
+            self.console.print()
+            self.console.print(
+                _table(
+                    "Connected Hands",
+                    ("HAND", "NAME", "PRINCIPAL", "VERSION", "TOOLS", "CONNECTED"),
+                    (
+                        (
+                            h["hand_id"],
+                            h["name"],
+                            h["principal"],
+                            h["version"] or "-",
+                            str(h["tools"]),
+                            human_time(h["connected_at"]),
+                        )
+                        for h in item["hands"]
+                    ),
+                )
+            )
+
+    def audit(self, items: list[dict[str, Any]]) -> None:
+        if self.as_json:
+            return self.json(items)
+        if not items:
+            self.console.print("No audit entries match.")
+            return
+        self.console.print(
+            _table(
+                None,
+                ("ID", "TIME", "ACTION", "ACTOR", "TARGET", "DETAILS"),
+                (
+                    (
+                        str(e["id"]),
+                        human_time(e["time"]),
+                        e["action"],
+                        e["actor"],
+                        e["target"],
+                        json.dumps(e["details"], sort_keys=True),
+                    )
+                    for e in items
+                ),
+            )
+        )
+
+    def conversations(self, items: list[dict[str, Any]]) -> None:
+        if self.as_json:
+            return self.json(items)
+        if not items:
+            self.console.print("No conversations.")
+            return
+        self.console.print(
+            _table(
+                None,
+                ("KEY", "OWNER", "TITLE", "MEMBERS", "CREATED", "LAST EVENT"),
+                (
+                    (
+                        c["key"],
+                        c["owner"],
+                        c["title"] or "-",
+                        ",".join(c["members"]) or "-",
+                        human_time(c["created_at"]),
+                        str(c["last_event_id"]),
+                    )
+                    for c in items
+                ),
+            )
+        )
+
+    def inspection(self, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        c = item["conversation"]
+        self.console.print(
+            _fields(
+                [
+                    ("key", c["key"]),
+                    ("owner", c["owner"]),
+                    ("title", c["title"] or "-"),
+                    ("members", ", ".join(c["members"]) or "-"),
+                    ("created", human_time(c["created_at"])),
+                    ("last event", str(c["last_event_id"])),
+                    ("messages", str(item["messages"])),
+                    ("runs", str(item["runs"])),
+                    ("tool calls", str(item["tool_calls"])),
+                    ("approvals", str(item["approvals"])),
+                ]
+            )
+        )
+
+    def deletion(self, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        total = sum(item["removed"].values())
+        self.console.print(Text(f"Deleted conversation {item['key']} ({total} rows):"))
+        self.console.print(
+            _table(None, ("TABLE", "ROWS"), ((t, str(n)) for t, n in item["removed"].items()))
+        )

@@ -1,0 +1,218 @@
+"""gRPC face of the Management service: proto <-> domain, refusals -> status codes.
+
+Served on the Mind's owner-only Unix socket (online) or on a private in-process socket by the
+offline CLI; either way this servicer and `ManagementService` answer.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import grpc
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+from management import convert
+from management.errors import FailedPrecondition, InvalidArgument, ManagementError, NotFound
+from management.service import ManagementService
+from mind.credentials import (
+    CredentialError,
+    CredentialInactive,
+    CredentialNotFound,
+    InvalidCredentialRequest,
+)
+from tobe.v1 import management_pb2 as pb
+from tobe.v1 import management_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+ACTOR_METADATA = "tobe-actor"
+DEFAULT_ACTOR = "operator"
+MAX_ACTOR_LENGTH = 128
+
+_CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
+    (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
+    (InvalidCredentialRequest, grpc.StatusCode.INVALID_ARGUMENT),
+    (NotFound, grpc.StatusCode.NOT_FOUND),
+    (CredentialNotFound, grpc.StatusCode.NOT_FOUND),
+    (FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
+    (CredentialInactive, grpc.StatusCode.FAILED_PRECONDITION),
+)
+
+Response = TypeVar("Response")
+Handler = Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]]
+
+
+def _status_code(error: Exception) -> grpc.StatusCode:
+    for kind, code in _CODES:
+        if isinstance(error, kind):
+            return code
+    return grpc.StatusCode.UNKNOWN
+
+
+def _refusals(method: Handler[Response]) -> Handler[Response]:
+    """Turn domain refusals into their status code with the refusal's own message."""
+
+    @functools.wraps(method)
+    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Response:
+        try:
+            return await method(self, request, context)
+        except (ManagementError, CredentialError) as error:
+            log.info("%s refused: %s", method.__name__, error)
+            await context.abort(_status_code(error), str(error))
+            raise AssertionError("abort returned") from error  # abort always raises
+        except SQLAlchemyError as error:
+            # The driver's reason only: the full error text carries statement parameters.
+            reason = f"{type(error).__name__}: {getattr(error, 'orig', None) or error}"
+            log.error("%s failed in the store: %s", method.__name__, reason)
+            code = (
+                grpc.StatusCode.UNAVAILABLE
+                if isinstance(error, OperationalError)
+                else grpc.StatusCode.INTERNAL
+            )
+            await context.abort(code, f"the store failed ({reason}); nothing was changed")
+            raise AssertionError("abort returned") from error
+
+    return call
+
+
+def actor_of(context: grpc.aio.ServicerContext) -> str:
+    """The operator named by the caller's `tobe-actor` metadata, for audit rows."""
+    for key, value in context.invocation_metadata() or ():
+        if key == ACTOR_METADATA and isinstance(value, str) and value.strip():
+            return value.strip()[:MAX_ACTOR_LENGTH]
+    return DEFAULT_ACTOR
+
+
+def _kind(kind: int, *, required: bool) -> str:
+    name = convert.kind_name(kind)
+    if required and not name:
+        raise InvalidArgument("credential kind is required: client, hand or service")
+    if not name and kind != pb.CREDENTIAL_KIND_UNSPECIFIED:
+        raise InvalidArgument(f"unknown credential kind {kind}")
+    return name
+
+
+def _required(value: str, what: str) -> str:
+    if not value:
+        raise InvalidArgument(f"{what} is required")
+    return value
+
+
+class ManagementServicer(management_pb2_grpc.ManagementServicer):
+    def __init__(self, service: ManagementService) -> None:
+        self._service = service
+
+    @_refusals
+    async def CreateCredential(
+        self, request: pb.CreateCredentialRequest, context: grpc.aio.ServicerContext
+    ) -> pb.CreateCredentialResponse:
+        issued = await self._service.create_credential(
+            kind=_kind(request.kind, required=True),
+            principal=request.principal,
+            scopes=list(request.scopes),
+            expires_at=convert.moment(request.expires_at, request.HasField("expires_at")),
+            label=request.label,
+            actor=actor_of(context),
+        )
+        return pb.CreateCredentialResponse(
+            credential=convert.credential(issued.credential), secret=issued.secret
+        )
+
+    @_refusals
+    async def ListCredentials(
+        self, request: pb.ListCredentialsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListCredentialsResponse:
+        found = await self._service.list_credentials(
+            include_revoked=request.include_revoked,
+            principal=request.principal,
+            kind=_kind(request.kind, required=False),
+        )
+        return pb.ListCredentialsResponse(credentials=[convert.credential(c) for c in found])
+
+    @_refusals
+    async def GetCredential(
+        self, request: pb.GetCredentialRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetCredentialResponse:
+        info = await self._service.get_credential(_required(request.id, "credential id"))
+        return pb.GetCredentialResponse(credential=convert.credential(info))
+
+    @_refusals
+    async def RevokeCredential(
+        self, request: pb.RevokeCredentialRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RevokeCredentialResponse:
+        revocation = await self._service.revoke_credential(
+            _required(request.id, "credential id"), actor=actor_of(context)
+        )
+        return pb.RevokeCredentialResponse(
+            credential=convert.credential(revocation.credential),
+            disconnected=revocation.disconnected,
+        )
+
+    @_refusals
+    async def RotateCredential(
+        self, request: pb.RotateCredentialRequest, context: grpc.aio.ServicerContext
+    ) -> pb.RotateCredentialResponse:
+        rotation = await self._service.rotate_credential(
+            _required(request.id, "credential id"), actor=actor_of(context)
+        )
+        return pb.RotateCredentialResponse(
+            credential=convert.credential(rotation.credential),
+            secret=rotation.secret,
+            revoked_id=rotation.revoked_id,
+            disconnected=rotation.disconnected,
+        )
+
+    @_refusals
+    async def GetStatus(
+        self, request: pb.GetStatusRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetStatusResponse:
+        return convert.status(await self._service.status())
+
+    @_refusals
+    async def ListAudit(
+        self, request: pb.ListAuditRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListAuditResponse:
+        records = await self._service.audit_entries(
+            action=request.action,
+            target=request.target,
+            actor=request.actor,
+            since=convert.moment(request.since, request.HasField("since")),
+            limit=request.limit,
+        )
+        return pb.ListAuditResponse(entries=[convert.audit_entry(r) for r in records])
+
+    @_refusals
+    async def ListAllConversations(
+        self, request: pb.ListAllConversationsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListAllConversationsResponse:
+        found = await self._service.list_conversations(owner=request.owner, limit=request.limit)
+        return pb.ListAllConversationsResponse(
+            conversations=[convert.conversation(c) for c in found]
+        )
+
+    @_refusals
+    async def InspectConversation(
+        self, request: pb.InspectConversationRequest, context: grpc.aio.ServicerContext
+    ) -> pb.InspectConversationResponse:
+        detail = await self._service.inspect_conversation(
+            _required(request.key, "conversation key")
+        )
+        return pb.InspectConversationResponse(
+            conversation=convert.conversation(detail.conversation),
+            messages=detail.messages,
+            runs=detail.runs,
+            tool_calls=detail.tool_calls,
+            approvals=detail.approvals,
+        )
+
+    @_refusals
+    async def DeleteConversation(
+        self, request: pb.DeleteConversationRequest, context: grpc.aio.ServicerContext
+    ) -> pb.DeleteConversationResponse:
+        deletion = await self._service.delete_conversation(
+            _required(request.key, "conversation key"), actor=actor_of(context)
+        )
+        return pb.DeleteConversationResponse(key=deletion.key, removed=deletion.removed)

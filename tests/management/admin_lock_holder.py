@@ -1,0 +1,54 @@
+"""A process that holds a data directory's state lock like a starting Mind, for the race tests.
+
+Usage: python lock_holder.py DATA_DIR
+Prints "locked" once it holds the lock. Then each line on stdin is a command: "serve" starts
+the Management service on the data directory's socket (as the Mind does once started) and
+prints "serving"; end of input releases everything and exits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+from tobe.runtime.statelock import StateLock
+
+HOLDER = "tobe mind serve (starting)"
+
+
+async def main(data_dir: Path) -> None:
+    lock = StateLock(data_dir, HOLDER)
+    lock.acquire()
+    print("locked", flush=True)
+    loop = asyncio.get_running_loop()
+    endpoint = None
+    engine = None
+    try:
+        while line := await loop.run_in_executor(None, sys.stdin.readline):
+            if line.strip() == "serve":
+                # Imported only now: the lock is taken first and fast, as the Mind takes it.
+                from management.hosting import serve_management
+                from management.service import ManagementService
+                from mind.store.engine import create_engine, session_factory
+                from mind.store.migrate import upgrade
+                from tobe.config import Settings
+
+                settings = Settings(data_dir=data_dir)
+                upgrade(settings.store_url)
+                engine = create_engine(settings.store_url)
+                service = ManagementService(
+                    session_factory(engine), database_url=settings.store_url, data_dir=data_dir
+                )
+                endpoint = await serve_management(service, settings.management_socket)
+                print("serving", flush=True)
+    finally:
+        if endpoint is not None:
+            await endpoint.stop(0)
+        if engine is not None:
+            await engine.dispose()
+        lock.release()
+
+
+if __name__ == "__main__":
+    asyncio.run(main(Path(sys.argv[1])))

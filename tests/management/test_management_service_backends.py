@@ -1,0 +1,106 @@
+"""The Management service itself on every store backend (SQLite, and PostgreSQL when set up).
+
+The CLI tests run on SQLite; these call the service directly, so the same mutations, audit
+atomicity and deletions are shown on PostgreSQL too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from admin_store import TEAM_ROWS, seed_conversations
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from management.errors import NotFound
+from management.service import ManagementService
+from mind.credentials import CredentialRevoked
+from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
+
+FAIL_AUDIT = {
+    "sqlite": [
+        "CREATE TRIGGER inject_audit_failure BEFORE INSERT ON management_audit "
+        "BEGIN SELECT RAISE(ABORT, 'injected audit failure'); END"
+    ],
+    "postgresql": [
+        "CREATE FUNCTION inject_audit_failure() RETURNS trigger LANGUAGE plpgsql AS "
+        "$$ BEGIN RAISE EXCEPTION 'injected audit failure'; END $$",
+        "CREATE TRIGGER inject_audit_failure BEFORE INSERT ON management_audit "
+        "FOR EACH ROW EXECUTE FUNCTION inject_audit_failure()",
+    ],
+}
+
+
+@pytest.fixture
+def service(
+    sessions: async_sessionmaker[AsyncSession], store_url: str, tmp_path: Path
+) -> ManagementService:
+    return ManagementService(sessions, database_url=store_url, data_dir=tmp_path)
+
+
+async def count(sessions: async_sessionmaker[AsyncSession], model: type) -> int:
+    async with sessions() as session:
+        return int(await session.scalar(select(func.count()).select_from(model)) or 0)
+
+
+async def test_credential_lifecycle_is_audited_with_a_revocation_event(
+    service: ManagementService, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    issued = await service.create_credential(
+        kind="hand", principal="laptop", scopes=["hands"], actor="ops"
+    )
+    rotation = await service.rotate_credential(issued.credential.id, actor="ops")
+    revocation = await service.revoke_credential(rotation.credential.id, actor="ops")
+    assert revocation.credential.revoked_at is not None and revocation.disconnected == 0
+    with pytest.raises(CredentialRevoked):
+        await service.revoke_credential(issued.credential.id, actor="ops")
+    entries = await service.audit_entries()
+    assert [(e.action, e.actor) for e in entries] == [
+        ("credential.revoke", "ops"),
+        ("credential.rotate", "ops"),
+        ("credential.create", "ops"),
+    ]
+    for entry in entries:
+        assert issued.secret.split("_", 2)[2] not in str(entry.details)
+        assert rotation.secret.split("_", 2)[2] not in str(entry.details)
+    async with sessions() as session:
+        events = (await session.scalars(select(OutboxEvent).order_by(OutboxEvent.id))).all()
+    assert [(e.type, e.payload["credential_id"]) for e in events] == [
+        ("credential_revoked", issued.credential.id),
+        ("credential_revoked", rotation.credential.id),
+    ]
+    status = await service.status()
+    assert status.mode == "offline" and status.schema_revision and status.database_size_bytes
+
+
+async def test_failed_audit_leaves_no_mutation(
+    service: ManagementService, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    issued = await service.create_credential(kind="client", principal="c", actor="ops")
+    async with sessions() as session, session.begin():
+        for statement in FAIL_AUDIT[session.get_bind().dialect.name]:
+            await session.execute(text(statement))
+    with pytest.raises(SQLAlchemyError):
+        await service.create_credential(kind="client", principal="d", actor="ops")
+    with pytest.raises(SQLAlchemyError):
+        await service.revoke_credential(issued.credential.id, actor="ops")
+    assert await count(sessions, Credential) == 1
+    assert (await service.get_credential(issued.credential.id)).revoked_at is None
+    assert await count(sessions, OutboxEvent) == 0
+    assert await count(sessions, ManagementAudit) == 1
+
+
+async def test_deleting_a_conversation_removes_everything_it_owns(
+    service: ManagementService, sessions: async_sessionmaker[AsyncSession], store_url: str
+) -> None:
+    seed_conversations(store_url)
+    deletion = await service.delete_conversation("g_team", actor="ops")
+    assert deletion.removed == TEAM_ROWS
+    assert [c.key for c in await service.list_conversations()] == ["p_bob"]
+    assert await count(sessions, Conversation) == 1
+    with pytest.raises(NotFound):
+        await service.inspect_conversation("g_team")
+    (entry,) = await service.audit_entries(action="conversation.")
+    assert entry.details == {"removed": TEAM_ROWS}
