@@ -1,0 +1,158 @@
+"""The adapter contract: what a module under an adapters root must provide.
+
+An adapter is a directory `<root>/<name>/` holding
+
+- `adapter.py`, the entry module, with a module attribute `ADAPTER`: a subclass of `Adapter`;
+- `config.default.json`, a runnable default configuration (tracked);
+- `config.schema.json`, a JSON Schema of the configuration with a `description` per field and
+  `"x-sensitive": true` on fields whose values must never be shown (tracked);
+- `config.json`, the instance configuration, created atomically from the default on first
+  instantiation and validated against the schema (not tracked);
+- `data/`, the only place the adapter writes runtime files (not tracked); use
+  `AdapterContext.data_path`, which refuses paths outside it.
+
+Config keys the engine itself reads (declare them in the schema when used):
+`auto_start` (bool, overrides the class default) and `conversation` (string: the conversation
+key observations are routed to; empty or absent means the owner's default conversation).
+
+Actions are `Action` objects: a name, a description, a JSON Schema for `args` (validated before
+the handler runs) and an async handler taking the args dict and returning a JSON-serialisable
+value (reported as `result`). Raise `ActionFailed` to report an error to the agent. Write
+actions receive `args["media"]` already resolved: each `media:<sha256>` ref becomes a dict
+`{ref, path, mime_type, size_bytes, width, height, filename}` whose `path` is the stored file.
+
+`start` and `stop` are awaited on the engine's event loop; `stop` must end every task or thread
+the adapter started. `AdapterContext.emit` may be called from the loop or from any thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from awareness.errors import DataPathError
+from awareness.model import Actor, Trust
+
+__all__ = [
+    "Action",
+    "ActionFailed",
+    "Actor",
+    "Adapter",
+    "AdapterContext",
+    "MediaInput",
+    "Trust",
+]
+
+ActionHandler = Callable[[dict[str, Any]], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Action:
+    name: str
+    description: str
+    handler: ActionHandler
+    # JSON Schema of the args object.
+    args_schema: dict[str, Any] = field(
+        default_factory=lambda: {"type": "object", "properties": {}, "additionalProperties": False}
+    )
+
+
+@dataclass(frozen=True)
+class MediaInput:
+    """Inbound media handed to `emit`: either bytes or a readable file."""
+
+    filename: str
+    data: bytes | None = None
+    path: Path | None = None
+
+
+class ActionFailed(Exception):
+    """Raised by an action handler; its message is shown to the agent as the error."""
+
+
+class Emitter(Protocol):
+    def __call__(
+        self,
+        *,
+        actor: Actor,
+        trust: Trust,
+        content: dict[str, Any],
+        media: Sequence[MediaInput],
+        conversation_key: str | None,
+    ) -> str: ...
+
+
+class AdapterContext:
+    """What the engine hands an adapter: its identity, config, data directory and `emit`."""
+
+    def __init__(
+        self,
+        *,
+        adapter_id: str,
+        adapter_name: str,
+        directory: Path,
+        config: dict[str, Any],
+        emitter: Emitter,
+    ) -> None:
+        self.adapter_id = adapter_id
+        self.adapter_name = adapter_name
+        self.directory = directory
+        self.config = config
+        self.data_dir = directory / "data"
+        self._emitter = emitter
+
+    def data_path(self, *parts: str) -> Path:
+        """A path inside this adapter's `data/`; raises DataPathError for anything outside it."""
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        root = self.data_dir.resolve()
+        candidate = root.joinpath(*parts).resolve()
+        if candidate != root and root not in candidate.parents:
+            shown = "/".join(parts)
+            raise DataPathError(f"path {shown!r} is outside the adapter's data/ directory")
+        return candidate
+
+    def emit(
+        self,
+        *,
+        actor: Actor | str,
+        trust: Trust | str,
+        content: dict[str, Any],
+        media: Sequence[MediaInput] = (),
+        conversation_key: str | None = None,
+    ) -> str:
+        """Hand an observation to the engine; returns its id.
+
+        When this returns, a HIGH/MAX observation is durably published and a LOW/MEDIUM one is
+        in its aggregation buffer; OFF observations are dropped by the engine.
+        """
+        return self._emitter(
+            actor=Actor(actor),
+            trust=Trust(trust),
+            content=content,
+            media=media,
+            conversation_key=conversation_key,
+        )
+
+
+class Adapter:
+    """Base class of adapters; subclasses override what they need."""
+
+    description: str = ""
+    auto_start: bool = False
+
+    def __init__(self, context: AdapterContext) -> None:
+        self.context = context
+
+    def read_actions(self) -> Sequence[Action]:
+        return ()
+
+    def write_actions(self) -> Sequence[Action]:
+        return ()
+
+    async def start(self) -> None:
+        """Begin listening to the environment."""
+
+    async def stop(self) -> None:
+        """Stop listening; must end every task or thread `start` began."""

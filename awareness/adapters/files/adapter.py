@@ -1,0 +1,126 @@
+"""Files: watches one folder by polling; new and changed files arrive as media (actor `signal`).
+
+Files present when the watch first starts are a baseline, not news. A file is reported once
+its size and modification time are the same in two consecutive scans, so half-written files
+are not picked up. What has been reported is kept in `data/seen.json` across restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fnmatch
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from awareness.adapter import Action, Adapter, AdapterContext, MediaInput
+
+Stamp = tuple[int, int]  # (size, mtime_ns)
+
+
+class FilesAdapter(Adapter):
+    description = "Watches a folder and reports new, changed and removed files."
+    auto_start = False
+
+    def __init__(self, context: AdapterContext) -> None:
+        super().__init__(context)
+        config = context.config
+        self.folder = Path(config["folder"]) if config["folder"] else None
+        self.pattern = config["pattern"]
+        self.poll_seconds = float(config["poll_seconds"])
+        self.max_file_bytes = config["max_file_bytes"]
+        self.trust = config["trust"]
+        self.seen_file = context.data_path("seen.json")
+        self._pending: dict[str, Stamp] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    def read_actions(self) -> list[Action]:
+        return [Action("list", "Files in the watched folder matching the pattern.", self._list)]
+
+    async def start(self) -> None:
+        if self.folder is None or not self.folder.is_absolute():
+            raise ValueError("config field folder must be set to an absolute path")
+        if not self.folder.is_dir():
+            raise ValueError("config field folder does not name an existing directory")
+        if not self.seen_file.exists():
+            self._save_seen(await asyncio.to_thread(self._scan))
+        self._task = asyncio.create_task(self._run(), name="files-watch")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            current = await asyncio.to_thread(self._scan)
+            self._report(current)
+
+    def _scan(self) -> dict[str, Stamp]:
+        assert self.folder is not None
+        found: dict[str, Stamp] = {}
+        with os.scandir(self.folder) as entries:
+            for entry in entries:
+                if entry.is_file() and fnmatch.fnmatch(entry.name, self.pattern):
+                    info = entry.stat()
+                    found[entry.name] = (info.st_size, info.st_mtime_ns)
+        return found
+
+    def _report(self, current: dict[str, Stamp]) -> None:
+        seen = self._load_seen()
+        for name in sorted(set(seen) - set(current)):
+            del seen[name]
+            self._emit({"event": "removed", "name": name}, [])
+        for name, stamp in sorted(current.items()):
+            if seen.get(name) == stamp:
+                continue
+            if self._pending.get(name) != stamp:
+                self._pending[name] = stamp
+                continue
+            del self._pending[name]
+            event = "changed" if name in seen else "created"
+            seen[name] = stamp
+            self._emit_file(event, name, stamp)
+        self._save_seen(seen)
+
+    def _emit_file(self, event: str, name: str, stamp: Stamp) -> None:
+        assert self.folder is not None
+        size = stamp[0]
+        content: dict[str, Any] = {"event": event, "name": name, "size_bytes": size}
+        media = []
+        if size <= self.max_file_bytes:
+            media.append(MediaInput(filename=name, path=self.folder / name))
+        else:
+            content["too_large_for_media"] = True
+        self._emit(content, media)
+
+    def _emit(self, content: dict[str, Any], media: list[MediaInput]) -> None:
+        self.context.emit(actor="signal", trust=self.trust, content=content, media=media)
+
+    def _load_seen(self) -> dict[str, Stamp]:
+        try:
+            return {k: tuple(v) for k, v in json.loads(self.seen_file.read_text()).items()}
+        except FileNotFoundError:
+            return {}
+
+    def _save_seen(self, seen: dict[str, Stamp]) -> None:
+        temp = self.context.data_path("seen.json.tmp")
+        temp.write_text(json.dumps(seen))
+        os.replace(temp, self.seen_file)
+
+    async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
+        if self.folder is None or not self.folder.is_dir():
+            return {"folder": str(self.folder or ""), "files": []}
+        files = await asyncio.to_thread(self._scan)
+        return {
+            "folder": str(self.folder),
+            "files": [{"name": n, "size_bytes": s[0]} for n, s in sorted(files.items())],
+        }
+
+
+ADAPTER = FilesAdapter

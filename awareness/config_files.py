@@ -1,0 +1,152 @@
+"""Adapter configuration: atomic first copy, schema validation, and hiding sensitive values.
+
+`config.json` is created from `config.default.json` by writing a private temporary file and
+hard-linking it into place: `link` fails when the target exists, so concurrent first
+instantiations never see a partial file and never overwrite each other.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from awareness.errors import ConfigError
+
+DEFAULT_FILE = "config.default.json"
+SCHEMA_FILE = "config.schema.json"
+INSTANCE_FILE = "config.json"
+MASK = "[REDACTED]"
+
+
+def ensure_config(directory: Path) -> Path:
+    """Create `config.json` from the default when missing; return its path."""
+    target = directory / INSTANCE_FILE
+    if target.exists():
+        return target
+    default = directory / DEFAULT_FILE
+    if not default.is_file():
+        raise ConfigError(f"adapter {directory.name!r} has no {DEFAULT_FILE}")
+    fd, temp = tempfile.mkstemp(prefix=".config.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(default.read_bytes())
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, target)
+    finally:
+        os.unlink(temp)
+    return target
+
+
+def load_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path.name} is missing") from None
+    except json.JSONDecodeError as exc:
+        # The position only: the offending text may be a secret.
+        raise ConfigError(
+            f"{what} {path.name} is not valid JSON (line {exc.lineno}, column {exc.colno})"
+        ) from None
+
+
+def load_config(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return (config, schema) of an adapter, creating and validating `config.json`."""
+    schema = load_json(directory / SCHEMA_FILE, "schema")
+    config = load_json(ensure_config(directory), "config")
+    validate(config, schema)
+    return config, schema
+
+
+def validate(config: Any, schema: dict[str, Any]) -> None:
+    """Raise ConfigError naming the first invalid field, never quoting its value."""
+    validator = jsonschema.Draft202012Validator(schema)
+    error = jsonschema.exceptions.best_match(validator.iter_errors(config))
+    if error is None:
+        return
+    raise ConfigError(f"config.json: {describe_error(error)}")
+
+
+def describe_error(error: jsonschema.ValidationError) -> str:
+    """A message naming the field and the rule it breaks, built without the instance value."""
+    field = "/".join(str(p) for p in error.absolute_path) or "(root)"
+    rule, expected = error.validator, error.validator_value
+    if rule == "required":
+        missing = [name for name in expected if name not in (error.instance or {})]
+        names = ", ".join(f"{field}/{m}" if field != "(root)" else m for m in missing)
+        return f"field {names} is required"
+    if rule == "additionalProperties":
+        extra = sorted(set(error.instance or {}) - set(error.schema.get("properties", {})))
+        return f"field {field}: unknown field(s) {', '.join(extra)}"
+    if rule == "type":
+        return f"field {field} must be of type {expected}"
+    if rule == "enum":
+        return f"field {field} must be one of {', '.join(map(str, expected))}"
+    if isinstance(expected, (bool, int, float, str)):
+        return f"field {field} breaks the rule {rule}={expected}"
+    return f"field {field} breaks the rule {rule}"
+
+
+def _walk_sensitive(schema: Any, value: Any, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    if not isinstance(schema, dict):
+        return
+    if schema.get("x-sensitive"):
+        yield path
+        return
+    if isinstance(value, dict):
+        properties = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, child in value.items():
+            sub = properties.get(key, extra if isinstance(extra, dict) else None)
+            yield from _walk_sensitive(sub, child, (*path, key))
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for index, child in enumerate(value):
+            yield from _walk_sensitive(schema["items"], child, (*path, str(index)))
+
+
+def _get(value: Any, path: tuple[str, ...]) -> Any:
+    for part in path:
+        value = value[int(part)] if isinstance(value, list) else value[part]
+    return value
+
+
+def sensitive_values(config: dict[str, Any], schema: dict[str, Any]) -> list[str]:
+    """The string forms of every sensitive value, for scrubbing text."""
+    found: list[str] = []
+    for path in _walk_sensitive(schema, config, ()):
+        value = _get(config, path)
+        for leaf in _leaves(value):
+            if leaf:
+                found.append(leaf)
+    return found
+
+
+def _leaves(value: Any) -> Iterator[str]:
+    if isinstance(value, dict):
+        for child in value.values():
+            yield from _leaves(child)
+    elif isinstance(value, list):
+        for child in value:
+            yield from _leaves(child)
+    elif value is not None and not isinstance(value, bool):
+        yield str(value)
+
+
+def redacted(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the config with every sensitive value replaced by a mask."""
+    copy = json.loads(json.dumps(config))
+    for path in _walk_sensitive(schema, config, ()):
+        parent = _get(copy, path[:-1]) if path else None
+        if parent is None:
+            return {}
+        key: Any = int(path[-1]) if isinstance(parent, list) else path[-1]
+        parent[key] = MASK
+    return copy

@@ -1,0 +1,52 @@
+"""Errors of the Awareness engine.
+
+    AwarenessError
+    ├── AdapterLoadError      an adapter could not be registered (name, import, config)
+    │   └── ConfigError       config.json does not satisfy config.schema.json
+    ├── UnknownAdapter        no adapter with that runtime id
+    ├── ActionError           an action is unknown, its args are invalid, or the adapter failed
+    ├── MediaError            a media ref is unknown or malformed, or media could not be stored
+    ├── DataPathError         an adapter tried to use a path outside its own data/ directory
+    ├── PushClosed            the push stream is closed (shutdown in progress)
+    └── CursorAhead           a subscriber resumes after a sequence never published here
+
+Every message is safe to show: sensitive config values never appear in them.
+"""
+
+from __future__ import annotations
+
+
+class AwarenessError(Exception):
+    """Base error of the Awareness engine."""
+
+
+class AdapterLoadError(AwarenessError):
+    pass
+
+
+class ConfigError(AdapterLoadError):
+    pass
+
+
+class UnknownAdapter(AwarenessError):
+    pass
+
+
+class ActionError(AwarenessError):
+    pass
+
+
+class MediaError(AwarenessError):
+    pass
+
+
+class DataPathError(AwarenessError):
+    pass
+
+
+class PushClosed(AwarenessError):
+    pass
+
+
+class CursorAhead(AwarenessError):
+    pass

@@ -1,0 +1,98 @@
+"""Durable log of published observations (SQLite in the Awareness data directory).
+
+Every publish is committed before any subscriber sees it, under a `publish_seq` that strictly
+increases for the life of the file (AUTOINCREMENT never reuses a number), so a subscriber that
+resumes with `after_seq` after a restart of either side misses nothing and sees nothing twice.
+The journal also keeps the read position of `drain`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+from awareness.model import Observation, PublishedBatch
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS batches (
+    publish_seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    published_at TEXT NOT NULL,
+    observations TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS positions (
+    name TEXT PRIMARY KEY,
+    value INTEGER NOT NULL
+);
+"""
+_READ = "read"
+
+
+class Journal:
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._lock = threading.Lock()
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def append(self, observations: list[Observation]) -> PublishedBatch:
+        """Commit one batch and return it with its new sequence number."""
+        payload = json.dumps([o.as_dict() for o in observations])
+        with self._lock:
+            cursor = self._db.execute(
+                "INSERT INTO batches (published_at, observations) VALUES (?, ?)",
+                (datetime.now(UTC).isoformat(), payload),
+            )
+            seq = cursor.lastrowid
+        assert seq is not None
+        return PublishedBatch(publish_seq=seq, observations=tuple(observations))
+
+    def after(self, seq: int, limit: int = 100) -> list[PublishedBatch]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT publish_seq, observations FROM batches WHERE publish_seq > ? "
+                "ORDER BY publish_seq LIMIT ?",
+                (seq, limit),
+            ).fetchall()
+        return [_batch(row) for row in rows]
+
+    def head(self) -> int:
+        with self._lock:
+            row = self._db.execute("SELECT MAX(publish_seq) FROM batches").fetchone()
+        return row[0] or 0
+
+    def mark_read(self, seq: int) -> None:
+        """Advance the read position (never backwards)."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO positions (name, value) VALUES (?, ?) "
+                "ON CONFLICT(name) DO UPDATE SET value = MAX(value, excluded.value)",
+                (_READ, seq),
+            )
+
+    def drain(self, limit: int) -> list[PublishedBatch]:
+        """Published batches not yet read, oldest first; marks them read."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value FROM positions WHERE name = ?", (_READ,)
+            ).fetchone()
+        batches = self.after(row[0] if row else 0, limit)
+        if batches:
+            self.mark_read(batches[-1].publish_seq)
+        return batches
+
+
+def _batch(row: tuple[int, str]) -> PublishedBatch:
+    seq, payload = row
+    return PublishedBatch(
+        publish_seq=seq,
+        observations=tuple(Observation.from_dict(o) for o in json.loads(payload)),
+    )

@@ -1,0 +1,99 @@
+"""Publishing by trust: HIGH/MAX at once, LOW and MEDIUM aggregated per adapter, OFF never.
+
+Runs on the event loop only. A publish commits to the journal first and then wakes the
+subscribers, which read from the journal; so a live subscriber and one resuming after a
+restart see the same sequence. Closing the push ends every subscription and refuses new ones,
+while later publishes (buffer flushes during shutdown) are still committed for the next run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+from awareness.errors import CursorAhead, PushClosed
+from awareness.journal import Journal
+from awareness.model import Observation, PublishedBatch, Trust
+
+log = logging.getLogger(__name__)
+
+
+class Publisher:
+    def __init__(self, journal: Journal, *, low_window: float, medium_window: float) -> None:
+        self.journal = journal
+        self._windows = {Trust.LOW: low_window, Trust.MEDIUM: medium_window}
+        self._buffers: dict[tuple[str, Trust], list[Observation]] = {}
+        self._timers: dict[tuple[str, Trust], asyncio.TimerHandle] = {}
+        self._published = asyncio.Event()
+        self._closed = False
+
+    def accept(self, observation: Observation) -> None:
+        """Publish now, buffer, or drop, by the observation's trust."""
+        if observation.trust is Trust.OFF:
+            log.debug("dropped an off-trust observation from %s", observation.adapter_name)
+            return
+        if observation.trust in (Trust.HIGH, Trust.MAX):
+            self._publish([observation])
+            return
+        key = (observation.adapter_id, observation.trust)
+        self._buffers.setdefault(key, []).append(observation)
+        if key not in self._timers:
+            loop = asyncio.get_running_loop()
+            self._timers[key] = loop.call_later(self._windows[observation.trust], self._flush, key)
+
+    def flush_adapter(self, adapter_id: str) -> None:
+        """Publish an adapter's buffered observations now (unregister and shutdown)."""
+        for key in [k for k in self._buffers if k[0] == adapter_id]:
+            self._flush(key)
+
+    def _flush(self, key: tuple[str, Trust]) -> None:
+        timer = self._timers.pop(key, None)
+        if timer is not None:
+            timer.cancel()
+        batch = self._buffers.pop(key, [])
+        if batch:
+            self._publish(batch)
+
+    def _publish(self, observations: list[Observation]) -> None:
+        batch = self.journal.append(observations)
+        log.info(
+            "published seq %d: %d %s observation(s) from %s",
+            batch.publish_seq,
+            len(observations),
+            observations[0].trust.value,
+            observations[0].adapter_name,
+        )
+        self._wake()
+
+    def _wake(self) -> None:
+        self._published.set()
+        self._published = asyncio.Event()
+
+    def close(self) -> None:
+        """End every subscription and refuse new ones."""
+        self._closed = True
+        self._wake()
+
+    async def subscribe(self, after_seq: int) -> AsyncIterator[PublishedBatch]:
+        """Batches with publish_seq > after_seq, then live ones, until the push closes."""
+        if self._closed:
+            raise PushClosed("Awareness is shutting down; subscribe again after it restarts")
+        head = self.journal.head()
+        if after_seq > head:
+            raise CursorAhead(
+                f"after_seq {after_seq} is beyond the newest publish_seq {head}: this journal "
+                "was reset; resubscribe from 0 and deduplicate by observation id"
+            )
+        cursor = after_seq
+        while not self._closed:
+            wake = self._published
+            batches = self.journal.after(cursor)
+            for batch in batches:
+                if self._closed:
+                    return
+                yield batch
+                cursor = batch.publish_seq
+                self.journal.mark_read(cursor)
+            if not batches:
+                await wake.wait()

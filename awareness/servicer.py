@@ -1,0 +1,180 @@
+"""gRPC edge of Awareness: converts proto <-> domain; nothing else lives here."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import grpc
+from google.protobuf.timestamp_pb2 import Timestamp
+
+from awareness import calls
+from awareness.engine import Engine
+from awareness.errors import CursorAhead, PushClosed
+from awareness.model import Actor, CallResult, MediaRef, Observation, PublishedBatch, Trust
+from awareness.registry import RegisteredAdapter
+from tobe.v1 import awareness_pb2 as pb
+from tobe.v1 import awareness_pb2_grpc as pb_grpc
+
+TRUST_TO_PROTO = {
+    Trust.OFF: pb.TRUST_OFF,
+    Trust.LOW: pb.TRUST_LOW,
+    Trust.MEDIUM: pb.TRUST_MEDIUM,
+    Trust.HIGH: pb.TRUST_HIGH,
+    Trust.MAX: pb.TRUST_MAX,
+}
+ACTOR_TO_PROTO = {
+    Actor.USER: pb.OBSERVATION_ACTOR_USER,
+    Actor.ASSISTANT: pb.OBSERVATION_ACTOR_ASSISTANT,
+    Actor.SERVICE: pb.OBSERVATION_ACTOR_SERVICE,
+    Actor.SIGNAL: pb.OBSERVATION_ACTOR_SIGNAL,
+    Actor.ADAPTER: pb.OBSERVATION_ACTOR_ADAPTER,
+    Actor.SYSTEM: pb.OBSERVATION_ACTOR_SYSTEM,
+}
+
+
+def _timestamp(value: Any) -> Timestamp:
+    stamp = Timestamp()
+    stamp.FromDatetime(value)
+    return stamp
+
+
+def result_to_proto(result: CallResult) -> pb.ToolCallResult:
+    return pb.ToolCallResult(
+        call_id=result.call_id,
+        adapter_id=result.adapter_id,
+        action=result.action,
+        timestamp=_timestamp(result.timestamp),
+        content_json=json.dumps(result.content),
+    )
+
+
+def media_to_proto(ref: MediaRef) -> pb.MediaRef:
+    return pb.MediaRef(
+        ref=ref.ref,
+        mime_type=ref.mime_type,
+        size_bytes=ref.size_bytes,
+        width=ref.width,
+        height=ref.height,
+        filename=ref.filename,
+    )
+
+
+def observation_to_proto(observation: Observation) -> pb.Observation:
+    return pb.Observation(
+        id=observation.id,
+        adapter_id=observation.adapter_id,
+        adapter_name=observation.adapter_name,
+        actor=ACTOR_TO_PROTO[observation.actor],
+        trust=TRUST_TO_PROTO[observation.trust],
+        timestamp=_timestamp(observation.timestamp),
+        content_json=json.dumps(observation.content),
+        media=[media_to_proto(m) for m in observation.media],
+        permissions=pb.Permissions(**observation.permissions.as_dict()),
+        conversation_key=observation.conversation_key,
+    )
+
+
+def batch_to_proto(batch: PublishedBatch) -> pb.SubscribeObservationsResponse:
+    return pb.SubscribeObservationsResponse(
+        publish_seq=batch.publish_seq,
+        observations=[observation_to_proto(o) for o in batch.observations],
+    )
+
+
+def adapter_to_proto(record: RegisteredAdapter) -> pb.AdapterInfo:
+    described = record.describe()
+
+    def actions(key: str) -> list[pb.ActionSpec]:
+        return [
+            pb.ActionSpec(
+                name=a["name"],
+                description=a["description"],
+                args_json_schema=json.dumps(a["args_schema"]),
+            )
+            for a in described[key]
+        ]
+
+    return pb.AdapterInfo(
+        adapter_id=record.adapter_id,
+        name=record.name,
+        description=described["description"],
+        auto_start=record.auto_start,
+        running=record.running,
+        read_actions=actions("read_actions"),
+        write_actions=actions("write_actions"),
+        config_schema_json=json.dumps(record.schema),
+        config_json=json.dumps(described["config"]),
+        last_error=record.last_error,
+    )
+
+
+async def _args(args_json: str, context: grpc.aio.ServicerContext) -> dict[str, Any]:
+    if not args_json:
+        return {}
+    try:
+        args = json.loads(args_json)
+    except json.JSONDecodeError as exc:
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, f"args_json is not valid JSON: {exc.msg}"
+        )
+    if not isinstance(args, dict):
+        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "args_json must be a JSON object")
+    return args
+
+
+class AwarenessServicer(pb_grpc.AwarenessServicer):
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    async def ListAdapters(self, request, context):  # noqa: N802
+        return pb.ListAdaptersResponse(
+            adapters=[adapter_to_proto(a) for a in self.engine.adapters()]
+        )
+
+    async def Observe(self, request, context):  # noqa: N802
+        if not request.action:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "action is required")
+        args = await _args(request.args_json, context)
+        result = await calls.observe(
+            self.engine, request.call_id, request.adapter_id, request.action, args
+        )
+        return pb.ObserveResponse(result=result_to_proto(result))
+
+    async def Interact(self, request, context):  # noqa: N802
+        if not request.adapter_id:
+            await context.abort(
+                grpc.StatusCode.INVALID_ARGUMENT,
+                "adapter_id is required: interact runs an adapter's write action",
+            )
+        if not request.action:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "action is required")
+        args = await _args(request.args_json, context)
+        result = await calls.interact(
+            self.engine, request.call_id, request.adapter_id, request.action, args
+        )
+        return pb.InteractResponse(result=result_to_proto(result))
+
+    async def RegisterAdapter(self, request, context):  # noqa: N802
+        result = await calls.register(self.engine, request.call_id, request.name)
+        return pb.RegisterAdapterResponse(result=result_to_proto(result))
+
+    async def UnregisterAdapter(self, request, context):  # noqa: N802
+        if not request.adapter_id:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "adapter_id is required")
+        result = await calls.unregister(self.engine, request.call_id, request.adapter_id)
+        return pb.UnregisterAdapterResponse(result=result_to_proto(result))
+
+    async def SubscribeObservations(
+        self, request, context
+    ) -> AsyncIterator[pb.SubscribeObservationsResponse]:  # noqa: N802
+        if request.after_seq < 0:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "after_seq must be >= 0")
+        try:
+            async for batch in self.engine.subscribe(request.after_seq):
+                yield batch_to_proto(batch)
+        except PushClosed as exc:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
+        except CursorAhead as exc:
+            await context.abort(grpc.StatusCode.OUT_OF_RANGE, str(exc))

@@ -1,0 +1,1 @@
+"""The Mind's side of Awareness: the three stable tools and the observation router."""

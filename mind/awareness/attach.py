@@ -1,0 +1,59 @@
+"""Plugs Awareness into a MindApp: the three tools, and the observation router task."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from awareness.auth import load_token
+from management.local_credentials import local_credentials
+from mind.awareness.client import AwarenessClient
+from mind.awareness.router import ObservationRouter
+from mind.awareness.sink import ConversationSink
+from mind.awareness.tools import AwarenessToolSource
+
+if TYPE_CHECKING:
+    from mind.server import MindApp
+
+log = logging.getLogger(__name__)
+
+
+def _owner(configured: str) -> str:
+    if configured:
+        return configured
+    return next(c.principal for c in local_credentials() if c.kind == "client")
+
+
+def attach_awareness(app: MindApp) -> None:
+    """No-op unless `mind.awareness_address` is set."""
+    settings = app.settings
+    address = settings.mind.awareness_address
+    if not address:
+        return
+    client = AwarenessClient(address, load_token(settings, create=True))
+    app.tools.add_source(AwarenessToolSource(client))
+    default_key = settings.mind.awareness_conversation
+    sink = ConversationSink(
+        app.manager, default_key=default_key, owner=_owner(settings.mind.awareness_owner)
+    )
+    router = ObservationRouter(
+        client, app.manager.storage, sink, default_conversation=default_key
+    )
+    task: list[asyncio.Task[None]] = []
+
+    async def start() -> None:
+        await sink.ensure_default()
+        task.append(asyncio.create_task(router.run(), name="awareness router"))
+        log.info("routing observations from Awareness at %s", address)
+
+    async def stop() -> None:
+        for running in task:
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+        await client.close()
+
+    app.on_start.append(start)
+    app.on_stop.append(stop)

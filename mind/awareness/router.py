@@ -1,0 +1,123 @@
+"""Routes published observations from Awareness into conversations, each exactly once.
+
+Loop: read the cursor (`cursors` row `awareness.publish_seq`), subscribe after it, and for each
+batch: skip observations already in `seen_observations`, hand the rest to the sink as one note
+per target conversation (the sink is idempotent per note key), then record them as seen and
+advance the cursor in one transaction. A crash of either side at any point replays from the
+last recorded batch; replayed notes are no-ops. The link is retried with the platform backoff
+(1 s doubling to 30 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import UTC, datetime
+from typing import Protocol
+
+import grpc
+from sqlalchemy import select
+
+from mind.awareness.client import AwarenessClient
+from mind.awareness.notes import ObservationNote, build_note
+from mind.conversation.storage import Storage, WriteTx
+from mind.store import models
+from tobe.runtime.backoff import Backoff
+from tobe.v1 import awareness_pb2 as pb
+
+log = logging.getLogger(__name__)
+
+CURSOR = "awareness.publish_seq"
+
+
+class ObservationSink(Protocol):
+    async def deliver(self, note: ObservationNote) -> str:
+        """Deliver the note; idempotent per `note.idempotency_key`. Returns the conversation."""
+        ...
+
+
+class ObservationRouter:
+    def __init__(
+        self,
+        client: AwarenessClient,
+        storage: Storage,
+        sink: ObservationSink,
+        *,
+        default_conversation: str,
+    ) -> None:
+        self._client = client
+        self._storage = storage
+        self._sink = sink
+        self._default = default_conversation
+        self._backoff = Backoff()
+
+    async def run(self) -> None:
+        """Subscribe and route until cancelled."""
+        while True:
+            cursor = await self.cursor()
+            try:
+                async for batch in self._client.subscribe(cursor):
+                    self._backoff.reset()
+                    await self.route(batch)
+                log.info("the Awareness observation stream ended; resubscribing")
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() is grpc.StatusCode.OUT_OF_RANGE:
+                    # Awareness lost its journal: replay it all; seen observations are skipped.
+                    log.warning("Awareness journal was reset; resubscribing from the start")
+                    await self._reset_cursor()
+                    continue
+                log.warning("Awareness observation stream: %s", exc.code().name)
+            except Exception:  # the store or a conversation refused; retry from the cursor
+                log.exception("routing an observation batch failed; retrying")
+            await asyncio.sleep(self._backoff.next_delay())
+
+    async def cursor(self) -> int:
+        async with self._storage.read() as session:
+            row = await session.get(models.Cursor, CURSOR)
+            return row.value if row else 0
+
+    async def _reset_cursor(self) -> None:
+        async with self._storage.write() as tx:
+            row = await tx.session.get(models.Cursor, CURSOR)
+            if row is not None:
+                row.value = 0
+
+    async def route(self, batch: pb.SubscribeObservationsResponse) -> None:
+        async with self._storage.read() as session:
+            seen = set(
+                await session.scalars(
+                    select(models.SeenObservation.observation_id).where(
+                        models.SeenObservation.observation_id.in_(
+                            [o.id for o in batch.observations]
+                        )
+                    )
+                )
+            )
+        groups: dict[str, list[pb.Observation]] = {}
+        for observation in batch.observations:
+            if observation.id not in seen:
+                key = observation.conversation_key or self._default
+                groups.setdefault(key, []).append(observation)
+        delivered: dict[str, str] = {}
+        for key, observations in groups.items():
+            target = await self._sink.deliver(build_note(key, batch.publish_seq, observations))
+            delivered.update({o.id: target for o in observations})
+        async with self._storage.write() as tx:
+            for observation_id, target in delivered.items():
+                tx.session.add(
+                    models.SeenObservation(
+                        observation_id=observation_id,
+                        conversation_key=target,
+                        publish_seq=batch.publish_seq,
+                        received_at=datetime.now(UTC),
+                    )
+                )
+            await _advance(tx, batch.publish_seq)
+
+
+async def _advance(tx: WriteTx, seq: int) -> None:
+    row = await tx.session.get(models.Cursor, CURSOR)
+    if row is None:
+        tx.session.add(models.Cursor(name=CURSOR, value=seq))
+    elif seq > row.value:
+        row.value = seq
