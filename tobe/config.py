@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -46,6 +46,10 @@ class MindSettings(BaseModel):
     lock_timeout: float = Field(default=10.0, ge=0)
     # Where Mind reaches Awareness; empty disables the awareness tools.
     awareness_address: str = ""
+    # Conversation that receives observations whose adapter names none, and its owner
+    # (empty: the local user, as `tobe up` names the local client credential).
+    awareness_conversation: str = "p_awareness"
+    awareness_owner: str = ""
     # Outbox events older than this many events behind the head may be pruned.
     outbox_keep: int = Field(default=100_000, ge=100)
 
@@ -59,6 +63,9 @@ class FaceSettings(BaseModel):
     write_timeout: float = Field(default=10.0, gt=0)
     # Largest client frame accepted, in bytes.
     max_frame_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # Face's own service credential (scope `gateway`) for the Mind; when unset, Face reads
+    # `<data_dir>/credentials/face.token`, which `tobe up` writes.
+    mind_token: SecretStr | None = None
 
 
 class HandSettings(BaseModel):
@@ -74,6 +81,23 @@ class HandSettings(BaseModel):
     max_output_bytes: int = Field(default=64 * 1024, ge=1024)
 
 
+class RemoteSettings(BaseModel):
+    """Remote task timeouts (seconds) on the Mind; each one ends a task or a stream on its own."""
+
+    # An offer not answered by accepted/rejected within this ends the task TIMED_OUT.
+    accept_timeout: float = Field(default=30.0, gt=0)
+    # An accepted task without a result within this ends TIMED_OUT.
+    run_timeout: float = Field(default=600.0, gt=0)
+    # A Hand sends a heartbeat at least this often.
+    heartbeat_interval: float = Field(default=10.0, gt=0)
+    # A Hand stream without any frame for this long is considered dead and closed.
+    heartbeat_timeout: float = Field(default=30.0, gt=0)
+    # Open tasks of a Hand that stays away this long after its stream ended become LOST.
+    lost_grace: float = Field(default=60.0, ge=0)
+    # How long a cancelled tool call waits for the Hand's terminal before giving up.
+    cancel_wait: float = Field(default=10.0, ge=0)
+
+
 class AwarenessSettings(BaseModel):
     listen: str = "127.0.0.1:7430"
     # Extra directory scanned for third-party adapters.
@@ -81,6 +105,25 @@ class AwarenessSettings(BaseModel):
     # Aggregation windows (seconds) for low and medium trust observations.
     low_window: float = Field(default=30.0, ge=0)
     medium_window: float = Field(default=5.0, ge=0)
+    # Also scan the adapters shipped in `awareness/adapters/`.
+    builtin_adapters: bool = True
+    # Service token the Mind must present (Bearer); else read from token_file, else
+    # `<data_dir>/credentials/awareness.token` (created 0600 on first start).
+    token: SecretStr | None = None
+    token_file: Path | None = None
+
+
+class ModelEntry(BaseModel):
+    """A model the built-in catalog does not know (see `mind.providers.catalog`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1)
+    context_window: int = Field(gt=0)
+    max_output: int = Field(gt=0)
+    vision: bool = False
+    # Thinking levels the model accepts: off, minimal, low, medium, high, xhigh.
+    thinking_levels: list[str] = Field(default_factory=lambda: ["off"], min_length=1)
 
 
 class ProviderSettings(BaseModel):
@@ -93,6 +136,54 @@ class ProviderSettings(BaseModel):
     thinking: str = "off"
     timeout: float = Field(default=120.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
+    # Models added to the built-in catalog, e.g. a local model on an OpenAI-compatible server.
+    models: list[ModelEntry] = Field(default_factory=list)
+
+
+class ApprovalRule(BaseModel):
+    """One approval rule; the first rule whose every pattern matches decides (globs, `*` = any)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tool: str = "*"
+    effect: Literal["*", "read_only", "workspace_write", "external_side_effect", "unknown"] = "*"
+    hand: str = "*"
+    conversation: str = "*"
+    principal: str = "*"
+    verdict: Literal["allow", "ask", "deny"]
+    # Shown to the model on deny and to the person deciding on ask.
+    reason: str = ""
+
+
+class ReviewerSettings(BaseModel):
+    """The isolated Reviewer consulted before a person is asked (see `mind.approvals`)."""
+
+    enabled: bool = False
+    # Seconds the reviewer may take; a slower answer counts as `require_user`.
+    timeout: float = Field(default=20.0, gt=0)
+    # Provider of the reviewer; unset means the Mind's `[provider]`.
+    provider: ProviderSettings | None = None
+
+
+class ApprovalSettings(BaseModel):
+    """Approval policy (documented in `mind.approvals.policy`).
+
+    Safe defaults: read-only calls run, writes and side effects ask, an unknown effect asks;
+    a run triggered by a source without the `workspace_write` permission (low/medium trust)
+    is denied workspace writes and unknown effects whatever the rules say.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    rules: list[ApprovalRule] = Field(default_factory=list)
+    # Verdict by effect class when no rule matches.
+    read_only: Literal["allow", "ask", "deny"] = "allow"
+    workspace_write: Literal["allow", "ask", "deny"] = "ask"
+    external_side_effect: Literal["allow", "ask", "deny"] = "ask"
+    unknown: Literal["allow", "ask", "deny"] = "ask"
+    # Seconds a request waits for a person before it expires (= denied).
+    expiry: float = Field(default=600.0, gt=0)
+    reviewer: ReviewerSettings = Field(default_factory=ReviewerSettings)
 
 
 class Settings(BaseSettings):
@@ -109,8 +200,10 @@ class Settings(BaseSettings):
     mind: MindSettings = Field(default_factory=MindSettings)
     face: FaceSettings = Field(default_factory=FaceSettings)
     hand: HandSettings = Field(default_factory=HandSettings)
+    remote: RemoteSettings = Field(default_factory=RemoteSettings)
     awareness: AwarenessSettings = Field(default_factory=AwarenessSettings)
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
+    approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
 
     @classmethod
     def settings_customise_sources(

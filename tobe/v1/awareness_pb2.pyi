@@ -3,8 +3,11 @@
 isort:skip_file
 Awareness: the agent's only boundary of perception and interaction with its environment.
 
-Callers: the Mind (credential of kind `service`, scope `awareness`). The Awareness process
-hosts adapters; each has a runtime `adapter_id` generated at registration and stable for that
+Callers: the Mind, authenticated with a shared service token sent as `authorization: Bearer
+<token>` call metadata on every Awareness RPC. The server compares it in constant time with
+the token from its settings (`awareness.token`, `awareness.token_file`, else
+`<data_dir>/credentials/awareness.token`); a missing or wrong token is UNAUTHENTICATED. The
+health and reflection services stay public. The Awareness process hosts adapters; each has a runtime `adapter_id` generated at registration and stable for that
 registration; re-registering yields a new id.
 
 Tool-call results (`ToolCallResult`) always have the shape the agent sees:
@@ -226,6 +229,7 @@ class AdapterInfo(_message.Message):
     WRITE_ACTIONS_FIELD_NUMBER: _builtins.int
     CONFIG_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
     CONFIG_JSON_FIELD_NUMBER: _builtins.int
+    LAST_ERROR_FIELD_NUMBER: _builtins.int
     adapter_id: _builtins.str
     name: _builtins.str
     description: _builtins.str
@@ -234,7 +238,9 @@ class AdapterInfo(_message.Message):
     config_schema_json: _builtins.str
     """JSON Schema of the adapter's config (with `x-sensitive` marks)."""
     config_json: _builtins.str
-    """Config with sensitive values removed."""
+    """Config with sensitive values replaced by "[REDACTED]"."""
+    last_error: _builtins.str
+    """Why the adapter is not running (start or stop failure); empty when healthy."""
     @_builtins.property
     def read_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionSpec]: ...
     @_builtins.property
@@ -251,10 +257,11 @@ class AdapterInfo(_message.Message):
         write_actions: _abc.Iterable[Global___ActionSpec] | None = ...,
         config_schema_json: _builtins.str = ...,
         config_json: _builtins.str = ...,
+        last_error: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["adapter_id", b"adapter_id", "auto_start", b"auto_start", "config_json", b"config_json", "config_schema_json", b"config_schema_json", "description", b"description", "name", b"name", "read_actions", b"read_actions", "running", b"running", "write_actions", b"write_actions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adapter_id", b"adapter_id", "auto_start", b"auto_start", "config_json", b"config_json", "config_schema_json", b"config_schema_json", "description", b"description", "last_error", b"last_error", "name", b"name", "read_actions", b"read_actions", "running", b"running", "write_actions", b"write_actions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

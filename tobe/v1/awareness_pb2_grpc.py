@@ -110,7 +110,9 @@ class AwarenessServicer:
 
     def SubscribeObservations(self, request, context):
         """Published observations with publish_seq > after_seq, then live ones. On shutdown the
-        server ends this stream first, before it stops adapters.
+        server ends this stream first, before it stops adapters (new calls: UNAVAILABLE). An
+        after_seq beyond the newest publish_seq (the journal was reset) is OUT_OF_RANGE: resubscribe
+        from 0 and deduplicate by observation id.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

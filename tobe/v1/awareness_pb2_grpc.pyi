@@ -3,8 +3,11 @@
 isort:skip_file
 Awareness: the agent's only boundary of perception and interaction with its environment.
 
-Callers: the Mind (credential of kind `service`, scope `awareness`). The Awareness process
-hosts adapters; each has a runtime `adapter_id` generated at registration and stable for that
+Callers: the Mind, authenticated with a shared service token sent as `authorization: Bearer
+<token>` call metadata on every Awareness RPC. The server compares it in constant time with
+the token from its settings (`awareness.token`, `awareness.token_file`, else
+`<data_dir>/credentials/awareness.token`); a missing or wrong token is UNAUTHENTICATED. The
+health and reflection services stay public. The Awareness process hosts adapters; each has a runtime `adapter_id` generated at registration and stable for that
 registration; re-registering yields a new id.
 
 Tool-call results (`ToolCallResult`) always have the shape the agent sees:
@@ -67,7 +70,9 @@ class AwarenessStub:
     """Stops the adapter, flushes its aggregation buffer, and removes it."""
     SubscribeObservations: _grpc.UnaryStreamMultiCallable[_awareness_pb2.SubscribeObservationsRequest, _awareness_pb2.SubscribeObservationsResponse]
     """Published observations with publish_seq > after_seq, then live ones. On shutdown the
-    server ends this stream first, before it stops adapters.
+    server ends this stream first, before it stops adapters (new calls: UNAVAILABLE). An
+    after_seq beyond the newest publish_seq (the journal was reset) is OUT_OF_RANGE: resubscribe
+    from 0 and deduplicate by observation id.
     """
 
 @_typing.type_check_only
@@ -91,7 +96,9 @@ class AwarenessAsyncStub(AwarenessStub):
     """Stops the adapter, flushes its aggregation buffer, and removes it."""
     SubscribeObservations: _aio.UnaryStreamMultiCallable[_awareness_pb2.SubscribeObservationsRequest, _awareness_pb2.SubscribeObservationsResponse]  # type: ignore[assignment]
     """Published observations with publish_seq > after_seq, then live ones. On shutdown the
-    server ends this stream first, before it stops adapters.
+    server ends this stream first, before it stops adapters (new calls: UNAVAILABLE). An
+    after_seq beyond the newest publish_seq (the journal was reset) is OUT_OF_RANGE: resubscribe
+    from 0 and deduplicate by observation id.
     """
 
 class AwarenessServicer(metaclass=_abc_1.ABCMeta):
@@ -148,7 +155,9 @@ class AwarenessServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_abc.Iterator[_awareness_pb2.SubscribeObservationsResponse], _abc.AsyncIterator[_awareness_pb2.SubscribeObservationsResponse]]:
         """Published observations with publish_seq > after_seq, then live ones. On shutdown the
-        server ends this stream first, before it stops adapters.
+        server ends this stream first, before it stops adapters (new calls: UNAVAILABLE). An
+        after_seq beyond the newest publish_seq (the journal was reset) is OUT_OF_RANGE: resubscribe
+        from 0 and deduplicate by observation id.
         """
 
 def add_AwarenessServicer_to_server(servicer: AwarenessServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

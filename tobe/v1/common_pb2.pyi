@@ -263,6 +263,10 @@ class Message(_message.Message):
     TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
     RUN_ID_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
+    ADMITTED_MODE_FIELD_NUMBER: _builtins.int
+    RESULT_SUMMARY_FIELD_NUMBER: _builtins.int
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    IS_ERROR_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     conversation_key: _builtins.str
     role: Global___MessageRole.ValueType
@@ -272,6 +276,17 @@ class Message(_message.Message):
     tool_call_id: _builtins.str
     """Set on MESSAGE_ROLE_TOOL messages."""
     run_id: _builtins.str
+    admitted_mode: Global___DetailMode.ValueType
+    """Assistant and tool messages: the detail mode frozen on the run when it was admitted. Raw
+    `thinking` and raw tool result `text` are only present when both this and the viewer's mode
+    are TRANSPARENT; otherwise a tool message's `text` is its `result_summary`.
+    """
+    result_summary: _builtins.str
+    """Tool messages: status and size of the result, never its content."""
+    idempotency_key: _builtins.str
+    """User messages: the idempotency key of the SendChat that created it."""
+    is_error: _builtins.bool
+    """Tool messages: true when the result is an error (failed, denied, skipped, cancelled)."""
     @_builtins.property
     def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCallRef]:
         """Tool calls requested by an assistant message."""
@@ -290,10 +305,14 @@ class Message(_message.Message):
         tool_call_id: _builtins.str = ...,
         run_id: _builtins.str = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
+        admitted_mode: Global___DetailMode.ValueType = ...,
+        result_summary: _builtins.str = ...,
+        idempotency_key: _builtins.str = ...,
+        is_error: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "created_at", b"created_at", "id", b"id", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["admitted_mode", b"admitted_mode", "conversation_key", b"conversation_key", "created_at", b"created_at", "id", b"id", "idempotency_key", b"idempotency_key", "is_error", b"is_error", "result_summary", b"result_summary", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

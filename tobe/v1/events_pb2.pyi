@@ -168,6 +168,7 @@ class QueuedMessage(_message.Message):
     STEER_FIELD_NUMBER: _builtins.int
     TEXT_FIELD_NUMBER: _builtins.int
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    INPUT_ID_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     steer: _builtins.bool
     """True when it steers the running run (delivered at the next step boundary); false when it
@@ -175,6 +176,8 @@ class QueuedMessage(_message.Message):
     """
     text: _builtins.str
     idempotency_key: _builtins.str
+    input_id: _builtins.int
+    """Id of the queued input (SendChatResponse.input_id)."""
     def __init__(
         self,
         *,
@@ -182,10 +185,11 @@ class QueuedMessage(_message.Message):
         steer: _builtins.bool = ...,
         text: _builtins.str = ...,
         idempotency_key: _builtins.str = ...,
+        input_id: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["idempotency_key", b"idempotency_key", "run_id", b"run_id", "steer", b"steer", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["idempotency_key", b"idempotency_key", "input_id", b"input_id", "run_id", b"run_id", "steer", b"steer", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -17,15 +17,21 @@ Frame order:
                                  ◀─────   ConnectResponse{event}              (after subscribe)
 
 * `hello` must be the first frame. Any other first frame ends the stream with
-  FAILED_PRECONDITION ("hello required"). A second `hello` answers an error reply.
+  FAILED_PRECONDITION ("hello required"). A second `hello` answers a FAILED_PRECONDITION
+  error reply.
 * Every frame the gateway sends carries `seq`, starting at 1 and increasing by exactly 1 per
   frame on that connection, so a client can detect a gap. Sequence numbers are per connection
   and never reused; they are not durable ids.
-* Commands carry a client-chosen `request_id` (non-empty, at most 128 chars); the reply echoes
-  it. A command that fails answers a reply with `error` set (gRPC code + message) and leaves
-  the connection open. A frame without a known command answers an INVALID_ARGUMENT reply.
-  A frame larger than the gateway's configured maximum ends the stream with
-  RESOURCE_EXHAUSTED (enforced by gRPC's max receive size).
+* Commands carry a client-chosen `request_id` (non-empty, at most 128 chars; otherwise an
+  INVALID_ARGUMENT error reply); the reply echoes it. Commands of one connection are handled
+  in order, so replies come in the order of the commands; a subscribe's events follow its
+  reply. A command that fails answers a reply with `error` set (gRPC code + message) and
+  leaves the connection open. A frame without a known command answers an INVALID_ARGUMENT
+  reply. A frame that is not a valid ConnectRequest ends the stream with INVALID_ARGUMENT
+  ("malformed frame"). A frame larger than the gateway's configured maximum ends the stream
+  with RESOURCE_EXHAUSTED (enforced by gRPC's max receive size).
+* When the client half-closes its side, an unsubscribed connection ends (status OK) after
+  its pending replies; a subscribed one keeps receiving events until the client cancels.
 * Each connection has its own bounded outbound queue. Ephemeral events (text and thinking
   deltas, tool progress) may be dropped or coalesced when the queue is under pressure. Durable
   events are never dropped: when one would not fit, the gateway sends a final
@@ -36,7 +42,15 @@ Frame order:
   gets every durable event it missed, exactly once, followed by `replay_done`.
 * A resume from an id older than what the Mind still keeps answers a reply with error
   FAILED_PRECONDITION "snapshot required": take a `snapshot` and subscribe from its
-  `last_event_id`.
+  `last_event_id`. If the Mind becomes unreachable during a replay, the stream ends with
+  UNAVAILABLE; resume the same way. While the feed is live, a Mind restart is invisible to
+  clients: the gateway resumes its own subscription without loss or duplication.
+* Events are filtered by audience: a connection receives the events of the conversations its
+  principal owns or is a member of (all of them with scope `admin`).
+* Detail mode: a SUMMARY connection never receives raw tool arguments, raw results (tool
+  messages carry an empty text), raw progress text of transparent calls, or thinking (no
+  thinking deltas, empty `Message.thinking`). A TRANSPARENT connection gets raw content only
+  for calls admitted in TRANSPARENT mode.
 * When the client's credential is revoked, the gateway ends the stream with UNAUTHENTICATED.
 """
 
@@ -535,7 +549,9 @@ class Resync(_message.Message):
     AFTER_ID_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     after_id: _builtins.int
-    """The last durable id this connection was sent; resume after it."""
+    """The last durable id this connection was sent (or the id the replay started from); resume
+    after it.
+    """
     reason: _builtins.str
     def __init__(
         self,

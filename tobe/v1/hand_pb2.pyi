@@ -4,9 +4,9 @@ isort:skip_file
 HandLink: how a Hand (an executor on a user's device) talks to the Mind.
 
 A Hand dials the Mind and opens one `Attach` stream, authenticated with the metadata
-`authorization: Bearer <hand credential>` (kind `hand`). A bad, revoked or non-hand
+`authorization: Bearer <hand credential>` (kind `hand`). A missing, bad, revoked or non-hand
 credential ends the stream with UNAUTHENTICATED. When the credential is revoked while
-attached, the Mind ends the stream with UNAUTHENTICATED and refuses reconnects.
+attached, the Mind ends the stream with UNAUTHENTICATED at once and refuses reconnects.
 
 Frame order:
 
@@ -16,43 +16,74 @@ Frame order:
                                     ◀─────    AttachResponse{reconcile} one per held task
                                     ◀─────    AttachResponse{offer}
   AttachRequest{accepted|rejected}  ─────▶    within the accept timeout
-  AttachRequest{progress}*          ─────▶    any number, also serve as task heartbeats
+  AttachRequest{progress}*          ─────▶    any number
   AttachRequest{result}             ─────▶    exactly one per accepted attempt
                                     ◀─────    AttachResponse{ack}       for every report
                                     ◀─────    AttachResponse{cancel}    at any time after offer
   AttachRequest{heartbeat}          ─────▶    at least every heartbeat_interval
-                                    ◀─────    AttachResponse{ping}      answered by heartbeat
+                                    ◀─────    AttachResponse{ping}      answer with a heartbeat
+
+The Mind may send `ping` to probe a quiet Hand; the Hand answers with a `heartbeat`.
+Any frame from the Hand counts as a sign of life. A stream that stays silent for the
+heartbeat timeout (a few heartbeat intervals, configured on the Mind) is considered dead: the
+Mind ends it with UNAVAILABLE and treats the Hand as disconnected.
+
+Names. `hello.name` (or, when empty, the credential's principal) must match
+[a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,47}. The model sees a Hand's
+tools as `<hand name>__<tool name>` (at most 64 characters), so two Hands never clash. One
+stream holds a name at a time: a new stream with the same credential principal replaces the
+old one (ended with ABORTED); a stream with another principal is refused with
+ALREADY_EXISTS while the name is in use. Errors in the hello end the stream with
+INVALID_ARGUMENT and a message naming the field.
 
 Tasks and attempts. Every offer names `(task_id, attempt)`. The attempt number is a fencing
 token: every report (accepted, rejected, progress, result) must name the attempt it is about.
-A report for an attempt that is not the task's current one, for a task that is already
-terminal, or for a task never offered to this Hand changes nothing and gets an `ack` with
-`status` ACK_STATUS_STALE, ACK_STATUS_ALREADY_TERMINAL or ACK_STATUS_UNKNOWN_TASK.
+The Mind raises the attempt when it offers the same task again (an offer that was never
+answered, sent again after the Hand reconnected without listing it). A report that cannot
+apply changes nothing, is logged, and gets an `ack` saying why:
+  ACK_STATUS_UNKNOWN_TASK       no such task, or it was never offered to this Hand
+  ACK_STATUS_ALREADY_TERMINAL   the task already has its terminal state
+  ACK_STATUS_STALE              the attempt is not the task's current one
+  ACK_STATUS_INVALID            not allowed in the task's state (e.g. result before accepted)
+An `ack` is sent only after the report's effect is committed to the Mind's store; a Hand
+keeps a result until it has an ack for it (any status), and resends it after a reconnect
+when told RESEND_RESULT.
 
 Terminal states (exactly one per task, arbitrated and persisted by the Mind's Registry):
 SUCCEEDED, FAILED, REJECTED, CANCELLED, TIMED_OUT, LOST. The first terminal committed wins;
 any later one is refused (ack ACK_STATUS_ALREADY_TERMINAL) and logged as a conflict. A cancel
 is a request recorded on the task, not a state: after a `cancel` frame the Hand should stop
 and report a result (ok = false, cancelled = true) — but if its successful result is committed
-first, the task ends SUCCEEDED.
+first, the task ends SUCCEEDED. A `cancel` for a task the Hand no longer holds is ignored.
+The Mind also sends `cancel` when it ends a task on its own side (timed out, lost), so the Hand
+stops work nobody waits for.
 
 Timeouts (configured on the Mind, echoed in `welcome` and in each `offer`):
   accept    offer not answered by accepted/rejected          -> TIMED_OUT
   run       accepted but no result                           -> TIMED_OUT
-  heartbeat no progress or heartbeat from the Hand in time   -> the stream is considered dead
+  heartbeat no frame at all from the Hand in time            -> the stream is considered dead
 
 Reconnect and reconciliation. A Hand that loses its stream reconnects with backoff (1 s
-doubling to 30 s) and lists in `hello.held_tasks` every task it still holds and its local
-state. The Mind answers one `reconcile` per listed task with the authoritative instruction:
-  KEEP_RUNNING   the task is still running on the Mind's side; keep going and report later
+doubling to 30 s, reset after a welcome) and lists in `hello.held_tasks` every task it still
+holds and its local state. The Mind answers one `reconcile` per listed task with the
+authoritative instruction:
+  KEEP_RUNNING   the task is still open on the Mind's side; keep going and report later
   DROP           the task is terminal (or unknown, or a stale attempt); stop it, forget it
   RESEND_RESULT  the Hand says it finished; send the `result` frame again
-A task that was running on a Hand that does not come back (or comes back without listing it)
-within the grace period becomes LOST.
+(If the Mind never committed the Hand's `accepted`, it records it now.) For tasks the Hand
+did not list: an offer not yet answered is offered again with the next attempt; an accepted
+task is ended LOST at once, because the Hand no longer has it. A Hand that does not come back
+within the grace period (configured on the Mind) loses all its open tasks (LOST).
+
+Background tools. A tool declared with `background = true` runs as a background task: the
+model's call returns at once with the task id, and the task's result is appended to the
+conversation as a note when the task ends. For the Hand nothing differs: offer, accepted,
+progress, result as usual.
 
 Approvals. An offer for a call that needed approval carries `approval.arguments_digest`: the
-hex SHA-256 of the canonical arguments JSON (keys sorted, no insignificant whitespace, UTF-8).
-A Hand must recompute the digest over `arguments_json` and reject the offer when it differs.
+lowercase hex SHA-256 of the canonical arguments JSON (object keys sorted, separators "," and
+":" with no whitespace, non-ASCII characters unescaped, UTF-8). A Hand must recompute the
+digest over the parsed `arguments_json` and reject the offer when it differs.
 """
 
 from collections import abc as _abc
@@ -192,9 +223,9 @@ Global___AttachRequest: _TypeAlias = AttachRequest  # noqa: Y015
 
 @_typing.final
 class HandHello(_message.Message):
-    """Declares the Hand and its tools. INVALID_ARGUMENT (stream ends) for a tool with an empty or
-    invalid name (must match [a-z][a-z0-9_]{0,47}), duplicate tool names, or a schema that is not
-    a JSON Schema object.
+    """Declares the Hand and its tools. INVALID_ARGUMENT (stream ends) for an invalid Hand name, a
+    tool with an empty or invalid name, duplicate tool names, or a schema that is not a JSON
+    object.
     """
 
     DESCRIPTOR: _descriptor.Descriptor
@@ -206,6 +237,7 @@ class HandHello(_message.Message):
     name: _builtins.str
     """Stable name of this Hand (e.g. "laptop"); tools are exposed to the model as
     `<hand name>__<tool name>` so two Hands never clash. Defaults to the credential principal.
+    Must match [a-z][a-z0-9-]{0,14}.
     """
     version: _builtins.str
     @_builtins.property
@@ -240,11 +272,14 @@ class ToolSpec(_message.Message):
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     PARAMETERS_JSON_SCHEMA_FIELD_NUMBER: _builtins.int
     EFFECT_FIELD_NUMBER: _builtins.int
+    BACKGROUND_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     parameters_json_schema: _builtins.str
     """JSON Schema (draft 2020-12) of the arguments object."""
     effect: _common_pb2.EffectClass.ValueType
+    background: _builtins.bool
+    """Calls run as background tasks (see "Background tools" above)."""
     def __init__(
         self,
         *,
@@ -252,10 +287,11 @@ class ToolSpec(_message.Message):
         description: _builtins.str = ...,
         parameters_json_schema: _builtins.str = ...,
         effect: _common_pb2.EffectClass.ValueType = ...,
+        background: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "effect", b"effect", "name", b"name", "parameters_json_schema", b"parameters_json_schema"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["background", b"background", "description", b"description", "effect", b"effect", "name", b"name", "parameters_json_schema", b"parameters_json_schema"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -338,7 +374,7 @@ Global___TaskRejected: _TypeAlias = TaskRejected  # noqa: Y015
 
 @_typing.final
 class TaskProgress(_message.Message):
-    """Progress also counts as a heartbeat for the task."""
+    """Progress for the conversation (ephemeral: it may be dropped under pressure)."""
 
     DESCRIPTOR: _descriptor.Descriptor
 

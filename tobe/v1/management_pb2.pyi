@@ -10,6 +10,9 @@ takes the data directory's state lock and runs the same service in-process again
 Every mutation commits together with its audit row in one transaction. Audit rows and list
 outputs never contain a secret; a credential secret appears exactly once, in the response to
 CreateCredential or RotateCredential.
+
+A caller may name the operator in the `tobe-actor` request metadata (e.g. `alice@host`); it is
+recorded as the actor of the audit rows the call writes.
 """
 
 from collections import abc as _abc
@@ -171,17 +174,22 @@ class ListCredentialsRequest(_message.Message):
 
     INCLUDE_REVOKED_FIELD_NUMBER: _builtins.int
     PRINCIPAL_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     include_revoked: _builtins.bool
     principal: _builtins.str
+    """Only this principal's credentials when set."""
+    kind: Global___CredentialKind.ValueType
+    """Only credentials of this kind when set."""
     def __init__(
         self,
         *,
         include_revoked: _builtins.bool = ...,
         principal: _builtins.str = ...,
+        kind: Global___CredentialKind.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_revoked", b"include_revoked", "principal", b"principal"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_revoked", b"include_revoked", "kind", b"kind", "principal", b"principal"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -315,20 +323,26 @@ class RotateCredentialResponse(_message.Message):
     CREDENTIAL_FIELD_NUMBER: _builtins.int
     SECRET_FIELD_NUMBER: _builtins.int
     REVOKED_ID_FIELD_NUMBER: _builtins.int
+    DISCONNECTED_FIELD_NUMBER: _builtins.int
     secret: _builtins.str
     revoked_id: _builtins.str
+    disconnected: _builtins.int
+    """Live connections of the old credential closed when online."""
     @_builtins.property
-    def credential(self) -> Global___Credential: ...
+    def credential(self) -> Global___Credential:
+        """The new credential; its secret is shown once, here."""
+
     def __init__(
         self,
         *,
         credential: Global___Credential | None = ...,
         secret: _builtins.str = ...,
         revoked_id: _builtins.str = ...,
+        disconnected: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "revoked_id", b"revoked_id", "secret", b"secret"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected", "revoked_id", b"revoked_id", "secret", b"secret"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -350,6 +364,36 @@ class GetStatusRequest(_message.Message):
 Global___GetStatusRequest: _TypeAlias = GetStatusRequest  # noqa: Y015
 
 @_typing.final
+class ServiceStatus(_message.Message):
+    """A service the running Mind hosts or reaches."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    ADDRESS_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    """e.g. "mind", "management", "awareness"."""
+    address: _builtins.str
+    """Where it listens or is reached (`host:port` or `unix:/path`)."""
+    state: _builtins.str
+    """e.g. "serving", "configured", "not configured"."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        address: _builtins.str = ...,
+        state: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["address", b"address", "name", b"name", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ServiceStatus: _TypeAlias = ServiceStatus  # noqa: Y015
+
+@_typing.final
 class HandStatus(_message.Message):
     """A connected Hand."""
 
@@ -360,10 +404,13 @@ class HandStatus(_message.Message):
     PRINCIPAL_FIELD_NUMBER: _builtins.int
     TOOLS_FIELD_NUMBER: _builtins.int
     CONNECTED_AT_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     name: _builtins.str
     principal: _builtins.str
     tools: _builtins.int
+    version: _builtins.str
+    """Version the Hand announced in its hello."""
     @_builtins.property
     def connected_at(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -374,10 +421,11 @@ class HandStatus(_message.Message):
         principal: _builtins.str = ...,
         tools: _builtins.int = ...,
         connected_at: _timestamp_pb2.Timestamp | None = ...,
+        version: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["connected_at", b"connected_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected_at", b"connected_at", "hand_id", b"hand_id", "name", b"name", "principal", b"principal", "tools", b"tools"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["connected_at", b"connected_at", "hand_id", b"hand_id", "name", b"name", "principal", b"principal", "tools", b"tools", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -397,6 +445,7 @@ class GetStatusResponse(_message.Message):
     CONVERSATIONS_FIELD_NUMBER: _builtins.int
     ACTIVE_RUNS_FIELD_NUMBER: _builtins.int
     DATA_DIR_FIELD_NUMBER: _builtins.int
+    SERVICES_FIELD_NUMBER: _builtins.int
     mode: _builtins.str
     """"online" (served by the running Mind) or "offline" (in-process under the state lock)."""
     version: _builtins.str
@@ -410,6 +459,10 @@ class GetStatusResponse(_message.Message):
     data_dir: _builtins.str
     @_builtins.property
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandStatus]: ...
+    @_builtins.property
+    def services(self) -> _containers.RepeatedCompositeFieldContainer[Global___ServiceStatus]:
+        """Services of the running Mind; empty in offline mode (no Mind is running)."""
+
     def __init__(
         self,
         *,
@@ -423,10 +476,11 @@ class GetStatusResponse(_message.Message):
         conversations: _builtins.int = ...,
         active_runs: _builtins.int = ...,
         data_dir: _builtins.str = ...,
+        services: _abc.Iterable[Global___ServiceStatus] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "schema_revision", b"schema_revision", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "schema_revision", b"schema_revision", "services", b"services", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -477,9 +531,13 @@ class ListAuditRequest(_message.Message):
     TARGET_FIELD_NUMBER: _builtins.int
     SINCE_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    ACTOR_FIELD_NUMBER: _builtins.int
     action: _builtins.str
+    """Exact action (e.g. "credential.revoke"), or a prefix ending in "." ("credential.")."""
     target: _builtins.str
     limit: _builtins.int
+    """At most this many entries; 0 means 100."""
+    actor: _builtins.str
     @_builtins.property
     def since(self) -> _timestamp_pb2.Timestamp: ...
     def __init__(
@@ -489,10 +547,11 @@ class ListAuditRequest(_message.Message):
         target: _builtins.str = ...,
         since: _timestamp_pb2.Timestamp | None = ...,
         limit: _builtins.int = ...,
+        actor: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "limit", b"limit", "since", b"since", "target", b"target"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "actor", b"actor", "limit", b"limit", "since", b"since", "target", b"target"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -525,7 +584,9 @@ class ListAllConversationsRequest(_message.Message):
     OWNER_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     owner: _builtins.str
+    """Only this principal's conversations when set."""
     limit: _builtins.int
+    """At most this many; 0 means 100."""
     def __init__(
         self,
         *,

@@ -114,46 +114,56 @@ class ManagementServicer:
 
     def RevokeCredential(self, request, context):
         """Revokes a credential; peers using it are disconnected at once. FAILED_PRECONDITION when it
-        is already revoked.
+        is already revoked, NOT_FOUND for an unknown id. The revocation, a durable
+        `credential_revoked` event (gateways close that client's connections) and the audit row
+        commit together; then the running Mind closes the Hand streams using it.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def RotateCredential(self, request, context):
-        """Issues a new secret for the same principal, kind and scopes and revokes the old one, in one
-        transaction.
+        """Issues a new secret for the same principal, kind, scopes, label and expiry and revokes the
+        old one, in one transaction. NOT_FOUND for an unknown id; FAILED_PRECONDITION when the old
+        one is already revoked.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def GetStatus(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Online: services, connected Hands and gateway subscribers of the running Mind. Offline: the
+        store only (mode "offline").
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListAudit(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Newest first.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def ListAllConversations(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """Every principal's conversations, newest first.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def InspectConversation(self, request, context):
-        """Missing associated documentation comment in .proto file."""
+        """NOT_FOUND for an unknown key.
+        """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
     def DeleteConversation(self, request, context):
-        """Deletes a conversation and everything that belongs to it; says what was removed.
+        """Deletes a conversation and everything that belongs to it (messages, runs, tool projections,
+        approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
+        an unknown key; FAILED_PRECONDITION while a run of it is running.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -10,6 +10,9 @@ takes the data directory's state lock and runs the same service in-process again
 Every mutation commits together with its audit row in one transaction. Audit rows and list
 outputs never contain a secret; a credential secret appears exactly once, in the response to
 CreateCredential or RotateCredential.
+
+A caller may name the operator in the `tobe-actor` request metadata (e.g. `alice@host`); it is
+recorded as the actor of the audit rows the call writes.
 """
 
 from collections import abc as _abc
@@ -51,18 +54,30 @@ class ManagementStub:
     """NOT_FOUND for an unknown id."""
     RevokeCredential: _grpc.UnaryUnaryMultiCallable[_management_pb2.RevokeCredentialRequest, _management_pb2.RevokeCredentialResponse]
     """Revokes a credential; peers using it are disconnected at once. FAILED_PRECONDITION when it
-    is already revoked.
+    is already revoked, NOT_FOUND for an unknown id. The revocation, a durable
+    `credential_revoked` event (gateways close that client's connections) and the audit row
+    commit together; then the running Mind closes the Hand streams using it.
     """
     RotateCredential: _grpc.UnaryUnaryMultiCallable[_management_pb2.RotateCredentialRequest, _management_pb2.RotateCredentialResponse]
-    """Issues a new secret for the same principal, kind and scopes and revokes the old one, in one
-    transaction.
+    """Issues a new secret for the same principal, kind, scopes, label and expiry and revokes the
+    old one, in one transaction. NOT_FOUND for an unknown id; FAILED_PRECONDITION when the old
+    one is already revoked.
     """
     GetStatus: _grpc.UnaryUnaryMultiCallable[_management_pb2.GetStatusRequest, _management_pb2.GetStatusResponse]
+    """Online: services, connected Hands and gateway subscribers of the running Mind. Offline: the
+    store only (mode "offline").
+    """
     ListAudit: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListAuditRequest, _management_pb2.ListAuditResponse]
+    """Newest first."""
     ListAllConversations: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListAllConversationsRequest, _management_pb2.ListAllConversationsResponse]
+    """Every principal's conversations, newest first."""
     InspectConversation: _grpc.UnaryUnaryMultiCallable[_management_pb2.InspectConversationRequest, _management_pb2.InspectConversationResponse]
+    """NOT_FOUND for an unknown key."""
     DeleteConversation: _grpc.UnaryUnaryMultiCallable[_management_pb2.DeleteConversationRequest, _management_pb2.DeleteConversationResponse]
-    """Deletes a conversation and everything that belongs to it; says what was removed."""
+    """Deletes a conversation and everything that belongs to it (messages, runs, tool projections,
+    approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
+    an unknown key; FAILED_PRECONDITION while a run of it is running.
+    """
 
 @_typing.type_check_only
 class ManagementAsyncStub(ManagementStub):
@@ -78,18 +93,30 @@ class ManagementAsyncStub(ManagementStub):
     """NOT_FOUND for an unknown id."""
     RevokeCredential: _aio.UnaryUnaryMultiCallable[_management_pb2.RevokeCredentialRequest, _management_pb2.RevokeCredentialResponse]  # type: ignore[assignment]
     """Revokes a credential; peers using it are disconnected at once. FAILED_PRECONDITION when it
-    is already revoked.
+    is already revoked, NOT_FOUND for an unknown id. The revocation, a durable
+    `credential_revoked` event (gateways close that client's connections) and the audit row
+    commit together; then the running Mind closes the Hand streams using it.
     """
     RotateCredential: _aio.UnaryUnaryMultiCallable[_management_pb2.RotateCredentialRequest, _management_pb2.RotateCredentialResponse]  # type: ignore[assignment]
-    """Issues a new secret for the same principal, kind and scopes and revokes the old one, in one
-    transaction.
+    """Issues a new secret for the same principal, kind, scopes, label and expiry and revokes the
+    old one, in one transaction. NOT_FOUND for an unknown id; FAILED_PRECONDITION when the old
+    one is already revoked.
     """
     GetStatus: _aio.UnaryUnaryMultiCallable[_management_pb2.GetStatusRequest, _management_pb2.GetStatusResponse]  # type: ignore[assignment]
+    """Online: services, connected Hands and gateway subscribers of the running Mind. Offline: the
+    store only (mode "offline").
+    """
     ListAudit: _aio.UnaryUnaryMultiCallable[_management_pb2.ListAuditRequest, _management_pb2.ListAuditResponse]  # type: ignore[assignment]
+    """Newest first."""
     ListAllConversations: _aio.UnaryUnaryMultiCallable[_management_pb2.ListAllConversationsRequest, _management_pb2.ListAllConversationsResponse]  # type: ignore[assignment]
+    """Every principal's conversations, newest first."""
     InspectConversation: _aio.UnaryUnaryMultiCallable[_management_pb2.InspectConversationRequest, _management_pb2.InspectConversationResponse]  # type: ignore[assignment]
+    """NOT_FOUND for an unknown key."""
     DeleteConversation: _aio.UnaryUnaryMultiCallable[_management_pb2.DeleteConversationRequest, _management_pb2.DeleteConversationResponse]  # type: ignore[assignment]
-    """Deletes a conversation and everything that belongs to it; says what was removed."""
+    """Deletes a conversation and everything that belongs to it (messages, runs, tool projections,
+    approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
+    an unknown key; FAILED_PRECONDITION while a run of it is running.
+    """
 
 class ManagementServicer(metaclass=_abc_1.ABCMeta):
     """Operator service."""
@@ -126,7 +153,9 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_management_pb2.RevokeCredentialResponse, _abc.Awaitable[_management_pb2.RevokeCredentialResponse]]:
         """Revokes a credential; peers using it are disconnected at once. FAILED_PRECONDITION when it
-        is already revoked.
+        is already revoked, NOT_FOUND for an unknown id. The revocation, a durable
+        `credential_revoked` event (gateways close that client's connections) and the audit row
+        commit together; then the running Mind closes the Hand streams using it.
         """
 
     @_abc_1.abstractmethod
@@ -135,8 +164,9 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         request: _management_pb2.RotateCredentialRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_management_pb2.RotateCredentialResponse, _abc.Awaitable[_management_pb2.RotateCredentialResponse]]:
-        """Issues a new secret for the same principal, kind and scopes and revokes the old one, in one
-        transaction.
+        """Issues a new secret for the same principal, kind, scopes, label and expiry and revokes the
+        old one, in one transaction. NOT_FOUND for an unknown id; FAILED_PRECONDITION when the old
+        one is already revoked.
         """
 
     @_abc_1.abstractmethod
@@ -144,28 +174,34 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         self,
         request: _management_pb2.GetStatusRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_management_pb2.GetStatusResponse, _abc.Awaitable[_management_pb2.GetStatusResponse]]: ...
+    ) -> _typing.Union[_management_pb2.GetStatusResponse, _abc.Awaitable[_management_pb2.GetStatusResponse]]:
+        """Online: services, connected Hands and gateway subscribers of the running Mind. Offline: the
+        store only (mode "offline").
+        """
 
     @_abc_1.abstractmethod
     def ListAudit(
         self,
         request: _management_pb2.ListAuditRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_management_pb2.ListAuditResponse, _abc.Awaitable[_management_pb2.ListAuditResponse]]: ...
+    ) -> _typing.Union[_management_pb2.ListAuditResponse, _abc.Awaitable[_management_pb2.ListAuditResponse]]:
+        """Newest first."""
 
     @_abc_1.abstractmethod
     def ListAllConversations(
         self,
         request: _management_pb2.ListAllConversationsRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_management_pb2.ListAllConversationsResponse, _abc.Awaitable[_management_pb2.ListAllConversationsResponse]]: ...
+    ) -> _typing.Union[_management_pb2.ListAllConversationsResponse, _abc.Awaitable[_management_pb2.ListAllConversationsResponse]]:
+        """Every principal's conversations, newest first."""
 
     @_abc_1.abstractmethod
     def InspectConversation(
         self,
         request: _management_pb2.InspectConversationRequest,
         context: _ServicerContext,
-    ) -> _typing.Union[_management_pb2.InspectConversationResponse, _abc.Awaitable[_management_pb2.InspectConversationResponse]]: ...
+    ) -> _typing.Union[_management_pb2.InspectConversationResponse, _abc.Awaitable[_management_pb2.InspectConversationResponse]]:
+        """NOT_FOUND for an unknown key."""
 
     @_abc_1.abstractmethod
     def DeleteConversation(
@@ -173,6 +209,9 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         request: _management_pb2.DeleteConversationRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_management_pb2.DeleteConversationResponse, _abc.Awaitable[_management_pb2.DeleteConversationResponse]]:
-        """Deletes a conversation and everything that belongs to it; says what was removed."""
+        """Deletes a conversation and everything that belongs to it (messages, runs, tool projections,
+        approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
+        an unknown key; FAILED_PRECONDITION while a run of it is running.
+        """
 
 def add_ManagementServicer_to_server(servicer: ManagementServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

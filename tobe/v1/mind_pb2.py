@@ -26,7 +26,7 @@ from tobe.v1 import common_pb2 as tobe_dot_v1_dot_common__pb2
 from tobe.v1 import events_pb2 as tobe_dot_v1_dot_events__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tobe/v1/mind.proto\x12\x07tobe.v1\x1a\x14tobe/v1/common.proto\x1a\x14tobe/v1/events.proto\"F\n\nOnBehalfOf\x12\x11\n\tprincipal\x18\x01 \x01(\t\x12\x0e\n\x06scopes\x18\x02 \x03(\t\x12\x15\n\rcredential_id\x18\x03 \x01(\t\"$\n\x13\x41uthenticateRequest\x12\r\n\x05token\x18\x01 \x01(\t\"=\n\x14\x41uthenticateResponse\x12%\n\x08identity\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\"s\n\x19\x43reateConversationRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0f\n\x07members\x18\x04 \x03(\t\"I\n\x1a\x43reateConversationResponse\x12+\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x15.tobe.v1.Conversation\"T\n\x18ListConversationsRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\r\n\x05limit\x18\x02 \x01(\x05\"I\n\x19ListConversationsResponse\x12,\n\rconversations\x18\x01 \x03(\x0b\x32\x15.tobe.v1.Conversation\"\xb6\x01\n\x0fSendChatRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x04 \x01(\t\x12\r\n\x05steer\x18\x05 \x01(\x08\x12(\n\x0b\x64\x65tail_mode\x18\x06 \x01(\x0e\x32\x13.tobe.v1.DetailMode\"Y\n\x10SendChatResponse\x12\x12\n\nmessage_id\x18\x01 \x01(\x03\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12\x0e\n\x06queued\x18\x03 \x01(\x08\x12\x11\n\tduplicate\x18\x04 \x01(\x08\"W\n\x10\x43\x61ncelRunRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\"#\n\x11\x43\x61ncelRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\x9a\x01\n\x12GetSnapshotRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x15\n\rmessage_limit\x18\x03 \x01(\x05\x12(\n\x0b\x64\x65tail_mode\x18\x04 \x01(\x0e\x32\x13.tobe.v1.DetailMode\"\x9d\x02\n\x13GetSnapshotResponse\x12+\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x15.tobe.v1.Conversation\x12\"\n\x08messages\x18\x02 \x03(\x0b\x32\x10.tobe.v1.Message\x12&\n\x05tools\x18\x03 \x03(\x0b\x32\x17.tobe.v1.ToolProjection\x12 \n\nactive_run\x18\x04 \x01(\x0b\x32\x0c.tobe.v1.Run\x12,\n\x11pending_approvals\x18\x05 \x03(\x0b\x32\x11.tobe.v1.Approval\x12\x15\n\rlast_event_id\x18\x06 \x01(\x03\x12&\n\x06queued\x18\x07 \x03(\x0b\x32\x16.tobe.v1.QueuedMessage\"\xab\x01\n\x11GetHistoryRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x18\n\x10\x61\x66ter_message_id\x18\x03 \x01(\x03\x12\r\n\x05limit\x18\x04 \x01(\x05\x12(\n\x0b\x64\x65tail_mode\x18\x05 \x01(\x0e\x32\x13.tobe.v1.DetailMode\"\x7f\n\x12GetHistoryResponse\x12\"\n\x08messages\x18\x01 \x03(\x0b\x32\x10.tobe.v1.Message\x12&\n\x05tools\x18\x02 \x03(\x0b\x32\x17.tobe.v1.ToolProjection\x12\x1d\n\x15next_after_message_id\x18\x03 \x01(\x03\"?\n\x10SubscribeRequest\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\x12\x19\n\x11include_ephemeral\x18\x02 \x01(\x08\"h\n\x11SubscribeResponse\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.tobe.v1.EventH\x00\x12*\n\x0breplay_done\x18\x02 \x01(\x0b\x32\x13.tobe.v1.ReplayDoneH\x00\x42\x06\n\x04item\"%\n\nReplayDone\x12\x17\n\x0flast_durable_id\x18\x01 \x01(\x03\"\x94\x01\n\x15\x44\x65\x63ideApprovalRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x13\n\x0b\x61pproval_id\x18\x02 \x01(\t\x12+\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0e\x32\x19.tobe.v1.ApprovalDecision\x12\x0e\n\x06reason\x18\x04 \x01(\t\"=\n\x16\x44\x65\x63ideApprovalResponse\x12#\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x11.tobe.v1.Approval2\xbd\x05\n\x04Mind\x12K\n\x0c\x41uthenticate\x12\x1c.tobe.v1.AuthenticateRequest\x1a\x1d.tobe.v1.AuthenticateResponse\x12]\n\x12\x43reateConversation\x12\".tobe.v1.CreateConversationRequest\x1a#.tobe.v1.CreateConversationResponse\x12Z\n\x11ListConversations\x12!.tobe.v1.ListConversationsRequest\x1a\".tobe.v1.ListConversationsResponse\x12?\n\x08SendChat\x12\x18.tobe.v1.SendChatRequest\x1a\x19.tobe.v1.SendChatResponse\x12\x42\n\tCancelRun\x12\x19.tobe.v1.CancelRunRequest\x1a\x1a.tobe.v1.CancelRunResponse\x12H\n\x0bGetSnapshot\x12\x1b.tobe.v1.GetSnapshotRequest\x1a\x1c.tobe.v1.GetSnapshotResponse\x12\x45\n\nGetHistory\x12\x1a.tobe.v1.GetHistoryRequest\x1a\x1b.tobe.v1.GetHistoryResponse\x12\x44\n\tSubscribe\x12\x19.tobe.v1.SubscribeRequest\x1a\x1a.tobe.v1.SubscribeResponse0\x01\x12Q\n\x0e\x44\x65\x63ideApproval\x12\x1e.tobe.v1.DecideApprovalRequest\x1a\x1f.tobe.v1.DecideApprovalResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tobe/v1/mind.proto\x12\x07tobe.v1\x1a\x14tobe/v1/common.proto\x1a\x14tobe/v1/events.proto\"F\n\nOnBehalfOf\x12\x11\n\tprincipal\x18\x01 \x01(\t\x12\x0e\n\x06scopes\x18\x02 \x03(\t\x12\x15\n\rcredential_id\x18\x03 \x01(\t\"$\n\x13\x41uthenticateRequest\x12\r\n\x05token\x18\x01 \x01(\t\"=\n\x14\x41uthenticateResponse\x12%\n\x08identity\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\"s\n\x19\x43reateConversationRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x0b\n\x03key\x18\x02 \x01(\t\x12\r\n\x05title\x18\x03 \x01(\t\x12\x0f\n\x07members\x18\x04 \x03(\t\"I\n\x1a\x43reateConversationResponse\x12+\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x15.tobe.v1.Conversation\"T\n\x18ListConversationsRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\r\n\x05limit\x18\x02 \x01(\x05\"I\n\x19ListConversationsResponse\x12,\n\rconversations\x18\x01 \x03(\x0b\x32\x15.tobe.v1.Conversation\"\xb6\x01\n\x0fSendChatRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x04 \x01(\t\x12\r\n\x05steer\x18\x05 \x01(\x08\x12(\n\x0b\x64\x65tail_mode\x18\x06 \x01(\x0e\x32\x13.tobe.v1.DetailMode\"k\n\x10SendChatResponse\x12\x12\n\nmessage_id\x18\x01 \x01(\x03\x12\x0e\n\x06run_id\x18\x02 \x01(\t\x12\x0e\n\x06queued\x18\x03 \x01(\x08\x12\x11\n\tduplicate\x18\x04 \x01(\x08\x12\x10\n\x08input_id\x18\x05 \x01(\x03\"W\n\x10\x43\x61ncelRunRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\"#\n\x11\x43\x61ncelRunResponse\x12\x0e\n\x06run_id\x18\x01 \x01(\t\"\x9a\x01\n\x12GetSnapshotRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x15\n\rmessage_limit\x18\x03 \x01(\x05\x12(\n\x0b\x64\x65tail_mode\x18\x04 \x01(\x0e\x32\x13.tobe.v1.DetailMode\"\x9d\x02\n\x13GetSnapshotResponse\x12+\n\x0c\x63onversation\x18\x01 \x01(\x0b\x32\x15.tobe.v1.Conversation\x12\"\n\x08messages\x18\x02 \x03(\x0b\x32\x10.tobe.v1.Message\x12&\n\x05tools\x18\x03 \x03(\x0b\x32\x17.tobe.v1.ToolProjection\x12 \n\nactive_run\x18\x04 \x01(\x0b\x32\x0c.tobe.v1.Run\x12,\n\x11pending_approvals\x18\x05 \x03(\x0b\x32\x11.tobe.v1.Approval\x12\x15\n\rlast_event_id\x18\x06 \x01(\x03\x12&\n\x06queued\x18\x07 \x03(\x0b\x32\x16.tobe.v1.QueuedMessage\"\xab\x01\n\x11GetHistoryRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x18\n\x10\x61\x66ter_message_id\x18\x03 \x01(\x03\x12\r\n\x05limit\x18\x04 \x01(\x05\x12(\n\x0b\x64\x65tail_mode\x18\x05 \x01(\x0e\x32\x13.tobe.v1.DetailMode\"\x7f\n\x12GetHistoryResponse\x12\"\n\x08messages\x18\x01 \x03(\x0b\x32\x10.tobe.v1.Message\x12&\n\x05tools\x18\x02 \x03(\x0b\x32\x17.tobe.v1.ToolProjection\x12\x1d\n\x15next_after_message_id\x18\x03 \x01(\x03\"?\n\x10SubscribeRequest\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\x12\x19\n\x11include_ephemeral\x18\x02 \x01(\x08\"h\n\x11SubscribeResponse\x12\x1f\n\x05\x65vent\x18\x01 \x01(\x0b\x32\x0e.tobe.v1.EventH\x00\x12*\n\x0breplay_done\x18\x02 \x01(\x0b\x32\x13.tobe.v1.ReplayDoneH\x00\x42\x06\n\x04item\"%\n\nReplayDone\x12\x17\n\x0flast_durable_id\x18\x01 \x01(\x03\"\x94\x01\n\x15\x44\x65\x63ideApprovalRequest\x12)\n\x0con_behalf_of\x18\x01 \x01(\x0b\x32\x13.tobe.v1.OnBehalfOf\x12\x13\n\x0b\x61pproval_id\x18\x02 \x01(\t\x12+\n\x08\x64\x65\x63ision\x18\x03 \x01(\x0e\x32\x19.tobe.v1.ApprovalDecision\x12\x0e\n\x06reason\x18\x04 \x01(\t\"=\n\x16\x44\x65\x63ideApprovalResponse\x12#\n\x08\x61pproval\x18\x01 \x01(\x0b\x32\x11.tobe.v1.Approval2\xbd\x05\n\x04Mind\x12K\n\x0c\x41uthenticate\x12\x1c.tobe.v1.AuthenticateRequest\x1a\x1d.tobe.v1.AuthenticateResponse\x12]\n\x12\x43reateConversation\x12\".tobe.v1.CreateConversationRequest\x1a#.tobe.v1.CreateConversationResponse\x12Z\n\x11ListConversations\x12!.tobe.v1.ListConversationsRequest\x1a\".tobe.v1.ListConversationsResponse\x12?\n\x08SendChat\x12\x18.tobe.v1.SendChatRequest\x1a\x19.tobe.v1.SendChatResponse\x12\x42\n\tCancelRun\x12\x19.tobe.v1.CancelRunRequest\x1a\x1a.tobe.v1.CancelRunResponse\x12H\n\x0bGetSnapshot\x12\x1b.tobe.v1.GetSnapshotRequest\x1a\x1c.tobe.v1.GetSnapshotResponse\x12\x45\n\nGetHistory\x12\x1a.tobe.v1.GetHistoryRequest\x1a\x1b.tobe.v1.GetHistoryResponse\x12\x44\n\tSubscribe\x12\x19.tobe.v1.SubscribeRequest\x1a\x1a.tobe.v1.SubscribeResponse0\x01\x12Q\n\x0e\x44\x65\x63ideApproval\x12\x1e.tobe.v1.DecideApprovalRequest\x1a\x1f.tobe.v1.DecideApprovalResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -50,29 +50,29 @@ if not _descriptor._USE_C_DESCRIPTORS:
   _globals['_SENDCHATREQUEST']._serialized_start=602
   _globals['_SENDCHATREQUEST']._serialized_end=784
   _globals['_SENDCHATRESPONSE']._serialized_start=786
-  _globals['_SENDCHATRESPONSE']._serialized_end=875
-  _globals['_CANCELRUNREQUEST']._serialized_start=877
-  _globals['_CANCELRUNREQUEST']._serialized_end=964
-  _globals['_CANCELRUNRESPONSE']._serialized_start=966
-  _globals['_CANCELRUNRESPONSE']._serialized_end=1001
-  _globals['_GETSNAPSHOTREQUEST']._serialized_start=1004
-  _globals['_GETSNAPSHOTREQUEST']._serialized_end=1158
-  _globals['_GETSNAPSHOTRESPONSE']._serialized_start=1161
-  _globals['_GETSNAPSHOTRESPONSE']._serialized_end=1446
-  _globals['_GETHISTORYREQUEST']._serialized_start=1449
-  _globals['_GETHISTORYREQUEST']._serialized_end=1620
-  _globals['_GETHISTORYRESPONSE']._serialized_start=1622
-  _globals['_GETHISTORYRESPONSE']._serialized_end=1749
-  _globals['_SUBSCRIBEREQUEST']._serialized_start=1751
-  _globals['_SUBSCRIBEREQUEST']._serialized_end=1814
-  _globals['_SUBSCRIBERESPONSE']._serialized_start=1816
-  _globals['_SUBSCRIBERESPONSE']._serialized_end=1920
-  _globals['_REPLAYDONE']._serialized_start=1922
-  _globals['_REPLAYDONE']._serialized_end=1959
-  _globals['_DECIDEAPPROVALREQUEST']._serialized_start=1962
-  _globals['_DECIDEAPPROVALREQUEST']._serialized_end=2110
-  _globals['_DECIDEAPPROVALRESPONSE']._serialized_start=2112
-  _globals['_DECIDEAPPROVALRESPONSE']._serialized_end=2173
-  _globals['_MIND']._serialized_start=2176
-  _globals['_MIND']._serialized_end=2877
+  _globals['_SENDCHATRESPONSE']._serialized_end=893
+  _globals['_CANCELRUNREQUEST']._serialized_start=895
+  _globals['_CANCELRUNREQUEST']._serialized_end=982
+  _globals['_CANCELRUNRESPONSE']._serialized_start=984
+  _globals['_CANCELRUNRESPONSE']._serialized_end=1019
+  _globals['_GETSNAPSHOTREQUEST']._serialized_start=1022
+  _globals['_GETSNAPSHOTREQUEST']._serialized_end=1176
+  _globals['_GETSNAPSHOTRESPONSE']._serialized_start=1179
+  _globals['_GETSNAPSHOTRESPONSE']._serialized_end=1464
+  _globals['_GETHISTORYREQUEST']._serialized_start=1467
+  _globals['_GETHISTORYREQUEST']._serialized_end=1638
+  _globals['_GETHISTORYRESPONSE']._serialized_start=1640
+  _globals['_GETHISTORYRESPONSE']._serialized_end=1767
+  _globals['_SUBSCRIBEREQUEST']._serialized_start=1769
+  _globals['_SUBSCRIBEREQUEST']._serialized_end=1832
+  _globals['_SUBSCRIBERESPONSE']._serialized_start=1834
+  _globals['_SUBSCRIBERESPONSE']._serialized_end=1938
+  _globals['_REPLAYDONE']._serialized_start=1940
+  _globals['_REPLAYDONE']._serialized_end=1977
+  _globals['_DECIDEAPPROVALREQUEST']._serialized_start=1980
+  _globals['_DECIDEAPPROVALREQUEST']._serialized_end=2128
+  _globals['_DECIDEAPPROVALRESPONSE']._serialized_start=2130
+  _globals['_DECIDEAPPROVALRESPONSE']._serialized_end=2191
+  _globals['_MIND']._serialized_start=2194
+  _globals['_MIND']._serialized_end=2895
 # @@protoc_insertion_point(module_scope)

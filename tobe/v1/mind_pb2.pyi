@@ -237,6 +237,7 @@ class SendChatResponse(_message.Message):
     RUN_ID_FIELD_NUMBER: _builtins.int
     QUEUED_FIELD_NUMBER: _builtins.int
     DUPLICATE_FIELD_NUMBER: _builtins.int
+    INPUT_ID_FIELD_NUMBER: _builtins.int
     message_id: _builtins.int
     run_id: _builtins.str
     """Run that handles (or will handle) the message; empty when queued behind an active run and
@@ -246,6 +247,10 @@ class SendChatResponse(_message.Message):
     """True when the message was queued behind an active run."""
     duplicate: _builtins.bool
     """True when this was a retry of an earlier send with the same idempotency key."""
+    input_id: _builtins.int
+    """Id of the accepted input. A queued message has no message_id until a run takes it; its
+    message_appended event carries the same idempotency_key.
+    """
     def __init__(
         self,
         *,
@@ -253,10 +258,11 @@ class SendChatResponse(_message.Message):
         run_id: _builtins.str = ...,
         queued: _builtins.bool = ...,
         duplicate: _builtins.bool = ...,
+        input_id: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "message_id", b"message_id", "queued", b"queued", "run_id", b"run_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "input_id", b"input_id", "message_id", b"message_id", "queued", b"queued", "run_id", b"run_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -1,0 +1,108 @@
+"""`tobe mind …`: run the Mind process."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from tobe.config import Settings, load_settings
+from tobe.runtime.logs import configure_logging
+from tobe.runtime.statelock import StateLock, StateLockBusy
+
+if TYPE_CHECKING:
+    from mind.server import MindApp
+
+log = logging.getLogger("mind")
+
+
+def _address(listen: str, port: int) -> str:
+    if listen.startswith("unix:"):
+        return listen
+    host = listen.rsplit(":", 1)[0]
+    return f"{host}:{port}"
+
+
+async def _serve(app: MindApp, listen: str) -> None:
+    from tobe.runtime.server import run_until_signal
+
+    server = None
+    try:
+        server = await app.serve(listen)
+        line = f"mind listening on {_address(listen, server.bound[listen])}"
+
+        def ready() -> None:
+            click.echo(line)
+            sys.stdout.flush()
+            log.info(line)
+
+        await run_until_signal(lambda: app.close(server), ready=ready)
+        server = None
+    finally:
+        if server is not None:
+            await app.close(server)
+
+
+def _provision(settings: Settings, services_dir: Path) -> None:
+    from management.local_credentials import awareness_token_file, provision
+
+    try:
+        created = provision(
+            settings, lock_timeout=settings.mind.lock_timeout, services_dir=services_dir
+        )
+    except StateLockBusy as exc:
+        raise click.ClickException(f"cannot create the service credentials: {exc}") from exc
+    if created:
+        log.info("created credentials: %s (under %s)", ", ".join(created), services_dir)
+    link = settings.awareness
+    if link.token is None and link.token_file is None:
+        link.token_file = awareness_token_file(services_dir)
+
+
+@click.group()
+def mind() -> None:
+    """The Mind: agent core, conversations and the store."""
+
+
+@mind.command()
+@click.option("--listen", default=None, help="host:port or unix:/path (default: [mind] listen).")
+@click.option(
+    "--provision",
+    "services_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="First create the other services' credentials under DIR/<service>/ (Face, Hand, "
+    "Awareness link; a container deployment) and read the Awareness link token from there.",
+)
+def serve(listen: str | None, services_dir: Path | None) -> None:
+    """Serve the Mind service; holds the data directory's state lock while it runs."""
+    # Imported here so that every other `tobe` command starts without the Mind's stack.
+    from mind.providers.factory import ProviderConfigError, build_provider
+    from mind.providers.script import ScriptError
+    from mind.server import MindApp
+    from mind.store.migrate import upgrade
+
+    settings = load_settings()
+    configure_logging(settings.log_level, process="mind")
+    address = listen or settings.mind.listen
+    if services_dir is not None:
+        _provision(settings, services_dir)
+    lock = StateLock(settings.data_dir, f"tobe mind serve on {address}")
+    try:
+        lock.acquire(settings.mind.lock_timeout)
+    except StateLockBusy as exc:
+        raise click.ClickException(
+            f"{exc}; waited {settings.mind.lock_timeout:g} s for the state lock"
+        ) from exc
+    try:
+        try:
+            provider = build_provider(settings.provider)
+        except (ProviderConfigError, ScriptError) as exc:
+            raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
+        upgrade(settings.store_url)
+        asyncio.run(_serve(MindApp.build(settings, provider), address))
+    finally:
+        lock.release()

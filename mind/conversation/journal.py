@@ -1,0 +1,132 @@
+"""The run journal: durable writes of one run, each one transaction with its events."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from mind.conversation import inputs
+from mind.conversation.records import assistant_payload, history_message
+from mind.conversation.storage import Storage, WriteTx
+from mind.core.history import HistoryMessage
+from mind.events.payloads import message_view, projection_view
+from mind.providers.base import ProviderResult, ToolCall
+from mind.store import models
+from mind.tools.runtime import Admission, Terminal
+
+
+class RunRecorder:
+    """Implements `mind.core.loop.RunJournal` for one run of one conversation."""
+
+    def __init__(
+        self,
+        storage: Storage,
+        *,
+        conversation_key: str,
+        run_id: str,
+        mode: str,
+        audience: list[str],
+        steer_waiting: Callable[[], bool],
+        on_steers_taken: Callable[[], None],
+    ) -> None:
+        self.storage = storage
+        self.key = conversation_key
+        self.run_id = run_id
+        self.mode = mode
+        self.audience = audience
+        self._steer_waiting = steer_waiting
+        self._on_steers_taken = on_steers_taken
+
+    async def record_assistant(
+        self, step: int, result: ProviderResult, calls: list[ToolCall]
+    ) -> HistoryMessage:
+        async with self.storage.write() as tx:
+            row = models.Message(
+                conversation_key=self.key,
+                run_id=self.run_id,
+                role="assistant",
+                text=result.text,
+                payload=assistant_payload(result, calls, self.mode, step),
+                created_at=datetime.now(UTC),
+            )
+            tx.session.add(row)
+            await tx.session.flush()
+            await self._event(tx, "message_appended", message_view(row, self.mode))
+        return history_message(row)
+
+    async def admit(self, admission: Admission) -> None:
+        async with self.storage.write() as tx:
+            await self._admit(tx, admission)
+
+    async def finish(self, terminal: Terminal) -> HistoryMessage:
+        async with self.storage.write() as tx:
+            return await self._finish(tx, terminal)
+
+    async def skip(self, admission: Admission, terminal: Terminal) -> HistoryMessage:
+        async with self.storage.write() as tx:
+            await self._admit(tx, admission)
+            return await self._finish(tx, terminal)
+
+    def steer_waiting(self) -> bool:
+        return self._steer_waiting()
+
+    async def take_steers(self) -> list[HistoryMessage]:
+        if not self._steer_waiting():
+            return []
+        async with self.storage.write() as tx:
+            rows = await inputs.queued(tx.session, self.key, steer_only=True)
+            delivered = [await inputs.deliver(tx, row, self.run_id, self.audience) for row in rows]
+            self._on_steers_taken()
+        return [history_message(m) for m in delivered]
+
+    async def _event(self, tx: WriteTx, type: str, payload: dict[str, Any]) -> None:
+        await tx.event(type, self.key, self.audience, payload)
+
+    async def _admit(self, tx: WriteTx, admission: Admission) -> None:
+        row = models.ToolProjection(
+            tool_call_id=admission.tool_call_id,
+            conversation_key=self.key,
+            run_id=self.run_id,
+            tool=admission.tool,
+            hand_id=admission.hand_id,
+            admitted_mode=admission.mode.value,
+            arguments_summary=admission.arguments_summary,
+            arguments_projection=admission.arguments_projection,
+            projection_version=admission.arguments_projection.get("version", 1),
+            status="running",
+            admitted_at=datetime.now(UTC),
+        )
+        tx.session.add(row)
+        await tx.session.flush()
+        await self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
+
+    async def _finish(self, tx: WriteTx, terminal: Terminal) -> HistoryMessage:
+        row = await tx.session.get(models.ToolProjection, terminal.tool_call_id)
+        if row is None or row.status != "running":
+            raise RuntimeError(f"tool call {terminal.tool_call_id} has no open admission")
+        now = datetime.now(UTC)
+        row.status = terminal.status
+        row.result_summary = terminal.result_summary
+        row.result_projection = terminal.result_projection
+        row.finished_at = now
+        message = models.Message(
+            conversation_key=self.key,
+            run_id=self.run_id,
+            role="tool",
+            text=terminal.model_text,
+            payload={
+                "tool_call_id": terminal.tool_call_id,
+                "tool_name": terminal.tool,
+                "is_error": terminal.is_error,
+                "detail_mode": terminal.mode.value,
+                "result_summary": terminal.result_summary,
+                "status": terminal.status,
+            },
+            created_at=now,
+        )
+        tx.session.add(message)
+        await tx.session.flush()
+        await self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
+        await self._event(tx, "message_appended", message_view(message, terminal.mode.value))
+        return history_message(message)

@@ -1,0 +1,194 @@
+"""The conversation manager: the entry point for every conversation operation.
+
+It checks input and visibility, keeps one actor per conversation (created on first use and
+restored after a restart), and owns crash recovery and graceful shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from datetime import UTC, datetime
+
+from sqlalchemy.exc import IntegrityError
+
+from mind.approvals.continuation import open_call_ids
+from mind.conversation import inputs, queries, runs
+from mind.conversation.access import Viewer, check_key, check_principal
+from mind.conversation.actor import ChatInput, ConversationActor, SendResult
+from mind.conversation.errors import AlreadyExists, InvalidInput, ShuttingDown
+from mind.conversation.storage import Storage
+from mind.core.loop import AgentCore
+from mind.events.payloads import conversation_view
+from mind.store import models
+from mind.store.outbox import prune
+from tobe.config import MindSettings
+
+log = logging.getLogger(__name__)
+
+MAX_IDEMPOTENCY_KEY = 128
+MAX_TITLE = 256
+INTERRUPTED = "interrupted: the Mind stopped while the run was active"
+
+
+def _clamp(value: int, default: int, maximum: int) -> int:
+    if value < 0:
+        raise InvalidInput(f"a limit cannot be negative (got {value})")
+    return min(value or default, maximum)
+
+
+class ConversationManager:
+    def __init__(self, storage: Storage, core: AgentCore, settings: MindSettings) -> None:
+        self.storage = storage
+        self.core = core
+        self.settings = settings
+        self._actors: dict[str, ConversationActor] = {}
+        self._actors_lock = asyncio.Lock()
+        self._closing = False
+
+    async def recover(self) -> None:
+        """At start: end runs a crash left `running`, then resume the queued inputs."""
+        async with self.storage.write() as tx:
+            for run in await runs.running(tx):
+                conversation = await tx.session.get(models.Conversation, run.conversation_key)
+                members = await queries.members_of(tx.session, run.conversation_key)
+                audience = [conversation.owner, *members] if conversation else members
+                await runs.finish(
+                    tx, run.id, state="interrupted", reason=INTERRUPTED, audience=audience,
+                    keep_open=await open_call_ids(tx.session, run.id),
+                )
+                log.info("run %s of %s recorded as interrupted", run.id, run.conversation_key)
+            await prune(tx.session, self.settings.outbox_keep)
+        async with self.storage.read() as session:
+            waiting = await inputs.conversations_with_queued(session)
+        for key in waiting:
+            await (await self._actor(key)).drain()
+
+    async def create(
+        self, viewer: Viewer, key: str, title: str, members: list[str]
+    ) -> dict[str, object]:
+        check_principal(viewer.principal)
+        key = key or f"p_{secrets.token_hex(8)}"
+        check_key(key)
+        if members and not key.startswith("g_"):
+            raise InvalidInput("members are only allowed in group conversations ('g_' keys)")
+        for member in members:
+            check_principal(member, "members")
+        if len(title) > MAX_TITLE:
+            raise InvalidInput(f"title is {len(title)} characters; the maximum is {MAX_TITLE}")
+        members = sorted(set(members) - {viewer.principal})
+        try:
+            async with self.storage.write() as tx:
+                if await tx.session.get(models.Conversation, key) is not None:
+                    raise AlreadyExists(f"conversation {key!r} already exists")
+                row = models.Conversation(
+                    key=key, owner=viewer.principal, title=title, created_at=datetime.now(UTC)
+                )
+                tx.session.add(row)
+                tx.session.add_all(
+                    models.ConversationMember(conversation_key=key, principal=m) for m in members
+                )
+                await tx.session.flush()
+                view = conversation_view(row, members)
+                view["last_event_id"] = await tx.event(
+                    "conversation_created", key, [viewer.principal, *members], dict(view)
+                )
+        except IntegrityError as exc:
+            raise AlreadyExists(f"conversation {key!r} already exists") from exc
+        return view
+
+    async def list(self, viewer: Viewer, limit: int) -> list[dict[str, object]]:
+        check_principal(viewer.principal)
+        async with self.storage.read() as session:
+            return await queries.list_visible(session, viewer, _clamp(limit, 100, 1000))
+
+    async def send(
+        self, viewer: Viewer, key: str, text: str, idempotency_key: str, steer: bool, mode: str
+    ) -> SendResult:
+        check_principal(viewer.principal)
+        if not text.strip():
+            raise InvalidInput("text is empty: send a message with some content")
+        size = len(text.encode())
+        if size > self.settings.max_message_bytes:
+            raise InvalidInput(
+                f"text is {size} bytes; the maximum is {self.settings.max_message_bytes} bytes"
+            )
+        if not idempotency_key or len(idempotency_key) > MAX_IDEMPOTENCY_KEY:
+            raise InvalidInput(
+                f"idempotency_key is required (1 to {MAX_IDEMPOTENCY_KEY} characters); reuse "
+                "the same key when retrying a send"
+            )
+        actor = await self._visible_actor(viewer, key)
+        chat = ChatInput(viewer.principal, text, idempotency_key, steer, mode)
+        return await actor.submit(chat)
+
+    async def deliver_observation(
+        self, key: str, text: str, idempotency_key: str, steer: bool, source: dict[str, object]
+    ) -> SendResult:
+        """Hand an observation note to a conversation (Awareness router; no viewer checks).
+
+        Steering notes join the running run at its next step, or start one; others wait as a
+        follow-up and start a run when the conversation is idle. Idempotent per key.
+        """
+        actor = await self._actor(key)
+        chat = ChatInput("awareness", text, idempotency_key, steer, "summary", dict(source))
+        return await actor.submit(chat)
+
+    async def cancel(self, viewer: Viewer, key: str) -> str:
+        check_principal(viewer.principal)
+        return await (await self._visible_actor(viewer, key)).cancel()
+
+    async def snapshot(
+        self, viewer: Viewer, key: str, message_limit: int, mode: str
+    ) -> queries.Snapshot:
+        check_principal(viewer.principal)
+        limit = _clamp(message_limit, 50, 500)
+        async with self.storage.read() as session:
+            return await queries.snapshot(session, viewer, key, limit, mode)
+
+    async def history(
+        self, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: str
+    ) -> queries.HistoryPage:
+        check_principal(viewer.principal)
+        page_size = _clamp(limit, 100, 1000)
+        async with self.storage.read() as session:
+            return await queries.history(session, viewer, key, after_message_id, page_size, mode)
+
+    async def resume_approved(self, key: str, tool_call_id: str) -> None:
+        """Continue the interrupted run of an approval-gated call once it is decided."""
+        try:
+            await (await self._actor(key)).resume_approved(tool_call_id)
+        except ShuttingDown:
+            log.info("not continuing %s: the Mind is shutting down", tool_call_id)
+
+    async def forget(self, key: str) -> None:
+        """Drop the cached actor of a conversation an operator deleted (none of its runs run)."""
+        async with self._actors_lock:
+            self._actors.pop(key, None)
+
+    async def shutdown(self) -> None:
+        """Refuse new messages; active runs end as interrupted (reason shutdown)."""
+        self._closing = True
+        async with self._actors_lock:
+            actors = list(self._actors.values())
+        await asyncio.gather(*(actor.stop("interrupted: the Mind shut down") for actor in actors))
+
+    async def _visible_actor(self, viewer: Viewer, key: str) -> ConversationActor:
+        async with self.storage.read() as session:
+            await queries.visible(session, viewer, key)
+        return await self._actor(key)
+
+    async def _actor(self, key: str) -> ConversationActor:
+        async with self._actors_lock:
+            if self._closing:
+                raise ShuttingDown("the Mind is shutting down; retry after it restarts")
+            actor = self._actors.get(key)
+            if actor is None:
+                async with self.storage.read() as session:
+                    conversation = await session.get(models.Conversation, key)
+                    members = await queries.members_of(session, key)
+                owner = [conversation.owner] if conversation else []
+                actor = ConversationActor(key, owner + members, self.storage, self.core)
+                self._actors[key] = actor
+            return actor

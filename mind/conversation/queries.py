@@ -1,0 +1,194 @@
+"""Read views of conversations: listing, snapshot and history pages, rendered per mode."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mind.conversation.access import Viewer, can_see
+from mind.conversation.errors import NotFound
+from mind.events.payloads import (
+    conversation_view,
+    iso,
+    message_view,
+    projection_view,
+    queued_view,
+    run_view,
+)
+from mind.store import models
+from mind.store.outbox import head_event_id
+
+
+@dataclass
+class Snapshot:
+    conversation: dict[str, Any]
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    active_run: dict[str, Any] | None
+    pending_approvals: list[dict[str, Any]]
+    queued: list[dict[str, Any]]
+    last_event_id: int
+
+
+@dataclass
+class HistoryPage:
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    next_after_message_id: int = 0
+
+
+async def members_of(session: AsyncSession, key: str) -> list[str]:
+    rows = await session.scalars(
+        select(models.ConversationMember.principal)
+        .where(models.ConversationMember.conversation_key == key)
+        .order_by(models.ConversationMember.principal)
+    )
+    return list(rows)
+
+
+async def visible(
+    session: AsyncSession, viewer: Viewer, key: str
+) -> tuple[models.Conversation, list[str]]:
+    """The conversation and its members, or NotFound (also when it is someone else's)."""
+    conversation = await session.get(models.Conversation, key)
+    members = await members_of(session, key) if conversation else []
+    if conversation is None or not can_see(viewer, conversation.owner, members):
+        raise NotFound(f"no conversation {key!r}")
+    return conversation, members
+
+
+async def _last_event_ids(session: AsyncSession, keys: list[str]) -> dict[str, int]:
+    if not keys:
+        return {}
+    rows = await session.execute(
+        select(models.OutboxEvent.conversation_key, func.max(models.OutboxEvent.id))
+        .where(models.OutboxEvent.conversation_key.in_(keys))
+        .group_by(models.OutboxEvent.conversation_key)
+    )
+    return {key: last for key, last in rows}
+
+
+async def list_visible(session: AsyncSession, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
+    query = select(models.Conversation)
+    if not viewer.is_admin:
+        member_of = select(models.ConversationMember.conversation_key).where(
+            models.ConversationMember.principal == viewer.principal
+        )
+        query = query.where(
+            or_(
+                models.Conversation.owner == viewer.principal,
+                models.Conversation.key.in_(member_of),
+            )
+        )
+    rows = list(
+        await session.scalars(
+            query.order_by(models.Conversation.created_at.desc(), models.Conversation.key.desc())
+            .limit(limit)
+        )
+    )
+    last = await _last_event_ids(session, [row.key for row in rows])
+    return [
+        conversation_view(row, await members_of(session, row.key), last.get(row.key, 0))
+        for row in rows
+    ]
+
+
+def _call_ids(messages: list[models.Message]) -> list[str]:
+    ids: list[str] = []
+    for message in messages:
+        payload = message.payload or {}
+        ids.extend(call["id"] for call in payload.get("tool_calls", []))
+        if message.role == "tool" and payload.get("tool_call_id"):
+            ids.append(payload["tool_call_id"])
+    return list(dict.fromkeys(ids))
+
+
+async def _projections(session: AsyncSession, call_ids: list[str]) -> list[models.ToolProjection]:
+    if not call_ids:
+        return []
+    rows = await session.scalars(
+        select(models.ToolProjection)
+        .where(models.ToolProjection.tool_call_id.in_(call_ids))
+        .order_by(models.ToolProjection.admitted_at, models.ToolProjection.tool_call_id)
+    )
+    return list(rows)
+
+
+def _approval_view(row: models.Approval) -> dict[str, Any]:
+    return {
+        "id": row.id,
+        "conversation_key": row.conversation_key,
+        "run_id": row.run_id,
+        "tool_call_id": row.tool_call_id,
+        "tool": row.tool,
+        "effect": row.effect,
+        "hand_id": row.hand_id,
+        "arguments_summary": row.arguments_summary,
+        "arguments_digest": row.arguments_digest,
+        "decision": row.decision or "",
+        "requested_at": iso(row.requested_at),
+        "expires_at": iso(row.expires_at),
+        "reason": row.reason,
+    }
+
+
+async def snapshot(
+    session: AsyncSession, viewer: Viewer, key: str, message_limit: int, mode: str
+) -> Snapshot:
+    """Read inside one transaction, so `last_event_id` matches exactly what is shown."""
+    conversation, members = await visible(session, viewer, key)
+    last_event_id = await head_event_id(session)
+    recent = list(
+        await session.scalars(
+            select(models.Message)
+            .where(models.Message.conversation_key == key)
+            .order_by(models.Message.id.desc())
+            .limit(message_limit)
+        )
+    )
+    recent.reverse()
+    active = await session.scalar(
+        select(models.Run).where(models.Run.conversation_key == key, models.Run.state == "running")
+    )
+    approvals = await session.scalars(
+        select(models.Approval)
+        .where(models.Approval.conversation_key == key, models.Approval.decision.is_(None))
+        .order_by(models.Approval.requested_at)
+    )
+    waiting = await session.scalars(
+        select(models.Input)
+        .where(models.Input.conversation_key == key, models.Input.state == "queued")
+        .order_by(models.Input.id)
+    )
+    last = await _last_event_ids(session, [key])
+    return Snapshot(
+        conversation=conversation_view(conversation, members, last.get(key, 0)),
+        messages=[message_view(m, mode) for m in recent],
+        tools=[projection_view(p, mode) for p in await _projections(session, _call_ids(recent))],
+        active_run=run_view(active) if active else None,
+        pending_approvals=[_approval_view(a) for a in approvals],
+        queued=[queued_view(i, active.id if active and i.steer else "") for i in waiting],
+        last_event_id=last_event_id,
+    )
+
+
+async def history(
+    session: AsyncSession, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: str
+) -> HistoryPage:
+    await visible(session, viewer, key)
+    rows = list(
+        await session.scalars(
+            select(models.Message)
+            .where(models.Message.conversation_key == key, models.Message.id > after_message_id)
+            .order_by(models.Message.id)
+            .limit(limit)
+        )
+    )
+    return HistoryPage(
+        messages=[message_view(m, mode) for m in rows],
+        tools=[projection_view(p, mode) for p in await _projections(session, _call_ids(rows))],
+        next_after_message_id=rows[-1].id if len(rows) == limit else 0,
+    )

@@ -1,0 +1,76 @@
+"""Stored message rows ↔ the agent core's history types."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mind.core.history import HistoryMessage
+from mind.providers.base import ProviderResult, ThinkingBlock, ToolCall
+from mind.store import models
+
+
+def _thinking(block: dict[str, Any]) -> ThinkingBlock:
+    return ThinkingBlock(
+        text=block.get("text", ""),
+        signature=block.get("signature"),
+        redacted_data=block.get("redacted_data"),
+    )
+
+
+def _call(data: dict[str, Any]) -> ToolCall:
+    return ToolCall(
+        id=data["id"],
+        name=data["name"],
+        arguments=data.get("arguments"),
+        raw_arguments=data.get("raw_arguments", ""),
+        argument_error=data.get("argument_error"),
+        thought_signature=data.get("thought_signature"),
+    )
+
+
+def history_message(row: models.Message) -> HistoryMessage:
+    payload = row.payload or {}
+    return HistoryMessage(
+        id=row.id,
+        role=row.role,  # type: ignore[arg-type]
+        text=row.text,
+        created_at=row.created_at,
+        thinking=tuple(_thinking(b) for b in payload.get("thinking", [])),
+        tool_calls=tuple(_call(c) for c in payload.get("tool_calls", [])),
+        tool_call_id=payload.get("tool_call_id", ""),
+        tool_name=payload.get("tool_name", ""),
+        is_error=bool(payload.get("is_error")),
+        run_id=row.run_id or "",
+    )
+
+
+def assistant_payload(
+    result: ProviderResult, calls: list[ToolCall], mode: str, step: int
+) -> dict[str, Any]:
+    """Everything needed to send the message back to a provider byte for byte."""
+    return {
+        "detail_mode": mode,
+        "step": step,
+        "model": result.model,
+        "stop_reason": result.stop_reason.value,
+        "usage": {
+            "input_tokens": result.usage.input_tokens,
+            "output_tokens": result.usage.output_tokens,
+            "cached_tokens": result.usage.cached_tokens,
+        },
+        "thinking": [
+            {"text": b.text, "signature": b.signature, "redacted_data": b.redacted_data}
+            for b in result.thinking
+        ],
+        "tool_calls": [
+            {
+                "id": c.id,
+                "name": c.name,
+                "arguments": c.arguments,
+                "raw_arguments": c.raw_arguments,
+                "argument_error": c.argument_error,
+                "thought_signature": c.thought_signature,
+            }
+            for c in calls
+        ],
+    }

@@ -1,0 +1,30 @@
+"""Conversation history as the agent core sees it (independent of the store's tables)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal
+
+from mind.providers.base import ImagePart, ThinkingBlock, ToolCall
+
+Role = Literal["user", "assistant", "tool", "note"]
+
+
+@dataclass(frozen=True)
+class HistoryMessage:
+    """One stored message, with what the provider view needs to render it."""
+
+    id: int
+    role: Role
+    text: str
+    created_at: datetime
+    images: tuple[ImagePart, ...] = ()
+    # Assistant only.
+    thinking: tuple[ThinkingBlock, ...] = ()
+    tool_calls: tuple[ToolCall, ...] = ()
+    # Tool results only.
+    tool_call_id: str = ""
+    tool_name: str = ""
+    is_error: bool = False
+    run_id: str = ""

@@ -1,0 +1,104 @@
+"""The provider view: stored history → the messages one provider request carries.
+
+A pure function, recomputed from the complete history before every provider request:
+
+* every message's text starts with its time in GMT to the second: `[2026-09-10 14:00:30 GMT] `;
+* runtime notes become user messages, marked as platform notes;
+* messages map one to one, in order: adjacent user messages are NOT merged;
+* an assistant tool call without a stored result (the run was cancelled or the process died
+  before it ran) gets a synthesized error result, so every provider accepts the history;
+* a current-time note is appended for this request only; it is never stored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+from mind.core.history import HistoryMessage
+from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK
+from mind.providers.base import ProviderMessage
+
+NOT_EXECUTED = "error: this tool call was not executed (the run ended before it ran)"
+
+
+def gmt_stamp(moment: datetime) -> str:
+    """`[YYYY-MM-DD HH:MM:SS GMT] ` for an aware datetime (naive ones are taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("[%Y-%m-%d %H:%M:%S GMT] ")
+
+
+def strip_stamp(text: str) -> str:
+    """The text without a leading GMT stamp (for readers of rendered messages)."""
+    if text.startswith("[") and " GMT] " in text[:32]:
+        return text.split(" GMT] ", 1)[1]
+    return text
+
+
+def is_runtime_note(text: str) -> bool:
+    """True for a rendered user message that is a platform note, not something a person said."""
+    body = strip_stamp(text)
+    return body.startswith(NOTE_MARK) or body == CURRENT_TIME_NOTE
+
+
+def _render(message: HistoryMessage) -> ProviderMessage:
+    stamp = gmt_stamp(message.created_at)
+    if message.role == "note":
+        return ProviderMessage(
+            role="user", text=f"{stamp}{NOTE_MARK} {message.text}", images=list(message.images)
+        )
+    if message.role == "tool":
+        return ProviderMessage(
+            role="tool",
+            text=stamp + message.text,
+            tool_call_id=message.tool_call_id,
+            tool_name=message.tool_name,
+            is_error=message.is_error,
+        )
+    return ProviderMessage(
+        role=message.role,
+        text=stamp + message.text,
+        images=list(message.images),
+        thinking=list(message.thinking),
+        tool_calls=list(message.tool_calls),
+    )
+
+
+def _missing_results(
+    call_ids: dict[str, str], answered: set[str], at: datetime
+) -> list[ProviderMessage]:
+    stamp = gmt_stamp(at)
+    return [
+        ProviderMessage(
+            role="tool", text=stamp + NOT_EXECUTED, tool_call_id=call_id, tool_name=name,
+            is_error=True,
+        )
+        for call_id, name in call_ids.items()
+        if call_id not in answered
+    ]
+
+
+def provider_messages(history: Sequence[HistoryMessage], now: datetime) -> list[ProviderMessage]:
+    """The request messages for `history` at time `now` (see the module docstring)."""
+    out: list[ProviderMessage] = []
+    pending: dict[str, str] = {}
+    answered: set[str] = set()
+    pending_at = now
+    for message in history:
+        if message.role == "tool" and message.tool_call_id in pending:
+            answered.add(message.tool_call_id)
+            out.append(_render(message))
+            continue
+        if message.role == "tool":
+            # A result whose call is not in the batch before it cannot be sent; skip it.
+            continue
+        out.extend(_missing_results(pending, answered, pending_at))
+        pending, answered = {}, set()
+        if message.role == "assistant" and message.tool_calls:
+            pending = {call.id: call.name for call in message.tool_calls}
+            pending_at = message.created_at
+        out.append(_render(message))
+    out.extend(_missing_results(pending, answered, pending_at))
+    out.append(ProviderMessage(role="user", text=gmt_stamp(now) + CURRENT_TIME_NOTE))
+    return out

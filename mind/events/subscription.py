@@ -1,0 +1,99 @@
+"""A subscriber's merged stream: outbox replay, a replay-done marker, then live events.
+
+No gap and no duplicate: the subscriber registers on the bus *before* reading the replay, so
+a commit during the replay leaves a notification behind. Rows handed over by the bus are used
+only when they continue the stream exactly (id = last + 1); anything else, and every wakeup
+without rows (a poll, or a writer that passed none), reads the outbox for ids above the last
+one delivered. So each event is delivered once, whichever path finds it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.events.bus import EphemeralEvent, EventBus
+from mind.store.models import OutboxEvent
+from mind.store.outbox import oldest_event_id, read_events
+
+PAGE = 500
+POLL_SECONDS = 1.0
+
+
+class SnapshotRequired(Exception):
+    """The resume point is older than the oldest event kept."""
+
+
+@dataclass(frozen=True)
+class ReplayDone:
+    last_durable_id: int
+
+
+Item = OutboxEvent | EphemeralEvent | ReplayDone
+
+
+async def _page(sessions: async_sessionmaker[AsyncSession], after_id: int) -> list[OutboxEvent]:
+    async with sessions() as session, session.begin():
+        return await read_events(session, after_id, PAGE)
+
+
+async def _read_from(
+    sessions: async_sessionmaker[AsyncSession], after_id: int
+) -> AsyncIterator[OutboxEvent]:
+    while page := await _page(sessions, after_id):
+        for event in page:
+            yield event
+        after_id = page[-1].id
+        if len(page) < PAGE:
+            return
+
+
+async def _check_resumable(sessions: async_sessionmaker[AsyncSession], after_id: int) -> None:
+    async with sessions() as session, session.begin():
+        oldest = await oldest_event_id(session)
+    if after_id < 0:
+        raise ValueError("after_id cannot be negative")
+    if oldest is not None and after_id + 1 < oldest:
+        raise SnapshotRequired(
+            f"snapshot required: events after {after_id} were pruned (oldest kept: {oldest})"
+        )
+
+
+async def subscribe(
+    sessions: async_sessionmaker[AsyncSession],
+    bus: EventBus,
+    after_id: int,
+    include_ephemeral: bool,
+) -> AsyncIterator[Item]:
+    """Durable events with id > after_id, ReplayDone, then live events until the bus closes."""
+    subscription = bus.subscribe(include_ephemeral)
+    try:
+        await _check_resumable(sessions, after_id)
+        last = after_id
+        async for event in _read_from(sessions, last):
+            yield event
+            last = event.id
+        yield ReplayDone(last)
+        while not subscription.closed:
+            await subscription.wait(POLL_SECONDS)
+            # Deltas published before this wakeup precede the durable events committed since.
+            ephemerals = subscription.take_ephemeral()
+            for ephemeral in ephemerals:
+                yield ephemeral
+            rows, must_read = subscription.take_durable()
+            for row in rows:
+                if row.id <= last:
+                    continue
+                if row.id != last + 1:
+                    must_read = True  # a gap: another writer's rows, or a skipped id
+                    break
+                yield row
+                last = row.id
+            if must_read or not (rows or ephemerals):  # a gap, a bare notice, or a poll
+                async for event in _read_from(sessions, last):
+                    yield event
+                    last = event.id
+    finally:
+        subscription.close()

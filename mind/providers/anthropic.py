@@ -1,0 +1,234 @@
+"""Anthropic Messages.
+
+Wire facts this module isolates: `x-api-key` and `anthropic-version` headers; the system
+prompt is a top-level `system` field; `max_tokens` is required and must exceed the thinking
+budget; content arrives as indexed blocks (`text`, `thinking` + `signature_delta`,
+`redacted_thinking`, `tool_use` + `input_json_delta` fragments); usage is split between
+`message_start` (input, cache) and `message_delta` (output); `ping` events and empty deltas
+carry nothing; an `error` event may end a 200 stream. On the way back, thinking blocks are
+returned with their signature byte for byte, redacted blocks unchanged, and tool results are
+`tool_result` blocks inside one user message.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mind.providers._adapter import StreamingAdapter
+from mind.providers._assembly import Assembly, PendingThinking
+from mind.providers._http import SSEBody, image_placeholders, parse_json, stream_error
+from mind.providers.base import (
+    ProviderMessage,
+    ProviderRequest,
+    StopReason,
+    ThinkingLevel,
+    Usage,
+)
+
+API_VERSION = "2023-06-01"
+# Thinking budget per level; the API's minimum budget is 1024 tokens.
+BUDGETS = {
+    ThinkingLevel.MINIMAL: 1024,
+    ThinkingLevel.LOW: 2048,
+    ThinkingLevel.MEDIUM: 8192,
+    ThinkingLevel.HIGH: 16384,
+    ThinkingLevel.XHIGH: 32000,
+}
+# Room left for the answer itself when a thinking budget is set.
+_ANSWER_ROOM = 4096
+_STOP = {
+    "end_turn": StopReason.STOP,
+    "stop_sequence": StopReason.STOP,
+    "pause_turn": StopReason.STOP,
+    "max_tokens": StopReason.LENGTH,
+    "model_context_window_exceeded": StopReason.LENGTH,
+    "tool_use": StopReason.TOOL_USE,
+    "refusal": StopReason.REFUSAL,
+}
+
+
+class AnthropicProvider(StreamingAdapter):
+    name = "anthropic"
+    key_env = "ANTHROPIC_API_KEY"
+    default_base_url = "https://api.anthropic.com"
+
+    def url(self) -> str:
+        return f"{self.base_url}/v1/messages"
+
+    def headers(self) -> dict[str, str]:
+        return {"x-api-key": self._key.value, "anthropic-version": API_VERSION}
+
+    def body(self, request: ProviderRequest) -> dict[str, Any]:
+        max_tokens = self.max_output(request)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": _messages(request.messages, self.info.vision),
+            "stream": True,
+        }
+        if request.system:
+            body["system"] = request.system
+        level = self.thinking_level(request)
+        if level != ThinkingLevel.OFF:
+            budget = min(BUDGETS[level], max(1024, self.info.max_output - _ANSWER_ROOM))
+            max_tokens = min(max(max_tokens, budget + _ANSWER_ROOM), self.info.max_output)
+            body["thinking"] = {"type": "enabled", "budget_tokens": min(budget, max_tokens - 1)}
+        body["max_tokens"] = max_tokens
+        if request.tools:
+            body["tools"] = [
+                {"name": t.name, "description": t.description, "input_schema": t.parameters}
+                for t in request.tools
+            ]
+        return body
+
+    async def read_events(self, sse: SSEBody, assembly: Assembly) -> None:
+        blocks: dict[int, PendingThinking | None] = {}
+        async for event in sse.events():
+            data = parse_json(event.data) if event.data.strip() else None
+            if not isinstance(data, dict):
+                continue
+            kind = data.get("type") or event.event
+            if kind == "message_start":
+                message = data.get("message") or {}
+                assembly.usage = _usage(assembly.usage, message.get("usage") or {})
+            elif kind == "content_block_start":
+                self._start_block(assembly, blocks, data)
+            elif kind == "content_block_delta":
+                _delta(assembly, blocks, data.get("index", 0), data.get("delta") or {})
+            elif kind == "message_delta":
+                reason = (data.get("delta") or {}).get("stop_reason")
+                if reason:
+                    assembly.stop_reason = _STOP.get(reason, StopReason.STOP)
+                assembly.usage = _usage(assembly.usage, data.get("usage") or {})
+            elif kind == "message_stop":
+                if assembly.stop_reason is None:
+                    assembly.stop_reason = StopReason.STOP
+                return
+            elif kind == "error":
+                assembly.fail(stream_error(self._wire, data, "error event"))
+                return
+
+    def _start_block(
+        self, assembly: Assembly, blocks: dict[int, PendingThinking | None], data: dict[str, Any]
+    ) -> None:
+        index = data.get("index", 0)
+        block = data.get("content_block") or {}
+        kind = block.get("type")
+        blocks[index] = None
+        if kind == "text":
+            assembly.text(block.get("text") or "")
+        elif kind == "thinking":
+            pending = assembly.new_thinking()
+            blocks[index] = pending
+            assembly.think(pending, block.get("thinking") or "")
+            pending.signature = block.get("signature") or None
+        elif kind == "redacted_thinking":
+            pending = assembly.new_thinking()
+            pending.redacted_data = block.get("data") or ""
+        elif kind == "tool_use":
+            assembly.start_call(index, block.get("id") or "", block.get("name") or "")
+            initial = block.get("input")
+            if initial:
+                # A complete input in the start block (no deltas follow) is kept as JSON text.
+                assembly.call_fragment(index, json.dumps(initial))
+        # Other block kinds (server tools, citations) belong to features ToBe does not request.
+
+
+def _delta(
+    assembly: Assembly, blocks: dict[int, PendingThinking | None], index: int, delta: dict
+) -> None:
+    kind = delta.get("type")
+    if kind == "text_delta":
+        assembly.text(delta.get("text") or "")
+    elif kind == "thinking_delta":
+        pending = blocks.get(index)
+        if pending is not None:
+            assembly.think(pending, delta.get("thinking") or "")
+    elif kind == "signature_delta":
+        pending = blocks.get(index)
+        if pending is not None:
+            pending.signature = (pending.signature or "") + (delta.get("signature") or "")
+    elif kind == "input_json_delta":
+        assembly.call_fragment(index, delta.get("partial_json") or "")
+
+
+def _usage(current: Usage, raw: dict[str, Any]) -> Usage:
+    """Input counts all prompt tokens (fresh, cache writes and cache reads), like OpenAI's."""
+    cached = raw.get("cache_read_input_tokens")
+    fresh = raw.get("input_tokens")
+    written = raw.get("cache_creation_input_tokens")
+    output = raw.get("output_tokens")
+    input_tokens = current.input_tokens
+    if fresh is not None:
+        input_tokens = int(fresh) + int(written or 0) + int(cached or 0)
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=int(output) if output is not None else current.output_tokens,
+        cached_tokens=int(cached) if cached is not None else current.cached_tokens,
+    )
+
+
+def _user_content(message: ProviderMessage, vision: bool) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    text = message.text
+    if message.images and not vision:
+        text = "\n".join(t for t in (text, image_placeholders(message.images)) if t)
+    if text:
+        content.append({"type": "text", "text": text})
+    if vision:
+        content.extend(
+            {
+                "type": "image",
+                "source": {"type": "base64", "media_type": i.mime_type, "data": i.data_base64},
+            }
+            for i in message.images
+        )
+    return content
+
+
+def _assistant_content(message: ProviderMessage) -> list[dict[str, Any]]:
+    content: list[dict[str, Any]] = []
+    for block in message.thinking:
+        if block.redacted_data is not None:
+            content.append({"type": "redacted_thinking", "data": block.redacted_data})
+        elif block.signature:
+            # The API verifies the signature against the text: both go back unchanged.
+            content.append(
+                {"type": "thinking", "thinking": block.text, "signature": block.signature}
+            )
+    if message.text:
+        content.append({"type": "text", "text": message.text})
+    content.extend(
+        {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments or {}}
+        for call in message.tool_calls
+    )
+    return content
+
+
+def _messages(messages: list[ProviderMessage], vision: bool) -> list[dict[str, Any]]:
+    """Wire messages; consecutive tool results share one user message, as the API requires."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            result = {
+                "type": "tool_result",
+                "tool_use_id": message.tool_call_id,
+                "content": message.text,
+            }
+            if message.is_error:
+                result["is_error"] = True
+            previous = out[-1] if out else None
+            if (
+                previous is not None
+                and previous["role"] == "user"
+                and previous["content"]
+                and all(part.get("type") == "tool_result" for part in previous["content"])
+            ):
+                previous["content"].append(result)
+            else:
+                out.append({"role": "user", "content": [result]})
+        elif message.role == "assistant":
+            out.append({"role": "assistant", "content": _assistant_content(message)})
+        else:
+            out.append({"role": "user", "content": _user_content(message, vision)})
+    return out

@@ -1,0 +1,139 @@
+"""The model catalog: what each model accepts, so requests never ask for what it cannot do.
+
+Each entry gives the context window, the largest output, whether the model sees images and
+the thinking levels it supports. Operators add models (a local model behind an
+OpenAI-compatible server, a model newer than this release) with `[[provider.models]]` entries
+in the config file. An unknown model id is a configuration error raised before the Mind
+serves anything, with a message that says how to fix it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mind.providers.base import ThinkingLevel
+from tobe.config import ModelEntry, ProviderSettings
+
+_ORDER = list(ThinkingLevel)
+OFF = (ThinkingLevel.OFF,)
+REASONING = (ThinkingLevel.LOW, ThinkingLevel.MEDIUM, ThinkingLevel.HIGH)
+GPT5 = (ThinkingLevel.MINIMAL, *REASONING)
+ALL_LEVELS = tuple(_ORDER)
+GEMINI_25_FLASH = (ThinkingLevel.OFF, ThinkingLevel.MINIMAL, *REASONING)
+GEMINI_25_PRO = (ThinkingLevel.MINIMAL, *REASONING)
+GEMINI_3 = (ThinkingLevel.LOW, ThinkingLevel.HIGH)
+
+
+class UnknownModelError(ValueError):
+    """The configured model is neither built in nor added in the config file."""
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    id: str
+    context_window: int
+    max_output: int
+    vision: bool
+    thinking_levels: tuple[ThinkingLevel, ...]
+
+
+def _m(
+    model_id: str, context: int, output: int, vision: bool, levels: tuple[ThinkingLevel, ...]
+) -> ModelInfo:
+    return ModelInfo(model_id, context, output, vision, levels)
+
+
+BUILTIN: dict[str, tuple[ModelInfo, ...]] = {
+    "openai": (
+        _m("gpt-4o", 128_000, 16_384, True, OFF),
+        _m("gpt-4o-mini", 128_000, 16_384, True, OFF),
+        _m("gpt-4.1", 1_047_576, 32_768, True, OFF),
+        _m("gpt-4.1-mini", 1_047_576, 32_768, True, OFF),
+        _m("gpt-4.1-nano", 1_047_576, 32_768, True, OFF),
+        _m("o3", 200_000, 100_000, True, REASONING),
+        _m("o3-mini", 200_000, 100_000, False, REASONING),
+        _m("o4-mini", 200_000, 100_000, True, REASONING),
+        _m("gpt-5", 400_000, 128_000, True, GPT5),
+        _m("gpt-5-mini", 400_000, 128_000, True, GPT5),
+        _m("gpt-5-nano", 400_000, 128_000, True, GPT5),
+    ),
+    "anthropic": (
+        _m("claude-opus-4-1", 200_000, 32_000, True, ALL_LEVELS),
+        _m("claude-opus-4", 200_000, 32_000, True, ALL_LEVELS),
+        _m("claude-sonnet-4-5", 200_000, 64_000, True, ALL_LEVELS),
+        _m("claude-sonnet-4", 200_000, 64_000, True, ALL_LEVELS),
+        _m("claude-haiku-4-5", 200_000, 64_000, True, ALL_LEVELS),
+        _m("claude-3-7-sonnet", 200_000, 64_000, True, ALL_LEVELS),
+        _m("claude-3-5-haiku", 200_000, 8_192, True, OFF),
+    ),
+    "gemini": (
+        _m("gemini-3-pro-preview", 1_048_576, 65_536, True, GEMINI_3),
+        _m("gemini-2.5-pro", 1_048_576, 65_536, True, GEMINI_25_PRO),
+        _m("gemini-2.5-flash", 1_048_576, 65_536, True, GEMINI_25_FLASH),
+        _m("gemini-2.5-flash-lite", 1_048_576, 65_536, True, GEMINI_25_FLASH),
+        _m("gemini-2.0-flash", 1_048_576, 8_192, True, OFF),
+        _m("gemini-2.0-flash-lite", 1_048_576, 8_192, True, OFF),
+    ),
+}
+
+
+def _from_entry(entry: ModelEntry) -> ModelInfo:
+    try:
+        levels = tuple(sorted({ThinkingLevel(level) for level in entry.thinking_levels},
+                              key=_ORDER.index))
+    except ValueError as exc:
+        raise UnknownModelError(
+            f"[[provider.models]] id={entry.id!r}: {exc}; thinking levels are "
+            + ", ".join(level.value for level in _ORDER)
+        ) from exc
+    return ModelInfo(entry.id, entry.context_window, entry.max_output, entry.vision, levels)
+
+
+def _match(model_id: str, models: Iterable[ModelInfo]) -> ModelInfo | None:
+    """Exact id, else the longest known id the given one extends with a dated suffix."""
+    candidates = list(models)
+    for info in candidates:
+        if info.id == model_id:
+            return info
+    prefixed = [info for info in candidates if model_id.startswith(info.id + "-")]
+    return max(prefixed, key=lambda info: len(info.id), default=None)
+
+
+def lookup(settings: ProviderSettings) -> ModelInfo:
+    """The catalog entry of the configured model; config entries win over built-in ones."""
+    added = [_from_entry(entry) for entry in settings.models]
+    builtin = BUILTIN.get(settings.kind, ())
+    found = _match(settings.model, added) or _match(settings.model, builtin)
+    if found is not None:
+        return found
+    known = ", ".join(info.id for info in builtin) or "none"
+    raise UnknownModelError(
+        f"unknown model {settings.model!r} for provider {settings.kind!r} (known: {known}). "
+        "Pick a known model with TOBE_PROVIDER__MODEL (or [provider] model), or describe it "
+        "in the config file:\n"
+        "  [[provider.models]]\n"
+        f'  id = "{settings.model}"\n'
+        "  context_window = 128000\n"
+        "  max_output = 8192\n"
+        "  vision = false\n"
+        '  thinking_levels = ["off"]'
+    )
+
+
+def clamp_thinking(info: ModelInfo, level: ThinkingLevel) -> tuple[ThinkingLevel, str | None]:
+    """The supported level nearest to `level` (the lower one on a tie) and a warning if moved.
+
+    The caller logs the warning once per conversation.
+    """
+    if level in info.thinking_levels:
+        return level, None
+    wanted = _ORDER.index(level)
+    nearest = min(
+        info.thinking_levels, key=lambda lvl: (abs(_ORDER.index(lvl) - wanted), _ORDER.index(lvl))
+    )
+    supported = ", ".join(lvl.value for lvl in info.thinking_levels)
+    return nearest, (
+        f"model {info.id} does not support thinking level {level.value!r} "
+        f"(supported: {supported}); using {nearest.value!r}"
+    )

@@ -1,0 +1,86 @@
+"""Choosing a provider from the environment, for `tobe up` on a machine with a key set.
+
+Order: explicit `TOBE_PROVIDER__KIND` wins (with the other `TOBE_PROVIDER__*` values, the key
+falling back to the provider's usual variable); otherwise the first usual key found among
+ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY and GOOGLE_API_KEY, with that provider's
+default model unless `TOBE_PROVIDER__MODEL` names one. `OPENAI_BASE_URL` is honoured for the
+OpenAI-compatible kind.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Literal
+
+from pydantic import SecretStr
+
+from tobe.config import ProviderSettings
+
+Kind = Literal["openai", "anthropic", "gemini"]
+
+DEFAULT_MODELS: dict[Kind, str] = {
+    "anthropic": "claude-sonnet-4-5",
+    "openai": "gpt-4.1-mini",
+    "gemini": "gemini-2.5-flash",
+}
+KEY_VARIABLES: dict[Kind, tuple[str, ...]] = {
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "openai": ("OPENAI_API_KEY",),
+    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+}
+_PREFIX = "TOBE_PROVIDER__"
+log = logging.getLogger("mind.providers")
+
+
+def _first(env: Mapping[str, str], names: tuple[str, ...]) -> tuple[str, str] | None:
+    for name in names:
+        if env.get(name):
+            return name, env[name]
+    return None
+
+
+def detect_provider(env: Mapping[str, str]) -> ProviderSettings | None:
+    """The provider settings the environment asks for, or None; logs which one it chose."""
+    detected = detect_with_reason(env)
+    if detected is None:
+        return None
+    log.info("%s", detected[1])
+    return detected[0]
+
+
+def detect_with_reason(env: Mapping[str, str]) -> tuple[ProviderSettings, str] | None:
+    """(settings, a sentence saying what was chosen and why) for `tobe up` to print."""
+    explicit = env.get(_PREFIX + "KIND", "")
+    if explicit:
+        if explicit not in KEY_VARIABLES:
+            # `scripted` (or a typo, which pydantic reports) is not auto-detection.
+            return None
+        kind: Kind = explicit  # type: ignore[assignment]
+        found = (
+            (_PREFIX + "API_KEY", env[_PREFIX + "API_KEY"])
+            if env.get(_PREFIX + "API_KEY")
+            else _first(env, KEY_VARIABLES[kind])
+        )
+        source = f"{_PREFIX}KIND={kind}"
+    else:
+        for kind in KEY_VARIABLES:
+            found = _first(env, KEY_VARIABLES[kind])
+            if found:
+                break
+        else:
+            return None
+        source = found[0]
+    model = env.get(_PREFIX + "MODEL") or DEFAULT_MODELS[kind]
+    base_url = env.get(_PREFIX + "BASE_URL") or (
+        env.get("OPENAI_BASE_URL", "") if kind == "openai" else ""
+    )
+    settings = ProviderSettings(
+        kind=kind,
+        model=model,
+        base_url=base_url,
+        api_key=SecretStr(found[1]) if found else None,
+    )
+    key_note = f"key from {found[0]}" if found else "no API key"
+    where = f" at {base_url}" if base_url else ""
+    return settings, f"using provider {kind}, model {model}{where} ({source}; {key_note})"

@@ -1,0 +1,83 @@
+"""Build the configured Provider from `ProviderSettings`."""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from pydantic import SecretStr
+
+from mind.providers.anthropic import AnthropicProvider
+from mind.providers.base import Provider, ThinkingLevel
+from mind.providers.catalog import UnknownModelError, lookup
+from mind.providers.detect import KEY_VARIABLES
+from mind.providers.gemini import GeminiProvider
+from mind.providers.openai import OpenAIProvider
+from mind.providers.scripted import ScriptedProvider
+from tobe.config import ProviderSettings
+
+log = logging.getLogger(__name__)
+
+# The offline demo script, played when no provider is configured.
+DEMO_SCRIPT = Path(__file__).with_name("demo_script.yaml")
+
+
+class ProviderConfigError(ValueError):
+    """The provider settings cannot work (missing field, unreadable or invalid script)."""
+
+
+def build_provider(settings: ProviderSettings) -> Provider:
+    """The provider for `settings`; ProviderConfigError (or ScriptError) says what to fix."""
+    if settings.kind == "":
+        log.warning("no provider configured ([provider] kind); playing the offline demo script")
+        return ScriptedProvider.from_file(DEMO_SCRIPT)
+    if settings.kind == "scripted":
+        if settings.script is None:
+            raise ProviderConfigError(
+                "provider kind 'scripted' needs a script file: set [provider] script "
+                "(TOBE_PROVIDER__SCRIPT)"
+            )
+        return ScriptedProvider.from_file(settings.script)
+    if settings.kind in _ADAPTERS:
+        return _wire_provider(settings)
+    raise ProviderConfigError(f"provider kind {settings.kind!r} is not available in this build")
+
+
+_ADAPTERS = {"openai": OpenAIProvider, "anthropic": AnthropicProvider, "gemini": GeminiProvider}
+
+
+def _wire_provider(settings: ProviderSettings) -> Provider:
+    """An HTTP adapter for a model the catalog knows."""
+    if not settings.model:
+        raise ProviderConfigError(
+            f"provider kind {settings.kind!r} needs a model: set [provider] model "
+            "(TOBE_PROVIDER__MODEL)"
+        )
+    if settings.base_url and not settings.base_url.startswith(("http://", "https://")):
+        raise ProviderConfigError(
+            f"[provider] base_url {settings.base_url!r} must start with http:// or https:// "
+            "(TOBE_PROVIDER__BASE_URL)"
+        )
+    if settings.thinking not in set(ThinkingLevel):
+        levels = ", ".join(level.value for level in ThinkingLevel)
+        raise ProviderConfigError(
+            f"[provider] thinking {settings.thinking!r} is not a thinking level; use one of "
+            f"{levels} (TOBE_PROVIDER__THINKING)"
+        )
+    if settings.api_key is None:
+        for name in KEY_VARIABLES[settings.kind]:  # type: ignore[index]
+            if os.environ.get(name):
+                settings = settings.model_copy(update={"api_key": SecretStr(os.environ[name])})
+                break
+    if settings.api_key is None and settings.kind != "openai":
+        names = " or ".join(KEY_VARIABLES[settings.kind])  # type: ignore[index]
+        raise ProviderConfigError(
+            f"provider {settings.kind!r} needs an API key: set TOBE_PROVIDER__API_KEY, {names}, "
+            "or [provider] api_key in the config file"
+        )
+    try:
+        info = lookup(settings)
+    except UnknownModelError as exc:
+        raise ProviderConfigError(str(exc)) from exc
+    return _ADAPTERS[settings.kind](settings, info)

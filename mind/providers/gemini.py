@@ -1,0 +1,258 @@
+"""Gemini generateContent, streamed with `streamGenerateContent?alt=sse`.
+
+Wire facts this module isolates: the key goes in `x-goog-api-key`; the system prompt is
+`systemInstruction`; the assistant role is `model`; every chunk repeats `usageMetadata` (the
+last one counts); function calls arrive whole (arguments as objects), older models send them
+without ids; thought parts carry `thought: true`; a `thoughtSignature` must go back on the
+part it came with; tool results are `functionResponse` parts in a user turn. Real streams
+separate events with CRLF CRLF, may end on an unterminated event (see `_http._Terminated`) and
+may report an error after the 200 as a raw JSON object without `data:`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mind.providers._adapter import StreamingAdapter
+from mind.providers._assembly import Assembly, PendingThinking, generated_call_id
+from mind.providers._http import SSEBody, image_placeholders, parse_json, stream_error
+from mind.providers.base import (
+    ErrorKind,
+    ProviderError,
+    ProviderMessage,
+    ProviderRequest,
+    StopReason,
+    ThinkingLevel,
+    Usage,
+)
+
+# Gemini 2.x takes a token budget; later models take a named level.
+BUDGETS = {
+    ThinkingLevel.OFF: 0,
+    ThinkingLevel.MINIMAL: 512,
+    ThinkingLevel.LOW: 1024,
+    ThinkingLevel.MEDIUM: 8192,
+    ThinkingLevel.HIGH: 24576,
+    ThinkingLevel.XHIGH: 32768,
+}
+_FINISH = {
+    "STOP": StopReason.STOP,
+    "MAX_TOKENS": StopReason.LENGTH,
+    "SAFETY": StopReason.SAFETY,
+    "RECITATION": StopReason.SAFETY,
+    "BLOCKLIST": StopReason.SAFETY,
+    "PROHIBITED_CONTENT": StopReason.SAFETY,
+    "SPII": StopReason.SAFETY,
+    "IMAGE_SAFETY": StopReason.SAFETY,
+}
+
+
+class GeminiProvider(StreamingAdapter):
+    name = "gemini"
+    key_env = "GEMINI_API_KEY"
+    default_base_url = "https://generativelanguage.googleapis.com"
+
+    def url(self) -> str:
+        base = self.base_url
+        if not base.rsplit("/", 1)[-1].startswith("v1"):
+            base += "/v1beta"
+        return f"{base}/models/{self.model}:streamGenerateContent?alt=sse"
+
+    def headers(self) -> dict[str, str]:
+        return {"x-goog-api-key": self._key.value}
+
+    def body(self, request: ProviderRequest) -> dict[str, Any]:
+        config: dict[str, Any] = {"maxOutputTokens": self.max_output(request)}
+        thinking = self._thinking_config(self.thinking_level(request))
+        if thinking:
+            config["thinkingConfig"] = thinking
+        body: dict[str, Any] = {
+            "contents": _contents(request.messages, self.info.vision),
+            "generationConfig": config,
+        }
+        if request.system:
+            body["systemInstruction"] = {"parts": [{"text": request.system}]}
+        if request.tools:
+            body["tools"] = [
+                {
+                    "functionDeclarations": [
+                        {
+                            "name": tool.name,
+                            "description": tool.description,
+                            "parametersJsonSchema": tool.parameters,
+                        }
+                        for tool in request.tools
+                    ]
+                }
+            ]
+        return body
+
+    def _thinking_config(self, level: ThinkingLevel) -> dict[str, Any] | None:
+        if self.info.thinking_levels == (ThinkingLevel.OFF,):
+            return None
+        if level == ThinkingLevel.OFF:
+            return {"thinkingBudget": 0}
+        if self.model.startswith("gemini-2"):
+            return {"thinkingBudget": BUDGETS[level], "includeThoughts": True}
+        named = "high" if level == ThinkingLevel.XHIGH else level.value
+        return {"thinkingLevel": named, "includeThoughts": True}
+
+    async def read_events(self, sse: SSEBody, assembly: Assembly) -> None:
+        state = _ChunkReader(assembly)
+        async for event in sse.events():
+            if not event.data.strip():
+                continue
+            chunk = parse_json(event.data)
+            if isinstance(chunk, list) and chunk:
+                chunk = chunk[0]
+            if not isinstance(chunk, dict):
+                assembly.fail(ProviderError(
+                    ErrorKind.PROTOCOL, f"gemini: unreadable chunk {event.data[:200]!r}"
+                ))
+                return
+            if "error" in chunk:
+                assembly.fail(stream_error(self._wire, chunk, "error event"))
+                return
+            state.feed(chunk)
+        if assembly.stop_reason is None and assembly.error is None:
+            trailing = sse.trailing_json()
+            if trailing is not None:
+                assembly.fail(stream_error(self._wire, trailing, "error after the stream"))
+
+
+class _ChunkReader:
+    """Feeds Gemini chunks into an Assembly, keeping thought blocks together."""
+
+    def __init__(self, assembly: Assembly) -> None:
+        self.assembly = assembly
+        self.thinking: PendingThinking | None = None
+
+    def feed(self, chunk: dict[str, Any]) -> None:
+        assembly = self.assembly
+        if isinstance(chunk.get("usageMetadata"), dict):
+            assembly.usage = _usage(chunk["usageMetadata"])
+        blocked = (chunk.get("promptFeedback") or {}).get("blockReason")
+        if blocked:
+            assembly.stop_reason = StopReason.SAFETY
+        candidates = chunk.get("candidates") or []
+        if not candidates:
+            return
+        candidate = candidates[0]
+        for part in (candidate.get("content") or {}).get("parts") or []:
+            self._part(part)
+        finish = candidate.get("finishReason")
+        if finish and finish != "FINISH_REASON_UNSPECIFIED":
+            if finish in _FINISH:
+                assembly.stop_reason = _FINISH[finish]
+            else:
+                assembly.fail(ProviderError(ErrorKind.STREAM, f"gemini: finished with {finish}"))
+
+    def _part(self, part: dict[str, Any]) -> None:
+        assembly = self.assembly
+        signature = part.get("thoughtSignature")
+        if "functionCall" in part:
+            self.thinking = None
+            call = part["functionCall"] or {}
+            index = len(assembly.calls)
+            pending = assembly.start_call(
+                index, call.get("id") or generated_call_id(), call.get("name") or ""
+            )
+            pending.thought_signature = signature
+            args = call.get("args")
+            assembly.call_fragment(index, json.dumps(args if args is not None else {}))
+            return
+        text = part.get("text")
+        if part.get("thought"):
+            if self.thinking is None or (signature and self.thinking.signature):
+                self.thinking = assembly.new_thinking()
+            assembly.think(self.thinking, text or "")
+            if signature:
+                self.thinking.signature = signature
+            return
+        self.thinking = None
+        if isinstance(text, str):
+            assembly.text(text)
+        if signature:
+            # A signature on an answer part: kept as an empty thinking block, sent back on the
+            # answer's text part.
+            assembly.new_thinking().signature = signature
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    return Usage(
+        input_tokens=int(raw.get("promptTokenCount") or 0),
+        output_tokens=int(raw.get("candidatesTokenCount") or 0)
+        + int(raw.get("thoughtsTokenCount") or 0),
+        cached_tokens=int(raw.get("cachedContentTokenCount") or 0),
+    )
+
+
+def _user_parts(message: ProviderMessage, vision: bool) -> list[dict[str, Any]]:
+    text = message.text
+    if message.images and not vision:
+        text = "\n".join(t for t in (text, image_placeholders(message.images)) if t)
+    parts: list[dict[str, Any]] = [{"text": text}] if text else []
+    if vision:
+        parts.extend(
+            {"inlineData": {"mimeType": image.mime_type, "data": image.data_base64}}
+            for image in message.images
+        )
+    return parts
+
+
+def _model_parts(message: ProviderMessage) -> list[dict[str, Any]]:
+    parts: list[dict[str, Any]] = []
+    answer_signature = None
+    for block in message.thinking:
+        if block.text:
+            part: dict[str, Any] = {"text": block.text, "thought": True}
+            if block.signature:
+                part["thoughtSignature"] = block.signature
+            parts.append(part)
+        elif block.signature:
+            answer_signature = block.signature
+    if message.text or answer_signature:
+        part = {"text": message.text}
+        if answer_signature:
+            part["thoughtSignature"] = answer_signature
+        parts.append(part)
+    for call in message.tool_calls:
+        part = {"functionCall": {"id": call.id, "name": call.name, "args": call.arguments or {}}}
+        if call.thought_signature:
+            part["thoughtSignature"] = call.thought_signature
+        parts.append(part)
+    return parts
+
+
+def _function_response(message: ProviderMessage) -> dict[str, Any]:
+    key = "error" if message.is_error else "output"
+    return {
+        "functionResponse": {
+            "id": message.tool_call_id,
+            "name": message.tool_name,
+            "response": {key: message.text},
+        }
+    }
+
+
+def _contents(messages: list[ProviderMessage], vision: bool) -> list[dict[str, Any]]:
+    """Wire contents; consecutive tool results share one user turn."""
+    out: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            previous = out[-1] if out else None
+            if (
+                previous is not None
+                and previous["role"] == "user"
+                and previous["parts"]
+                and all("functionResponse" in part for part in previous["parts"])
+            ):
+                previous["parts"].append(_function_response(message))
+            else:
+                out.append({"role": "user", "parts": [_function_response(message)]})
+        elif message.role == "assistant":
+            out.append({"role": "model", "parts": _model_parts(message)})
+        else:
+            out.append({"role": "user", "parts": _user_parts(message, vision)})
+    return out

@@ -1,0 +1,175 @@
+"""OpenAI-compatible Chat Completions (OpenAI, vLLM, Ollama, llama.cpp server, LM Studio, …).
+
+Wire facts this module isolates: the system prompt is the first `system` message; tool
+results are `tool` messages carrying `tool_call_id`; tool-call arguments stream as string
+fragments keyed by `index` (several calls interleave); usage arrives in a final chunk with
+empty `choices` when `stream_options.include_usage` is set; reasoning text comes as
+`reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, OpenRouter); the stream ends
+with `data: [DONE]`; an error after the 200 is a `data:` object with an `error` member.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from mind.providers._adapter import StreamingAdapter
+from mind.providers._assembly import Assembly
+from mind.providers._http import SSEBody, data_url, image_placeholders, parse_json, stream_error
+from mind.providers.base import (
+    ErrorKind,
+    ProviderError,
+    ProviderMessage,
+    ProviderRequest,
+    StopReason,
+    ThinkingLevel,
+    Usage,
+)
+
+_FINISH = {
+    "stop": StopReason.STOP,
+    "length": StopReason.LENGTH,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "content_filter": StopReason.SAFETY,
+}
+
+
+class OpenAIProvider(StreamingAdapter):
+    name = "openai"
+    key_env = "OPENAI_API_KEY"
+    default_base_url = "https://api.openai.com/v1"
+
+    def url(self) -> str:
+        return f"{self.base_url}/chat/completions"
+
+    def headers(self) -> dict[str, str]:
+        # Local servers often need no key; sending an empty bearer would be rejected by some.
+        if not self._key.value:
+            return {}
+        return {"Authorization": f"Bearer {self._key.value}"}
+
+    def body(self, request: ProviderRequest) -> dict[str, Any]:
+        messages: list[dict[str, Any]] = []
+        if request.system:
+            messages.append({"role": "system", "content": request.system})
+        messages.extend(self._message(message) for message in request.messages)
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        }
+        level = self.thinking_level(request)
+        reasoning = level != ThinkingLevel.OFF
+        if reasoning:
+            # OpenAI has no `xhigh`; the catalog keeps it out, this guards config entries.
+            body["reasoning_effort"] = "high" if level == ThinkingLevel.XHIGH else level.value
+        # Reasoning models refuse `max_tokens`; the newer name works for them.
+        body["max_completion_tokens" if reasoning else "max_tokens"] = self.max_output(request)
+        if request.tools:
+            body["tools"] = [
+                {
+                    "type": "function",
+                    "function": {
+                        "name": tool.name,
+                        "description": tool.description,
+                        "parameters": tool.parameters,
+                    },
+                }
+                for tool in request.tools
+            ]
+        return body
+
+    def _message(self, message: ProviderMessage) -> dict[str, Any]:
+        if message.role == "tool":
+            return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text}
+        if message.role == "assistant":
+            out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+            if message.tool_calls:
+                out["tool_calls"] = [
+                    {
+                        "id": call.id,
+                        "type": "function",
+                        "function": {
+                            "name": call.name,
+                            "arguments": call.raw_arguments or json.dumps(call.arguments or {}),
+                        },
+                    }
+                    for call in message.tool_calls
+                ]
+            return out
+        if not message.images:
+            return {"role": "user", "content": message.text}
+        if not self.info.vision:
+            text = "\n".join(t for t in (message.text, image_placeholders(message.images)) if t)
+            return {"role": "user", "content": text}
+        parts: list[dict[str, Any]] = []
+        if message.text:
+            parts.append({"type": "text", "text": message.text})
+        parts.extend(
+            {"type": "image_url", "image_url": {"url": data_url(image)}}
+            for image in message.images
+        )
+        return {"role": "user", "content": parts}
+
+    async def read_events(self, sse: SSEBody, assembly: Assembly) -> None:
+        thinking = None
+        async for event in sse.events():
+            data = event.data.strip()
+            if not data:
+                continue
+            if data == "[DONE]":
+                break
+            chunk = parse_json(data)
+            if not isinstance(chunk, dict):
+                assembly.fail(
+                    ProviderError(ErrorKind.PROTOCOL, f"openai: unreadable chunk {data[:200]!r}")
+                )
+                return
+            if "error" in chunk:
+                assembly.fail(stream_error(self._wire, chunk, "error event"))
+                return
+            if isinstance(chunk.get("usage"), dict):
+                assembly.usage = _usage(chunk["usage"])
+            for choice in chunk.get("choices") or []:
+                delta = choice.get("delta") or {}
+                reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+                if isinstance(reasoning, str) and reasoning:
+                    thinking = thinking or assembly.new_thinking()
+                    assembly.think(thinking, reasoning)
+                if isinstance(delta.get("content"), str):
+                    assembly.text(delta["content"])
+                if isinstance(delta.get("refusal"), str):
+                    assembly.text(delta["refusal"])
+                    assembly.stop_reason = StopReason.REFUSAL
+                for fragment in delta.get("tool_calls") or []:
+                    _tool_fragment(assembly, fragment)
+                finish = choice.get("finish_reason")
+                if finish and assembly.stop_reason != StopReason.REFUSAL:
+                    assembly.stop_reason = _FINISH.get(finish, StopReason.STOP)
+
+
+def _tool_fragment(assembly: Assembly, fragment: dict[str, Any]) -> None:
+    index = fragment.get("index", 0)
+    function = fragment.get("function") or {}
+    if index not in assembly.calls:
+        assembly.start_call(index, fragment.get("id") or "", function.get("name") or "")
+    call = assembly.calls[index]
+    if not call.name and function.get("name"):
+        call.name = function["name"]
+    arguments = function.get("arguments")
+    if isinstance(arguments, dict):
+        # Some servers send the whole object instead of string fragments.
+        arguments = json.dumps(arguments)
+    if isinstance(arguments, str):
+        assembly.call_fragment(index, arguments)
+
+
+def _usage(raw: dict[str, Any]) -> Usage:
+    details = raw.get("prompt_tokens_details") or {}
+    return Usage(
+        input_tokens=int(raw.get("prompt_tokens") or 0),
+        output_tokens=int(raw.get("completion_tokens") or 0),
+        cached_tokens=int(details.get("cached_tokens") or 0),
+    )

@@ -1,0 +1,138 @@
+"""The Scripted provider's script: a validated description of model responses.
+
+A script lists `runs`. The run to play is the first whose `match` (a regular expression,
+searched) matches the user message that started the run — the last user message of the
+request that is not a platform note. Within it, the step played is the provider call index
+inside the run: the number of assistant messages after that user message. Both are derived
+from the request alone, so any number of conversations can play one script at once.
+
+```yaml
+runs:
+  - match: "what time"
+    steps:
+      - thinking: "The user wants the time."
+        text: "Let me look."
+        chunks: 3                 # stream the text as 3 deltas
+        tool_calls:
+          - name: current_time
+            arguments: {timezone: "Europe/Paris"}
+      - expect: {last_role: tool, last_contains: "utc"}
+        text: "Done."
+  - match: ".*"
+    steps:
+      - {delay: 0.5, error: "upstream overloaded", error_kind: unavailable}
+```
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from mind.providers.base import ErrorKind, StopReason
+
+
+class ScriptError(ValueError):
+    """The script file is missing, does not parse or does not validate."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ScriptedToolCall(_Strict):
+    name: str = Field(min_length=1)
+    # Exactly one of them: a JSON object, or raw text sent as the arguments (may be invalid).
+    arguments: dict[str, Any] | None = None
+    raw_arguments: str | None = None
+
+    @model_validator(mode="after")
+    def _one_form(self) -> ScriptedToolCall:
+        if self.arguments is not None and self.raw_arguments is not None:
+            raise ValueError("give either `arguments` or `raw_arguments`, not both")
+        return self
+
+    def raw(self) -> str:
+        if self.raw_arguments is not None:
+            return self.raw_arguments
+        return json.dumps(self.arguments or {}, separators=(",", ":"))
+
+
+class Expectation(_Strict):
+    """Checks on the request; the first failure ends the step with stop reason `error`."""
+
+    # Role of the last message before the current-time note: user, assistant or tool.
+    last_role: Literal["user", "assistant", "tool"] | None = None
+    last_contains: str | None = None
+    last_is_error: bool | None = None
+    system_contains: str | None = None
+    tools_include: list[str] = Field(default_factory=list)
+
+
+class ScriptedStep(_Strict):
+    text: str = ""
+    # Deltas the text (and thinking) is streamed in.
+    chunks: int = Field(default=1, ge=1)
+    thinking: str = ""
+    tool_calls: list[ScriptedToolCall] = Field(default_factory=list)
+    # Seconds to wait before answering (cancellable).
+    delay: float = Field(default=0.0, ge=0)
+    error: str | None = None
+    error_kind: ErrorKind = ErrorKind.STREAM
+    stop_reason: StopReason | None = None
+    expect: Expectation | None = None
+
+
+class ScriptedRun(_Strict):
+    match: str
+    steps: list[ScriptedStep] = Field(min_length=1)
+
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"`match` is not a valid regular expression: {exc}") from exc
+        return value
+
+
+class Script(_Strict):
+    runs: list[ScriptedRun] = Field(min_length=1)
+
+    def run_for(self, message: str) -> tuple[int, ScriptedRun] | None:
+        for index, run in enumerate(self.runs):
+            if re.search(run.match, message):
+                return index, run
+        return None
+
+
+def parse_script(text: str, source: str) -> Script:
+    """Parse YAML (a superset of JSON) and validate; ScriptError names `source` and the problem."""
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScriptError(f"{source}: not valid YAML/JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ScriptError(f"{source}: the script must be a mapping with a `runs` list")
+    try:
+        return Script.model_validate(data)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ScriptError(f"{source}: invalid script: {problems}") from exc
+
+
+def load_script(path: Path) -> Script:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScriptError(f"{path}: cannot read the script: {exc.strerror or exc}") from exc
+    return parse_script(text, str(path))

@@ -1,0 +1,157 @@
+"""The Scripted provider: a deterministic model that plays a script (see `script.py`).
+
+For tests and the offline demo only. It keeps no state between requests: what to answer is
+derived from the request, so concurrent conversations play the same script independently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+from mind.core.view import is_runtime_note, strip_stamp
+from mind.providers.base import (
+    ErrorKind,
+    EventSink,
+    ProviderError,
+    ProviderMessage,
+    ProviderRequest,
+    ProviderResult,
+    StopReason,
+    TextDelta,
+    ThinkingBlock,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallDelta,
+    Usage,
+)
+from mind.providers.script import Expectation, Script, ScriptedStep, ScriptedToolCall, load_script
+
+
+def _chunks(text: str, count: int) -> list[str]:
+    if not text:
+        return []
+    size = max(1, -(-len(text) // count))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _position(messages: list[ProviderMessage]) -> tuple[str, int, ProviderMessage | None]:
+    """(text of the run's starting user message, step index, last message before notes)."""
+    start = -1
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.role == "user" and not is_runtime_note(message.text):
+            start = index
+            break
+    last = next(
+        (m for m in reversed(messages) if not (m.role == "user" and is_runtime_note(m.text))),
+        None,
+    )
+    if start < 0:
+        return "", 0, last
+    step = sum(1 for m in messages[start + 1 :] if m.role == "assistant")
+    return strip_stamp(messages[start].text), step, last
+
+
+def _check(
+    expect: Expectation, request: ProviderRequest, last: ProviderMessage | None
+) -> str | None:
+    """The first failed expectation, described; None when all hold."""
+    last_text = strip_stamp(last.text) if last else ""
+    if expect.last_role and (last is None or last.role != expect.last_role):
+        got = last.role if last else "none"
+        return f"expected the last message to be {expect.last_role}, got {got}"
+    if expect.last_contains is not None and expect.last_contains not in last_text:
+        return (
+            f"expected the last message to contain {expect.last_contains!r}, "
+            f"got {last_text[:200]!r}"
+        )
+    if expect.last_is_error is not None and (last is None or last.is_error != expect.last_is_error):
+        return f"expected the last message is_error={expect.last_is_error}"
+    if expect.system_contains is not None and expect.system_contains not in request.system:
+        return f"expected the system prompt to contain {expect.system_contains!r}"
+    offered = {tool.name for tool in request.tools}
+    missing = [name for name in expect.tools_include if name not in offered]
+    if missing:
+        return f"expected tools {missing} to be offered; offered: {sorted(offered)}"
+    return None
+
+
+def _tool_call(index: int, run_index: int, step: int, call: ScriptedToolCall) -> ToolCall:
+    raw = call.raw()
+    call_id = f"script_{run_index}_{step}_{index}"
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return ToolCall(call_id, call.name, None, raw, f"arguments are not valid JSON: {exc}")
+    if not isinstance(parsed, dict):
+        return ToolCall(call_id, call.name, None, raw, "arguments are not a JSON object")
+    return ToolCall(call_id, call.name, parsed, raw)
+
+
+class ScriptedProvider:
+    """Plays `script`; see the module docstrings for how a response is chosen."""
+
+    name = "scripted"
+
+    def __init__(self, script: Script, model: str = "script") -> None:
+        self.script = script
+        self.model = model
+
+    @classmethod
+    def from_file(cls, path: Path) -> ScriptedProvider:
+        return cls(load_script(path), model=Path(path).name)
+
+    async def complete(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
+        started_by, step_index, last = _position(request.messages)
+        chosen = self.script.run_for(started_by)
+        if chosen is None:
+            return self._error(f"no scripted run matches the message {started_by[:200]!r}")
+        run_index, run = chosen
+        if step_index >= len(run.steps):
+            return self._error(
+                f"scripted run {run_index} ({run.match!r}) has {len(run.steps)} steps; "
+                f"step {step_index} was requested"
+            )
+        step = run.steps[step_index]
+        if step.delay:
+            await asyncio.sleep(step.delay)
+        if step.expect is not None:
+            failure = _check(step.expect, request, last)
+            if failure is not None:
+                return self._error(f"run {run_index} step {step_index}: {failure}")
+        return self._play(step, run_index, step_index, on_event)
+
+    def _play(
+        self, step: ScriptedStep, run_index: int, step_index: int, on_event: EventSink
+    ) -> ProviderResult:
+        for piece in _chunks(step.thinking, step.chunks):
+            on_event(ThinkingDelta(piece))
+        for piece in _chunks(step.text, step.chunks):
+            on_event(TextDelta(piece))
+        calls = [_tool_call(i, run_index, step_index, c) for i, c in enumerate(step.tool_calls)]
+        for index, call in enumerate(calls):
+            on_event(ToolCallDelta(index, call.id, call.name, call.raw_arguments))
+        usage = Usage(output_tokens=(len(step.text) + len(step.thinking)) // 4 + len(calls))
+        thinking = [ThinkingBlock(text=step.thinking)] if step.thinking else []
+        if step.error is not None:
+            return ProviderResult(
+                text=step.text, thinking=thinking, usage=usage, stop_reason=StopReason.ERROR,
+                error=ProviderError(step.error_kind, step.error), model=self.model,
+            )
+        stop = step.stop_reason or (StopReason.TOOL_USE if calls else StopReason.STOP)
+        return ProviderResult(
+            text=step.text, thinking=thinking, tool_calls=calls, usage=usage,
+            stop_reason=stop, model=self.model,
+        )
+
+    def _error(self, message: str) -> ProviderResult:
+        return ProviderResult(
+            stop_reason=StopReason.ERROR,
+            error=ProviderError(ErrorKind.PROTOCOL, message),
+            model=self.model,
+        )
+
+    async def aclose(self) -> None:
+        return None

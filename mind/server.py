@@ -1,0 +1,126 @@
+"""Process wiring of the Mind: builds the components, serves them, shuts them down.
+
+Other components plug in here with a couple of lines on `MindApp`: a remote tool source with
+`app.tools.add_source(...)`, another gRPC service with `app.services.append(ServiceSpec(...))`,
+start/stop work with `app.on_start` / `app.on_stop`, an Authorizer with
+`app.runtime.authorizer = ...`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+
+from management.attach import attach_management
+from mind.approvals.wiring import Approvals
+from mind.auth import AuthInterceptor
+from mind.awareness.attach import attach_awareness
+from mind.conversation.manager import ConversationManager
+from mind.conversation.storage import Storage
+from mind.core.loop import AgentCore
+from mind.credentials import authenticate, store_authenticator
+from mind.credentials.identity import Identity
+from mind.events.bus import EventBus
+from mind.providers.base import Provider
+from mind.remote.execution import RemoteExecution
+from mind.remote.notes import BackgroundNotes
+from mind.service.mind_servicer import MindServicer
+from mind.store.engine import create_engine, session_factory
+from mind.tools.builtin import builtin_tools
+from mind.tools.registry import ToolRegistry
+from mind.tools.runtime import ToolRuntime
+from tobe.config import Settings
+from tobe.runtime.server import GrpcServer, ServiceSpec, start_server
+from tobe.v1 import mind_pb2, mind_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+MIND_SERVICE = mind_pb2.DESCRIPTOR.services_by_name["Mind"].full_name
+SHUTDOWN_GRACE_SECONDS = 3.0
+
+Hook = Callable[[], Awaitable[None]]
+
+
+@dataclass
+class MindApp:
+    settings: Settings
+    engine: AsyncEngine
+    sessions: async_sessionmaker[AsyncSession]
+    bus: EventBus
+    tools: ToolRegistry
+    runtime: ToolRuntime
+    provider: Provider
+    core: AgentCore
+    manager: ConversationManager
+    services: list[ServiceSpec] = field(default_factory=list)
+    on_start: list[Hook] = field(default_factory=list)
+    on_stop: list[Hook] = field(default_factory=list)
+    # Hands, remote tasks and HandLink; `remote.hub.disconnect_credential` on revocation.
+    remote: RemoteExecution | None = None
+    # Where the Mind service listens once serving (`host:port` with the bound port).
+    address: str = ""
+
+    @classmethod
+    def build(cls, settings: Settings, provider: Provider) -> MindApp:
+        """Assemble every component; nothing touches the database until `serve`."""
+        engine = create_engine(settings.store_url)
+        sessions = session_factory(engine)
+        bus = EventBus()
+        tools = ToolRegistry(builtin_tools())
+        approvals = Approvals.build(
+            settings.approvals, sessions, provider, on_commit=bus.durable_committed
+        )
+        runtime = ToolRuntime(approvals.authorizer)
+        core = AgentCore(provider, tools, runtime, step_limit=settings.mind.step_limit)
+        manager = ConversationManager(Storage(sessions, bus), core, settings.mind)
+        app = cls(settings, engine, sessions, bus, tools, runtime, provider, core, manager)
+        notes = BackgroundNotes(manager.storage)
+        app.remote = RemoteExecution.build(sessions, settings.remote, background_sink=notes.deliver)
+        tools.add_source(app.remote.tools)
+        app.services.append(app.remote.service_spec())
+        app.on_start.append(app.remote.start)
+        app.on_stop.append(app.remote.close)
+        app.on_start.append(lambda: approvals.start(manager.resume_approved))
+        app.on_stop.append(approvals.close)
+        servicer = MindServicer(
+            manager, sessions, bus, app.authenticate_client, approvals=approvals
+        )
+        register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
+        app.services.append(ServiceSpec(MIND_SERVICE, register))
+        attach_management(app)
+        attach_awareness(app)
+        return app
+
+    async def authenticate_client(self, token: str) -> Identity | None:
+        async with self.sessions() as session, session.begin():
+            return await authenticate(session, token)
+
+    async def serve(self, listen: str) -> GrpcServer:
+        """Recover from the last stop, run start hooks, then start serving."""
+        await self.manager.recover()
+        for hook in self.on_start:
+            await hook()
+        server = await start_server(
+            self.services,
+            [listen],
+            interceptors=[AuthInterceptor(store_authenticator(self.sessions))],
+        )
+        host = listen.rsplit(":", 1)[0]
+        self.address = listen if listen.startswith("unix:") else f"{host}:{server.bound[listen]}"
+        return server
+
+    async def close(self, server: GrpcServer | None) -> None:
+        """Stop accepting, end active runs as interrupted, drain, release everything."""
+        if server is not None:
+            await server.set_serving(False)
+        await self.manager.shutdown()
+        for hook in reversed(self.on_stop):
+            await hook()
+        self.bus.close()
+        if server is not None:
+            await server.stop(SHUTDOWN_GRACE_SECONDS)
+        await self.provider.aclose()
+        await self.engine.dispose()

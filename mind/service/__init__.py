@@ -1,0 +1,1 @@
+"""gRPC servicers of the Mind: proto ↔ domain conversion and error mapping only."""

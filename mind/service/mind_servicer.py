@@ -1,0 +1,189 @@
+"""The `tobe.v1.Mind` servicer: checks the caller, converts, delegates to the manager."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import grpc
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.approvals.broker import event_payload
+from mind.approvals.model import Decision
+from mind.approvals.wiring import Approvals
+from mind.auth import current_identity
+from mind.conversation.access import Viewer
+from mind.conversation.errors import InvalidInput, NotAllowed
+from mind.conversation.manager import ConversationManager
+from mind.credentials import Identity
+from mind.events.bus import EphemeralEvent, EventBus
+from mind.events.subscription import ReplayDone, subscribe
+from mind.service.convert import durable_event, ephemeral_event, mode_word, to_proto
+from mind.service.errors import streaming, unary
+from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
+
+GATEWAY_SCOPE = "gateway"
+APPROVE_SCOPE = "approve"
+_DECISIONS = {
+    common_pb2.APPROVAL_DECISION_APPROVE_ONCE: Decision.APPROVE_ONCE,
+    common_pb2.APPROVAL_DECISION_APPROVE_CONVERSATION: Decision.APPROVE_CONVERSATION,
+    common_pb2.APPROVAL_DECISION_DENY: Decision.DENY,
+}
+
+# Authenticates a client token presented to a gateway; None when it is not valid.
+ClientAuthenticator = Callable[[str], Awaitable[Identity | None]]
+
+
+def _require_gateway() -> None:
+    identity = current_identity()
+    if identity.kind != "service" or not identity.has_scope(GATEWAY_SCOPE):
+        raise NotAllowed(
+            "the Mind service is for gateways: use a credential of kind 'service' with scope "
+            f"'{GATEWAY_SCOPE}'"
+        )
+
+
+def _viewer(on_behalf_of: mind_pb2.OnBehalfOf) -> Viewer:
+    _require_gateway()
+    return Viewer(on_behalf_of.principal, tuple(on_behalf_of.scopes))
+
+
+class MindServicer(mind_pb2_grpc.MindServicer):
+    def __init__(
+        self,
+        manager: ConversationManager,
+        sessions: async_sessionmaker[AsyncSession],
+        bus: EventBus,
+        authenticate_client: ClientAuthenticator,
+        *,
+        approvals: Approvals,
+    ) -> None:
+        self.approvals = approvals
+        self.manager = manager
+        self.sessions = sessions
+        self.bus = bus
+        self.authenticate_client = authenticate_client
+
+    @unary
+    async def Authenticate(self, request, context):  # noqa: N802
+        _require_gateway()
+        identity = await self.authenticate_client(request.token) if request.token else None
+        if identity is None or identity.kind != "client":
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, "invalid, revoked or expired client credential"
+            )
+        return mind_pb2.AuthenticateResponse(
+            identity=mind_pb2.OnBehalfOf(
+                principal=identity.principal,
+                scopes=list(identity.scopes),
+                credential_id=identity.credential_id,
+            )
+        )
+
+    @unary
+    async def CreateConversation(self, request, context):  # noqa: N802
+        view = await self.manager.create(
+            _viewer(request.on_behalf_of), request.key, request.title, list(request.members)
+        )
+        return mind_pb2.CreateConversationResponse(
+            conversation=to_proto(common_pb2.Conversation, view)
+        )
+
+    @unary
+    async def ListConversations(self, request, context):  # noqa: N802
+        views = await self.manager.list(_viewer(request.on_behalf_of), request.limit)
+        return mind_pb2.ListConversationsResponse(
+            conversations=[to_proto(common_pb2.Conversation, v) for v in views]
+        )
+
+    @unary
+    async def SendChat(self, request, context):  # noqa: N802
+        result = await self.manager.send(
+            _viewer(request.on_behalf_of),
+            request.conversation_key,
+            request.text,
+            request.idempotency_key,
+            request.steer,
+            mode_word(request.detail_mode),
+        )
+        return mind_pb2.SendChatResponse(
+            message_id=result.message_id,
+            run_id=result.run_id,
+            queued=result.queued,
+            duplicate=result.duplicate,
+            input_id=result.input_id,
+        )
+
+    @unary
+    async def CancelRun(self, request, context):  # noqa: N802
+        run_id = await self.manager.cancel(_viewer(request.on_behalf_of), request.conversation_key)
+        return mind_pb2.CancelRunResponse(run_id=run_id)
+
+    @unary
+    async def GetSnapshot(self, request, context):  # noqa: N802
+        snapshot = await self.manager.snapshot(
+            _viewer(request.on_behalf_of),
+            request.conversation_key,
+            request.message_limit,
+            mode_word(request.detail_mode),
+        )
+        response = mind_pb2.GetSnapshotResponse(
+            conversation=to_proto(common_pb2.Conversation, snapshot.conversation),
+            messages=[to_proto(common_pb2.Message, m) for m in snapshot.messages],
+            tools=[to_proto(common_pb2.ToolProjection, t) for t in snapshot.tools],
+            pending_approvals=[
+                to_proto(common_pb2.Approval, a) for a in snapshot.pending_approvals
+            ],
+            last_event_id=snapshot.last_event_id,
+            queued=[to_proto(events_pb2.QueuedMessage, q) for q in snapshot.queued],
+        )
+        if snapshot.active_run is not None:
+            response.active_run.CopyFrom(to_proto(common_pb2.Run, snapshot.active_run))
+        return response
+
+    @unary
+    async def GetHistory(self, request, context):  # noqa: N802
+        page = await self.manager.history(
+            _viewer(request.on_behalf_of),
+            request.conversation_key,
+            request.after_message_id,
+            request.limit,
+            mode_word(request.detail_mode),
+        )
+        return mind_pb2.GetHistoryResponse(
+            messages=[to_proto(common_pb2.Message, m) for m in page.messages],
+            tools=[to_proto(common_pb2.ToolProjection, t) for t in page.tools],
+            next_after_message_id=page.next_after_message_id,
+        )
+
+    @streaming
+    async def Subscribe(self, request, context) -> AsyncIterator[mind_pb2.SubscribeResponse]:  # noqa: N802
+        _require_gateway()
+        items = subscribe(self.sessions, self.bus, request.after_id, request.include_ephemeral)
+        async for item in items:
+            if isinstance(item, ReplayDone):
+                yield mind_pb2.SubscribeResponse(
+                    replay_done=mind_pb2.ReplayDone(last_durable_id=item.last_durable_id)
+                )
+            elif isinstance(item, EphemeralEvent):
+                yield mind_pb2.SubscribeResponse(event=ephemeral_event(item))
+            else:
+                yield mind_pb2.SubscribeResponse(event=durable_event(item))
+
+    @unary
+    async def DecideApproval(self, request, context):  # noqa: N802
+        viewer = _viewer(request.on_behalf_of)
+        if APPROVE_SCOPE not in viewer.scopes:
+            raise NotAllowed(f"deciding approvals needs scope '{APPROVE_SCOPE}'")
+        decision = _DECISIONS.get(request.decision)
+        if decision is None:
+            raise InvalidInput(
+                "decision must be APPROVE_ONCE, APPROVE_CONVERSATION or DENY "
+                f"(got {common_pb2.ApprovalDecision.Name(request.decision)})"
+            )
+        record = await self.approvals.decide(
+            request.approval_id, decision, principal=viewer.principal,
+            reason=request.reason, admin=viewer.is_admin,
+        )
+        return mind_pb2.DecideApprovalResponse(
+            approval=to_proto(common_pb2.Approval, event_payload(record))
+        )

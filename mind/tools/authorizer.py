@@ -1,0 +1,70 @@
+"""The authorization hook between a tool call's admission and its execution.
+
+The approvals component replaces `AllowAll` with a real Authorizer. An Authorizer that can
+ask a person resolves `ask` itself (waits for the decision) before it returns; the runtime
+treats an unresolved `ask` as a denial, so nothing runs without a yes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, Protocol
+
+from mind.tools.base import ApprovalBinding, DetailMode, Effect
+
+
+class VerdictKind(StrEnum):
+    ALLOW = "allow"
+    DENY = "deny"
+    ASK = "ask"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    kind: VerdictKind
+    reason: str = ""
+    # Set when an approval covers the call: passed to the tool so a Hand can check the digest.
+    approval: ApprovalBinding | None = None
+
+    @classmethod
+    def allow(cls, approval: ApprovalBinding | None = None) -> Verdict:
+        return cls(VerdictKind.ALLOW, approval=approval)
+
+    @classmethod
+    def deny(cls, reason: str) -> Verdict:
+        return cls(VerdictKind.DENY, reason)
+
+    @classmethod
+    def ask(cls, reason: str) -> Verdict:
+        return cls(VerdictKind.ASK, reason)
+
+
+@dataclass(frozen=True)
+class CallUnderReview:
+    """Everything an Authorizer may base its verdict on."""
+
+    tool: str
+    effect: Effect
+    hand_id: str
+    arguments: dict[str, Any]
+    conversation_key: str
+    run_id: str
+    tool_call_id: str
+    principal: str
+    detail_mode: DetailMode
+    # Permissions of the source that triggered the run (observation trust), if any.
+    run_permissions: dict[str, bool] = field(default_factory=dict)
+    # The tool's JSON Schema (marks `x-sensitive` arguments).
+    parameters: dict[str, Any] = field(default_factory=dict)
+
+
+class Authorizer(Protocol):
+    async def authorize(self, call: CallUnderReview) -> Verdict: ...
+
+
+class AllowAll:
+    """Allows every call: the default until approvals are configured."""
+
+    async def authorize(self, call: CallUnderReview) -> Verdict:
+        return Verdict.allow()

@@ -1,0 +1,211 @@
+"""The one path every tool call takes, local or remote:
+
+1. admission: a projection with the detail mode frozen, an argument summary and a versioned
+   argument projection (raw arguments only for TRANSPARENT admissions) is committed;
+2. checks: unknown tool, unparseable arguments, arguments failing the tool's JSON Schema;
+3. authorization (`Authorizer`);
+4. execution, with progress reported on the ephemeral bus;
+5. terminal: the projection's terminal and the tool result message commit together, once.
+
+Every failure is a tool result the model reads (`is_error`); nothing here ends the run except
+cancellation, which records the call as cancelled and then propagates.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import jsonschema
+
+from mind.core.history import HistoryMessage
+from mind.providers.base import ToolCall
+from mind.tools.authorizer import Authorizer, CallUnderReview, VerdictKind
+from mind.tools.base import (
+    ApprovalBinding,
+    DetailMode,
+    Effect,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+)
+from mind.tools.summary import argument_projection, summarize_arguments, summarize_result
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Admission:
+    tool_call_id: str
+    tool: str
+    hand_id: str
+    mode: DetailMode
+    arguments_summary: str
+    arguments_projection: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Terminal:
+    tool_call_id: str
+    tool: str
+    mode: DetailMode
+    # succeeded | failed | denied | skipped | cancelled
+    status: str
+    # What the model reads as the tool result.
+    model_text: str
+    is_error: bool
+    result_summary: str
+    # Raw result only for TRANSPARENT admissions.
+    result_projection: dict[str, Any]
+
+
+class ProjectionJournal(Protocol):
+    """Durable writes of the lifecycle; each call is one transaction with its events."""
+
+    async def admit(self, admission: Admission) -> None: ...
+
+    async def finish(self, terminal: Terminal) -> HistoryMessage: ...
+
+    async def skip(self, admission: Admission, terminal: Terminal) -> HistoryMessage: ...
+
+
+@dataclass
+class RunScope:
+    """What the runtime needs to know about the run a call belongs to."""
+
+    conversation_key: str
+    run_id: str
+    principal: str
+    detail_mode: DetailMode
+    journal: ProjectionJournal
+    report_progress: Callable[[str, str, float | None], None]
+    permissions: dict[str, bool] = field(default_factory=dict)
+
+
+def _terminal(scope: RunScope, call: ToolCall, status: str, text: str, ok: bool) -> Terminal:
+    transparent = scope.detail_mode is DetailMode.TRANSPARENT
+    return Terminal(
+        tool_call_id=call.id,
+        tool=call.name,
+        mode=scope.detail_mode,
+        status=status,
+        model_text=text,
+        is_error=not ok,
+        result_summary=summarize_result(status, text),
+        result_projection={"text": text} if transparent else {},
+    )
+
+
+def _admission(scope: RunScope, call: ToolCall, tool: Tool | None) -> Admission:
+    return Admission(
+        tool_call_id=call.id,
+        tool=call.name,
+        hand_id=tool.hand_id if tool else "",
+        mode=scope.detail_mode,
+        arguments_summary=summarize_arguments(call.arguments, call.raw_arguments),
+        arguments_projection=argument_projection(
+            call.arguments, call.raw_arguments, scope.detail_mode is DetailMode.TRANSPARENT
+        ),
+    )
+
+
+def _schema_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
+    validator_cls = jsonschema.validators.validator_for(tool.parameters)
+    error = jsonschema.exceptions.best_match(validator_cls(tool.parameters).iter_errors(arguments))
+    if error is None:
+        return None
+    where = "/".join(str(p) for p in error.absolute_path) or "<root>"
+    return f"arguments do not match the schema of {tool.name}: at {where}: {error.message}"
+
+
+class ToolRuntime:
+    def __init__(self, authorizer: Authorizer) -> None:
+        self.authorizer = authorizer
+
+    async def execute(self, call: ToolCall, tool: Tool | None, scope: RunScope) -> HistoryMessage:
+        """Run one call through the whole lifecycle; returns the stored tool result message."""
+        await scope.journal.admit(_admission(scope, call, tool))
+        return await self.resume(call, tool, scope)
+
+    async def resume(self, call: ToolCall, tool: Tool | None, scope: RunScope) -> HistoryMessage:
+        """Steps 2-5 for a call already admitted (by a run a restart interrupted while the
+        call waited for approval; see `mind.approvals.continuation`)."""
+        try:
+            status, text, ok = await self._decide_and_run(call, tool, scope)
+        except asyncio.CancelledError:
+            terminal = _terminal(scope, call, "cancelled", "error: the run was cancelled", False)
+            await asyncio.shield(scope.journal.finish(terminal))
+            raise
+        return await scope.journal.finish(_terminal(scope, call, status, text, ok))
+
+    async def skip(
+        self, call: ToolCall, tool: Tool | None, scope: RunScope, why: str
+    ) -> HistoryMessage:
+        """Record a call that will never run (admission and `skipped` terminal together)."""
+        terminal = _terminal(scope, call, "skipped", f"error: not executed: {why}", False)
+        return await scope.journal.skip(_admission(scope, call, tool), terminal)
+
+    async def _decide_and_run(
+        self, call: ToolCall, tool: Tool | None, scope: RunScope
+    ) -> tuple[str, str, bool]:
+        if tool is None:
+            return "failed", f"error: there is no tool named {call.name!r}", False
+        if call.arguments is None:
+            problem = call.argument_error or "arguments are not a JSON object"
+            return "failed", f"error: {problem}", False
+        problem = _schema_problem(tool, call.arguments)
+        if problem is not None:
+            return "failed", f"error: {problem}", False
+        verdict = await self.authorizer.authorize(
+            CallUnderReview(
+                tool=tool.name,
+                effect=Effect(tool.effect),
+                hand_id=tool.hand_id,
+                arguments=call.arguments,
+                conversation_key=scope.conversation_key,
+                run_id=scope.run_id,
+                tool_call_id=call.id,
+                principal=scope.principal,
+                detail_mode=scope.detail_mode,
+                run_permissions=scope.permissions,
+                parameters=tool.parameters,
+            )
+        )
+        if verdict.kind is not VerdictKind.ALLOW:
+            reason = verdict.reason or "not allowed"
+            if verdict.kind is VerdictKind.ASK:
+                reason = f"approval required and not given: {reason}"
+            return "denied", f"error: the call was denied: {reason}", False
+        outcome = await self._run(call, tool, scope, verdict.approval)
+        text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
+        return outcome.display_status, text, outcome.ok
+
+    async def _run(
+        self, call: ToolCall, tool: Tool, scope: RunScope, approval: ApprovalBinding | None
+    ) -> ToolOutcome:
+        summary_only = scope.detail_mode is DetailMode.SUMMARY
+
+        def progress(message: str, fraction: float | None) -> None:
+            scope.report_progress(call.id, "" if summary_only else message, fraction)
+
+        context = ToolContext(
+            conversation_key=scope.conversation_key,
+            run_id=scope.run_id,
+            tool_call_id=call.id,
+            principal=scope.principal,
+            detail_mode=scope.detail_mode,
+            report_progress=progress,
+            approval=approval,
+            permissions=dict(scope.permissions),
+        )
+        try:
+            return await tool.run(dict(call.arguments or {}), context)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a broken tool must not end the run
+            log.exception("tool %s raised", tool.name)
+            failure = f"the tool failed unexpectedly: {type(exc).__name__}"
+            return ToolOutcome(ok=False, error=failure)

@@ -1,0 +1,246 @@
+"""The agent loop and the tool runtime, with an in-memory journal and the Scripted provider."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from mind.core.history import HistoryMessage
+from mind.core.loop import AgentCore
+from mind.providers.base import ProviderResult, ToolCall
+from mind.providers.script import parse_script
+from mind.providers.scripted import ScriptedProvider
+from mind.tools.authorizer import AllowAll, CallUnderReview, Verdict
+from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
+from mind.tools.builtin import builtin_tools
+from mind.tools.registry import ToolRegistry
+from mind.tools.runtime import Admission, RunScope, Terminal, ToolRuntime
+
+T = datetime(2026, 9, 10, 14, 0, 30, tzinfo=UTC)
+
+
+class MemoryJournal:
+    """Keeps what the loop would store, in order."""
+
+    def __init__(self, steers: list[str] | None = None) -> None:
+        self.messages: list[HistoryMessage] = []
+        self.admissions: dict[str, Admission] = {}
+        self.terminals: dict[str, Terminal] = {}
+        self.steers = steers or []
+
+    def _add(self, **kw: Any) -> HistoryMessage:
+        message = HistoryMessage(id=len(self.messages) + 1, created_at=T, **kw)
+        self.messages.append(message)
+        return message
+
+    async def record_assistant(self, step: int, result: ProviderResult, calls: list[ToolCall]):
+        return self._add(role="assistant", text=result.text, tool_calls=tuple(calls))
+
+    async def admit(self, admission: Admission) -> None:
+        assert admission.tool_call_id not in self.admissions
+        self.admissions[admission.tool_call_id] = admission
+
+    async def finish(self, terminal: Terminal) -> HistoryMessage:
+        assert terminal.tool_call_id in self.admissions
+        assert terminal.tool_call_id not in self.terminals, "second terminal"
+        self.terminals[terminal.tool_call_id] = terminal
+        return self._add(
+            role="tool", text=terminal.model_text, tool_call_id=terminal.tool_call_id,
+            tool_name=terminal.tool, is_error=terminal.is_error,
+        )
+
+    async def skip(self, admission: Admission, terminal: Terminal) -> HistoryMessage:
+        await self.admit(admission)
+        return await self.finish(terminal)
+
+    def steer_waiting(self) -> bool:
+        return bool(self.steers)
+
+    async def take_steers(self) -> list[HistoryMessage]:
+        taken = [self._add(role="user", text=text) for text in self.steers]
+        self.steers = []
+        return taken
+
+
+class Boom:
+    name, description, effect, hand_id = "boom", "raises", Effect.READ_ONLY, ""
+    parameters: dict[str, Any] = {"type": "object"}
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        raise RuntimeError("kaboom")
+
+
+class DenyWait:
+    async def authorize(self, call: CallUnderReview) -> Verdict:
+        return Verdict.deny("waiting is not allowed") if call.tool == "wait" else Verdict.allow()
+
+
+def _core(script: str, *, step_limit: int = 10, authorizer=None) -> AgentCore:
+    registry = ToolRegistry([*builtin_tools(), Boom()])
+    provider = ScriptedProvider(parse_script(script, "test"))
+    return AgentCore(
+        provider, registry, ToolRuntime(authorizer or AllowAll()), step_limit=step_limit,
+        clock=lambda: T,
+    )
+
+
+def _scope(journal: MemoryJournal, mode: DetailMode = DetailMode.TRANSPARENT) -> RunScope:
+    return RunScope("p_c", "run_1", "alice", mode, journal, lambda *a: None)
+
+
+async def _run(core: AgentCore, journal: MemoryJournal, text: str = "go", **kw):
+    history = [HistoryMessage(0, "user", text, T)]
+    deltas: list[tuple[str, int, str]] = []
+    outcome = await core.run(
+        _scope(journal, **kw), history, journal, lambda *d: deltas.append(d)
+    )
+    return outcome, deltas
+
+
+TOOL_TURN = """
+runs:
+  - match: go
+    steps:
+      - text: "checking"
+        tool_calls: [{name: current_time, arguments: {}}, {name: boom, arguments: {}}]
+      - {expect: {last_role: tool, last_contains: "RuntimeError"}, text: "done"}
+"""
+
+
+async def test_a_tool_turn_rewrites_call_ids_and_runs_until_the_model_stops():
+    journal = MemoryJournal()
+    outcome, deltas = await _run(_core(TOOL_TURN), journal)
+    assert (outcome.state, outcome.steps) == ("completed", 2)
+    roles = [m.role for m in journal.messages]
+    assert roles == ["assistant", "tool", "tool", "assistant"]
+    ids = [c.id for c in journal.messages[0].tool_calls]
+    assert all(re.fullmatch(r"call_[0-9a-f]{32}", i) for i in ids) and len(set(ids)) == 2
+    assert [m.tool_call_id for m in journal.messages[1:3]] == ids
+    assert not journal.messages[1].is_error
+    assert journal.messages[2].is_error and "RuntimeError" in journal.messages[2].text
+    assert journal.messages[-1].text == "done"
+    assert ("text", 0, "checking") in deltas and ("text", 1, "done") in deltas
+
+
+async def test_the_step_limit_ends_the_run_as_failed():
+    script = "runs: [{match: go, steps: [" + ", ".join(
+        ["{tool_calls: [{name: current_time, arguments: {}}]}"] * 5
+    ) + "]}]"
+    outcome, _ = await _run(_core(script, step_limit=3), MemoryJournal())
+    assert outcome.state == "failed" and outcome.reason == "step limit reached: 3 provider calls"
+    assert outcome.steps == 3
+
+
+async def test_a_provider_error_fails_the_run_without_storing_a_message():
+    journal = MemoryJournal()
+    outcome, _ = await _run(_core("runs: [{match: go, steps: [{error: down}]}]"), journal)
+    assert outcome.state == "failed" and outcome.reason == "provider error (stream): down"
+    assert journal.messages == []
+
+
+async def test_a_waiting_steer_skips_the_remaining_calls_and_is_delivered_next():
+    script = """
+runs:
+  - match: go
+    steps:
+      - tool_calls: [{name: current_time, arguments: {}}, {name: current_time, arguments: {}}]
+  - match: stop
+    steps:
+      - {expect: {last_role: user}, text: "ok, stopping"}
+"""
+    journal = MemoryJournal(steers=["stop that"])
+    outcome, _ = await _run(_core(script), journal)
+    assert outcome.state == "completed"
+    statuses = [t.status for t in journal.terminals.values()]
+    assert statuses == ["skipped", "skipped"]
+    assert [m.role for m in journal.messages] == ["assistant", "tool", "tool", "user", "assistant"]
+    assert journal.messages[-1].text == "ok, stopping"
+
+
+async def test_schema_failures_and_denials_are_tool_errors_and_nothing_runs():
+    script = """
+runs:
+  - match: go
+    steps:
+      - tool_calls: [{name: wait, arguments: {seconds: -1}}, {name: wait, arguments: {seconds: 0}},
+                     {name: nope, arguments: {}}]
+      - {text: fine}
+"""
+    journal = MemoryJournal()
+    outcome, _ = await _run(_core(script, authorizer=DenyWait()), journal)
+    assert outcome.state == "completed"
+    first, second, third = journal.terminals.values()
+    assert first.status == "failed" and "at seconds" in first.model_text
+    assert second.status == "denied" and "waiting is not allowed" in second.model_text
+    assert third.status == "failed" and "no tool named 'nope'" in third.model_text
+
+
+async def test_summary_admissions_keep_no_raw_arguments_or_results():
+    journal = MemoryJournal()
+    await _run(_core(TOOL_TURN), journal, mode=DetailMode.SUMMARY)
+    for admission in journal.admissions.values():
+        assert "arguments_json" not in admission.arguments_projection
+    for terminal in journal.terminals.values():
+        assert terminal.result_projection == {}
+        assert re.fullmatch(r"(succeeded|failed), \d+ chars", terminal.result_summary)
+
+
+async def test_cancelling_during_a_tool_records_it_cancelled_and_skips_the_rest():
+    script = """
+runs:
+  - match: go
+    steps:
+      - tool_calls: [{name: wait, arguments: {seconds: 60}}, {name: current_time, arguments: {}}]
+"""
+    journal = MemoryJournal()
+    task = asyncio.create_task(_run(_core(script), journal))
+    while not journal.admissions:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert [t.status for t in journal.terminals.values()] == ["cancelled", "skipped"]
+
+
+class AskAlways:
+    async def authorize(self, call: CallUnderReview) -> Verdict:
+        return Verdict.ask("nobody to ask")
+
+
+async def test_an_unresolved_ask_is_a_denial():
+    script = """
+runs:
+  - match: go
+    steps:
+      - tool_calls: [{name: current_time, arguments: {}}]
+      - {text: ok}
+"""
+    journal = MemoryJournal()
+    await _run(_core(script, authorizer=AskAlways()), journal)
+    (terminal,) = journal.terminals.values()
+    assert terminal.status == "denied" and "approval required and not given" in terminal.model_text
+
+
+class FakeSource:
+    def __init__(self, *tools: Any) -> None:
+        self.tools = list(tools)
+
+    def tools_for(self, conversation_key: str) -> list:
+        return self.tools if conversation_key == "p_c" else []
+
+
+def test_the_registry_adds_source_tools_per_conversation_and_keeps_names_unique():
+    registry = ToolRegistry(builtin_tools())
+    clash, extra = Boom(), Boom()
+    clash.name, extra.name = "wait", "remote_boom"
+    registry.add_source(FakeSource(clash, extra))
+    tools = registry.tools_for("p_c")
+    assert sorted(tools) == ["current_time", "remote_boom", "wait"]
+    assert tools["wait"] is not clash
+    assert sorted(registry.tools_for("p_other")) == ["current_time", "wait"]
+    with pytest.raises(ValueError, match="two built-in tools"):
+        ToolRegistry([*builtin_tools(), *builtin_tools()])
