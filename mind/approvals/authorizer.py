@@ -1,0 +1,138 @@
+"""The Authorizer the tool runtime calls between admission and execution.
+
+For each call:
+
+1. the deterministic policy (`mind.approvals.policy`) gives allow, deny or ask;
+2. on ask, a request already stored for this tool call (a run continued after a restart)
+   decides alone;
+3. else an earlier "approve for this conversation" grant for the same tool and Hand allows;
+4. else the isolated Reviewer (when configured) may allow; `require_user` goes on;
+5. else the Broker persists a request and the call waits for a person's decision (or expiry).
+
+Every verdict is audited with its source. An approved call carries an `ApprovalBinding`
+(approval id + argument digest) so a Hand can check it runs exactly the approved arguments.
+Contract: `authorize` never returns `ask`; it resolves it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.approvals.audit import AuditSource, add_audit
+from mind.approvals.broker import ApprovalBroker
+from mind.approvals.grants import GrantCache
+from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.policy import Policy
+from mind.approvals.reviewer import Reviewer, ReviewOutcome
+from mind.approvals.summary import reviewer_summary
+from mind.tools.authorizer import CallUnderReview, Verdict, VerdictKind
+from mind.tools.base import ApprovalBinding
+from mind.tools.summary import summarize_arguments
+from tobe.runtime.digest import arguments_digest
+
+
+def denial_reason(record: ApprovalRecord) -> str:
+    """What the model reads when a person (or the clock) said no."""
+    if record.decision is Decision.EXPIRED:
+        return "the approval request expired without a decision"
+    who = record.decided_by or "the system"
+    text = f"denied by {who}"
+    return f"{text}: {record.decision_reason}" if record.decision_reason else text
+
+
+class ApprovalAuthorizer:
+    """Policy → grant → Reviewer → Broker; see the module docstring."""
+
+    def __init__(
+        self,
+        *,
+        policy: Policy,
+        broker: ApprovalBroker,
+        grants: GrantCache,
+        sessions: async_sessionmaker[AsyncSession],
+        reviewer: Reviewer | None = None,
+    ) -> None:
+        self._policy = policy
+        self._broker = broker
+        self._grants = grants
+        self._sessions = sessions
+        self._reviewer = reviewer
+        broker.add_listener(grants.on_decision)
+
+    async def authorize(self, call: CallUnderReview) -> Verdict:
+        summary = summarize_arguments(call.arguments)
+        verdict = self._policy.evaluate(call)
+        await self._audit(call, AuditSource.POLICY, verdict.kind.value, summary, verdict.rule)
+        if verdict.kind is VerdictKind.ALLOW:
+            return Verdict.allow()
+        if verdict.kind is VerdictKind.DENY:
+            return Verdict.deny(verdict.reason)
+        if await self._broker.for_tool_call(call.tool_call_id) is not None:
+            # Asked before (the run continues after a restart): only that request decides.
+            return await self._ask_person(call, summary, verdict.reason)
+        granted = await self._grants.find(call.conversation_key, call.tool, call.hand_id)
+        if granted is not None:
+            await self._audit(
+                call, AuditSource.GRANT, "allow", summary, "conversation grant", granted
+            )
+            return Verdict.allow(ApprovalBinding(granted, arguments_digest(call.arguments)))
+        if self._reviewer is not None:
+            review = await self._reviewer.review(
+                call, reviewer_summary(call.arguments, call.parameters)
+            )
+            await self._audit(
+                call, AuditSource.REVIEWER, review.outcome.value, summary, review.note
+            )
+            if review.outcome is ReviewOutcome.ALLOW:
+                return Verdict.allow()
+        return await self._ask_person(call, summary, verdict.reason)
+
+    async def _ask_person(self, call: CallUnderReview, summary: str, reason: str) -> Verdict:
+        record = await self._broker.request(call, arguments_summary=summary, reason=reason)
+        if record.tool != call.tool or record.arguments_digest != arguments_digest(call.arguments):
+            # Only possible when a stored request is met again for another call.
+            return Verdict.deny("the approval on record covers a different call")
+        try:
+            decided = await self._broker.wait(record.id)
+        except asyncio.CancelledError:
+            await asyncio.shield(
+                self._broker.close_for_ended_run(record.id, "the run ended while waiting")
+            )
+            raise
+        return verdict_for(decided)
+
+    async def _audit(
+        self,
+        call: CallUnderReview,
+        source: AuditSource,
+        verdict: str,
+        summary: str,
+        note: str,
+        approval_id: str | None = None,
+    ) -> None:
+        async with self._sessions() as session, session.begin():
+            add_audit(
+                session,
+                conversation_key=call.conversation_key,
+                tool_call_id=call.tool_call_id,
+                tool=call.tool,
+                source=source,
+                verdict=verdict,
+                principal=call.principal,
+                summary=_audit_summary(call, summary, note),
+                approval_id=approval_id,
+            )
+
+
+def verdict_for(record: ApprovalRecord) -> Verdict:
+    """The runtime verdict of a decided approval."""
+    if record.decision is not None and record.decision.approves:
+        return Verdict.allow(ApprovalBinding(record.id, record.arguments_digest))
+    return Verdict.deny(denial_reason(record))
+
+
+def _audit_summary(call: CallUnderReview, summary: str, note: str) -> str:
+    text = f"{call.tool} ({call.effect.value}) on {call.hand_id or 'mind'}: {summary}"
+    return f"{text} [{note}]" if note else text

@@ -1,0 +1,431 @@
+"""The Approval Broker: one per Mind process, the only writer of approval decisions.
+
+1. `request` commits the approval row and its durable `approval_changed` outbox event in one
+   transaction (idempotent per tool call: asking again after a restart returns the stored
+   request).
+2. `wait` blocks the tool call until a decision is committed.
+3. `decide` commits the first decision with a compare-and-set (`UPDATE … WHERE decision IS
+   NULL`; the store's trigger refuses a second decision as a last line of defence), together
+   with the conversation grant (approve for this conversation), the audit row and the outbox
+   event. Only after the commit are waiters woken and listeners told. A later decision raises
+   `ApprovalAlreadyDecided`.
+4. A background task expires requests at `expires_at` as `expired` (= denied), whether or not
+   any client is connected. Pending requests survive a restart: `start` schedules them again.
+
+Decisions for requests nobody in this process waits for (the run was interrupted by a restart)
+are passed to the `on_unattended` callback, so the conversation can continue the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.approvals.audit import AuditSource, add_audit
+from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound, InvalidDecision
+from mind.approvals.model import ApprovalRecord, Decision
+from mind.store.models import (
+    Approval,
+    ApprovalGrant,
+    Conversation,
+    ConversationMember,
+    utcnow,
+)
+from mind.store.outbox import append_event
+from mind.tools.authorizer import CallUnderReview
+from mind.tools.base import DetailMode, Effect
+from tobe.runtime.digest import arguments_digest, canonical_json
+
+log = logging.getLogger(__name__)
+
+EVENT_TYPE = "approval_changed"
+MAX_REASON = 2000
+DecisionListener = Callable[[ApprovalRecord], Awaitable[None]]
+
+
+def to_record(row: Approval) -> ApprovalRecord:
+    return ApprovalRecord(
+        id=row.id,
+        conversation_key=row.conversation_key,
+        run_id=row.run_id,
+        tool_call_id=row.tool_call_id,
+        tool=row.tool,
+        effect=Effect(row.effect),
+        hand_id=row.hand_id,
+        arguments_summary=row.arguments_summary,
+        arguments_digest=row.arguments_digest,
+        reason=row.reason,
+        requested_at=row.requested_at,
+        expires_at=row.expires_at,
+        decision=Decision(row.decision) if row.decision else None,
+        decided_by=row.decided_by or "",
+        decision_reason=row.decision_reason,
+        decided_at=row.decided_at,
+    )
+
+
+def event_payload(record: ApprovalRecord, arguments_json: str = "") -> dict[str, object]:
+    """The `approval_changed` payload: the Approval contract's fields as plain JSON values.
+
+    `arguments_json` is set only for calls admitted in transparent mode.
+    """
+    return {
+        "id": record.id,
+        "conversation_key": record.conversation_key,
+        "run_id": record.run_id,
+        "tool_call_id": record.tool_call_id,
+        "tool": record.tool,
+        "effect": record.effect.value,
+        "hand_id": record.hand_id,
+        "arguments_summary": record.arguments_summary,
+        "arguments_json": arguments_json,
+        "arguments_digest": record.arguments_digest,
+        "decision": record.decision.value if record.decision else "",
+        "decided_by": record.decided_by,
+        "decision_reason": record.decision_reason,
+        "requested_at": record.requested_at.isoformat(),
+        "expires_at": record.expires_at.isoformat(),
+        "decided_at": record.decided_at.isoformat() if record.decided_at else "",
+        "reason": record.reason,
+    }
+
+
+async def audience(session: AsyncSession, conversation_key: str) -> list[str]:
+    """Principals who may see the conversation: its owner and members."""
+    owner = await session.scalar(
+        select(Conversation.owner).where(Conversation.key == conversation_key)
+    )
+    members = await session.scalars(
+        select(ConversationMember.principal).where(
+            ConversationMember.conversation_key == conversation_key
+        )
+    )
+    return ([owner] if owner else []) + sorted(members)
+
+
+def _insert_grant(session: AsyncSession, values: dict[str, object]):  # type: ignore[no-untyped-def]
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return dialect.insert(ApprovalGrant).values(**values).on_conflict_do_nothing()
+
+
+class ApprovalBroker:
+    """See the module docstring. Call `start` once before use and `aclose` at shutdown."""
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        *,
+        expiry: float,
+        clock: Callable[[], datetime] = utcnow,
+        on_commit: Callable[[], None] = lambda: None,
+    ) -> None:
+        """`on_commit` is called after every commit that appended an outbox event (it wakes
+        the subscribers, e.g. `EventBus.durable_committed`)."""
+        self._sessions = sessions
+        self._on_commit = on_commit
+        self._expiry = timedelta(seconds=expiry)
+        self._clock = clock
+        self._waiters: dict[str, list[asyncio.Future[ApprovalRecord]]] = {}
+        self._listeners: list[DecisionListener] = []
+        self._unattended: DecisionListener | None = None
+        self._changed = asyncio.Event()
+        self._expirer: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    def add_listener(self, listener: DecisionListener) -> None:
+        """Called after every committed decision (e.g. to update the Actor's grant cache)."""
+        self._listeners.append(listener)
+
+    def on_unattended(self, callback: DecisionListener) -> None:
+        """Called after a decision that no execution in this process was waiting for."""
+        self._unattended = callback
+
+    async def start(self) -> None:
+        if self._expirer is None:
+            self._stopping = False
+            self._expirer = asyncio.create_task(self._expire_forever(), name="approval-expiry")
+
+    async def aclose(self) -> None:
+        """Stop the expiry task between two store operations (never cancel one midway)."""
+        if self._expirer is not None:
+            self._stopping = True
+            self._changed.set()
+            await asyncio.gather(self._expirer, return_exceptions=True)
+            self._expirer = None
+
+    # -- requests -----------------------------------------------------------------------------
+
+    async def request(
+        self, call: CallUnderReview, *, arguments_summary: str, reason: str
+    ) -> ApprovalRecord:
+        """Persist a request for `call` (or return the one already stored for its tool call).
+
+        `arguments_summary` must be secret-free: it is shown, audited and sent as an event.
+        """
+        async with self._sessions() as session, session.begin():
+            existing = await session.scalar(
+                select(Approval).where(Approval.tool_call_id == call.tool_call_id)
+            )
+            if existing is not None:
+                return to_record(existing)
+            now = self._clock()
+            row = Approval(
+                id=f"ap_{uuid.uuid4().hex}",
+                conversation_key=call.conversation_key,
+                run_id=call.run_id,
+                tool_call_id=call.tool_call_id,
+                tool=call.tool,
+                effect=call.effect.value,
+                hand_id=call.hand_id,
+                arguments_summary=arguments_summary,
+                arguments_digest=arguments_digest(call.arguments),
+                reason=reason,
+                requested_at=now,
+                expires_at=now + self._expiry,
+            )
+            session.add(row)
+            await session.flush()
+            record = to_record(row)
+            transparent = call.detail_mode == DetailMode.TRANSPARENT
+            arguments = canonical_json(call.arguments) if transparent else ""
+            await append_event(
+                session,
+                type=EVENT_TYPE,
+                conversation_key=call.conversation_key,
+                audience=await audience(session, call.conversation_key),
+                payload=event_payload(record, arguments),
+            )
+        self._on_commit()
+        self._changed.set()
+        return record
+
+    async def get(self, approval_id: str) -> ApprovalRecord | None:
+        async with self._sessions() as session:
+            row = await session.get(Approval, approval_id)
+            return to_record(row) if row is not None else None
+
+    async def for_tool_call(self, tool_call_id: str) -> ApprovalRecord | None:
+        """The request stored for a tool call, if one was ever made."""
+        async with self._sessions() as session:
+            row = await session.scalar(
+                select(Approval).where(Approval.tool_call_id == tool_call_id)
+            )
+            return to_record(row) if row is not None else None
+
+    async def pending(self, conversation_key: str | None = None) -> list[ApprovalRecord]:
+        """Undecided requests, oldest first (all conversations when no key is given)."""
+        query = select(Approval).where(Approval.decision.is_(None))
+        if conversation_key is not None:
+            query = query.where(Approval.conversation_key == conversation_key)
+        async with self._sessions() as session:
+            rows = await session.scalars(query.order_by(Approval.requested_at, Approval.id))
+            return [to_record(row) for row in rows]
+
+    async def wait(self, approval_id: str) -> ApprovalRecord:
+        """The committed decision of `approval_id`, waiting for it if needed."""
+        future: asyncio.Future[ApprovalRecord] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(approval_id, []).append(future)
+        try:
+            record = await self.get(approval_id)
+            if record is None:
+                raise ApprovalNotFound(approval_id)
+            if not record.pending:
+                return record
+            return await future
+        finally:
+            waiters = self._waiters.get(approval_id, [])
+            if future in waiters:
+                waiters.remove(future)
+            if not waiters:
+                self._waiters.pop(approval_id, None)
+
+    # -- decisions ----------------------------------------------------------------------------
+
+    async def decide(
+        self,
+        approval_id: str,
+        decision: Decision,
+        *,
+        principal: str,
+        reason: str = "",
+        sees_all: bool = False,
+    ) -> ApprovalRecord:
+        """A person's decision. Raises NotFound (also when `principal` cannot see the
+        conversation, unless `sees_all`: scope admin), AlreadyDecided, or InvalidDecision."""
+        if decision == Decision.EXPIRED:
+            raise InvalidDecision("`expired` is set by the broker, not given by a person")
+        if len(reason) > MAX_REASON:
+            raise InvalidDecision(
+                f"reason is {len(reason)} characters; the maximum is {MAX_REASON}"
+            )
+        return await self._commit(
+            approval_id, decision, AuditSource.USER, principal=principal, reason=reason,
+            check_access=not sees_all,
+        )
+
+    async def close_for_ended_run(self, approval_id: str, reason: str) -> ApprovalRecord | None:
+        """Deny a request whose run ended while waiting (e.g. cancelled); None if decided."""
+        try:
+            return await self._commit(
+                approval_id, Decision.DENY, AuditSource.RUN, principal="", reason=reason,
+                check_access=False,
+            )
+        except ApprovalAlreadyDecided:
+            return None
+
+    async def _commit(
+        self,
+        approval_id: str,
+        decision: Decision,
+        source: AuditSource,
+        *,
+        principal: str,
+        reason: str,
+        check_access: bool,
+    ) -> ApprovalRecord:
+        async with self._sessions() as session, session.begin():
+            row = await session.get(Approval, approval_id)
+            if row is None:
+                raise ApprovalNotFound(approval_id)
+            if check_access and principal not in await audience(session, row.conversation_key):
+                raise ApprovalNotFound(approval_id)
+            if row.decision is not None:
+                raise ApprovalAlreadyDecided(approval_id, row.decision)
+            now = self._clock()
+            result = await session.execute(
+                update(Approval)
+                .where(Approval.id == approval_id, Approval.decision.is_(None))
+                .values(
+                    decision=decision.value,
+                    decided_by=principal,
+                    decision_reason=reason,
+                    decided_at=now,
+                )
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount != 1:
+                current = await session.scalar(
+                    select(Approval.decision).where(Approval.id == approval_id)
+                )
+                raise ApprovalAlreadyDecided(approval_id, current or "unknown")
+            await session.refresh(row)
+            record = to_record(row)
+            if decision == Decision.APPROVE_CONVERSATION:
+                await session.execute(
+                    _insert_grant(
+                        session,
+                        {
+                            "conversation_key": record.conversation_key,
+                            "tool": record.tool,
+                            "hand_id": record.hand_id,
+                            "approval_id": record.id,
+                            "created_at": now,
+                        },
+                    )
+                )
+            add_audit(
+                session,
+                approval_id=record.id,
+                conversation_key=record.conversation_key,
+                tool_call_id=record.tool_call_id,
+                tool=record.tool,
+                source=source,
+                verdict=decision.value,
+                principal=principal,
+                summary=_decision_summary(record),
+            )
+            await append_event(
+                session,
+                type=EVENT_TYPE,
+                conversation_key=record.conversation_key,
+                audience=await audience(session, record.conversation_key),
+                payload=event_payload(record),
+            )
+        self._on_commit()
+        await self._settle(record)
+        return record
+
+    async def _settle(self, record: ApprovalRecord) -> None:
+        """Wake the waiting execution and tell listeners; runs only after the commit.
+
+        Listeners run inline (the decider's call waits for them): they must be quick.
+        """
+        self._changed.set()
+        waiters = self._waiters.pop(record.id, [])
+        for future in waiters:
+            if not future.done():
+                future.set_result(record)
+        for listener in self._listeners:
+            await _safely(listener, record)
+        if not waiters and self._unattended is not None:
+            await _safely(self._unattended, record)
+
+    # -- expiry -------------------------------------------------------------------------------
+
+    async def expire_due(self) -> list[ApprovalRecord]:
+        """Expire every pending request whose time is up; returns the ones this call expired."""
+        async with self._sessions() as session:
+            due = list(
+                await session.scalars(
+                    select(Approval.id).where(
+                        Approval.decision.is_(None), Approval.expires_at <= self._clock()
+                    )
+                )
+            )
+        expired = []
+        for approval_id in due:
+            try:
+                expired.append(
+                    await self._commit(
+                        approval_id, Decision.EXPIRED, AuditSource.EXPIRY, principal="",
+                        reason="no decision before the request expired", check_access=False,
+                    )
+                )
+            except ApprovalAlreadyDecided:
+                continue
+        return expired
+
+    async def _next_expiry(self) -> datetime | None:
+        async with self._sessions() as session:
+            return await session.scalar(
+                select(func.min(Approval.expires_at)).where(Approval.decision.is_(None))
+            )
+
+    async def _expire_forever(self) -> None:
+        while not self._stopping:
+            self._changed.clear()
+            try:
+                await self.expire_due()
+                next_at = await self._next_expiry()
+            except Exception:
+                log.exception("approval expiry failed; retrying")
+                next_at = self._clock() + timedelta(seconds=1)
+            delay = None
+            if next_at is not None:
+                delay = max(0.0, (next_at - self._clock()).total_seconds()) + 0.01
+            try:
+                await asyncio.wait_for(self._changed.wait(), delay)
+            except TimeoutError:
+                pass
+
+
+def _decision_summary(record: ApprovalRecord) -> str:
+    text = f"{record.tool} ({record.effect.value}) on {record.hand_id or 'mind'}: "
+    text += record.arguments_summary
+    if record.decision_reason:
+        text += f" — {record.decision_reason}"
+    return text
+
+
+async def _safely(listener: DecisionListener, record: ApprovalRecord) -> None:
+    try:
+        await listener(record)
+    except Exception:
+        log.exception("approval listener failed for %s", record.id)

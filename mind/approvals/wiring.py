@@ -1,0 +1,72 @@
+"""The approval components of one Mind process, built from `[approvals]` and wired together."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.approvals.authorizer import ApprovalAuthorizer
+from mind.approvals.broker import ApprovalBroker
+from mind.approvals.continuation import Continuation, Resume
+from mind.approvals.grants import GrantCache
+from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.policy import Policy
+from mind.approvals.reviewer import Reviewer
+from mind.providers.base import Provider
+from mind.providers.factory import build_provider
+from tobe.config import ApprovalSettings
+
+
+@dataclass
+class Approvals:
+    broker: ApprovalBroker
+    authorizer: ApprovalAuthorizer
+    continuation: Continuation
+    # A reviewer provider of its own (closed at stop); None when it shares the Mind's.
+    own_provider: Provider | None = None
+
+    @classmethod
+    def build(
+        cls,
+        settings: ApprovalSettings,
+        sessions: async_sessionmaker[AsyncSession],
+        provider: Provider,
+        *,
+        on_commit: Callable[[], None],
+    ) -> Approvals:
+        """`provider` serves the Reviewer unless `[approvals.reviewer] provider` names one."""
+        broker = ApprovalBroker(sessions, expiry=settings.expiry, on_commit=on_commit)
+        continuation = Continuation(sessions)
+        broker.on_unattended(continuation.on_decision)
+        reviewer, own = None, None
+        if settings.reviewer.enabled:
+            if settings.reviewer.provider is not None:
+                own = build_provider(settings.reviewer.provider)
+            reviewer = Reviewer(own or provider, timeout=settings.reviewer.timeout)
+        authorizer = ApprovalAuthorizer(
+            policy=Policy(settings),
+            broker=broker,
+            grants=GrantCache(sessions),
+            sessions=sessions,
+            reviewer=reviewer,
+        )
+        return cls(broker, authorizer, continuation, own)
+
+    async def start(self, resume: Resume) -> None:
+        """Start expiry, then continue interrupted runs whose approval is already decided."""
+        await self.broker.start()
+        await self.continuation.start(resume)
+
+    async def close(self) -> None:
+        await self.broker.aclose()
+        if self.own_provider is not None:
+            await self.own_provider.aclose()
+
+    async def decide(
+        self, approval_id: str, decision: Decision, *, principal: str, reason: str, admin: bool
+    ) -> ApprovalRecord:
+        return await self.broker.decide(
+            approval_id, decision, principal=principal, reason=reason, sees_all=admin
+        )

@@ -1,0 +1,216 @@
+"""The Authorizer end to end over a real store: policy → grant → Reviewer → Broker."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from approval_calls import OWNER, make_call
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.approvals.authorizer import ApprovalAuthorizer
+from mind.approvals.broker import ApprovalBroker
+from mind.approvals.grants import GrantCache
+from mind.approvals.model import Decision
+from mind.approvals.policy import Policy
+from mind.approvals.reviewer import Reviewer
+from mind.providers.script import parse_script
+from mind.providers.scripted import ScriptedProvider
+from mind.store.models import Approval, ApprovalAudit, OutboxEvent
+from mind.tools.authorizer import CallUnderReview, Verdict, VerdictKind
+from mind.tools.base import Effect
+from tobe.config import ApprovalRule, ApprovalSettings
+from tobe.runtime.digest import arguments_digest
+
+Sessions = async_sessionmaker[AsyncSession]
+LOW_TRUST = {"workspace_write": False, "reply": True}
+SECRET = "hunter2-very-secret"
+SENSITIVE_SCHEMA = {
+    "type": "object",
+    "properties": {"user": {"type": "string"}, "pin": {"type": "string", "x-sensitive": True}},
+}
+
+
+def reviewer_answering(text: str) -> Reviewer:
+    script = parse_script(json.dumps({"runs": [{"match": ".*", "steps": [{"text": text}]}]}), "t")
+    return Reviewer(ScriptedProvider(script), timeout=5)
+
+
+class Harness:
+    def __init__(self, sessions: Sessions, broker: ApprovalBroker) -> None:
+        self.sessions = sessions
+        self.broker = broker
+
+    def authorizer(
+        self, settings: ApprovalSettings | None = None, reviewer: Reviewer | None = None
+    ) -> ApprovalAuthorizer:
+        return ApprovalAuthorizer(
+            policy=Policy(settings or ApprovalSettings()),
+            broker=self.broker,
+            grants=GrantCache(self.sessions),
+            sessions=self.sessions,
+            reviewer=reviewer,
+        )
+
+    async def next_pending(self) -> str:
+        while True:
+            pending = await self.broker.pending()
+            if pending:
+                return pending[0].id
+            await asyncio.sleep(0.01)
+
+    async def audit(self) -> list[ApprovalAudit]:
+        async with self.sessions() as session:
+            return list(await session.scalars(select(ApprovalAudit).order_by(ApprovalAudit.id)))
+
+
+@pytest.fixture
+async def harness(sessions: Sessions, conversation: str) -> AsyncIterator[Harness]:
+    broker = ApprovalBroker(sessions, expiry=600)
+    await broker.start()
+    try:
+        yield Harness(sessions, broker)
+    finally:
+        await broker.aclose()
+
+
+async def decide_when_asked(
+    harness: Harness, authorizer: ApprovalAuthorizer, call: CallUnderReview, decision: Decision,
+    reason: str = "",
+) -> Verdict:
+    task = asyncio.create_task(authorizer.authorize(call))
+    approval_id = await asyncio.wait_for(harness.next_pending(), 30)
+    await harness.broker.decide(approval_id, decision, principal=OWNER, reason=reason)
+    return await task
+
+
+async def test_read_only_call_is_allowed_by_policy_and_audited(harness: Harness) -> None:
+    verdict = await harness.authorizer().authorize(make_call(effect=Effect.READ_ONLY))
+    assert verdict == Verdict.allow()
+    [row] = await harness.audit()
+    assert (row.source, row.verdict, row.principal) == ("policy", "allow", OWNER)
+
+
+async def test_write_waits_for_a_person_and_is_bound_to_the_arguments(harness: Harness) -> None:
+    call = make_call()
+    verdict = await decide_when_asked(harness, harness.authorizer(), call, Decision.APPROVE_ONCE)
+    assert verdict.kind is VerdictKind.ALLOW
+    assert verdict.approval is not None
+    assert verdict.approval.arguments_digest == arguments_digest(call.arguments)
+    assert [(r.source, r.verdict) for r in await harness.audit()] == [
+        ("policy", "ask"), ("user", "approve_once"),
+    ]
+
+
+async def test_deny_reason_reaches_the_model(harness: Harness) -> None:
+    verdict = await decide_when_asked(
+        harness, harness.authorizer(), make_call(), Decision.DENY, reason="not on Fridays"
+    )
+    assert verdict.kind is VerdictKind.DENY
+    assert verdict.reason == f"denied by {OWNER}: not on Fridays"
+
+
+async def test_expired_request_is_a_denial(sessions: Sessions, conversation: str) -> None:
+    broker = ApprovalBroker(sessions, expiry=0.2)
+    await broker.start()
+    try:
+        authorizer = Harness(sessions, broker).authorizer()
+        verdict = await asyncio.wait_for(authorizer.authorize(make_call()), 30)
+    finally:
+        await broker.aclose()
+    assert verdict.kind is VerdictKind.DENY and "expired" in verdict.reason
+
+
+async def test_approve_for_conversation_covers_later_calls_of_the_same_tool_and_hand(
+    harness: Harness,
+) -> None:
+    authorizer = harness.authorizer()
+    await decide_when_asked(harness, authorizer, make_call(), Decision.APPROVE_CONVERSATION)
+    later = make_call(tool_call_id="call_2", arguments={"path": "other.txt", "text": "x"})
+    verdict = await asyncio.wait_for(authorizer.authorize(later), 30)
+    assert verdict.kind is VerdictKind.ALLOW
+    assert verdict.approval is not None
+    assert verdict.approval.arguments_digest == arguments_digest(later.arguments)
+    other_hand = make_call(tool_call_id="call_3", hand_id="server")
+    task = asyncio.create_task(authorizer.authorize(other_hand))
+    assert await asyncio.wait_for(harness.next_pending(), 30)
+    task.cancel()
+    sources = [r.source for r in await harness.audit()]
+    assert "grant" in sources
+
+
+async def test_cancelled_wait_closes_the_request(harness: Harness) -> None:
+    task = asyncio.create_task(harness.authorizer().authorize(make_call()))
+    approval_id = await asyncio.wait_for(harness.next_pending(), 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    record = await harness.broker.get(approval_id)
+    assert record is not None and record.decision is Decision.DENY
+    assert [r.source for r in await harness.audit()][-1] == "run"
+
+
+async def test_reviewer_allow_spares_the_person(harness: Harness) -> None:
+    authorizer = harness.authorizer(reviewer=reviewer_answering("allow"))
+    verdict = await asyncio.wait_for(authorizer.authorize(make_call()), 30)
+    assert verdict.kind is VerdictKind.ALLOW
+    assert await harness.broker.pending() == []
+    assert [(r.source, r.verdict) for r in await harness.audit()] == [
+        ("policy", "ask"), ("reviewer", "allow"),
+    ]
+
+
+async def test_reviewer_anything_else_goes_to_the_person(harness: Harness) -> None:
+    authorizer = harness.authorizer(reviewer=reviewer_answering("sure, go ahead"))
+    verdict = await decide_when_asked(harness, authorizer, make_call(), Decision.APPROVE_ONCE)
+    assert verdict.kind is VerdictKind.ALLOW
+    assert [(r.source, r.verdict) for r in await harness.audit()] == [
+        ("policy", "ask"), ("reviewer", "require_user"), ("user", "approve_once"),
+    ]
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        ApprovalSettings(),
+        ApprovalSettings(workspace_write="allow"),
+        ApprovalSettings(rules=[ApprovalRule(tool="write_note", verdict="allow")]),
+    ],
+)
+async def test_low_trust_run_cannot_get_a_workspace_write_approved(
+    harness: Harness, settings: ApprovalSettings
+) -> None:
+    authorizer = harness.authorizer(settings, reviewer=reviewer_answering("allow"))
+    # Even a standing grant for this tool does not help.
+    await decide_when_asked(
+        harness, harness.authorizer(), make_call(tool_call_id="call_0"),
+        Decision.APPROVE_CONVERSATION,
+    )
+    verdict = await authorizer.authorize(make_call(run_permissions=LOW_TRUST))
+    assert verdict.kind is VerdictKind.DENY
+    assert "may not write to the workspace" in verdict.reason
+    assert await harness.broker.pending() == []
+
+
+async def test_sensitive_argument_never_reaches_audit_events_or_logs(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level("DEBUG")
+    arguments: dict[str, Any] = {"user": "alice", "pin": SECRET}
+    call = make_call(
+        tool="unlock_door", effect=Effect.EXTERNAL_SIDE_EFFECT, arguments=arguments,
+        parameters=SENSITIVE_SCHEMA,
+    )
+    authorizer = harness.authorizer(reviewer=reviewer_answering("require_user"))
+    await decide_when_asked(harness, authorizer, call, Decision.DENY, reason="no")
+    async with harness.sessions() as session:
+        audit = [r.summary for r in await session.scalars(select(ApprovalAudit))]
+        approvals = [r.arguments_summary for r in await session.scalars(select(Approval))]
+        events = [json.dumps(r.payload) for r in await session.scalars(select(OutboxEvent))]
+    assert audit and approvals and events
+    for text in [*audit, *approvals, *events, caplog.text]:
+        assert SECRET not in text
