@@ -45,6 +45,7 @@ class ServicePlan:
     group: str
     health_target: str | None
     env: dict[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()
 
 
 @dataclass
@@ -66,9 +67,11 @@ def available_services() -> set[str]:
     """Command groups of this installation that have a `serve` command."""
     from tobe.cli import main
 
+    context = click.Context(main)
     found = set()
-    for name, command in main.commands.items():
-        if isinstance(command, click.Group) and "serve" in command.commands:
+    for name in main.list_commands(context):
+        command = main.get_command(context, name)
+        if isinstance(command, click.Group) and command.get_command(context, "serve"):
             found.add(name)
     return found
 
@@ -78,6 +81,7 @@ def plan_services(settings: Settings, available: set[str]) -> list[ServicePlan]:
     if "awareness" in available and not settings.mind.awareness_address:
         mind_env["TOBE_MIND__AWARENESS_ADDRESS"] = settings.awareness.listen
     hand_env = {"TOBE_HAND__MIND_ADDRESS": settings.mind.listen}
+    hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
     if settings.hand.workspace is None:
         workspace = settings.data_dir.resolve() / "workspace"
         workspace.mkdir(parents=True, exist_ok=True)
@@ -88,8 +92,8 @@ def plan_services(settings: Settings, available: set[str]) -> list[ServicePlan]:
         ServicePlan(
             "face", "face", settings.face.listen, {"TOBE_FACE__MIND_ADDRESS": settings.mind.listen}
         ),
-        # A Hand serves nothing (it dials the Mind), so there is no health check to wait for.
-        ServicePlan("hand", "hand", None, hand_env),
+        # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
+        ServicePlan("hand", "hand", hand_health, hand_env, ("--health-listen", hand_health)),
     ]
     return [plan for plan in plans if plan.group in available]
 
@@ -143,7 +147,7 @@ class Supervisor:
             log.write(f"--- tobe up started {plan.name} at {time.ctime()}\n".encode())
             log.flush()
             process = subprocess.Popen(
-                [sys.executable, "-m", "tobe", plan.group, "serve"],
+                [sys.executable, "-m", "tobe", plan.group, "serve", *plan.args],
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,

@@ -67,8 +67,9 @@ async def start_server(
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     unix_socket_mode: int | None = None,
     max_receive_bytes: int | None = None,
+    serving: bool = True,
 ) -> GrpcServer:
-    """Create, bind and start a server; returns it already SERVING.
+    """Create, bind and start a server; returns it already SERVING (or NOT_SERVING: `serving`).
 
     `max_receive_bytes` (default: `max_message_bytes`) caps incoming messages alone; larger
     ones end the call with RESOURCE_EXHAUSTED before the handler sees them.
@@ -116,7 +117,7 @@ async def start_server(
             if address.startswith("unix:"):
                 os.chmod(address.removeprefix("unix:").removeprefix("//"), unix_socket_mode)
     result = GrpcServer(server=server, health=health_servicer, services=services, bound=bound)
-    await result.set_serving(True)
+    await result.set_serving(serving)
     return result
 
 

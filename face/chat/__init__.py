@@ -1,0 +1,1 @@
+"""`tobe chat`: the terminal client of Face."""

@@ -1,0 +1,213 @@
+"""Terminal rendering of conversation events with rich: streamed markdown, tool calls, runs."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+from rich.console import Console, Group
+from rich.live import Live
+from rich.markdown import Markdown
+from rich.spinner import Spinner
+from rich.text import Text
+
+from tobe.v1 import common_pb2, events_pb2
+
+TERMINAL_RUN_STATES = {
+    common_pb2.RUN_STATE_COMPLETED,
+    common_pb2.RUN_STATE_FAILED,
+    common_pb2.RUN_STATE_CANCELLED,
+    common_pb2.RUN_STATE_INTERRUPTED,
+}
+_TOOL_MARK = {
+    common_pb2.TOOL_STATUS_SUCCEEDED: ("✓", "green"),
+    common_pb2.TOOL_STATUS_FAILED: ("✗", "red"),
+    common_pb2.TOOL_STATUS_DENIED: ("⊘", "red"),
+    common_pb2.TOOL_STATUS_SKIPPED: ("↷", "yellow"),
+    common_pb2.TOOL_STATUS_CANCELLED: ("⊘", "yellow"),
+}
+_DECISIONS = {
+    common_pb2.APPROVAL_DECISION_UNSPECIFIED: "waiting for a decision",
+    common_pb2.APPROVAL_DECISION_APPROVE_ONCE: "approved once",
+    common_pb2.APPROVAL_DECISION_APPROVE_CONVERSATION: "approved for this conversation",
+    common_pb2.APPROVAL_DECISION_DENY: "denied",
+    common_pb2.APPROVAL_DECISION_EXPIRED: "expired (denied)",
+}
+RESULT_PREVIEW_CHARS = 600
+
+
+class Renderer:
+    """Draws the events of the current conversation; notes activity elsewhere in one line."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+        self.conversation = ""
+        # Texts this terminal sent whose echo (a message_appended event) is not shown again.
+        self.sent_texts: list[str] = []
+        self._live: Live | None = None
+        self._text = ""
+        self._thinking = ""
+        self._running_tools: dict[str, str] = {}
+        self._run_ended: dict[str, asyncio.Event] = {}
+        # Ephemeral deltas may arrive after the durable message of their step; they are stale.
+        self._finished_steps: dict[str, int] = {}
+        # Called with each pending approval of the current conversation (the REPL asks y/a/n).
+        self.on_approval_request: Callable[[common_pb2.Approval], None] | None = None
+
+    def run_finished(self, run_id: str) -> asyncio.Event:
+        return self._run_ended.setdefault(run_id, asyncio.Event())
+
+    def status(self, message: str) -> None:
+        self._stop_live()
+        self.console.print(Text(message, style="dim"))
+
+    def show_message(self, message: common_pb2.Message) -> None:
+        """Print a stored message (used for snapshots and for durable events)."""
+        role = message.role
+        if role == common_pb2.MESSAGE_ROLE_USER:
+            self.console.print(Text.assemble(("you› ", "bold cyan"), message.text))
+        elif role == common_pb2.MESSAGE_ROLE_ASSISTANT:
+            if message.text:
+                self.console.print(Markdown(message.text))
+        elif role == common_pb2.MESSAGE_ROLE_NOTE:
+            self.console.print(Text(f"note: {message.text}", style="magenta"))
+
+    def on_event(self, event: events_pb2.Event) -> None:
+        if event.conversation_key and event.conversation_key != self.conversation:
+            self._elsewhere(event)
+            return
+        kind = event.WhichOneof("payload")
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is not None:
+            handler(getattr(event, kind))
+
+    def _elsewhere(self, event: events_pb2.Event) -> None:
+        kind = event.WhichOneof("payload")
+        if kind == "message_appended" and event.message_appended.role in (
+            common_pb2.MESSAGE_ROLE_ASSISTANT, common_pb2.MESSAGE_ROLE_USER
+        ):
+            self.status(f"[new message in {event.conversation_key}]")
+        elif kind == "approval_changed":
+            self._on_approval_changed(event.approval_changed)
+
+    # -- streaming ------------------------------------------------------------------------------
+
+    def _on_text_delta(self, delta: events_pb2.TextDelta) -> None:
+        if not self._stale(delta):
+            self._text += delta.text
+            self._refresh()
+
+    def _on_thinking_delta(self, delta: events_pb2.TextDelta) -> None:
+        if not self._stale(delta):
+            self._thinking += delta.text
+            self._refresh()
+
+    def _stale(self, delta: events_pb2.TextDelta) -> bool:
+        ended = self._run_ended.get(delta.run_id)
+        if ended is not None and ended.is_set():
+            return True
+        return delta.step < self._finished_steps.get(delta.run_id, 0)
+
+    def _refresh(self) -> None:
+        parts = []
+        if self._thinking:
+            parts.append(Text(self._thinking, style="dim italic"))
+        if self._text:
+            parts.append(Markdown(self._text))
+        if self._running_tools:
+            names = ", ".join(self._running_tools.values())
+            parts.append(Spinner("dots", text=Text(f" running {names}", style="yellow")))
+        if self._live is None:
+            self._live = Live(Group(*parts), console=self.console, refresh_per_second=12)
+            self._live.start()
+        else:
+            self._live.update(Group(*parts))
+
+    def _stop_live(self, final: Markdown | None = None) -> None:
+        if self._live is not None:
+            if final is not None:
+                self._live.update(final)
+            self._live.stop()
+            self._live = None
+        self._text = ""
+        self._thinking = ""
+
+    # -- durable events -------------------------------------------------------------------------
+
+    def _on_message_appended(self, message: common_pb2.Message) -> None:
+        if message.role == common_pb2.MESSAGE_ROLE_USER and message.text in self.sent_texts:
+            self.sent_texts.remove(message.text)
+            return
+        if message.role == common_pb2.MESSAGE_ROLE_ASSISTANT:
+            self._finished_steps[message.run_id] = self._finished_steps.get(message.run_id, 0) + 1
+            streamed = self._live is not None
+            self._stop_live(Markdown(message.text) if message.text else None)
+            if not streamed:
+                self.show_message(message)
+        elif message.role != common_pb2.MESSAGE_ROLE_TOOL:
+            self._stop_live()
+            self.show_message(message)
+
+    def _on_message_queued(self, queued: events_pb2.QueuedMessage) -> None:
+        how = "steers the running reply" if queued.steer else "queued as a follow-up"
+        self.status(f"message {how}")
+
+    def _on_tool_changed(self, tool: common_pb2.ToolProjection) -> None:
+        self._stop_live()
+        if tool.status == common_pb2.TOOL_STATUS_RUNNING:
+            self._running_tools[tool.tool_call_id] = tool.tool
+            arguments = _pretty_json(tool.arguments_json) or tool.arguments_summary
+            where = f" on {tool.hand_id}" if tool.hand_id else ""
+            self.console.print(Text.assemble(
+                ("⚙ ", "yellow"), (tool.tool, "bold yellow"), (where, "yellow"), " ", arguments
+            ))
+            self._refresh()
+            return
+        self._running_tools.pop(tool.tool_call_id, None)
+        mark, style = _TOOL_MARK.get(tool.status, ("•", "white"))
+        result = tool.result_text or tool.result_summary
+        if len(result) > RESULT_PREVIEW_CHARS:
+            result = result[:RESULT_PREVIEW_CHARS] + f"… ({len(result)} chars)"
+        self.console.print(Text.assemble((f"{mark} {tool.tool} ", style), (result, "dim")))
+
+    def _on_tool_progress(self, progress: events_pb2.ToolProgress) -> None:
+        if progress.tool_call_id not in self._running_tools:
+            return  # late progress of a call that already ended
+        if not progress.message and progress.fraction < 0:
+            return
+        share = f" {progress.fraction:.0%}" if progress.fraction >= 0 else ""
+        self._stop_live()
+        self.console.print(Text(f"  … {progress.message}{share}", style="dim"))
+
+    def _on_run_changed(self, run: common_pb2.Run) -> None:
+        if run.state not in TERMINAL_RUN_STATES:
+            return
+        self._stop_live()
+        self._running_tools.clear()
+        if run.state != common_pb2.RUN_STATE_COMPLETED:
+            state = common_pb2.RunState.Name(run.state).removeprefix("RUN_STATE_").lower()
+            self.console.print(Text(f"run {state}: {run.reason}".rstrip(": "), style="red"))
+        self.run_finished(run.id).set()
+
+    def _on_approval_changed(self, approval: common_pb2.Approval) -> None:
+        self._stop_live()
+        decision = _DECISIONS.get(approval.decision, "decided")
+        arguments = _pretty_json(approval.arguments_json) or approval.arguments_summary
+        self.console.print(Text.assemble(
+            ("approval ", "bold magenta"), (approval.id, "magenta"), f" {approval.tool} ",
+            arguments, (f" — {decision}", "bold"),
+            (f" ({approval.reason})" if approval.reason else "", "dim"),
+        ))
+        pending = approval.decision == common_pb2.APPROVAL_DECISION_UNSPECIFIED
+        if pending and approval.conversation_key == self.conversation and self.on_approval_request:
+            self.on_approval_request(approval)
+
+
+def _pretty_json(text: str) -> str:
+    if not text:
+        return ""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False)
+    except ValueError:
+        return text

@@ -1,0 +1,231 @@
+"""The `tobe chat` loop: read input, run slash commands, send messages, wait for the reply.
+
+Input: a line ending with `\\` continues on the next line; a line with only `\"\"\"` starts or
+ends a block sent as one message. Ctrl-C while a reply runs cancels the run; Ctrl-D or `/quit`
+leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+import uuid
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from face.chat.render import Renderer
+from face.chat.session import ChatSession, CommandFailed
+from tobe.v1 import common_pb2, events_pb2, face_pb2
+
+HELP = (
+    "/new [title]  new conversation   /list  conversations   /switch <key>  change conversation\n"
+    "/cancel  stop the running reply   /quit  leave   (end a line with \\ or use \"\"\" for "
+    "multi-line input)\napproval requests: y = approve once, a = always in this conversation, "
+    "n [reason] = deny"
+)
+APPROVAL_PROMPT = "approve? [y]es once / [a]lways here / [n]o [reason]: "
+_ANSWERS = {
+    "y": common_pb2.APPROVAL_DECISION_APPROVE_ONCE,
+    "a": common_pb2.APPROVAL_DECISION_APPROVE_CONVERSATION,
+    "n": common_pb2.APPROVAL_DECISION_DENY,
+}
+BLOCK = '"""'
+
+
+class ChatRepl:
+    def __init__(self, console: Console, session_factory) -> None:  # noqa: ANN001
+        self.console = console
+        self.renderer = Renderer(console)
+        self.session: ChatSession = session_factory(self.renderer.on_event, self.renderer.status)
+        self.session.on_snapshot_required = self._restart_from_snapshot
+        self._approvals: asyncio.Queue[common_pb2.Approval] = asyncio.Queue()
+        self.renderer.on_approval_request = self._approvals.put_nowait
+
+    async def run(self, conversation: str | None) -> None:
+        await self.session.start()
+        self.console.print(
+            Text(f"connected as {self.session.principal}. {HELP}", style="dim")
+        )
+        await self._open(conversation or await self._latest_or_new())
+        try:
+            while True:
+                while not self._approvals.empty():
+                    await self._answer(self._approvals.get_nowait())
+                text = await self._read_message()
+                if text is None or text.strip() == "/quit":
+                    return
+                if not text.strip():
+                    continue
+                if text.startswith("/"):
+                    await self._slash(text.strip())
+                else:
+                    await self._send(text)
+        finally:
+            await self.session.close()
+
+    # -- conversations --------------------------------------------------------------------------
+
+    async def _latest_or_new(self) -> str:
+        reply = await self.session.command(
+            list_conversations=face_pb2.ListConversationsCommand(limit=1)
+        )
+        conversations = reply.list_conversations.conversations
+        if conversations:
+            return conversations[0].key
+        return await self._create("")
+
+    async def _create(self, title: str) -> str:
+        key = f"p_{uuid.uuid4().hex[:12]}"
+        reply = await self.session.command(
+            create_conversation=face_pb2.CreateConversationCommand(key=key, title=title)
+        )
+        return reply.create_conversation.conversation.key
+
+    async def _open(self, key: str) -> None:
+        reply = await self.session.command(
+            snapshot=face_pb2.SnapshotCommand(conversation_key=key, message_limit=20)
+        )
+        snapshot = reply.snapshot
+        self.renderer.conversation = key
+        title = snapshot.conversation.title or key
+        self.console.rule(Text(f"{title} ({key})", style="bold"))
+        for message in snapshot.messages:
+            self.renderer.show_message(message)
+        for approval in snapshot.pending_approvals:
+            self.renderer.on_event(events_pb2.Event(
+                conversation_key=key, approval_changed=approval
+            ))
+        await self.session.subscribe(snapshot.last_event_id)
+
+    async def _restart_from_snapshot(self) -> None:
+        self.renderer.status("missed too much while away; reloading the conversation")
+        await self._open(self.renderer.conversation)
+
+    async def _slash(self, line: str) -> None:
+        name, _, argument = line.partition(" ")
+        try:
+            if name == "/new":
+                await self._open(await self._create(argument.strip()))
+            elif name == "/list":
+                await self._list()
+            elif name == "/switch" and argument.strip():
+                await self._open(argument.strip())
+            elif name == "/cancel":
+                await self.session.command(cancel_run=face_pb2.CancelRunCommand(
+                    conversation_key=self.renderer.conversation
+                ))
+            else:
+                self.console.print(Text(HELP, style="dim"))
+        except CommandFailed as exc:
+            self.console.print(Text(exc.message, style="red"))
+
+    async def _list(self) -> None:
+        reply = await self.session.command(
+            list_conversations=face_pb2.ListConversationsCommand(limit=50)
+        )
+        table = Table("key", "title", "owner", box=None)
+        for conversation in reply.list_conversations.conversations:
+            marker = " *" if conversation.key == self.renderer.conversation else ""
+            table.add_row(conversation.key + marker, conversation.title, conversation.owner)
+        self.console.print(table)
+
+    # -- chatting -------------------------------------------------------------------------------
+
+    async def _send(self, text: str) -> None:
+        self.renderer.sent_texts.append(text)
+        try:
+            reply = await self.session.command(send_chat=face_pb2.SendChatCommand(
+                conversation_key=self.renderer.conversation,
+                text=text,
+                idempotency_key=uuid.uuid4().hex,
+            ))
+        except CommandFailed as exc:
+            self.renderer.sent_texts.remove(text)
+            self.console.print(Text(exc.message, style="red"))
+            return
+        sent = reply.send_chat
+        if sent.queued or not sent.run_id:
+            self.renderer.status("queued behind the running reply")
+            return
+        await self._wait_for_run(sent.run_id)
+
+    async def _wait_for_run(self, run_id: str) -> None:
+        """Wait for the run to end; Ctrl-C cancels it."""
+        loop = asyncio.get_running_loop()
+        cancel = lambda: asyncio.ensure_future(self._cancel_quietly())  # noqa: E731
+        loop.add_signal_handler(signal.SIGINT, cancel)
+        finished = asyncio.ensure_future(self.renderer.run_finished(run_id).wait())
+        try:
+            while not finished.done():
+                asked = asyncio.ensure_future(self._approvals.get())
+                await asyncio.wait({finished, asked}, return_when=asyncio.FIRST_COMPLETED)
+                if asked.done():
+                    await self._answer(asked.result())
+                else:
+                    asked.cancel()
+        finally:
+            finished.cancel()
+            loop.remove_signal_handler(signal.SIGINT)
+
+    async def _answer(self, approval: common_pb2.Approval) -> None:
+        """Ask y / a / n for a pending approval and send the decision."""
+        while True:
+            line = await _read_line(APPROVAL_PROMPT)
+            word, _, reason = (line or "n").strip().partition(" ")
+            decision = _ANSWERS.get(word.lower()[:1])
+            if decision is not None:
+                break
+            self.console.print(Text("answer y, a or n", style="dim"))
+        try:
+            await self.session.command(decide_approval=face_pb2.DecideApprovalCommand(
+                approval_id=approval.id, decision=decision, reason=reason.strip()
+            ))
+        except CommandFailed as exc:
+            self.console.print(Text(exc.message, style="red"))
+
+    async def _cancel_quietly(self) -> None:
+        with contextlib.suppress(CommandFailed):
+            await self.session.command(cancel_run=face_pb2.CancelRunCommand(
+                conversation_key=self.renderer.conversation
+            ))
+
+    async def _read_message(self) -> str | None:
+        lines: list[str] = []
+        block = False
+        while True:
+            prompt = "you› " if not lines else "...  "
+            line = await _read_line(prompt)
+            if line is None:
+                return "\n".join(lines) if lines else None
+            if line.strip() == BLOCK:
+                if block:
+                    return "\n".join(lines)
+                block = True
+                continue
+            if block:
+                lines.append(line)
+            elif line.endswith("\\"):
+                lines.append(line[:-1])
+            else:
+                lines.append(line)
+                return "\n".join(lines)
+
+
+async def _read_line(prompt: str) -> str | None:
+    """input() on a daemon thread, so that leaving never waits for a pending read."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str | None] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line: str | None = input(prompt)
+        except EOFError:
+            line = None
+        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
+
+    threading.Thread(target=read, daemon=True).start()
+    return await future

@@ -1,0 +1,192 @@
+"""A resilient client connection to Face: commands with replies, events, automatic resume.
+
+The session reconnects with the platform backoff (1 s doubling to 30 s) whenever the stream
+ends (Face restarted, resync required, network), re-subscribes after the last durable id it
+handled, and re-sends commands whose reply was lost; `send_chat` retries are safe because
+they carry the same idempotency key. "snapshot required" on a resume is handed to
+`on_snapshot_required`, which starts over from a snapshot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from collections.abc import Awaitable, Callable
+
+import grpc
+
+from tobe.runtime.backoff import Backoff
+from tobe.runtime.channel import bearer_metadata, open_channel
+from tobe.v1 import common_pb2, events_pb2, face_pb2, face_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT_REQUIRED = "snapshot required"
+
+
+class CommandFailed(Exception):
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+class FatalSessionError(Exception):
+    """Reconnecting cannot help (bad or revoked credential)."""
+
+
+class ChatSession:
+    def __init__(
+        self,
+        address: str,
+        token: str,
+        *,
+        on_event: Callable[[events_pb2.Event], None],
+        on_status: Callable[[str], None],
+        detail_mode: int = common_pb2.DETAIL_MODE_TRANSPARENT,
+        client_name: str = "tobe-chat",
+    ) -> None:
+        self._address = address
+        self._token = token
+        self._on_event = on_event
+        self._on_status = on_status
+        self._mode = detail_mode
+        self._client_name = client_name
+        self.on_snapshot_required: Callable[[], Awaitable[None]] | None = None
+        self.last_durable_id = 0
+        self.subscribed = False
+        self.principal = ""
+        self._ids = itertools.count(1)
+        self._outbox: asyncio.Queue[face_pb2.ConnectRequest] = asyncio.Queue()
+        self._waiting: dict[str, tuple[face_pb2.ConnectRequest, asyncio.Future]] = {}
+        self._connected = asyncio.Event()
+        self.fatal: FatalSessionError | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Connect (retrying with backoff) and wait for the first welcome."""
+        self._task = asyncio.create_task(self._run())
+        connected = asyncio.create_task(self._connected.wait())
+        await asyncio.wait({self._task, connected}, return_when=asyncio.FIRST_COMPLETED)
+        if self._task.done():
+            connected.cancel()
+            self._task.result()
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def command(self, **frame: object) -> face_pb2.Reply:
+        """Send one command and return its successful reply; CommandFailed otherwise."""
+        request = face_pb2.ConnectRequest(request_id=f"r{next(self._ids)}", **frame)
+        future: asyncio.Future[face_pb2.Reply] = asyncio.get_running_loop().create_future()
+        self._waiting[request.request_id] = (request, future)
+        await self._outbox.put(request)
+        reply = await future
+        if reply.WhichOneof("result") == "error":
+            raise CommandFailed(reply.error.code, reply.error.message)
+        return reply
+
+    async def subscribe(self, after_id: int) -> None:
+        self.last_durable_id = after_id
+        self.subscribed = True
+        await self.command(subscribe=face_pb2.SubscribeCommand(after_id=after_id))
+
+    async def _run(self) -> None:
+        backoff = Backoff()
+        while True:
+            try:
+                await self._connect_once(backoff)
+                reason = "Face closed the connection"
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    self.fatal = FatalSessionError(f"not authenticated: {exc.details()}")
+                    self._fail_waiting(self.fatal)
+                    raise self.fatal from exc
+                if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                    reason = f"Face at {self._address} is unavailable"
+                else:
+                    reason = exc.details() or exc.code().name
+            self._connected.clear()
+            delay = backoff.next_delay()
+            self._on_status(f"disconnected ({reason}); reconnecting in {delay:.0f}s")
+            await asyncio.sleep(delay)
+
+    async def _connect_once(self, backoff: Backoff) -> None:
+        async with open_channel(self._address) as channel:
+            stub = face_pb2_grpc.FaceGatewayStub(channel)
+            call = stub.Connect(metadata=bearer_metadata(self._token))
+            await call.write(face_pb2.ConnectRequest(
+                request_id="hello",
+                hello=face_pb2.Hello(detail_mode=self._mode, client_name=self._client_name),
+            ))
+            welcome = await call.read()
+            if welcome is grpc.aio.EOF:
+                return
+            if self.principal:
+                self._on_status("reconnected")
+            self.principal = welcome.welcome.principal
+            backoff.reset()
+            # Resend what was waiting (its reply was lost with the previous connection).
+            while not self._outbox.empty():
+                self._outbox.get_nowait()
+            waiting = [request for request, _ in self._waiting.values()]
+            if self.subscribed and not any(r.HasField("subscribe") for r in waiting):
+                self._resubscribe()
+            for request, _ in list(self._waiting.values()):
+                await call.write(request)
+            self._connected.set()
+            writer = asyncio.create_task(self._write(call))
+            try:
+                await self._read(call)
+            finally:
+                writer.cancel()
+
+    def _resubscribe(self) -> None:
+        request = face_pb2.ConnectRequest(
+            request_id=f"r{next(self._ids)}",
+            subscribe=face_pb2.SubscribeCommand(after_id=self.last_durable_id),
+        )
+        future = asyncio.get_running_loop().create_future()
+        future.add_done_callback(self._resubscribed)
+        self._waiting[request.request_id] = (request, future)
+
+    def _resubscribed(self, future: asyncio.Future) -> None:
+        if future.cancelled() or future.exception() is not None:
+            return
+        reply = future.result()
+        if reply.WhichOneof("result") == "error" and SNAPSHOT_REQUIRED in reply.error.message:
+            if self.on_snapshot_required is not None:
+                asyncio.ensure_future(self.on_snapshot_required())
+
+    async def _write(self, call: grpc.aio.StreamStreamCall) -> None:
+        while True:
+            request = await self._outbox.get()
+            await call.write(request)
+
+    async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
+        while True:
+            frame = await call.read()
+            if frame is grpc.aio.EOF:
+                return
+            kind = frame.WhichOneof("frame")
+            if kind == "reply":
+                entry = self._waiting.pop(frame.reply.request_id, None)
+                if entry is not None and not entry[1].done():
+                    entry[1].set_result(frame.reply)
+            elif kind == "event":
+                if frame.event.durable_id > 0:
+                    if frame.event.durable_id <= self.last_durable_id:
+                        continue
+                    self.last_durable_id = frame.event.durable_id
+                self._on_event(frame.event)
+            elif kind == "replay_done":
+                self.last_durable_id = max(self.last_durable_id, frame.replay_done.last_durable_id)
+
+    def _fail_waiting(self, exc: Exception) -> None:
+        for _, future in self._waiting.values():
+            if not future.done():
+                future.set_exception(exc)
+        self._waiting.clear()

@@ -1,0 +1,78 @@
+"""The one upstream subscription to the Mind, fanned out to every connection.
+
+The feed resumes after the last durable id it saw whenever the stream breaks (Mind restart,
+network), waiting with the platform backoff (1 s doubling to 30 s) between attempts, so
+connections see neither a gap nor a duplicate. If the Mind no longer keeps what the feed missed
+("snapshot required"), every subscribed connection is told to resync, and the feed starts over
+from what the Mind still keeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from face.connection import Connection, Phase, RenderedEvent
+from face.errors import MindCallError
+from face.mind_client import MindClient
+from face.projection import AdmissionModes
+from tobe.runtime.backoff import Backoff
+from tobe.v1 import events_pb2
+
+log = logging.getLogger(__name__)
+
+
+class EventFeed:
+    def __init__(self, mind: MindClient, modes: AdmissionModes) -> None:
+        self._mind = mind
+        self.modes = modes
+        self.connections: set[Connection] = set()
+        # Highest durable id received from the Mind.
+        self.last_id = 0
+        self.live = asyncio.Event()
+        self._backoff = Backoff()
+
+    async def run(self) -> None:
+        while True:
+            try:
+                async for item in self._mind.subscribe(self.last_id, include_ephemeral=True):
+                    if isinstance(item, events_pb2.Event):
+                        self.dispatch(item)
+                    elif not self.live.is_set():
+                        self.live.set()
+                        self._backoff.reset()
+                        log.info("event feed live after durable id %d", self.last_id)
+            except MindCallError as exc:
+                self.live.clear()
+                if exc.code == "FAILED_PRECONDITION" and "snapshot required" in exc.message:
+                    self._restart_from_kept()
+                    continue
+                delay = self._backoff.next_delay()
+                log.warning("event feed from the Mind lost (%s); retrying in %.1fs", exc, delay)
+                await asyncio.sleep(delay)
+
+    def dispatch(self, event: events_pb2.Event) -> None:
+        """Fan one upstream event out to every connection (synchronously, in feed order)."""
+        if event.durable_id > 0:
+            if event.durable_id <= self.last_id:
+                return
+            self.last_id = event.durable_id
+        self.modes.learn(event)
+        if event.WhichOneof("payload") == "credential_revoked":
+            self._revoke(event.credential_revoked.credential_id)
+            return
+        rendered = RenderedEvent(event, self.modes)
+        for connection in list(self.connections):
+            connection.on_live_event(rendered)
+
+    def _revoke(self, credential_id: str) -> None:
+        for connection in list(self.connections):
+            if connection.identity.credential_id == credential_id:
+                connection.close("UNAUTHENTICATED", "credential revoked")
+
+    def _restart_from_kept(self) -> None:
+        log.warning("the Mind no longer keeps events after %d; connections resync", self.last_id)
+        for connection in list(self.connections):
+            if connection.phase is not Phase.IDLE:
+                connection.close("RESOURCE_EXHAUSTED", "resync required", resync=True)
+        self.last_id = 0

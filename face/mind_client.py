@@ -1,0 +1,70 @@
+"""The gateway's client of the Mind: one channel, the gateway's service credential, and the
+mapping of gRPC failures to `MindCallError` so that nothing else in Face handles grpc errors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import grpc
+from google.protobuf.message import Message
+
+from face.connection import Identity
+from face.errors import MindCallError
+from tobe.runtime.channel import bearer_metadata, open_channel
+from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
+
+# Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
+CALL_TIMEOUT = 60.0
+
+
+def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
+    code = exc.code()
+    if code in (grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED):
+        return MindCallError("UNAVAILABLE", f"the Mind did not answer: {exc.details()}")
+    return MindCallError(code.name, exc.details() or code.name.lower())
+
+
+class MindClient:
+    def __init__(self, address: str, token: str) -> None:
+        self.address = address
+        self._channel = open_channel(address)
+        self._stub = mind_pb2_grpc.MindStub(self._channel)
+        self._metadata = bearer_metadata(token)
+
+    async def close(self) -> None:
+        await self._channel.close()
+
+    async def authenticate(self, client_token: str) -> Identity:
+        response = await self.call("Authenticate", mind_pb2.AuthenticateRequest(token=client_token))
+        identity = response.identity
+        return Identity(identity.principal, tuple(identity.scopes), identity.credential_id)
+
+    async def call(self, method: str, request: Message) -> Message:
+        """Call a unary Mind method by name; failures raise MindCallError."""
+        try:
+            return await getattr(self._stub, method)(
+                request, metadata=self._metadata, timeout=CALL_TIMEOUT
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from exc
+
+    async def subscribe(
+        self, after_id: int, *, include_ephemeral: bool
+    ) -> AsyncIterator[events_pb2.Event | mind_pb2.ReplayDone]:
+        """Mind.Subscribe as events and a ReplayDone marker; the end of the stream raises too."""
+        call = self._stub.Subscribe(
+            mind_pb2.SubscribeRequest(after_id=after_id, include_ephemeral=include_ephemeral),
+            metadata=self._metadata,
+        )
+        try:
+            async for item in call:
+                if item.WhichOneof("item") == "replay_done":
+                    yield item.replay_done
+                else:
+                    yield item.event
+        except grpc.aio.AioRpcError as exc:
+            raise _error(exc) from exc
+        finally:
+            call.cancel()
+        raise MindCallError("UNAVAILABLE", "the Mind ended the event stream")

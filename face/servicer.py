@@ -1,0 +1,210 @@
+"""The FaceGateway servicer: authentication, the hello handshake, and the writer of a connection.
+
+Frames are registered with raw-bytes (de)serializers: a frame that does not parse is answered
+by the gateway itself (INVALID_ARGUMENT) instead of by the gRPC runtime, and an event rendered
+once is shared as bytes by every connection, each prefixing its own `seq` field.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+
+import grpc
+from google.protobuf.message import DecodeError
+
+from face.commands import CommandRouter
+from face.connection import Connection
+from face.errors import GatewayError
+from face.feed import EventFeed
+from face.mind_client import MindClient
+from face.projection import TRANSPARENT
+from face.queue import Closing
+from tobe import __version__
+from tobe.config import FaceSettings
+from tobe.v1 import face_pb2
+
+log = logging.getLogger(__name__)
+
+SERVICE_NAME = "tobe.v1.FaceGateway"
+# A resync frame is best effort: it gets at most this long to be written.
+RESYNC_WRITE_TIMEOUT = 1.0
+# Closing code of a connection whose RPC already ended: nothing left to send.
+GONE = "CANCELLED"
+
+
+def seq_prefix(seq: int) -> bytes:
+    """Wire encoding of `ConnectResponse.seq` (field 1, varint); fields may come in any order."""
+    out = bytearray(b"\x08")
+    while True:
+        byte = seq & 0x7F
+        seq >>= 7
+        if seq:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _bearer_token(context: grpc.aio.ServicerContext) -> str:
+    for key, value in context.invocation_metadata() or ():
+        if key == "authorization" and isinstance(value, str):
+            scheme, _, token = value.partition(" ")
+            if scheme.lower() == "bearer":
+                return token.strip()
+    return ""
+
+
+class FaceGatewayServicer:
+    def __init__(self, mind: MindClient, feed: EventFeed, settings: FaceSettings) -> None:
+        self._mind = mind
+        self._feed = feed
+        self._settings = settings
+
+    def register(self, server: grpc.aio.Server) -> None:
+        handler = grpc.stream_stream_rpc_method_handler(
+            self.Connect, request_deserializer=None, response_serializer=None
+        )
+        server.add_generic_rpc_handlers(
+            (grpc.method_handlers_generic_handler(SERVICE_NAME, {"Connect": handler}),)
+        )
+
+    async def Connect(  # noqa: N802 - gRPC method name
+        self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+    ) -> None:
+        token = _bearer_token(context)
+        if not token:
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "missing credential: send metadata `authorization: Bearer <client credential>`",
+            )
+        try:
+            identity = await self._mind.authenticate(token)
+        except GatewayError as exc:
+            await context.abort(grpc.StatusCode[exc.code], exc.message)
+        first = await _first_frame(requests, context)
+        if first is None:
+            return
+        hello = first.hello
+        connection = Connection(identity, hello.detail_mode, self._settings.queue_size)
+        router = CommandRouter(connection, self._mind, self._feed)
+        self._feed.connections.add(connection)
+        # A client that goes away (cancel, reset) must not leave an idle writer behind.
+        context.add_done_callback(lambda _: connection.close(GONE, "the client went away"))
+        log.info(
+            "connection %s opened: principal %s, client %r, mode %s",
+            connection.id, identity.principal, hello.client_name,
+            "transparent" if connection.mode == TRANSPARENT else "summary",
+        )
+        connection.send(face_pb2.ConnectResponse(welcome=face_pb2.Welcome(
+            connection_id=connection.id,
+            principal=identity.principal,
+            scopes=identity.scopes,
+            detail_mode=connection.mode,
+            queue_capacity=self._settings.queue_size,
+            server_version=__version__,
+        )))
+        reader: asyncio.Task[None] | None = None
+        try:
+            if hello.resume_after_id > 0:
+                await router.subscribe(first.request_id, hello.resume_after_id)
+            reader = asyncio.create_task(_read_frames(requests, router, connection))
+            await self._write(connection, context)
+        finally:
+            if reader is not None:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+            await router.stop()
+            self._feed.connections.discard(connection)
+            connection.close(GONE, "the client went away")  # no-op when it ended otherwise
+            log.info("%s", connection.describe_end())
+
+    async def _write(self, connection: Connection, context: grpc.aio.ServicerContext) -> None:
+        """Write queued frames, numbered 1, 2, 3…, each within the write timeout."""
+        seq = 0
+        timeout = self._settings.write_timeout
+        while True:
+            item = await connection.queue.get()
+            if isinstance(item, Closing):
+                await self._finish(connection, context, item, seq)
+                return
+            seq += 1
+            try:
+                await asyncio.wait_for(context.write(seq_prefix(seq) + item.body), timeout)
+            except TimeoutError:
+                connection.close("RESOURCE_EXHAUSTED", "resync required")
+                log.info(
+                    "connection %s did not read a frame within %.1fs; cut off",
+                    connection.id, timeout,
+                )
+                await self._abort(context, "RESOURCE_EXHAUSTED", "resync required")
+                return
+            if item.durable_id > connection.written_durable_id:
+                connection.written_durable_id = item.durable_id
+
+    async def _finish(
+        self,
+        connection: Connection,
+        context: grpc.aio.ServicerContext,
+        closing: Closing,
+        seq: int,
+    ) -> None:
+        if closing.resync:
+            frame = seq_prefix(seq + 1) + connection.resync_frame().SerializeToString()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(context.write(frame), RESYNC_WRITE_TIMEOUT)
+        if closing.code not in ("OK", GONE):
+            await self._abort(context, closing.code, closing.message)
+
+    async def _abort(self, context: grpc.aio.ServicerContext, code: str, message: str) -> None:
+        """End the stream with a status, without waiting on a client that does not read.
+
+        The status queues behind frames the client has not read; waiting for it would keep the
+        connection alive for as long as the client stalls. After the write timeout the handler
+        returns and the status stays with gRPC, which delivers it if the client reads again.
+        """
+        try:
+            await asyncio.wait_for(
+                context.abort(grpc.StatusCode[code], message), self._settings.write_timeout
+            )
+        except TimeoutError:
+            log.info("status %s for a client that does not read left with gRPC", code)
+
+
+async def _first_frame(
+    requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
+) -> face_pb2.ConnectRequest | None:
+    raw = await anext(requests, None)
+    if raw is None:
+        return None
+    try:
+        first = face_pb2.ConnectRequest.FromString(raw)
+    except DecodeError:
+        await context.abort(
+            grpc.StatusCode.INVALID_ARGUMENT, "malformed frame: not a ConnectRequest"
+        )
+    if first.WhichOneof("frame") != "hello":
+        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "hello required")
+    return first
+
+
+async def _read_frames(
+    requests: AsyncIterator[bytes], router: CommandRouter, connection: Connection
+) -> None:
+    try:
+        async for raw in requests:
+            try:
+                request = face_pb2.ConnectRequest.FromString(raw)
+            except DecodeError:
+                connection.close("INVALID_ARGUMENT", "malformed frame: not a ConnectRequest")
+                return
+            await router.handle(request)
+    except grpc.aio.AioRpcError:
+        return
+    # The client half-closed: a subscribed connection keeps receiving events; otherwise the
+    # stream ends once the queued replies are written.
+    if not router.subscribed:
+        connection.queue.finish(Closing("OK", "client closed its side"))

@@ -1,0 +1,192 @@
+"""A real `tobe face serve` process in front of a `MindProcess`, for end-to-end tests.
+
+    with running_mind(tmp_path, script=SCRIPT) as mind, running_face(mind) as face:
+        client = await FaceClient.connect(face.address, mind.client_tokens["alice"])
+
+`FaceProcess.restart()` comes back on the same port; `rss_kib()` reads the process's resident
+memory from /proc; `output` holds everything it printed (its log included).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+
+from helpers.mind_process import MindProcess, issue_token
+from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
+
+READY_PREFIX = "face listening on "
+START_TIMEOUT = 30.0
+
+
+@dataclass
+class FaceProcess:
+    env: dict[str, str]
+    mind_address: str
+    address: str = ""
+    process: subprocess.Popen[str] | None = None
+    output: list[str] = field(default_factory=list)
+    _ready: threading.Event = field(default_factory=threading.Event)
+
+    def start(self, listen: str = "127.0.0.1:0") -> None:
+        self._ready = threading.Event()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "tobe", "face", "serve", "--listen", listen,
+             "--mind", self.mind_address],
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
+        if not self._ready.wait(START_TIMEOUT) or self.process.poll() is not None:
+            self.kill()
+            raise RuntimeError("Face did not start:\n" + "\n".join(self.output[-40:]))
+
+    def _read(self, process: subprocess.Popen[str]) -> None:
+        assert process.stdout is not None
+        for line in process.stdout:
+            line = line.rstrip("\n")
+            self.output.append(line)
+            if line.startswith(READY_PREFIX):
+                self.address = line.removeprefix(READY_PREFIX).strip()
+                self._ready.set()
+        self._ready.set()
+
+    def kill(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(10)
+
+    def terminate(self, timeout: float = 30.0) -> int:
+        assert self.process is not None
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout)
+
+    def restart(self) -> None:
+        """Kill (-9) and start again on the same address."""
+        self.kill()
+        self.start(self.address)
+
+    def rss_kib(self) -> int:
+        assert self.process is not None
+        status = Path(f"/proc/{self.process.pid}/status").read_text()
+        line = next(line for line in status.splitlines() if line.startswith("VmRSS:"))
+        return int(line.split()[1])
+
+    def log_lines(self, needle: str) -> list[str]:
+        return [line for line in list(self.output) if needle in line]
+
+
+def face_env(mind: MindProcess, **settings: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
+    env.update(
+        TOBE_CONFIG=str(mind.data_dir / "absent-config.toml"),
+        TOBE_DATA_DIR=str(mind.data_dir / "face"),
+        TOBE_LOG_LEVEL="INFO",
+        TOBE_FACE__MIND_TOKEN=mind.gateway_token,
+    )
+    env.update({f"TOBE_FACE__{key.upper()}": value for key, value in settings.items()})
+    return env
+
+
+@contextmanager
+def running_face(mind: MindProcess, **settings: str) -> Iterator[FaceProcess]:
+    """Face in front of `mind`; `settings` are [face] values, e.g. queue_size="64"."""
+    face = FaceProcess(face_env(mind, **settings), mind.address)
+    try:
+        face.start()
+        yield face
+    finally:
+        face.kill()
+
+
+def admin_token(mind: MindProcess) -> str:
+    return issue_token(mind.url, kind="client", principal="root", scopes=["chat", "admin"])
+
+
+class MindDirect:
+    """The Mind called directly with the gateway credential: to produce events fast and to
+    read the ground truth of what a principal should have seen."""
+
+    def __init__(self, mind: MindProcess) -> None:
+        self.mind = mind
+        self.channel = grpc.aio.insecure_channel(mind.address)
+        self.stub = mind_pb2_grpc.MindStub(self.channel)
+
+    async def close(self) -> None:
+        await self.channel.close()
+
+    async def create(self, key: str, principal: str = "alice", title: str = "") -> None:
+        await self.stub.CreateConversation(
+            mind_pb2.CreateConversationRequest(
+                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal), key=key, title=title
+            ),
+            metadata=self.mind.gateway_metadata,
+            timeout=30,
+        )
+
+    async def send(self, key: str, text: str, principal: str = "alice") -> str:
+        response = await self.stub.SendChat(
+            mind_pb2.SendChatRequest(
+                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal), conversation_key=key,
+                text=text, idempotency_key=f"{key}-{text}",
+            ),
+            metadata=self.mind.gateway_metadata,
+            timeout=30,
+        )
+        return response.run_id
+
+    async def wait_run_end(self, key: str) -> None:
+        """Follow the Mind's own event stream until a run of `key` ends."""
+        call = self.stub.Subscribe(
+            mind_pb2.SubscribeRequest(after_id=0), metadata=self.mind.gateway_metadata
+        )
+        try:
+            async for item in call:
+                event = item.event
+                if (
+                    event.conversation_key == key
+                    and event.HasField("run_changed")
+                    and event.run_changed.state not in (0, common_pb2.RUN_STATE_RUNNING)
+                ):
+                    return
+        finally:
+            call.cancel()
+
+    async def durable_events(self, principal: str, after_id: int = 0) -> list[events_pb2.Event]:
+        """Every durable event `principal` may see, from the Mind's own replay."""
+        call = self.stub.Subscribe(
+            mind_pb2.SubscribeRequest(after_id=after_id), metadata=self.mind.gateway_metadata
+        )
+        events = []
+        try:
+            async for item in call:
+                if item.HasField("replay_done"):
+                    break
+                if principal in item.event.audience:
+                    events.append(item.event)
+        finally:
+            call.cancel()
+        return events
+
+
+async def wait_for_line(
+    face: FaceProcess, needle: str, timeout: float = 60.0, occurrences: int = 1
+) -> None:
+    """Wait until Face has printed `occurrences` lines containing `needle`."""
+    async def scan() -> None:
+        while len(face.log_lines(needle)) < occurrences:
+            await asyncio.sleep(0.05)
+
+    await asyncio.wait_for(scan(), timeout)
