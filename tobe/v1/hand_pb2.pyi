@@ -63,6 +63,8 @@ Timeouts (configured on the Mind, echoed in `welcome` and in each `offer`):
   run       accepted but no result                           -> TIMED_OUT
   heartbeat no frame at all from the Hand in time            -> the stream is considered dead
 
+When the Mind stops, it ends every stream with UNAVAILABLE; tasks stay open in its store.
+
 Reconnect and reconciliation. A Hand that loses its stream reconnects with backoff (1 s
 doubling to 30 s, reset after a welcome) and lists in `hello.held_tasks` every task it still
 holds and its local state. The Mind answers one `reconcile` per listed task with the

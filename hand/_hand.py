@@ -1,0 +1,376 @@
+"""The Hand: tools, a local policy, and the HandLink stream with reconnect and reconciliation.
+
+    hand = Hand("laptop")
+
+    @hand.tool(effect="read_only")
+    async def add(a: int, b: int) -> int:
+        \"\"\"Add two numbers.\"\"\"
+        report_progress("adding", 0.5)
+        return a + b
+
+    asyncio.run(hand.serve("127.0.0.1:7410", token))
+
+`serve` keeps one stream to the Mind, reconnecting with backoff (1 s doubling to 30 s) and
+listing the tasks it still holds, so the Mind can tell it to keep going, drop them or resend
+their results. Results are kept until the Mind acknowledges them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from hand._progress import bind_progress
+from hand._tools import Effect, ToolError, ToolFunction
+from tobe.runtime.backoff import Backoff
+from tobe.runtime.channel import bearer_metadata, open_channel
+from tobe.runtime.digest import arguments_digest
+from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+_EFFECTS = {
+    Effect.READ_ONLY: common_pb2.EFFECT_CLASS_READ_ONLY,
+    Effect.WORKSPACE_WRITE: common_pb2.EFFECT_CLASS_WORKSPACE_WRITE,
+    Effect.EXTERNAL_SIDE_EFFECT: common_pb2.EFFECT_CLASS_EXTERNAL_SIDE_EFFECT,
+}
+# Refusals that retrying cannot fix: the operator must change the credential or the Hand.
+_FATAL = (
+    grpc.StatusCode.UNAUTHENTICATED,
+    grpc.StatusCode.PERMISSION_DENIED,
+    grpc.StatusCode.INVALID_ARGUMENT,
+)
+
+
+class HandRefused(Exception):
+    """The Mind refused this Hand for good (bad or revoked credential, invalid declaration)."""
+
+    def __init__(self, code: grpc.StatusCode, details: str) -> None:
+        super().__init__(f"{code.name}: {details}")
+        self.code = code
+        self.details = details
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A task offer as the local policy sees it."""
+
+    task_id: str
+    attempt: int
+    tool: str
+    arguments: dict[str, Any]
+    conversation_key: str
+    approval_id: str
+
+
+# Returns a reason to reject the offer, or None to accept it.
+Policy = Callable[[Offer], str | None]
+
+
+@dataclass(eq=False)
+class HeldTask:
+    """A task this Hand accepted and has not yet seen acknowledged."""
+
+    task_id: str
+    attempt: int
+    job: asyncio.Task[None] | None = None
+    result: hand_pb2.TaskResult | None = None
+
+
+class Hand:
+    def __init__(self, name: str, *, version: str = "", policy: Policy | None = None) -> None:
+        self.name = name
+        self.version = version
+        self.policy = policy
+        self.tools: dict[str, ToolFunction] = {}
+        self.held: dict[str, HeldTask] = {}
+        self.hand_id = ""
+        self._outbox: asyncio.Queue[hand_pb2.AttachRequest] | None = None
+        self._heartbeat_interval = 10.0
+        self.attached = asyncio.Event()
+
+    # -- declaring tools ------------------------------------------------------------------
+
+    def tool(
+        self,
+        function: Callable[..., Any] | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect | str = Effect.READ_ONLY,
+        background: bool = False,
+    ) -> Any:
+        """Decorator: offer a typed function as a tool (usable with or without arguments)."""
+
+        def register(target: Callable[..., Any]) -> Callable[..., Any]:
+            self.add_tool(
+                ToolFunction.wrap(
+                    target,
+                    name=name,
+                    description=description,
+                    effect=effect,
+                    background=background,
+                )
+            )
+            return target
+
+        return register(function) if function is not None else register
+
+    def add_tool(self, tool: ToolFunction) -> None:
+        if tool.name in self.tools:
+            raise ValueError(f"tool {tool.name!r} is declared twice")
+        self.tools[tool.name] = tool
+
+    # -- the stream -----------------------------------------------------------------------
+
+    async def serve(self, target: str, token: str) -> None:
+        """Stay attached to the Mind at `target` until cancelled; raises HandRefused."""
+        backoff = Backoff()
+        async with open_channel(target) as channel:
+            stub = hand_pb2_grpc.HandLinkStub(channel)
+            while True:
+                try:
+                    await self._attach(stub, token, backoff)
+                    log.warning("the Mind ended the stream; reconnecting")
+                except grpc.aio.AioRpcError as exc:
+                    if exc.code() in _FATAL:
+                        raise HandRefused(exc.code(), exc.details() or "") from None
+                    log.warning(
+                        "stream to the Mind failed (%s: %s); reconnecting",
+                        exc.code().name,
+                        exc.details(),
+                    )
+                await asyncio.sleep(backoff.next_delay())
+
+    async def _attach(self, stub: hand_pb2_grpc.HandLinkStub, token: str, backoff: Backoff) -> None:
+        call = stub.Attach(metadata=bearer_metadata(token))
+        outbox: asyncio.Queue[hand_pb2.AttachRequest] = asyncio.Queue()
+        outbox.put_nowait(hand_pb2.AttachRequest(hello=self._hello()))
+        self._outbox = outbox
+        writer = asyncio.create_task(self._write(call, outbox))
+        beats = asyncio.create_task(self._beat())
+        try:
+            while True:
+                response = await call.read()
+                if response is grpc.aio.EOF:
+                    await call  # raises the stream's error status, if any
+                    return
+                await self._handle(response, backoff)
+        finally:
+            self._outbox = None
+            self.attached.clear()
+            for job in (writer, beats):
+                job.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await job
+            call.cancel()
+
+    @staticmethod
+    async def _write(call: Any, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
+        while True:
+            await call.write(await outbox.get())
+
+    async def _beat(self) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat_interval)
+            self._send(
+                hand_pb2.AttachRequest(
+                    heartbeat=hand_pb2.Heartbeat(unix_millis=int(time.time() * 1000))
+                )
+            )
+
+    def _send(self, frame: hand_pb2.AttachRequest) -> bool:
+        """Queue a frame on the current stream; False while disconnected."""
+        if self._outbox is None:
+            return False
+        self._outbox.put_nowait(frame)
+        return True
+
+    def _hello(self) -> hand_pb2.HandHello:
+        hello = hand_pb2.HandHello(name=self.name, version=self.version)
+        for tool in self.tools.values():
+            hello.tools.append(
+                hand_pb2.ToolSpec(
+                    name=tool.name,
+                    description=tool.description,
+                    parameters_json_schema=json.dumps(tool.json_schema),
+                    effect=_EFFECTS[tool.effect],
+                    background=tool.background,
+                )
+            )
+        for held in self.held.values():
+            state = (
+                hand_pb2.HELD_TASK_STATE_FINISHED
+                if held.result is not None
+                else hand_pb2.HELD_TASK_STATE_RUNNING
+            )
+            hello.held_tasks.append(
+                hand_pb2.HeldTask(task_id=held.task_id, attempt=held.attempt, state=state)
+            )
+        return hello
+
+    # -- frames from the Mind -------------------------------------------------------------
+
+    async def _handle(self, response: hand_pb2.AttachResponse, backoff: Backoff) -> None:
+        kind = response.WhichOneof("frame")
+        if kind == "welcome":
+            backoff.reset()
+            self.hand_id = response.welcome.hand_id
+            if response.welcome.heartbeat_interval_ms > 0:
+                self._heartbeat_interval = response.welcome.heartbeat_interval_ms / 1000
+            self.attached.set()
+            log.info("attached as %s (%s)", response.welcome.hand_name, self.hand_id)
+        elif kind == "offer":
+            self._on_offer(response.offer)
+        elif kind == "cancel":
+            self._on_cancel(response.cancel)
+        elif kind == "ack":
+            self._on_ack(response.ack)
+        elif kind == "reconcile":
+            self._on_reconcile(response.reconcile)
+        elif kind == "ping":
+            self._send(
+                hand_pb2.AttachRequest(
+                    heartbeat=hand_pb2.Heartbeat(unix_millis=int(time.time() * 1000))
+                )
+            )
+
+    def _on_offer(self, offer: hand_pb2.TaskOffer) -> None:
+        current = self.held.get(offer.task_id)
+        if current is not None:
+            if current.attempt == offer.attempt:
+                return
+            self._drop(current)
+        reason, tool, arguments = self._screen(offer)
+        if reason is not None:
+            log.info("rejected task %s (%s): %s", offer.task_id, offer.tool, reason)
+            self._send(
+                hand_pb2.AttachRequest(
+                    rejected=hand_pb2.TaskRejected(
+                        task_id=offer.task_id, attempt=offer.attempt, reason=reason
+                    )
+                )
+            )
+            return
+        assert tool is not None and arguments is not None
+        held = HeldTask(offer.task_id, offer.attempt)
+        self.held[held.task_id] = held
+        self._send(
+            hand_pb2.AttachRequest(
+                accepted=hand_pb2.TaskAccepted(task_id=held.task_id, attempt=held.attempt)
+            )
+        )
+        held.job = asyncio.create_task(self._execute(held, tool, arguments))
+
+    def _screen(
+        self, offer: hand_pb2.TaskOffer
+    ) -> tuple[str | None, ToolFunction | None, dict[str, Any] | None]:
+        """Why this Hand refuses an offer (None when it accepts), with the parsed call."""
+        tool = self.tools.get(offer.tool)
+        if tool is None:
+            return f"this Hand has no tool {offer.tool!r}", None, None
+        try:
+            arguments = json.loads(offer.arguments_json or "{}")
+        except json.JSONDecodeError as exc:
+            return f"arguments are not JSON: {exc}", None, None
+        if not isinstance(arguments, dict):
+            return "arguments must be a JSON object", None, None
+        digest = offer.approval.arguments_digest if offer.HasField("approval") else ""
+        if digest and digest != arguments_digest(arguments):
+            return "the arguments differ from what was approved (digest mismatch)", None, None
+        if self.policy is not None:
+            reason = self.policy(
+                Offer(
+                    offer.task_id,
+                    offer.attempt,
+                    offer.tool,
+                    arguments,
+                    offer.conversation_key,
+                    offer.approval.approval_id,
+                )
+            )
+            if reason:
+                return reason, None, None
+        return None, tool, arguments
+
+    def _on_cancel(self, cancel: hand_pb2.TaskCancel) -> None:
+        held = self.held.get(cancel.task_id)
+        if held is None or held.attempt != cancel.attempt:
+            return
+        if held.job is not None and not held.job.done():
+            log.info("cancelling task %s: %s", held.task_id, cancel.reason)
+            held.job.cancel()
+
+    def _on_ack(self, ack: hand_pb2.ReportAck) -> None:
+        held = self.held.get(ack.task_id)
+        if held is None or held.attempt != ack.attempt:
+            return
+        if held.result is not None:
+            # Any verdict on a result settles it: applied, or refused for good.
+            del self.held[held.task_id]
+        elif ack.status != hand_pb2.ACK_STATUS_OK:
+            log.info(
+                "the Mind refused task %s (%s); dropping it",
+                ack.task_id,
+                hand_pb2.AckStatus.Name(ack.status),
+            )
+            self._drop(held)
+
+    def _on_reconcile(self, verdict: hand_pb2.Reconcile) -> None:
+        held = self.held.get(verdict.task_id)
+        if held is None or held.attempt != verdict.attempt:
+            return
+        if verdict.action == hand_pb2.RECONCILE_ACTION_DROP:
+            self._drop(held)
+        elif verdict.action == hand_pb2.RECONCILE_ACTION_RESEND_RESULT and held.result:
+            self._send_result(held)
+
+    def _drop(self, held: HeldTask) -> None:
+        self.held.pop(held.task_id, None)
+        if held.job is not None and not held.job.done():
+            held.job.cancel()
+
+    # -- running a task -------------------------------------------------------------------
+
+    async def _execute(self, held: HeldTask, tool: ToolFunction, arguments: dict[str, Any]) -> None:
+        def progress(message: str, fraction: float | None) -> None:
+            if self.held.get(held.task_id) is held and held.result is None:
+                self._send(
+                    hand_pb2.AttachRequest(
+                        progress=hand_pb2.TaskProgress(
+                            task_id=held.task_id,
+                            attempt=held.attempt,
+                            message=message,
+                            fraction=-1.0 if fraction is None else fraction,
+                        )
+                    )
+                )
+
+        bind_progress(progress)
+        result = hand_pb2.TaskResult(task_id=held.task_id, attempt=held.attempt)
+        try:
+            result.output = await tool.call(arguments)
+            result.ok = True
+        except asyncio.CancelledError:
+            result.cancelled, result.error = True, "cancelled"
+        except ToolError as exc:
+            result.error = str(exc)
+        except Exception as exc:
+            log.exception("tool %s failed", tool.name)
+            result.error = f"{type(exc).__name__}: {exc}"
+        if self.held.get(held.task_id) is held:
+            held.result = result
+            self._send_result(held)
+
+    def _send_result(self, held: HeldTask) -> None:
+        """Send the held result (again); it stays held until the Mind acknowledges it."""
+        assert held.result is not None
+        self._send(hand_pb2.AttachRequest(result=held.result))

@@ -1,0 +1,120 @@
+"""Typed Python functions as Hand tools: JSON Schema from the signature (pydantic), validation,
+and one JSON text result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, get_type_hints
+
+import pydantic
+import pydantic_core
+
+TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+
+class Effect(StrEnum):
+    """What a tool may do to the world; the Mind's approval policy depends on it."""
+
+    READ_ONLY = "read_only"
+    WORKSPACE_WRITE = "workspace_write"
+    EXTERNAL_SIDE_EFFECT = "external_side_effect"
+
+
+class ToolError(Exception):
+    """Raise from a tool to fail the call with this message as the error the model sees."""
+
+
+class InvalidArguments(ToolError):
+    """The arguments do not match the tool's signature."""
+
+
+def _description(function: Callable[..., Any]) -> str:
+    doc = inspect.getdoc(function) or ""
+    return doc.split("\n\n")[0].replace("\n", " ").strip()
+
+
+def _arguments_model(function: Callable[..., Any], name: str) -> type[pydantic.BaseModel]:
+    hints = get_type_hints(function)
+    fields: dict[str, Any] = {}
+    for parameter in inspect.signature(function).parameters.values():
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            raise TypeError(f"tool {name}: *args and **kwargs cannot be described as JSON Schema")
+        if parameter.name not in hints:
+            raise TypeError(f"tool {name}: parameter {parameter.name!r} needs a type hint")
+        default = ... if parameter.default is parameter.empty else parameter.default
+        fields[parameter.name] = (hints[parameter.name], default)
+    config = pydantic.ConfigDict(extra="forbid")
+    return pydantic.create_model(f"{name}_arguments", __config__=config, **fields)
+
+
+@dataclass(frozen=True)
+class ToolFunction:
+    """A function a Hand offers, with what the Mind needs to know about it."""
+
+    name: str
+    description: str
+    effect: Effect
+    background: bool
+    function: Callable[..., Any]
+    arguments: type[pydantic.BaseModel]
+
+    @classmethod
+    def wrap(
+        cls,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect | str = Effect.READ_ONLY,
+        background: bool = False,
+    ) -> ToolFunction:
+        tool_name = name or function.__name__
+        if not TOOL_NAME.match(tool_name):
+            raise ValueError(f"tool name {tool_name!r} must match {TOOL_NAME.pattern}")
+        return cls(
+            name=tool_name,
+            description=description if description is not None else _description(function),
+            effect=Effect(effect),
+            background=background,
+            function=function,
+            arguments=_arguments_model(function, tool_name),
+        )
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        schema = self.arguments.model_json_schema()
+        schema.pop("title", None)
+        return schema
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        try:
+            parsed = self.arguments.model_validate(arguments)
+        except pydantic.ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise InvalidArguments(f"invalid arguments for {self.name}: {problems}") from None
+        return {key: getattr(parsed, key) for key in type(parsed).model_fields}
+
+    async def call(self, arguments: dict[str, Any]) -> str:
+        """Run the function; the return value becomes text (strings as is, the rest as JSON).
+
+        Coroutine functions run on the loop and are cancelled with the task. Plain functions
+        run in a worker thread; a cancel stops waiting for them but cannot stop the thread.
+        """
+        values = self.validate(arguments)
+        if inspect.iscoroutinefunction(self.function):
+            value = await self.function(**values)
+        else:
+            value = await asyncio.to_thread(self.function, **values)
+        if isinstance(value, str):
+            return value
+        return json.dumps(pydantic_core.to_jsonable_python(value), ensure_ascii=False)

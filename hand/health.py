@@ -1,0 +1,53 @@
+"""A Hand's health endpoint: `grpc.health.v1` saying whether the Hand is attached to its Mind.
+
+A Hand serves nothing else (it dials the Mind), so container health checks and supervisors ask
+this endpoint instead: SERVING while the Mind has welcomed the Hand on a live stream,
+NOT_SERVING while it connects or reconnects. Checked with `tobe health --target ADDRESS`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+from hand._hand import Hand
+from tobe.runtime.server import GrpcServer, start_server
+
+# How often a detachment is noticed; the Hand only exposes "attached" as a settable event.
+DETACH_POLL_SECONDS = 0.2
+STOP_GRACE = 1.0
+
+
+class HealthListenError(RuntimeError):
+    """The health endpoint cannot listen where it was asked to."""
+
+
+class HealthEndpoint:
+    """Serves the health service on `address` and mirrors `hand.attached` into it."""
+
+    def __init__(self, hand: Hand, server: GrpcServer) -> None:
+        self._hand = hand
+        self._server = server
+        self._mirror = asyncio.create_task(self._follow(), name="hand health")
+
+    @classmethod
+    async def start(cls, hand: Hand, address: str) -> HealthEndpoint:
+        try:
+            server = await start_server([], [address], serving=False)
+        except (OSError, RuntimeError) as exc:  # grpc reports a failed bind as RuntimeError
+            raise HealthListenError(f"cannot serve health on {address}: {exc}") from None
+        return cls(hand, server)
+
+    async def _follow(self) -> None:
+        while True:
+            await self._hand.attached.wait()
+            await self._server.set_serving(True)
+            while self._hand.attached.is_set():
+                await asyncio.sleep(DETACH_POLL_SECONDS)
+            await self._server.set_serving(False)
+
+    async def stop(self) -> None:
+        self._mirror.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._mirror
+        await self._server.stop(STOP_GRACE)

@@ -1,0 +1,231 @@
+"""The Authority: routes Mind offers and cancels to Hands, and Hand reports to the Registry.
+
+It is the only writer of task state besides the TaskService's reconciliation: every Hand
+report goes through `Registry` and is answered with an ack carrying the Registry's verdict,
+after the change (if any) is committed. When a task reaches its terminal the Authority wakes
+the tool call waiting for it, stops its timers, tells the Hand to stop if the terminal came
+from the Mind's side (timeout, lost), and hands background results to the conversation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+from mind.remote.hub import AckFrame, CancelFrame, HandConnection, HandHub, OfferFrame
+from mind.remote.model import AckStatus, HandResult, NewTask, Report, TaskRecord, TaskState
+from mind.remote.registry import Registry
+from mind.store.models import utcnow
+from tobe.config import RemoteSettings
+
+log = logging.getLogger(__name__)
+
+ProgressCallback = Callable[[str, float | None], None]
+BackgroundSink = Callable[[TaskRecord], Awaitable[None]]
+
+
+class HandUnavailable(Exception):
+    """The Hand a call is meant for is not attached."""
+
+
+@dataclass(eq=False)
+class TaskWaiter:
+    """The Mind-side end of one task: its terminal, and where its progress goes."""
+
+    task_id: str
+    on_progress: ProgressCallback | None = None
+    done: asyncio.Future[TaskRecord] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    async def terminal(self) -> TaskRecord:
+        return await asyncio.shield(self.done)
+
+
+class Authority:
+    def __init__(
+        self,
+        registry: Registry,
+        hub: HandHub,
+        settings: RemoteSettings,
+        *,
+        background_sink: BackgroundSink | None = None,
+    ) -> None:
+        self.registry = registry
+        self.hub = hub
+        self.settings = settings
+        self.background_sink = background_sink
+        self._waiters: dict[str, TaskWaiter] = {}
+        self._timers: dict[str, asyncio.TimerHandle] = {}
+        self._background: set[asyncio.Task[None]] = set()
+
+    # -- Mind side ------------------------------------------------------------------------
+
+    async def offer(
+        self, spec: NewTask, *, on_progress: ProgressCallback | None = None
+    ) -> TaskWaiter:
+        """Record a task and send its first offer; the waiter resolves at its terminal."""
+        connection = self.hub.get(spec.hand_name)
+        if connection is None:
+            raise HandUnavailable(f"Hand {spec.hand_name!r} is not connected")
+        record = await self.registry.create(spec)
+        waiter = TaskWaiter(record.id, on_progress)
+        self._waiters[record.id] = waiter
+        self.send_offer(connection, record, approval_id=spec.approval_id)
+        return waiter
+
+    def send_offer(
+        self, connection: HandConnection, record: TaskRecord, *, approval_id: str = ""
+    ) -> None:
+        """Send (or resend, after a re-offer) the offer for the task's current attempt."""
+        self._arm(record, self.settings.accept_timeout, "accept timeout: the Hand did not answer")
+        connection.send(
+            OfferFrame(
+                task=record,
+                approval_id=approval_id,
+                accept_timeout=self.settings.accept_timeout,
+                run_timeout=self.settings.run_timeout,
+            )
+        )
+
+    async def cancel(self, task_id: str, reason: str) -> Report:
+        """Record a cancel request and pass it to the Hand holding the task."""
+        report = await self.registry.request_cancel(task_id, reason)
+        if report.applied and report.task is not None:
+            connection = self.hub.get(report.task.hand_name)
+            if connection is not None:
+                connection.send(CancelFrame(task_id, report.task.attempt, reason))
+        return report
+
+    def forget(self, task_id: str) -> None:
+        """Stop waiting for a task whose caller went away (its terminal still gets recorded)."""
+        self._waiters.pop(task_id, None)
+
+    def watch(self, record: TaskRecord) -> None:
+        """Time an open task found in the store (after a restart) from its last change."""
+        elapsed = max(0.0, (utcnow() - record.updated_at).total_seconds())
+        if record.state is TaskState.OFFERED:
+            self._arm(
+                record,
+                max(0.0, self.settings.accept_timeout - elapsed),
+                "accept timeout: the Hand did not answer",
+            )
+        else:
+            self._arm(
+                record,
+                max(0.0, self.settings.run_timeout - elapsed),
+                "run timeout: no result from the Hand",
+            )
+
+    async def end_mind_side(self, record: TaskRecord, state: TaskState, reason: str) -> Report:
+        """Commit a Mind-side terminal (timed out, lost, failed) and settle the task."""
+        if state is TaskState.TIMED_OUT:
+            report = await self.registry.time_out(record.id, record.attempt, reason)
+        elif state is TaskState.LOST:
+            report = await self.registry.mark_lost(record.id, record.attempt, reason)
+        else:
+            report = await self.registry.fail(record.id, record.attempt, reason)
+        if report.applied and report.task is not None:
+            connection = self.hub.get(record.hand_name)
+            if connection is not None:
+                connection.send(CancelFrame(record.id, record.attempt, reason))
+            self._settle(report.task)
+        return report
+
+    # -- Hand reports ---------------------------------------------------------------------
+
+    async def accepted(self, connection: HandConnection, task_id: str, attempt: int) -> Report:
+        report = await self.registry.accept(task_id, attempt, hand_name=connection.name)
+        if report.applied and report.task is not None:
+            self._arm(
+                report.task, self.settings.run_timeout, "run timeout: no result from the Hand"
+            )
+            if report.task.cancel_requested_at is not None:
+                connection.send(CancelFrame(task_id, attempt, report.task.cancel_reason))
+        return self._ack(connection, task_id, attempt, report)
+
+    async def rejected(
+        self, connection: HandConnection, task_id: str, attempt: int, reason: str
+    ) -> Report:
+        report = await self.registry.reject(task_id, attempt, reason, hand_name=connection.name)
+        return self._ack(connection, task_id, attempt, report)
+
+    async def progress(
+        self,
+        connection: HandConnection,
+        task_id: str,
+        attempt: int,
+        message: str,
+        fraction: float | None,
+    ) -> Report:
+        report = await self.registry.check_progress(task_id, attempt, hand_name=connection.name)
+        if report.applied:
+            waiter = self._waiters.get(task_id)
+            if waiter is not None and waiter.on_progress is not None:
+                waiter.on_progress(message, fraction)
+        return self._ack(connection, task_id, attempt, report)
+
+    async def result(
+        self, connection: HandConnection, task_id: str, attempt: int, result: HandResult
+    ) -> Report:
+        report = await self.registry.finish(task_id, attempt, result, hand_name=connection.name)
+        return self._ack(connection, task_id, attempt, report)
+
+    # -- internals ------------------------------------------------------------------------
+
+    def _ack(
+        self, connection: HandConnection, task_id: str, attempt: int, report: Report
+    ) -> Report:
+        if report.status is AckStatus.UNKNOWN_TASK:
+            log.warning(
+                "hand %s sent a frame for task %s it was never offered; refused",
+                connection.name,
+                task_id,
+            )
+        if report.applied and report.task is not None and report.task.terminal:
+            self._settle(report.task)
+        connection.send(AckFrame(task_id, attempt, report.status, report.message))
+        return report
+
+    def _settle(self, record: TaskRecord) -> None:
+        timer = self._timers.pop(record.id, None)
+        if timer is not None:
+            timer.cancel()
+        waiter = self._waiters.pop(record.id, None)
+        if waiter is not None and not waiter.done.done():
+            waiter.done.set_result(record)
+        if record.background and self.background_sink is not None:
+            job = asyncio.get_running_loop().create_task(self._deliver(record))
+            self._background.add(job)
+            job.add_done_callback(self._background.discard)
+
+    async def _deliver(self, record: TaskRecord) -> None:
+        assert self.background_sink is not None
+        try:
+            await self.background_sink(record)
+        except Exception:
+            log.exception("could not deliver the result of background task %s", record.id)
+
+    def _arm(self, record: TaskRecord, delay: float, reason: str) -> None:
+        old = self._timers.pop(record.id, None)
+        if old is not None:
+            old.cancel()
+        loop = asyncio.get_running_loop()
+        self._timers[record.id] = loop.call_later(delay, self._expire, record, reason)
+
+    def _expire(self, record: TaskRecord, reason: str) -> None:
+        self._timers.pop(record.id, None)
+        job = asyncio.get_running_loop().create_task(
+            self.end_mind_side(record, TaskState.TIMED_OUT, reason)
+        )
+        self._background.add(job)
+        job.add_done_callback(self._background.discard)
+
+    async def close(self) -> None:
+        """Stop the timers; let started terminal commits and deliveries finish."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        await asyncio.gather(*self._background, return_exceptions=True)

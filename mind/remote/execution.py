@@ -1,0 +1,75 @@
+"""Remote execution assembled: what the Mind's server wires in one place.
+
+remote = RemoteExecution.build(sessions, settings.remote, background_sink=...)
+start_server([remote.service_spec(), ...])      # HandLink
+tool sources: remote.tools                      # `<hand>__<tool>` for conversations
+await remote.start()  ...  await remote.close()
+management: remote.hub.disconnect_credential(credential_id) on revocation
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.auth import current_identity
+from mind.remote.authority import Authority, BackgroundSink
+from mind.remote.hub import HandHub
+from mind.remote.registry import Registry
+from mind.remote.servicer import HandLinkServicer
+from mind.remote.taskservice import TaskService
+from mind.remote.tools import ActiveHand, HandToolSource
+from tobe.config import RemoteSettings
+from tobe.runtime.server import ServiceSpec
+from tobe.v1 import hand_pb2, hand_pb2_grpc
+
+HANDLINK_SERVICE = hand_pb2.DESCRIPTOR.services_by_name["HandLink"].full_name
+
+
+@dataclass
+class RemoteExecution:
+    hub: HandHub
+    registry: Registry
+    authority: Authority
+    tasks: TaskService
+    tools: HandToolSource
+    servicer: HandLinkServicer
+
+    @classmethod
+    def build(
+        cls,
+        sessions: async_sessionmaker[AsyncSession],
+        settings: RemoteSettings,
+        *,
+        background_sink: BackgroundSink | None = None,
+        active_hand: ActiveHand = lambda _key: "",
+    ) -> RemoteExecution:
+        hub = HandHub()
+        registry = Registry(sessions)
+        authority = Authority(registry, hub, settings, background_sink=background_sink)
+        tasks = TaskService(registry, authority, hub, settings)
+        return cls(
+            hub=hub,
+            registry=registry,
+            authority=authority,
+            tasks=tasks,
+            tools=HandToolSource(hub, authority, active_hand),
+            servicer=HandLinkServicer(hub, authority, tasks, settings, current_identity),
+        )
+
+    def service_spec(self) -> ServiceSpec:
+        return ServiceSpec(
+            HANDLINK_SERVICE,
+            lambda server: hand_pb2_grpc.add_HandLinkServicer_to_server(self.servicer, server),
+        )
+
+    async def start(self) -> None:
+        """Time the open tasks left by an earlier run and start the Hands' grace periods."""
+        await self.tasks.start()
+
+    async def close(self) -> None:
+        """End the Hand streams (they reconnect to the next Mind) and stop every timer."""
+        await self.servicer.close()
+        await self.tasks.close()
+        await self.authority.close()

@@ -1,0 +1,154 @@
+"""The HandHub: which Hands are attached right now, and the outbound frames queued for each.
+
+A Hand name is held by at most one stream. A reconnect of the same principal replaces the
+old stream (which may not have noticed yet that the network dropped); another principal
+asking for a name in use is refused, so one Hand credential cannot take over another's tasks.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+from mind.remote.model import AckStatus, ReconcileVerdict, TaskRecord, ToolDecl
+from mind.store.models import utcnow
+
+log = logging.getLogger(__name__)
+
+HAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,14}$")
+TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+
+
+class HandNameTaken(Exception):
+    """Another principal's Hand is attached under this name."""
+
+
+class CloseReason(StrEnum):
+    # The Hand's credential was revoked: UNAUTHENTICATED.
+    REVOKED = "revoked"
+    # A newer stream of the same Hand took over.
+    REPLACED = "replaced"
+    # The Hand ended its side of the stream, or it failed.
+    ENDED = "ended"
+    # No frame from the Hand within the heartbeat timeout.
+    SILENT = "silent"
+    # The Mind is stopping; the Hand should reconnect later.
+    SHUTDOWN = "shutdown"
+
+
+@dataclass(frozen=True)
+class OfferFrame:
+    task: TaskRecord
+    approval_id: str
+    accept_timeout: float
+    run_timeout: float
+
+
+@dataclass(frozen=True)
+class CancelFrame:
+    task_id: str
+    attempt: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class AckFrame:
+    task_id: str
+    attempt: int
+    status: AckStatus
+    message: str
+
+
+@dataclass(frozen=True)
+class CloseFrame:
+    reason: CloseReason
+    message: str
+
+
+Outbound = OfferFrame | CancelFrame | AckFrame | ReconcileVerdict | CloseFrame
+
+
+@dataclass(eq=False)
+class HandConnection:
+    """One attached Hand stream."""
+
+    name: str
+    principal: str
+    credential_id: str
+    version: str
+    tools: dict[str, ToolDecl]
+    hand_id: str = field(default_factory=lambda: f"h_{uuid.uuid4().hex[:16]}")
+    connected_at: datetime = field(default_factory=utcnow)
+    _outbox: asyncio.Queue[Outbound] = field(default_factory=asyncio.Queue)
+    closed: CloseFrame | None = None
+
+    def send(self, frame: Outbound) -> bool:
+        """Queue a frame for the Hand; False when the stream is already closing."""
+        if self.closed is not None:
+            return False
+        self._outbox.put_nowait(frame)
+        return True
+
+    def close(self, reason: CloseReason, message: str) -> None:
+        if self.closed is None:
+            self.closed = CloseFrame(reason, message)
+            self._outbox.put_nowait(self.closed)
+
+    async def next_frame(self) -> Outbound:
+        return await self._outbox.get()
+
+
+class HandHub:
+    """Attached Hands by name."""
+
+    def __init__(self) -> None:
+        self._by_name: dict[str, HandConnection] = {}
+
+    def attach(self, connection: HandConnection) -> HandConnection | None:
+        """Register a stream; returns the stream it replaced, if any."""
+        current = self.get(connection.name)
+        if current is not None and current.principal != connection.principal:
+            raise HandNameTaken(
+                f"a Hand named {connection.name!r} is attached with another credential"
+            )
+        self._by_name[connection.name] = connection
+        if current is not None:
+            current.close(CloseReason.REPLACED, "a newer stream of this Hand attached")
+        log.info(
+            "hand %s attached (%s, %d tools)",
+            connection.name,
+            connection.hand_id,
+            len(connection.tools),
+        )
+        return current
+
+    def detach(self, connection: HandConnection) -> bool:
+        """Forget a stream; False when a newer stream already holds the name."""
+        if self._by_name.get(connection.name) is not connection:
+            return False
+        del self._by_name[connection.name]
+        log.info("hand %s detached (%s)", connection.name, connection.hand_id)
+        return True
+
+    def get(self, name: str) -> HandConnection | None:
+        """The open stream holding `name` (one that is closing no longer counts)."""
+        connection = self._by_name.get(name)
+        return connection if connection is not None and connection.closed is None else None
+
+    def connections(self) -> list[HandConnection]:
+        return [c for c in self._by_name.values() if c.closed is None]
+
+    def disconnect_credential(self, credential_id: str) -> int:
+        """Close every stream using a revoked credential at once; returns how many."""
+        closed = 0
+        for connection in list(self._by_name.values()):
+            if connection.credential_id == credential_id:
+                connection.close(CloseReason.REVOKED, "the credential was revoked")
+                self.detach(connection)
+                closed += 1
+        return closed

@@ -1,0 +1,159 @@
+"""Domain types of remote execution: task states, report outcomes, reconciliation verdicts.
+
+Nothing here knows about gRPC; the HandLink servicer converts these to and from `tobe.v1`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from mind.tools.base import DetailMode, Effect
+
+
+class TaskState(StrEnum):
+    OFFERED = "offered"
+    ACCEPTED = "accepted"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    REJECTED = "rejected"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    LOST = "lost"
+
+    @property
+    def terminal(self) -> bool:
+        return self not in (TaskState.OFFERED, TaskState.ACCEPTED)
+
+
+class AckStatus(StrEnum):
+    OK = "ok"
+    # The report names an attempt that is not the task's current one.
+    STALE = "stale"
+    ALREADY_TERMINAL = "already_terminal"
+    # No such task, or it was offered to another Hand.
+    UNKNOWN_TASK = "unknown_task"
+    # The report does not fit the task's state (e.g. a result before accepted).
+    INVALID = "invalid"
+
+
+class ReconcileAction(StrEnum):
+    KEEP_RUNNING = "keep_running"
+    DROP = "drop"
+    RESEND_RESULT = "resend_result"
+
+
+class HeldState(StrEnum):
+    RUNNING = "running"
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True)
+class ToolDecl:
+    """A tool as a Hand declared it."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    effect: Effect
+    # Calls start as background tasks: the call returns at once, the result arrives later.
+    background: bool = False
+
+
+@dataclass(frozen=True)
+class NewTask:
+    """What the Mind asks a Hand to run."""
+
+    conversation_key: str
+    run_id: str
+    tool_call_id: str
+    hand_name: str
+    tool: str
+    arguments: dict[str, Any]
+    detail_mode: DetailMode
+    background: bool = False
+    approval_id: str = ""
+    arguments_digest: str = ""
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    """A committed snapshot of one task row (with its remote run's context)."""
+
+    id: str
+    remote_run_id: str
+    conversation_key: str
+    run_id: str
+    tool_call_id: str
+    hand_name: str
+    tool: str
+    attempt: int
+    state: TaskState
+    arguments: dict[str, Any]
+    arguments_digest: str
+    detail_mode: DetailMode
+    background: bool
+    cancel_requested_at: datetime | None
+    cancel_reason: str
+    output: str
+    error: str
+    created_at: datetime
+    updated_at: datetime
+
+    @property
+    def terminal(self) -> bool:
+        return self.state.terminal
+
+
+@dataclass(frozen=True)
+class Report:
+    """The Registry's answer to one report or Mind-side transition request."""
+
+    status: AckStatus
+    task: TaskRecord | None
+    message: str = ""
+
+    @property
+    def applied(self) -> bool:
+        return self.status is AckStatus.OK
+
+
+@dataclass(frozen=True)
+class HandResult:
+    ok: bool
+    output: str = ""
+    error: str = ""
+    cancelled: bool = False
+
+    @property
+    def state(self) -> TaskState:
+        if self.ok:
+            return TaskState.SUCCEEDED
+        return TaskState.CANCELLED if self.cancelled else TaskState.FAILED
+
+
+@dataclass(frozen=True)
+class HeldTask:
+    task_id: str
+    attempt: int
+    state: HeldState
+
+
+@dataclass(frozen=True)
+class ReconcileVerdict:
+    task_id: str
+    attempt: int
+    action: ReconcileAction
+
+
+@dataclass(frozen=True)
+class Transition:
+    task_id: str
+    attempt: int
+    from_state: str
+    to_state: str
+    terminal: bool
+    detail: str = ""
+    created_at: datetime | None = field(default=None, compare=False)

@@ -1,0 +1,389 @@
+"""The Registry: the persisted state machine of remote tasks.
+
+    offered --accept--> accepted --result--> succeeded | failed | cancelled
+       |                   |
+       +--reject--> rejected
+       +--(re-offer: attempt + 1, stays offered)
+       +------------------+--timeout--> timed_out      (Mind side)
+       +------------------+--lost-----> lost           (Mind side)
+
+Every change is a compare-and-set on the task's (state, attempt) plus one `task_transitions`
+row, in the same transaction. The partial unique index on terminal transitions refuses a
+second terminal even when two writers race past the compare-and-set on different backends.
+A report that cannot apply (unknown task, another Hand's task, terminal task, stale attempt,
+wrong state) changes nothing and says why in its `AckStatus`. Cancel is not a state: it is
+recorded on the task (`cancel_requested_at`) and the task still ends in one terminal.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Iterable
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.remote.model import (
+    AckStatus,
+    HandResult,
+    NewTask,
+    Report,
+    TaskRecord,
+    TaskState,
+    Transition,
+)
+from mind.store.models import RemoteRun, Task, TaskTransition, utcnow
+from mind.tools.base import DetailMode
+
+log = logging.getLogger(__name__)
+
+_OPEN = (TaskState.OFFERED, TaskState.ACCEPTED)
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex}"
+
+
+def _record(task: Task, run: RemoteRun) -> TaskRecord:
+    return TaskRecord(
+        id=task.id,
+        remote_run_id=task.remote_run_id,
+        conversation_key=run.conversation_key,
+        run_id=run.run_id,
+        tool_call_id=task.tool_call_id,
+        hand_name=task.hand_name,
+        tool=task.tool,
+        attempt=task.attempt,
+        state=TaskState(task.state),
+        arguments=dict(task.arguments),
+        arguments_digest=task.arguments_digest,
+        detail_mode=DetailMode(run.detail_mode),
+        background=run.background,
+        cancel_requested_at=task.cancel_requested_at,
+        cancel_reason=task.cancel_reason,
+        output=task.output,
+        error=task.error,
+        created_at=task.created_at,
+        updated_at=task.updated_at,
+    )
+
+
+class Registry:
+    """Arbitrates exactly one terminal per task; safe to share across coroutines and processes."""
+
+    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = sessions
+
+    # -- creation -------------------------------------------------------------------------
+
+    async def create(self, spec: NewTask) -> TaskRecord:
+        """Record a new task (state offered, attempt 1) before it is sent to the Hand."""
+        now = utcnow()
+        run = RemoteRun(
+            id=new_id("rr"),
+            conversation_key=spec.conversation_key,
+            run_id=spec.run_id,
+            hand_name=spec.hand_name,
+            background=spec.background,
+            detail_mode=spec.detail_mode.value,
+            created_at=now,
+        )
+        task = Task(
+            id=new_id("t"),
+            remote_run_id=run.id,
+            tool_call_id=spec.tool_call_id,
+            hand_name=spec.hand_name,
+            tool=spec.tool,
+            attempt=1,
+            state=TaskState.OFFERED.value,
+            arguments=spec.arguments,
+            arguments_digest=spec.arguments_digest,
+            created_at=now,
+            updated_at=now,
+        )
+        transition = TaskTransition(
+            task_id=task.id, attempt=1, from_state="", to_state="offered", created_at=now
+        )
+        async with self._sessions() as session, session.begin():
+            # One flush at commit: the unit of work orders the inserts by foreign key.
+            session.add_all([run, task, transition])
+        return _record(task, run)
+
+    # -- Hand reports ---------------------------------------------------------------------
+
+    async def accept(self, task_id: str, attempt: int, *, hand_name: str) -> Report:
+        return await self._move(
+            task_id, attempt, hand_name, (TaskState.OFFERED,), TaskState.ACCEPTED, "accepted"
+        )
+
+    async def reject(self, task_id: str, attempt: int, reason: str, *, hand_name: str) -> Report:
+        return await self._move(
+            task_id,
+            attempt,
+            hand_name,
+            (TaskState.OFFERED,),
+            TaskState.REJECTED,
+            "rejected by the Hand",
+            error=reason,
+        )
+
+    async def finish(
+        self, task_id: str, attempt: int, result: HandResult, *, hand_name: str
+    ) -> Report:
+        return await self._move(
+            task_id,
+            attempt,
+            hand_name,
+            (TaskState.ACCEPTED,),
+            result.state,
+            "result from the Hand",
+            output=result.output,
+            error=result.error,
+        )
+
+    async def check_progress(self, task_id: str, attempt: int, *, hand_name: str) -> Report:
+        """Whether a progress report fits the task; changes nothing either way."""
+        async with self._sessions() as session:
+            found = await self._load(session, task_id)
+        refusal = self._refusal(found, attempt, hand_name, (TaskState.ACCEPTED,))
+        if refusal is not None:
+            return refusal
+        return Report(AckStatus.OK, found and _record(*found))
+
+    # -- Mind-side transitions ------------------------------------------------------------
+
+    async def reoffer(self, task_id: str, attempt: int) -> Report:
+        """Offer an unanswered task again under a new attempt, fencing off the old one."""
+        return await self._move(
+            task_id,
+            attempt,
+            None,
+            (TaskState.OFFERED,),
+            TaskState.OFFERED,
+            "offered again",
+            next_attempt=True,
+        )
+
+    async def time_out(self, task_id: str, attempt: int, reason: str) -> Report:
+        return await self._move(
+            task_id, attempt, None, _OPEN, TaskState.TIMED_OUT, reason, error=reason
+        )
+
+    async def mark_lost(self, task_id: str, attempt: int, reason: str) -> Report:
+        return await self._move(task_id, attempt, None, _OPEN, TaskState.LOST, reason, error=reason)
+
+    async def fail(self, task_id: str, attempt: int, reason: str) -> Report:
+        """End a task the Mind could not deliver (e.g. the offer could not be sent)."""
+        return await self._move(
+            task_id, attempt, None, _OPEN, TaskState.FAILED, reason, error=reason
+        )
+
+    async def request_cancel(self, task_id: str, reason: str) -> Report:
+        """Record a cancel request on an open task (kept when asked twice: first time wins)."""
+        now = utcnow()
+        async with self._sessions() as session, session.begin():
+            found = await self._load(session, task_id)
+            refusal = self._refusal(found, None, None, _OPEN)
+            if refusal is not None:
+                return refusal
+            assert found is not None
+            task, run = found
+            if task.cancel_requested_at is None:
+                await session.execute(
+                    update(Task)
+                    .where(Task.id == task_id, Task.cancel_requested_at.is_(None))
+                    .values(cancel_requested_at=now, cancel_reason=reason, updated_at=now)
+                )
+                task.cancel_requested_at, task.cancel_reason, task.updated_at = now, reason, now
+            return Report(AckStatus.OK, _record(task, run))
+
+    # -- reads ----------------------------------------------------------------------------
+
+    async def get(self, task_id: str) -> TaskRecord | None:
+        async with self._sessions() as session:
+            found = await self._load(session, task_id)
+        return None if found is None else _record(*found)
+
+    async def open_tasks(self, hand_name: str | None = None) -> list[TaskRecord]:
+        query = (
+            select(Task, RemoteRun)
+            .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
+            .where(Task.state.in_([s.value for s in _OPEN]))
+            .order_by(Task.created_at)
+        )
+        if hand_name is not None:
+            query = query.where(Task.hand_name == hand_name)
+        async with self._sessions() as session:
+            rows = (await session.execute(query)).all()
+        return [_record(task, run) for task, run in rows]
+
+    async def transitions(self, task_id: str) -> list[Transition]:
+        query = (
+            select(TaskTransition)
+            .where(TaskTransition.task_id == task_id)
+            .order_by(TaskTransition.id)
+        )
+        async with self._sessions() as session:
+            rows = (await session.execute(query)).scalars().all()
+        return [
+            Transition(
+                r.task_id, r.attempt, r.from_state, r.to_state, r.terminal, r.detail, r.created_at
+            )
+            for r in rows
+        ]
+
+    # -- internals ------------------------------------------------------------------------
+
+    @staticmethod
+    async def _load(session: AsyncSession, task_id: str) -> tuple[Task, RemoteRun] | None:
+        query = (
+            select(Task, RemoteRun)
+            .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
+            .where(Task.id == task_id)
+        )
+        row = (await session.execute(query)).first()
+        return None if row is None else (row[0], row[1])
+
+    @staticmethod
+    def _refusal(
+        found: tuple[Task, RemoteRun] | None,
+        attempt: int | None,
+        hand_name: str | None,
+        allowed: Iterable[TaskState],
+    ) -> Report | None:
+        if found is None or (hand_name is not None and found[0].hand_name != hand_name):
+            return Report(AckStatus.UNKNOWN_TASK, None, "no such task was offered to this Hand")
+        task, run = found
+        record = _record(task, run)
+        if record.terminal:
+            return Report(
+                AckStatus.ALREADY_TERMINAL, record, f"the task already ended {record.state}"
+            )
+        if attempt is not None and attempt != task.attempt:
+            return Report(
+                AckStatus.STALE, record, f"attempt {attempt} is stale; current is {task.attempt}"
+            )
+        if record.state not in tuple(allowed):
+            return Report(AckStatus.INVALID, record, f"not allowed while the task is {task.state}")
+        return None
+
+    async def _move(
+        self,
+        task_id: str,
+        attempt: int,
+        hand_name: str | None,
+        allowed: tuple[TaskState, ...],
+        to_state: TaskState,
+        detail: str,
+        *,
+        output: str | None = None,
+        error: str | None = None,
+        next_attempt: bool = False,
+    ) -> Report:
+        try:
+            return await self._try_move(
+                task_id, attempt, hand_name, allowed, to_state, detail, output, error, next_attempt
+            )
+        except _LostRace:
+            pass
+        except IntegrityError:
+            # The partial unique index refused a second terminal committed by a racing writer.
+            log.warning("task %s: refused a second terminal %s (race)", task_id, to_state)
+        return await self._classify_after_race(task_id, attempt, hand_name, allowed, to_state)
+
+    async def _try_move(
+        self,
+        task_id: str,
+        attempt: int,
+        hand_name: str | None,
+        allowed: tuple[TaskState, ...],
+        to_state: TaskState,
+        detail: str,
+        output: str | None,
+        error: str | None,
+        next_attempt: bool,
+    ) -> Report:
+        now = utcnow()
+        async with self._sessions() as session, session.begin():
+            found = await self._load(session, task_id)
+            refusal = self._refusal(found, attempt, hand_name, allowed)
+            if refusal is not None:
+                self._log_refusal(refusal, task_id, attempt, to_state)
+                return refusal
+            assert found is not None
+            task, run = found
+            from_state = task.state
+            values: dict[str, object] = {"state": to_state.value, "updated_at": now}
+            if next_attempt:
+                values["attempt"] = attempt + 1
+            if output is not None:
+                values["output"] = output
+            if error is not None:
+                values["error"] = error
+            result = await session.execute(
+                update(Task)
+                .where(Task.id == task_id, Task.state == from_state, Task.attempt == attempt)
+                .values(**values)
+                .execution_options(synchronize_session=False)
+            )
+            if result.rowcount != 1:
+                raise _LostRace
+            session.add(
+                TaskTransition(
+                    task_id=task_id,
+                    attempt=int(values.get("attempt", attempt)),  # type: ignore[call-overload]
+                    from_state=from_state,
+                    to_state=to_state.value,
+                    terminal=to_state.terminal,
+                    detail=detail,
+                    created_at=now,
+                )
+            )
+            await session.flush()
+            for key, value in values.items():
+                setattr(task, key, value)
+            return Report(AckStatus.OK, _record(task, run))
+
+    async def _classify_after_race(
+        self,
+        task_id: str,
+        attempt: int,
+        hand_name: str | None,
+        allowed: tuple[TaskState, ...],
+        to_state: TaskState,
+    ) -> Report:
+        async with self._sessions() as session:
+            found = await self._load(session, task_id)
+        refusal = self._refusal(found, attempt, hand_name, allowed)
+        if refusal is None:
+            # Still applicable after losing a race means another writer moved it and back;
+            # the caller may retry, but nothing was changed by this call.
+            return Report(AckStatus.STALE, found and _record(*found), "lost a concurrent update")
+        self._log_refusal(refusal, task_id, attempt, to_state)
+        return refusal
+
+    @staticmethod
+    def _log_refusal(refusal: Report, task_id: str, attempt: int, to_state: TaskState) -> None:
+        if refusal.status is AckStatus.ALREADY_TERMINAL and to_state.terminal:
+            log.warning(
+                "task %s attempt %s: conflict, %s refused: %s",
+                task_id,
+                attempt,
+                to_state,
+                refusal.message,
+            )
+        else:
+            log.info(
+                "task %s attempt %s: %s refused (%s): %s",
+                task_id,
+                attempt,
+                to_state,
+                refusal.status,
+                refusal.message,
+            )
+
+
+class _LostRace(Exception):
+    """The compare-and-set matched no row: another writer changed the task first."""

@@ -1,0 +1,316 @@
+"""The HandLink gRPC servicer: converts frames to domain calls and domain verdicts to status.
+
+One `Attach` stream per Hand. A reader task applies the Hand's frames in order (each report
+is committed before its ack is queued); the response generator writes whatever the
+HandConnection queues: acks, offers, cancels, and finally the reason the stream closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Callable
+
+import grpc
+
+from mind.credentials import Identity
+from mind.remote.authority import Authority
+from mind.remote.hub import (
+    HAND_NAME,
+    TOOL_NAME,
+    AckFrame,
+    CancelFrame,
+    CloseFrame,
+    CloseReason,
+    HandConnection,
+    HandHub,
+    HandNameTaken,
+    OfferFrame,
+    Outbound,
+)
+from mind.remote.model import (
+    AckStatus,
+    HandResult,
+    HeldState,
+    HeldTask,
+    ReconcileAction,
+    ReconcileVerdict,
+    ToolDecl,
+)
+from mind.remote.taskservice import TaskService
+from mind.tools.base import Effect
+from tobe.config import RemoteSettings
+from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+_EFFECTS = {
+    common_pb2.EFFECT_CLASS_READ_ONLY: Effect.READ_ONLY,
+    common_pb2.EFFECT_CLASS_WORKSPACE_WRITE: Effect.WORKSPACE_WRITE,
+    common_pb2.EFFECT_CLASS_EXTERNAL_SIDE_EFFECT: Effect.EXTERNAL_SIDE_EFFECT,
+}
+_ACKS = {
+    AckStatus.OK: hand_pb2.ACK_STATUS_OK,
+    AckStatus.STALE: hand_pb2.ACK_STATUS_STALE,
+    AckStatus.ALREADY_TERMINAL: hand_pb2.ACK_STATUS_ALREADY_TERMINAL,
+    AckStatus.UNKNOWN_TASK: hand_pb2.ACK_STATUS_UNKNOWN_TASK,
+    AckStatus.INVALID: hand_pb2.ACK_STATUS_INVALID,
+}
+_ACTIONS = {
+    ReconcileAction.KEEP_RUNNING: hand_pb2.RECONCILE_ACTION_KEEP_RUNNING,
+    ReconcileAction.DROP: hand_pb2.RECONCILE_ACTION_DROP,
+    ReconcileAction.RESEND_RESULT: hand_pb2.RECONCILE_ACTION_RESEND_RESULT,
+}
+_CLOSE_CODES = {
+    CloseReason.REVOKED: grpc.StatusCode.UNAUTHENTICATED,
+    CloseReason.REPLACED: grpc.StatusCode.ABORTED,
+    CloseReason.SILENT: grpc.StatusCode.UNAVAILABLE,
+    CloseReason.SHUTDOWN: grpc.StatusCode.UNAVAILABLE,
+}
+
+
+class HelloError(ValueError):
+    """The hello frame is malformed; the message names the field."""
+
+
+def _ms(seconds: float) -> int:
+    return int(seconds * 1000)
+
+
+def parse_tools(specs: list[hand_pb2.ToolSpec]) -> dict[str, ToolDecl]:
+    tools: dict[str, ToolDecl] = {}
+    for index, spec in enumerate(specs):
+        where = f"hello.tools[{index}]"
+        if not TOOL_NAME.match(spec.name):
+            raise HelloError(f"{where}.name {spec.name!r} must match {TOOL_NAME.pattern}")
+        if spec.name in tools:
+            raise HelloError(f"{where}.name {spec.name!r} is declared twice")
+        try:
+            schema = json.loads(spec.parameters_json_schema or "{}")
+        except json.JSONDecodeError as exc:
+            raise HelloError(f"{where}.parameters_json_schema is not JSON: {exc}") from None
+        if not isinstance(schema, dict):
+            raise HelloError(f"{where}.parameters_json_schema must be a JSON object")
+        tools[spec.name] = ToolDecl(
+            name=spec.name,
+            description=spec.description,
+            parameters=schema,
+            effect=_EFFECTS.get(spec.effect, Effect.UNKNOWN),
+            background=spec.background,
+        )
+    return tools
+
+
+def hand_name(hello: hand_pb2.HandHello, identity: Identity) -> str:
+    name = hello.name or identity.principal
+    if not HAND_NAME.match(name):
+        field = "hello.name" if hello.name else "hello.name (defaulted to the principal)"
+        raise HelloError(f"{field} {name!r} must match {HAND_NAME.pattern}")
+    return name
+
+
+def held_tasks(hello: hand_pb2.HandHello) -> list[HeldTask]:
+    return [
+        HeldTask(
+            task_id=item.task_id,
+            attempt=item.attempt,
+            state=HeldState.FINISHED
+            if item.state == hand_pb2.HELD_TASK_STATE_FINISHED
+            else HeldState.RUNNING,
+        )
+        for item in hello.held_tasks
+    ]
+
+
+def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
+    match frame:
+        case OfferFrame(task=task):
+            offer = hand_pb2.TaskOffer(
+                task_id=task.id,
+                attempt=task.attempt,
+                tool=task.tool,
+                arguments_json=json.dumps(task.arguments, ensure_ascii=False),
+                accept_timeout_ms=_ms(frame.accept_timeout),
+                run_timeout_ms=_ms(frame.run_timeout),
+                conversation_key=task.conversation_key,
+            )
+            if task.arguments_digest:
+                offer.approval.approval_id = frame.approval_id
+                offer.approval.arguments_digest = task.arguments_digest
+            return hand_pb2.AttachResponse(offer=offer)
+        case CancelFrame():
+            return hand_pb2.AttachResponse(
+                cancel=hand_pb2.TaskCancel(
+                    task_id=frame.task_id, attempt=frame.attempt, reason=frame.reason
+                )
+            )
+        case AckFrame():
+            return hand_pb2.AttachResponse(
+                ack=hand_pb2.ReportAck(
+                    task_id=frame.task_id,
+                    attempt=frame.attempt,
+                    status=_ACKS[frame.status],
+                    message=frame.message,
+                )
+            )
+        case ReconcileVerdict():
+            return hand_pb2.AttachResponse(
+                reconcile=hand_pb2.Reconcile(
+                    task_id=frame.task_id, attempt=frame.attempt, action=_ACTIONS[frame.action]
+                )
+            )
+    raise TypeError(f"not an outbound frame: {frame!r}")
+
+
+class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
+    def __init__(
+        self,
+        hub: HandHub,
+        authority: Authority,
+        tasks: TaskService,
+        settings: RemoteSettings,
+        identify: Callable[[], Identity],
+    ) -> None:
+        self._hub = hub
+        self._authority = authority
+        self._tasks = tasks
+        self._settings = settings
+        self._identify = identify
+        self._readers: set[asyncio.Task[None]] = set()
+        self._applying: set[asyncio.Task[None]] = set()
+
+    async def close(self) -> None:
+        """End every stream and stop reading, letting frames being applied finish first."""
+        for connection in self._hub.connections():
+            connection.close(CloseReason.SHUTDOWN, "the Mind is shutting down")
+        readers = list(self._readers)
+        for reader in readers:
+            reader.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
+        await asyncio.gather(*self._applying, return_exceptions=True)
+
+    async def Attach(  # noqa: N802 - gRPC method name
+        self,
+        request_iterator: AsyncIterator[hand_pb2.AttachRequest],
+        context: grpc.aio.ServicerContext,
+    ) -> AsyncIterator[hand_pb2.AttachResponse]:
+        identity = self._identify()
+        if identity.kind != "hand":
+            await context.abort(
+                grpc.StatusCode.UNAUTHENTICATED, "HandLink needs a credential of kind 'hand'"
+            )
+        frames = aiter(request_iterator)
+        try:
+            first = await self._next(frames)
+        except TimeoutError:
+            first = None
+        if first is None or first.WhichOneof("frame") != "hello":
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first frame must be hello")
+        hello = first.hello
+        try:
+            connection = HandConnection(
+                name=hand_name(hello, identity),
+                principal=identity.principal,
+                credential_id=identity.credential_id,
+                version=hello.version,
+                tools=parse_tools(list(hello.tools)),
+            )
+            self._hub.attach(connection)
+        except HelloError as exc:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except HandNameTaken as exc:
+            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        reader: asyncio.Task[None] | None = None
+        try:
+            yield hand_pb2.AttachResponse(
+                welcome=hand_pb2.HandWelcome(
+                    hand_id=connection.hand_id,
+                    hand_name=connection.name,
+                    heartbeat_interval_ms=_ms(self._settings.heartbeat_interval),
+                    accept_timeout_ms=_ms(self._settings.accept_timeout),
+                    run_timeout_ms=_ms(self._settings.run_timeout),
+                )
+            )
+            for verdict in await self._tasks.hand_attached(connection, held_tasks(hello)):
+                yield to_proto(verdict)
+            reader = asyncio.create_task(self._read(connection, frames))
+            self._readers.add(reader)
+            reader.add_done_callback(self._readers.discard)
+            while True:
+                frame = await connection.next_frame()
+                if isinstance(frame, CloseFrame):
+                    await self._end(context, frame)
+                    return
+                yield to_proto(frame)
+        finally:
+            if reader is not None:
+                reader.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await reader
+            self._hub.detach(connection)
+            self._tasks.hand_detached(connection)
+
+    @staticmethod
+    async def _end(context: grpc.aio.ServicerContext, frame: CloseFrame) -> None:
+        code = _CLOSE_CODES.get(frame.reason)
+        if code is not None:
+            await context.abort(code, frame.message)
+
+    async def _next(
+        self, frames: AsyncIterator[hand_pb2.AttachRequest]
+    ) -> hand_pb2.AttachRequest | None:
+        """The next frame; None when the Hand ended the stream or stayed silent too long."""
+        try:
+            return await asyncio.wait_for(anext(frames), self._settings.heartbeat_timeout)
+        except StopAsyncIteration:
+            return None
+
+    async def _read(
+        self, connection: HandConnection, frames: AsyncIterator[hand_pb2.AttachRequest]
+    ) -> None:
+        reason, message = CloseReason.ENDED, "the Hand ended the stream"
+        try:
+            while (frame := await self._next(frames)) is not None:
+                # A store transaction cut off by a cancel can leave SQLite locked: shield it.
+                job = asyncio.ensure_future(self._apply(connection, frame))
+                self._applying.add(job)
+                job.add_done_callback(self._applying.discard)
+                await asyncio.shield(job)
+        except TimeoutError:
+            reason = CloseReason.SILENT
+            message = f"no frame from the Hand for {self._settings.heartbeat_timeout:g} s"
+            log.warning("hand %s: %s; closing its stream", connection.name, message)
+        except grpc.aio.AioRpcError as exc:
+            message = f"the stream failed: {exc.code().name}"
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            if connection.closed is not None:
+                return  # the stream is being ended from the Mind's side; reading just stopped
+            log.exception("hand %s: failed to apply a frame; closing its stream", connection.name)
+            message = "the Mind failed to apply a frame"
+        connection.close(reason, message)
+
+    async def _apply(self, connection: HandConnection, frame: hand_pb2.AttachRequest) -> None:
+        kind = frame.WhichOneof("frame")
+        authority = self._authority
+        if kind == "accepted":
+            await authority.accepted(connection, frame.accepted.task_id, frame.accepted.attempt)
+        elif kind == "rejected":
+            item = frame.rejected
+            await authority.rejected(connection, item.task_id, item.attempt, item.reason)
+        elif kind == "progress":
+            item = frame.progress
+            fraction = item.fraction if item.fraction >= 0 else None
+            await authority.progress(connection, item.task_id, item.attempt, item.message, fraction)
+        elif kind == "result":
+            item = frame.result
+            result = HandResult(
+                ok=item.ok, output=item.output, error=item.error, cancelled=item.cancelled
+            )
+            await authority.result(connection, item.task_id, item.attempt, result)
+        elif kind == "hello":
+            log.warning("hand %s sent a second hello; ignored", connection.name)
+        # Heartbeats need no answer: receiving any frame already proved the Hand alive.

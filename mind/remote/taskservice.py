@@ -1,0 +1,218 @@
+"""The TaskService: Mind-side task snapshots, and reconciliation with Hands that come back.
+
+Reconciliation (a Hand attached and listed the tasks it holds):
+
+    Registry says        Hand holds it as    verdict          and the Mind
+    terminal / unknown   anything            DROP             —
+    stale attempt        anything            DROP             —
+    offered              running             KEEP_RUNNING     records the lost `accepted`
+    offered              finished            RESEND_RESULT    records the lost `accepted`
+    accepted             running             KEEP_RUNNING     —
+    accepted             finished            RESEND_RESULT    —
+    offered              (not listed)        —                offers it again, attempt + 1
+    accepted             (not listed)        —                ends it LOST: the Hand forgot it
+
+A Hand that does not come back within the grace period loses all its open tasks (LOST).
+After a Mind restart every open task is timed again and its Hand gets the same grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from mind.remote.authority import Authority
+from mind.remote.hub import HandConnection, HandHub
+from mind.remote.model import (
+    AckStatus,
+    HeldState,
+    HeldTask,
+    ReconcileAction,
+    ReconcileVerdict,
+    TaskRecord,
+    TaskState,
+)
+from mind.remote.registry import Registry
+from mind.tools.base import DetailMode
+from tobe.config import RemoteSettings
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class TaskView:
+    """A task as one viewer may see it: raw arguments and output only for transparent views."""
+
+    id: str
+    conversation_key: str
+    tool_call_id: str
+    hand_name: str
+    tool: str
+    attempt: int
+    state: TaskState
+    background: bool
+    cancel_requested: bool
+    shown_mode: DetailMode
+    arguments_summary: str
+    result_summary: str
+    # Empty unless shown_mode is transparent.
+    arguments: dict[str, Any] | None
+    output: str
+    error: str
+
+
+def summarize_arguments(arguments: dict[str, Any]) -> str:
+    """Keys with sizes, never values: `path=<12 chars>, count=<int>`."""
+    parts = []
+    for key, value in sorted(arguments.items()):
+        if isinstance(value, str):
+            parts.append(f"{key}=<{len(value)} chars>")
+        else:
+            parts.append(f"{key}=<{type(value).__name__}>")
+    return ", ".join(parts)
+
+
+def summarize_result(record: TaskRecord) -> str:
+    if not record.terminal:
+        return record.state.value
+    text = record.output if record.state is TaskState.SUCCEEDED else record.error
+    return f"{record.state.value}, {len(text)} chars"
+
+
+def view(record: TaskRecord, viewer: DetailMode) -> TaskView:
+    """Render a task for a viewer; never more detailed than the mode frozen at admission."""
+    transparent = record.detail_mode is DetailMode.TRANSPARENT and viewer is DetailMode.TRANSPARENT
+    return TaskView(
+        id=record.id,
+        conversation_key=record.conversation_key,
+        tool_call_id=record.tool_call_id,
+        hand_name=record.hand_name,
+        tool=record.tool,
+        attempt=record.attempt,
+        state=record.state,
+        background=record.background,
+        cancel_requested=record.cancel_requested_at is not None,
+        shown_mode=DetailMode.TRANSPARENT if transparent else DetailMode.SUMMARY,
+        arguments_summary=summarize_arguments(record.arguments),
+        result_summary=summarize_result(record),
+        arguments=dict(record.arguments) if transparent else None,
+        output=record.output if transparent else "",
+        error=record.error if transparent else "",
+    )
+
+
+class TaskService:
+    def __init__(
+        self, registry: Registry, authority: Authority, hub: HandHub, settings: RemoteSettings
+    ) -> None:
+        self.registry = registry
+        self.authority = authority
+        self.hub = hub
+        self.settings = settings
+        self._grace: dict[str, asyncio.Task[None]] = {}
+        self._expiring: set[asyncio.Task[None]] = set()
+        self._closed = False
+
+    async def start(self) -> None:
+        """After a (re)start: time every open task again and give each Hand its grace period."""
+        hands: set[str] = set()
+        for record in await self.registry.open_tasks():
+            self.authority.watch(record)
+            hands.add(record.hand_name)
+        for name in hands:
+            if self.hub.get(name) is None:
+                self._start_grace(name)
+
+    async def close(self) -> None:
+        self._closed = True
+        jobs = list(self._grace.values())
+        self._grace.clear()
+        for job in jobs:
+            job.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await job
+        await asyncio.gather(*self._expiring, return_exceptions=True)
+
+    async def snapshot(self, task_id: str, viewer: DetailMode) -> TaskView | None:
+        record = await self.registry.get(task_id)
+        return None if record is None else view(record, viewer)
+
+    # -- reconciliation -------------------------------------------------------------------
+
+    async def hand_attached(
+        self, connection: HandConnection, held: list[HeldTask]
+    ) -> list[ReconcileVerdict]:
+        """The verdict for every task the Hand listed; re-offers and losses for the rest."""
+        grace = self._grace.pop(connection.name, None)
+        if grace is not None:
+            grace.cancel()
+        verdicts = [await self._verdict(connection, item) for item in held]
+        listed = {item.task_id for item in held}
+        for record in await self.registry.open_tasks(connection.name):
+            if record.id not in listed:
+                await self._unlisted(connection, record)
+        return verdicts
+
+    def hand_detached(self, connection: HandConnection) -> None:
+        if self.hub.get(connection.name) is None:
+            self._start_grace(connection.name)
+
+    async def _verdict(self, connection: HandConnection, held: HeldTask) -> ReconcileVerdict:
+        record = await self.registry.get(held.task_id)
+        drop = ReconcileVerdict(held.task_id, held.attempt, ReconcileAction.DROP)
+        if record is None or record.hand_name != connection.name:
+            log.warning(
+                "hand %s holds task %s it was never offered; told to drop it",
+                connection.name,
+                held.task_id,
+            )
+            return drop
+        if record.terminal or record.attempt != held.attempt:
+            return drop
+        if record.state is TaskState.OFFERED:
+            report = await self.authority.accepted(connection, record.id, record.attempt)
+            if report.status is not AckStatus.OK:
+                return drop
+        if held.state is HeldState.FINISHED:
+            return ReconcileVerdict(record.id, record.attempt, ReconcileAction.RESEND_RESULT)
+        return ReconcileVerdict(record.id, record.attempt, ReconcileAction.KEEP_RUNNING)
+
+    async def _unlisted(self, connection: HandConnection, record: TaskRecord) -> None:
+        if record.state is TaskState.OFFERED:
+            report = await self.registry.reoffer(record.id, record.attempt)
+            if report.applied and report.task is not None:
+                self.authority.send_offer(connection, report.task)
+            return
+        await self.authority.end_mind_side(
+            record, TaskState.LOST, "lost: the Hand came back without this task"
+        )
+
+    def _start_grace(self, name: str) -> None:
+        if not self._closed and name not in self._grace:
+            self._grace[name] = asyncio.get_running_loop().create_task(self._expire_grace(name))
+
+    async def _expire_grace(self, name: str) -> None:
+        await asyncio.sleep(self.settings.lost_grace)
+        me = asyncio.current_task()
+        assert me is not None
+        if self._grace.get(name) is me:
+            del self._grace[name]  # past the sleep: `close` waits for it instead of cancelling
+        self._expiring.add(me)  # type: ignore[arg-type]
+        try:
+            await self.expire_hand(name)
+        finally:
+            self._expiring.discard(me)  # type: ignore[arg-type]
+
+    async def expire_hand(self, name: str) -> int:
+        """End every open task of a Hand that is not attached as LOST; returns how many."""
+        if self.hub.get(name) is not None:
+            return 0
+        lost = 0
+        reason = f"lost: Hand {name!r} did not come back within {self.settings.lost_grace:g} s"
+        for record in await self.registry.open_tasks(name):
+            report = await self.authority.end_mind_side(record, TaskState.LOST, reason)
+            lost += report.applied
+        return lost

@@ -1,0 +1,138 @@
+"""Hand tools as the tool runtime sees them: `<hand name>__<tool>`, run as remote tasks.
+
+A foreground call offers the task, relays progress and returns the task's single terminal as
+the tool outcome. A background call (the Hand declared the tool `background`) returns at once
+with the task id; its result reaches the conversation later through the Authority's
+background sink.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+from collections.abc import Callable
+from typing import Any
+
+from mind.remote.authority import Authority, HandUnavailable, TaskWaiter
+from mind.remote.hub import HandHub
+from mind.remote.model import NewTask, TaskRecord, TaskState, ToolDecl
+from mind.tools.base import Effect, Tool, ToolContext, ToolOutcome
+
+SEPARATOR = "__"
+
+# Conversation key -> name of its active Hand ("" lets it use every attached Hand).
+ActiveHand = Callable[[str], str]
+
+
+def qualified_name(hand_name: str, tool: str) -> str:
+    return f"{hand_name}{SEPARATOR}{tool}"
+
+
+def outcome_of(record: TaskRecord) -> ToolOutcome:
+    """The tool outcome the model sees for a task's terminal."""
+    match record.state:
+        case TaskState.SUCCEEDED:
+            return ToolOutcome(ok=True, output=record.output)
+        case TaskState.REJECTED:
+            return ToolOutcome(
+                ok=False, error=f"the Hand refused the call: {record.error}", status="denied"
+            )
+        case TaskState.CANCELLED:
+            return ToolOutcome(ok=False, error=record.error or "cancelled", status="cancelled")
+        case TaskState.TIMED_OUT | TaskState.LOST:
+            return ToolOutcome(ok=False, error=record.error)
+        case _:
+            return ToolOutcome(ok=False, error=record.error or "the tool failed")
+
+
+def background_note(record: TaskRecord) -> str:
+    """Text that tells the conversation how a background task ended."""
+    name = qualified_name(record.hand_name, record.tool)
+    outcome = outcome_of(record)
+    body = outcome.output if outcome.ok else outcome.error
+    return (
+        f"Background task {record.id} ({name}, call {record.tool_call_id}) "
+        f"ended {record.state.value}:\n{body}"
+    )
+
+
+class RemoteTool:
+    """One tool of one attached Hand."""
+
+    def __init__(self, authority: Authority, hand_name: str, hand_id: str, decl: ToolDecl) -> None:
+        self._authority = authority
+        self._hand_name = hand_name
+        self._decl = decl
+        self.name = qualified_name(hand_name, decl.name)
+        self.description = decl.description
+        self.parameters = decl.parameters
+        self.effect: Effect = decl.effect
+        self.hand_id = hand_id
+
+    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
+        spec = NewTask(
+            conversation_key=context.conversation_key,
+            run_id=context.run_id,
+            tool_call_id=context.tool_call_id,
+            hand_name=self._hand_name,
+            tool=self._decl.name,
+            arguments=arguments,
+            detail_mode=context.detail_mode,
+            background=self._decl.background,
+            approval_id=context.approval.approval_id if context.approval else "",
+            arguments_digest=context.approval.arguments_digest if context.approval else "",
+        )
+        progress = None if self._decl.background else context.report_progress
+        # Shielded: a cancel arriving while the task is being recorded must still reach the
+        # Hand, so the offer completes and is then cancelled like any running task.
+        offering = asyncio.ensure_future(self._authority.offer(spec, on_progress=progress))
+        try:
+            waiter = await asyncio.shield(offering)
+        except HandUnavailable as exc:
+            return ToolOutcome(ok=False, error=str(exc))
+        except asyncio.CancelledError:
+            with contextlib.suppress(HandUnavailable):
+                await self._cancel(await offering)
+            raise
+        if self._decl.background:
+            self._authority.forget(waiter.task_id)
+            started = {
+                "task_id": waiter.task_id,
+                "status": "started",
+                "note": "runs in the background; its result arrives as a note",
+            }
+            return ToolOutcome(ok=True, output=json.dumps(started))
+        try:
+            return outcome_of(await waiter.terminal())
+        except asyncio.CancelledError:
+            await self._cancel(waiter)
+            raise
+
+    async def _cancel(self, waiter: TaskWaiter) -> None:
+        """Ask the Hand to stop, then wait (bounded) for the task's terminal."""
+        await asyncio.shield(self._authority.cancel(waiter.task_id, "the tool call was cancelled"))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(waiter.terminal(), self._authority.settings.cancel_wait)
+        self._authority.forget(waiter.task_id)
+
+
+class HandToolSource:
+    """The tools of the attached Hands a conversation may use (its active Hand, or all)."""
+
+    def __init__(
+        self, hub: HandHub, authority: Authority, active_hand: ActiveHand = lambda _key: ""
+    ) -> None:
+        self._hub = hub
+        self._authority = authority
+        self._active_hand = active_hand
+
+    def tools_for(self, conversation_key: str) -> list[Tool]:
+        wanted = self._active_hand(conversation_key)
+        tools: list[Tool] = []
+        for connection in self._hub.connections():
+            if wanted and connection.name != wanted:
+                continue
+            for decl in connection.tools.values():
+                tools.append(RemoteTool(self._authority, connection.name, connection.hand_id, decl))
+        return tools

@@ -1,0 +1,366 @@
+"""Reading docker/compose.yaml and the Dockerfile, and running the compose topology without Docker.
+
+`LocalTopology` plays what Docker would do, with local processes:
+
+- each service gets a root directory standing for its container filesystem; a named volume is a
+  directory shared by every service that mounts it, linked into each root at its mount point;
+- its environment is the image's `ENV`, then `env_file`, then `environment` (compose order);
+- container paths (`/data`, `/credentials/...`) become paths under its root, and addresses
+  (`0.0.0.0:7410`, `127.0.0.1:7440`, `mind:7410`) become loopback ports, one free port per
+  (service, container port), so two services may use the same port number as in containers;
+- `tobe ...` commands and health checks run as `python -m tobe ...` with this interpreter;
+- services start in `depends_on` order, each once all it depends on pass their health checks.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import click
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER_DIR = REPO / "docker"
+COMPOSE_FILE = DOCKER_DIR / "compose.yaml"
+DOCKERFILE = DOCKER_DIR / "Dockerfile"
+ENV_EXAMPLE = DOCKER_DIR / ".env.example"
+COMPOSE_SCHEMA = REPO.parent / "shared" / "schemas" / "compose-spec.json"
+
+HEALTH_DEADLINE = 90.0
+STOP_GRACE = 20.0
+LOOPBACK_HOSTS = {"0.0.0.0", "127.0.0.1", "localhost", "[::]", "[::1]"}
+ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:]*\]|[A-Za-z0-9_.\-]+):(?P<port>\d{1,5})")
+# Variables of the test runner's own environment a container would not have.
+HOST_ONLY = ("TOBE_", "XDG_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_API_KEY")
+
+
+def load_compose() -> dict[str, Any]:
+    return yaml.safe_load(COMPOSE_FILE.read_text())
+
+
+def dockerfile_final_stage(text: str | None = None) -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) of the Dockerfile's last stage, continuation lines joined."""
+    text = DOCKERFILE.read_text() if text is None else text
+    logical: list[str] = []
+    pending = ""
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not pending and (not line or line.startswith("#")):
+            continue
+        if line.startswith("#"):
+            continue
+        if line.endswith("\\"):
+            pending += line[:-1].rstrip() + " "
+            continue
+        logical.append(pending + line)
+        pending = ""
+    stage: list[tuple[str, str]] = []
+    for line in logical:
+        instruction, _, arguments = line.partition(" ")
+        if instruction.upper() == "FROM":
+            stage = []
+        stage.append((instruction.upper(), arguments.strip()))
+    return stage
+
+
+def image_environment() -> dict[str, str]:
+    env: dict[str, str] = {}
+    for instruction, arguments in dockerfile_final_stage():
+        if instruction == "ENV":
+            for pair in shlex.split(arguments):
+                key, _, value = pair.partition("=")
+                env[key] = value
+    return env
+
+
+def image_workdir() -> str:
+    workdirs = [args for instruction, args in dockerfile_final_stage() if instruction == "WORKDIR"]
+    return workdirs[-1] if workdirs else "/"
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The `KEY=VALUE` lines of a compose env file (comments and blank lines skipped)."""
+    values: dict[str, str] = {}
+    for raw in path.read_text().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        key, separator, value = line.partition("=")
+        assert separator, f"{path}: not KEY=VALUE: {raw!r}"
+        value = value.strip()
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+            value = value[1:-1]
+        values[key.strip()] = value
+    return values
+
+
+def environment_of(service: dict[str, Any]) -> dict[str, str]:
+    declared = service.get("environment") or {}
+    if isinstance(declared, list):
+        declared = dict(item.partition("=")[::2] for item in declared)
+    return {key: str(value) for key, value in declared.items()}
+
+
+def env_files_of(service: dict[str, Any]) -> list[str]:
+    files = service.get("env_file") or []
+    files = [files] if isinstance(files, str | dict) else files
+    return [item["path"] if isinstance(item, dict) else item for item in files]
+
+
+def healthcheck_argv(service: dict[str, Any]) -> list[str]:
+    test = service["healthcheck"]["test"]
+    assert isinstance(test, list) and test[0] == "CMD", f"health check must be exec form: {test}"
+    return list(test[1:])
+
+
+def resolve_tobe_command(argv: list[str]) -> click.Command:
+    """The click command `argv` (starting with `tobe`) runs; its options are parsed for real."""
+    from tobe.cli import main
+
+    assert argv and argv[0] == "tobe", f"not a tobe command: {argv}"
+    command: click.Command = main
+    words = list(argv[1:])
+    path = ["tobe"]
+    while isinstance(command, click.Group):
+        assert words, f"{' '.join(argv)}: names a group, not a command"
+        name = words.pop(0)
+        found = command.get_command(click.Context(command, info_name=path[-1]), name)
+        assert found is not None, f"{' '.join(path)} has no subcommand {name!r}"
+        command = found
+        path.append(name)
+    # Unknown options, missing values or bad types raise here, as they would at start.
+    command.make_context(" ".join(path), words)
+    return command
+
+
+def startup_order(services: dict[str, Any]) -> list[str]:
+    """Service names so that each comes after everything it depends on."""
+    order: list[str] = []
+    visiting: set[str] = set()
+
+    def visit(name: str) -> None:
+        if name in order:
+            return
+        assert name not in visiting, f"depends_on cycle through {name}"
+        visiting.add(name)
+        for dependency in services[name].get("depends_on") or {}:
+            visit(dependency)
+        visiting.discard(name)
+        order.append(name)
+
+    for name in services:
+        visit(name)
+    return order
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass
+class Mount:
+    volume: str
+    target: str
+    read_only: bool
+
+
+def mounts_of(service: dict[str, Any]) -> list[Mount]:
+    found = []
+    for entry in service.get("volumes") or []:
+        assert isinstance(entry, str), f"use the short volume syntax: {entry}"
+        source, target, *mode = entry.split(":")
+        found.append(Mount(source, target, mode == ["ro"]))
+    return found
+
+
+@dataclass
+class Container:
+    name: str
+    root: Path
+    argv: list[str]
+    env: dict[str, str]
+    health: list[str]
+    log_path: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        with self.log_path.open(errors="replace") as handle:
+            return "".join(deque(handle, maxlen=lines))
+
+
+@dataclass
+class LocalTopology:
+    compose: dict[str, Any]
+    workdir: Path
+    # Settings the test adds to a service after mapping (host paths, e.g. a provider script).
+    overrides: dict[str, dict[str, str]] = field(default_factory=dict)
+    ports: dict[tuple[str, int], int] = field(default_factory=dict)
+    containers: dict[str, Container] = field(default_factory=dict)
+    started: list[str] = field(default_factory=list)
+
+    @property
+    def services(self) -> dict[str, Any]:
+        return self.compose["services"]
+
+    def volume(self, name: str) -> Path:
+        assert name in (self.compose.get("volumes") or {}), f"{name} is not a named volume"
+        path = self.workdir / "volumes" / name
+        path.mkdir(parents=True, exist_ok=True)
+        return path
+
+    def port(self, service: str, container_port: int) -> int:
+        key = (service, container_port)
+        if key not in self.ports:
+            self.ports[key] = free_port()
+        return self.ports[key]
+
+    def published(self, service: str, container_port: int) -> str:
+        """The loopback address a published container port is reached at from the host."""
+        for entry in self.services[service].get("ports") or []:
+            host_ip, host_port, target = str(entry).split(":")
+            if int(target) == container_port:
+                assert host_ip == "127.0.0.1", f"{service} publishes {entry} beyond loopback"
+                return f"127.0.0.1:{self.port(service, container_port)}"
+        raise AssertionError(f"{service} does not publish port {container_port}")
+
+    def map_value(self, service: str, value: str) -> str:
+        root = self.workdir / "containers" / service
+        address = ADDRESS.fullmatch(value)
+        if address:
+            host = address["host"]
+            owner = service if host in LOOPBACK_HOSTS else host
+            if owner in self.services:
+                return f"127.0.0.1:{self.port(owner, int(address['port']))}"
+            return value
+        if value.startswith("/"):
+            return str(root) + value
+        return value
+
+    def prepare(self, name: str) -> Container:
+        service = self.services[name]
+        root = self.workdir / "containers" / name
+        root.mkdir(parents=True, exist_ok=True)
+        for mount in mounts_of(service):
+            link = root / mount.target.lstrip("/")
+            link.parent.mkdir(parents=True, exist_ok=True)
+            link.symlink_to(self.volume(mount.volume), target_is_directory=True)
+        home = root / image_workdir().lstrip("/")
+        home.mkdir(parents=True, exist_ok=True)
+        env = dict(image_environment())
+        for env_file in env_files_of(service):
+            # The documented example stands for the operator's .env.
+            source = ENV_EXAMPLE if env_file == ".env" else DOCKER_DIR / env_file
+            env.update(read_env_file(source))
+        env.update(environment_of(service))
+        env = {key: self.map_value(name, value) for key, value in env.items()}
+        env.update(self.overrides.get(name, {}))
+        base = {k: v for k, v in os.environ.items() if not k.startswith(HOST_ONLY)}
+        base["HOME"] = str(home)
+        argv = [self.map_value(name, word) for word in service["command"]]
+        health = [self.map_value(name, word) for word in healthcheck_argv(service)]
+        logs = self.workdir / "logs"
+        logs.mkdir(exist_ok=True)
+        return Container(name, root, argv, {**base, **env}, health, logs / f"{name}.log")
+
+    def start(self, name: str) -> Container:
+        for dependency, rule in (self.services[name].get("depends_on") or {}).items():
+            assert rule["condition"] == "service_healthy", f"{name} -> {dependency}: {rule}"
+            assert dependency in self.started, f"{name} starts before {dependency}"
+        container = self.prepare(name)
+        with container.log_path.open("ab") as log:
+            container.process = subprocess.Popen(
+                _python_tobe(container.argv),
+                cwd=container.root / image_workdir().lstrip("/"),
+                env=container.env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.containers[name] = container
+        self.started.append(name)
+        return container
+
+    def wait_healthy(self, container: Container) -> None:
+        """Run the service's health check until it passes; fail if the service exits."""
+        assert container.process is not None
+        deadline = time.monotonic() + HEALTH_DEADLINE
+        last = ""
+        while time.monotonic() < deadline:
+            check = subprocess.run(
+                _python_tobe(container.health),
+                env=container.env,
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
+            if check.returncode == 0:
+                return
+            last = (check.stdout + check.stderr).strip()
+            try:
+                code = container.process.wait(timeout=0.2)
+            except subprocess.TimeoutExpired:
+                continue
+            raise AssertionError(
+                f"{container.name} exited with {code} before it was healthy:\n"
+                + container.log_tail()
+            )
+        raise AssertionError(
+            f"{container.name} not healthy after {HEALTH_DEADLINE:.0f}s ({last}):\n"
+            + container.log_tail()
+        )
+
+    def up(self) -> None:
+        for name in startup_order(self.services):
+            self.wait_healthy(self.start(name))
+
+    def down(self) -> dict[str, int]:
+        """SIGTERM in reverse start order (SIGKILL after a grace); returns the exit codes."""
+        codes: dict[str, int] = {}
+        for name in reversed(self.started):
+            process = self.containers[name].process
+            assert process is not None
+            if process.poll() is None:
+                _signal_group(process.pid, signal.SIGTERM)
+                try:
+                    process.wait(STOP_GRACE)
+                except subprocess.TimeoutExpired:
+                    _signal_group(process.pid, signal.SIGKILL)
+                    process.wait()
+            _signal_group(process.pid, signal.SIGKILL)
+            codes[name] = process.returncode
+        self.started.clear()
+        return codes
+
+
+def _python_tobe(argv: list[str]) -> list[str]:
+    assert argv[0] == "tobe", f"not a tobe command: {argv}"
+    return [sys.executable, "-m", "tobe", *argv[1:]]
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def group_is_empty(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False

@@ -1,0 +1,105 @@
+"""`tobe hand serve --health-listen`: SERVING exactly while the Hand is attached to its Mind."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+from helpers.mind_process import MindProcess, issue_token, running_mind
+
+from tobe.runtime.health import check, wait_serving
+
+pytestmark = pytest.mark.e2e
+DEADLINE = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture
+def mind(tmp_path: Path) -> Iterator[MindProcess]:
+    with running_mind(tmp_path, script=None, clients=()) as process:
+        yield process
+
+
+@pytest.fixture
+def hand(tmp_path: Path, mind: MindProcess) -> Iterator[str]:
+    """A reference Hand with a health endpoint; yields that endpoint's address."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    health = f"127.0.0.1:{free_port()}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
+    env.update(
+        TOBE_CONFIG=str(tmp_path / "absent-config.toml"),
+        TOBE_DATA_DIR=str(tmp_path / "hand-data"),
+        TOBE_HAND_TOKEN=issue_token(mind.url, kind="hand", principal="box", scopes=[]),
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tobe", "hand", "serve", "--mind", mind.address, "--name", "box",
+         "--workspace", str(workspace), "--health-listen", health],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        yield health
+    finally:
+        process.kill()
+        process.wait(10)
+
+
+async def status(target: str) -> str:
+    try:
+        return await check(target, timeout=2.0)
+    except grpc.aio.AioRpcError as exc:
+        return exc.code().name
+
+
+async def wait_status(target: str, wanted: str) -> None:
+    """Poll the health endpoint until it reports `wanted` (it must keep answering meanwhile)."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + DEADLINE
+    seen = await status(target)
+    while seen != wanted:
+        assert loop.time() < end, f"{target} still {seen}, never {wanted}"
+        await asyncio.sleep(0.1)
+        seen = await status(target)
+
+
+async def test_health_follows_the_link_to_the_mind(mind: MindProcess, hand: str) -> None:
+    await wait_serving(hand, deadline=DEADLINE)
+
+    mind.kill()
+    await wait_status(hand, "NOT_SERVING")
+
+    mind.start(mind.address)
+    await wait_status(hand, "SERVING")
+
+
+def test_a_health_address_in_use_is_refused_with_a_message(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
+    env.update(TOBE_CONFIG=str(tmp_path / "absent.toml"), TOBE_HAND_TOKEN="unused")
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = f"127.0.0.1:{squatter.getsockname()[1]}"
+        result = subprocess.run(
+            [sys.executable, "-m", "tobe", "hand", "serve", "--mind", "127.0.0.1:9",
+             "--workspace", str(workspace), "--health-listen", taken],
+            env=env, capture_output=True, text=True, timeout=60,
+        )
+    assert result.returncode == 1
+    assert f"Error: cannot serve health on {taken}" in result.stderr
+    assert "Traceback" not in result.stderr

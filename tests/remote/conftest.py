@@ -1,0 +1,90 @@
+"""Remote-execution fixtures on top of the shared store fixtures (`sessions` per backend)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+import pytest
+from remote_harness import CONVERSATION, Link, remote_settings
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from hand import Hand
+from mind.auth import AuthInterceptor
+from mind.credentials import issue, store_authenticator
+from mind.remote.execution import RemoteExecution
+from mind.remote.model import TaskRecord
+from mind.remote.registry import Registry
+from mind.store.models import Conversation
+from tobe.config import RemoteSettings
+from tobe.runtime.server import start_server
+
+
+@pytest.fixture
+async def conversation(sessions: async_sessionmaker[AsyncSession]) -> str:
+    async with sessions() as session, session.begin():
+        session.add(Conversation(key=CONVERSATION, owner="alice"))
+    return CONVERSATION
+
+
+@pytest.fixture
+def registry(sessions: async_sessionmaker[AsyncSession], conversation: str) -> Registry:
+    return Registry(sessions)
+
+
+@pytest.fixture
+def link_settings(request: pytest.FixtureRequest) -> RemoteSettings:
+    """Override per test with `@pytest.mark.parametrize("link_settings", [...], indirect=True)`."""
+    return getattr(request, "param", None) or remote_settings()
+
+
+@pytest.fixture
+async def link(
+    sessions: async_sessionmaker[AsyncSession], conversation: str, link_settings: RemoteSettings
+) -> AsyncIterator[Link]:
+    sink: list[TaskRecord] = []
+
+    async def collect(record: TaskRecord) -> None:
+        sink.append(record)
+
+    remote = RemoteExecution.build(sessions, link_settings, background_sink=collect)
+    server = await start_server(
+        [remote.service_spec()],
+        ["127.0.0.1:0"],
+        interceptors=[AuthInterceptor(store_authenticator(sessions))],
+    )
+    port = server.bound["127.0.0.1:0"]
+    async with sessions() as session, session.begin():
+        credential, token = await issue(session, kind="hand", principal="laptop")
+    await remote.start()
+    try:
+        yield Link(f"127.0.0.1:{port}", token, credential.id, remote, sessions, sink)
+    finally:
+        await remote.close()
+        await server.stop(0)
+
+
+@pytest.fixture
+async def serve() -> AsyncIterator[Callable[[Hand, str, str], Awaitable[asyncio.Task[None]]]]:
+    """Start SDK Hands against a link; each is attached when returned, and stopped at the end."""
+    jobs: list[asyncio.Task[None]] = []
+
+    async def start(hand: Hand, target: str, token: str) -> asyncio.Task[None]:
+        job = asyncio.create_task(hand.serve(target, token))
+        jobs.append(job)
+        attached = asyncio.create_task(hand.attached.wait())
+        await asyncio.wait([job, attached], timeout=10, return_when=asyncio.FIRST_COMPLETED)
+        if job.done():
+            attached.cancel()
+            job.result()
+        assert hand.attached.is_set(), "the Hand did not attach"
+        return job
+
+    try:
+        yield start
+    finally:
+        for job in jobs:
+            job.cancel()
+            with contextlib.suppress(BaseException):
+                await job

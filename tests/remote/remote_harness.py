@@ -1,0 +1,68 @@
+"""Helpers shared by the remote-execution tests (fixtures live in conftest.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mind.credentials import issue
+from mind.remote.execution import RemoteExecution
+from mind.remote.model import TaskRecord
+from mind.tools.base import ApprovalBinding, DetailMode, Tool, ToolContext
+from tobe.config import RemoteSettings
+
+CONVERSATION = "p_remote"
+
+
+@dataclass
+class Link:
+    """A real HandLink server on loopback over a real store, with credentials to dial it."""
+
+    target: str
+    token: str
+    credential_id: str
+    remote: RemoteExecution
+    sessions: async_sessionmaker[AsyncSession]
+    sink: list[TaskRecord]
+
+    async def issue(self, kind: str = "hand", principal: str = "laptop") -> tuple[str, str]:
+        async with self.sessions() as session, session.begin():
+            credential, token = await issue(session, kind=kind, principal=principal)
+        return credential.id, token
+
+    def tool(self, name: str) -> Tool:
+        tools = {t.name: t for t in self.remote.tools.tools_for(CONVERSATION)}
+        return tools[name]
+
+
+def remote_settings(**overrides: float) -> RemoteSettings:
+    values = dict(
+        accept_timeout=5.0,
+        run_timeout=30.0,
+        heartbeat_interval=0.2,
+        heartbeat_timeout=3.0,
+        lost_grace=0.5,
+        cancel_wait=5.0,
+    )
+    values.update(overrides)
+    return RemoteSettings(**values)
+
+
+def tool_context(
+    progress: list[tuple[str, float | None]] | None = None,
+    *,
+    call_id: str = "call_1",
+    mode: DetailMode = DetailMode.TRANSPARENT,
+    approval: ApprovalBinding | None = None,
+) -> ToolContext:
+    seen = progress if progress is not None else []
+    return ToolContext(
+        conversation_key=CONVERSATION,
+        run_id="run_1",
+        tool_call_id=call_id,
+        principal="alice",
+        detail_mode=mode,
+        report_progress=lambda message, fraction: seen.append((message, fraction)),
+        approval=approval,
+    )

@@ -1,0 +1,199 @@
+"""HandLink over real gRPC: the Mind side (servicer, Authority, Registry) with SDK Hands."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import grpc
+import pytest
+from remote_harness import CONVERSATION, Link, tool_context
+
+from hand import Hand, HandRefused, report_progress
+from mind.remote.model import TaskState
+from mind.tools.base import ApprovalBinding
+from tobe.runtime.channel import bearer_metadata, open_channel
+from tobe.runtime.digest import arguments_digest
+from tobe.v1 import hand_pb2, hand_pb2_grpc
+
+
+def echo_hand(name: str = "laptop") -> Hand:
+    hand = Hand(name)
+
+    @hand.tool
+    async def echo(text: str, times: int = 1) -> dict[str, str]:
+        """Repeat a text."""
+        report_progress("echoing", 0.5)
+        return {"echo": text * times}
+
+    return hand
+
+
+async def terminals(link: Link, task_id: str) -> list[str]:
+    return [t.to_state for t in await link.remote.registry.transitions(task_id) if t.terminal]
+
+
+async def only_task(link: Link) -> str:
+    from sqlalchemy import select
+
+    from mind.store.models import Task
+
+    async with link.sessions() as session:
+        ids = (await session.execute(select(Task.id))).scalars().all()
+    assert len(ids) == 1
+    return ids[0]
+
+
+async def test_hand_tool_call_reports_progress_and_result(link: Link, serve) -> None:
+    await serve(echo_hand(), link.target, link.token)
+    progress: list[tuple[str, float | None]] = []
+    tool = link.tool("laptop__echo")
+    assert tool.parameters["required"] == ["text"]
+    outcome = await tool.run({"text": "hi", "times": 2}, tool_context(progress))
+    assert outcome.ok and json.loads(outcome.output) == {"echo": "hihi"}
+    assert progress == [("echoing", 0.5)]
+    task_id = await only_task(link)
+    assert await terminals(link, task_id) == ["succeeded"]
+
+
+async def test_tools_of_two_hands_never_clash(link: Link, serve) -> None:
+    _, other_token = await link.issue(principal="desktop")
+    await serve(echo_hand("laptop"), link.target, link.token)
+    await serve(echo_hand("desktop"), link.target, other_token)
+    names = sorted(t.name for t in link.remote.tools.tools_for(CONVERSATION))
+    assert names == ["desktop__echo", "laptop__echo"]
+
+
+async def test_wrong_credential_is_unauthenticated(link: Link) -> None:
+    with pytest.raises(HandRefused) as refused:
+        await asyncio.wait_for(echo_hand().serve(link.target, "tobe_nope_notavalidsecret"), 10)
+    assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_client_credential_is_unauthenticated(link: Link) -> None:
+    _, token = await link.issue(kind="client", principal="alice")
+    with pytest.raises(HandRefused) as refused:
+        await asyncio.wait_for(echo_hand().serve(link.target, token), 10)
+    assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_revoked_credential_closes_the_stream_at_once(link: Link, serve) -> None:
+    from mind.credentials import revoke
+
+    job = await serve(echo_hand(), link.target, link.token)
+    async with link.sessions() as session, session.begin():
+        await revoke(session, link.credential_id)
+    assert link.remote.hub.disconnect_credential(link.credential_id) == 1
+    with pytest.raises(HandRefused) as refused:
+        await asyncio.wait_for(job, 10)
+    assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED
+    assert link.remote.tools.tools_for(CONVERSATION) == []
+
+
+async def test_policy_rejection_is_the_tool_result(link: Link, serve) -> None:
+    hand = echo_hand()
+    hand.policy = lambda offer: "not on this device" if offer.arguments["text"] == "x" else None
+    await serve(hand, link.target, link.token)
+    outcome = await link.tool("laptop__echo").run({"text": "x"}, tool_context())
+    assert not outcome.ok and outcome.display_status == "denied"
+    assert "not on this device" in outcome.error
+    assert await terminals(link, await only_task(link)) == ["rejected"]
+
+
+async def test_offer_whose_arguments_differ_from_the_approval_is_rejected(
+    link: Link, serve
+) -> None:
+    await serve(echo_hand(), link.target, link.token)
+    approval = ApprovalBinding("ap_1", arguments_digest({"text": "approved"}))
+    outcome = await link.tool("laptop__echo").run(
+        {"text": "something else"}, tool_context(approval=approval)
+    )
+    assert not outcome.ok and "digest" in outcome.error
+    matching = ApprovalBinding("ap_2", arguments_digest({"text": "approved"}))
+    ok = await link.tool("laptop__echo").run(
+        {"text": "approved"}, tool_context(approval=matching, call_id="call_2")
+    )
+    assert ok.ok
+
+
+async def test_cancelled_call_cancels_the_hand_coroutine(link: Link, serve) -> None:
+    hand = Hand("laptop")
+    started, stopped = asyncio.Event(), asyncio.Event()
+
+    @hand.tool
+    async def wait_forever() -> str:
+        """Never returns on its own."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        finally:
+            stopped.set()
+        return "unreachable"
+
+    await serve(hand, link.target, link.token)
+    call = asyncio.create_task(link.tool("laptop__wait_forever").run({}, tool_context()))
+    await asyncio.wait_for(started.wait(), 10)
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    assert stopped.is_set()
+    task = await link.remote.registry.get(await only_task(link))
+    assert task is not None and task.state is TaskState.CANCELLED
+    assert task.cancel_requested_at is not None
+
+
+async def test_frames_for_a_task_never_offered_are_refused(link: Link, serve) -> None:
+    await serve(echo_hand(), link.target, link.token)
+    await link.tool("laptop__echo").run({"text": "mine"}, tool_context())
+    task_id = await only_task(link)
+    before = await link.remote.registry.transitions(task_id)
+    _, intruder_token = await link.issue(principal="intruder")
+    async with open_channel(link.target) as channel:
+        call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(intruder_token))
+        await call.write(hand_pb2.AttachRequest(hello=hand_pb2.HandHello(name="intruder")))
+        assert (await call.read()).WhichOneof("frame") == "welcome"
+        acks = []
+        for frame in (
+            hand_pb2.AttachRequest(result=hand_pb2.TaskResult(task_id=task_id, attempt=1, ok=True)),
+            hand_pb2.AttachRequest(accepted=hand_pb2.TaskAccepted(task_id="t_never", attempt=1)),
+        ):
+            await call.write(frame)
+            acks.append((await call.read()).ack.status)
+        call.cancel()
+    assert acks == [hand_pb2.ACK_STATUS_UNKNOWN_TASK, hand_pb2.ACK_STATUS_UNKNOWN_TASK]
+    assert await link.remote.registry.transitions(task_id) == before
+
+
+async def test_hello_with_invalid_tool_name_is_invalid_argument(link: Link) -> None:
+    async with open_channel(link.target) as channel:
+        call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(link.token))
+        hello = hand_pb2.HandHello(name="laptop", tools=[hand_pb2.ToolSpec(name="Bad Name")])
+        await call.write(hand_pb2.AttachRequest(hello=hello))
+        with pytest.raises(grpc.aio.AioRpcError) as failed:
+            await call.read()
+    assert failed.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert "hello.tools[0].name" in (failed.value.details() or "")
+
+
+async def test_background_tool_returns_at_once_and_delivers_its_result(link: Link, serve) -> None:
+    hand = Hand("laptop")
+    release = asyncio.Event()
+
+    @hand.tool(background=True)
+    async def build() -> str:
+        """A long job."""
+        await release.wait()
+        return "built"
+
+    await serve(hand, link.target, link.token)
+    outcome = await link.tool("laptop__build").run({}, tool_context())
+    started = json.loads(outcome.output)
+    assert outcome.ok and started["status"] == "started" and link.sink == []
+    release.set()
+    for _ in range(200):
+        if link.sink:
+            break
+        await asyncio.sleep(0.05)
+    assert [(r.id, r.state, r.output) for r in link.sink] == [
+        (started["task_id"], TaskState.SUCCEEDED, "built")
+    ]
