@@ -6,7 +6,7 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import grpc
@@ -87,11 +87,15 @@ async def tokens(sessions: Sessions) -> dict[str, str]:
 
 
 @pytest.fixture(autouse=True)
-def all_logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+def all_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
     caplog.set_level(logging.DEBUG)
-    for name in ("grpc", "grpc._cython.cygrpc", "grpc.aio", "mind", "sqlalchemy"):
+    names = ("grpc", "grpc._cython.cygrpc", "grpc.aio", "mind", "sqlalchemy")
+    levels = {name: logging.getLogger(name).level for name in names}
+    for name in names:
         logging.getLogger(name).setLevel(logging.DEBUG)
-    return caplog
+    yield caplog
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
 
 
 async def status(channel: grpc.aio.Channel, metadata=()) -> management_pb2.GetStatusResponse:

@@ -16,7 +16,8 @@ class StateLockBusy(RuntimeError):
     """Another process holds the state lock."""
 
     def __init__(self, path: Path, holder: str) -> None:
-        super().__init__(f"the data directory {path.parent} is in use by {holder or 'another process'}")
+        who = holder or "another process"
+        super().__init__(f"the data directory {path.parent} is in use by {who}")
         self.path = path
         self.holder = holder
 
