@@ -25,6 +25,7 @@ from mind.credentials import authenticate, store_authenticator
 from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
 from mind.providers.base import Provider
+from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.service.mind_servicer import MindServicer
@@ -74,7 +75,13 @@ class MindApp:
             settings.approvals, sessions, provider, on_commit=bus.durable_committed
         )
         runtime = ToolRuntime(approvals.authorizer)
-        core = AgentCore(provider, tools, runtime, step_limit=settings.mind.step_limit)
+        core = AgentCore(
+            provider,
+            tools,
+            runtime,
+            step_limit=settings.mind.step_limit,
+            thinking=thinking_level(settings.provider),
+        )
         manager = ConversationManager(Storage(sessions, bus), core, settings.mind)
         app = cls(settings, engine, sessions, bus, tools, runtime, provider, core, manager)
         notes = BackgroundNotes(manager.storage)

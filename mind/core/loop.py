@@ -18,6 +18,7 @@ as `asyncio.CancelledError` after the calls not yet started are recorded as skip
 from __future__ import annotations
 
 import asyncio
+import logging
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -35,12 +36,16 @@ from mind.providers.base import (
     StreamEvent,
     TextDelta,
     ThinkingDelta,
+    ThinkingLevel,
     ToolCall,
     Usage,
 )
+from mind.providers.catalog import ModelInfo, clamp_thinking
 from mind.tools.base import Tool
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ProjectionJournal, RunScope, ToolRuntime
+
+log = logging.getLogger(__name__)
 
 # (kind "text" | "thinking", step, fragment)
 DeltaSink = Callable[[str, int, str], None]
@@ -92,6 +97,7 @@ class AgentCore:
         step_limit: int,
         platform_prompt: str = PLATFORM_PROMPT,
         clock: Callable[[], datetime] = _utcnow,
+        thinking: ThinkingLevel = ThinkingLevel.OFF,
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -99,6 +105,23 @@ class AgentCore:
         self.step_limit = step_limit
         self.platform_prompt = platform_prompt
         self.clock = clock
+        self.thinking = thinking
+        self._thinking_warned: set[str] = set()
+
+    def thinking_for(self, conversation_key: str) -> ThinkingLevel:
+        """The configured level clamped to what the model supports; warns once per conversation.
+
+        Wire adapters expose their catalog entry as `info`; a provider without one (the
+        Scripted fixture) gets the level unchanged.
+        """
+        info = getattr(self.provider, "info", None)
+        if not isinstance(info, ModelInfo):
+            return self.thinking
+        level, warning = clamp_thinking(info, self.thinking)
+        if warning and conversation_key not in self._thinking_warned:
+            self._thinking_warned.add(conversation_key)
+            log.warning("conversation %s: %s", conversation_key, warning)
+        return level
 
     async def run(
         self,
@@ -124,6 +147,7 @@ class AgentCore:
                 system=system,
                 messages=provider_messages(history, self.clock()),
                 tools=self.registry.definitions(tools),
+                thinking=self.thinking_for(scope.conversation_key),
             )
             step = outcome.steps
             result = await self.provider.complete(request, self._sink(on_delta, step))

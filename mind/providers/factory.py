@@ -27,8 +27,20 @@ class ProviderConfigError(ValueError):
     """The provider settings cannot work (missing field, unreadable or invalid script)."""
 
 
+def thinking_level(settings: ProviderSettings) -> ThinkingLevel:
+    """The configured thinking level; ProviderConfigError when it is not one."""
+    if settings.thinking not in set(ThinkingLevel):
+        levels = ", ".join(level.value for level in ThinkingLevel)
+        raise ProviderConfigError(
+            f"[provider] thinking {settings.thinking!r} is not a thinking level; use one of "
+            f"{levels} (TOBE_PROVIDER__THINKING)"
+        )
+    return ThinkingLevel(settings.thinking)
+
+
 def build_provider(settings: ProviderSettings) -> Provider:
     """The provider for `settings`; ProviderConfigError (or ScriptError) says what to fix."""
+    thinking_level(settings)
     if settings.kind == "":
         log.warning("no provider configured ([provider] kind); playing the offline demo script")
         return ScriptedProvider.from_file(DEMO_SCRIPT)
@@ -58,12 +70,6 @@ def _wire_provider(settings: ProviderSettings) -> Provider:
         raise ProviderConfigError(
             f"[provider] base_url {settings.base_url!r} must start with http:// or https:// "
             "(TOBE_PROVIDER__BASE_URL)"
-        )
-    if settings.thinking not in set(ThinkingLevel):
-        levels = ", ".join(level.value for level in ThinkingLevel)
-        raise ProviderConfigError(
-            f"[provider] thinking {settings.thinking!r} is not a thinking level; use one of "
-            f"{levels} (TOBE_PROVIDER__THINKING)"
         )
     if settings.api_key is None:
         for name in KEY_VARIABLES[settings.kind]:  # type: ignore[index]

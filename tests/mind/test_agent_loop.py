@@ -11,7 +11,8 @@ import pytest
 
 from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore
-from mind.providers.base import ProviderResult, ToolCall
+from mind.providers.base import ProviderResult, ThinkingLevel, ToolCall
+from mind.providers.catalog import ModelInfo
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.tools.authorizer import AllowAll, CallUnderReview, Verdict
@@ -244,3 +245,40 @@ def test_the_registry_adds_source_tools_per_conversation_and_keeps_names_unique(
     assert sorted(registry.tools_for("p_other")) == ["current_time", "wait"]
     with pytest.raises(ValueError, match="two built-in tools"):
         ToolRegistry([*builtin_tools(), *builtin_tools()])
+
+
+class LevelRecorder:
+    """A provider with a catalog entry that records the thinking level of each request."""
+
+    name, model = "recorder", "m"
+    info = ModelInfo(
+        "m", 1000, 100, False, (ThinkingLevel.OFF, ThinkingLevel.LOW, ThinkingLevel.HIGH)
+    )
+
+    def __init__(self) -> None:
+        self.levels: list[ThinkingLevel] = []
+
+    async def complete(self, request, on_event) -> ProviderResult:
+        self.levels.append(request.thinking)
+        return ProviderResult(text="ok")
+
+    async def aclose(self) -> None:
+        pass
+
+
+async def test_an_unsupported_thinking_level_is_clamped_with_one_warning_per_conversation(caplog):
+    provider = LevelRecorder()
+    core = AgentCore(
+        provider, ToolRegistry([]), ToolRuntime(AllowAll()), step_limit=4, clock=lambda: T,
+        thinking=ThinkingLevel.MEDIUM,
+    )
+    for _ in range(2):
+        await _run(core, MemoryJournal())
+    journal = MemoryJournal()
+    other = RunScope("p_other", "run_2", "alice", DetailMode.SUMMARY, journal, lambda *a: None)
+    await core.run(other, [HistoryMessage(0, "user", "go", T)], journal, lambda *d: None)
+    # MEDIUM is as far from LOW as from HIGH: the lower one wins.
+    assert provider.levels == [ThinkingLevel.LOW] * 3
+    warnings = [r.getMessage() for r in caplog.records if "thinking level" in r.getMessage()]
+    assert len(warnings) == 2
+    assert "p_c" in warnings[0] and "p_other" in warnings[1]
