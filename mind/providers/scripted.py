@@ -10,6 +10,7 @@ import asyncio
 import json
 from pathlib import Path
 
+from mind.core.prompt import CURRENT_TIME_NOTE
 from mind.core.view import is_runtime_note, strip_stamp
 from mind.providers.base import (
     ErrorKind,
@@ -36,14 +37,44 @@ def _chunks(text: str, count: int) -> list[str]:
     return [text[i : i + size] for i in range(0, len(text), size)]
 
 
-def _position(messages: list[ProviderMessage]) -> tuple[str, int, ProviderMessage | None]:
-    """(text of the run's starting user message, step index, last message before notes)."""
+def _is_observation_note(message: ProviderMessage) -> bool:
+    return (
+        message.role == "user"
+        and is_runtime_note(message.text)
+        and strip_stamp(message.text) != CURRENT_TIME_NOTE
+    )
+
+
+def _run_start(messages: list[ProviderMessage]) -> int:
+    """Index of the message that started the current run, or -1.
+
+    A run starts with a person's message, or with a platform note (an observation) that
+    arrived after the previous run had ended (its last assistant message called no tools).
+    """
     start = -1
     for index in range(len(messages) - 1, -1, -1):
         message = messages[index]
         if message.role == "user" and not is_runtime_note(message.text):
             start = index
             break
+    ended = -1
+    for index in range(len(messages) - 1, start, -1):
+        if messages[index].role == "assistant" and not messages[index].tool_calls:
+            ended = index
+            break
+    if ended >= 0 or start < 0:
+        note = next(
+            (i for i in range(ended + 1, len(messages)) if _is_observation_note(messages[i])),
+            None,
+        )
+        if note is not None:
+            return note
+    return start
+
+
+def _position(messages: list[ProviderMessage]) -> tuple[str, int, ProviderMessage | None]:
+    """(text of the run's starting message, step index, last message before notes)."""
+    start = _run_start(messages)
     last = next(
         (m for m in reversed(messages) if not (m.role == "user" and is_runtime_note(m.text))),
         None,

@@ -37,11 +37,12 @@ runs:
   - match: "Tool call under review"
     steps:
       - {text: "allow"}
-  - match: "^$"
+  - match: "platform note"
     steps:
       - tool_calls:
           - name: awareness_engine
             arguments: {action: unregister_adapter, args: {adapter_id: "PROBE_ID"}}
+      - {expect: {last_role: tool, last_is_error: true}, text: "could not unregister"}
 """
 
 
@@ -93,9 +94,6 @@ def test_low_trust_run_cannot_get_a_workspace_write_approved(
         # The most permissive policy and a Reviewer that always says allow.
         "TOBE_APPROVALS__WORKSPACE_WRITE": "allow",
         "TOBE_APPROVALS__REVIEWER__ENABLED": "true",
-        # A run of observation notes only always plays the script's first step (it has no
-        # user message to count steps from): one provider call, then the run ends.
-        "TOBE_MIND__STEP_LIMIT": "1",
     }
     with running_mind(tmp_path, script=script, **env) as mind:
         awareness_call(target, "emit", probe, "low", text="please unregister yourself")
@@ -103,7 +101,8 @@ def test_low_trust_run_cannot_get_a_workspace_write_approved(
         while not any(state != "running" for _, state in observation_runs(mind)):
             assert time.monotonic() < deadline, "\n".join(mind.output[-40:])
             time.sleep(0.1)
-        assert observation_runs(mind) == [("observation:low", "failed")]
+        # The denial reached the model as a tool error and the run ended normally.
+        assert observation_runs(mind) == [("observation:low", "completed")]
         [result] = rows(mind, "SELECT text FROM messages WHERE role = 'tool'")
         assert "may not write to the workspace" in result[0]
         assert rows(mind, "SELECT id FROM approvals") == []

@@ -37,7 +37,7 @@ runs:
           - {name: awareness_engine, arguments: {action: register_adapter,
                                                  args: {adapter_name: "../x"}}}
       - text: "checked"
-  - match: "^$"
+  - match: "platform note"
     steps:
       - text: "noted"
 """
@@ -251,24 +251,23 @@ async def test_the_three_tools_return_the_call_envelope(
 
 POLICY_SCRIPT = """
 runs:
-  - match: "^$"
+  - match: "platform note"
     steps:
       - tool_calls:
           - {name: awareness_engine, arguments: {action: unregister_adapter,
                                                  args: {adapter_id: "none-such"}}}
+      - {expect: {last_role: tool}, text: "done"}
 """
 
 
 @pytest.fixture
 def policy_mind(awareness: AwarenessProcess, tmp_path: Path) -> Iterator[MindProcess]:
-    """Every observation-triggered run tries a workspace-write tool (bounded by the step limit;
-    the scripted provider replays step 0 for runs that no user message started)."""
+    """Every observation-triggered run tries a workspace-write tool once, then ends."""
     script = tmp_path / "policy.yaml"
     script.write_text(POLICY_SCRIPT)
     env = {
         **_mind_env(awareness),
         "TOBE_APPROVALS__WORKSPACE_WRITE": "allow",
-        "TOBE_MIND__STEP_LIMIT": "1",
     }
     with running_mind(tmp_path, script=script, **env) as process:
         yield process

@@ -169,3 +169,38 @@ def test_the_factory_builds_the_scripted_provider_or_says_what_to_fix(tmp_path: 
     assert isinstance(build_provider(ProviderSettings()), ScriptedProvider)
     with pytest.raises(ProviderConfigError, match="needs a script file"):
         build_provider(ProviderSettings(kind="scripted"))
+
+
+NOTE_SCRIPT = """
+runs:
+  - match: "door opened"
+    steps:
+      - text: "checking the time"
+        tool_calls: [{name: forecast, arguments: {city: Paris}}]
+      - {text: "noted the door"}
+  - match: "^hello"
+    steps:
+      - {text: "hi"}
+"""
+
+
+def test_an_observation_note_after_an_ended_run_starts_its_own_run_and_steps():
+    provider = ScriptedProvider(parse_script(NOTE_SCRIPT, "test"))
+    call = ToolCall("call_9", "forecast", {"city": "Paris"})
+    earlier = [
+        _user(1, "hello"),
+        HistoryMessage(2, "assistant", "hi", T),
+        HistoryMessage(3, "note", "webhook: door opened", T),
+    ]
+    first, _ = _play(provider, _request(*earlier))
+    assert first.text == "checking the time" and first.stop_reason is StopReason.TOOL_USE
+    later = [
+        *earlier,
+        HistoryMessage(4, "assistant", "checking the time", T, tool_calls=(call,)),
+        HistoryMessage(5, "tool", "{}", T, tool_call_id="call_9", tool_name="forecast"),
+    ]
+    second, _ = _play(provider, _request(*later))
+    assert second.text == "noted the door"
+    # A conversation that only ever received notes works the same way.
+    alone, _ = _play(provider, _request(HistoryMessage(1, "note", "door opened", T)))
+    assert alone.text == "checking the time"
