@@ -106,7 +106,7 @@ async def task_rates(seconds: float, url: str) -> dict[int, float]:
     async with sessions() as session, session.begin():
         session.add(Conversation(key=CONVERSATION, owner="bench"))
         _, token = await issue(session, kind="hand", principal="bench")
-    remote = RemoteExecution.build(sessions, RemoteSettings())
+    remote = RemoteExecution.build(sessions, RemoteSettings(), audience=lambda _key: ["bench"])
     server = await start_server(
         [remote.service_spec()],
         ["127.0.0.1:0"],

@@ -48,7 +48,8 @@ def local_credentials(user: str | None = None) -> tuple[LocalCredential, ...]:
     person = user or _local_user()
     return (
         LocalCredential("face", "service", "face", ("gateway",)),
-        LocalCredential("hand", "hand", "hand-local", ()),
+        # The local Hand executes for the local user's conversations (`serve:<user>`).
+        LocalCredential("hand", "hand", "hand-local", (f"serve:{person}",)),
         LocalCredential("client", "client", person, ("chat", "approve", "admin")),
     )
 

@@ -85,7 +85,9 @@ class MindApp:
         manager = ConversationManager(Storage(sessions, bus), core, settings.mind)
         app = cls(settings, engine, sessions, bus, tools, runtime, provider, core, manager)
         notes = BackgroundNotes(manager.storage)
-        app.remote = RemoteExecution.build(sessions, settings.remote, background_sink=notes.deliver)
+        app.remote = RemoteExecution.build(
+            sessions, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
+        )
         tools.add_source(app.remote.tools)
         app.services.append(app.remote.service_spec())
         app.on_start.append(app.remote.start)

@@ -162,6 +162,11 @@ class ConversationManager:
         except ShuttingDown:
             log.info("not continuing %s: the Mind is shutting down", tool_call_id)
 
+    def audience_of(self, key: str) -> list[str]:
+        """Owner and members of a conversation with a loaded actor (every running one has)."""
+        actor = self._actors.get(key)
+        return list(actor.audience) if actor is not None else []
+
     async def forget(self, key: str) -> None:
         """Drop the cached actor of a conversation an operator deleted (none of its runs run)."""
         async with self._actors_lock:

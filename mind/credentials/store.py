@@ -26,7 +26,8 @@ from mind.store.models import CREDENTIAL_KINDS, Credential
 
 MAX_PRINCIPAL_LENGTH = 128
 MAX_LABEL_LENGTH = 256
-_SCOPE = re.compile(r"[a-z][a-z0-9_.:-]*")
+# `serve:<principal>` (which conversations a Hand serves) carries a principal name verbatim.
+_SCOPE = re.compile(r"[a-z][a-z0-9_.:-]*|serve:\S{1,58}")
 # Compared against when the prefix is unknown, so a miss costs the same work as a wrong secret.
 _ABSENT_HASH = hash_secret(secrets.token_urlsafe(32))
 

@@ -1,6 +1,8 @@
 """Remote execution assembled: what the Mind's server wires in one place.
 
-remote = RemoteExecution.build(sessions, settings.remote, background_sink=...)
+remote = RemoteExecution.build(
+    sessions, settings.remote, audience=manager.audience_of, background_sink=...
+)
 start_server([remote.service_spec(), ...])      # HandLink
 tool sources: remote.tools                      # `<hand>__<tool>` for conversations
 await remote.start()  ...  await remote.close()
@@ -19,7 +21,7 @@ from mind.remote.hub import HandHub
 from mind.remote.registry import Registry
 from mind.remote.servicer import HandLinkServicer
 from mind.remote.taskservice import TaskService
-from mind.remote.tools import ActiveHand, HandToolSource
+from mind.remote.tools import ActiveHand, Audience, HandToolSource
 from tobe.config import RemoteSettings
 from tobe.runtime.server import ServiceSpec
 from tobe.v1 import hand_pb2, hand_pb2_grpc
@@ -42,6 +44,7 @@ class RemoteExecution:
         sessions: async_sessionmaker[AsyncSession],
         settings: RemoteSettings,
         *,
+        audience: Audience,
         background_sink: BackgroundSink | None = None,
         active_hand: ActiveHand = lambda _key: "",
     ) -> RemoteExecution:
@@ -54,7 +57,7 @@ class RemoteExecution:
             registry=registry,
             authority=authority,
             tasks=tasks,
-            tools=HandToolSource(hub, authority, active_hand),
+            tools=HandToolSource(hub, authority, audience, active_hand),
             servicer=HandLinkServicer(hub, authority, tasks, settings, current_identity),
         )
 

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -73,6 +74,22 @@ class CloseFrame:
 Outbound = OfferFrame | CancelFrame | AckFrame | ReconcileVerdict | CloseFrame
 
 
+SERVE_SCOPE = "serve:"
+SERVE_ALL_SCOPE = "serve-all"
+
+
+def served_principals(principal: str, scopes: Iterable[str]) -> frozenset[str]:
+    """Whose conversations a Hand credential serves: its own principal, every `serve:<name>`
+    scope, and everyone with `serve-all`. A device executes only for people it was given to."""
+    served = {principal}
+    for scope in scopes:
+        if scope == SERVE_ALL_SCOPE:
+            served.add("*")
+        elif scope.startswith(SERVE_SCOPE):
+            served.add(scope.removeprefix(SERVE_SCOPE))
+    return frozenset(served)
+
+
 @dataclass(eq=False)
 class HandConnection:
     """One attached Hand stream."""
@@ -82,10 +99,16 @@ class HandConnection:
     credential_id: str
     version: str
     tools: dict[str, ToolDecl]
+    # Principals whose conversations may use this Hand ("*": everyone); see `served_principals`.
+    serves: frozenset[str] = frozenset()
     hand_id: str = field(default_factory=lambda: f"h_{uuid.uuid4().hex[:16]}")
     connected_at: datetime = field(default_factory=utcnow)
     _outbox: asyncio.Queue[Outbound] = field(default_factory=asyncio.Queue)
     closed: CloseFrame | None = None
+
+    def may_serve(self, audience: Iterable[str]) -> bool:
+        """True when a conversation with this audience (owner and members) may use the Hand."""
+        return "*" in self.serves or not self.serves.isdisjoint(audience)
 
     def send(self, frame: Outbound) -> bool:
         """Queue a frame for the Hand; False when the stream is already closing."""

@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any, TypeVar
 
 import grpc
 
@@ -29,6 +30,7 @@ from mind.remote.hub import (
     HandNameTaken,
     OfferFrame,
     Outbound,
+    served_principals,
 )
 from mind.remote.model import (
     AckStatus,
@@ -45,6 +47,8 @@ from tobe.config import RemoteSettings
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 _EFFECTS = {
     common_pb2.EFFECT_CLASS_READ_ONLY: Effect.READ_ONLY,
@@ -191,6 +195,18 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         await asyncio.gather(*readers, return_exceptions=True)
         await asyncio.gather(*self._applying, return_exceptions=True)
 
+    async def _guarded(self, work: Coroutine[Any, Any, T]) -> T:
+        """Run store work to its end even if the stream is cancelled meanwhile.
+
+        A store transaction cut off by a cancel leaves its SQLite connection to be terminated
+        in the background, which can lock the database or hang shutdown; `close` waits for
+        every guarded job instead.
+        """
+        job = asyncio.ensure_future(work)
+        self._applying.add(job)
+        job.add_done_callback(self._applying.discard)
+        return await asyncio.shield(job)
+
     async def Attach(  # noqa: N802 - gRPC method name
         self,
         request_iterator: AsyncIterator[hand_pb2.AttachRequest],
@@ -216,6 +232,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
                 credential_id=identity.credential_id,
                 version=hello.version,
                 tools=parse_tools(list(hello.tools)),
+                serves=served_principals(identity.principal, identity.scopes),
             )
             self._hub.attach(connection)
         except HelloError as exc:
@@ -233,7 +250,8 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
                     run_timeout_ms=_ms(self._settings.run_timeout),
                 )
             )
-            for verdict in await self._tasks.hand_attached(connection, held_tasks(hello)):
+            verdicts = await self._guarded(self._tasks.hand_attached(connection, held_tasks(hello)))
+            for verdict in verdicts:
                 yield to_proto(verdict)
             reader = asyncio.create_task(self._read(connection, frames))
             self._readers.add(reader)
@@ -273,11 +291,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         reason, message = CloseReason.ENDED, "the Hand ended the stream"
         try:
             while (frame := await self._next(frames)) is not None:
-                # A store transaction cut off by a cancel can leave SQLite locked: shield it.
-                job = asyncio.ensure_future(self._apply(connection, frame))
-                self._applying.add(job)
-                job.add_done_callback(self._applying.discard)
-                await asyncio.shield(job)
+                await self._guarded(self._apply(connection, frame))
         except TimeoutError:
             reason = CloseReason.SILENT
             message = f"no frame from the Hand for {self._settings.heartbeat_timeout:g} s"

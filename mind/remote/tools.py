@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mind.remote.authority import Authority, HandUnavailable, TaskWaiter
@@ -23,6 +23,8 @@ SEPARATOR = "__"
 
 # Conversation key -> name of its active Hand ("" lets it use every attached Hand).
 ActiveHand = Callable[[str], str]
+# Conversation key -> its audience (owner and members).
+Audience = Callable[[str], Sequence[str]]
 
 
 def qualified_name(hand_name: str, tool: str) -> str:
@@ -118,20 +120,31 @@ class RemoteTool:
 
 
 class HandToolSource:
-    """The tools of the attached Hands a conversation may use (its active Hand, or all)."""
+    """The tools of the attached Hands a conversation may use.
+
+    A Hand serves the conversations whose owner or a member is among the principals its
+    credential serves (`hub.served_principals`); a conversation with an active Hand sees only
+    that one.
+    """
 
     def __init__(
-        self, hub: HandHub, authority: Authority, active_hand: ActiveHand = lambda _key: ""
+        self,
+        hub: HandHub,
+        authority: Authority,
+        audience: Audience,
+        active_hand: ActiveHand = lambda _key: "",
     ) -> None:
         self._hub = hub
         self._authority = authority
+        self._audience = audience
         self._active_hand = active_hand
 
     def tools_for(self, conversation_key: str) -> list[Tool]:
         wanted = self._active_hand(conversation_key)
+        audience = self._audience(conversation_key)
         tools: list[Tool] = []
         for connection in self._hub.connections():
-            if wanted and connection.name != wanted:
+            if (wanted and connection.name != wanted) or not connection.may_serve(audience):
                 continue
             for decl in connection.tools.values():
                 tools.append(RemoteTool(self._authority, connection.name, connection.hand_id, decl))

@@ -50,7 +50,10 @@ def mind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MindProcess]:
 
 @pytest.fixture(scope="module")
 def hand(mind: MindProcess) -> Iterator[HandThread]:
-    token = issue_token(mind.url, kind="hand", principal="laptop", scopes=[])
+    # The Hand serves both people whose conversations these tests drive.
+    token = issue_token(
+        mind.url, kind="hand", principal="laptop", scopes=["serve:alice", "serve:carol"]
+    )
     worker = HandThread(mind.address, token)
     worker.start()
     try:

@@ -7,7 +7,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import pytest
-from remote_harness import CONVERSATION, Link, remote_settings
+from remote_harness import CONVERSATION, HAND_SCOPES, Link, audience_of, remote_settings
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from hand import Hand
@@ -48,7 +48,9 @@ async def link(
     async def collect(record: TaskRecord) -> None:
         sink.append(record)
 
-    remote = RemoteExecution.build(sessions, link_settings, background_sink=collect)
+    remote = RemoteExecution.build(
+        sessions, link_settings, audience=audience_of, background_sink=collect
+    )
     server = await start_server(
         [remote.service_spec()],
         ["127.0.0.1:0"],
@@ -56,7 +58,9 @@ async def link(
     )
     port = server.bound["127.0.0.1:0"]
     async with sessions() as session, session.begin():
-        credential, token = await issue(session, kind="hand", principal="laptop")
+        credential, token = await issue(
+            session, kind="hand", principal="laptop", scopes=HAND_SCOPES
+        )
     await remote.start()
     try:
         yield Link(f"127.0.0.1:{port}", token, credential.id, remote, sessions, sink)

@@ -13,6 +13,14 @@ from mind.tools.base import ApprovalBinding, DetailMode, Tool, ToolContext
 from tobe.config import RemoteSettings
 
 CONVERSATION = "p_remote"
+OWNER = "alice"
+# Hand credentials in these tests serve OWNER's conversations.
+HAND_SCOPES = (f"serve:{OWNER}",)
+AUDIENCES = {CONVERSATION: [OWNER]}
+
+
+def audience_of(key: str) -> list[str]:
+    return AUDIENCES.get(key, [])
 
 
 @dataclass
@@ -26,9 +34,14 @@ class Link:
     sessions: async_sessionmaker[AsyncSession]
     sink: list[TaskRecord]
 
-    async def issue(self, kind: str = "hand", principal: str = "laptop") -> tuple[str, str]:
+    async def issue(
+        self, kind: str = "hand", principal: str = "laptop", scopes: tuple[str, ...] | None = None
+    ) -> tuple[str, str]:
+        """A credential; Hands serve the owner of CONVERSATION unless `scopes` says otherwise."""
+        if scopes is None:
+            scopes = HAND_SCOPES if kind == "hand" else ()
         async with self.sessions() as session, session.begin():
-            credential, token = await issue(session, kind=kind, principal=principal)
+            credential, token = await issue(session, kind=kind, principal=principal, scopes=scopes)
         return credential.id, token
 
     def tool(self, name: str) -> Tool:

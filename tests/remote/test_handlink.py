@@ -7,7 +7,7 @@ import json
 
 import grpc
 import pytest
-from remote_harness import CONVERSATION, Link, tool_context
+from remote_harness import AUDIENCES, CONVERSATION, Link, tool_context
 
 from hand import Hand, HandRefused, report_progress
 from mind.remote.model import TaskState
@@ -62,6 +62,23 @@ async def test_tools_of_two_hands_never_clash(link: Link, serve) -> None:
     await serve(echo_hand("desktop"), link.target, other_token)
     names = sorted(t.name for t in link.remote.tools.tools_for(CONVERSATION))
     assert names == ["desktop__echo", "laptop__echo"]
+
+
+async def test_a_hand_serves_only_the_conversations_of_principals_its_credential_names(
+    link: Link, serve
+) -> None:
+    _, own_token = await link.issue(principal="bobs-box", scopes=())
+    await serve(echo_hand("bobs-box"), link.target, own_token)
+    await serve(echo_hand("laptop"), link.target, link.token)
+    AUDIENCES["p_bob"] = ["bob", "bobs-box"]
+    try:
+        alice = sorted(t.name for t in link.remote.tools.tools_for(CONVERSATION))
+        bob = sorted(t.name for t in link.remote.tools.tools_for("p_bob"))
+    finally:
+        del AUDIENCES["p_bob"]
+    assert alice == ["laptop__echo"]
+    assert bob == ["bobs-box__echo"]
+    assert link.remote.tools.tools_for("p_nobody") == []
 
 
 async def test_wrong_credential_is_unauthenticated(link: Link) -> None:
