@@ -29,6 +29,10 @@ class HandNameTaken(Exception):
     """Another principal's Hand is attached under this name."""
 
 
+class CredentialRevoked(Exception):
+    """The stream's credential was revoked after it authenticated (a race with revocation)."""
+
+
 class CloseReason(StrEnum):
     # The Hand's credential was revoked: UNAUTHENTICATED.
     REVOKED = "revoked"
@@ -131,9 +135,14 @@ class HandHub:
 
     def __init__(self) -> None:
         self._by_name: dict[str, HandConnection] = {}
+        # Credentials revoked while this process runs: a stream that authenticated just before
+        # the revocation committed must not attach just after the disconnect ran.
+        self._revoked: set[str] = set()
 
     def attach(self, connection: HandConnection) -> HandConnection | None:
         """Register a stream; returns the stream it replaced, if any."""
+        if connection.credential_id in self._revoked:
+            raise CredentialRevoked("the Hand's credential was revoked")
         current = self.get(connection.name)
         if current is not None and current.principal != connection.principal:
             raise HandNameTaken(
@@ -168,6 +177,7 @@ class HandHub:
 
     def disconnect_credential(self, credential_id: str) -> int:
         """Close every stream using a revoked credential at once; returns how many."""
+        self._revoked.add(credential_id)
         closed = 0
         for connection in list(self._by_name.values()):
             if connection.credential_id == credential_id:

@@ -25,6 +25,7 @@ from mind.remote.hub import (
     CancelFrame,
     CloseFrame,
     CloseReason,
+    CredentialRevoked,
     HandConnection,
     HandHub,
     HandNameTaken,
@@ -239,6 +240,8 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except HandNameTaken as exc:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        except CredentialRevoked as exc:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(exc))
         reader: asyncio.Task[None] | None = None
         try:
             yield hand_pb2.AttachResponse(
