@@ -31,6 +31,9 @@ class EventFeed:
         self.last_id = 0
         self.live = asyncio.Event()
         self._backoff = Backoff()
+        # Credentials revoked while this gateway runs: a connection that authenticated just
+        # before the revocation committed must not join just after the event went by.
+        self.revoked: set[str] = set()
 
     async def run(self) -> None:
         while True:
@@ -66,6 +69,7 @@ class EventFeed:
             connection.on_live_event(rendered)
 
     def _revoke(self, credential_id: str) -> None:
+        self.revoked.add(credential_id)
         for connection in list(self.connections):
             if connection.identity.credential_id == credential_id:
                 connection.close("UNAUTHENTICATED", "credential revoked")

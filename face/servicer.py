@@ -87,6 +87,8 @@ class FaceGatewayServicer:
         first = await _first_frame(requests, context)
         if first is None:
             return
+        if identity.credential_id in self._feed.revoked:
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "credential revoked")
         hello = first.hello
         connection = Connection(identity, hello.detail_mode, self._settings.queue_size)
         router = CommandRouter(connection, self._mind, self._feed)

@@ -115,3 +115,21 @@ def test_sequence_prefix_is_the_seq_field_of_the_frame() -> None:
     for seq in (1, 127, 128, 300, 2**40):
         frame = face_pb2.ConnectResponse.FromString(seq_prefix(seq) + body)
         assert frame.seq == seq and frame.event.durable_id == 5
+
+
+async def test_a_revocation_closes_its_connections_and_is_remembered_for_late_joiners() -> None:
+    from face.feed import EventFeed
+
+    feed = EventFeed(mind=None, modes=AdmissionModes())  # type: ignore[arg-type]
+    revoked, other = live(ALICE), live(ADMIN)
+    feed.connections.update({revoked, other})
+    feed.dispatch(
+        events_pb2.Event(
+            durable_id=7,
+            credential_revoked=events_pb2.CredentialRevoked(credential_id="cred-a"),
+        )
+    )
+    assert revoked.queue.closing is not None and revoked.queue.closing.code == "UNAUTHENTICATED"
+    assert other.queue.closing is None
+    # A connection of that credential that authenticated before the event is refused later.
+    assert "cred-a" in feed.revoked and "cred-r" not in feed.revoked
