@@ -125,6 +125,7 @@ class MindApp:
         """Stop accepting, end active runs as interrupted, drain, release everything."""
         if server is not None:
             await server.set_serving(False)
+        self.runtime.begin_shutdown()
         await self.manager.shutdown()
         for hook in reversed(self.on_stop):
             await hook()

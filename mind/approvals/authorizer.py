@@ -59,7 +59,11 @@ class ApprovalAuthorizer:
         self._grants = grants
         self._sessions = sessions
         self._reviewer = reviewer
+        self._shutting_down = False
         broker.add_listener(grants.on_decision)
+
+    def begin_shutdown(self) -> None:
+        self._shutting_down = True
 
     async def authorize(self, call: CallUnderReview) -> Verdict:
         summary = summarize_arguments(call.arguments)
@@ -97,9 +101,12 @@ class ApprovalAuthorizer:
         try:
             decided = await self._broker.wait(record.id)
         except asyncio.CancelledError:
-            await asyncio.shield(
-                self._broker.close_for_ended_run(record.id, "the run ended while waiting")
-            )
+            # A stop leaves the request pending: it is decided after the restart and the call
+            # continues then. Any other cancel ends the run, and the request with it.
+            if not self._shutting_down:
+                await asyncio.shield(
+                    self._broker.close_for_ended_run(record.id, "the run ended while waiting")
+                )
             raise
         return verdict_for(decided)
 

@@ -236,9 +236,16 @@ class ConversationActor:
             }
         try:
             async with self.storage.write() as tx:
+                # A stop leaves calls waiting for an approval open, as a crash would; the next
+                # start continues them once decided.
+                keep_open = (
+                    await continuation.open_call_ids(tx.session, active.run_id)
+                    if state == "interrupted"
+                    else ()
+                )
                 await runs.finish(
                     tx, active.run_id, state=state, reason=reason, audience=self.audience,
-                    steps=outcome.steps if outcome else None, usage=usage,
+                    steps=outcome.steps if outcome else None, usage=usage, keep_open=keep_open,
                 )
         finally:
             async with self._lock:

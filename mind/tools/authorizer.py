@@ -62,9 +62,16 @@ class CallUnderReview:
 class Authorizer(Protocol):
     async def authorize(self, call: CallUnderReview) -> Verdict: ...
 
+    def begin_shutdown(self) -> None:
+        """The process is stopping: waits cancelled from now on leave their requests pending."""
+        ...
+
 
 class AllowAll:
     """Allows every call: the default until approvals are configured."""
 
     async def authorize(self, call: CallUnderReview) -> Verdict:
         return Verdict.allow()
+
+    def begin_shutdown(self) -> None:
+        """Nothing waits here, so nothing is left pending."""

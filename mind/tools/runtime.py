@@ -23,7 +23,7 @@ import jsonschema
 
 from mind.core.history import HistoryMessage
 from mind.providers.base import ToolCall
-from mind.tools.authorizer import Authorizer, CallUnderReview, VerdictKind
+from mind.tools.authorizer import Authorizer, CallUnderReview, Verdict, VerdictKind
 from mind.tools.base import (
     ApprovalBinding,
     DetailMode,
@@ -124,6 +124,15 @@ def _schema_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
 class ToolRuntime:
     def __init__(self, authorizer: Authorizer) -> None:
         self.authorizer = authorizer
+        self.shutting_down = False
+        # Calls whose approval wait a shutdown cut: their admission stays open (no terminal),
+        # so the next start continues them once the approval is decided.
+        self._left_open: set[str] = set()
+
+    def begin_shutdown(self) -> None:
+        """Cancellations from now on come from a stop, not from a user: keep approvals pending."""
+        self.shutting_down = True
+        self.authorizer.begin_shutdown()
 
     async def execute(self, call: ToolCall, tool: Tool | None, scope: RunScope) -> HistoryMessage:
         """Run one call through the whole lifecycle; returns the stored tool result message."""
@@ -136,6 +145,9 @@ class ToolRuntime:
         try:
             status, text, ok = await self._decide_and_run(call, tool, scope)
         except asyncio.CancelledError:
+            if call.id in self._left_open:
+                self._left_open.discard(call.id)
+                raise
             terminal = _terminal(scope, call, "cancelled", "error: the run was cancelled", False)
             await asyncio.shield(scope.journal.finish(terminal))
             raise
@@ -159,7 +171,23 @@ class ToolRuntime:
         problem = _schema_problem(tool, call.arguments)
         if problem is not None:
             return "failed", f"error: {problem}", False
-        verdict = await self.authorizer.authorize(
+        try:
+            verdict = await self._authorize(call, tool, scope)
+        except asyncio.CancelledError:
+            if self.shutting_down:
+                self._left_open.add(call.id)
+            raise
+        if verdict.kind is not VerdictKind.ALLOW:
+            reason = verdict.reason or "not allowed"
+            if verdict.kind is VerdictKind.ASK:
+                reason = f"approval required and not given: {reason}"
+            return "denied", f"error: the call was denied: {reason}", False
+        outcome = await self._run(call, tool, scope, verdict.approval)
+        text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
+        return outcome.display_status, text, outcome.ok
+
+    async def _authorize(self, call: ToolCall, tool: Tool, scope: RunScope) -> Verdict:
+        return await self.authorizer.authorize(
             CallUnderReview(
                 tool=tool.name,
                 effect=Effect(tool.effect),
@@ -174,14 +202,6 @@ class ToolRuntime:
                 parameters=tool.parameters,
             )
         )
-        if verdict.kind is not VerdictKind.ALLOW:
-            reason = verdict.reason or "not allowed"
-            if verdict.kind is VerdictKind.ASK:
-                reason = f"approval required and not given: {reason}"
-            return "denied", f"error: the call was denied: {reason}", False
-        outcome = await self._run(call, tool, scope, verdict.approval)
-        text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
-        return outcome.display_status, text, outcome.ok
 
     async def _run(
         self, call: ToolCall, tool: Tool, scope: RunScope, approval: ApprovalBinding | None

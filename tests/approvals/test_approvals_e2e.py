@@ -259,6 +259,27 @@ def test_kill_while_pending_then_restart_a_decision_wakes_the_run(
     assert tool_results(client, "p_crash") == ["saved a.txt"]
 
 
+def test_a_graceful_stop_while_pending_keeps_the_request_for_after_the_restart(
+    mind: MindProcess, hand: HandThread, client: Client
+) -> None:
+    client.create("p_stop")
+    client.send("p_stop", "save-approve across a stop")
+    [request] = approvals_in(client.wait_for(pending_approval("p_stop")), "p_stop")
+    assert mind.terminate() == 0
+    mind.start(mind.address)
+    assert [a.id for a in client.snapshot("p_stop").pending_approvals] == [request.id]
+    hand.restart()
+    client.decide(request.id, APPROVE_ONCE)
+    events = client.wait_for(run_ended("p_stop", trigger="approval"))
+    states = [(r.trigger, r.state) for r in finished_runs(events, "p_stop")]
+    assert states == [
+        ("user", common_pb2.RUN_STATE_INTERRUPTED),
+        ("approval", common_pb2.RUN_STATE_COMPLETED),
+    ]
+    assert hand.executions == [{"name": "a.txt", "text": "hello"}]
+    assert tool_results(client, "p_stop") == ["saved a.txt"]
+
+
 def test_decision_committed_just_before_the_kill_is_honoured_after_restart(
     mind: MindProcess, hand: HandThread, client: Client
 ) -> None:

@@ -76,6 +76,9 @@ class Boom:
 
 
 class DenyWait:
+    def begin_shutdown(self) -> None:
+        """Nothing to keep pending."""
+
     async def authorize(self, call: CallUnderReview) -> Verdict:
         return Verdict.deny("waiting is not allowed") if call.tool == "wait" else Verdict.allow()
 
@@ -208,6 +211,9 @@ runs:
 
 
 class AskAlways:
+    def begin_shutdown(self) -> None:
+        """Nothing to keep pending."""
+
     async def authorize(self, call: CallUnderReview) -> Verdict:
         return Verdict.ask("nobody to ask")
 
