@@ -239,45 +239,35 @@ def test_chat_repl_shows_the_request_and_takes_y_inline(
     assert any("approved once" in line for line in lines)
 
 
-def test_kill_while_pending_then_restart_a_decision_wakes_the_run(
-    mind: MindProcess, hand: HandThread, client: Client
-) -> None:
-    client.create("p_crash")
-    client.send("p_crash", "save-approve after crash")
-    [request] = approvals_in(client.wait_for(pending_approval("p_crash")), "p_crash")
+def _crash(mind: MindProcess) -> None:
     mind.restart(same_address=True)
-    assert [a.id for a in client.snapshot("p_crash").pending_approvals] == [request.id]
-    hand.restart()
-    client.decide(request.id, APPROVE_ONCE)
-    events = client.wait_for(run_ended("p_crash", trigger="approval"))
-    states = [(r.trigger, r.state) for r in finished_runs(events, "p_crash")]
-    assert states == [
-        ("user", common_pb2.RUN_STATE_INTERRUPTED),
-        ("approval", common_pb2.RUN_STATE_COMPLETED),
-    ]
-    assert hand.executions == [{"name": "a.txt", "text": "hello"}]
-    assert tool_results(client, "p_crash") == ["saved a.txt"]
 
 
-def test_a_graceful_stop_while_pending_keeps_the_request_for_after_the_restart(
-    mind: MindProcess, hand: HandThread, client: Client
-) -> None:
-    client.create("p_stop")
-    client.send("p_stop", "save-approve across a stop")
-    [request] = approvals_in(client.wait_for(pending_approval("p_stop")), "p_stop")
+def _graceful_stop(mind: MindProcess) -> None:
     assert mind.terminate() == 0
     mind.start(mind.address)
-    assert [a.id for a in client.snapshot("p_stop").pending_approvals] == [request.id]
+
+
+@pytest.mark.parametrize("stop", [_crash, _graceful_stop], ids=["kill-9", "sigterm"])
+def test_a_request_pending_across_a_restart_is_decided_after_it_and_the_run_continues(
+    mind: MindProcess, hand: HandThread, client: Client, stop
+) -> None:
+    key = f"p_{stop.__name__.strip('_')}"
+    client.create(key)
+    client.send(key, "save-approve across a restart")
+    [request] = approvals_in(client.wait_for(pending_approval(key)), key)
+    stop(mind)
+    assert [a.id for a in client.snapshot(key).pending_approvals] == [request.id]
     hand.restart()
     client.decide(request.id, APPROVE_ONCE)
-    events = client.wait_for(run_ended("p_stop", trigger="approval"))
-    states = [(r.trigger, r.state) for r in finished_runs(events, "p_stop")]
+    events = client.wait_for(run_ended(key, trigger="approval"))
+    states = [(r.trigger, r.state) for r in finished_runs(events, key)]
     assert states == [
         ("user", common_pb2.RUN_STATE_INTERRUPTED),
         ("approval", common_pb2.RUN_STATE_COMPLETED),
     ]
     assert hand.executions == [{"name": "a.txt", "text": "hello"}]
-    assert tool_results(client, "p_stop") == ["saved a.txt"]
+    assert tool_results(client, key) == ["saved a.txt"]
 
 
 def test_decision_committed_just_before_the_kill_is_honoured_after_restart(
