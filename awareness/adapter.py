@@ -6,10 +6,15 @@ An adapter is a directory `<root>/<name>/` holding
 - `config.default.json`, a runnable default configuration (tracked);
 - `config.schema.json`, a JSON Schema of the configuration with a `description` per field and
   `"x-sensitive": true` on fields whose values must never be shown (tracked);
+
+plus any modules it imports. The code directory is only read (it may be read-only, e.g. inside
+an installed package). Each adapter has an instance directory
+`<awareness data dir>/adapters/<name>/` (`awareness.instances`) holding
+
 - `config.json`, the instance configuration, created atomically from the default on first
-  instantiation and validated against the schema (not tracked);
-- `data/`, the only place the adapter writes runtime files (not tracked); use
-  `AdapterContext.data_path`, which refuses paths outside it.
+  instantiation and validated against the schema;
+- `data/`, the only place the adapter writes runtime files; use `AdapterContext.data_path`,
+  which refuses paths outside it.
 
 Config keys the engine itself reads (declare them in the schema when used):
 `auto_start` (bool, overrides the class default) and `conversation` (string: the conversation
@@ -85,7 +90,11 @@ class Emitter(Protocol):
 
 
 class AdapterContext:
-    """What the engine hands an adapter: its identity, config, data directory and `emit`."""
+    """What the engine hands an adapter: its identity, config, data directory and `emit`.
+
+    `directory` is the adapter's code directory (read it, never write it); `data_dir` is the
+    `data/` of its instance directory under the Awareness data directory.
+    """
 
     def __init__(
         self,
@@ -93,6 +102,7 @@ class AdapterContext:
         adapter_id: str,
         adapter_name: str,
         directory: Path,
+        instance_dir: Path,
         config: dict[str, Any],
         emitter: Emitter,
     ) -> None:
@@ -100,7 +110,7 @@ class AdapterContext:
         self.adapter_name = adapter_name
         self.directory = directory
         self.config = config
-        self.data_dir = directory / "data"
+        self.data_dir = instance_dir / "data"
         self._emitter = emitter
 
     def data_path(self, *parts: str) -> Path:
@@ -124,8 +134,9 @@ class AdapterContext:
     ) -> str:
         """Hand an observation to the engine; returns its id.
 
-        When this returns, a HIGH/MAX observation is durably published and a LOW/MEDIUM one is
-        in its aggregation buffer; OFF observations are dropped by the engine.
+        When this returns the observation is committed to the journal: a HIGH/MAX one
+        published, a LOW/MEDIUM one held until its aggregation window publishes it (after a
+        crash, at the next start); OFF observations are dropped by the engine.
         """
         return self._emitter(
             actor=Actor(actor),

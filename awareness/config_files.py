@@ -1,8 +1,11 @@
 """Adapter configuration: atomic first copy, schema validation, and hiding sensitive values.
 
-`config.json` is created from `config.default.json` by writing a private temporary file and
-hard-linking it into place: `link` fails when the target exists, so concurrent first
-instantiations never see a partial file and never overwrite each other.
+The tracked `config.default.json` and `config.schema.json` live in the adapter's code directory
+(which may be read-only); the instance `config.json` lives in its instance directory under the
+Awareness data directory (`awareness.instances`). `config.json` is created from the default by
+writing a private temporary file and hard-linking it into place: `link` fails when the target
+exists, so concurrent first instantiations never see a partial file and never overwrite each
+other.
 """
 
 from __future__ import annotations
@@ -25,25 +28,30 @@ INSTANCE_FILE = "config.json"
 MASK = "[REDACTED]"
 
 
-def ensure_config(directory: Path) -> Path:
-    """Create `config.json` from the default when missing; return its path."""
-    target = directory / INSTANCE_FILE
+def ensure_config(code_dir: Path, instance_dir: Path) -> Path:
+    """Create the instance `config.json` from the code's default when missing; return its path."""
+    target = instance_dir / INSTANCE_FILE
     if target.exists():
         return target
-    default = directory / DEFAULT_FILE
+    default = code_dir / DEFAULT_FILE
     if not default.is_file():
-        raise ConfigError(f"adapter {directory.name!r} has no {DEFAULT_FILE}")
-    fd, temp = tempfile.mkstemp(prefix=".config.", suffix=".tmp", dir=directory)
+        raise ConfigError(f"adapter {code_dir.name!r} has no {DEFAULT_FILE}")
+    create_once(target, default.read_bytes())
+    return target
+
+
+def create_once(target: Path, content: bytes) -> None:
+    """Write `target` whole (fsync'd) unless it exists; never leaves a partial file."""
+    fd, temp = tempfile.mkstemp(prefix=".config.", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as out:
-            out.write(default.read_bytes())
+            out.write(content)
             out.flush()
             os.fsync(out.fileno())
         with contextlib.suppress(FileExistsError):
             os.link(temp, target)
     finally:
         os.unlink(temp)
-    return target
 
 
 def load_json(path: Path, what: str) -> Any:
@@ -58,10 +66,10 @@ def load_json(path: Path, what: str) -> Any:
         ) from None
 
 
-def load_config(directory: Path) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Return (config, schema) of an adapter, creating and validating `config.json`."""
-    schema = load_json(directory / SCHEMA_FILE, "schema")
-    config = load_json(ensure_config(directory), "config")
+def load_config(code_dir: Path, instance_dir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Return (config, schema) of an adapter, creating and validating its `config.json`."""
+    schema = load_json(code_dir / SCHEMA_FILE, "schema")
+    config = load_json(ensure_config(code_dir, instance_dir), "config")
     validate(config, schema)
     return config, schema
 

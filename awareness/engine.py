@@ -2,12 +2,18 @@
 
 Lifecycle of one adapter (`register`):
 1. resolve the plain directory name under the adapters roots;
-2. create `config.json` from the default if missing, validate it against the schema;
+2. prepare its instance directory under the data directory (`awareness.instances`), create
+   `config.json` there from the default if missing, validate it against the schema;
 3. import the entry module afresh and instantiate `ADAPTER` with a new runtime `adapter_id`;
 4. start it when its `auto_start` is true (a failing start leaves it registered, not running).
 
-`unregister` stops the adapter, flushes its aggregation buffers and removes it. `stop` (process
-shutdown) closes the push first, then stops every adapter, so shutdown never wakes the agent.
+A failure in any step of one adapter (an unwritable instance directory included) is an
+AdapterLoadError: at start it is logged and that adapter skipped, the others still serve.
+
+`emit` returns once the observation is committed to the journal (`Publisher.accept`); `start`
+first publishes what a crashed run held for aggregation. `unregister` stops the adapter,
+publishes its held observations and removes it. `stop` (process shutdown) closes the push
+first, then stops every adapter, so shutdown never wakes the agent.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from typing import Any
 
 import jsonschema
 
-from awareness import loader
+from awareness import instances, loader
 from awareness.adapter import Action, ActionFailed, AdapterContext, MediaInput
 from awareness.config_files import describe_error, load_config, sensitive_values
 from awareness.errors import ActionError, AdapterLoadError, AwarenessError, UnknownAdapter
@@ -50,6 +56,7 @@ class Engine:
         self.roots = list(roots)
         self.scrubber = scrubber
         self.media = MediaStore(data_dir / "media")
+        self.instances_root = data_dir / "adapters"
         self.journal = Journal(data_dir / "journal.db")
         self.publisher = Publisher(self.journal, low_window=low_window, medium_window=medium_window)
         self._adapters: dict[str, RegisteredAdapter] = {}
@@ -60,7 +67,11 @@ class Engine:
     # -- lifecycle -------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Register every adapter found under the roots; a broken one is logged and skipped."""
+        """Publish what the last run left held, then register every adapter under the roots.
+
+        A broken adapter is logged and skipped.
+        """
+        self.publisher.publish_left_over()
         for name in loader.scan(self.roots):
             try:
                 await self.register(name)
@@ -70,7 +81,7 @@ class Engine:
     async def register(self, name: str) -> RegisteredAdapter:
         async with self._lifecycle:
             directory = loader.find_adapter_dir(name, self.roots)
-            config, schema = load_config(directory)
+            instance_dir, config, schema = self._instance(name, directory)
             adapter_id = f"{name}-{uuid.uuid4().hex[:12]}"
             self.scrubber.register(adapter_id, sensitive_values(config, schema))
             try:
@@ -80,7 +91,9 @@ class Engine:
                 self.scrubber.forget(adapter_id)
                 raise type(exc)(message) from None
             try:
-                record = self._instantiate(adapter_id, name, directory, cls, config, schema)
+                record = self._instantiate(
+                    adapter_id, name, directory, instance_dir, cls, config, schema
+                )
             except Exception:
                 self.scrubber.forget(adapter_id)
                 loader.forget_module(cls)
@@ -91,11 +104,26 @@ class Engine:
                 await self._start(record)
             return record
 
+    def _instance(
+        self, name: str, directory: Path
+    ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+        """The adapter's instance directory, config and schema; OSError becomes a load error."""
+        try:
+            instance_dir = instances.prepare(name, directory, self.instances_root)
+            config, schema = load_config(directory, instance_dir)
+        except OSError as exc:
+            raise AdapterLoadError(
+                f"cannot set up the config and data of adapter {name} under "
+                f"{self.instances_root / name}: {exc}"
+            ) from None
+        return instance_dir, config, schema
+
     def _instantiate(
         self,
         adapter_id: str,
         name: str,
         directory: Path,
+        instance_dir: Path,
         cls: type,
         config: dict[str, Any],
         schema: dict[str, Any],
@@ -109,6 +137,7 @@ class Engine:
             adapter_id=adapter_id,
             adapter_name=name,
             directory=directory,
+            instance_dir=instance_dir,
             config=config,
             emitter=emitter,
         )

@@ -2,8 +2,11 @@
 
 Runs on the event loop only. A publish commits to the journal first and then wakes the
 subscribers, which read from the journal; so a live subscriber and one resuming after a
-restart see the same sequence. Closing the push ends every subscription and refuses new ones,
-while later publishes (buffer flushes during shutdown) are still committed for the next run.
+restart see the same sequence. A LOW/MEDIUM observation is committed to the journal as held
+when accepted (so before its adapter acknowledges it to anyone); the window's timer then
+publishes what is held for that (adapter, trust), and what a crash left held is published by
+`publish_left_over` at the next start. Closing the push ends every subscription and refuses
+new ones, while later publishes (flushes during shutdown) are still committed for the next run.
 """
 
 from __future__ import annotations
@@ -23,40 +26,44 @@ class Publisher:
     def __init__(self, journal: Journal, *, low_window: float, medium_window: float) -> None:
         self.journal = journal
         self._windows = {Trust.LOW: low_window, Trust.MEDIUM: medium_window}
-        self._buffers: dict[tuple[str, Trust], list[Observation]] = {}
         self._timers: dict[tuple[str, Trust], asyncio.TimerHandle] = {}
         self._published = asyncio.Event()
         self._closed = False
 
     def accept(self, observation: Observation) -> None:
-        """Publish now, buffer, or drop, by the observation's trust."""
+        """Publish now, hold for the window, or drop, by trust; committed when this returns."""
         if observation.trust is Trust.OFF:
             log.debug("dropped an off-trust observation from %s", observation.adapter_name)
             return
         if observation.trust in (Trust.HIGH, Trust.MAX):
-            self._publish([observation])
+            self._announce(self.journal.append([observation]))
             return
+        self.journal.hold(observation)
         key = (observation.adapter_id, observation.trust)
-        self._buffers.setdefault(key, []).append(observation)
         if key not in self._timers:
             loop = asyncio.get_running_loop()
             self._timers[key] = loop.call_later(self._windows[observation.trust], self._flush, key)
 
     def flush_adapter(self, adapter_id: str) -> None:
-        """Publish an adapter's buffered observations now (unregister and shutdown)."""
-        for key in [k for k in self._buffers if k[0] == adapter_id]:
+        """Publish an adapter's held observations now (unregister and shutdown)."""
+        for key in [k for k in self.journal.held_keys() if k[0] == adapter_id]:
+            self._flush(key)
+
+    def publish_left_over(self) -> None:
+        """Publish what a previous run held but never published (it crashed in the window)."""
+        for key in self.journal.held_keys():
             self._flush(key)
 
     def _flush(self, key: tuple[str, Trust]) -> None:
         timer = self._timers.pop(key, None)
         if timer is not None:
             timer.cancel()
-        batch = self._buffers.pop(key, [])
-        if batch:
-            self._publish(batch)
+        batch = self.journal.publish_held(*key)
+        if batch is not None:
+            self._announce(batch)
 
-    def _publish(self, observations: list[Observation]) -> None:
-        batch = self.journal.append(observations)
+    def _announce(self, batch: PublishedBatch) -> None:
+        observations = batch.observations
         log.info(
             "published seq %d: %d %s observation(s) from %s",
             batch.publish_seq,

@@ -48,6 +48,8 @@ class AwarenessProcess:
     data_dir: Path
     socket: Path
     extra_env: dict[str, str] = field(default_factory=dict)
+    # How to run `tobe awareness serve` (another interpreter, another user…).
+    command: list[str] = field(default_factory=lambda: [str(TOBE), "awareness", "serve"])
     process: subprocess.Popen[bytes] | None = None
     stderr_path: Path | None = None
     starts: int = 0
@@ -55,6 +57,17 @@ class AwarenessProcess:
     @property
     def target(self) -> str:
         return f"unix:{self.socket}"
+
+    def instance_dir(self, name: str) -> Path:
+        """Where the process keeps adapter `name`'s config.json and data/."""
+        return self.data_dir / "awareness" / "adapters" / name
+
+    def write_config(self, name: str, config: dict[str, Any]) -> Path:
+        """Write adapter `name`'s instance config.json (read at its next registration)."""
+        path = self.instance_dir(name) / "config.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(config))
+        return path
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
@@ -77,7 +90,7 @@ class AwarenessProcess:
         self.stderr_path = self.root / f"stderr-{self.starts}.log"
         with open(self.stderr_path, "wb") as err:
             self.process = subprocess.Popen(
-                [str(TOBE), "awareness", "serve"], env=self.env(), stderr=err, cwd=self.root
+                self.command, env=self.env(), stderr=err, cwd=self.root
             )
         deadline = time.monotonic() + START_TIMEOUT
         while time.monotonic() < deadline:

@@ -22,7 +22,7 @@ WEBHOOK_SECRET = "webhook-secret-7c1e0b9a44"
 def _configure(awareness: AwarenessProcess, name: str, **overrides) -> Path:
     directory = add_adapter(awareness.adapters_dir, BUILTIN / name)
     config = json.loads((directory / "config.default.json").read_text())
-    (directory / "config.json").write_text(json.dumps({**config, **overrides}))
+    awareness.write_config(name, {**config, **overrides})
     return directory
 
 
@@ -99,7 +99,7 @@ async def test_webhook_media_reaches_the_agent_as_a_ref_and_replies_get_the_file
 
     reply = await client.interact(adapter_id, "reply", text="nice", media=[ref.ref])
     assert reply["status"] == "success", reply
-    data_dir = awareness_dirs.adapters_dir / "webhook" / "data"
+    data_dir = awareness_dirs.instance_dir("webhook") / "data"
     outbox = data_dir / "outbox" / reply["result"]["reply_id"]
     [stored] = [p for p in outbox.iterdir() if p.name != "message.json"]
     assert stored.read_bytes() == data
@@ -155,7 +155,7 @@ async def test_clock_schedule_and_timer_fire_as_signals(awareness_dirs: Awarenes
     assert json.loads(tick.content_json)["name"] == "tick"
 
     await client.unregister(clock)
-    config_path = awareness_dirs.adapters_dir / "clock" / "config.json"
+    config_path = awareness_dirs.instance_dir("clock") / "config.json"
     config = json.loads(config_path.read_text())
     config_path.write_text(json.dumps({**config, "schedules": []}))
     clock = (await client.register("clock")).adapter_id

@@ -16,9 +16,11 @@ from awareness.errors import ConfigError
 WORKERS = 8
 
 
-def _instantiate(directory: str, start: multiprocessing.synchronize.Event, out) -> None:
+def _instantiate(
+    directory: str, instance: str, start: multiprocessing.synchronize.Event, out
+) -> None:
     start.wait()
-    path = ensure_config(Path(directory))
+    path = ensure_config(Path(directory), Path(instance))
     out.put(path.read_text())
 
 
@@ -30,11 +32,13 @@ def test_concurrent_first_instantiations_create_config_atomically(tmp_path: Path
     default["greeting"] = "x" * 1_000_000
     (directory / "config.default.json").write_text(json.dumps(default))
     expected = (directory / "config.default.json").read_text()
+    instance = tmp_path / "instance"
+    instance.mkdir()
 
     context = multiprocessing.get_context("fork")
     start, out = context.Event(), context.Queue()
     workers = [
-        context.Process(target=_instantiate, args=(str(directory), start, out))
+        context.Process(target=_instantiate, args=(str(directory), str(instance), start, out))
         for _ in range(WORKERS)
     ]
     for worker in workers:
@@ -45,24 +49,24 @@ def test_concurrent_first_instantiations_create_config_atomically(tmp_path: Path
         worker.join(timeout=60)
         assert worker.exitcode == 0
     assert seen == [expected] * WORKERS
-    assert (directory / "config.json").read_text() == expected
-    assert sorted(p.name for p in directory.iterdir() if p.name.startswith(".")) == []
+    assert (instance / "config.json").read_text() == expected
+    assert sorted(p.name for p in instance.iterdir()) == ["config.json"]
 
 
 def test_existing_config_is_never_overwritten(tmp_path: Path):
     directory = tmp_path / "probe"
     shutil.copytree(PROBE, directory, ignore=shutil.ignore_patterns("config.json", "data"))
-    (directory / "config.json").write_text('{"api_key": "mine-12345678", "greeting": "hi"}')
-    ensure_config(directory)
-    assert json.loads((directory / "config.json").read_text())["greeting"] == "hi"
+    (tmp_path / "config.json").write_text('{"api_key": "mine-12345678", "greeting": "hi"}')
+    ensure_config(directory, tmp_path)
+    assert json.loads((tmp_path / "config.json").read_text())["greeting"] == "hi"
 
 
 def test_invalid_sensitive_value_is_named_but_never_quoted(tmp_path: Path):
     directory = tmp_path / "probe"
     shutil.copytree(PROBE, directory, ignore=shutil.ignore_patterns("config.json", "data"))
-    (directory / "config.json").write_text('{"api_key": "short", "greeting": "hi"}')
+    (tmp_path / "config.json").write_text('{"api_key": "short", "greeting": "hi"}')
     with pytest.raises(ConfigError) as caught:
-        load_config(directory)
+        load_config(directory, tmp_path)
     assert "api_key" in str(caught.value)
     assert "short" not in str(caught.value)
 

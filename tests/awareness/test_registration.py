@@ -42,7 +42,7 @@ async def test_reregister_gives_a_new_id_and_rereads_an_edited_config(
         "unregistered": old_id,
         "name": "edited",
     }
-    config_path = shared_awareness.adapters_dir / "edited" / "config.json"
+    config_path = shared_awareness.instance_dir("edited") / "config.json"
     config = json.loads(config_path.read_text())
     config_path.write_text(json.dumps({**config, "greeting": "bonjour"}))
 
@@ -74,8 +74,8 @@ async def test_invalid_config_names_the_field_and_the_adapter_is_not_registered(
     shared_awareness: AwarenessProcess, shared_client: Client
 ):
     client = shared_client
-    broken = add_adapter(shared_awareness.adapters_dir, PROBE, "broken")
-    (broken / "config.json").write_text(json.dumps({"api_key": "k" * 12, "greeting": 7}))
+    add_adapter(shared_awareness.adapters_dir, PROBE, "broken")
+    shared_awareness.write_config("broken", {"api_key": "k" * 12, "greeting": 7})
     content = json.loads((await client.register("broken")).content_json)
     assert content["status"] == "error"
     assert "greeting" in content["error"] and "string" in content["error"]
@@ -87,12 +87,14 @@ async def test_missing_config_is_created_from_the_default_on_first_registration(
 ):
     client = shared_client
     fresh = add_adapter(shared_awareness.adapters_dir, PROBE, "fresh")
-    assert not (fresh / "config.json").exists()
+    created = shared_awareness.instance_dir("fresh") / "config.json"
+    assert not created.exists()
     result = await client.register("fresh")
     assert json.loads(result.content_json)["status"] == "success"
-    assert json.loads((fresh / "config.json").read_text()) == json.loads(
+    assert json.loads(created.read_text()) == json.loads(
         (fresh / "config.default.json").read_text()
     )
+    assert not (fresh / "config.json").exists()
 
 
 async def test_interact_without_adapter_id_is_invalid_argument(shared_client: Client):

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import signal
 
 import grpc
+import httpx
 import pytest
-from awareness_harness import AwarenessProcess, Client, next_batch
+from awareness_harness import BUILTIN, AwarenessProcess, Client, add_adapter, next_batch
+
+WEBHOOK_SECRET = "webhook-secret-3d8f61c2aa"
 
 
 async def _collect(client: Client, after_seq: int, count: int) -> list[tuple[int, str]]:
@@ -86,3 +90,59 @@ async def test_resuming_beyond_the_journal_is_out_of_range(awareness: AwarenessP
     assert "resubscribe from 0" in caught.value.details()
     assert (await next_batch(client.subscribe(after_seq=0))).publish_seq == 1
     await client.close()
+
+
+async def _batches_before_marker(client: Client) -> list[list[str]]:
+    """The observation ids of every batch in the journal, read up to a new high marker."""
+    stream = client.subscribe(0)
+    marker = await client.emit(await client.adapter_id("probe"), "high")
+    batches: list[list[str]] = []
+    while True:
+        ids = [o.id for o in (await next_batch(stream)).observations]
+        if ids == [marker]:
+            stream.cancel()
+            return batches
+        batches.append(ids)
+
+
+async def test_low_observations_acknowledged_before_a_kill_are_published_once_after_restart(
+    awareness_dirs: AwarenessProcess,
+):
+    # A window far longer than the test: only the journal can carry them over the kill.
+    awareness_dirs.extra_env["TOBE_AWARENESS__LOW_WINDOW"] = "600"
+    add_adapter(awareness_dirs.adapters_dir, BUILTIN / "webhook")
+    default = (BUILTIN / "webhook" / "config.default.json").read_text()
+    awareness_dirs.write_config(
+        "webhook",
+        {
+            **json.loads(default),
+            "auto_start": True,
+            "port": 0,
+            "secret": WEBHOOK_SECRET,
+            "trust": "low",
+        },
+    )
+    awareness_dirs.start()
+    client = Client(awareness_dirs.target)
+    webhook = await client.adapter_id("webhook")
+    url = (await client.observe(webhook, "endpoint"))["result"]["url"]
+    acknowledged = []
+    async with httpx.AsyncClient() as http:
+        for n in range(3):
+            response = await http.post(
+                url, headers={"Authorization": f"Bearer {WEBHOOK_SECRET}"}, json={"n": n}
+            )
+            assert response.status_code == 202
+            acknowledged.append(response.json()["id"])
+    await client.close()
+    awareness_dirs.stop(signal.SIGKILL)
+
+    # Published at the next start as one batch, and not again after another kill: a
+    # subscriber reading the whole journal gets each exactly once.
+    for _ in range(2):
+        awareness_dirs.start()
+        client = Client(awareness_dirs.target)
+        batches = await _batches_before_marker(client)
+        assert [b for b in batches if set(b) & set(acknowledged)] == [acknowledged]
+        await client.close()
+        awareness_dirs.stop(signal.SIGKILL)

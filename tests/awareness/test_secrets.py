@@ -33,8 +33,8 @@ async def test_sensitive_values_never_appear_in_listings_errors_or_logs(
     assert SECRET not in json.dumps(leaked)
 
     # An invalid config for a sensitive field names the field only.
-    broken = add_adapter(awareness.adapters_dir, PROBE, "broken")
-    (broken / "config.json").write_text(json.dumps({"api_key": 12345678, "greeting": "x"}))
+    add_adapter(awareness.adapters_dir, PROBE, "broken")
+    awareness.write_config("broken", {"api_key": 12345678, "greeting": "x"})
     refused = json.loads((await client.register("broken")).content_json)
     assert "api_key" in refused["error"] and "12345678" not in refused["error"]
 
