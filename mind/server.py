@@ -89,10 +89,11 @@ class MindApp:
             sessions, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
         )
         tools.add_source(app.remote.tools)
+        runtime.ledger = app.remote.ledger
         app.services.append(app.remote.service_spec())
         app.on_start.append(app.remote.start)
         app.on_stop.append(app.remote.close)
-        app.on_start.append(lambda: approvals.start(manager.resume_approved))
+        app.on_start.append(lambda: approvals.start(manager.continue_call))
         app.on_stop.append(approvals.close)
         servicer = MindServicer(
             manager, sessions, bus, app.authenticate_client, approvals=approvals
@@ -126,6 +127,8 @@ class MindApp:
         if server is not None:
             await server.set_serving(False)
         self.runtime.begin_shutdown()
+        if self.remote is not None:
+            self.remote.begin_shutdown()
         await self.manager.shutdown()
         for hook in reversed(self.on_stop):
             await hook()

@@ -9,11 +9,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mind.approvals.authorizer import ApprovalAuthorizer
 from mind.approvals.broker import ApprovalBroker
-from mind.approvals.continuation import Continuation, Resume
 from mind.approvals.grants import GrantCache
 from mind.approvals.model import ApprovalRecord, Decision
 from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
+from mind.conversation.continuation import Continuation, Resume
 from mind.providers.base import Provider
 from mind.providers.factory import build_provider
 from tobe.config import ApprovalSettings

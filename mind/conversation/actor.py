@@ -15,8 +15,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from mind.approvals import continuation
-from mind.conversation import inputs, runs
+from mind.conversation import continuation, inputs, runs
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
@@ -86,7 +85,7 @@ class ConversationActor:
         self._lock = asyncio.Lock()
         self._run: ActiveRun | None = None
         self._closing = False
-        # Approval-gated tool calls of interrupted runs waiting for their continuation run.
+        # Open tool calls of interrupted runs waiting for their continuation run.
         self._resumes: list[str] = []
 
     async def submit(self, chat: ChatInput) -> SendResult:
@@ -147,9 +146,9 @@ class ConversationActor:
         async with self._lock:
             await self._start_next()
 
-    async def resume_approved(self, tool_call_id: str) -> None:
-        """Continue an interrupted run whose waiting call was decided (now, or after the
-        active run); see `mind.approvals.continuation`."""
+    async def continue_call(self, tool_call_id: str) -> None:
+        """Continue an interrupted run whose open call can continue (now, or after the active
+        run); see `mind.conversation.continuation`."""
         async with self._lock:
             if tool_call_id not in self._resumes:
                 self._resumes.append(tool_call_id)
@@ -185,7 +184,7 @@ class ConversationActor:
                 if origin is None:
                     continue
                 run = await runs.start(
-                    tx, key=self.key, trigger=continuation.TRIGGER, mode=origin.detail_mode,
+                    tx, key=self.key, trigger=origin.trigger, mode=origin.detail_mode,
                     audience=self.audience, permissions=origin.permissions,
                 )
             self._launch(run, origin.principal, resume_call=tool_call_id)

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 
 from sqlalchemy.exc import IntegrityError
 
-from mind.approvals.continuation import open_call_ids
 from mind.conversation import inputs, queries, runs
 from mind.conversation.access import Viewer, check_key, check_principal
 from mind.conversation.actor import ChatInput, ConversationActor, SendResult
+from mind.conversation.continuation import open_call_ids
 from mind.conversation.errors import AlreadyExists, InvalidInput, ShuttingDown
 from mind.conversation.storage import Storage
 from mind.core.loop import AgentCore
@@ -155,10 +155,10 @@ class ConversationManager:
         async with self.storage.read() as session:
             return await queries.history(session, viewer, key, after_message_id, page_size, mode)
 
-    async def resume_approved(self, key: str, tool_call_id: str) -> None:
-        """Continue the interrupted run of an approval-gated call once it is decided."""
+    async def continue_call(self, key: str, tool_call_id: str) -> None:
+        """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
         try:
-            await (await self._actor(key)).resume_approved(tool_call_id)
+            await (await self._actor(key)).continue_call(tool_call_id)
         except ShuttingDown:
             log.info("not continuing %s: the Mind is shutting down", tool_call_id)
 

@@ -60,6 +60,8 @@ class Authority:
         self._waiters: dict[str, TaskWaiter] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         self._background: set[asyncio.Task[None]] = set()
+        # Set by a stop: tasks then keep running on their Hands for the next Mind to take.
+        self.stopping = False
 
     # -- Mind side ------------------------------------------------------------------------
 
@@ -89,6 +91,30 @@ class Authority:
                 run_timeout=self.settings.run_timeout,
             )
         )
+
+    async def rejoin(
+        self, tool_call_id: str, *, on_progress: ProgressCallback | None = None
+    ) -> TaskWaiter | None:
+        """Wait again for the task a tool call already has (after a restart); None if none.
+
+        The waiter is registered before the task is read again, so a terminal committed in
+        between is never missed: either it settles the waiter or the read sees it.
+        """
+        record = await self.registry.for_call(tool_call_id)
+        if record is None:
+            return None
+        waiter = self._waiters.get(record.id)
+        if waiter is None:
+            waiter = self._waiters[record.id] = TaskWaiter(record.id, on_progress)
+        current = await self.registry.get(record.id)
+        if current is not None and current.terminal and not waiter.done.done():
+            self._waiters.pop(record.id, None)
+            waiter.done.set_result(current)
+        return waiter
+
+    def begin_shutdown(self) -> None:
+        """From now on a cancelled tool call leaves its task running (see `stopping`)."""
+        self.stopping = True
 
     async def cancel(self, task_id: str, reason: str) -> Report:
         """Record a cancel request and pass it to the Hand holding the task."""

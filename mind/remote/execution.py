@@ -5,7 +5,8 @@ remote = RemoteExecution.build(
 )
 start_server([remote.service_spec(), ...])      # HandLink
 tool sources: remote.tools                      # `<hand>__<tool>` for conversations
-await remote.start()  ...  await remote.close()
+runtime.ledger = remote.ledger                  # a call with a task never runs twice
+await remote.start()  ...  remote.begin_shutdown(); ...; await remote.close()
 management: remote.hub.disconnect_credential(credential_id) on revocation
 """
 
@@ -21,7 +22,7 @@ from mind.remote.hub import HandHub
 from mind.remote.registry import Registry
 from mind.remote.servicer import HandLinkServicer
 from mind.remote.taskservice import TaskService
-from mind.remote.tools import ActiveHand, Audience, HandToolSource
+from mind.remote.tools import ActiveHand, Audience, HandTaskLedger, HandToolSource
 from tobe.config import RemoteSettings
 from tobe.runtime.server import ServiceSpec
 from tobe.v1 import hand_pb2, hand_pb2_grpc
@@ -36,6 +37,7 @@ class RemoteExecution:
     authority: Authority
     tasks: TaskService
     tools: HandToolSource
+    ledger: HandTaskLedger
     servicer: HandLinkServicer
 
     @classmethod
@@ -58,6 +60,7 @@ class RemoteExecution:
             authority=authority,
             tasks=tasks,
             tools=HandToolSource(hub, authority, audience, active_hand),
+            ledger=HandTaskLedger(authority),
             servicer=HandLinkServicer(hub, authority, tasks, settings, current_identity),
         )
 
@@ -70,6 +73,10 @@ class RemoteExecution:
     async def start(self) -> None:
         """Time the open tasks left by an earlier run and start the Hands' grace periods."""
         await self.tasks.start()
+
+    def begin_shutdown(self) -> None:
+        """A stop leaves Hand tasks running; the next start takes their results."""
+        self.authority.begin_shutdown()
 
     async def close(self) -> None:
         """End the Hand streams (they reconnect to the next Mind) and stop every timer."""

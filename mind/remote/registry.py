@@ -206,6 +206,17 @@ class Registry:
             found = await self._load(session, task_id)
         return None if found is None else _record(*found)
 
+    async def for_call(self, tool_call_id: str) -> TaskRecord | None:
+        """The task of a tool call (a call has at most one)."""
+        query = (
+            select(Task, RemoteRun)
+            .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
+            .where(Task.tool_call_id == tool_call_id)
+        )
+        async with self._sessions() as session:
+            found = (await session.execute(query)).first()
+        return None if found is None else _record(*found)
+
     async def open_tasks(self, hand_name: str | None = None) -> list[TaskRecord]:
         query = (
             select(Task, RemoteRun)

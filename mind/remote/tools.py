@@ -95,28 +95,67 @@ class RemoteTool:
             return ToolOutcome(ok=False, error=str(exc))
         except asyncio.CancelledError:
             with contextlib.suppress(HandUnavailable):
-                await self._cancel(await offering)
+                await cancel_task(self._authority, await offering)
             raise
         if self._decl.background:
             self._authority.forget(waiter.task_id)
-            started = {
-                "task_id": waiter.task_id,
-                "status": "started",
-                "note": "runs in the background; its result arrives as a note",
-            }
-            return ToolOutcome(ok=True, output=json.dumps(started))
+            return background_started(waiter.task_id)
         try:
             return outcome_of(await waiter.terminal())
         except asyncio.CancelledError:
-            await self._cancel(waiter)
+            await cancel_task(self._authority, waiter)
             raise
 
-    async def _cancel(self, waiter: TaskWaiter) -> None:
-        """Ask the Hand to stop, then wait (bounded) for the task's terminal."""
-        await asyncio.shield(self._authority.cancel(waiter.task_id, "the tool call was cancelled"))
+
+def background_started(task_id: str) -> ToolOutcome:
+    """What a background call returns at once: its task id."""
+    started = {
+        "task_id": task_id,
+        "status": "started",
+        "note": "runs in the background; its result arrives as a note",
+    }
+    return ToolOutcome(ok=True, output=json.dumps(started))
+
+
+async def cancel_task(authority: Authority, waiter: TaskWaiter) -> None:
+    """Ask the Hand to stop, then wait (bounded) for the task's terminal.
+
+    While the Mind stops, the task keeps running instead: its call stays open and the next
+    start takes its result (`HandTaskLedger`).
+    """
+    if not authority.stopping:
+        await asyncio.shield(authority.cancel(waiter.task_id, "the tool call was cancelled"))
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(waiter.terminal(), self._authority.settings.cancel_wait)
-        self._authority.forget(waiter.task_id)
+            await asyncio.wait_for(waiter.terminal(), authority.settings.cancel_wait)
+    authority.forget(waiter.task_id)
+
+
+class HandTaskLedger:
+    """The runtime's `ExecutionLedger` over Hand tasks: a call with a task is never offered
+    again; after a restart its continuation waits for that task's terminal instead."""
+
+    def __init__(self, authority: Authority) -> None:
+        self._authority = authority
+
+    async def recorded(self, tool_call_id: str) -> bool:
+        return await self._authority.registry.for_call(tool_call_id) is not None
+
+    async def outcome(
+        self, tool_call_id: str, report_progress: Callable[[str, float | None], None]
+    ) -> ToolOutcome | None:
+        record = await self._authority.registry.for_call(tool_call_id)
+        if record is None:
+            return None
+        if record.background:
+            return background_started(record.id)
+        waiter = await self._authority.rejoin(tool_call_id, on_progress=report_progress)
+        if waiter is None:
+            return None
+        try:
+            return outcome_of(await waiter.terminal())
+        except asyncio.CancelledError:
+            await cancel_task(self._authority, waiter)
+            raise
 
 
 class HandToolSource:

@@ -9,6 +9,10 @@
 
 Every failure is a tool result the model reads (`is_error`); nothing here ends the run except
 cancellation, which records the call as cancelled and then propagates.
+
+Some executions outlive the Mind process (Hand tasks). The `ExecutionLedger` knows them: a call
+that already has one is never executed again — after a restart it is `reconcile`d with it, and a
+stop leaves it open (no terminal) so the next start can take its result.
 """
 
 from __future__ import annotations
@@ -60,6 +64,23 @@ class Terminal:
     result_summary: str
     # Raw result only for TRANSPARENT admissions.
     result_projection: dict[str, Any]
+
+
+class ExecutionLedger(Protocol):
+    """Executions recorded outside this process, by tool call id (the Hand task registry)."""
+
+    async def recorded(self, tool_call_id: str) -> bool:
+        """Whether the call already has an execution (it must never get a second one)."""
+        ...
+
+    async def outcome(
+        self, tool_call_id: str, report_progress: Callable[[str, float | None], None]
+    ) -> ToolOutcome | None:
+        """Wait for the call's recorded execution to end; None when it has none.
+
+        A cancel while waiting cancels that execution, unless the Mind is stopping.
+        """
+        ...
 
 
 class ProjectionJournal(Protocol):
@@ -122,8 +143,9 @@ def _schema_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
 
 
 class ToolRuntime:
-    def __init__(self, authorizer: Authorizer) -> None:
+    def __init__(self, authorizer: Authorizer, ledger: ExecutionLedger | None = None) -> None:
         self.authorizer = authorizer
+        self.ledger = ledger
         self.shutting_down = False
         # Calls whose approval wait a shutdown cut: their admission stays open (no terminal),
         # so the next start continues them once the approval is decided.
@@ -141,17 +163,40 @@ class ToolRuntime:
 
     async def resume(self, call: ToolCall, tool: Tool | None, scope: RunScope) -> HistoryMessage:
         """Steps 2-5 for a call already admitted (by a run a restart interrupted while the
-        call waited for approval; see `mind.approvals.continuation`)."""
+        call waited for approval; see `mind.conversation.continuation`)."""
         try:
             status, text, ok = await self._decide_and_run(call, tool, scope)
         except asyncio.CancelledError:
-            if call.id in self._left_open:
-                self._left_open.discard(call.id)
-                raise
-            terminal = _terminal(scope, call, "cancelled", "error: the run was cancelled", False)
-            await asyncio.shield(scope.journal.finish(terminal))
+            await asyncio.shield(self._cancelled(call, scope))
             raise
         return await scope.journal.finish(_terminal(scope, call, status, text, ok))
+
+    async def reconcile(self, call: ToolCall, scope: RunScope) -> HistoryMessage | None:
+        """Finish an admitted call with the execution it already has (waiting for it to end);
+        None when it has none, so it still has to run (`resume`)."""
+        if self.ledger is None:
+            return None
+        try:
+            outcome = await self.ledger.outcome(call.id, self._progress_of(call, scope))
+        except asyncio.CancelledError:
+            await asyncio.shield(self._cancelled(call, scope))
+            raise
+        if outcome is None:
+            return None
+        text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
+        return await scope.journal.finish(
+            _terminal(scope, call, outcome.display_status, text, outcome.ok)
+        )
+
+    async def _cancelled(self, call: ToolCall, scope: RunScope) -> None:
+        """Record a cancelled call, unless a stop must leave it open for the next start."""
+        if call.id in self._left_open:
+            self._left_open.discard(call.id)
+            return
+        if self.shutting_down and self.ledger and await self.ledger.recorded(call.id):
+            return
+        terminal = _terminal(scope, call, "cancelled", "error: the run was cancelled", False)
+        await scope.journal.finish(terminal)
 
     async def skip(
         self, call: ToolCall, tool: Tool | None, scope: RunScope, why: str
@@ -206,11 +251,7 @@ class ToolRuntime:
     async def _run(
         self, call: ToolCall, tool: Tool, scope: RunScope, approval: ApprovalBinding | None
     ) -> ToolOutcome:
-        summary_only = scope.detail_mode is DetailMode.SUMMARY
-
-        def progress(message: str, fraction: float | None) -> None:
-            scope.report_progress(call.id, "" if summary_only else message, fraction)
-
+        progress = self._progress_of(call, scope)
         context = ToolContext(
             conversation_key=scope.conversation_key,
             run_id=scope.run_id,
@@ -229,3 +270,12 @@ class ToolRuntime:
             log.exception("tool %s raised", tool.name)
             failure = f"the tool failed unexpectedly: {type(exc).__name__}"
             return ToolOutcome(ok=False, error=failure)
+
+    @staticmethod
+    def _progress_of(call: ToolCall, scope: RunScope) -> Callable[[str, float | None], None]:
+        summary_only = scope.detail_mode is DetailMode.SUMMARY
+
+        def progress(message: str, fraction: float | None) -> None:
+            scope.report_progress(call.id, "" if summary_only else message, fraction)
+
+        return progress

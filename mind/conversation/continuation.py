@@ -1,18 +1,21 @@
-"""Runs that a restart interrupted while a tool call waited for approval continue once it is
-decided.
+"""Tool calls a stop or crash left open continue in a new run of their conversation.
 
-At a crash, the waiting call's projection is still `running` and its approval row is pending
-(or was decided just before the crash, before the run acted on it). Recovery keeps such calls
-open (`open_call_ids`) while it records their run as interrupted. Then:
+A call is *open* when its projection is still `running` while its run is not, and it either
+waits on an approval or already has a Hand task. Recovery (and a graceful stop) keep such calls
+open (`open_call_ids`) while recording their run as interrupted; every other running call ends
+`cancelled`. Then:
 
-* a call whose approval is already decided continues at start;
-* a pending one continues when its decision (or expiry) is committed — the Broker reports
-  decisions no execution was waiting for to `Continuation.on_decision`.
+* a call that already has a task is reconciled with it at start: the continuation waits for
+  that task's terminal (or takes the one already recorded) and never offers the call again —
+  the work may already have happened on the Hand, and it happens at most once;
+* a call whose approval is decided (and that has no task yet) runs at start;
+* a call whose approval is pending continues when its decision (or expiry) is committed — the
+  Broker reports decisions no execution was waiting for to `Continuation.on_decision`.
 
 Continuing means a new run of the conversation (trigger `approval`, same principal, detail
 mode and permissions as the interrupted run) that first finishes the interrupted tool batch —
-the approved call runs (once: its projection gets its one terminal), a denied one returns the
-reason to the model — then calls the model again, as the interrupted run would have.
+the open call gets its one terminal, a denied one returns the reason to the model — then calls
+the model again, as the interrupted run would have.
 """
 
 from __future__ import annotations
@@ -22,13 +25,14 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import aliased
 
 from mind.approvals.model import ApprovalRecord
 from mind.core.history import HistoryMessage
 from mind.providers.base import ToolCall
-from mind.store.models import Approval, Input, Run, ToolProjection
+from mind.store.models import Approval, Input, Run, Task, ToolProjection
 from mind.tools.base import Tool
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import RunScope, ToolRuntime
@@ -39,7 +43,9 @@ log = logging.getLogger(__name__)
 Resume = Callable[[str, str], Awaitable[None]]
 # How long a continuation waits for a Hand to come back before its tool counts as unknown.
 HAND_RECONNECT_WAIT = 60.0
-TRIGGER = "approval"
+# Run triggers: continuing a call that waited on an approval, or reconciling one with its task.
+APPROVAL_TRIGGER = "approval"
+RECOVERY_TRIGGER = "recovery"
 
 
 @dataclass(frozen=True)
@@ -47,32 +53,59 @@ class OpenCall:
     conversation_key: str
     tool_call_id: str
     run_id: str
-    decided: bool
+    # Whether it can continue now: it has a task, or its approval is decided.
+    ready: bool
+
+
+def _has_task() -> ColumnElement[bool]:
+    return (
+        select(Task.id)
+        .where(Task.tool_call_id == ToolProjection.tool_call_id)
+        .correlate(ToolProjection)
+        .exists()
+    )
+
+
+def _is_open() -> ColumnElement[bool]:
+    """An open call waits on an approval or already has a Hand task."""
+    approval = aliased(Approval)
+    has_approval = (
+        select(approval.id)
+        .where(approval.tool_call_id == ToolProjection.tool_call_id)
+        .correlate(ToolProjection)
+        .exists()
+    )
+    return or_(has_approval, _has_task())
 
 
 async def open_call_ids(session: AsyncSession, run_id: str) -> list[str]:
-    """Calls of `run_id` still waiting on an approval (or on acting on its decision)."""
+    """Running calls of `run_id` that must stay open when the run ends without finishing them."""
     rows = await session.scalars(
-        select(ToolProjection.tool_call_id)
-        .join(Approval, Approval.tool_call_id == ToolProjection.tool_call_id)
-        .where(ToolProjection.run_id == run_id, ToolProjection.status == "running")
+        select(ToolProjection.tool_call_id).where(
+            ToolProjection.run_id == run_id, ToolProjection.status == "running", _is_open()
+        )
     )
     return list(rows)
 
 
 async def interrupted_open_calls(session: AsyncSession) -> list[OpenCall]:
-    """Approval-gated calls left open by runs that are no longer running, oldest first."""
+    """Open calls left by runs that are no longer running, oldest first."""
     rows = await session.execute(
-        select(Approval, ToolProjection.run_id)
-        .join(ToolProjection, ToolProjection.tool_call_id == Approval.tool_call_id)
+        select(
+            ToolProjection.conversation_key,
+            ToolProjection.tool_call_id,
+            ToolProjection.run_id,
+            _has_task().label("has_task"),
+            Approval.decision,
+        )
         .join(Run, Run.id == ToolProjection.run_id)
-        .where(ToolProjection.status == "running", Run.state != "running")
-        .order_by(Approval.requested_at)
+        .outerjoin(Approval, Approval.tool_call_id == ToolProjection.tool_call_id)
+        .where(ToolProjection.status == "running", Run.state != "running", _is_open())
+        .order_by(ToolProjection.admitted_at)
     )
     return [
-        OpenCall(approval.conversation_key, approval.tool_call_id, run_id, approval.decision
-                 is not None)
-        for approval, run_id in rows
+        OpenCall(key, call_id, run_id, bool(has_task) or decision is not None)
+        for key, call_id, run_id, has_task, decision in rows
     ]
 
 
@@ -84,29 +117,37 @@ class Origin:
     principal: str
     detail_mode: str
     permissions: dict[str, bool]
+    trigger: str
 
 
 async def origin_of(session: AsyncSession, tool_call_id: str) -> Origin | None:
-    """The interrupted run of an open approval-gated call; None when the call is not open."""
+    """The interrupted run of an open call; None when the call is not open."""
     found = (
         await session.execute(
-            select(Run, Approval.decided_by)
+            select(Run, Approval.decided_by, _has_task().label("has_task"))
             .join(ToolProjection, ToolProjection.run_id == Run.id)
-            .join(Approval, Approval.tool_call_id == ToolProjection.tool_call_id)
+            .outerjoin(Approval, Approval.tool_call_id == ToolProjection.tool_call_id)
             .where(
                 ToolProjection.tool_call_id == tool_call_id,
                 ToolProjection.status == "running",
                 Run.state != "running",
+                _is_open(),
             )
         )
     ).first()
     if found is None:
         return None
-    run, decided_by = found
+    run, decided_by, has_task = found
     principal = await session.scalar(
         select(Input.principal).where(Input.run_id == run.id).order_by(Input.id).limit(1)
     )
-    return Origin(run.id, principal or decided_by or "", run.detail_mode, dict(run.permissions))
+    return Origin(
+        run.id,
+        principal or decided_by or "",
+        run.detail_mode,
+        dict(run.permissions),
+        RECOVERY_TRIGGER if has_task else APPROVAL_TRIGGER,
+    )
 
 
 class Continuation:
@@ -117,12 +158,12 @@ class Continuation:
         self._resume: Resume | None = None
 
     async def start(self, resume: Resume) -> None:
-        """Continue every interrupted call that is already decided (run after recovery)."""
+        """Continue every open call that can continue now (run after recovery)."""
         self._resume = resume
         async with self._sessions() as session:
             calls = await interrupted_open_calls(session)
         for call in calls:
-            if call.decided:
+            if call.ready:
                 await self._continue(call.conversation_key, call.tool_call_id)
 
     async def on_decision(self, record: ApprovalRecord) -> None:
@@ -135,7 +176,7 @@ class Continuation:
     async def _continue(self, conversation_key: str, tool_call_id: str) -> None:
         if self._resume is None:
             return
-        log.info("continuing %s after its approval was decided", tool_call_id)
+        log.info("continuing the interrupted call %s", tool_call_id)
         await self._resume(conversation_key, tool_call_id)
 
 
@@ -148,9 +189,11 @@ async def finish_batch(
     *,
     tool_wait: float,
 ) -> list[HistoryMessage]:
-    """Run the open call `tool_call_id` and the calls after it in its batch that never started.
+    """Finish the open call `tool_call_id`, then run the calls after it in its batch that
+    never started.
 
-    A Hand tool may be missing right after a restart, until its Hand reconnects: wait up to
+    A call that already has a task takes that task's terminal. Otherwise it runs now; its Hand
+    tool may be missing right after a restart, until the Hand reconnects: wait up to
     `tool_wait` seconds for it before the call fails as an unknown tool.
     """
     batch = _batch_of(history, tool_call_id)
@@ -158,8 +201,11 @@ async def finish_batch(
     position = [call.id for call in batch].index(tool_call_id)
     results: list[HistoryMessage] = []
     open_call = batch[position]
-    tool = await _wait_for_tool(registry, scope.conversation_key, open_call.name, tool_wait)
-    results.append(await runtime.resume(open_call, tool, scope))
+    finished = await runtime.reconcile(open_call, scope)
+    if finished is None:
+        tool = await _wait_for_tool(registry, scope.conversation_key, open_call.name, tool_wait)
+        finished = await runtime.resume(open_call, tool, scope)
+    results.append(finished)
     rest = [call for call in batch[position + 1 :] if call.id not in answered]
     tools = registry.tools_for(scope.conversation_key)
     for index, call in enumerate(rest):
