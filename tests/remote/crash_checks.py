@@ -2,13 +2,15 @@
 crashes: each call executed at most once, tool projections agree with their tasks, no run is
 left running.
 
-The marking Hand's `mark(label, seconds)` appends `label` to `executions.log` beside its
-program (fsync'd before it sleeps), so a second execution of one call cannot go unseen.
+The marking Hand's tools append their `label` to `executions.log` beside its program (fsync'd
+before they sleep), so a second execution of one call cannot go unseen: `mark` has an external
+side effect (the default policy asks a person), `peek` is read-only (allowed without asking).
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,15 +32,25 @@ hand = Hand("laptop")
 LOG = Path(__file__).with_name("executions.log")
 
 
-@hand.tool(effect="external_side_effect")
-async def mark(label: str, seconds: float = 0.0) -> str:
-    """Record one execution under `label`, then take `seconds`."""
+async def record(label: str, seconds: float) -> str:
     with LOG.open("a") as log:
         log.write(label + "\\n")
         log.flush()
         os.fsync(log.fileno())
     await asyncio.sleep(seconds)
     return f"marked {label}"
+
+
+@hand.tool(effect="external_side_effect")
+async def mark(label: str, seconds: float = 0.0) -> str:
+    """Record one execution under `label`, then take `seconds`."""
+    return await record(label, seconds)
+
+
+@hand.tool(effect="read_only")
+async def peek(label: str, seconds: float = 0.0) -> str:
+    """Record one execution under `label`, then take `seconds` (read-only)."""
+    return await record(label, seconds)
 
 
 asyncio.run(hand.serve(sys.argv[1], os.environ["TOBE_HAND_TOKEN"]))
@@ -55,9 +67,11 @@ PROJECTION_OF_TASK = {
 }
 
 
-def mark_script(labels: list[str], seconds: float) -> str:
-    """A Scripted-provider script: `mark <label>` calls `laptop__mark` once, then answers
-    `Marked <label>.` only if the tool result it got back says so."""
+def mark_script(
+    labels: list[str], seconds: float, tool: Callable[[str], str] = lambda _: "mark"
+) -> str:
+    """A Scripted-provider script: `mark <label>` calls the Hand's `tool(label)` once, then
+    answers `Marked <label>.` only if the tool result it got back says so."""
     runs = [
         {
             "match": f"^mark {label}$",
@@ -65,7 +79,10 @@ def mark_script(labels: list[str], seconds: float) -> str:
                 {
                     "text": f"Marking {label}.",
                     "tool_calls": [
-                        {"name": "laptop__mark", "arguments": {"label": label, "seconds": seconds}}
+                        {
+                            "name": f"laptop__{tool(label)}",
+                            "arguments": {"label": label, "seconds": seconds},
+                        }
                     ],
                 },
                 {
@@ -123,7 +140,12 @@ def read_store(mind: MindProcess) -> StoreView:
 def check_exactly_once(store: StoreView, ran: Counter[str]) -> None:
     """The invariants every crash must keep."""
     twice = {label: n for label, n in ran.items() if n > 1}
-    assert not twice, f"executed more than once on the Hand: {twice}"
+    tasks_of = {
+        label: [(t.tool_call_id, t.id, t.attempt, t.state) for t in store.tasks
+                if t.arguments.get("label") == label]
+        for label in twice
+    }
+    assert not twice, f"executed more than once on the Hand: {twice}; their tasks: {tasks_of}"
     per_call = Counter(task.tool_call_id for task in store.tasks)
     assert all(n == 1 for n in per_call.values()), f"a call got several tasks: {per_call}"
     projections = {p.tool_call_id: p for p in store.projections}
