@@ -25,6 +25,8 @@ def _call(data: dict[str, Any]) -> ToolCall:
         raw_arguments=data.get("raw_arguments", ""),
         argument_error=data.get("argument_error"),
         thought_signature=data.get("thought_signature"),
+        # Absent in messages stored before the model's own id was kept.
+        provider_id=data.get("provider_id") or "",
     )
 
 
@@ -70,6 +72,7 @@ def assistant_payload(
                 "raw_arguments": c.raw_arguments,
                 "argument_error": c.argument_error,
                 "thought_signature": c.thought_signature,
+                "provider_id": c.provider_id,
             }
             for c in calls
         ],

@@ -5,7 +5,9 @@
 1. build the request: system prompt, the provider view of the complete history, the tools
    this conversation may call right now;
 2. call the provider (streamed deltas go to the ephemeral sink as they arrive);
-3. give every tool call a Mind-wide id (`call_<uuid hex>`) and store the assistant message;
+3. give every tool call a Mind-wide id (`call_<uuid hex>`), which everything in the Mind uses
+   (projections, approvals, tasks, events), and store the assistant message; each call keeps
+   the model's own id in `provider_id` for the provider view to send back;
 4. run the tool calls in order through the tool runtime; when a steering message is waiting,
    the calls not yet started are recorded as skipped;
 5. deliver waiting steering messages; go back to 1 while there were tool calls or steering
@@ -161,6 +163,7 @@ class AgentCore:
                 kind = result.error.kind.value if result.error else "provider"
                 outcome.reason = f"provider error ({kind}): {detail}"
                 return outcome
+            # `provider_id` (the model's own id) is kept; only `id` becomes the Mind's.
             calls = [replace(call, id=new_tool_call_id()) for call in result.tool_calls]
             history.append(await journal.record_assistant(step, result, calls))
             history.extend(await self._run_calls(calls, tools, scope, journal))

@@ -7,17 +7,23 @@ A pure function, recomputed from the complete history before every provider requ
 * messages map one to one, in order: adjacent user messages are NOT merged;
 * an assistant tool call without a stored result (the run was cancelled or the process died
   before it ran) gets a synthesized error result, so every provider accepts the history;
+* a tool call and its result carry the id the model gave the call, so the model gets its own
+  ids back; the Mind's id stands in where the model sent none (history stored before the
+  model's id was kept has none either) or where the model gave one id to several calls of the
+  same message, which would leave their results ambiguous;
 * a current-time note is appended for this request only; it is never stored.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from mind.core.history import HistoryMessage
 from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK
-from mind.providers.base import ProviderMessage
+from mind.providers.base import ProviderMessage, ToolCall
 
 NOT_EXECUTED = "error: this tool call was not executed (the run ended before it ran)"
 
@@ -42,7 +48,16 @@ def is_runtime_note(text: str) -> bool:
     return body.startswith(NOTE_MARK) or body == CURRENT_TIME_NOTE
 
 
-def _render(message: HistoryMessage) -> ProviderMessage:
+def _wire_ids(calls: Sequence[ToolCall]) -> dict[str, str]:
+    """The Mind id of each call → the id its provider sees (see the module docstring)."""
+    issued = Counter(call.provider_id for call in calls)
+    return {
+        call.id: call.provider_id if call.provider_id and issued[call.provider_id] == 1 else call.id
+        for call in calls
+    }
+
+
+def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessage:
     stamp = gmt_stamp(message.created_at)
     if message.role == "note":
         return ProviderMessage(
@@ -52,7 +67,7 @@ def _render(message: HistoryMessage) -> ProviderMessage:
         return ProviderMessage(
             role="tool",
             text=stamp + message.text,
-            tool_call_id=message.tool_call_id,
+            tool_call_id=wire_ids[message.tool_call_id],
             tool_name=message.tool_name,
             is_error=message.is_error,
         )
@@ -61,20 +76,20 @@ def _render(message: HistoryMessage) -> ProviderMessage:
         text=stamp + message.text,
         images=list(message.images),
         thinking=list(message.thinking),
-        tool_calls=list(message.tool_calls),
+        tool_calls=[replace(call, id=wire_ids[call.id]) for call in message.tool_calls],
     )
 
 
 def _missing_results(
-    call_ids: dict[str, str], answered: set[str], at: datetime
+    call_names: dict[str, str], answered: set[str], wire_ids: dict[str, str], at: datetime
 ) -> list[ProviderMessage]:
     stamp = gmt_stamp(at)
     return [
         ProviderMessage(
-            role="tool", text=stamp + NOT_EXECUTED, tool_call_id=call_id, tool_name=name,
-            is_error=True,
+            role="tool", text=stamp + NOT_EXECUTED, tool_call_id=wire_ids[call_id],
+            tool_name=name, is_error=True,
         )
-        for call_id, name in call_ids.items()
+        for call_id, name in call_names.items()
         if call_id not in answered
     ]
 
@@ -82,23 +97,26 @@ def _missing_results(
 def provider_messages(history: Sequence[HistoryMessage], now: datetime) -> list[ProviderMessage]:
     """The request messages for `history` at time `now` (see the module docstring)."""
     out: list[ProviderMessage] = []
+    # The latest assistant message's calls (Mind id → name), their wire ids, and the answered.
     pending: dict[str, str] = {}
+    wire_ids: dict[str, str] = {}
     answered: set[str] = set()
     pending_at = now
     for message in history:
         if message.role == "tool" and message.tool_call_id in pending:
             answered.add(message.tool_call_id)
-            out.append(_render(message))
+            out.append(_render(message, wire_ids))
             continue
         if message.role == "tool":
             # A result whose call is not in the batch before it cannot be sent; skip it.
             continue
-        out.extend(_missing_results(pending, answered, pending_at))
+        out.extend(_missing_results(pending, answered, wire_ids, pending_at))
         pending, answered = {}, set()
+        wire_ids = _wire_ids(message.tool_calls)
         if message.role == "assistant" and message.tool_calls:
             pending = {call.id: call.name for call in message.tool_calls}
             pending_at = message.created_at
-        out.append(_render(message))
-    out.extend(_missing_results(pending, answered, pending_at))
+        out.append(_render(message, wire_ids))
+    out.extend(_missing_results(pending, answered, wire_ids, pending_at))
     out.append(ProviderMessage(role="user", text=gmt_stamp(now) + CURRENT_TIME_NOTE))
     return out

@@ -45,6 +45,8 @@ def generated_call_id() -> str:
 class PendingCall:
     id: str
     name: str
+    # The id the model sent; empty when it sent none and `id` was generated.
+    provider_id: str = ""
     fragments: list[str] = field(default_factory=list)
     thought_signature: str | None = None
 
@@ -52,12 +54,13 @@ class PendingCall:
         raw = "".join(self.fragments)
         arguments, error = parse_arguments(raw)
         return ToolCall(
-            id=self.id or generated_call_id(),
+            id=self.id,
             name=self.name,
             arguments=arguments,
             raw_arguments=raw,
             argument_error=error,
             thought_signature=self.thought_signature,
+            provider_id=self.provider_id,
         )
 
 
@@ -83,6 +86,9 @@ class Assembly:
         self.calls: dict[int, PendingCall] = {}
         self.usage = Usage()
         self.stop_reason: StopReason | None = None
+        # Whether the wire's own end marker arrived. A finish reason alone does not make a
+        # response complete: an error or a cut-off can still follow it.
+        self.ended = False
         self.error: ProviderError | None = None
         # Whether anything reached the sink: then the call can no longer be retried.
         self.emitted = False
@@ -107,9 +113,10 @@ class Assembly:
             self._emit(ThinkingDelta(fragment))
 
     def start_call(self, index: int, call_id: str, name: str) -> PendingCall:
-        call = PendingCall(call_id, name)
+        """A new call; `call_id` is the model's own id, empty when it sent none."""
+        call = PendingCall(call_id or generated_call_id(), name, provider_id=call_id)
         self.calls[index] = call
-        self._emit(ToolCallDelta(len(self.calls) - 1, call_id, name))
+        self._emit(ToolCallDelta(len(self.calls) - 1, call.id, name))
         return call
 
     def call_fragment(self, index: int, fragment: str) -> None:
@@ -125,11 +132,12 @@ class Assembly:
             self.error = error
 
     def result(self, incomplete: str) -> ProviderResult:
-        """The assembled result; `incomplete` describes a stream that ended without a stop."""
+        """The assembled result; `incomplete` describes a stream that ended before its end
+        marker or without a finish reason."""
         calls = [call.finish() for call in self.calls.values()]
         if self.error is not None:
             stop = StopReason.ERROR
-        elif self.stop_reason is None:
+        elif self.stop_reason is None or not self.ended:
             self.error = ProviderError(ErrorKind.STREAM, incomplete)
             stop = StopReason.ERROR
         elif self.stop_reason == StopReason.STOP and calls:

@@ -34,6 +34,7 @@ _ERROR_BODY_LIMIT = 16 * 1024
 # Bytes of a stream's end kept to find an error object sent without `data:`.
 _TAIL_LIMIT = 64 * 1024
 _RETRYABLE = {408, 409, 429, 500, 502, 503, 504, 529}
+_SSE_FIELDS = {"data", "event", "id", "retry"}
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s*$")
 
 
@@ -249,17 +250,25 @@ class _Terminated(httpx.AsyncByteStream):
     def __init__(self, response: httpx.Response) -> None:
         self._response = response
         self.tail = bytearray()
+        # Whether the start of the body was dropped from `tail` (its first line may be partial).
+        self.trimmed = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._response.aiter_bytes():
             self.tail += chunk
             if len(self.tail) > 2 * _TAIL_LIMIT:
                 del self.tail[:-_TAIL_LIMIT]
+                self.trimmed = True
             yield chunk
         yield b"\n\n"
 
     async def aclose(self) -> None:
         await self._response.aclose()
+
+
+def _is_sse_line(line: str) -> bool:
+    """A comment or one of the fields SSE defines (anything else is ignored by parsers)."""
+    return line.startswith(":") or line.partition(":")[0] in _SSE_FIELDS
 
 
 class SSEBody:
@@ -275,17 +284,20 @@ class SSEBody:
     def events(self) -> AsyncIterator[ServerSentEvent]:
         return self._source.aiter_sse()
 
-    def trailing_json(self) -> Any:
-        """A JSON value written after the last event without an SSE field, if any."""
-        text = self._stream.tail.decode("utf-8", "replace").replace("\r\n", "\n")
-        for block in reversed(text.replace("\r", "\n").split("\n\n")):
-            stripped = block.strip()
-            if not stripped:
-                continue
-            if stripped[0] in "{[":
-                return parse_json(stripped)
+    def trailing_text(self) -> str | None:
+        """What the body ends with after its last SSE line, if anything: a raw JSON error
+        object (Gemini) or other text a server or proxy wrote outside the event format."""
+        text = self._stream.tail.decode("utf-8", "replace")
+        lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        while lines and not lines[-1].strip():
+            lines.pop()
+        start = len(lines)
+        while start > 0 and lines[start - 1].strip() and not _is_sse_line(lines[start - 1]):
+            start -= 1
+        if start == len(lines) or (start == 0 and self._stream.trimmed):
+            # Nothing after the last event, or a line cut by the tail limit: not judged.
             return None
-        return None
+        return "\n".join(lines[start:]).strip()
 
 
 def retryable_in_stream(error: ProviderError) -> bool:

@@ -5,9 +5,10 @@ prompt is a top-level `system` field; `max_tokens` is required and must exceed t
 budget; content arrives as indexed blocks (`text`, `thinking` + `signature_delta`,
 `redacted_thinking`, `tool_use` + `input_json_delta` fragments); usage is split between
 `message_start` (input, cache) and `message_delta` (output); `ping` events and empty deltas
-carry nothing; an `error` event may end a 200 stream. On the way back, thinking blocks are
-returned with their signature byte for byte, redacted blocks unchanged, and tool results are
-`tool_result` blocks inside one user message.
+carry nothing; an `error` event may end a 200 stream, even after `message_delta` carried a
+stop reason; a stream that ends without `message_stop` is incomplete. On the way back,
+thinking blocks are returned with their signature byte for byte, redacted blocks unchanged,
+and tool results are `tool_result` blocks inside one user message.
 """
 
 from __future__ import annotations
@@ -103,6 +104,7 @@ class AnthropicProvider(StreamingAdapter):
             elif kind == "message_stop":
                 if assembly.stop_reason is None:
                     assembly.stop_reason = StopReason.STOP
+                assembly.ended = True
                 return
             elif kind == "error":
                 assembly.fail(stream_error(self._wire, data, "error event"))

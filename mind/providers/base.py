@@ -82,6 +82,10 @@ class ToolCall:
 
     `arguments` is None when `raw_arguments` was not a JSON object; `argument_error` then says
     why, and the core answers the model with a tool error instead of executing.
+
+    An adapter sets `id` to the model's id (or a generated one when the model sent none); the
+    agent loop replaces `id` with a Mind-wide id and keeps `provider_id`, the model's own id,
+    which the provider view sends back so the model sees the ids it issued.
     """
 
     id: str
@@ -91,6 +95,8 @@ class ToolCall:
     argument_error: str | None = None
     # Gemini `thoughtSignature` attached to the functionCall part, sent back unchanged.
     thought_signature: str | None = None
+    # The id the model gave this call on its wire; empty when it sent none.
+    provider_id: str = ""
 
 
 @dataclass(frozen=True)

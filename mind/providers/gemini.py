@@ -3,10 +3,20 @@
 Wire facts this module isolates: the key goes in `x-goog-api-key`; the system prompt is
 `systemInstruction`; the assistant role is `model`; every chunk repeats `usageMetadata` (the
 last one counts); function calls arrive whole (arguments as objects), older models send them
-without ids; thought parts carry `thought: true`; a `thoughtSignature` must go back on the
-part it came with; tool results are `functionResponse` parts in a user turn. Real streams
-separate events with CRLF CRLF, may end on an unterminated event (see `_http._Terminated`) and
-may report an error after the 200 as a raw JSON object without `data:`.
+without ids; a call's id goes back in both `functionCall.id` and `functionResponse.id` (the
+model's own id, or the Mind's when the model sent none: both fields are optional and a
+matching pair keeps parallel calls to one function apart); thought parts carry
+`thought: true`; a `thoughtSignature` must go back on the part it came with; tool results are
+`functionResponse` parts in a user turn. Real streams separate events with CRLF CRLF, may
+end on an unterminated event (see `_http._Terminated`) and may report an error after the 200
+as a raw JSON object without `data:`, even after chunks that already carried
+`finishReason: STOP`.
+
+The wire has no end marker, so a response counts as complete when the body ended cleanly
+(httpx checks the chunked framing: a dropped connection is a transport error), the last chunk
+with a candidate carried a finish reason (content after a finish reason means it was not the
+last word), and nothing but events came after the last event (anything else, an error object
+or text from a proxy, ends the result as an error).
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ import json
 from typing import Any
 
 from mind.providers._adapter import StreamingAdapter
-from mind.providers._assembly import Assembly, PendingThinking, generated_call_id
+from mind.providers._assembly import Assembly, PendingThinking
 from mind.providers._http import SSEBody, image_placeholders, parse_json, stream_error
 from mind.providers.base import (
     ErrorKind,
@@ -115,10 +125,14 @@ class GeminiProvider(StreamingAdapter):
                 assembly.fail(stream_error(self._wire, chunk, "error event"))
                 return
             state.feed(chunk)
-        if assembly.stop_reason is None and assembly.error is None:
-            trailing = sse.trailing_json()
-            if trailing is not None:
-                assembly.fail(stream_error(self._wire, trailing, "error after the stream"))
+        trailing = sse.trailing_text()
+        if trailing is not None:
+            assembly.fail(stream_error(
+                self._wire, parse_json(trailing),
+                f"unexpected data after the last chunk: {trailing[:200]!r}",
+            ))
+            return
+        assembly.ended = True
 
 
 class _ChunkReader:
@@ -142,11 +156,13 @@ class _ChunkReader:
         for part in (candidate.get("content") or {}).get("parts") or []:
             self._part(part)
         finish = candidate.get("finishReason")
-        if finish and finish != "FINISH_REASON_UNSPECIFIED":
-            if finish in _FINISH:
-                assembly.stop_reason = _FINISH[finish]
-            else:
-                assembly.fail(ProviderError(ErrorKind.STREAM, f"gemini: finished with {finish}"))
+        if not finish or finish == "FINISH_REASON_UNSPECIFIED":
+            # More of the answer after a finish reason: that reason was not the last word.
+            assembly.stop_reason = None
+        elif finish in _FINISH:
+            assembly.stop_reason = _FINISH[finish]
+        else:
+            assembly.fail(ProviderError(ErrorKind.STREAM, f"gemini: finished with {finish}"))
 
     def _part(self, part: dict[str, Any]) -> None:
         assembly = self.assembly
@@ -155,9 +171,7 @@ class _ChunkReader:
             self.thinking = None
             call = part["functionCall"] or {}
             index = len(assembly.calls)
-            pending = assembly.start_call(
-                index, call.get("id") or generated_call_id(), call.get("name") or ""
-            )
+            pending = assembly.start_call(index, call.get("id") or "", call.get("name") or "")
             pending.thought_signature = signature
             args = call.get("args")
             assembly.call_fragment(index, json.dumps(args if args is not None else {}))

@@ -5,7 +5,9 @@ results are `tool` messages carrying `tool_call_id`; tool-call arguments stream 
 fragments keyed by `index` (several calls interleave); usage arrives in a final chunk with
 empty `choices` when `stream_options.include_usage` is set; reasoning text comes as
 `reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, OpenRouter); the stream ends
-with `data: [DONE]`; an error after the 200 is a `data:` object with an `error` member.
+with `data: [DONE]`, and one that ends without it is incomplete whatever `finish_reason` came
+before; an error after the 200 is a `data:` object with an `error` member, which may follow the
+`finish_reason` chunk and still ends the result as an error.
 """
 
 from __future__ import annotations
@@ -120,6 +122,7 @@ class OpenAIProvider(StreamingAdapter):
             if not data:
                 continue
             if data == "[DONE]":
+                assembly.ended = True
                 break
             chunk = parse_json(data)
             if not isinstance(chunk, dict):

@@ -11,7 +11,13 @@ import pytest
 
 from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore
-from mind.providers.base import ProviderResult, ThinkingLevel, ToolCall
+from mind.providers.base import (
+    ProviderRequest,
+    ProviderResult,
+    StopReason,
+    ThinkingLevel,
+    ToolCall,
+)
 from mind.providers.catalog import ModelInfo
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
@@ -128,6 +134,46 @@ async def test_a_tool_turn_rewrites_call_ids_and_runs_until_the_model_stops():
     assert journal.messages[2].is_error and "RuntimeError" in journal.messages[2].text
     assert journal.messages[-1].text == "done"
     assert ("text", 0, "checking") in deltas and ("text", 1, "done") in deltas
+
+
+class IdIssuingProvider:
+    """Asks for `current_time` under the model's own id once, then answers; keeps requests."""
+
+    name, model = "stub", "stub"
+
+    def __init__(self) -> None:
+        self.requests: list[ProviderRequest] = []
+
+    async def complete(self, request: ProviderRequest, on_event: Any) -> ProviderResult:
+        self.requests.append(request)
+        if len(self.requests) == 1:
+            call = ToolCall("toolu_01X", "current_time", {}, "{}", provider_id="toolu_01X")
+            return ProviderResult(tool_calls=[call], stop_reason=StopReason.TOOL_USE)
+        return ProviderResult(text="done")
+
+    async def aclose(self) -> None:
+        return None
+
+
+async def test_the_mind_uses_its_own_call_ids_and_the_model_gets_its_own_back():
+    provider = IdIssuingProvider()
+    core = AgentCore(
+        provider, ToolRegistry(builtin_tools()), ToolRuntime(AllowAll()), step_limit=5,
+        clock=lambda: T,
+    )
+    journal = MemoryJournal()
+    outcome, _ = await _run(core, journal)
+
+    assert outcome.state == "completed"
+    (stored,) = journal.messages[0].tool_calls
+    assert re.fullmatch(r"call_[0-9a-f]{32}", stored.id) and stored.provider_id == "toolu_01X"
+    assert list(journal.admissions) == [stored.id]
+    assert journal.messages[1].tool_call_id == stored.id
+    follow_up = provider.requests[1].messages
+    assistant = next(m for m in follow_up if m.role == "assistant")
+    result = next(m for m in follow_up if m.role == "tool")
+    assert [c.id for c in assistant.tool_calls] == ["toolu_01X"]
+    assert result.tool_call_id == "toolu_01X"
 
 
 async def test_the_step_limit_ends_the_run_as_failed():

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from mind.conversation.records import assistant_payload, history_message
 from mind.core.history import HistoryMessage
 from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, PLATFORM_PROMPT, system_prompt
 from mind.core.view import NOT_EXECUTED, gmt_stamp, is_runtime_note, provider_messages
-from mind.providers.base import ToolCall
+from mind.providers.base import ProviderResult, ToolCall
+from mind.store import models
 
 T0 = datetime(2026, 9, 10, 14, 0, 30, tzinfo=UTC)
 NOW = datetime(2026, 9, 10, 15, 1, 2, 999_000, tzinfo=UTC)
@@ -72,6 +74,65 @@ def test_tool_results_keep_their_call_ids_and_missing_results_are_synthesized():
     assert out[1].tool_calls == list(calls)
     assert out[3].is_error and out[3].text.endswith(NOT_EXECUTED)
     assert out[3].tool_name == "current_time"
+
+
+def test_calls_and_their_results_carry_the_models_own_ids_on_the_wire():
+    calls = (
+        ToolCall("call_mind_a", "wait", {}, provider_id="toolu_01A"),
+        ToolCall("call_mind_b", "current_time", {}, provider_id="fc-b"),
+        ToolCall("call_mind_c", "current_time", {}),
+    )
+    history = [
+        _msg(1, "user", "go"),
+        _msg(2, "assistant", "", 1, tool_calls=calls),
+        _msg(3, "tool", "done", 2, tool_call_id="call_mind_a", tool_name="wait"),
+        _msg(4, "tool", "noon", 2, tool_call_id="call_mind_c", tool_name="current_time"),
+    ]
+    out = provider_messages(history, NOW)
+
+    assert [call.id for call in out[1].tool_calls] == ["toolu_01A", "fc-b", "call_mind_c"]
+    assert [(m.tool_call_id, m.is_error) for m in out[2:5]] == [
+        ("toolu_01A", False), ("call_mind_c", False), ("fc-b", True)
+    ]
+    assert out[4].text.endswith(NOT_EXECUTED)
+    assert [call.id for call in history[1].tool_calls] == [
+        "call_mind_a", "call_mind_b", "call_mind_c"
+    ]
+
+
+def test_an_id_the_model_gave_to_several_calls_is_replaced_by_the_mind_ids():
+    calls = (
+        ToolCall("call_mind_a", "read_file", {"path": "a"}, provider_id="dup"),
+        ToolCall("call_mind_b", "read_file", {"path": "b"}, provider_id="dup"),
+    )
+    history = [
+        _msg(1, "assistant", "", tool_calls=calls),
+        _msg(2, "tool", "A", 1, tool_call_id="call_mind_a", tool_name="read_file"),
+        _msg(3, "tool", "B", 1, tool_call_id="call_mind_b", tool_name="read_file"),
+    ]
+    out = provider_messages(history, NOW)
+
+    assert [call.id for call in out[0].tool_calls] == ["call_mind_a", "call_mind_b"]
+    assert [m.tool_call_id for m in out[1:3]] == ["call_mind_a", "call_mind_b"]
+
+
+def test_stored_calls_keep_the_models_id_and_older_rows_without_one_still_render():
+    call = ToolCall("call_mind_a", "wait", {}, "{}", provider_id="toolu_01A")
+    result = ProviderResult(tool_calls=[call])
+    stored = models.Message(
+        id=2, role="assistant", text="", created_at=T0,
+        payload=assistant_payload(result, [call], "transparent", 0),
+    )
+    older_payload = assistant_payload(result, [call], "transparent", 0)
+    del older_payload["tool_calls"][0]["provider_id"]
+    older = models.Message(id=2, role="assistant", text="", created_at=T0, payload=older_payload)
+    answer = _msg(3, "tool", "done", 1, tool_call_id="call_mind_a", tool_name="wait")
+
+    assert history_message(stored).tool_calls == (call,)
+    kept = provider_messages([history_message(stored), answer], NOW)
+    before = provider_messages([history_message(older), answer], NOW)
+    assert (kept[0].tool_calls[0].id, kept[1].tool_call_id) == ("toolu_01A", "toolu_01A")
+    assert (before[0].tool_calls[0].id, before[1].tool_call_id) == ("call_mind_a", "call_mind_a")
 
 
 def test_system_prompt_joins_platform_persona_and_catalogs_with_one_blank_line():

@@ -2,8 +2,8 @@
 
 A real socket server (stdlib `http.server` in a thread) so the adapters run their whole
 httpx path: connection, status handling, chunked bodies written chunk by chunk with flushes,
-and disconnects. It can keep a stream open until the client goes away and says when it saw
-the disconnect.
+connections dropped mid-body, and disconnects. It can keep a stream open until the client
+goes away and says when it saw the disconnect.
 """
 
 from __future__ import annotations
@@ -50,6 +50,8 @@ class Reply:
     chunks: list[bytes] | None = None
     # After the pieces, keep the response open until the client disconnects.
     hold_open: bool = False
+    # After the pieces, close the connection without ending the chunked body (a cut-off).
+    drop: bool = False
 
 
 @dataclass(frozen=True)
@@ -93,6 +95,9 @@ class _Handler(BaseHTTPRequestHandler):
                     self.wfile.flush()
             if reply.hold_open:
                 self._wait_for_disconnect()
+                self.close_connection = True
+                return
+            if reply.drop:
                 self.close_connection = True
                 return
             self.wfile.write(b"0\r\n\r\n")

@@ -80,6 +80,7 @@ async def test_tool_use_with_fragmented_input_keeps_the_model_id(wire, provider_
             name="get_weather",
             arguments={"location": "Paris"},
             raw_arguments='{"location": "Paris"}',
+            provider_id="toolu_01NRLabsLyVHZPKxbKvkfSMn",
         )
     ]
     assert result.usage == Usage(input_tokens=377, output_tokens=65, cached_tokens=0)

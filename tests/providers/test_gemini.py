@@ -172,6 +172,43 @@ async def test_raw_json_error_after_a_200_is_the_run_error(wire, provider_for):
     assert result.text == "Partial answer"
 
 
+async def test_more_of_the_answer_after_a_finish_reason_makes_a_final_one_required(
+    wire, provider_for
+):
+    wire.play(Reply(body=data_file("gemini/more_after_stop.sse")))
+    result = await provider_for("gemini").complete(ask(), lambda e: None)
+
+    assert result.stop_reason == StopReason.ERROR
+    assert result.error is not None
+    assert "ended before the response was complete" in result.error.message
+    assert result.text == "The capital of Mexico is Mexico"
+
+
+async def test_a_connection_dropped_after_the_finish_reason_is_an_error(wire, provider_for):
+    answer = cassette_bodies("gemini/tool_call_thought_signature.yaml")[1]
+    wire.play(Reply(body=answer, drop=True))
+    result = await provider_for("gemini").complete(ask(), lambda e: None)
+
+    assert result.stop_reason == StopReason.ERROR
+    assert result.error is not None
+    assert result.error.kind == ErrorKind.STREAM
+    assert "the stream broke" in result.error.message
+    assert result.text == "The capital of Mexico is Mexico City."
+
+
+async def test_text_a_proxy_writes_after_the_last_chunk_ends_the_result_as_an_error(
+    wire, provider_for
+):
+    answer = cassette_bodies("gemini/tool_call_thought_signature.yaml")[1]
+    wire.play(Reply(body=answer + b"upstream connect error or disconnect/reset before headers\n"))
+    result = await provider_for("gemini").complete(ask(), lambda e: None)
+
+    assert result.stop_reason == StopReason.ERROR
+    assert result.error is not None
+    assert result.error.kind == ErrorKind.STREAM
+    assert "upstream connect error" in result.error.message
+
+
 async def test_invalid_key_400_is_a_configuration_error(wire, provider_for):
     wire.play(Reply(400, data_file("gemini/api_key_invalid.json"), dict(JSON)))
     result = await provider_for("gemini").complete(ask(), lambda e: None)
@@ -208,6 +245,7 @@ async def test_parallel_calls_without_ids_get_distinct_ids(wire, provider_for):
         ("read_file", {"path": "b.txt"}),
     ]
     assert len({c.id for c in result.tool_calls}) == 2
+    assert [c.provider_id for c in result.tool_calls] == ["", ""]
     assert "thinkingConfig" not in wire.requests[0].json()["generationConfig"]
 
 

@@ -3,7 +3,8 @@
 The Mind runs as `tobe mind serve` configured with the provider kind and a base URL pointing
 at the wire server; one chat turn is driven over gRPC. The model asks for the built-in
 `current_time` tool, the Mind runs it, and the follow-up request the server receives must
-carry the tool result in the exact form that API requires.
+carry the tool result in the exact form that API requires, under the id the model gave the
+call (the Mind's own id where a Gemini model gave none).
 """
 
 from __future__ import annotations
@@ -28,15 +29,19 @@ TERMINAL = {
     common_pb2.RUN_STATE_CANCELLED,
     common_pb2.RUN_STATE_INTERRUPTED,
 }
+GEMINI_ANSWER = cassette_bodies("gemini/tool_call_thought_signature.yaml")[1]
+# Per case: the wire, the recorded tool call and answer, the id the model gave the call.
 TURNS = {
-    "openai": (data_file("openai/e2e_tool_call.sse"), data_file("openai/e2e_answer.sse")),
-    "anthropic": (
-        data_file("anthropic/e2e_thinking_tool_use.txt"),
-        data_file("anthropic/basic_response.txt"),
+    "openai": (
+        "openai", "openai/e2e_tool_call.sse", data_file("openai/e2e_answer.sse"), "call_e2eOpenAI"
     ),
-    "gemini": (
-        data_file("gemini/e2e_function_call.sse"),
-        cassette_bodies("gemini/tool_call_thought_signature.yaml")[1],
+    "anthropic": (
+        "anthropic", "anthropic/e2e_thinking_tool_use.txt",
+        data_file("anthropic/basic_response.txt"), "toolu_01E2E",
+    ),
+    "gemini-without-call-id": ("gemini", "gemini/e2e_function_call.sse", GEMINI_ANSWER, ""),
+    "gemini-with-call-id": (
+        "gemini", "gemini/e2e_function_call_with_id.sse", GEMINI_ANSWER, "fc-e2e-7k2m9q"
     ),
 }
 ANSWERS = {
@@ -44,6 +49,8 @@ ANSWERS = {
     "anthropic": "Hello there!",
     "gemini": "The capital of Mexico is Mexico City.",
 }
+# The id the Mind gives a call.
+MIND_CALL_ID = re.compile(r"call_[0-9a-f]{32}")
 
 
 def _unstamped(text: str) -> str:
@@ -100,10 +107,10 @@ def _run_one_turn(mind: MindProcess, text: str) -> tuple[int, list[str]]:
         channel.close()
 
 
-@pytest.mark.parametrize("kind", ["openai", "anthropic", "gemini"])
-def test_tool_turn_through_the_mind_sends_the_exact_tool_result_format(tmp_path, wire, kind):
-    first, second = TURNS[kind]
-    wire.play(Reply(body=first), Reply(body=second))
+@pytest.mark.parametrize("case", sorted(TURNS))
+def test_tool_turn_through_the_mind_sends_the_exact_tool_result_format(tmp_path, wire, case):
+    kind, recorded, second, model_id = TURNS[case]
+    wire.play(Reply(body=data_file(recorded)), Reply(body=second))
     with running_mind(
         tmp_path,
         script=None,
@@ -122,10 +129,15 @@ def test_tool_turn_through_the_mind_sends_the_exact_tool_result_format(tmp_path,
     assert texts[-1] == ANSWERS[kind]
     assert len(wire.requests) == 2
     follow_up = wire.requests[1]
-    CHECKS[kind](wire.requests[0].json(), follow_up.json(), follow_up.headers)
+    call_id = CHECKS[kind](wire.requests[0].json(), follow_up.json(), follow_up.headers, recorded)
+    if model_id:
+        assert call_id == model_id
+    else:
+        assert MIND_CALL_ID.fullmatch(call_id)
 
 
-def _check_openai(first: dict, body: dict, headers: dict) -> None:
+def _check_openai(first: dict, body: dict, headers: dict, recorded: str) -> str:
+    """Checks the follow-up request; returns the call id it carries."""
     assert headers["authorization"] == f"Bearer {API_KEY}"
     assert any(t["function"]["name"] == "current_time" for t in first["tools"])
     at = next(i for i, m in enumerate(body["messages"]) if m["role"] == "assistant")
@@ -136,14 +148,14 @@ def _check_openai(first: dict, body: dict, headers: dict) -> None:
     assert set(tool) == {"role", "tool_call_id", "content"}
     assert tool["role"] == "tool" and tool["tool_call_id"] == call["id"]
     assert json.loads(_unstamped(tool["content"]))["timezone"] == "UTC"
+    return call["id"]
 
 
-def _check_anthropic(first: dict, body: dict, headers: dict) -> None:
+def _check_anthropic(first: dict, body: dict, headers: dict, recorded: str) -> str:
     assert headers["x-api-key"] == API_KEY and headers["anthropic-version"] == "2023-06-01"
-    recorded = data_file("anthropic/e2e_thinking_tool_use.txt").decode()
     signature = next(
         json.loads(line[6:])["delta"]["signature"]
-        for line in recorded.splitlines() if "signature_delta" in line
+        for line in data_file(recorded).decode().splitlines() if "signature_delta" in line
     )
     at = next(i for i, m in enumerate(body["messages"]) if m["role"] == "assistant")
     assistant, result = body["messages"][at : at + 2]
@@ -160,13 +172,14 @@ def _check_anthropic(first: dict, body: dict, headers: dict) -> None:
     (block,) = result["content"]
     assert block["type"] == "tool_result" and block["tool_use_id"] == tool_use["id"]
     assert json.loads(_unstamped(block["content"]))["timezone"] == "UTC"
+    return tool_use["id"]
 
 
-def _check_gemini(first: dict, body: dict, headers: dict) -> None:
+def _check_gemini(first: dict, body: dict, headers: dict, recorded: str) -> str:
     assert headers["x-goog-api-key"] == API_KEY
-    recorded = data_file("gemini/e2e_function_call.sse").decode()
-    signature = json.loads(recorded.split("\r\n\r\n")[0][6:])["candidates"][0]["content"][
-        "parts"][0]["thoughtSignature"]
+    first_chunk = data_file(recorded).decode().split("\r\n\r\n")[0]
+    signature = json.loads(first_chunk[6:])["candidates"][0]["content"]["parts"][0][
+        "thoughtSignature"]
     roles = [content["role"] for content in body["contents"]]
     model_at = roles.index("model")
     model, response = body["contents"][model_at], body["contents"][model_at + 1]
@@ -181,6 +194,7 @@ def _check_gemini(first: dict, body: dict, headers: dict) -> None:
     assert reply["functionResponse"]["id"] == part["functionCall"]["id"]
     output = reply["functionResponse"]["response"]["output"]
     assert json.loads(_unstamped(output))["timezone"] == "UTC"
+    return part["functionCall"]["id"]
 
 
 CHECKS = {"openai": _check_openai, "anthropic": _check_anthropic, "gemini": _check_gemini}

@@ -51,12 +51,14 @@ async def test_parallel_tool_calls_are_assembled_from_fragments(wire, provider_f
             name="GetWeatherArgs",
             arguments={"city": "Edinburgh", "country": "UK", "units": "c"},
             raw_arguments='{"city": "Edinburgh", "country": "UK", "units": "c"}',
+            provider_id="call_g4Q1vRbE0CaHGOs5if8mHsBq",
         ),
         ToolCall(
             id="call_gWj3HQxZEHnFvyJLEHIiJKBV",
             name="get_stock_price",
             arguments={"ticker": "AAPL", "exchange": "NASDAQ"},
             raw_arguments='{"ticker": "AAPL", "exchange": "NASDAQ"}',
+            provider_id="call_gWj3HQxZEHnFvyJLEHIiJKBV",
         ),
     ]
     assert result.usage == Usage(input_tokens=149, output_tokens=60, cached_tokens=0)

@@ -35,6 +35,7 @@ RECORDED = [
     ("anthropic", data_file("anthropic/redacted_parallel_tools.txt")),
     ("gemini", data_file("gemini/thoughts_unterminated.sse")),
     ("gemini", data_file("gemini/error_after_200.sse")),
+    ("gemini", data_file("gemini/cancelled_after_stop.sse")),
 ]
 
 
@@ -158,3 +159,54 @@ async def test_a_stream_cut_short_is_an_error_keeping_the_partial_text(wire, kin
     assert result.error.kind.value == "stream"
     assert "ended before the response was complete" in result.error.message
     assert result.text.startswith(marker.decode().strip('"'))
+
+
+# Per wire: a stream whose finish reason (`finish_reason`, `message_delta`'s `stop_reason`,
+# Gemini's `finishReason: STOP` on every chunk) is followed by an error, the text that came
+# before it, and what the error says.
+ERROR_AFTER_FINISH = {
+    "openai": ("openai/error_after_finish.sse", "Done: here is the time.", "upstream connection"),
+    "anthropic": ("anthropic/error_after_message_delta.txt", "Hello there!", "api_error"),
+    "gemini": (
+        "gemini/cancelled_after_stop.sse", "The capital of Mexico is Mexico City.", "CANCELLED"
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ERROR_AFTER_FINISH))
+async def test_an_error_after_the_finish_reason_ends_the_result_as_an_error(wire, kind):
+    name, text, says = ERROR_AFTER_FINISH[kind]
+    wire.play(Reply(body=data_file(name)))
+    provider = make_provider(kind, wire)
+    result = await provider.complete(REQUEST, lambda e: None)
+    await provider.aclose()
+
+    assert result.stop_reason == StopReason.ERROR
+    assert result.error is not None
+    assert result.error.kind.value == "stream"
+    assert says in result.error.message
+    assert result.text == text
+
+
+# Per wire: a complete recorded answer and the line its end marker starts with.
+END_MARKER = {
+    "openai": ("openai/e2e_answer.sse", b"data: [DONE]"),
+    "anthropic": ("anthropic/basic_response.txt", b"event: message_stop"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(END_MARKER))
+async def test_a_stream_ending_before_its_end_marker_is_an_error_despite_a_finish_reason(
+    wire, kind
+):
+    name, marker = END_MARKER[kind]
+    data = data_file(name)
+    wire.play(Reply(body=data[: data.index(marker)]))
+    provider = make_provider(kind, wire)
+    result = await provider.complete(REQUEST, lambda e: None)
+    await provider.aclose()
+
+    assert result.stop_reason == StopReason.ERROR
+    assert result.error is not None
+    assert result.error.kind.value == "stream"
+    assert "ended before the response was complete" in result.error.message
