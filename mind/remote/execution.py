@@ -6,7 +6,6 @@ remote = RemoteExecution.build(
 start_server([remote.service_spec(), ...])      # HandLink
 tool sources: remote.tools                      # `<hand>__<tool>` for conversations
 await remote.start()  ...  await remote.close()
-management: remote.hub.disconnect_credential(credential_id) on revocation
 """
 
 from __future__ import annotations
