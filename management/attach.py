@@ -49,7 +49,7 @@ def link_mind(app: MindApp) -> MindLink:
         ]
 
     return MindLink(
-        disconnect_credential=remote.hub.disconnect_credential,
+        disconnect_credential=app.live_calls.revoke,
         durable_committed=app.bus.durable_committed,
         hands=hands,
         gateway_subscribers=lambda: app.bus.subscriber_count,

@@ -15,10 +15,11 @@ from management.records import HandInfo, ServiceInfo
 class MindLink:
     """Callables into the running Mind's components (wired in `management.attach`).
 
-    `disconnect_credential` closes every live Hand stream authenticated by a credential and
-    returns how many it closed (Face connections close when the gateway sees the durable
-    `credential_revoked` event, so they are not counted). `durable_committed` wakes the event
-    subscribers after the service committed outbox rows, so gateways see them at once.
+    `disconnect_credential` ends every live stream the credential authenticated on the Mind
+    (a gateway's `Subscribe`, a Hand's `Attach`) with UNAUTHENTICATED and returns how many.
+    A client's connections to a Face are not the Mind's: the Face closes them when it sees the
+    durable `credential_revoked` event, so they are not counted. `durable_committed` wakes the
+    event subscribers after the service committed outbox rows, so gateways see them at once.
     `forget_conversation` drops the Mind's cached actor of a deleted conversation, so a
     conversation created later under the same key starts afresh.
     """

@@ -2,7 +2,7 @@
 
 Each mutation runs in one transaction with its audit row (and, for a revocation, the durable
 `credential_revoked` event), so a failure anywhere leaves none of them. Live effects of an
-online revocation (closing Hand streams) happen only after that commit.
+online revocation (ending the credential's streams) happen only after that commit.
 """
 
 from __future__ import annotations
@@ -174,11 +174,12 @@ class ManagementService:
         )
 
     def _disconnect(self, credential_id: str) -> int:
-        """After the revocation committed: wake the gateways, close the Hand streams."""
+        """After the revocation committed: wake the gateways, end the credential's streams."""
         if self._mind is None:
             return 0
+        disconnected = self._mind.disconnect_credential(credential_id)
         self._mind.durable_committed()
-        return self._mind.disconnect_credential(credential_id)
+        return disconnected
 
     # Status and audit
 

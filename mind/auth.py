@@ -4,20 +4,29 @@ Calls carry `authorization: Bearer <token>` metadata. Missing, malformed, unknow
 expired tokens end the call with UNAUTHENTICATED before the servicer runs; the token is never
 logged nor echoed. Otherwise the servicer reads the caller with `current_identity()`, which works
 for unary and streaming methods alike. Health checks and reflection stay public.
+
+A response-streaming call lives in `LiveCalls` under its credential while it runs: revoking
+the credential cancels the call and it ends with UNAUTHENTICATED ("credential ... was revoked").
+The call writes its responses itself (`context.write`), so the cancel always lands inside the
+call, wherever it waits. A unary call is not cut: it authenticated before the revocation and
+ends with its own answer (cutting it could hide a change it already committed); the store
+refuses every later call.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import contextvars
 import inspect
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import grpc
 
 from mind.credentials import Identity
+from mind.live_calls import CredentialRevoked, LiveCalls, revoked_message
 
 log = logging.getLogger(__name__)
 
@@ -67,24 +76,9 @@ def _kind(handler: grpc.RpcMethodHandler) -> str:
 
 
 def _with_identity(handler: grpc.RpcMethodHandler, identity: Identity) -> grpc.RpcMethodHandler:
-    """A copy of `handler` whose behaviour runs with `identity` as the current identity."""
+    """A copy of unary-response `handler` that runs with `identity` as the current identity."""
     kind = _kind(handler)
     behaviour = getattr(handler, kind)
-
-    if inspect.isasyncgenfunction(behaviour):
-
-        async def generate(request: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
-            token = _identity.set(identity)
-            try:
-                async for response in behaviour(request, context):
-                    yield response
-            finally:
-                # A generator may be closed from another context (cancellation); the call's
-                # task ends with it anyway, so a failed reset leaks nothing.
-                with contextlib.suppress(ValueError):
-                    _identity.reset(token)
-
-        return _replace(handler, kind, generate)
 
     async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
         token = _identity.set(identity)
@@ -95,6 +89,44 @@ def _with_identity(handler: grpc.RpcMethodHandler, identity: Identity) -> grpc.R
             _identity.reset(token)
 
     return _replace(handler, kind, call)
+
+
+def _live_stream(
+    handler: grpc.RpcMethodHandler, identity: Identity, live: LiveCalls
+) -> grpc.RpcMethodHandler:
+    """A copy of response-streaming `handler` that runs with `identity` as the current
+    identity, registered in `live` so that revoking its credential ends it UNAUTHENTICATED."""
+    kind = _kind(handler)
+    behaviour = getattr(handler, kind)
+
+    async def stream(request: Any, context: grpc.aio.ServicerContext) -> None:
+        task = asyncio.current_task()
+        assert task is not None, "gRPC runs every call in a task"
+        try:
+            call = live.register(identity.credential_id, task.cancel)
+        except CredentialRevoked as exc:
+            log.info("refused %s's stream: %s", identity.principal, exc)
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(exc))
+        token = _identity.set(identity)
+        try:
+            if inspect.isasyncgenfunction(behaviour):
+                async with contextlib.aclosing(behaviour(request, context)) as responses:
+                    async for response in responses:
+                        await context.write(response)
+            else:
+                await behaviour(request, context)
+        except asyncio.CancelledError:
+            if not call.revoked:
+                raise  # the peer went away or the server is stopping
+            task.uncancel()
+            message = revoked_message(call.credential_id)
+            log.info("ended %s's stream: %s", identity.principal, message)
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, message)
+        finally:
+            live.unregister(call)
+            _identity.reset(token)
+
+    return _replace(handler, kind, stream)
 
 
 def _refusal(
@@ -125,12 +157,21 @@ def _replace(handler: grpc.RpcMethodHandler, kind: str, behaviour: Any) -> grpc.
 
 
 class AuthInterceptor(grpc.aio.ServerInterceptor):
-    """Authenticates every call outside `public_methods` (prefixes of full method names)."""
+    """Authenticates every call outside `public_methods` (prefixes of full method names).
+
+    `live` holds its streaming calls; the server's owner revokes through it (a private one
+    when none is given).
+    """
 
     def __init__(
-        self, authenticate: Authenticate, *, public_methods: frozenset[str] = PUBLIC_METHODS
+        self,
+        authenticate: Authenticate,
+        *,
+        live: LiveCalls | None = None,
+        public_methods: frozenset[str] = PUBLIC_METHODS,
     ) -> None:
         self._authenticate = authenticate
+        self.live = live if live is not None else LiveCalls()
         self._public = tuple(public_methods)
 
     async def intercept_service(
@@ -155,4 +196,6 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
         if identity is None:
             log.info("refused %s: %s", method, REJECTED)
             return _refusal(handler, grpc.StatusCode.UNAUTHENTICATED, REJECTED)
+        if handler.response_streaming:
+            return _live_stream(handler, identity, self.live)
         return _with_identity(handler, identity)

@@ -24,6 +24,7 @@ from mind.core.loop import AgentCore
 from mind.credentials import authenticate, store_authenticator
 from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
+from mind.live_calls import LiveCalls
 from mind.providers.base import Provider
 from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
@@ -59,8 +60,10 @@ class MindApp:
     services: list[ServiceSpec] = field(default_factory=list)
     on_start: list[Hook] = field(default_factory=list)
     on_stop: list[Hook] = field(default_factory=list)
-    # Hands, remote tasks and HandLink; `remote.hub.disconnect_credential` on revocation.
+    # Hands, remote tasks and HandLink.
     remote: RemoteExecution | None = None
+    # Every live authenticated stream by credential; `live_calls.revoke` cuts them.
+    live_calls: LiveCalls = field(default_factory=LiveCalls)
     # Where the Mind service listens once serving (`host:port` with the bound port).
     address: str = ""
 
@@ -116,7 +119,9 @@ class MindApp:
         server = await start_server(
             self.services,
             [listen],
-            interceptors=[AuthInterceptor(store_authenticator(self.sessions))],
+            interceptors=[
+                AuthInterceptor(store_authenticator(self.sessions), live=self.live_calls)
+            ],
         )
         host = listen.rsplit(":", 1)[0]
         self.address = listen if listen.startswith("unix:") else f"{host}:{server.bound[listen]}"

@@ -7,7 +7,6 @@ start_server([remote.service_spec(), ...])      # HandLink
 tool sources: remote.tools                      # `<hand>__<tool>` for conversations
 runtime.ledger = remote.ledger                  # a call with a task never runs twice
 await remote.start()  ...  remote.begin_shutdown(); ...; await remote.close()
-management: remote.hub.disconnect_credential(credential_id) on revocation
 """
 
 from __future__ import annotations

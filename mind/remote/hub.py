@@ -29,13 +29,7 @@ class HandNameTaken(Exception):
     """Another principal's Hand is attached under this name."""
 
 
-class CredentialRevoked(Exception):
-    """The stream's credential was revoked after it authenticated (a race with revocation)."""
-
-
 class CloseReason(StrEnum):
-    # The Hand's credential was revoked: UNAUTHENTICATED.
-    REVOKED = "revoked"
     # A newer stream of the same Hand took over.
     REPLACED = "replaced"
     # The Hand ended its side of the stream, or it failed.
@@ -135,14 +129,9 @@ class HandHub:
 
     def __init__(self) -> None:
         self._by_name: dict[str, HandConnection] = {}
-        # Credentials revoked while this process runs: a stream that authenticated just before
-        # the revocation committed must not attach just after the disconnect ran.
-        self._revoked: set[str] = set()
 
     def attach(self, connection: HandConnection) -> HandConnection | None:
         """Register a stream; returns the stream it replaced, if any."""
-        if connection.credential_id in self._revoked:
-            raise CredentialRevoked("the Hand's credential was revoked")
         current = self.get(connection.name)
         if current is not None and current.principal != connection.principal:
             raise HandNameTaken(
@@ -174,14 +163,3 @@ class HandHub:
 
     def connections(self) -> list[HandConnection]:
         return [c for c in self._by_name.values() if c.closed is None]
-
-    def disconnect_credential(self, credential_id: str) -> int:
-        """Close every stream using a revoked credential at once; returns how many."""
-        self._revoked.add(credential_id)
-        closed = 0
-        for connection in list(self._by_name.values()):
-            if connection.credential_id == credential_id:
-                connection.close(CloseReason.REVOKED, "the credential was revoked")
-                self.detach(connection)
-                closed += 1
-        return closed

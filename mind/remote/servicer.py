@@ -25,7 +25,6 @@ from mind.remote.hub import (
     CancelFrame,
     CloseFrame,
     CloseReason,
-    CredentialRevoked,
     HandConnection,
     HandHub,
     HandNameTaken,
@@ -69,7 +68,6 @@ _ACTIONS = {
     ReconcileAction.RESEND_RESULT: hand_pb2.RECONCILE_ACTION_RESEND_RESULT,
 }
 _CLOSE_CODES = {
-    CloseReason.REVOKED: grpc.StatusCode.UNAUTHENTICATED,
     CloseReason.REPLACED: grpc.StatusCode.ABORTED,
     CloseReason.SILENT: grpc.StatusCode.UNAVAILABLE,
     CloseReason.SHUTDOWN: grpc.StatusCode.UNAVAILABLE,
@@ -240,8 +238,6 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
         except HandNameTaken as exc:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
-        except CredentialRevoked as exc:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(exc))
         reader: asyncio.Task[None] | None = None
         try:
             yield hand_pb2.AttachResponse(

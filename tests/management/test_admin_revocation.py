@@ -1,7 +1,8 @@
 """Online revocation disconnects the peer at once and every later use is refused.
 
-A real Mind (and a real Face in front of it); the Hand attaches with the Python SDK and the
-client connects with a plain FaceGateway client; the revocation goes through `tobe admin`.
+A real Mind (and a real Face in front of it); the Hand attaches with the Python SDK, the
+client connects with a plain FaceGateway client and a gateway subscribes to the Mind directly;
+the revocation goes through `tobe admin`.
 """
 
 from __future__ import annotations
@@ -12,11 +13,12 @@ import grpc
 import pytest
 from admin_cli import Admin
 from helpers.face_client import FaceClient
-from helpers.face_process import FaceProcess
+from helpers.face_process import FaceProcess, MindDirect, face_env, wait_for_line
 from helpers.mind_process import MindProcess
 
 from hand import Hand, HandRefused
-from tobe.v1 import face_pb2
+from tobe.runtime.channel import bearer_metadata
+from tobe.v1 import events_pb2, face_pb2, mind_pb2
 
 pytestmark = pytest.mark.e2e
 
@@ -30,6 +32,57 @@ def admin_for(mind: MindProcess) -> Admin:
 async def cli(admin: Admin, *args: str) -> dict:
     """The CLI runs its own event loop, so it gets a thread of its own."""
     return await asyncio.to_thread(admin.json, *args)
+
+
+async def create_gateway(admin: Admin, principal: str) -> tuple[str, str]:
+    """A new gateway (service) credential: its id and secret."""
+    created = await cli(
+        admin, "credentials", "create", "--kind", "service", "--principal", principal,
+        "--scope", "gateway",
+    )
+    return created["credential"]["id"], created["secret"]
+
+
+async def replayed(call: grpc.aio.UnaryStreamCall) -> None:
+    """Read a Subscribe up to its ReplayDone."""
+    while not (await asyncio.wait_for(call.read(), BOUND)).HasField("replay_done"):
+        pass
+
+
+async def until_closed(
+    call: grpc.aio.UnaryStreamCall,
+) -> tuple[list[events_pb2.Event], grpc.StatusCode | None, str]:
+    """The events a Subscribe delivers until it ends, and its status (None: still open)."""
+    events: list[events_pb2.Event] = []
+
+    async def read() -> None:
+        while (item := await call.read()) is not grpc.aio.EOF:
+            if item.HasField("event"):
+                events.append(item.event)
+
+    try:
+        await asyncio.wait_for(read(), BOUND)
+    except TimeoutError:
+        call.cancel()
+        return events, None, "still open"
+    except grpc.aio.AioRpcError as exc:
+        return events, exc.code(), exc.details() or ""
+    return events, grpc.StatusCode.OK, ""
+
+
+async def revocation_event_id(direct: MindDirect, credential_id: str) -> int:
+    """The durable id of the credential's `credential_revoked` event, from a full replay."""
+    call = direct.stub.Subscribe(
+        mind_pb2.SubscribeRequest(after_id=0), metadata=direct.mind.gateway_metadata
+    )
+    try:
+        while (item := await asyncio.wait_for(call.read(), BOUND)).HasField("event"):
+            revoked = item.event.credential_revoked
+            if revoked.credential_id == credential_id:
+                return item.event.durable_id
+    finally:
+        call.cancel()
+    raise AssertionError(f"no credential_revoked event for {credential_id}")
 
 
 def laptop_hand() -> Hand:
@@ -96,3 +149,67 @@ async def test_revoking_a_connected_client_closes_its_face_connection_and_refuse
     with pytest.raises(grpc.aio.AioRpcError) as refused:
         await asyncio.wait_for(FaceClient.connect(face.address, mind.client_tokens["alice"]), BOUND)
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+async def test_revoking_a_gateway_credential_ends_its_live_subscribe(
+    stack: tuple[MindProcess, FaceProcess],
+) -> None:
+    mind, _face = stack
+    admin = admin_for(mind)
+    credential_id, secret = await create_gateway(admin, "gateway-b")
+    direct = MindDirect(mind)
+    feed = direct.stub.Subscribe(
+        mind_pb2.SubscribeRequest(after_id=0, include_ephemeral=True),
+        metadata=bearer_metadata(secret),
+    )
+    try:
+        await replayed(feed)
+        revoked = await cli(admin, "credentials", "revoke", credential_id)
+        # Events of every principal, committed after the revocation.
+        for principal in ("alice", "bob"):
+            await direct.create(f"p_after-gateway-revoked-{principal}", principal)
+        delivered, code, details = await until_closed(feed)
+        revocation = await revocation_event_id(direct, credential_id)
+    finally:
+        feed.cancel()
+        await direct.close()
+    assert (code, details) == (
+        grpc.StatusCode.UNAUTHENTICATED, f"credential {credential_id} was revoked"
+    )
+    assert [e.durable_id for e in delivered if e.durable_id >= revocation] == []
+    assert revoked["disconnected"] == 1
+
+
+async def test_revoking_a_faces_gateway_credential_ends_its_upstream_feed(
+    stack: tuple[MindProcess, FaceProcess],
+) -> None:
+    mind, face = stack
+    admin = admin_for(mind)
+    credential_id, secret = await create_gateway(admin, "face-b")
+    env = face_env(mind, mind_token=secret)
+    env["TOBE_DATA_DIR"] = str(mind.data_dir / "face-b")
+    face_b = FaceProcess(env, mind.address)
+    clients: list[FaceClient] = []
+    direct = MindDirect(mind)
+    try:
+        await asyncio.to_thread(face_b.start)
+        for address in (face_b.address, face.address):
+            client = await FaceClient.connect(address, mind.client_tokens["bob"])
+            clients.append(client)
+            await client.command(subscribe=face_pb2.SubscribeCommand(after_id=0))
+        behind_b, control = clients
+
+        revoked = await cli(admin, "credentials", "revoke", credential_id)
+        assert revoked["disconnected"] == 1  # Face B's one upstream subscription
+        await wait_for_line(face_b, f"credential {credential_id} was revoked", BOUND)
+
+        # Bob sees a later event through the other Face; Face B no longer serves any.
+        key = "p_after-face-b-revoked"
+        await direct.create(key, "bob")
+        await control.wait_event(lambda event: event.conversation_key == key, BOUND)
+        assert [e for e in behind_b.events if e.conversation_key == key] == []
+    finally:
+        for client in clients:
+            await client.close()
+        await direct.close()
+        face_b.kill()

@@ -51,10 +51,9 @@ async def link(
     remote = RemoteExecution.build(
         sessions, link_settings, audience=audience_of, background_sink=collect
     )
+    interceptor = AuthInterceptor(store_authenticator(sessions))
     server = await start_server(
-        [remote.service_spec()],
-        ["127.0.0.1:0"],
-        interceptors=[AuthInterceptor(store_authenticator(sessions))],
+        [remote.service_spec()], ["127.0.0.1:0"], interceptors=[interceptor]
     )
     port = server.bound["127.0.0.1:0"]
     async with sessions() as session, session.begin():
@@ -63,7 +62,9 @@ async def link(
         )
     await remote.start()
     try:
-        yield Link(f"127.0.0.1:{port}", token, credential.id, remote, sessions, sink)
+        yield Link(
+            f"127.0.0.1:{port}", token, credential.id, remote, sessions, sink, interceptor.live
+        )
     finally:
         await remote.close()
         await server.stop(0)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mind.credentials import issue
+from mind.live_calls import LiveCalls
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import TaskRecord
 from mind.tools.base import ApprovalBinding, DetailMode, Tool, ToolContext
@@ -33,6 +34,8 @@ class Link:
     remote: RemoteExecution
     sessions: async_sessionmaker[AsyncSession]
     sink: list[TaskRecord]
+    # The server's live streams by credential: `live_calls.revoke(id)` as a revocation does.
+    live_calls: LiveCalls
 
     async def issue(
         self, kind: str = "hand", principal: str = "laptop", scopes: tuple[str, ...] | None = None

@@ -100,7 +100,7 @@ async def test_revoked_credential_closes_the_stream_at_once(link: Link, serve) -
     job = await serve(echo_hand(), link.target, link.token)
     async with link.sessions() as session, session.begin():
         await revoke(session, link.credential_id)
-    assert link.remote.hub.disconnect_credential(link.credential_id) == 1
+    assert link.live_calls.revoke(link.credential_id) == 1
     with pytest.raises(HandRefused) as refused:
         await asyncio.wait_for(job, 10)
     assert refused.value.code == grpc.StatusCode.UNAUTHENTICATED

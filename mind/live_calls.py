@@ -1,0 +1,68 @@
+"""The live streaming calls of the running Mind, by the credential that authenticated each.
+
+A revocation is only as good as its reach: the store refuses a revoked credential's next call,
+but a stream opened before it would keep delivering. So every response-streaming call
+(`Mind.Subscribe`, `HandLink.Attach`, any later one) registers here for as long as it runs, and
+revoking a credential cuts each of them at once. Revoked ids are remembered for the life of the
+process: a call that authenticated just before the revocation committed and registers just
+after it is refused on registration, so no stream outlives its credential's revocation.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+def revoked_message(credential_id: str) -> str:
+    return f"credential {credential_id} was revoked"
+
+
+class CredentialRevoked(Exception):
+    """The call's credential was revoked while the call was being set up."""
+
+    def __init__(self, credential_id: str) -> None:
+        super().__init__(revoked_message(credential_id))
+
+
+@dataclass(eq=False)
+class LiveCall:
+    """One registered call; `cut` ends it (on the event loop that serves it)."""
+
+    credential_id: str
+    cut: Callable[[], object]
+    # Set before `cut` runs, so the call can tell a revocation from a peer's cancel.
+    revoked: bool = False
+
+
+class LiveCalls:
+    """Registered calls by credential id, and the ids revoked while this process runs."""
+
+    def __init__(self) -> None:
+        self._calls: dict[str, set[LiveCall]] = {}
+        self._revoked: set[str] = set()
+
+    def register(self, credential_id: str, cut: Callable[[], object]) -> LiveCall:
+        """Track a call until `unregister`; raises CredentialRevoked if the id was revoked."""
+        if credential_id in self._revoked:
+            raise CredentialRevoked(credential_id)
+        call = LiveCall(credential_id, cut)
+        self._calls.setdefault(credential_id, set()).add(call)
+        return call
+
+    def unregister(self, call: LiveCall) -> None:
+        calls = self._calls.get(call.credential_id)
+        if calls is None:
+            return
+        calls.discard(call)
+        if not calls:
+            del self._calls[call.credential_id]
+
+    def revoke(self, credential_id: str) -> int:
+        """Cut every live call of a credential whose revocation committed; returns how many."""
+        self._revoked.add(credential_id)
+        calls = self._calls.pop(credential_id, set())
+        for call in calls:
+            call.revoked = True
+            call.cut()
+        return len(calls)
