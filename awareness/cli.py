@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tobe.config import load_settings
+from tobe.runtime.private_files import private_umask
 from tobe.runtime.statelock import StateLockBusy
 
 
@@ -29,6 +30,7 @@ def serve(listen: str | None, adapters_dir: Path | None) -> None:
     from awareness.server import serve as run
 
     settings = load_settings()
+    private_umask()
     if listen:
         settings.awareness.listen = listen
     if adapters_dir is not None:

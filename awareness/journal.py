@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from awareness.model import Observation, PublishedBatch, Trust
+from tobe.runtime.private_files import private_file
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS batches (
@@ -42,7 +43,7 @@ _READ = "read"
 
 class Journal:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_file(path)
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         self._db.execute("PRAGMA journal_mode=WAL")

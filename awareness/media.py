@@ -20,6 +20,7 @@ from typing import Any
 from awareness.adapter import MediaInput
 from awareness.errors import MediaError
 from awareness.model import MediaRef
+from tobe.runtime.private_files import private_directory
 
 REF_PREFIX = "media:"
 _REF = re.compile(r"media:([0-9a-f]{64})")
@@ -28,7 +29,7 @@ _REF = re.compile(r"media:([0-9a-f]{64})")
 class MediaStore:
     def __init__(self, root: Path) -> None:
         self.root = root
-        root.mkdir(parents=True, exist_ok=True)
+        private_directory(root)
 
     def ingest(self, item: MediaInput) -> MediaRef:
         """Store inbound media (bytes or a file) and return its analysed ref."""

@@ -10,6 +10,7 @@ from rich.console import Console
 
 from tobe.config import load_settings
 from tobe.runtime.logs import configure_logging
+from tobe.runtime.private_files import private_umask
 
 CHAT_HELP = """Chat with ToBe in the terminal, through the Face gateway.
 
@@ -45,6 +46,7 @@ def serve(listen: str | None, mind_address: str | None) -> None:
     if mind_address:
         settings.face.mind_address = mind_address
     configure_logging(settings.log_level, process="face")
+    private_umask()
     try:
         asyncio.run(run_server(settings))
     except FaceConfigError as exc:

@@ -2,7 +2,9 @@
 
 Each secret lives in `<data dir>/credentials/<name>.token` (file 0600, directory 0700), where the
 service that uses it looks by default. A file whose token the store no longer accepts (a new
-database, a revoked credential) is replaced; a valid one is reused. Creation goes through the
+database, a revoked credential) is replaced; a valid one is reused. A valid one that lacks a
+scope the deployment now needs (e.g. the `hand:<name>` a Hand attaches under, with a changed
+`[hand] name`) is revoked and replaced. Creation goes through the
 Management service, so every credential gets its secret-free audit row.
 
 In a container deployment (`docker/compose.yaml`) the services run apart from the Mind, each
@@ -24,9 +26,11 @@ from awareness.auth import TOKEN_FILE_NAME as AWARENESS_TOKEN_FILE
 from awareness.auth import create_token_file
 from management.service import ManagementService
 from mind import credentials
+from mind.credentials import Identity
 from mind.store import migrate
 from mind.store.engine import create_engine, session_factory
-from tobe.config import Settings
+from tobe.config import HandSettings, Settings
+from tobe.runtime.private_files import private_directory
 from tobe.runtime.statelock import StateLock
 
 ACTOR = "tobe up"
@@ -43,13 +47,16 @@ class LocalCredential:
     scopes: tuple[str, ...]
 
 
-def local_credentials(user: str | None = None) -> tuple[LocalCredential, ...]:
+def local_credentials(
+    user: str | None = None, *, hand_name: str = HandSettings().name
+) -> tuple[LocalCredential, ...]:
     """Face's gateway credential, the local Hand's, and the local user's client credential."""
     person = user or _local_user()
     return (
         LocalCredential("face", "service", "face", ("gateway",)),
-        # The local Hand executes for the local user's conversations (`serve:<user>`).
-        LocalCredential("hand", "hand", "hand-local", (f"serve:{person}",)),
+        # The local Hand executes for the local user's conversations (`serve:<user>`) and
+        # attaches under the configured Hand name (`hand:<name>`).
+        LocalCredential("hand", "hand", "hand-local", (f"serve:{person}", f"hand:{hand_name}")),
         LocalCredential("client", "client", person, ("chat", "approve", "admin")),
     )
 
@@ -82,11 +89,12 @@ def provision(
     try:
         migrate.upgrade(settings.store_url)
         actor = ACTOR if services_dir is None else PROVISION_ACTOR
-        created = asyncio.run(_ensure(settings, local_credentials(), services_dir, actor))
+        wanted = local_credentials(hand_name=settings.hand.name)
+        created = asyncio.run(_ensure(settings, wanted, services_dir, actor))
         if services_dir is not None:
             link = awareness_token_file(services_dir)
             if not link.exists():
-                _private_directory(link.parent)
+                private_directory(link.parent)
                 create_token_file(link)
                 created.append("awareness")
         return created
@@ -98,11 +106,6 @@ def _token_file(settings: Settings, credential: LocalCredential, services_dir: P
     if services_dir is None or credential.kind == "client":
         return settings.credentials_dir / f"{credential.name}.token"
     return services_dir / credential.name / f"{credential.name}.token"
-
-
-def _private_directory(directory: Path) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    os.chmod(directory, 0o700)
 
 
 async def _ensure(
@@ -120,9 +123,12 @@ async def _ensure(
     try:
         for credential in wanted:
             path = _token_file(settings, credential, services_dir)
-            _private_directory(path.parent)
-            if await _still_valid(sessions, path):
+            private_directory(path.parent)
+            current = await _current(sessions, path)
+            if current is not None and _fits(current, credential):
                 continue
+            if current is not None:
+                await service.revoke_credential(current.credential_id, actor=actor)
             issued = await service.create_credential(
                 kind=credential.kind,
                 principal=credential.principal,
@@ -137,13 +143,22 @@ async def _ensure(
     return created
 
 
-async def _still_valid(sessions, path: Path) -> bool:  # noqa: ANN001
+async def _current(sessions, path: Path) -> Identity | None:  # noqa: ANN001
+    """Who the token in `path` authenticates as; None when missing or no longer accepted."""
     try:
         token = path.read_text().strip()
     except FileNotFoundError:
-        return False
+        return None
     async with sessions() as session:
-        return await credentials.authenticate(session, token) is not None
+        return await credentials.authenticate(session, token)
+
+
+def _fits(identity: Identity, credential: LocalCredential) -> bool:
+    return (
+        identity.kind == credential.kind
+        and identity.principal == credential.principal
+        and set(credential.scopes) <= set(identity.scopes)
+    )
 
 
 def _write_secret(path: Path, secret: str) -> None:

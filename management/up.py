@@ -1,5 +1,8 @@
 """`tobe up`: run the whole platform on one machine, each service in its own process.
 
+0. Make the data directory owner-only: everything created from now on is (umask 0o077, which
+   the services inherit), and anything already there that other users could read is fixed,
+   with a warning naming it.
 1. Create the local credentials on first run (under the state lock, released before the Mind
    starts; see `management.local_credentials`).
 2. Choose the provider: the configured one, one detected from a usual API key variable, or
@@ -30,6 +33,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tobe.config import Settings, default_data_dir, load_settings
+from tobe.runtime.private_files import private_directory, private_umask, tighten
 
 STOP_GRACE = 10.0
 HEALTH_DEADLINE = 60.0
@@ -84,7 +88,7 @@ def plan_services(settings: Settings, available: set[str]) -> list[ServicePlan]:
     hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
     if settings.hand.workspace is None:
         workspace = settings.data_dir.resolve() / "workspace"
-        workspace.mkdir(parents=True, exist_ok=True)
+        private_directory(workspace)
         hand_env["TOBE_HAND__WORKSPACE"] = str(workspace)
     plans = [
         ServicePlan("awareness", "awareness", settings.awareness.listen),
@@ -141,7 +145,7 @@ class Supervisor:
         self.logs_dir = settings.data_dir / "logs"
 
     def start(self, plan: ServicePlan, base_env: dict[str, str]) -> RunningService:
-        self.logs_dir.mkdir(parents=True, exist_ok=True)
+        private_directory(self.logs_dir)
         log_path = self.logs_dir / f"{plan.name}.log"
         with log_path.open("ab") as log:
             log.write(f"--- tobe up started {plan.name} at {time.ctime()}\n".encode())
@@ -232,9 +236,11 @@ def run_up(settings: Settings) -> int:
     available = available_services()
     if "mind" not in available:
         raise UpError("this installation has no Mind (`tobe mind serve`); nothing to run")
-    plans = plan_services(settings, available)
     data_dir = settings.data_dir.resolve()
     click.echo(f"Data directory: {data_dir}")
+    private_umask()
+    tighten(data_dir, lambda warning: click.secho(f"Warning: {warning}", fg="yellow", err=True))
+    plans = plan_services(settings, available)
     try:
         created = provision(settings)
     except StateLockBusy as exc:

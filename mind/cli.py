@@ -12,6 +12,7 @@ import click
 
 from tobe.config import Settings, load_settings
 from tobe.runtime.logs import configure_logging
+from tobe.runtime.private_files import private_umask, tighten
 from tobe.runtime.statelock import StateLock, StateLockBusy
 
 if TYPE_CHECKING:
@@ -87,6 +88,8 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
 
     settings = load_settings()
     configure_logging(settings.log_level, process="mind")
+    private_umask()
+    tighten(settings.data_dir, log.warning)
     address = listen or settings.mind.listen
     if services_dir is not None:
         _provision(settings, services_dir)

@@ -42,6 +42,8 @@ class MindSettings(BaseModel):
     step_limit: int = Field(default=24, ge=1, le=1000)
     # Largest user message accepted by SendChat, in bytes of UTF-8.
     max_message_bytes: int = Field(default=64 * 1024, ge=1)
+    # Most members a group conversation may be created with (the owner not counted).
+    max_members: int = Field(default=256, ge=1)
     # How long to wait for the state lock at start (seconds) before refusing to start.
     lock_timeout: float = Field(default=10.0, ge=0)
     # Where Mind reaches Awareness; empty disables the awareness tools.

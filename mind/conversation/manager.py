@@ -12,12 +12,19 @@ import secrets
 from datetime import UTC, datetime
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from mind.conversation import inputs, queries, runs
 from mind.conversation.access import Viewer, check_key, check_principal
 from mind.conversation.actor import ChatInput, ConversationActor, SendResult
 from mind.conversation.continuation import open_call_ids
-from mind.conversation.errors import AlreadyExists, InvalidInput, ShuttingDown
+from mind.conversation.errors import (
+    AlreadyExists,
+    ConversationError,
+    InvalidInput,
+    NotFound,
+    ShuttingDown,
+)
 from mind.conversation.storage import Storage
 from mind.core.loop import AgentCore
 from mind.events.payloads import conversation_view
@@ -73,6 +80,11 @@ class ConversationManager:
         check_key(key)
         if members and not key.startswith("g_"):
             raise InvalidInput("members are only allowed in group conversations ('g_' keys)")
+        if len(members) > self.settings.max_members:
+            raise InvalidInput(
+                f"members lists {len(members)} principals; the maximum is "
+                f"{self.settings.max_members} (setting mind.max_members)"
+            )
         for member in members:
             check_principal(member, "members")
         if len(title) > MAX_TITLE:
@@ -81,7 +93,7 @@ class ConversationManager:
         try:
             async with self.storage.write() as tx:
                 if await tx.session.get(models.Conversation, key) is not None:
-                    raise AlreadyExists(f"conversation {key!r} already exists")
+                    raise await self._key_taken(tx.session, viewer, key)
                 row = models.Conversation(
                     key=key, owner=viewer.principal, title=title, created_at=datetime.now(UTC)
                 )
@@ -95,8 +107,22 @@ class ConversationManager:
                     "conversation_created", key, [viewer.principal, *members], dict(view)
                 )
         except IntegrityError as exc:
-            raise AlreadyExists(f"conversation {key!r} already exists") from exc
+            async with self.storage.read() as session:
+                raise await self._key_taken(session, viewer, key) from exc
         return view
+
+    @staticmethod
+    async def _key_taken(session: AsyncSession, viewer: Viewer, key: str) -> ConversationError:
+        """The refusal for creating an existing key: AlreadyExists for those who can see it.
+
+        Anyone else gets the NotFound a snapshot answers, so creating cannot probe which keys
+        exist.
+        """
+        try:
+            await queries.visible(session, viewer, key)
+        except NotFound as hidden:
+            return hidden
+        return AlreadyExists(f"conversation {key!r} already exists")
 
     async def list(self, viewer: Viewer, limit: int) -> list[dict[str, object]]:
         check_principal(viewer.principal)

@@ -1,8 +1,11 @@
 """The HandHub: which Hands are attached right now, and the outbound frames queued for each.
 
-A Hand name is held by at most one stream. A reconnect of the same principal replaces the
-old stream (which may not have noticed yet that the network dropped); another principal
-asking for a name in use is refused, so one Hand credential cannot take over another's tasks.
+A Hand name is held by at most one stream. A credential may attach only under a name it was
+given: its principal, or a name in one of its `hand:<name>` scopes (`granted_names`), so a
+credential cannot take a free name meant for another Hand. A reconnect of the same principal
+replaces the old stream (which may not have noticed yet that the network dropped); another
+principal asking for a name in use is refused, so one Hand credential cannot take over
+another's tasks.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ class CloseReason(StrEnum):
     SILENT = "silent"
     # The Mind is stopping; the Hand should reconnect later.
     SHUTDOWN = "shutdown"
+    # The Hand broke the protocol (a second hello): FAILED_PRECONDITION.
+    PROTOCOL = "protocol"
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,14 @@ Outbound = OfferFrame | CancelFrame | AckFrame | ReconcileVerdict | CloseFrame
 
 SERVE_SCOPE = "serve:"
 SERVE_ALL_SCOPE = "serve-all"
+HAND_SCOPE = "hand:"
+
+
+def granted_names(principal: str, scopes: Iterable[str]) -> frozenset[str]:
+    """The Hand names a credential may attach under: its principal and every `hand:<name>`."""
+    names = {principal}
+    names.update(s.removeprefix(HAND_SCOPE) for s in scopes if s.startswith(HAND_SCOPE))
+    return frozenset(names)
 
 
 def served_principals(principal: str, scopes: Iterable[str]) -> frozenset[str]:

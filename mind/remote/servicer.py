@@ -30,6 +30,7 @@ from mind.remote.hub import (
     HandNameTaken,
     OfferFrame,
     Outbound,
+    granted_names,
     served_principals,
 )
 from mind.remote.model import (
@@ -71,11 +72,17 @@ _CLOSE_CODES = {
     CloseReason.REPLACED: grpc.StatusCode.ABORTED,
     CloseReason.SILENT: grpc.StatusCode.UNAVAILABLE,
     CloseReason.SHUTDOWN: grpc.StatusCode.UNAVAILABLE,
+    CloseReason.PROTOCOL: grpc.StatusCode.FAILED_PRECONDITION,
 }
+SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 
 
 class HelloError(ValueError):
     """The hello frame is malformed; the message names the field."""
+
+
+class NameNotGranted(Exception):
+    """The credential may not attach under the Hand name it asked for."""
 
 
 def _ms(seconds: float) -> int:
@@ -111,6 +118,12 @@ def hand_name(hello: hand_pb2.HandHello, identity: Identity) -> str:
     if not HAND_NAME.match(name):
         field = "hello.name" if hello.name else "hello.name (defaulted to the principal)"
         raise HelloError(f"{field} {name!r} must match {HAND_NAME.pattern}")
+    if name not in granted_names(identity.principal, identity.scopes):
+        raise NameNotGranted(
+            f"hello.name {name!r} is not granted to this credential: a Hand attaches under its "
+            f"credential's principal ({identity.principal!r}) or a name given by a "
+            f"'hand:<name>' scope (e.g. 'hand:{name}')"
+        )
     return name
 
 
@@ -236,6 +249,8 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             self._hub.attach(connection)
         except HelloError as exc:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+        except NameNotGranted as exc:
+            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
         except HandNameTaken as exc:
             await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
         reader: asyncio.Task[None] | None = None
@@ -295,6 +310,10 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             reason = CloseReason.SILENT
             message = f"no frame from the Hand for {self._settings.heartbeat_timeout:g} s"
             log.warning("hand %s: %s; closing its stream", connection.name, message)
+        except grpc.aio.AbortError:
+            # A frame did not decode and the call already ended with INVALID_ARGUMENT; ending
+            # the connection without a status of its own lets the handler return.
+            message = "a frame could not be decoded"
         except grpc.aio.AioRpcError as exc:
             message = f"the stream failed: {exc.code().name}"
         except asyncio.CancelledError:
@@ -325,5 +344,6 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             )
             await authority.result(connection, item.task_id, item.attempt, result)
         elif kind == "hello":
-            log.warning("hand %s sent a second hello; ignored", connection.name)
+            log.info("hand %s sent a second hello; ending its stream", connection.name)
+            connection.close(CloseReason.PROTOCOL, SECOND_HELLO)
         # Heartbeats need no answer: receiving any frame already proved the Hand alive.

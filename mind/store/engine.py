@@ -14,12 +14,16 @@ another writer committed. The price: one transaction at a time, reads included. 
 Decide with conditional updates (`UPDATE … WHERE state = 'x'`, check the row count) rather
 than read-then-write; that is correct on PostgreSQL's READ COMMITTED too.
 
+A SQLite database file is created owner-only (0600) before the first connect; SQLite gives its
+-wal and -shm files the database file's permissions.
+
 URLs without an async driver are normalised: `sqlite:///x` becomes `sqlite+aiosqlite:///x`,
 `postgresql://…` (or `postgres://…`) becomes `postgresql+psycopg://…`.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, event
@@ -31,6 +35,8 @@ from sqlalchemy.ext.asyncio import (
     async_sessionmaker,
     create_async_engine,
 )
+
+from tobe.runtime.private_files import private_file
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
 
@@ -93,6 +99,13 @@ def _sqlite_begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def _private_database_file(url: URL) -> None:
+    """Create the SQLite file 0600 (or strip others' access) unless it lives in memory."""
+    database = url.database or ""
+    if database and database != ":memory:" and not database.startswith("file:"):
+        private_file(Path(database))
+
+
 def configure_sqlite(engine: Engine) -> None:
     """Apply the pragmas and immediate transactions to a (sync or async's sync) engine."""
     event.listen(engine, "connect", _sqlite_connect)
@@ -103,6 +116,7 @@ def create_engine(url: str) -> AsyncEngine:
     """An async engine for `url` (see the module docstring for SQLite behaviour)."""
     target = async_url(url)
     if is_sqlite(target):
+        _private_database_file(target)
         engine = create_async_engine(target)
         configure_sqlite(engine.sync_engine)
         return engine
@@ -113,6 +127,7 @@ def create_migration_engine(url: str) -> Engine:
     """A synchronous engine with the same per-connection setup, for Alembic."""
     target = sync_url(url)
     if is_sqlite(target):
+        _private_database_file(target)
         engine = create_sync_engine(target)
         configure_sqlite(engine)
         return engine

@@ -122,3 +122,20 @@ def test_provisioned_credentials_are_audited_as_created_by_the_provisioning_mind
             await engine.dispose()
 
     assert asyncio.run(actors()) == [PROVISION_ACTOR] * 3
+
+
+def test_the_hand_secret_grants_the_configured_hand_name_and_is_replaced_when_it_changes(
+    tmp_path: Path,
+) -> None:
+    settings = settings_for(tmp_path)
+    services_dir = tmp_path / "credentials"
+    settings.hand.name = "workspace"
+    provision(settings, services_dir=services_dir)
+    old = secrets_in(services_dir)["hand"]
+    assert asyncio.run(accepted(settings, old)).has_scope("hand:workspace")
+
+    settings.hand.name = "laptop"
+    assert provision(settings, services_dir=services_dir) == ["hand"]
+    new = asyncio.run(accepted(settings, secrets_in(services_dir)["hand"]))
+    assert new is not None and new.has_scope("hand:laptop")
+    assert asyncio.run(accepted(settings, old)) is None  # the replaced secret is revoked

@@ -49,6 +49,33 @@ def test_bad_sends_are_refused_with_a_clear_error_and_write_nothing(shared: Gate
     assert list(shared.history(key).messages) == []
 
 
+def test_creating_a_taken_key_cannot_probe_which_keys_exist(shared: Gateway):
+    """Creating a key someone else holds answers exactly what a snapshot answers."""
+    key = shared.create(f"g_{uuid.uuid4().hex[:12]}", members=("bob",))
+    absent = f"g_{uuid.uuid4().hex[:12]}"
+    taken = _code(lambda: shared.create(key, principal="mallory"))
+    assert taken == _code(lambda: shared.snapshot(key, principal="mallory"))
+    assert taken == (grpc.StatusCode.NOT_FOUND, f"no conversation {key!r}")
+    assert _code(lambda: shared.snapshot(absent, principal="mallory")) == (
+        grpc.StatusCode.NOT_FOUND, f"no conversation {absent!r}"
+    )
+    # Those who can see the conversation learn nothing new from ALREADY_EXISTS.
+    for principal in ("alice", "bob"):
+        code, _ = _code(lambda: shared.create(key, principal=principal))  # noqa: B023
+        assert code == grpc.StatusCode.ALREADY_EXISTS
+
+
+def test_a_group_conversation_is_created_with_at_most_the_member_limit(shared: Gateway):
+    head = shared.head()
+    too_many = tuple(f"m{i}" for i in range(257))
+    key = f"g_{uuid.uuid4().hex[:12]}"
+    code, details = _code(lambda: shared.create(key, members=too_many))
+    assert code == grpc.StatusCode.INVALID_ARGUMENT
+    assert "257" in details and "maximum is 256" in details and "mind.max_members" in details
+    assert shared.head() == head
+    assert shared.create(key, members=too_many[:256]) == key
+
+
 def test_a_foreign_conversation_is_not_found_but_members_and_admins_see_it(shared: Gateway):
     key = shared.create(f"g_{uuid.uuid4().hex[:12]}", members=("bob",))
     assert shared.snapshot(key, principal="bob").conversation.members == ["bob"]

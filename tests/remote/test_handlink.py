@@ -214,3 +214,41 @@ async def test_background_tool_returns_at_once_and_delivers_its_result(link: Lin
     assert [(r.id, r.state, r.output) for r in link.sink] == [
         (started["task_id"], TaskState.SUCCEEDED, "built")
     ]
+
+
+async def _attach(link: Link, token: str, *frames: hand_pb2.AttachRequest) -> None:
+    """Send frames, then read until the stream ends (raising its status when not OK)."""
+    async with open_channel(link.target) as channel:
+        call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(token))
+        for frame in frames:
+            await call.write(frame)
+        while await call.read() is not grpc.aio.EOF:
+            pass
+
+
+def _hello(name: str) -> hand_pb2.AttachRequest:
+    return hand_pb2.AttachRequest(hello=hand_pb2.HandHello(name=name))
+
+
+async def test_a_hand_credential_attaches_only_under_a_name_it_was_granted(link: Link) -> None:
+    # link.token: principal "laptop", no `hand:` scope; "garden" is free but not granted.
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await _attach(link, link.token, _hello("garden"))
+    assert refused.value.code() == grpc.StatusCode.PERMISSION_DENIED
+    assert "'hand:<name>' scope" in (refused.value.details() or "")
+    assert link.remote.hub.get("garden") is None
+
+    _, granted = await link.issue(principal="laptop", scopes=("serve:alice", "hand:garden"))
+    for token, name in ((granted, "garden"), (link.token, "laptop"), (link.token, "")):
+        async with open_channel(link.target) as channel:
+            call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(token))
+            await call.write(_hello(name))
+            assert (await call.read()).welcome.hand_name == (name or "laptop")
+            call.cancel()
+
+
+async def test_a_second_hello_ends_the_stream_with_failed_precondition(link: Link) -> None:
+    with pytest.raises(grpc.aio.AioRpcError) as ended:
+        await _attach(link, link.token, _hello("laptop"), _hello("laptop"))
+    assert ended.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "hello may be sent only once" in (ended.value.details() or "")

@@ -129,3 +129,47 @@ def test_a_service_that_fails_is_reported_with_its_log(tmp_path: Path) -> None:
     settings = Settings(data_dir=data_dir, database_url="")
     assert provision(settings) == []
     assert tokens == {p.name: p.read_text() for p in (data_dir / "credentials").glob("*.token")}
+
+
+def test_up_makes_the_data_directory_owner_only_and_fixes_a_readable_one(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    (data_dir / "logs").mkdir(parents=True)
+    old_log = data_dir / "logs" / "mind.log"
+    old_log.write_text("a line from an older version\n")
+    for path, mode in ((data_dir, 0o755), (data_dir / "logs", 0o755), (old_log, 0o644)):
+        os.chmod(path, mode)
+    env = up_env(data_dir)
+    up = spawn(["up"], env)
+    try:
+        for path in (data_dir, data_dir / "logs", old_log):
+            up.expect_exact(f"Warning: {path} was readable by other users; made it owner-only")
+        up.expect("ToBe is up.")
+        chat = spawn(["chat"], env)
+        try:
+            chat.expect("you› ")
+            chat.sendline("my PIN is 1234")
+            chat.expect("offline demo model")
+            chat.expect("you› ")
+            chat.sendline("/quit")
+            chat.expect(pexpect.EOF, timeout=30)
+        finally:
+            chat.close(force=True)
+
+        # While everything runs: the store with its -wal/-shm, logs, sockets, credentials, the
+        # Awareness journal and media, the workspace.
+        modes = {data_dir: stat.S_IMODE(data_dir.stat().st_mode)}
+        modes.update({p: stat.S_IMODE(p.lstat().st_mode) for p in data_dir.rglob("*")})
+        names = {p.name for p in modes}
+        assert {"tobe.db", "tobe.db-wal", "tobe.db-shm", "mind.sock", "face.log"} <= names
+        assert {"awareness", "journal.db", "media", "workspace", "credentials"} <= names, names
+        loose = {
+            str(p.relative_to(tmp_path)): oct(mode)
+            for p, mode in modes.items()
+            if mode != (0o700 if p.is_dir() else 0o600)
+        }
+        assert loose == {}
+
+        up.kill(2)
+        up.expect(pexpect.EOF, timeout=60)
+    finally:
+        up.close(force=True)

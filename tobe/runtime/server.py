@@ -2,7 +2,9 @@
 
 Every server registers the standard health service (`grpc.health.v1.Health`) and server
 reflection, listens on one or more addresses (`host:port` or `unix:/path`), and on SIGTERM or
-SIGINT stops accepting new calls and drains in-flight ones for a grace period.
+SIGINT stops accepting new calls and drains in-flight ones for a grace period. A request that
+is not valid protobuf is answered INVALID_ARGUMENT on every server (`tobe.runtime.decoding`),
+and Unix sockets are owner-only unless asked otherwise.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from dataclasses import dataclass, field
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
+
+from tobe.runtime.decoding import DecodingInterceptor
+from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +70,7 @@ async def start_server(
     *,
     interceptors: Sequence[grpc.aio.ServerInterceptor] = (),
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
-    unix_socket_mode: int | None = None,
+    unix_socket_mode: int = FILE_MODE,
     max_receive_bytes: int | None = None,
     serving: bool = True,
 ) -> GrpcServer:
@@ -74,11 +79,13 @@ async def start_server(
     `max_receive_bytes` (default: `max_message_bytes`) caps incoming messages alone; larger
     ones end the call with RESOURCE_EXHAUSTED before the handler sees them.
 
-    `unix_socket_mode` chmods every `unix:` socket after binding (0o600 for owner-only).
+    `interceptors` run outermost first; request decoding always runs innermost, after them
+    (an unauthenticated call is refused as such whatever its body).
+    `unix_socket_mode` chmods every `unix:` socket after binding (default 0o600, owner-only).
     Binding a TCP address with port 0 picks a free port, reported in `GrpcServer.bound`.
     """
     server = grpc.aio.server(
-        interceptors=list(interceptors),
+        interceptors=[*interceptors, DecodingInterceptor()],
         options=[
             ("grpc.max_receive_message_length", max_receive_bytes or max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),
@@ -97,7 +104,7 @@ async def start_server(
     bound: dict[str, int] = {}
     # Create sockets under a restrictive umask so an owner-only socket is never, even briefly,
     # reachable by others between bind and chmod.
-    previous_umask = os.umask(0o077) if unix_socket_mode is not None else None
+    previous_umask = os.umask(PRIVATE_UMASK)
     try:
         for address in addresses:
             if address.startswith("unix:"):
@@ -110,12 +117,10 @@ async def start_server(
             bound[address] = port
         await server.start()
     finally:
-        if previous_umask is not None:
-            os.umask(previous_umask)
-    if unix_socket_mode is not None:
-        for address in addresses:
-            if address.startswith("unix:"):
-                os.chmod(address.removeprefix("unix:").removeprefix("//"), unix_socket_mode)
+        os.umask(previous_umask)
+    for address in addresses:
+        if address.startswith("unix:"):
+            os.chmod(address.removeprefix("unix:").removeprefix("//"), unix_socket_mode)
     result = GrpcServer(server=server, health=health_servicer, services=services, bound=bound)
     await result.set_serving(serving)
     return result

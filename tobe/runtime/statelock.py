@@ -11,6 +11,8 @@ import os
 import time
 from pathlib import Path
 
+from tobe.runtime.private_files import private_directory
+
 
 class StateLockBusy(RuntimeError):
     """Another process holds the state lock."""
@@ -32,7 +34,7 @@ class StateLock:
 
     def acquire(self, timeout: float = 0.0) -> None:
         """Take the lock, waiting up to `timeout` seconds; raise StateLockBusy otherwise."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_directory(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         deadline = time.monotonic() + timeout
         while True:

@@ -12,6 +12,7 @@ Frame order:
 
   Hand                                        Mind
   AttachRequest{hello}              ─────▶                first frame, exactly once
+                                                          (a second one: FAILED_PRECONDITION)
                                     ◀─────    AttachResponse{welcome}
                                     ◀─────    AttachResponse{reconcile} one per held task
                                     ◀─────    AttachResponse{offer}
@@ -30,11 +31,14 @@ Mind ends it with UNAVAILABLE and treats the Hand as disconnected.
 
 Names. `hello.name` (or, when empty, the credential's principal) must match
 [a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,47}. The model sees a Hand's
-tools as `<hand name>__<tool name>` (at most 64 characters), so two Hands never clash. One
+tools as `<hand name>__<tool name>` (at most 64 characters), so two Hands never clash. A
+credential binds the names it may use: its principal, and every name given by a
+`hand:<name>` scope; asking for any other name ends the stream with PERMISSION_DENIED. One
 stream holds a name at a time: a new stream with the same credential principal replaces the
 old one (ended with ABORTED); a stream with another principal is refused with
 ALREADY_EXISTS while the name is in use. Errors in the hello end the stream with
-INVALID_ARGUMENT and a message naming the field.
+INVALID_ARGUMENT and a message naming the field. A frame that is not a valid AttachRequest
+ends the stream with INVALID_ARGUMENT.
 
 Tasks and attempts. Every offer names `(task_id, attempt)`. The attempt number is a fencing
 token: every report (accepted, rejected, progress, result) must name the attempt it is about.
@@ -239,7 +243,8 @@ class HandHello(_message.Message):
     name: _builtins.str
     """Stable name of this Hand (e.g. "laptop"); tools are exposed to the model as
     `<hand name>__<tool name>` so two Hands never clash. Defaults to the credential principal.
-    Must match [a-z][a-z0-9-]{0,14}.
+    Must match [a-z][a-z0-9-]{0,14}, and be the credential's principal or granted to it by a
+    `hand:<name>` scope (else PERMISSION_DENIED).
     """
     version: _builtins.str
     @_builtins.property
