@@ -5,6 +5,9 @@ downgraded to summary, never upgraded: raw tool arguments, raw results, raw prog
 thinking leave the gateway only when both the admission and the viewer are TRANSPARENT. The
 Mind already renders in the admitted mode; these rules hold again here so that a viewer can
 never get more than the admission allowed, whatever arrives.
+
+One deliberate exception: an approval's `decision_text` (what the person decides on) is kept
+in every mode, because a person can't decide on what they can't see.
 """
 
 from __future__ import annotations
@@ -87,6 +90,7 @@ def project_message(
 def project_approval(
     approval: common_pb2.Approval, viewer: int, modes: AdmissionModes
 ) -> common_pb2.Approval:
+    """Raw `arguments_json` only when allowed; `decision_text` always stays."""
     if not approval.arguments_json or _raw_allowed(viewer, modes.get(approval.tool_call_id)):
         return approval
     result = common_pb2.Approval()

@@ -107,8 +107,13 @@ class Hand:
         description: str | None = None,
         effect: Effect | str = Effect.READ_ONLY,
         background: bool = False,
+        decision: str = "",
     ) -> Any:
-        """Decorator: offer a typed function as a tool (usable with or without arguments)."""
+        """Decorator: offer a typed function as a tool (usable with or without arguments).
+
+        `decision` is the text a person approves, as a template over the arguments (e.g.
+        `"{argv}"` shows a command line; see `ToolSpec.decision_template` in hand.proto).
+        """
 
         def register(target: Callable[..., Any]) -> Callable[..., Any]:
             self.add_tool(
@@ -118,6 +123,7 @@ class Hand:
                     description=description,
                     effect=effect,
                     background=background,
+                    decision=decision,
                 )
             )
             return target
@@ -204,6 +210,7 @@ class Hand:
                     parameters_json_schema=json.dumps(tool.json_schema),
                     effect=_EFFECTS[tool.effect],
                     background=tool.background,
+                    decision_template=tool.decision,
                 )
             )
         for held in self.held.values():

@@ -16,6 +16,8 @@ from typing import Any, get_type_hints
 import pydantic
 import pydantic_core
 
+from tobe.runtime.decision_template import TemplateError, check_template
+
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
 
 
@@ -41,7 +43,7 @@ def _description(function: Callable[..., Any]) -> str:
 
 
 def _arguments_model(function: Callable[..., Any], name: str) -> type[pydantic.BaseModel]:
-    hints = get_type_hints(function)
+    hints = get_type_hints(function, include_extras=True)  # keeps Field(...) markers
     fields: dict[str, Any] = {}
     for parameter in inspect.signature(function).parameters.values():
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
@@ -64,6 +66,8 @@ class ToolFunction:
     background: bool
     function: Callable[..., Any]
     arguments: type[pydantic.BaseModel]
+    # What a person approves, e.g. "{argv}" (rule: `ToolSpec.decision_template`); "" = default.
+    decision: str = ""
 
     @classmethod
     def wrap(
@@ -74,17 +78,24 @@ class ToolFunction:
         description: str | None = None,
         effect: Effect | str = Effect.READ_ONLY,
         background: bool = False,
+        decision: str = "",
     ) -> ToolFunction:
         tool_name = name or function.__name__
         if not TOOL_NAME.match(tool_name):
             raise ValueError(f"tool name {tool_name!r} must match {TOOL_NAME.pattern}")
+        arguments = _arguments_model(function, tool_name)
+        try:
+            check_template(decision, set(arguments.model_fields))
+        except TemplateError as exc:
+            raise ValueError(f"tool {tool_name}: decision template {decision!r}: {exc}") from None
         return cls(
             name=tool_name,
             description=description if description is not None else _description(function),
             effect=Effect(effect),
             background=background,
             function=function,
-            arguments=_arguments_model(function, tool_name),
+            arguments=arguments,
+            decision=decision,
         )
 
     @property

@@ -173,7 +173,7 @@ def build_reference_hand(
                         return {"matches": matches, "truncated": True}
         return {"matches": matches, "truncated": False}
 
-    @hand.tool(effect=Effect.EXTERNAL_SIDE_EFFECT)
+    @hand.tool(effect=Effect.EXTERNAL_SIDE_EFFECT, decision="{argv}")
     async def run_command(
         argv: list[str], cwd: str = ".", timeout: float | None = None
     ) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from management import render
+from management.cli_approvals import approvals
 from management.cli_conversations import conversations
 from management.cli_credentials import credentials
 from management.cli_support import AdminOptions, call, output_options, parse_when, printer
@@ -30,7 +31,7 @@ from tobe.v1 import management_pb2 as pb
 )
 @click.pass_context
 def admin(ctx: click.Context, wait: float, data_dir: Path | None) -> None:
-    """Manage credentials, conversations and the audit trail.
+    """Manage credentials, conversations, approvals and the audit trail.
 
     Talks to the running Mind over its owner-only socket; when no Mind is running, takes the
     data directory's state lock and runs the same service in-process.
@@ -68,3 +69,4 @@ def audit(action: str, target: str, actor: str, since: str | None, limit: int) -
 
 admin.add_command(credentials)
 admin.add_command(conversations)
+admin.add_command(approvals)

@@ -16,6 +16,9 @@ from management.records import (
     StatusReport,
 )
 from management.render import KIND_NAMES
+from mind.approvals.broker import event_payload
+from mind.approvals.model import ApprovalRecord
+from mind.service.convert import to_proto
 from tobe.v1 import common_pb2, management_pb2
 
 KIND_FROM_PROTO = dict(KIND_NAMES)
@@ -105,3 +108,9 @@ def conversation(info: ConversationInfo) -> common_pb2.Conversation:
         created_at=timestamp(info.created_at),
         last_event_id=info.last_event_id,
     )
+
+
+def approval(record: ApprovalRecord) -> common_pb2.Approval:
+    """The Approval contract as the Mind sends it, without raw arguments."""
+    message: common_pb2.Approval = to_proto(common_pb2.Approval, event_payload(record))
+    return message

@@ -120,6 +120,35 @@ def deletion(message: management_pb2.DeleteConversationResponse) -> dict[str, An
     return {"key": message.key, "removed": dict(sorted(message.removed.items()))}
 
 
+def _enum_word(enum: Any, value: int, prefix: str) -> str:
+    return enum.Name(value).removeprefix(prefix).lower()
+
+
+def approval(message: common_pb2.Approval) -> dict[str, Any]:
+    decided = message.decision != common_pb2.APPROVAL_DECISION_UNSPECIFIED
+    return {
+        "id": message.id,
+        "conversation_key": message.conversation_key,
+        "run_id": message.run_id,
+        "tool_call_id": message.tool_call_id,
+        "tool": message.tool,
+        "effect": _enum_word(common_pb2.EffectClass, message.effect, "EFFECT_CLASS_"),
+        "hand_id": message.hand_id,
+        "state": (
+            _enum_word(common_pb2.ApprovalDecision, message.decision, "APPROVAL_DECISION_")
+            if decided
+            else "pending"
+        ),
+        "reason": message.reason,
+        # What the person decides on; empty only for requests older than the decision text.
+        "decision_text": message.decision_text,
+        "arguments_summary": message.arguments_summary,
+        "arguments_digest": message.arguments_digest,
+        "requested_at": _time(message, "requested_at"),
+        "expires_at": _time(message, "expires_at"),
+    }
+
+
 # People
 
 
@@ -338,6 +367,57 @@ class Printer:
                     ("approvals", str(item["approvals"])),
                 ]
             )
+        )
+
+    def approvals(self, items: list[dict[str, Any]]) -> None:
+        if self.as_json:
+            return self.json(items)
+        if not items:
+            self.console.print("No approval requests match.")
+            return
+        self.console.print(
+            _table(
+                None,
+                ("ID", "CONVERSATION", "TOOL", "STATE", "REQUESTED", "DECISION TEXT"),
+                (
+                    (
+                        a["id"],
+                        a["conversation_key"],
+                        a["tool"],
+                        a["state"],
+                        human_time(a["requested_at"]),
+                        a["decision_text"] or a["arguments_summary"],
+                    )
+                    for a in items
+                ),
+            )
+        )
+
+    def approval(self, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        self.console.print(
+            _fields(
+                [
+                    ("id", item["id"]),
+                    ("conversation", item["conversation_key"]),
+                    ("tool", item["tool"]),
+                    ("effect", item["effect"]),
+                    ("hand", item["hand_id"] or "-"),
+                    ("state", item["state"]),
+                    ("reason", item["reason"] or "-"),
+                    ("requested", human_time(item["requested_at"])),
+                    ("expires", human_time(item["expires_at"])),
+                    ("arguments", item["arguments_summary"]),
+                    ("digest", item["arguments_digest"]),
+                ]
+            )
+        )
+        self.console.print()
+        self.console.print("Decision text (what is approved):", style="bold")
+        # Unwrapped, so the text can be read and copied exactly as it will be approved.
+        self.console.out(
+            item["decision_text"] or "(not recorded for this request)", highlight=False
         )
 
     def deletion(self, item: dict[str, Any]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from management import audit, conversations, status
+from management import approvals, audit, conversations, status
 from management.errors import InvalidArgument, NotFound
 from management.live import MindLink
 from management.records import (
@@ -29,6 +29,7 @@ from management.records import (
     StatusReport,
 )
 from mind import credentials
+from mind.approvals.model import ApprovalRecord
 from mind.store.models import Credential
 from mind.store.outbox import append_event
 from tobe import __version__
@@ -248,3 +249,20 @@ class ManagementService:
         if self._mind is not None:
             await self._mind.forget_conversation(key)
         return deletion
+
+    # Approvals
+
+    async def list_approvals(
+        self, *, pending_only: bool = False, conversation_key: str = "", limit: int = 0
+    ) -> list[ApprovalRecord]:
+        async with self._sessions() as session:
+            return await approvals.list_approvals(
+                session,
+                pending_only=pending_only,
+                conversation_key=conversation_key,
+                limit=_limit(limit),
+            )
+
+    async def get_approval(self, approval_id: str) -> ApprovalRecord:
+        async with self._sessions() as session:
+            return await approvals.get_approval(session, approval_id)

@@ -216,3 +216,21 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             _required(request.key, "conversation key"), actor=actor_of(context)
         )
         return pb.DeleteConversationResponse(key=deletion.key, removed=deletion.removed)
+
+    @_refusals
+    async def ListApprovals(
+        self, request: pb.ListApprovalsRequest, context: grpc.aio.ServicerContext
+    ) -> pb.ListApprovalsResponse:
+        found = await self._service.list_approvals(
+            pending_only=request.pending_only,
+            conversation_key=request.conversation_key,
+            limit=request.limit,
+        )
+        return pb.ListApprovalsResponse(approvals=[convert.approval(a) for a in found])
+
+    @_refusals
+    async def GetApproval(
+        self, request: pb.GetApprovalRequest, context: grpc.aio.ServicerContext
+    ) -> pb.GetApprovalResponse:
+        record = await self._service.get_approval(_required(request.id, "approval id"))
+        return pb.GetApprovalResponse(approval=convert.approval(record))

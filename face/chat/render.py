@@ -9,6 +9,7 @@ from collections.abc import Callable
 from rich.console import Console, Group
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.padding import Padding
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -193,13 +194,20 @@ class Renderer:
     def _on_approval_changed(self, approval: common_pb2.Approval) -> None:
         self._stop_live()
         decision = _DECISIONS.get(approval.decision, "decided")
-        arguments = _pretty_json(approval.arguments_json) or approval.arguments_summary
+        pending = approval.decision == common_pb2.APPROVAL_DECISION_UNSPECIFIED
         self.console.print(Text.assemble(
-            ("approval ", "bold magenta"), (approval.id, "magenta"), f" {approval.tool} ",
-            arguments, (f" — {decision}", "bold"),
+            ("approval ", "bold magenta"), (approval.id, "magenta"), f" {approval.tool}",
+            (f" — {decision}", "bold"),
             (f" ({approval.reason})" if approval.reason else "", "dim"),
         ))
-        pending = approval.decision == common_pb2.APPROVAL_DECISION_UNSPECIFIED
+        if pending:
+            # What the person decides on, in full: the tool's decision text (every mode).
+            shown = (
+                approval.decision_text
+                or _pretty_json(approval.arguments_json)
+                or approval.arguments_summary
+            )
+            self.console.print(Padding(Text(shown, style="bold"), (0, 0, 0, 2)))
         if pending and approval.conversation_key == self.conversation and self.on_approval_request:
             self.on_approval_request(approval)
 

@@ -64,6 +64,7 @@ def to_record(row: Approval) -> ApprovalRecord:
         reason=row.reason,
         requested_at=row.requested_at,
         expires_at=row.expires_at,
+        decision_text=row.decision_text,
         decision=Decision(row.decision) if row.decision else None,
         decided_by=row.decided_by or "",
         decision_reason=row.decision_reason,
@@ -74,7 +75,8 @@ def to_record(row: Approval) -> ApprovalRecord:
 def event_payload(record: ApprovalRecord, arguments_json: str = "") -> dict[str, object]:
     """The `approval_changed` payload: the Approval contract's fields as plain JSON values.
 
-    `arguments_json` is set only for calls admitted in transparent mode.
+    `arguments_json` is set only for calls admitted in transparent mode; `decision_text` is
+    sent in every mode (a person can't decide on what they can't see).
     """
     return {
         "id": record.id,
@@ -94,6 +96,7 @@ def event_payload(record: ApprovalRecord, arguments_json: str = "") -> dict[str,
         "expires_at": record.expires_at.isoformat(),
         "decided_at": record.decided_at.isoformat() if record.decided_at else "",
         "reason": record.reason,
+        "decision_text": record.decision_text,
     }
 
 
@@ -168,6 +171,7 @@ class ApprovalBroker:
         """Persist a request for `call` (or return the one already stored for its tool call).
 
         `arguments_summary` must be secret-free: it is shown, audited and sent as an event.
+        `call.decision_text` is stored and sent with the request, never audited.
         """
         async with self._sessions() as session, session.begin():
             existing = await session.scalar(
@@ -187,6 +191,7 @@ class ApprovalBroker:
                 arguments_summary=arguments_summary,
                 arguments_digest=arguments_digest(call.arguments),
                 reason=reason,
+                decision_text=call.decision_text,
                 requested_at=now,
                 expires_at=now + self._expiry,
             )

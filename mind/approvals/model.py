@@ -51,6 +51,8 @@ class ApprovalRecord:
     reason: str
     requested_at: datetime
     expires_at: datetime
+    # What the person decides on (`mind.tools.decision`); never in logs or audit rows.
+    decision_text: str = ""
     decision: Decision | None = None
     decided_by: str = ""
     decision_reason: str = ""

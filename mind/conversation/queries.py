@@ -132,6 +132,7 @@ def _approval_view(row: models.Approval) -> dict[str, Any]:
         "requested_at": iso(row.requested_at),
         "expires_at": iso(row.expires_at),
         "reason": row.reason,
+        "decision_text": row.decision_text,
     }
 
 

@@ -60,6 +60,8 @@ class ToolDecl:
     effect: Effect
     # Calls start as background tasks: the call returns at once, the result arrives later.
     background: bool = False
+    # What a person approves, over the arguments (`ToolSpec.decision_template`); "" = default.
+    decision_template: str = ""
 
 
 @dataclass(frozen=True)

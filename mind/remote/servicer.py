@@ -45,6 +45,7 @@ from mind.remote.model import (
 from mind.remote.taskservice import TaskService
 from mind.tools.base import Effect
 from tobe.config import RemoteSettings
+from tobe.runtime.decision_template import TemplateError, check_template
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -103,12 +104,20 @@ def parse_tools(specs: list[hand_pb2.ToolSpec]) -> dict[str, ToolDecl]:
             raise HelloError(f"{where}.parameters_json_schema is not JSON: {exc}") from None
         if not isinstance(schema, dict):
             raise HelloError(f"{where}.parameters_json_schema must be a JSON object")
+        properties = schema.get("properties")
+        try:
+            check_template(
+                spec.decision_template, set(properties) if isinstance(properties, dict) else set()
+            )
+        except TemplateError as exc:
+            raise HelloError(f"{where}.decision_template: {exc}") from None
         tools[spec.name] = ToolDecl(
             name=spec.name,
             description=spec.description,
             parameters=schema,
             effect=_EFFECTS.get(spec.effect, Effect.UNKNOWN),
             background=spec.background,
+            decision_template=spec.decision_template,
         )
     return tools
 

@@ -18,6 +18,7 @@ from mind.remote.authority import Authority, HandUnavailable, TaskWaiter
 from mind.remote.hub import HandHub
 from mind.remote.model import NewTask, TaskRecord, TaskState, ToolDecl
 from mind.tools.base import Effect, Tool, ToolContext, ToolOutcome
+from tobe.runtime.decision_template import render_template, schema_defaults
 
 SEPARATOR = "__"
 
@@ -71,6 +72,13 @@ class RemoteTool:
         self.parameters = decl.parameters
         self.effect: Effect = decl.effect
         self.hand_id = hand_id
+
+    def render_decision(self, arguments: dict[str, Any]) -> str:
+        """The Hand's declared decision template over the arguments ("" when it has none)."""
+        if not self._decl.decision_template:
+            return ""
+        values = {**schema_defaults(self.parameters), **arguments}
+        return render_template(self._decl.decision_template, values)
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         spec = NewTask(

@@ -293,6 +293,8 @@ class Approval(Base):
     arguments_summary: Mapped[str] = mapped_column(Text, default="")
     arguments_digest: Mapped[str] = mapped_column(String(64))
     reason: Mapped[str] = mapped_column(Text, default="")
+    # What the person decides on, in every detail mode (`mind.tools.decision`).
+    decision_text: Mapped[str] = mapped_column(Text, default="")
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     decision: Mapped[str | None] = mapped_column(String(32))

@@ -53,6 +53,9 @@ class CallUnderReview:
     tool_call_id: str
     principal: str
     detail_mode: DetailMode
+    # What a person reads when the call waits for approval (`mind.tools.decision`): shown in
+    # every detail mode, never logged, never audited.
+    decision_text: str
     # Permissions of the source that triggered the run (observation trust), if any.
     run_permissions: dict[str, bool] = field(default_factory=dict)
     # The tool's JSON Schema (marks `x-sensitive` arguments).

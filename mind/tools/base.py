@@ -3,6 +3,9 @@
 Contract: `Tool.run` reports failures as a `ToolOutcome` with `ok=False` (the model sees the
 error as the tool result); it raises only `asyncio.CancelledError` when the run is cancelled,
 after it has stopped its work (a remote tool first asks its Hand to cancel).
+
+A tool may also be a `DecisionRenderer`: it writes the text a person reads when a call needs
+approval (`mind.tools.decision`).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 
 class Effect(StrEnum):
@@ -73,6 +76,18 @@ class Tool(Protocol):
     hand_id: str
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome: ...
+
+
+@runtime_checkable
+class DecisionRenderer(Protocol):
+    """Optional part of the tool protocol: what a person approves, in the tool's own words.
+
+    Tools without it get a default text (their name and arguments as compact JSON).
+    """
+
+    def render_decision(self, arguments: dict[str, Any]) -> str:
+        """The text for these (validated, sensitive values masked) arguments; "" = default."""
+        ...
 
 
 class ToolSource(Protocol):

@@ -32,6 +32,10 @@ class CurrentTimeTool:
     effect = Effect.READ_ONLY
     hand_id = ""
 
+    def render_decision(self, arguments: dict[str, Any]) -> str:
+        zone = arguments.get("timezone")
+        return f"read the current time (UTC and {zone})" if zone else "read the current time (UTC)"
+
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         now = datetime.now(UTC)
         result: dict[str, str] = {"utc": now.isoformat(timespec="seconds")}
@@ -57,6 +61,9 @@ class WaitTool:
     }
     effect = Effect.READ_ONLY
     hand_id = ""
+
+    def render_decision(self, arguments: dict[str, Any]) -> str:
+        return f"wait {arguments['seconds']:g} seconds"
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         total = float(arguments["seconds"])

@@ -36,6 +36,7 @@ from mind.tools.base import (
     ToolContext,
     ToolOutcome,
 )
+from mind.tools.decision import decision_text
 from mind.tools.summary import argument_projection, summarize_arguments, summarize_result
 
 log = logging.getLogger(__name__)
@@ -243,6 +244,7 @@ class ToolRuntime:
                 tool_call_id=call.id,
                 principal=scope.principal,
                 detail_mode=scope.detail_mode,
+                decision_text=decision_text(tool, call.arguments),
                 run_permissions=scope.permissions,
                 parameters=tool.parameters,
             )

@@ -27,6 +27,7 @@ def make_call(**overrides: Any) -> CallUnderReview:
         "tool_call_id": "call_1",
         "principal": OWNER,
         "detail_mode": DetailMode.SUMMARY,
+        "decision_text": 'write_note {"path":"notes.txt","text":"hello"}',
     }
     values.update(overrides)
     return CallUnderReview(**values)

@@ -39,16 +39,24 @@ runs:
 
 
 class HandThread:
-    """The `laptop` Hand (SDK) on its own thread and loop; counts the executions of its tool."""
+    """The `laptop` Hand (SDK) on its own thread and loop; counts the executions of its tool.
 
-    def __init__(self, address: str, token: str) -> None:
+    `build` replaces that Hand with another one (e.g. the reference Hand).
+    """
+
+    def __init__(
+        self, address: str, token: str, build: Callable[[], Hand] | None = None
+    ) -> None:
         self.executions: list[dict[str, str]] = []
         self._address, self._token = address, token
+        self._builder = build
         self._loop: asyncio.AbstractEventLoop | None = None
         self._task: asyncio.Task[None] | None = None
         self._thread: threading.Thread | None = None
 
     def _build(self) -> Hand:
+        if self._builder is not None:
+            return self._builder()
         hand = Hand("laptop")
         executions = self.executions
 

@@ -177,7 +177,9 @@ def test_sensitive_argument_stays_out_of_audit_and_logs(
         *(row.summary for row in audit),
         *(row.arguments_summary for row in approvals),
         *(row.decision_reason for row in approvals),
+        *(row.decision_text for row in approvals),
         request.arguments_summary,
+        request.decision_text,
         *mind.output,
     ]:
         assert SECRET_PIN not in text
@@ -224,7 +226,8 @@ def test_chat_repl_shows_the_request_and_takes_y_inline(
             wait_for("connected as carol")
             chat.stdin.write("save-approve from the repl\n")
             chat.stdin.flush()
-            wait_for("laptop__save_note")
+            # The decision text (no template: name and arguments, the sensitive pin masked).
+            wait_for('laptop__save_note {"name":"a.txt","text":"hello","pin":"[REDACTED]"}')
             chat.stdin.write("y\n")
             chat.stdin.flush()
             wait_for("saved it")

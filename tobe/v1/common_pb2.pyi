@@ -481,6 +481,7 @@ class Approval(_message.Message):
     REQUESTED_AT_FIELD_NUMBER: _builtins.int
     EXPIRES_AT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
+    DECISION_TEXT_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     conversation_key: _builtins.str
     run_id: _builtins.str
@@ -498,6 +499,22 @@ class Approval(_message.Message):
     decision: Global___ApprovalDecision.ValueType
     reason: _builtins.str
     """Why the policy asked (shown to the person deciding)."""
+    decision_text: _builtins.str
+    """What the person decides on, written by the tool from the call's arguments: for a Hand tool
+    its `ToolSpec.decision_template` rendered; for a tool without one, the tool name and the
+    arguments as compact JSON. Arguments marked sensitive (`"x-sensitive": true` in the schema,
+    or named like a credential) and anything that looks like a credential appear as
+    `[REDACTED]`. Control and invisible formatting characters (Unicode Cc and Cf, except
+    newline and tab) are written as escapes (`\\x1b`, `\\u202e`), so nothing can hide or reorder
+    part of the text on a screen. A text longer than 2,000 characters (counted after escaping)
+    is cut there, followed by the marker `… [N more characters cut]` (N counts the characters
+    of the text before escaping).
+
+    The one deliberate exception to summary mode: this text is sent in EVERY detail mode and
+    gateways never downgrade it away, because a person can't decide on what they can't see.
+    It is never logged and never put in audit rows. Empty for requests made before the Mind
+    kept it (show `arguments_summary` then).
+    """
     @_builtins.property
     def requested_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -519,10 +536,11 @@ class Approval(_message.Message):
         requested_at: _timestamp_pb2.Timestamp | None = ...,
         expires_at: _timestamp_pb2.Timestamp | None = ...,
         reason: _builtins.str = ...,
+        decision_text: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "requested_at", b"requested_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "decision_text", b"decision_text", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

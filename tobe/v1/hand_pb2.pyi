@@ -280,6 +280,7 @@ class ToolSpec(_message.Message):
     PARAMETERS_JSON_SCHEMA_FIELD_NUMBER: _builtins.int
     EFFECT_FIELD_NUMBER: _builtins.int
     BACKGROUND_FIELD_NUMBER: _builtins.int
+    DECISION_TEMPLATE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     parameters_json_schema: _builtins.str
@@ -287,6 +288,21 @@ class ToolSpec(_message.Message):
     effect: _common_pb2.EffectClass.ValueType
     background: _builtins.bool
     """Calls run as background tasks (see "Background tools" above)."""
+    decision_template: _builtins.str
+    """What a person reads when a call of this tool waits for approval (`Approval.decision_text`),
+    as a template over the call's arguments: `{name}` is replaced by the top-level argument
+    `name`, and `{{` / `}}` stand for literal braces. Rendering rule: a string argument renders
+    as itself; an array of strings shell-quoted and joined with single spaces, as Python's
+    `shlex.join` does (an empty string becomes '', a string with any character other than
+    letters, digits and @%+=:,./_- is wrapped in single quotes, with each ' in it written as
+    '"'"'); any other value as compact JSON (no whitespace, non-ASCII unescaped). An absent
+    argument renders as its schema `default` when it declares one, else as nothing. Sensitive
+    arguments render as `[REDACTED]`. E.g. `{argv}` shows
+    the command line of `{"argv": ["git", "commit", "-m", "a fix"]}` as
+    `git commit -m 'a fix'`. Empty: the Mind shows the tool name and the arguments as compact
+    JSON. INVALID_ARGUMENT (stream ends) for a template with an unmatched brace or a
+    placeholder that names no property of `parameters_json_schema`.
+    """
     def __init__(
         self,
         *,
@@ -295,10 +311,11 @@ class ToolSpec(_message.Message):
         parameters_json_schema: _builtins.str = ...,
         effect: _common_pb2.EffectClass.ValueType = ...,
         background: _builtins.bool = ...,
+        decision_template: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["background", b"background", "description", b"description", "effect", b"effect", "name", b"name", "parameters_json_schema", b"parameters_json_schema"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["background", b"background", "decision_template", b"decision_template", "description", b"description", "effect", b"effect", "name", b"name", "parameters_json_schema", b"parameters_json_schema"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -735,3 +735,92 @@ class DeleteConversationResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DeleteConversationResponse: _TypeAlias = DeleteConversationResponse  # noqa: Y015
+
+@_typing.final
+class ListApprovalsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PENDING_ONLY_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    pending_only: _builtins.bool
+    """Only requests still waiting for a decision."""
+    conversation_key: _builtins.str
+    """Only this conversation's requests when set."""
+    limit: _builtins.int
+    """At most this many; 0 means 100."""
+    def __init__(
+        self,
+        *,
+        pending_only: _builtins.bool = ...,
+        conversation_key: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "limit", b"limit", "pending_only", b"pending_only"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListApprovalsRequest: _TypeAlias = ListApprovalsRequest  # noqa: Y015
+
+@_typing.final
+class ListApprovalsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    APPROVALS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def approvals(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.Approval]:
+        """`arguments_json` is never set here; `decision_text` always is (when stored)."""
+
+    def __init__(
+        self,
+        *,
+        approvals: _abc.Iterable[_common_pb2.Approval] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approvals", b"approvals"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListApprovalsResponse: _TypeAlias = ListApprovalsResponse  # noqa: Y015
+
+@_typing.final
+class GetApprovalRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetApprovalRequest: _TypeAlias = GetApprovalRequest  # noqa: Y015
+
+@_typing.final
+class GetApprovalResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    APPROVAL_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def approval(self) -> _common_pb2.Approval: ...
+    def __init__(
+        self,
+        *,
+        approval: _common_pb2.Approval | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetApprovalResponse: _TypeAlias = GetApprovalResponse  # noqa: Y015

@@ -85,6 +85,16 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.DeleteConversationRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.DeleteConversationResponse.FromString,
                 _registered_method=True)
+        self.ListApprovals = channel.unary_unary(
+                '/tobe.v1.Management/ListApprovals',
+                request_serializer=tobe_dot_v1_dot_management__pb2.ListApprovalsRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.ListApprovalsResponse.FromString,
+                _registered_method=True)
+        self.GetApproval = channel.unary_unary(
+                '/tobe.v1.Management/GetApproval',
+                request_serializer=tobe_dot_v1_dot_management__pb2.GetApprovalRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.GetApprovalResponse.FromString,
+                _registered_method=True)
 
 
 class ManagementServicer:
@@ -169,6 +179,21 @@ class ManagementServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListApprovals(self, request, context):
+        """Approval requests of every conversation, newest first, each with its `decision_text`.
+        INVALID_ARGUMENT for a limit out of range.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetApproval(self, request, context):
+        """One approval request with its `decision_text`. NOT_FOUND for an unknown id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ManagementServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -221,6 +246,16 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.DeleteConversation,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.DeleteConversationRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.DeleteConversationResponse.SerializeToString,
+            ),
+            'ListApprovals': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListApprovals,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.ListApprovalsRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.ListApprovalsResponse.SerializeToString,
+            ),
+            'GetApproval': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetApproval,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.GetApprovalRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.GetApprovalResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -494,6 +529,60 @@ class Management:
             '/tobe.v1.Management/DeleteConversation',
             tobe_dot_v1_dot_management__pb2.DeleteConversationRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.DeleteConversationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListApprovals(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/ListApprovals',
+            tobe_dot_v1_dot_management__pb2.ListApprovalsRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.ListApprovalsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetApproval(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/GetApproval',
+            tobe_dot_v1_dot_management__pb2.GetApprovalRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.GetApprovalResponse.FromString,
             options,
             channel_credentials,
             insecure,

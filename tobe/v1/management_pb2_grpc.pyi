@@ -78,6 +78,12 @@ class ManagementStub:
     approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
     an unknown key; FAILED_PRECONDITION while a run of it is running.
     """
+    ListApprovals: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListApprovalsRequest, _management_pb2.ListApprovalsResponse]
+    """Approval requests of every conversation, newest first, each with its `decision_text`.
+    INVALID_ARGUMENT for a limit out of range.
+    """
+    GetApproval: _grpc.UnaryUnaryMultiCallable[_management_pb2.GetApprovalRequest, _management_pb2.GetApprovalResponse]
+    """One approval request with its `decision_text`. NOT_FOUND for an unknown id."""
 
 @_typing.type_check_only
 class ManagementAsyncStub(ManagementStub):
@@ -117,6 +123,12 @@ class ManagementAsyncStub(ManagementStub):
     approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
     an unknown key; FAILED_PRECONDITION while a run of it is running.
     """
+    ListApprovals: _aio.UnaryUnaryMultiCallable[_management_pb2.ListApprovalsRequest, _management_pb2.ListApprovalsResponse]  # type: ignore[assignment]
+    """Approval requests of every conversation, newest first, each with its `decision_text`.
+    INVALID_ARGUMENT for a limit out of range.
+    """
+    GetApproval: _aio.UnaryUnaryMultiCallable[_management_pb2.GetApprovalRequest, _management_pb2.GetApprovalResponse]  # type: ignore[assignment]
+    """One approval request with its `decision_text`. NOT_FOUND for an unknown id."""
 
 class ManagementServicer(metaclass=_abc_1.ABCMeta):
     """Operator service."""
@@ -213,5 +225,23 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
         an unknown key; FAILED_PRECONDITION while a run of it is running.
         """
+
+    @_abc_1.abstractmethod
+    def ListApprovals(
+        self,
+        request: _management_pb2.ListApprovalsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.ListApprovalsResponse, _abc.Awaitable[_management_pb2.ListApprovalsResponse]]:
+        """Approval requests of every conversation, newest first, each with its `decision_text`.
+        INVALID_ARGUMENT for a limit out of range.
+        """
+
+    @_abc_1.abstractmethod
+    def GetApproval(
+        self,
+        request: _management_pb2.GetApprovalRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.GetApprovalResponse, _abc.Awaitable[_management_pb2.GetApprovalResponse]]:
+        """One approval request with its `decision_text`. NOT_FOUND for an unknown id."""
 
 def add_ManagementServicer_to_server(servicer: ManagementServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

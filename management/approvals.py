@@ -1,0 +1,38 @@
+"""Operator view of approval requests: every conversation's, each with its decision text."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from management.errors import NotFound
+from mind.approvals.broker import to_record
+from mind.approvals.model import ApprovalRecord
+from mind.store.models import Approval
+
+DEFAULT_LIMIT = 100
+
+
+async def list_approvals(
+    session: AsyncSession, *, pending_only: bool = False, conversation_key: str = "",
+    limit: int = 0,
+) -> list[ApprovalRecord]:
+    """Newest first; only undecided ones when `pending_only`, one conversation's when keyed."""
+    query = select(Approval)
+    if pending_only:
+        query = query.where(Approval.decision.is_(None))
+    if conversation_key:
+        query = query.where(Approval.conversation_key == conversation_key)
+    query = query.order_by(Approval.requested_at.desc(), Approval.id).limit(
+        limit or DEFAULT_LIMIT
+    )
+    return [to_record(row) for row in await session.scalars(query)]
+
+
+async def get_approval(session: AsyncSession, approval_id: str) -> ApprovalRecord:
+    row = await session.get(Approval, approval_id)
+    if row is None:
+        raise NotFound(
+            f"no approval with id {approval_id!r}; `tobe admin approvals list` shows the ids"
+        )
+    return to_record(row)
