@@ -14,8 +14,9 @@ import click
 from hand._hand import Hand, HandRefused
 from hand.health import HealthEndpoint, HealthListenError
 from hand.reference import build_reference_hand
+from hand.sandbox import Confinement, Sandbox, Unconfined
 from tobe import __version__
-from tobe.config import load_settings
+from tobe.config import HandSettings, load_settings
 from tobe.runtime.logs import configure_logging
 
 log = logging.getLogger(__name__)
@@ -38,6 +39,35 @@ def _token(token_file: Path | None, credentials_dir: Path) -> str:
             f"(create one with `tobe admin credentials create --kind hand`)"
         )
     return token
+
+
+def _confinement(
+    config: HandSettings, workspace: Path, runs_commands: bool, allow_unconfined: bool
+) -> Confinement:
+    """The sandbox, checked to work here; unconfined commands only when the operator opted in."""
+    sandbox = Sandbox(config.bwrap, allow_network=config.allow_command_network)
+    if not runs_commands:
+        return sandbox  # nothing will run in it, so it need not work here
+    problem = sandbox.probe(workspace)
+    if problem is None:
+        network = "with" if config.allow_command_network else "without"
+        log.info("commands run in a sandbox that sees only %s, %s network", workspace, network)
+        return sandbox
+    if not allow_unconfined:
+        raise click.ClickException(
+            f"commands cannot be sandboxed on this machine: {problem}\n"
+            "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) with user namespaces "
+            "enabled, or set TOBE_HAND__BWRAP to its path. Where the machine or container "
+            "already is the boundary, start with --allow-unconfined-commands "
+            "(TOBE_HAND__ALLOW_UNCONFINED_COMMANDS=true) to run commands without a sandbox."
+        )
+    log.warning(
+        "COMMANDS RUN UNCONFINED (--allow-unconfined-commands): they can read and change "
+        "anything this user can, not only %s. No sandbox: %s",
+        workspace,
+        problem,
+    )
+    return Unconfined()
 
 
 async def _serve(hand: Hand, target: str, token: str, health_listen: str | None) -> None:
@@ -81,6 +111,11 @@ def hand_group() -> None:
     help="A program run_command may run (repeatable; replaces the configured list).",
 )
 @click.option(
+    "--allow-unconfined-commands",
+    is_flag=True,
+    help="Where no sandbox can run, run commands unconfined instead of refusing to start.",
+)
+@click.option(
     "--health-listen",
     help="Also serve gRPC health here (host:port or unix:/path): SERVING while attached.",
 )
@@ -91,6 +126,7 @@ def serve(
     token_file: Path | None,
     read_only: bool | None,
     allowed: tuple[str, ...],
+    allow_unconfined_commands: bool,
     health_listen: str | None,
 ) -> None:
     """Run the reference Hand: workspace file tools and allowed commands."""
@@ -102,14 +138,23 @@ def serve(
         raise click.ClickException("no workspace: pass --workspace or set TOBE_HAND__WORKSPACE")
     if not root.is_dir():
         raise click.ClickException(f"workspace {root} is not a directory")
+    read_only = config.read_only if read_only is None else read_only
+    allowed_commands = list(allowed) or config.allowed_commands
+    confinement = _confinement(
+        config,
+        root.resolve(),
+        runs_commands=bool(allowed_commands) and not read_only,
+        allow_unconfined=allow_unconfined_commands or config.allow_unconfined_commands,
+    )
     hand = build_reference_hand(
         name or config.name,
         root,
-        read_only=config.read_only if read_only is None else read_only,
-        allowed_commands=list(allowed) or config.allowed_commands,
+        read_only=read_only,
+        allowed_commands=allowed_commands,
         command_timeout=config.command_timeout,
         max_output_bytes=config.max_output_bytes,
         version=__version__,
+        confinement=confinement,
     )
     token = _token(token_file, settings.credentials_dir)
     try:

@@ -2,10 +2,11 @@
 
 Local policy (the Hand has the final word on its device): in read-only mode every tool that
 is not read-only is rejected; `run_command` runs only programs named in the allowed list
-(bare names looked up on PATH, never paths), with no shell, inside the workspace, under a
-timeout and an output limit. Path-like arguments of a command (absolute, or with `..`) are
-refused, but the allowed programs themselves are trusted: allowing an interpreter such as
-`python3` allows whatever it can do.
+(bare names, never paths), with no shell, in the workspace, under a timeout and an output
+limit. Commands run in the sandbox of `hand.sandbox`, which sees only the workspace and the
+system's read-only files: that, not the refusal of path-like arguments (absolute, or with
+`..`, a courtesy that explains the mistake early), is what keeps an allowed program, even an
+interpreter such as `python3`, from reading or writing outside the workspace.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 from hand._hand import Hand, Offer
 from hand._progress import report_progress
 from hand._tools import Effect, ToolError
+from hand.sandbox import Confinement, Sandbox
 from hand.workspace import Workspace, WorkspaceError
 
 MAX_READ_BYTES = 1024 * 1024
@@ -81,6 +83,7 @@ async def _read_limited(stream: asyncio.StreamReader, limit: int) -> tuple[bytes
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
+    """Kill the command's process group; a sandboxed command's whole tree dies with bwrap."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
 
@@ -94,8 +97,11 @@ def build_reference_hand(
     command_timeout: float = 30.0,
     max_output_bytes: int = 64 * 1024,
     version: str = "",
+    confinement: Confinement | None = None,
 ) -> Hand:
+    """The reference Hand; commands run in `confinement`, by default the bwrap `Sandbox`."""
     workspace = Workspace(workspace_dir)
+    commands: Confinement = confinement or Sandbox()
     policy = ReferencePolicy(read_only, frozenset(allowed_commands))
     hand = Hand(name, version=version)
     hand.policy = lambda offer: policy(offer, {t.name: t.effect for t in hand.tools.values()})
@@ -188,10 +194,12 @@ def build_reference_hand(
                 )
         directory = workspace.resolve(cwd)
         limit = command_timeout if timeout is None else max(0.1, min(timeout, command_timeout))
+        launch = commands.launch(argv, workspace.root, directory)
         report_progress(f"running {argv[0]}", None)
         process = await asyncio.create_subprocess_exec(
-            *argv,
+            *launch.argv,
             cwd=directory,
+            env=launch.env,
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,

@@ -81,6 +81,13 @@ class HandSettings(BaseModel):
     )
     command_timeout: float = Field(default=30.0, gt=0)
     max_output_bytes: int = Field(default=64 * 1024, ge=1024)
+    # Commands run in a bubblewrap sandbox seeing only the workspace (see `hand.sandbox`):
+    # the bwrap program (name on PATH or path), and whether sandboxed commands get the network.
+    bwrap: str = "bwrap"
+    allow_command_network: bool = False
+    # Where no sandbox can run (e.g. in a container that already is the boundary), run commands
+    # unconfined instead of refusing to start. They can then read anything this user can.
+    allow_unconfined_commands: bool = False
 
 
 class RemoteSettings(BaseModel):

@@ -1,0 +1,148 @@
+"""Where the reference Hand's commands run: in an OS sandbox that sees only the workspace.
+
+Checking a command's arguments cannot keep a program inside the workspace: a symlink (`cat
+link`), a recursive search, an option hiding a path (`--files0-from=../x`) or an interpreter
+(`python3 -c …`) all reach past such checks. So each command runs under bubblewrap (`bwrap`):
+
+- new user, PID, IPC, UTS, cgroup and network namespaces; the network is the host's only when
+  `allow_network` is set (then also the resolver and CA files of /etc below);
+- a new session (no terminal injection), no capabilities, a fresh /proc, a minimal /dev, an
+  empty tmpfs /tmp, an environment of only PATH, HOME (the workspace), TMPDIR and the locale;
+- read-only: /usr and the root-level system directories (/bin, /sbin, /lib*; symlinks stay
+  symlinks), and from /etc only what dynamic linking, Debian's alternatives, time zones and
+  name-service lookups need (`ETC_ENTRIES`; no account database: programs see numeric ids);
+- read-write: the workspace, at its own path, as the working directory.
+
+Nothing else of the host exists inside: not $HOME, not the data directory or its credentials,
+not the Hand's environment. The sandbox dies with its bwrap process (`--die-with-parent`, and
+the PID namespace ends with its first process), so killing bwrap kills every process the command
+started.
+
+Where no sandbox can run (no bubblewrap, no user namespaces, e.g. inside most containers), the
+operator may opt in to `Unconfined` commands instead; `tobe hand serve` refuses to start
+otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple, Protocol
+
+from hand._tools import ToolError
+
+# The PATH inside the sandbox; the programs found there are the host's, read-only.
+SANDBOX_PATH = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+ROOT_SYSTEM_DIRS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_ENTRIES = (
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "alternatives",
+    "localtime",
+    "nsswitch.conf",
+)
+NETWORK_ETC_ENTRIES = (
+    "resolv.conf",
+    "hosts",
+    "host.conf",
+    "gai.conf",
+    "ssl",
+    "ca-certificates",
+)
+LOCALE_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
+PROBE_TIMEOUT = 30.0
+
+
+class Launch(NamedTuple):
+    """The process the OS starts for a command."""
+
+    argv: list[str]
+    env: dict[str, str]
+
+
+class Confinement(Protocol):
+    def launch(self, argv: list[str], workspace: Path, cwd: Path) -> Launch:
+        """How to start `argv` in `cwd` (inside `workspace`); ToolError when it cannot run."""
+        ...
+
+
+def _program_missing(name: str) -> ToolError:
+    return ToolError(f"program {name!r} is not installed on this Hand")
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """Runs each command under bubblewrap, seeing only the workspace and the system files."""
+
+    bwrap: str = "bwrap"
+    allow_network: bool = False
+
+    def launch(self, argv: list[str], workspace: Path, cwd: Path) -> Launch:
+        bwrap = shutil.which(self.bwrap)
+        if bwrap is None:
+            raise ToolError(f"the command sandbox {self.bwrap!r} is not installed on this Hand")
+        if shutil.which(argv[0], path=SANDBOX_PATH) is None:
+            raise _program_missing(argv[0])
+        return Launch([bwrap, *self._options(workspace, cwd), "--", *argv], {"PATH": SANDBOX_PATH})
+
+    def probe(self, workspace: Path) -> str | None:
+        """Run `true` in the sandbox: None when it works, else why it does not."""
+        try:
+            argv, env = self.launch(["true"], workspace, workspace)
+            done = subprocess.run(
+                argv, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT
+            )
+        except ToolError as exc:
+            return str(exc)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return f"{self.bwrap} could not be run: {exc}"
+        if done.returncode != 0:
+            detail = done.stderr.strip() or f"exit code {done.returncode}"
+            return f"{self.bwrap} cannot create the sandbox: {detail}"
+        return None
+
+    def _options(self, workspace: Path, cwd: Path) -> list[str]:
+        options = ["--unshare-all"]
+        if self.allow_network:
+            options.append("--share-net")
+        options += [
+            "--die-with-parent",
+            "--new-session",
+            "--cap-drop", "ALL",
+            "--proc", "/proc",
+            "--dev", "/dev",
+            "--tmpfs", "/tmp",
+            "--ro-bind", "/usr", "/usr",
+        ]
+        for directory in ROOT_SYSTEM_DIRS:
+            if os.path.islink(directory):
+                options += ["--symlink", os.readlink(directory), directory]
+            else:
+                options += ["--ro-bind-try", directory, directory]
+        etc = ETC_ENTRIES + (NETWORK_ETC_ENTRIES if self.allow_network else ())
+        for entry in etc:
+            options += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
+        options += ["--bind", str(workspace), str(workspace), "--chdir", str(cwd), "--clearenv"]
+        environment = {"PATH": SANDBOX_PATH, "HOME": str(workspace), "TMPDIR": "/tmp"}
+        environment |= {k: os.environ[k] for k in LOCALE_VARIABLES if k in os.environ}
+        for key, value in environment.items():
+            options += ["--setenv", key, value]
+        return options
+
+
+@dataclass(frozen=True)
+class Unconfined:
+    """Runs commands as the Hand's user with everything it can reach: only by explicit opt-in.
+
+    The Hand's own settings (`TOBE_*`, which may hold its credential) are kept from commands.
+    """
+
+    def launch(self, argv: list[str], workspace: Path, cwd: Path) -> Launch:
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
+        if shutil.which(argv[0], path=environment.get("PATH", os.defpath)) is None:
+            raise _program_missing(argv[0])
+        return Launch(list(argv), environment)
