@@ -4,7 +4,9 @@ The feed resumes after the last durable id it saw whenever the stream breaks (Mi
 network), waiting with the platform backoff (1 s doubling to 30 s) between attempts, so
 connections see neither a gap nor a duplicate. If the Mind no longer keeps what the feed missed
 ("snapshot required"), every subscribed connection is told to resync, and the feed starts over
-from what the Mind still keeps.
+from what the Mind still keeps. If the Mind refuses this gateway's own credential (revoked or
+unknown), no connection can be served any more: each is closed UNAVAILABLE saying why, and the
+feed keeps retrying so a Face whose credential is replaced serves again once restarted.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ class EventFeed:
                 if exc.code == "FAILED_PRECONDITION" and "snapshot required" in exc.message:
                     self._restart_from_kept()
                     continue
+                if exc.code == "UNAUTHENTICATED":
+                    self._gateway_refused(exc.message)
                 delay = self._backoff.next_delay()
                 log.warning("event feed from the Mind lost (%s); retrying in %.1fs", exc, delay)
                 await asyncio.sleep(delay)
@@ -73,6 +77,16 @@ class EventFeed:
         for connection in list(self.connections):
             if connection.identity.credential_id == credential_id:
                 connection.close("UNAUTHENTICATED", "credential revoked")
+
+    def _gateway_refused(self, why: str) -> None:
+        log.error(
+            "the Mind refused this Face's gateway credential (%s); give the Face a valid "
+            "`service` credential with scope `gateway` and restart it",
+            why,
+        )
+        message = f"this gateway's credential for the Mind was refused ({why}); try another"
+        for connection in list(self.connections):
+            connection.close("UNAVAILABLE", message)
 
     def _restart_from_kept(self) -> None:
         log.warning("the Mind no longer keeps events after %d; connections resync", self.last_id)

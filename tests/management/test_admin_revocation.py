@@ -208,6 +208,10 @@ async def test_revoking_a_faces_gateway_credential_ends_its_upstream_feed(
         await direct.create(key, "bob")
         await control.wait_event(lambda event: event.conversation_key == key, BOUND)
         assert [e for e in behind_b.events if e.conversation_key == key] == []
+        # Face B's clients are told it can no longer serve them, instead of waiting forever.
+        ended = await behind_b.wait_closed(BOUND)
+        assert ended is not None and ended.code() == grpc.StatusCode.UNAVAILABLE
+        assert "credential for the Mind was refused" in (ended.details() or "")
     finally:
         for client in clients:
             await client.close()
