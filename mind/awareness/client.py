@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -13,6 +15,8 @@ from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
 
 CALL_TIMEOUT = 60.0
+# How long a tool call waits for a link that is (re)connecting before it fails UNAVAILABLE.
+CONNECT_PATIENCE = 5.0
 
 
 class AwarenessClient:
@@ -31,6 +35,18 @@ class AwarenessClient:
             self._stub_instance = pb_grpc.AwarenessStub(self._channel)
         return self._stub_instance
 
+    async def _connected(self) -> pb_grpc.AwarenessStub:
+        """The stub, once the channel is ready or `CONNECT_PATIENCE` has passed.
+
+        A channel in reconnect backoff fails calls at once; Awareness starting or restarting
+        next to the Mind must not turn a tool call into an error for that reason alone.
+        """
+        stub = self._stub
+        assert self._channel is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._channel.channel_ready(), CONNECT_PATIENCE)
+        return stub
+
     async def close(self) -> None:
         if self._channel is not None:
             await self._channel.close()
@@ -42,7 +58,8 @@ class AwarenessClient:
         request = pb.ObserveRequest(
             call_id=call_id, adapter_id=adapter_id, action=action, args_json=json.dumps(args)
         )
-        reply = await self._stub.Observe(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
+        stub = await self._connected()
+        reply = await stub.Observe(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
         return reply.result
 
     async def interact(
@@ -51,19 +68,22 @@ class AwarenessClient:
         request = pb.InteractRequest(
             call_id=call_id, adapter_id=adapter_id, action=action, args_json=json.dumps(args)
         )
-        reply = await self._stub.Interact(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
+        stub = await self._connected()
+        reply = await stub.Interact(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
         return reply.result
 
     async def register(self, call_id: str, name: str) -> pb.ToolCallResult:
         request = pb.RegisterAdapterRequest(call_id=call_id, name=name)
-        reply = await self._stub.RegisterAdapter(
+        stub = await self._connected()
+        reply = await stub.RegisterAdapter(
             request, metadata=self._metadata, timeout=CALL_TIMEOUT
         )
         return reply.result
 
     async def unregister(self, call_id: str, adapter_id: str) -> pb.ToolCallResult:
         request = pb.UnregisterAdapterRequest(call_id=call_id, adapter_id=adapter_id)
-        reply = await self._stub.UnregisterAdapter(
+        stub = await self._connected()
+        reply = await stub.UnregisterAdapter(
             request, metadata=self._metadata, timeout=CALL_TIMEOUT
         )
         return reply.result

@@ -100,11 +100,11 @@ async def test_compose_services_start_healthy_and_a_chat_turn_reads_a_file_on_th
         final = {call.tool: call for call in tool_calls(client, run_id)}
         assert set(final) == {"workspace__read_file", "awareness_observe"}
         read = final["workspace__read_file"]
-        assert read.status == common_pb2.TOOL_STATUS_SUCCEEDED, read
+        assert read.status == common_pb2.TOOL_STATUS_SUCCEEDED, read.result_text
         assert read.hand_id and NOTE in read.result_text
         # The Mind reached Awareness with the link token it provisioned.
         observed = final["awareness_observe"]
-        assert observed.status == common_pb2.TOOL_STATUS_SUCCEEDED, observed
+        assert observed.status == common_pb2.TOOL_STATUS_SUCCEEDED, observed.result_text
         assert "the compose topology works" in assistant_text(client, run_id)
     finally:
         await client.close()
