@@ -81,7 +81,10 @@ def stop_mind(mind: MindProcess, how: str) -> None:
 
 
 def answered(mind: MindProcess) -> bool:
-    return "Marked one." in read_store(mind).answers("p_once")
+    """The answer built on the Hand's result is stored and its run has ended."""
+    store = read_store(mind)
+    ended = all(run.state != "running" for run in store.runs)
+    return "Marked one." in store.answers("p_once") and ended
 
 
 def check_one_execution_with_its_result(mind: MindProcess, workspace: Path) -> None:
