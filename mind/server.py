@@ -30,7 +30,7 @@ from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.service.mind_servicer import MindServicer
-from mind.store.engine import create_engine, session_factory
+from mind.store.engine import create_engine, create_read_engine, session_factory
 from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
@@ -51,6 +51,9 @@ class MindApp:
     settings: Settings
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
+    # Reads that never take the write lock (see `mind.store.engine`).
+    read_engine: AsyncEngine
+    reads: async_sessionmaker[AsyncSession]
     bus: EventBus
     tools: ToolRegistry
     runtime: ToolRuntime
@@ -72,6 +75,8 @@ class MindApp:
         """Assemble every component; nothing touches the database until `serve`."""
         engine = create_engine(settings.store_url)
         sessions = session_factory(engine)
+        read_engine = create_read_engine(settings.store_url)
+        reads = session_factory(read_engine)
         bus = EventBus()
         tools = ToolRegistry(builtin_tools())
         approvals = Approvals.build(
@@ -85,8 +90,11 @@ class MindApp:
             step_limit=settings.mind.step_limit,
             thinking=thinking_level(settings.provider),
         )
-        manager = ConversationManager(Storage(sessions, bus), core, settings.mind)
-        app = cls(settings, engine, sessions, bus, tools, runtime, provider, core, manager)
+        manager = ConversationManager(Storage(sessions, bus, reads), core, settings.mind)
+        app = cls(
+            settings, engine, sessions, read_engine, reads, bus, tools, runtime, provider, core,
+            manager,
+        )
         notes = BackgroundNotes(manager.storage)
         app.remote = RemoteExecution.build(
             sessions, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
@@ -98,9 +106,7 @@ class MindApp:
         app.on_stop.append(app.remote.close)
         app.on_start.append(lambda: approvals.start(manager.continue_call))
         app.on_stop.append(approvals.close)
-        servicer = MindServicer(
-            manager, sessions, bus, app.authenticate_client, approvals=approvals
-        )
+        servicer = MindServicer(manager, reads, bus, app.authenticate_client, approvals=approvals)
         register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
         app.services.append(ServiceSpec(MIND_SERVICE, register))
         attach_management(app)
@@ -108,7 +114,7 @@ class MindApp:
         return app
 
     async def authenticate_client(self, token: str) -> Identity | None:
-        async with self.sessions() as session, session.begin():
+        async with self.reads() as session, session.begin():
             return await authenticate(session, token)
 
     async def serve(self, listen: str) -> GrpcServer:
@@ -120,7 +126,7 @@ class MindApp:
             self.services,
             [listen],
             interceptors=[
-                AuthInterceptor(store_authenticator(self.sessions), live=self.live_calls)
+                AuthInterceptor(store_authenticator(self.reads), live=self.live_calls)
             ],
         )
         host = listen.rsplit(":", 1)[0]
@@ -141,4 +147,5 @@ class MindApp:
         if server is not None:
             await server.stop(SHUTDOWN_GRACE_SECONDS)
         await self.provider.aclose()
+        await self.read_engine.dispose()
         await self.engine.dispose()

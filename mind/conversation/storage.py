@@ -36,11 +36,21 @@ class WriteTx:
 
 
 class Storage:
-    """Sessions plus the bus: every committed write with events wakes the subscribers."""
+    """Sessions plus the bus: every committed write with events wakes the subscribers.
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession], bus: EventBus) -> None:
+    `reads` (default: `sessions`) serves `read()`: on SQLite, connections that never take the
+    write lock (`mind.store.engine.create_read_engine`).
+    """
+
+    def __init__(
+        self,
+        sessions: async_sessionmaker[AsyncSession],
+        bus: EventBus,
+        reads: async_sessionmaker[AsyncSession] | None = None,
+    ) -> None:
         self.sessions = sessions
         self.bus = bus
+        self.reads = reads or sessions
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[WriteTx]:
@@ -54,5 +64,5 @@ class Storage:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncSession]:
         """A read transaction: every query inside sees one consistent state."""
-        async with self.sessions() as session, session.begin():
+        async with self.reads() as session, session.begin():
             yield session

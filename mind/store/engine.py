@@ -11,6 +11,12 @@ another writer committed. The price: one transaction at a time, reads included. 
 * never open a second session while one is open in the same task: on SQLite the second waits
   for the first, which waits for the task, and fails after the busy timeout.
 
+In the Mind, all writes share one SQLite connection (a pool of one): writers queue in the
+pool, first come first served, instead of polling SQLite's lock through the busy handler, whose
+sleeps convoy under load. Reads go through `create_read_engine`: their own connections,
+deferred read-only transactions that see a consistent WAL snapshot and never take the write
+lock.
+
 Decide with conditional updates (`UPDATE … WHERE state = 'x'`, check the row count) rather
 than read-then-write; that is correct on PostgreSQL's READ COMMITTED too.
 
@@ -99,6 +105,18 @@ def _sqlite_begin(connection: Any) -> None:
     connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def _sqlite_read_only(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("PRAGMA query_only=ON")
+    finally:
+        cursor.close()
+
+
+def _sqlite_begin_deferred(connection: Any) -> None:
+    connection.exec_driver_sql("BEGIN")
+
+
 def _private_database_file(url: URL) -> None:
     """Create the SQLite file 0600 (or strip others' access) unless it lives in memory."""
     database = url.database or ""
@@ -117,10 +135,24 @@ def create_engine(url: str) -> AsyncEngine:
     target = async_url(url)
     if is_sqlite(target):
         _private_database_file(target)
-        engine = create_async_engine(target)
+        engine = create_async_engine(target, pool_size=1, max_overflow=0)
         configure_sqlite(engine.sync_engine)
         return engine
     return create_async_engine(target, pool_pre_ping=True)
+
+
+def create_read_engine(url: str) -> AsyncEngine:
+    """An engine for reads only: on SQLite, deferred read-only transactions on connections of
+    their own (WAL readers never wait for the writer); on PostgreSQL, a pool of its own."""
+    target = async_url(url)
+    if not is_sqlite(target):
+        return create_async_engine(target, pool_pre_ping=True)
+    _private_database_file(target)
+    engine = create_async_engine(target)
+    event.listen(engine.sync_engine, "connect", _sqlite_connect)
+    event.listen(engine.sync_engine, "connect", _sqlite_read_only)
+    event.listen(engine.sync_engine, "begin", _sqlite_begin_deferred)
+    return engine
 
 
 def create_migration_engine(url: str) -> Engine:

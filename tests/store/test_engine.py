@@ -7,10 +7,17 @@ from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select, text
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mind.store.engine import SQLITE_BUSY_TIMEOUT_MS, async_url, create_engine, sync_url
+from mind.store.engine import (
+    SQLITE_BUSY_TIMEOUT_MS,
+    async_url,
+    create_engine,
+    create_read_engine,
+    sync_url,
+)
+from mind.store.migrate import upgrade
 from mind.store.models import Conversation, Message
 
 Sessions = async_sessionmaker[AsyncSession]
@@ -37,18 +44,58 @@ def test_other_databases_are_refused() -> None:
 
 
 async def test_every_sqlite_connection_gets_the_pragmas(tmp_path: Path) -> None:
-    engine = create_engine(f"sqlite:///{tmp_path / 'tobe.db'}")
+    url = f"sqlite:///{tmp_path / 'tobe.db'}"
+    writes, reads = create_engine(url), create_read_engine(url)
+    names = ("journal_mode", "foreign_keys", "busy_timeout", "synchronous", "query_only")
     try:
-        async with engine.connect() as first, engine.connect() as second:
-            for connection in (first, second):
-                pragmas = [
+        async with writes.connect() as writer, reads.connect() as reader:
+            found = {}
+            for role, connection in (("write", writer), ("read", reader)):
+                found[role] = [
                     (await connection.exec_driver_sql(f"PRAGMA {name}")).scalar()
-                    for name in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
+                    for name in names
                 ]
-                assert pragmas == ["wal", 1, SQLITE_BUSY_TIMEOUT_MS, 1]  # 1 = NORMAL
-                await connection.commit()  # end the immediate transaction, keep the connection
+                await connection.commit()  # end the transaction, keep the connection
+        # 1 = NORMAL; only the read connections refuse writes.
+        assert found["write"] == ["wal", 1, SQLITE_BUSY_TIMEOUT_MS, 1, 0]
+        assert found["read"] == ["wal", 1, SQLITE_BUSY_TIMEOUT_MS, 1, 1]
     finally:
-        await engine.dispose()
+        await reads.dispose()
+        await writes.dispose()
+
+
+async def test_reads_never_wait_for_an_open_write_transaction(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'tobe.db'}"
+    await asyncio.to_thread(upgrade, url)
+    writes, reads = create_engine(url), create_read_engine(url)
+    try:
+        async with writes.connect() as writer:
+            await writer.execute(
+                Conversation.__table__.insert().values(key="p_open", owner="alice", title="")
+            )
+            # The write lock is held and the insert is not committed: a reader neither waits
+            # nor sees it.
+            async with reads.connect() as reader:
+                seen = await asyncio.wait_for(
+                    reader.scalar(select(func.count()).select_from(Conversation)), 1.0
+                )
+            assert seen == 0
+            await writer.commit()
+        async with reads.connect() as reader:
+            assert await reader.scalar(select(func.count()).select_from(Conversation)) == 1
+    finally:
+        await reads.dispose()
+        await writes.dispose()
+
+
+async def test_a_read_connection_refuses_to_write(tmp_path: Path) -> None:
+    reads = create_read_engine(f"sqlite:///{tmp_path / 'tobe.db'}")
+    try:
+        async with reads.connect() as reader:
+            with pytest.raises(OperationalError, match="readonly"):
+                await reader.exec_driver_sql("CREATE TABLE t (x INTEGER)")
+    finally:
+        await reads.dispose()
 
 
 async def test_foreign_keys_are_enforced(sessions: Sessions) -> None:
