@@ -70,7 +70,9 @@ class MindApp:
     @classmethod
     def build(cls, settings: Settings, provider: Provider) -> MindApp:
         """Assemble every component; nothing touches the database until `serve`."""
-        engine = create_engine(settings.store_url)
+        engine = create_engine(
+            settings.store_url, sqlite_synchronous=settings.store.sqlite_synchronous
+        )
         sessions = session_factory(engine)
         bus = EventBus()
         tools = ToolRegistry(builtin_tools())
