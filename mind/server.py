@@ -73,7 +73,9 @@ class MindApp:
     @classmethod
     def build(cls, settings: Settings, provider: Provider) -> MindApp:
         """Assemble every component; nothing touches the database until `serve`."""
-        engine = create_engine(settings.store_url)
+        engine = create_engine(
+            settings.store_url, sqlite_synchronous=settings.store.sqlite_synchronous
+        )
         sessions = session_factory(engine)
         read_engine = create_read_engine(settings.store_url)
         reads = session_factory(read_engine)

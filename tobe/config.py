@@ -56,6 +56,15 @@ class MindSettings(BaseModel):
     outbox_keep: int = Field(default=100_000, ge=100)
 
 
+SqliteSynchronous = Literal["normal", "full"]
+
+
+class StoreSettings(BaseModel):
+    # SQLite `PRAGMA synchronous` of the Mind's store (WAL). `normal` syncs at checkpoints: a
+    # power loss may undo the last commits, never corrupt. `full` syncs every commit.
+    sqlite_synchronous: SqliteSynchronous = "normal"
+
+
 class FaceSettings(BaseModel):
     listen: str = "127.0.0.1:7420"
     mind_address: str = "127.0.0.1:7410"
@@ -206,6 +215,7 @@ class Settings(BaseSettings):
     # SQLAlchemy URL; empty means the SQLite file `<data_dir>/tobe.db`.
     database_url: str = ""
     log_level: str = "INFO"
+    store: StoreSettings = Field(default_factory=StoreSettings)
     mind: MindSettings = Field(default_factory=MindSettings)
     face: FaceSettings = Field(default_factory=FaceSettings)
     hand: HandSettings = Field(default_factory=HandSettings)

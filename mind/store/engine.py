@@ -1,10 +1,10 @@
 """Database engines for the store: SQLite (default, WAL) or PostgreSQL, both async.
 
 SQLite connections get `journal_mode=WAL`, `foreign_keys=ON`, a busy timeout and
-`synchronous=NORMAL` on every connect, and every transaction starts with `BEGIN IMMEDIATE`.
-Immediate transactions take the single write lock up front and wait for it (busy timeout)
-instead of failing with `SQLITE_BUSY` when a transaction that read first tries to write after
-another writer committed. The price: one transaction at a time, reads included. So:
+`synchronous` (`[store] sqlite_synchronous`) on every connect, and every transaction starts with
+`BEGIN IMMEDIATE`. Immediate transactions take the single write lock up front and wait for it
+(busy timeout) instead of failing with `SQLITE_BUSY` when a transaction that read first tries to
+write after another writer committed. The price: one transaction at a time, reads included. So:
 
 * keep sessions short: never await anything slow (a provider, a Hand, a client reading a
   stream) while a session has a transaction open — close it first, and
@@ -29,6 +29,7 @@ URLs without an async driver are normalised: `sqlite:///x` becomes `sqlite+aiosq
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from sqlalchemy.ext.asyncio import (
     create_async_engine,
 )
 
+from tobe.config import SqliteSynchronous
 from tobe.runtime.private_files import private_file
 
 SQLITE_BUSY_TIMEOUT_MS = 10_000
@@ -88,7 +90,12 @@ def is_sqlite(url: str | URL) -> bool:
     return parsed.get_backend_name() == "sqlite"
 
 
-def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
+_SYNCHRONOUS_PRAGMA = {"normal": "NORMAL", "full": "FULL"}
+
+
+def _sqlite_connect(
+    dbapi_connection: Any, _record: Any, synchronous: SqliteSynchronous = "normal"
+) -> None:
     # Take transaction control away from the driver, so `_sqlite_begin` decides how to begin.
     dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
@@ -96,7 +103,7 @@ def _sqlite_connect(dbapi_connection: Any, _record: Any) -> None:
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.execute(f"PRAGMA synchronous={_SYNCHRONOUS_PRAGMA[synchronous]}")
     finally:
         cursor.close()
 
@@ -124,19 +131,21 @@ def _private_database_file(url: URL) -> None:
         private_file(Path(database))
 
 
-def configure_sqlite(engine: Engine) -> None:
+def configure_sqlite(engine: Engine, synchronous: SqliteSynchronous = "normal") -> None:
     """Apply the pragmas and immediate transactions to a (sync or async's sync) engine."""
-    event.listen(engine, "connect", _sqlite_connect)
+    if synchronous not in _SYNCHRONOUS_PRAGMA:
+        raise ValueError(f"sqlite synchronous must be normal or full, not {synchronous!r}")
+    event.listen(engine, "connect", partial(_sqlite_connect, synchronous=synchronous))
     event.listen(engine, "begin", _sqlite_begin)
 
 
-def create_engine(url: str) -> AsyncEngine:
+def create_engine(url: str, *, sqlite_synchronous: SqliteSynchronous = "normal") -> AsyncEngine:
     """An async engine for `url` (see the module docstring for SQLite behaviour)."""
     target = async_url(url)
     if is_sqlite(target):
         _private_database_file(target)
         engine = create_async_engine(target, pool_size=1, max_overflow=0)
-        configure_sqlite(engine.sync_engine)
+        configure_sqlite(engine.sync_engine, sqlite_synchronous)
         return engine
     return create_async_engine(target, pool_pre_ping=True)
 

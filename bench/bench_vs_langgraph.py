@@ -1,0 +1,542 @@
+"""The same scripted one-tool turn through ToBe and through LangGraph, in one run, side by side.
+
+A turn: a user message; the model asks for one tool, `lookup(key)`, which returns a short
+string; the model answers. Every conversation sends its turns back to back; all of them run at
+once (`--conversations`, default 20). After a warm-up, completed turns are counted for a fixed
+time (`--seconds`), and each turn's latency is kept for p50 and p99.
+
+* ToBe: Awareness, the Mind, Face and a Hand run as separate processes on a fresh data
+  directory. The Mind plays a Scripted provider and serves each conversation's owner through
+  Face: one FaceGateway connection per conversation (its own principal), sending `send_chat`
+  and waiting for the run's terminal `run_changed` on that connection. `lookup` runs on a real
+  SDK Hand (read-only, so the default policy allows it without a person).
+* LangGraph: `create_react_agent` with a chat model that asks for the same tool and then
+  answers, checkpointed by `AsyncSqliteSaver` on a file (WAL, as the saver sets it), one
+  `thread_id` per conversation, in this process.
+
+`--synchronous` sets SQLite's `PRAGMA synchronous` on both sides: ToBe through
+`TOBE_STORE__SQLITE_SYNCHRONOUS`, LangGraph on its connection. SQLite's default, and so
+LangGraph's, is FULL, which is the comparison that counts (equal durability). LangGraph runs
+with its default `durability="async"` (a step's checkpoint commits while the next step runs,
+all of them before `ainvoke` returns); one more row shows `durability="sync"`, where each step
+commits before the next starts, as ToBe's store does.
+
+Besides turns/s and latency, the table shows CPU per turn (ToBe: the Mind's own, from
+/proc/<pid>/stat; the other three services on a line below; LangGraph: this whole process,
+load generator included) and transactions per turn: ToBe's are counted inside the Mind by a
+SQLAlchemy engine listener loaded through `sitecustomize` (no Mind code involved): every
+`BEGIN IMMEDIATE`, reads included, and how many of them committed; LangGraph's are its saver's
+commits (one per checkpoint and per batch of pending writes).
+
+Reproduce (from the repository root, after `pip install -e '.[bench]'`):
+
+    python bench/bench_vs_langgraph.py --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import os
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+import warnings
+from collections.abc import Awaitable, Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import grpc
+
+TESTS = Path(__file__).resolve().parents[1] / "tests"
+sys.path[:0] = [str(TESTS), str(TESTS / "awareness"), str(TESTS / "remote")]
+
+from awareness_harness import TOKEN as AWARENESS_TOKEN  # noqa: E402
+from awareness_harness import new_process as new_awareness  # noqa: E402
+from helpers.face_client import TERMINAL_RUN_STATES, FaceClient  # noqa: E402
+from helpers.face_process import FaceProcess, running_face  # noqa: E402
+from helpers.mind_process import MindProcess, issue_token, running_mind  # noqa: E402
+from remote_processes import HandProcess  # noqa: E402
+
+from tobe.v1 import common_pb2, face_pb2  # noqa: E402
+
+SCRIPT = """
+runs:
+  - match: ".*"
+    steps:
+      - text: "checking"
+        tool_calls: [{name: laptop__lookup, arguments: {key: k}}]
+      - {expect: {last_role: tool}, text: "done"}
+"""
+HAND_PROGRAM = '''
+import asyncio, logging, os, sys
+
+from hand import Hand
+
+logging.basicConfig(level=logging.INFO)
+hand = Hand("laptop")
+
+
+@hand.tool(effect="read_only")
+async def lookup(key: str) -> str:
+    """Look a key up."""
+    return f"value of {key}"
+
+
+asyncio.run(hand.serve(sys.argv[1], os.environ["TOBE_HAND_TOKEN"]))
+'''
+# Loaded by the Mind's interpreter only (PYTHONPATH): counts every transaction any engine
+# begins and commits, and writes the counts to $BENCH_TRANSACTIONS_FILE on SIGUSR1.
+TRANSACTION_COUNTER = '''
+import os
+import signal
+
+from sqlalchemy import event
+from sqlalchemy.engine import Engine
+
+counts = {"begin": 0, "commit": 0}
+
+
+def counter(name):
+    def count(*_args):
+        counts[name] += 1
+    return count
+
+
+def dump(_signum, _frame):
+    path = os.environ["BENCH_TRANSACTIONS_FILE"]
+    with open(path + ".tmp", "w") as out:
+        out.write(f"{counts['begin']} {counts['commit']}")
+    os.replace(path + ".tmp", path)
+
+
+event.listen(Engine, "begin", counter("begin"))
+event.listen(Engine, "commit", counter("commit"))
+signal.signal(signal.SIGUSR1, dump)
+'''
+USER_TEXT = "look it up"
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Probe:
+    """Counters read at the start and the end of the measured window."""
+
+    cpu: dict[str, float]
+    begins: int = 0
+    commits: int = 0
+
+
+@dataclass
+class Result:
+    system: str
+    synchronous: str
+    seconds: float
+    latencies: list[float]
+    before: Probe
+    after: Probe
+    # Whose CPU the `cpu ms/turn` column shows; the others are listed below the table.
+    main_process: str
+    # Whether `begins` counts every transaction (ToBe) or only commits are known (LangGraph).
+    counts_begins: bool
+    ratio: float | None = None
+
+    @property
+    def turns(self) -> int:
+        return len(self.latencies)
+
+    @property
+    def rate(self) -> float:
+        return self.turns / self.seconds
+
+    def per_turn(self, value: float) -> float:
+        return value / self.turns if self.turns else float("nan")
+
+    def cpu_per_turn(self, process: str) -> float:
+        return self.per_turn(self.after.cpu[process] - self.before.cpu[process])
+
+    def percentile(self, q: int) -> float:
+        if len(self.latencies) < 2:
+            return float("nan")
+        return statistics.quantiles(self.latencies, n=100, method="inclusive")[q - 1]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process, from /proc (fields 14 and 15 of stat)."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    fields = stat.rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def own_cpu_seconds() -> float:
+    times = os.times()
+    return times.user + times.system
+
+
+async def drive(
+    turn: Callable[[int], Awaitable[None]],
+    conversations: int,
+    warmup: float,
+    seconds: float,
+    probe: Callable[[], Probe],
+) -> tuple[list[float], Probe, Probe]:
+    """Run `turn(i)` back to back for every conversation `i`; keep the latencies of the turns
+    that ended inside the measured window, and probe the counters at its start and end."""
+    window_start = time.perf_counter() + warmup
+    window_end = window_start + seconds
+    latencies: list[float] = []
+
+    async def conversation(index: int) -> None:
+        while (began := time.perf_counter()) < window_end:
+            await turn(index)
+            ended = time.perf_counter()
+            if window_start <= ended <= window_end:
+                latencies.append(ended - began)
+
+    async def probes() -> tuple[Probe, Probe]:
+        await asyncio.sleep(window_start - time.perf_counter())
+        before = await asyncio.to_thread(probe)
+        await asyncio.sleep(window_end - time.perf_counter())
+        return before, await asyncio.to_thread(probe)
+
+    probing = asyncio.create_task(probes())
+    await asyncio.gather(*(conversation(i) for i in range(conversations)))
+    before, after = await probing
+    return latencies, before, after
+
+
+# -- ToBe ------------------------------------------------------------------------------------
+
+
+class FaceConversation:
+    """One client connection to Face driving one conversation of its own principal."""
+
+    def __init__(self, client: FaceClient, key: str) -> None:
+        self.client = client
+        self.key = key
+        self.replies: dict[str, asyncio.Future[face_pb2.Reply]] = {}
+        self.waiting: dict[str, asyncio.Future[None]] = {}
+        self.ended: set[str] = set()
+        self.ids = itertools.count(1)
+        self.reader: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, address: str, token: str, key: str) -> FaceConversation:
+        conversation = cls(await FaceClient.connect(address, token, reading=False), key)
+        conversation.reader = asyncio.create_task(conversation.read())
+        await conversation.command(create_conversation=face_pb2.CreateConversationCommand(key=key))
+        await conversation.command(subscribe=face_pb2.SubscribeCommand(after_id=0))
+        return conversation
+
+    async def read(self) -> None:
+        """Route replies and run ends to whoever waits for them; a failure fails them all."""
+        try:
+            while (frame := await self.client.call.read()) is not grpc.aio.EOF:
+                if frame.HasField("reply"):
+                    self.replies.pop(frame.reply.request_id).set_result(frame.reply)
+                elif frame.HasField("resync"):
+                    raise RuntimeError(f"Face asked {self.key} to resync: {frame.resync.reason}")
+                elif frame.HasField("event") and frame.event.HasField("run_changed"):
+                    self.run_changed(frame.event.run_changed)
+            raise RuntimeError(f"Face closed the connection of {self.key}")
+        except Exception as exc:
+            for future in [*self.replies.values(), *self.waiting.values()]:
+                if not future.done():
+                    future.set_exception(exc)
+            raise
+
+    def run_changed(self, run: Any) -> None:
+        if run.state not in TERMINAL_RUN_STATES:
+            return
+        if run.state != common_pb2.RUN_STATE_COMPLETED:
+            raise RuntimeError(f"run {run.id} of {self.key} ended in state {run.state}")
+        future = self.waiting.pop(run.id, None)
+        if future is None:
+            self.ended.add(run.id)
+        else:
+            future.set_result(None)
+
+    async def command(self, **frame: Any) -> face_pb2.Reply:
+        request_id = f"r{next(self.ids)}"
+        reply = self.replies[request_id] = asyncio.get_running_loop().create_future()
+        await self.client.call.write(face_pb2.ConnectRequest(request_id=request_id, **frame))
+        done = await reply
+        if done.HasField("error"):
+            raise RuntimeError(f"{self.key}: {done.error.message}")
+        return done
+
+    async def turn(self) -> None:
+        reply = await self.command(send_chat=face_pb2.SendChatCommand(
+            conversation_key=self.key, text=USER_TEXT, idempotency_key=uuid.uuid4().hex
+        ))
+        run_id = reply.send_chat.run_id
+        if run_id in self.ended:
+            self.ended.discard(run_id)
+            return
+        ended = self.waiting[run_id] = asyncio.get_running_loop().create_future()
+        await ended
+
+    async def close(self) -> None:
+        if self.reader is not None:
+            self.reader.cancel()
+        await self.client.close()
+
+
+@dataclass
+class Platform:
+    mind: MindProcess
+    face: FaceProcess
+    users: Sequence[str]
+    transactions_file: Path
+    # Process ids by service, for their CPU time.
+    processes: dict[str, int]
+
+    def probe(self) -> Probe:
+        begins, commits = self.transactions()
+        return Probe({name: cpu_seconds(pid) for name, pid in self.processes.items()},
+                     begins, commits)
+
+    def transactions(self) -> tuple[int, int]:
+        """Ask the Mind's transaction counter for its counts (see TRANSACTION_COUNTER)."""
+        self.transactions_file.unlink(missing_ok=True)
+        assert self.mind.process is not None
+        os.kill(self.mind.process.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 10
+        while not self.transactions_file.exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Mind did not report its transaction counts")
+            time.sleep(0.002)
+        begins, commits = self.transactions_file.read_text().split()
+        return int(begins), int(commits)
+
+
+@contextmanager
+def tobe_platform(root: Path, synchronous: str, conversations: int) -> Iterator[Platform]:
+    """Awareness, Mind, Face and the Hand on a fresh data directory under `root`."""
+    root.mkdir(parents=True)
+    script = root / "script.yaml"
+    script.write_text(SCRIPT)
+    hooks = root / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(TRANSACTION_COUNTER)
+    transactions_file = root / "transactions"
+    python_path = os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH")]))
+    users = tuple(f"user{index:02d}" for index in range(conversations))
+    with new_awareness() as awareness:
+        awareness.start()
+        assert awareness.process is not None
+        with running_mind(
+            root,
+            script=script,
+            clients=users,
+            TOBE_STORE__SQLITE_SYNCHRONOUS=synchronous,
+            TOBE_MIND__AWARENESS_ADDRESS=awareness.target,
+            TOBE_AWARENESS__TOKEN=AWARENESS_TOKEN,
+            PYTHONPATH=python_path,
+            BENCH_TRANSACTIONS_FILE=str(transactions_file),
+        ) as mind, running_face(mind) as face:
+            token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve-all"])
+            program = root / "lookup_hand.py"
+            program.write_text(HAND_PROGRAM)
+            workspace = root / "workspace"
+            workspace.mkdir()
+            hand = HandProcess(mind.address, token, workspace, program=program)
+            try:
+                hand.start()
+                hand.wait_attached()
+                assert mind.process and face.process and hand.process
+                yield Platform(mind, face, users, transactions_file, {
+                    "mind": mind.process.pid, "face": face.process.pid,
+                    "hand": hand.process.pid, "awareness": awareness.process.pid,
+                })
+            finally:
+                hand.kill()
+
+
+async def tobe_turns(
+    platform: Platform, conversations: int, warmup: float, seconds: float
+) -> tuple[list[float], Probe, Probe]:
+    opened = [
+        await FaceConversation.open(
+            platform.face.address, platform.mind.client_tokens[user], f"p_bench_{user}"
+        )
+        for user in platform.users
+    ]
+    try:
+        return await drive(
+            lambda index: opened[index].turn(), conversations, warmup, seconds, platform.probe
+        )
+    finally:
+        for conversation in opened:
+            await conversation.close()
+
+
+def run_tobe(synchronous: str, args: argparse.Namespace, tmp: Path) -> Result:
+    with tobe_platform(tmp / f"tobe-{synchronous}", synchronous, args.conversations) as platform:
+        latencies, before, after = asyncio.run(
+            tobe_turns(platform, args.conversations, args.warmup, args.seconds)
+        )
+    return Result("ToBe", synchronous.upper(), args.seconds, latencies, before, after,
+                  main_process="mind", counts_begins=True)
+
+
+# -- LangGraph -------------------------------------------------------------------------------
+
+
+def langgraph_agent(saver: Any) -> Any:
+    """`create_react_agent` with a model that asks for `lookup` once, then answers."""
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.tools import tool
+    from langgraph.prebuilt import create_react_agent
+
+    class ScriptedChatModel(BaseChatModel):
+        """Plays the same two steps as the ToBe script, without threads or I/O."""
+
+        @property
+        def _llm_type(self) -> str:
+            return "scripted"
+
+        def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
+            return self
+
+        def _generate(self, messages: list[BaseMessage], stop: Any = None,
+                      run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            if isinstance(messages[-1], ToolMessage):
+                answer = AIMessage(content="done")
+            else:
+                call = {"name": "lookup", "args": {"key": "k"}, "id": uuid.uuid4().hex,
+                        "type": "tool_call"}
+                answer = AIMessage(content="checking", tool_calls=[call])
+            return ChatResult(generations=[ChatGeneration(message=answer)])
+
+        async def _agenerate(self, messages: list[BaseMessage], stop: Any = None,
+                             run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            return self._generate(messages)
+
+    @tool
+    async def lookup(key: str) -> str:
+        """Look a key up."""
+        return f"value of {key}"
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # create_react_agent is deprecated in favour of langchain
+        return create_react_agent(ScriptedChatModel(), [lookup], checkpointer=saver)
+
+
+async def langgraph_turns(
+    path: Path, synchronous: str, durability: str, args: argparse.Namespace
+) -> tuple[list[float], Probe, Probe]:
+    import aiosqlite
+    from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
+
+    class CountingSaver(AsyncSqliteSaver):
+        """The saver, counting its commits (each `aput` and `aput_writes` commits once)."""
+
+        commits = 0
+
+        async def aput(self, *args: Any, **kwargs: Any) -> Any:
+            done = await super().aput(*args, **kwargs)
+            self.commits += 1
+            return done
+
+        async def aput_writes(self, *args: Any, **kwargs: Any) -> None:
+            await super().aput_writes(*args, **kwargs)
+            self.commits += 1
+
+    async with aiosqlite.connect(path) as connection:
+        await connection.execute(f"PRAGMA synchronous={synchronous.upper()}")
+        saver = CountingSaver(connection)
+        await saver.setup()
+        agent = langgraph_agent(saver)
+
+        async def turn(index: int) -> None:
+            await agent.ainvoke(
+                {"messages": [("user", USER_TEXT)]},
+                {"configurable": {"thread_id": f"t{index}"}},
+                durability=durability,
+            )
+
+        def probe() -> Probe:
+            return Probe({"this process": own_cpu_seconds()}, commits=saver.commits)
+
+        return await drive(turn, args.conversations, args.warmup, args.seconds, probe)
+
+
+def run_langgraph(
+    synchronous: str, durability: str, args: argparse.Namespace, tmp: Path
+) -> Result:
+    path = tmp / f"langgraph-{synchronous}-{durability}.db"
+    latencies, before, after = asyncio.run(langgraph_turns(path, synchronous, durability, args))
+    label = "LangGraph" if durability == "async" else f"LangGraph durability={durability}"
+    return Result(label, synchronous.upper(), args.seconds, latencies, before, after,
+                  main_process="this process", counts_begins=False)
+
+
+# -- report ----------------------------------------------------------------------------------
+
+
+def print_table(results: list[Result], conversations: int) -> None:
+    baseline = {r.synchronous: r for r in results if r.system == "LangGraph"}
+    for result in results:
+        if result.system == "ToBe" and result.synchronous in baseline:
+            result.ratio = result.rate / baseline[result.synchronous].rate
+    print(f"\n{conversations} conversations at once, one tool call per turn")
+    header = (f"{'system':<30} {'sync':<6} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
+              f"{'ratio':>6} {'cpu ms/turn':>12} {'txns/turn':>10} {'commits/turn':>13}")
+    print(header)
+    print("-" * len(header))
+    for r in results:
+        ratio = f"{r.ratio:.2f}" if r.ratio is not None else ""
+        cpu = r.cpu_per_turn(r.main_process) * 1000
+        begins = f"{r.per_turn(r.after.begins - r.before.begins):.1f}" if r.counts_begins else ""
+        commits = r.per_turn(r.after.commits - r.before.commits)
+        print(f"{r.system:<30} {r.synchronous:<6} {r.rate:8.1f} {r.percentile(50) * 1000:8.1f} "
+              f"{r.percentile(99) * 1000:8.1f} {ratio:>6} {cpu:12.2f} {begins:>10} "
+              f"{commits:13.1f}")
+    print("\nratio: ToBe turns/s / LangGraph turns/s (same synchronous, LangGraph's default "
+          "durability)")
+    print("cpu ms/turn: ToBe = the Mind process; LangGraph = this process (load generator too)")
+    for r in results:
+        others = [name for name in r.after.cpu if name != r.main_process]
+        if others:
+            spent = ", ".join(f"{name} {r.cpu_per_turn(name) * 1000:.2f}" for name in others)
+            print(f"  {r.system} {r.synchronous}: other services, cpu ms/turn: {spent}")
+    print("txns/turn: transactions the Mind began (BEGIN IMMEDIATE, reads included); "
+          "commits/turn: those that committed (LangGraph: the saver's commits)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured time per system")
+    parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured time first")
+    parser.add_argument("--conversations", type=int, default=20)
+    parser.add_argument("--synchronous", choices=["normal", "full", "both"], default="both")
+    args = parser.parse_args()
+    try:
+        import langgraph.prebuilt  # noqa: F401
+        from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: F401
+    except ImportError:
+        sys.exit("LangGraph is missing: pip install -e '.[bench]'")
+    levels = ["normal", "full"] if args.synchronous == "both" else [args.synchronous]
+    results = []
+    with tempfile.TemporaryDirectory(prefix="bench-vs-langgraph-") as name:
+        tmp = Path(name)
+        for level in levels:
+            results.append(run_tobe(level, args, tmp))
+        for level in levels:
+            results.append(run_langgraph(level, "async", args, tmp))
+        if "full" in levels:
+            results.append(run_langgraph("full", "sync", args, tmp))
+    print_table(results, args.conversations)
+
+
+if __name__ == "__main__":
+    main()
