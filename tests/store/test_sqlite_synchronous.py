@@ -18,19 +18,20 @@ PRAGMA_VALUES = {"normal": 1, "full": 2}
 
 
 @pytest.mark.parametrize("level", ["normal", "full"])
-async def test_every_connection_of_the_minds_store_syncs_as_the_setting_says(
+async def test_the_minds_write_connection_syncs_as_the_setting_says(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, level: str
 ) -> None:
     monkeypatch.setenv("TOBE_STORE__SQLITE_SYNCHRONOUS", level)
     settings = load_settings(data_dir=tmp_path)
     app = MindApp.build(settings, ScriptedProvider.from_file(DEMO_SCRIPT))
     try:
-        async with app.engine.connect() as first, app.engine.connect() as second:
-            for connection in (first, second):
-                synchronous = (await connection.exec_driver_sql("PRAGMA synchronous")).scalar()
-                assert synchronous == PRAGMA_VALUES[level]
-                await connection.commit()
+        # SQLite writes go through the one write connection (`mind.store.engine`).
+        async with app.engine.connect() as writer:
+            synchronous = (await writer.exec_driver_sql("PRAGMA synchronous")).scalar()
+            assert synchronous == PRAGMA_VALUES[level]
+            await writer.commit()
     finally:
+        await app.read_engine.dispose()
         await app.engine.dispose()
 
 
