@@ -50,6 +50,10 @@ class LiveCalls:
         self._calls.setdefault(credential_id, set()).add(call)
         return call
 
+    def is_revoked(self, credential_id: str) -> bool:
+        """Whether this process revoked the credential (kept for the life of the process)."""
+        return credential_id in self._revoked
+
     def unregister(self, call: LiveCall) -> None:
         calls = self._calls.get(call.credential_id)
         if calls is None:

@@ -21,7 +21,8 @@ from mind.awareness.attach import attach_awareness
 from mind.conversation.manager import ConversationManager
 from mind.conversation.storage import Storage
 from mind.core.loop import AgentCore
-from mind.credentials import authenticate, store_authenticator
+from mind.credentials import store_authenticator
+from mind.credentials.cache import CachedAuthenticator
 from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
@@ -115,9 +116,13 @@ class MindApp:
         attach_awareness(app)
         return app
 
+    def __post_init__(self) -> None:
+        self.authenticate = CachedAuthenticator(
+            store_authenticator(self.reads), self.live_calls.is_revoked
+        )
+
     async def authenticate_client(self, token: str) -> Identity | None:
-        async with self.reads() as session, session.begin():
-            return await authenticate(session, token)
+        return await self.authenticate(token)
 
     async def serve(self, listen: str) -> GrpcServer:
         """Recover from the last stop, run start hooks, then start serving."""
@@ -128,7 +133,7 @@ class MindApp:
             self.services,
             [listen],
             interceptors=[
-                AuthInterceptor(store_authenticator(self.reads), live=self.live_calls)
+                AuthInterceptor(self.authenticate, live=self.live_calls)
             ],
         )
         host = listen.rsplit(":", 1)[0]

@@ -189,6 +189,11 @@ class ConversationActor:
                 )
             self._launch(run, origin.principal, resume_call=tool_call_id)
             return
+        # Only this actor, under its lock, queues inputs of this conversation: an empty queue
+        # seen by a read stays empty, so the usual case writes nothing.
+        async with self.storage.read() as session:
+            if await inputs.oldest_queued(session, self.key) is None:
+                return
         async with self.storage.write() as tx:
             row = await inputs.oldest_queued(tx.session, self.key)
             if row is None:

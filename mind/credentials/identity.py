@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 
 @dataclass(frozen=True)
@@ -11,6 +12,8 @@ class Identity:
     kind: str
     principal: str
     scopes: tuple[str, ...] = ()
+    # When the credential stops being valid (None: never); lets a cached answer end on time.
+    expires_at: datetime | None = field(default=None, compare=False)
 
     def has_scope(self, scope: str) -> bool:
         return scope in self.scopes

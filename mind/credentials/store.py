@@ -127,6 +127,7 @@ async def authenticate(session: AsyncSession, token: str) -> Identity | None:
         kind=credential.kind,
         principal=credential.principal,
         scopes=tuple(credential.scopes),
+        expires_at=credential.expires_at,
     )
 
 
