@@ -30,6 +30,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
@@ -93,8 +94,11 @@ async def face_child(mind_address: str, token_file: str) -> None:
     half = settings.queue_size // 2
     while True:
         _, clients, events = (await commands.get()).split()
-        # Connections of the previous round may still be closing.
-        while sum(c.phase is Phase.LIVE for c in feed.connections) != int(clients):
+        # Start once this round's clients are all live and the previous round's, which their
+        # clients cancelled, are gone: the pacing below waits on every connection's queue.
+        while len(feed.connections) != int(clients) or any(
+            c.phase is not Phase.LIVE for c in feed.connections
+        ):
             await asyncio.sleep(0.01)
         for n in range(int(events)):
             next_id += 1
@@ -107,18 +111,28 @@ async def face_child(mind_address: str, token_file: str) -> None:
         feed.last_id = 0
 
 
+@dataclass
+class RawRound:
+    """One round of the raw server: its start signal and how many frames each client gets."""
+
+    start: asyncio.Event = field(default_factory=asyncio.Event)
+    events: int = 0
+
+
 async def raw_child() -> None:
     from tobe.runtime.server import ServiceSpec, start_server
 
     principal = os.environ[PRINCIPAL_ENV]
     frame = face_pb2.ConnectResponse(event=sample_event(1, principal)).SerializeToString()
-    go = asyncio.Event()
-    expected = {"events": 0}
+    current = RawRound()
 
     async def stream(_request: bytes, context: grpc.aio.ServicerContext) -> None:
+        # Taken before "subscribed" is written: the parent may read it and start the round
+        # before this handler resumes from the write.
+        this_round = current
         await context.write(b"")  # "subscribed"
-        await go.wait()
-        for _ in range(expected["events"]):
+        await this_round.start.wait()
+        for _ in range(this_round.events):
             await context.write(frame)
 
     handler = grpc.unary_stream_rpc_method_handler(stream)
@@ -132,9 +146,9 @@ async def raw_child() -> None:
     commands = _commands()
     while True:
         _, clients, events = (await commands.get()).split()
-        expected["events"] = int(events)
-        go.set()
-        go = asyncio.Event()
+        current.events = int(events)
+        current.start.set()
+        current = RawRound()
 
 
 # -- clients (this process) -----------------------------------------------------------------------

@@ -15,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import TypeVar
 
 import grpc
 
@@ -39,6 +42,7 @@ runs:
         tool_calls: [{name: current_time, arguments: {timezone: UTC}}]
       - {expect: {last_role: tool}, text: "done"}
 """
+T = TypeVar("T")
 TERMINAL = {
     common_pb2.RUN_STATE_COMPLETED, common_pb2.RUN_STATE_FAILED,
     common_pb2.RUN_STATE_CANCELLED, common_pb2.RUN_STATE_INTERRUPTED,
@@ -90,6 +94,58 @@ async def echo_rate(seconds: float, concurrency: int) -> float:
         process.wait()
 
 
+class RunFollower:
+    """Follows the Mind's event stream: which run took each sent message, and which runs ended.
+
+    A send answered while its conversation is still busy (the previous run's terminal event can
+    precede the conversation taking new input) is queued with no run id; the run that takes it
+    is named by the user message's `message_appended` event, which carries the send's
+    idempotency key.
+    """
+
+    def __init__(self, stream: AsyncIterator[mind_pb2.SubscribeResponse]) -> None:
+        self._stream = stream
+        self._run_of_key: dict[str, str] = {}
+        self._ended: set[str] = set()
+        self._changed = asyncio.Condition()
+        self._failure: BaseException | None = None
+
+    async def follow(self) -> None:
+        try:
+            async for item in self._stream:
+                event = item.event
+                kind = event.WhichOneof("payload")
+                if kind == "message_appended" and event.message_appended.idempotency_key:
+                    message = event.message_appended
+                    self._run_of_key[message.idempotency_key] = message.run_id
+                elif kind == "run_changed" and event.run_changed.state in TERMINAL:
+                    self._ended.add(event.run_changed.id)
+                else:
+                    continue
+                async with self._changed:
+                    self._changed.notify_all()
+            raise RuntimeError("the Mind's event stream ended")
+        except BaseException as exc:
+            self._failure = exc
+            async with self._changed:
+                self._changed.notify_all()
+            raise
+
+    async def run_taking(self, idempotency_key: str) -> str:
+        return await self._wait(lambda: self._run_of_key.get(idempotency_key))
+
+    async def ended(self, run_id: str) -> None:
+        await self._wait(lambda: run_id in self._ended or None)
+
+    async def _wait(self, found: Callable[[], T | None]) -> T:
+        async with self._changed:
+            while (result := found()) is None:
+                if self._failure is not None:
+                    raise RuntimeError("stopped following the Mind's events") from self._failure
+                await self._changed.wait()
+            return result
+
+
 async def turn_rate(address: str, token: str, seconds: float, concurrency: int) -> float:
     metadata = (("authorization", f"Bearer {token}"),)
     async with grpc.aio.insecure_channel(address) as channel:
@@ -100,41 +156,29 @@ async def turn_rate(address: str, token: str, seconds: float, concurrency: int) 
             request = mind_pb2.CreateConversationRequest(on_behalf_of=who, key=f"p_bench{index}")
             created = await stub.CreateConversation(request, metadata=metadata)
             keys.append(created.conversation.key)
-        waiting: dict[str, asyncio.Future[None]] = {}
-        finished: set[str] = set()
         stream = stub.Subscribe(mind_pb2.SubscribeRequest(after_id=0), metadata=metadata)
-
-        async def dispatch() -> None:
-            async for item in stream:
-                run = item.event.run_changed
-                if item.event.WhichOneof("payload") == "run_changed" and run.state in TERMINAL:
-                    finished.add(run.id)
-                    future = waiting.pop(run.id, None)
-                    if future is not None and not future.done():
-                        future.set_result(None)
-
-        dispatcher = asyncio.create_task(dispatch())
+        runs = RunFollower(stream)
+        follower = asyncio.create_task(runs.follow())
 
         async def turn(index: int) -> None:
+            idempotency_key = uuid.uuid4().hex
             sent = await stub.SendChat(
                 mind_pb2.SendChatRequest(
                     on_behalf_of=who, conversation_key=keys[index], text="what time is it",
-                    idempotency_key=uuid.uuid4().hex,
+                    idempotency_key=idempotency_key,
                 ),
                 metadata=metadata,
             )
-            if sent.run_id in finished:
-                return
-            future = asyncio.get_running_loop().create_future()
-            waiting[sent.run_id] = future
-            await future
+            await runs.ended(sent.run_id or await runs.run_taking(idempotency_key))
 
         await turn(0)
         try:
             return await measure(turn, seconds, concurrency)
         finally:
             stream.cancel()
-            dispatcher.cancel()
+            follower.cancel()
+            with contextlib.suppress(asyncio.CancelledError, grpc.aio.AioRpcError):
+                await follower
 
 
 def main() -> None:

@@ -3,6 +3,10 @@
 Frames are registered with raw-bytes (de)serializers: a frame that does not parse is answered
 by the gateway itself (INVALID_ARGUMENT) instead of by the gRPC runtime, and an event rendered
 once is shared as bytes by every connection, each prefixing its own `seq` field.
+
+A client that goes away (cancel, reset) reaches the handler as a task cancellation from gRPC,
+delivered once: every await of the handler must let it through, so writes are bounded with
+`asyncio.timeout`, never `asyncio.wait_for` (see `_within`).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 import grpc
 from google.protobuf.message import DecodeError
@@ -134,9 +138,7 @@ class FaceGatewayServicer:
                 await self._finish(connection, context, item, seq)
                 return
             seq += 1
-            try:
-                await asyncio.wait_for(context.write(seq_prefix(seq) + item.body), timeout)
-            except TimeoutError:
+            if not await _within(timeout, context.write(seq_prefix(seq) + item.body)):
                 connection.close("RESOURCE_EXHAUSTED", "resync required")
                 log.info(
                     "connection %s did not read a frame within %.1fs; cut off",
@@ -156,8 +158,7 @@ class FaceGatewayServicer:
     ) -> None:
         if closing.resync:
             frame = seq_prefix(seq + 1) + connection.resync_frame().SerializeToString()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(context.write(frame), RESYNC_WRITE_TIMEOUT)
+            await _within(RESYNC_WRITE_TIMEOUT, context.write(frame))
         if closing.code not in ("OK", GONE):
             await self._abort(context, closing.code, closing.message)
 
@@ -168,12 +169,27 @@ class FaceGatewayServicer:
         connection alive for as long as the client stalls. After the write timeout the handler
         returns and the status stays with gRPC, which delivers it if the client reads again.
         """
-        try:
-            await asyncio.wait_for(
-                context.abort(grpc.StatusCode[code], message), self._settings.write_timeout
-            )
-        except TimeoutError:
+        if not await _within(
+            self._settings.write_timeout, context.abort(grpc.StatusCode[code], message)
+        ):
             log.info("status %s for a client that does not read left with gRPC", code)
+
+
+async def _within(seconds: float, operation: Awaitable[None]) -> bool:
+    """Await `operation` in this task for at most `seconds`; False when the time ran out.
+
+    Not `asyncio.wait_for`: before Python 3.12 it runs the operation in a task of its own, and
+    when that task completes in the same loop iteration as this one is cancelled (the client
+    going away just as its frame is written) it returns the result and drops the cancellation.
+    gRPC cancels a handler only once, so the connection would then stay open, subscribed, until
+    a later write failed.
+    """
+    try:
+        async with asyncio.timeout(seconds):
+            await operation
+    except TimeoutError:
+        return False
+    return True
 
 
 async def _first_frame(

@@ -28,16 +28,23 @@ METHOD = "/tobe.v1.FaceGateway/Connect"
 async def raw_exchange(
     address: str, frames: list[bytes], token: str | None
 ) -> tuple[list[face_pb2.ConnectResponse], RawStatus | None]:
-    """Send raw frames, half-close, and collect what comes back until the stream ends."""
+    """Send raw frames, half-close, and collect what comes back until the stream ends.
+
+    With no frames the call writes nothing at all and only reads: that is how a refusal made
+    on the call's metadata alone (the credential) is observed. Writing there would race the
+    refusal, and a client whose write loses that race reports `INTERNAL: Internal error from
+    Core` instead of the status the gateway sent.
+    """
     async with grpc.aio.insecure_channel(address) as channel:
         metadata = bearer_metadata(token) if token else ()
         call = channel.stream_stream(METHOD)(metadata=metadata, timeout=30)
         # The gateway may end the stream before reading every frame; a write after that fails
         # on the client side, and the status that counts is the one the gateway sent.
-        with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
-            for raw in frames:
-                await call.write(raw)
-            await call.done_writing()
+        if frames:
+            with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.UsageError):
+                for raw in frames:
+                    await call.write(raw)
+                await call.done_writing()
         received = []
         with contextlib.suppress(grpc.aio.AioRpcError):
             while (raw := await call.read()) is not grpc.aio.EOF:
@@ -96,9 +103,10 @@ async def check_bad_input(face: FaceProcess, token: str) -> None:
     address = face.address
     list_command = frame(request_id="l", list_conversations=face_pb2.ListConversationsCommand())
 
-    _, status = await raw_exchange(address, [HELLO], None)
+    # A credential is checked before any frame is read: the refusal needs no hello.
+    _, status = await raw_exchange(address, [], None)
     assert status.code() == grpc.StatusCode.UNAUTHENTICATED
-    _, status = await raw_exchange(address, [HELLO], "tobe_abcdefgh_notarealsecret123")
+    _, status = await raw_exchange(address, [], "tobe_abcdefgh_notarealsecret123")
     assert status.code() == grpc.StatusCode.UNAUTHENTICATED
 
     _, status = await raw_exchange(address, [list_command], token)
@@ -161,7 +169,7 @@ async def test_revoking_a_credential_closes_its_connections(
         assert status is not None and status.code() == grpc.StatusCode.UNAUTHENTICATED
         reply = await alice.command(list_conversations=face_pb2.ListConversationsCommand())
         assert reply.HasField("list_conversations") and alice.status is None
-        _, refused = await raw_exchange(face.address, [HELLO], token)
+        _, refused = await raw_exchange(face.address, [], token)
         assert refused.code() == grpc.StatusCode.UNAUTHENTICATED
     finally:
         await carol.close()
