@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 
 import pytest
 from remote_harness import CONVERSATION, HAND_SCOPES, Link, audience_of, remote_settings
@@ -19,6 +20,14 @@ from mind.remote.registry import Registry
 from mind.store.models import Conversation
 from tobe.config import RemoteSettings
 from tobe.runtime.server import start_server
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """The directory a Hand under test works in."""
+    path = tmp_path / "workspace"
+    path.mkdir()
+    return path
 
 
 @pytest.fixture

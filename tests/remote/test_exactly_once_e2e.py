@@ -24,13 +24,6 @@ ASK: dict[str, str] = {}  # the default policy asks a person
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def started(tmp_path: Path, workspace: Path) -> Iterator[Callable[[dict[str, str]], tuple]]:
     """Start a Mind with `mark one` scripted, and the marking Hand attached to it."""
     stack: list = []

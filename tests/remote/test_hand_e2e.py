@@ -68,13 +68,6 @@ def mind(tmp_path: Path, approvals: dict[str, str]) -> Iterator[MindProcess]:
 
 
 @pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    path = tmp_path / "workspace"
-    path.mkdir()
-    return path
-
-
-@pytest.fixture
 def hands(mind: MindProcess, workspace: Path) -> Iterator[list[HandProcess]]:
     started: list[HandProcess] = []
     try:

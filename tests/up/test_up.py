@@ -53,6 +53,20 @@ def spawn(args: list[str], env: dict[str, str]) -> pexpect.spawn:
     return child
 
 
+def chat_once(env: dict[str, str], text: str) -> None:
+    """`tobe chat`: send one message, see the demo model answer, quit."""
+    chat = spawn(["chat"], env)
+    try:
+        chat.expect("you› ")
+        chat.sendline(text)
+        chat.expect("offline demo model")
+        chat.expect("you› ")
+        chat.sendline("/quit")
+        chat.expect(pexpect.EOF, timeout=30)
+    finally:
+        chat.close(force=True)
+
+
 def printed(child: pexpect.spawn) -> str:
     return child.logfile_read.getvalue()
 
@@ -84,16 +98,7 @@ def test_up_serves_a_streamed_chat_and_stops_without_leftovers(tmp_path: Path) -
         for name in ("face", "client", "hand"):
             assert stat.S_IMODE((credentials / f"{name}.token").stat().st_mode) == 0o600
 
-        chat = spawn(["chat"], env)
-        try:
-            chat.expect("you› ")
-            chat.sendline("hello")
-            chat.expect("offline demo model")
-            chat.expect("you› ")
-            chat.sendline("/quit")
-            chat.expect(pexpect.EOF, timeout=30)
-        finally:
-            chat.close(force=True)
+        chat_once(env, "hello")
 
         up.kill(2)  # SIGINT, as Ctrl-C
         up.expect("Stopping ToBe")
@@ -144,16 +149,7 @@ def test_up_makes_the_data_directory_owner_only_and_fixes_a_readable_one(tmp_pat
         for path in (data_dir, data_dir / "logs", old_log):
             up.expect_exact(f"Warning: {path} was readable by other users; made it owner-only")
         up.expect("ToBe is up.")
-        chat = spawn(["chat"], env)
-        try:
-            chat.expect("you› ")
-            chat.sendline("my PIN is 1234")
-            chat.expect("offline demo model")
-            chat.expect("you› ")
-            chat.sendline("/quit")
-            chat.expect(pexpect.EOF, timeout=30)
-        finally:
-            chat.close(force=True)
+        chat_once(env, "my PIN is 1234")
 
         # While everything runs: the store with its -wal/-shm, logs, sockets, credentials, the
         # Awareness journal and media, the workspace.
