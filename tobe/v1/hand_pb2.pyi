@@ -67,7 +67,14 @@ Timeouts (configured on the Mind, echoed in `welcome` and in each `offer`):
   run       accepted but no result                           -> TIMED_OUT
   heartbeat no frame at all from the Hand in time            -> the stream is considered dead
 
-When the Mind stops, it ends every stream with UNAVAILABLE; tasks stay open in its store.
+When the Mind stops or crashes, it ends (or loses) every stream; tasks stay open in its store
+and keep running on their Hands. The rule across restarts: the work happened, so it counts.
+A restarted Mind tells a reconnecting Hand to KEEP_RUNNING (or RESEND_RESULT) each open task,
+takes its result, and hands that result to the tool call that offered it, which the
+conversation then continues with. A tool call is offered at most once: the Mind never
+offers a new task for a call that already has one, so a Hand never runs one call twice.
+Every task's terminal (succeeded, failed, rejected, cancelled, timed out, lost) is the
+terminal the conversation records for its call.
 
 Reconnect and reconciliation. A Hand that loses its stream reconnects with backoff (1 s
 doubling to 30 s, reset after a welcome) and lists in `hello.held_tasks` every task it still
