@@ -146,9 +146,11 @@ class Authority:
             )
 
     async def end_mind_side(self, record: TaskRecord, state: TaskState, reason: str) -> Report:
-        """Commit a Mind-side terminal (timed out, lost, failed) and settle the task."""
+        """Commit a Mind-side terminal (timed out, cancelled, lost, failed) and settle it."""
         if state is TaskState.TIMED_OUT:
             report = await self.registry.time_out(record.id, record.attempt, reason)
+        elif state is TaskState.CANCELLED:
+            report = await self.registry.cancel(record.id, record.attempt, reason)
         elif state is TaskState.LOST:
             report = await self.registry.mark_lost(record.id, record.attempt, reason)
         else:

@@ -180,6 +180,12 @@ class Registry:
             task_id, attempt, None, _OPEN, TaskState.FAILED, reason, error=reason
         )
 
+    async def cancel(self, task_id: str, attempt: int, reason: str) -> Report:
+        """End a task the Mind cancelled and the Hand did not confirm in time."""
+        return await self._move(
+            task_id, attempt, None, _OPEN, TaskState.CANCELLED, reason, error=reason
+        )
+
     async def request_cancel(self, task_id: str, reason: str) -> Report:
         """Record a cancel request on an open task (kept when asked twice: first time wins)."""
         now = utcnow()

@@ -126,16 +126,31 @@ def background_started(task_id: str) -> ToolOutcome:
 
 
 async def cancel_task(authority: Authority, waiter: TaskWaiter) -> None:
-    """Ask the Hand to stop, then wait (bounded) for the task's terminal.
+    """Ask the Hand to stop and wait (bounded) for the task's terminal; a Hand that does not
+    confirm in time gets a Mind-side `cancelled` terminal, so the task always has one when the
+    call records its own (and a later result is refused).
 
     While the Mind stops, the task keeps running instead: its call stays open and the next
     start takes its result (`HandTaskLedger`).
     """
     if not authority.stopping:
-        await asyncio.shield(authority.cancel(waiter.task_id, "the tool call was cancelled"))
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(waiter.terminal(), authority.settings.cancel_wait)
+        await asyncio.shield(_cancel_and_settle(authority, waiter))
     authority.forget(waiter.task_id)
+
+
+async def _cancel_and_settle(authority: Authority, waiter: TaskWaiter) -> None:
+    await authority.cancel(waiter.task_id, "the tool call was cancelled")
+    patience = authority.settings.cancel_wait
+    try:
+        async with asyncio.timeout(patience):
+            await waiter.terminal()
+        return
+    except TimeoutError:
+        pass
+    record = await authority.registry.get(waiter.task_id)
+    if record is not None and not record.terminal:
+        reason = f"cancelled: the Hand did not confirm the cancel within {patience:g} s"
+        await authority.end_mind_side(record, TaskState.CANCELLED, reason)
 
 
 class HandTaskLedger:
@@ -147,6 +162,12 @@ class HandTaskLedger:
 
     async def recorded(self, tool_call_id: str) -> bool:
         return await self._authority.registry.for_call(tool_call_id) is not None
+
+    async def ended(self, tool_call_id: str) -> ToolOutcome | None:
+        record = await self._authority.registry.for_call(tool_call_id)
+        if record is None or not record.terminal or record.background:
+            return None
+        return outcome_of(record)
 
     async def outcome(
         self, tool_call_id: str, report_progress: Callable[[str, float | None], None]

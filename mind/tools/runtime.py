@@ -74,6 +74,10 @@ class ExecutionLedger(Protocol):
         """Whether the call already has an execution (it must never get a second one)."""
         ...
 
+    async def ended(self, tool_call_id: str) -> ToolOutcome | None:
+        """The outcome of the call's execution if it has ended; None if none or still open."""
+        ...
+
     async def outcome(
         self, tool_call_id: str, report_progress: Callable[[str, float | None], None]
     ) -> ToolOutcome | None:
@@ -119,6 +123,11 @@ def _terminal(scope: RunScope, call: ToolCall, status: str, text: str, ok: bool)
         result_summary=summarize_result(status, text),
         result_projection={"text": text} if transparent else {},
     )
+
+
+def _finished(scope: RunScope, call: ToolCall, outcome: ToolOutcome) -> Terminal:
+    text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
+    return _terminal(scope, call, outcome.display_status, text, outcome.ok)
 
 
 def _admission(scope: RunScope, call: ToolCall, tool: Tool | None) -> Admission:
@@ -184,18 +193,24 @@ class ToolRuntime:
             raise
         if outcome is None:
             return None
-        text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
-        return await scope.journal.finish(
-            _terminal(scope, call, outcome.display_status, text, outcome.ok)
-        )
+        return await scope.journal.finish(_finished(scope, call, outcome))
 
     async def _cancelled(self, call: ToolCall, scope: RunScope) -> None:
-        """Record a cancelled call, unless a stop must leave it open for the next start."""
+        """Record a cancelled call, unless a stop must leave it open for the next start.
+
+        A call whose execution ended anyway (a Hand that finished while asked to stop) records
+        that ending: the call's terminal never disagrees with its execution's.
+        """
         if call.id in self._left_open:
             self._left_open.discard(call.id)
             return
-        if self.shutting_down and self.ledger and await self.ledger.recorded(call.id):
-            return
+        if self.ledger is not None:
+            if self.shutting_down and await self.ledger.recorded(call.id):
+                return
+            ended = await self.ledger.ended(call.id)
+            if ended is not None:
+                await scope.journal.finish(_finished(scope, call, ended))
+                return
         terminal = _terminal(scope, call, "cancelled", "error: the run was cancelled", False)
         await scope.journal.finish(terminal)
 
@@ -229,8 +244,8 @@ class ToolRuntime:
                 reason = f"approval required and not given: {reason}"
             return "denied", f"error: the call was denied: {reason}", False
         outcome = await self._run(call, tool, scope, verdict.approval)
-        text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
-        return outcome.display_status, text, outcome.ok
+        finished = _finished(scope, call, outcome)
+        return finished.status, finished.model_text, not finished.is_error
 
     async def _authorize(self, call: ToolCall, tool: Tool, scope: RunScope) -> Verdict:
         return await self.authorizer.authorize(
