@@ -69,7 +69,7 @@ def attach_management(app: MindApp) -> None:
     async def start() -> None:
         nonlocal endpoint
         service = ManagementService(
-            app.sessions,
+            app.database,
             database_url=app.settings.store_url,
             data_dir=app.settings.data_dir,
             mind=link_mind(app),

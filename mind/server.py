@@ -12,14 +12,12 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from management.attach import attach_management
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
 from mind.conversation.manager import ConversationManager
-from mind.conversation.storage import Storage
 from mind.core.loop import AgentCore
 from mind.credentials import store_authenticator
 from mind.credentials.cache import CachedAuthenticator
@@ -31,7 +29,7 @@ from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.service.mind_servicer import MindServicer
-from mind.store.engine import create_engine, create_read_engine, session_factory
+from mind.store.database import Database
 from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
@@ -50,11 +48,8 @@ Hook = Callable[[], Awaitable[None]]
 @dataclass
 class MindApp:
     settings: Settings
-    engine: AsyncEngine
-    sessions: async_sessionmaker[AsyncSession]
-    # Reads that never take the write lock (see `mind.store.engine`).
-    read_engine: AsyncEngine
-    reads: async_sessionmaker[AsyncSession]
+    # The store: one durable writer, reads that never block it (`mind.store.database`).
+    database: Database
     bus: EventBus
     tools: ToolRegistry
     runtime: ToolRuntime
@@ -74,17 +69,14 @@ class MindApp:
     @classmethod
     def build(cls, settings: Settings, provider: Provider) -> MindApp:
         """Assemble every component; nothing touches the database until `serve`."""
-        engine = create_engine(
-            settings.store_url, sqlite_synchronous=settings.store.sqlite_synchronous
-        )
-        sessions = session_factory(engine)
-        read_engine = create_read_engine(settings.store_url)
-        reads = session_factory(read_engine)
         bus = EventBus()
-        tools = ToolRegistry(builtin_tools())
-        approvals = Approvals.build(
-            settings.approvals, sessions, provider, on_commit=bus.durable_committed
+        database = Database.open(
+            settings.store_url,
+            on_commit=bus.durable_committed,
+            sqlite_synchronous=settings.store.sqlite_synchronous,
         )
+        tools = ToolRegistry(builtin_tools())
+        approvals = Approvals.build(settings.approvals, database, provider)
         runtime = ToolRuntime(approvals.authorizer)
         core = AgentCore(
             provider,
@@ -93,14 +85,11 @@ class MindApp:
             step_limit=settings.mind.step_limit,
             thinking=thinking_level(settings.provider),
         )
-        manager = ConversationManager(Storage(sessions, bus, reads), core, settings.mind)
-        app = cls(
-            settings, engine, sessions, read_engine, reads, bus, tools, runtime, provider, core,
-            manager,
-        )
-        notes = BackgroundNotes(manager.storage)
+        manager = ConversationManager(database, core, settings.mind)
+        app = cls(settings, database, bus, tools, runtime, provider, core, manager)
+        notes = BackgroundNotes(database)
         app.remote = RemoteExecution.build(
-            sessions, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
+            database, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
         )
         tools.add_source(app.remote.tools)
         runtime.ledger = app.remote.ledger
@@ -109,7 +98,7 @@ class MindApp:
         app.on_stop.append(app.remote.close)
         app.on_start.append(lambda: approvals.start(manager.continue_call))
         app.on_stop.append(approvals.close)
-        servicer = MindServicer(manager, reads, bus, app.authenticate_client, approvals=approvals)
+        servicer = MindServicer(manager, database, bus, app.authenticate_client, approvals=approvals)
         register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
         app.services.append(ServiceSpec(MIND_SERVICE, register))
         attach_management(app)
@@ -118,7 +107,7 @@ class MindApp:
 
     def __post_init__(self) -> None:
         self.authenticate = CachedAuthenticator(
-            store_authenticator(self.reads), self.live_calls.is_revoked
+            store_authenticator(self.database), self.live_calls.is_revoked
         )
 
     async def authenticate_client(self, token: str) -> Identity | None:
@@ -154,5 +143,4 @@ class MindApp:
         if server is not None:
             await server.stop(SHUTDOWN_GRACE_SECONDS)
         await self.provider.aclose()
-        await self.read_engine.dispose()
-        await self.engine.dispose()
+        await self.database.close()

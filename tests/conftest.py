@@ -1,8 +1,9 @@
 """Shared fixtures: a fresh store on each backend (SQLite always, PostgreSQL when configured).
 
 `empty_store_url` is a new database without tables; `store_url` is a new one at the head
-revision (copied from a template migrated once per test session); `sessions` is an async
-session factory on `store_url`. Tests using them run once per backend.
+revision (copied from a template migrated once per test session); `database` is the store's
+`Database` on `store_url` (its event callback is `database_events`). Tests using them run once
+per backend.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import pytest
 from helpers.postgres import database_name, fresh_postgres_database, postgres_server_url
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from mind.store.database import Database
 from mind.store.engine import create_engine, session_factory
+from mind.store.models import OutboxEvent
 from mind.store.migrate import upgrade
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
@@ -69,3 +72,18 @@ async def sessions(store_url: str) -> AsyncIterator[async_sessionmaker[AsyncSess
         yield session_factory(engine)
     finally:
         await engine.dispose()
+
+
+@pytest.fixture
+def database_events() -> list[OutboxEvent]:
+    """Every event the `database` fixture committed, in commit order."""
+    return []
+
+
+@pytest.fixture
+async def database(store_url: str, database_events: list[OutboxEvent]) -> AsyncIterator[Database]:
+    db = Database.open(store_url, on_commit=database_events.extend)
+    try:
+        yield db
+    finally:
+        await db.close()

@@ -238,7 +238,7 @@ class Settings(BaseSettings):
 
     @property
     def store_url(self) -> str:
-        return self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'tobe.db'}"
+        return self.database_url or f"sqlite:///{self.data_dir / 'tobe.db'}"
 
     @property
     def management_socket(self) -> Path:

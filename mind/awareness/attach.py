@@ -39,7 +39,7 @@ def attach_awareness(app: MindApp) -> None:
         app.manager, default_key=default_key, owner=_owner(settings.mind.awareness_owner)
     )
     router = ObservationRouter(
-        client, app.manager.storage, sink, default_conversation=default_key
+        client, app.database, sink, default_conversation=default_key
     )
     task: list[asyncio.Task[None]] = []
 

@@ -164,6 +164,34 @@ def create_read_engine(url: str) -> AsyncEngine:
     return engine
 
 
+def create_sync_engine_for(url: str, *, sqlite_synchronous: SqliteSynchronous = "normal") -> Engine:
+    """The write engine of `mind.store.database`: on SQLite one connection (its writer thread
+    owns it), immediate transactions and the configured `synchronous`."""
+    target = sync_url(url)
+    if is_sqlite(target):
+        _private_database_file(target)
+        engine = create_sync_engine(
+            target, pool_size=1, max_overflow=0, connect_args={"check_same_thread": False}
+        )
+        configure_sqlite(engine, sqlite_synchronous)
+        return engine
+    return create_sync_engine(target, pool_pre_ping=True, pool_size=8, max_overflow=8)
+
+
+def create_sync_read_engine(url: str) -> Engine:
+    """The read engine of `mind.store.database`: on SQLite, deferred read-only transactions on
+    connections of their own (WAL readers never wait for the writer)."""
+    target = sync_url(url)
+    if not is_sqlite(target):
+        return create_sync_engine(target, pool_pre_ping=True)
+    _private_database_file(target)
+    engine = create_sync_engine(target, connect_args={"check_same_thread": False})
+    event.listen(engine, "connect", _sqlite_connect)
+    event.listen(engine, "connect", _sqlite_read_only)
+    event.listen(engine, "begin", _sqlite_begin_deferred)
+    return engine
+
+
 def create_migration_engine(url: str) -> Engine:
     """A synchronous engine with the same per-connection setup, for Alembic."""
     target = sync_url(url)

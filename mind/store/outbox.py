@@ -10,8 +10,8 @@ seen, so "resume after event id N" never skips an event.
   precedes the lock's release at commit). Writers of the outbox therefore serialise; keep
   their transactions short after appending.
 * SQLite allows one writer at a time and holds that write lock from the first write to commit,
-  so ids are drawn in commit order already. The store's engine additionally begins every
-  SQLite transaction IMMEDIATE (see `mind.store.engine`), so writers never interleave at all.
+  so ids are drawn in commit order already. The store has a single writer thread besides
+  (`mind.store.database`), whose transactions begin IMMEDIATE, so writers never interleave.
   The table uses AUTOINCREMENT, so an id is never handed out twice, even after pruning.
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import delete, func, select, text
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from mind.store.models import OutboxEvent
 
@@ -28,13 +28,13 @@ from mind.store.models import OutboxEvent
 OUTBOX_LOCK_KEY = 0x746F6265
 
 
-async def _serialise_writers(session: AsyncSession) -> None:
+def _serialise_writers(session: Session) -> None:
     if session.get_bind().dialect.name == "postgresql":
-        await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": OUTBOX_LOCK_KEY})
+        session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": OUTBOX_LOCK_KEY})
 
 
-async def append_event(
-    session: AsyncSession,
+def append_event(
+    session: Session,
     *,
     type: str,
     conversation_key: str,
@@ -46,46 +46,46 @@ async def append_event(
     The returned event has its id assigned (flushed). Call it after the state change's other
     writes, and commit soon: the outbox lock is held until commit.
     """
-    await _serialise_writers(session)
+    _serialise_writers(session)
     event = OutboxEvent(
         type=type, conversation_key=conversation_key, audience=list(audience), payload=payload
     )
     session.add(event)
-    await session.flush()
+    session.flush()
     return event
 
 
-async def read_events(session: AsyncSession, after_id: int, limit: int) -> list[OutboxEvent]:
+def read_events(session: Session, after_id: int, limit: int) -> list[OutboxEvent]:
     """Committed events with id > `after_id`, oldest first, at most `limit`."""
     if limit < 1:
         raise ValueError("limit must be at least 1")
-    rows = await session.scalars(
+    rows = session.scalars(
         select(OutboxEvent).where(OutboxEvent.id > after_id).order_by(OutboxEvent.id).limit(limit)
     )
     return list(rows)
 
 
-async def head_event_id(session: AsyncSession) -> int:
+def head_event_id(session: Session) -> int:
     """The highest event id stored; 0 when the outbox is empty."""
-    return (await session.scalar(select(func.max(OutboxEvent.id)))) or 0
+    return (session.scalar(select(func.max(OutboxEvent.id)))) or 0
 
 
-async def oldest_event_id(session: AsyncSession) -> int | None:
+def oldest_event_id(session: Session) -> int | None:
     """The lowest event id still stored (older ones were pruned); None when empty."""
-    return await session.scalar(select(func.min(OutboxEvent.id)))
+    return session.scalar(select(func.min(OutboxEvent.id)))
 
 
-async def prune(session: AsyncSession, keep: int) -> int:
+def prune(session: Session, keep: int) -> int:
     """Delete all but the newest `keep` events; returns how many were deleted.
 
     At least one event is always kept, so `head_event_id` stays the true head.
     """
     if keep < 1:
         raise ValueError("keep must be at least 1 (the head event marks the resume position)")
-    cutoff = await session.scalar(
+    cutoff = session.scalar(
         select(OutboxEvent.id).order_by(OutboxEvent.id.desc()).offset(keep - 1).limit(1)
     )
     if cutoff is None:
         return 0
-    result = await session.execute(delete(OutboxEvent).where(OutboxEvent.id < cutoff))
+    result = session.execute(delete(OutboxEvent).where(OutboxEvent.id < cutoff))
     return result.rowcount or 0

@@ -1,0 +1,301 @@
+"""The store's only door: units of work on one durable writer, and reads that never block it.
+
+Every write is a *unit*: a plain synchronous function `unit(tx: WriteTx) -> T` that changes
+state through `tx.session` (a synchronous SQLAlchemy ORM session, or Core through
+`tx.session.connection()`) and appends the outbox events describing the change with
+`tx.event(...)`. `await database.write(unit)` returns `unit`'s value only after the unit is
+committed, so whatever the caller acknowledges next is durable.
+
+Why units instead of async sessions: the asyncio drivers cost a thread hop per statement and
+the async ORM a greenlet switch per await; a unit costs one hop in and one out. And only
+synchronous units can be grouped:
+
+* **SQLite** (`GroupWriter`): one thread owns the only write connection. It takes the first
+  unit waiting, then every unit queued behind it (at most `MAX_GROUP`), runs each in its own
+  SAVEPOINT inside one `BEGIN IMMEDIATE` transaction and commits once: one fsync for the group.
+  A unit that raises rolls back alone and its caller gets the exception; the others commit.
+  If the commit fails, every caller in the group gets the error and nothing was acknowledged.
+* **PostgreSQL** (`PoolWriter`): each unit runs on a worker thread in a transaction of its own
+  over a connection pool; the outbox's advisory lock (`mind.store.outbox`) orders the writers.
+
+A unit must not block on anything but the database (no network, no waiting on the loop) and
+must not keep ORM objects from an earlier unit: each group gets a fresh session. Objects a unit
+returns are detached but keep their loaded attributes. A unit runs to its commit even when its
+caller was cancelled meanwhile (the caller just never sees the value).
+
+Reads (`await database.read(query)`) run `query(session)` on a worker thread in a read
+transaction of their own: on SQLite a deferred, `query_only` connection that reads a WAL
+snapshot and never takes the write lock.
+
+After each commit the events of the committed units go to `on_commit` (the event bus), in
+commit order, on the event loop, before any caller of the group resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeVar
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session
+
+from mind.store.engine import create_sync_engine_for, create_sync_read_engine, is_sqlite
+from mind.store.models import OutboxEvent
+from mind.store.outbox import append_event
+from tobe.config import SqliteSynchronous
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# The most units one SQLite commit takes: enough to absorb a burst, small enough that the
+# first caller of a group is not kept waiting behind a long tail.
+MAX_GROUP = 64
+
+
+@dataclass
+class WriteTx:
+    """The open transaction a unit runs in."""
+
+    session: Session
+    events: list[OutboxEvent] = field(default_factory=list)
+
+    def event(
+        self, type: str, conversation_key: str, audience: list[str], payload: dict[str, Any]
+    ) -> int:
+        """Append an outbox event in this transaction; returns its id."""
+        row = append_event(
+            self.session,
+            type=type,
+            conversation_key=conversation_key,
+            audience=audience,
+            payload=payload,
+        )
+        self.events.append(row)
+        return row.id
+
+
+Unit = Callable[[WriteTx], T]
+Query = Callable[[Session], T]
+OnCommit = Callable[[list[OutboxEvent]], None]
+
+
+class Writer(Protocol):
+    async def write(self, unit: Unit[T]) -> T: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class WriterStats:
+    """Counters for benchmarks and status: units committed and the commits that held them."""
+
+    units: int = 0
+    commits: int = 0
+
+
+@dataclass
+class _Pending:
+    unit: Unit[Any]
+    future: asyncio.Future[Any]
+    tx: WriteTx | None = None
+    value: Any = None
+    error: BaseException | None = None
+
+
+class GroupWriter:
+    """One thread, one SQLite write connection, group commit (see the module docstring)."""
+
+    def __init__(self, engine: Engine, on_commit: OnCommit) -> None:
+        self._engine = engine
+        self._on_commit = on_commit
+        self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._closed = False
+        self.stats = WriterStats()
+
+    async def write(self, unit: Unit[T]) -> T:
+        if self._closed:
+            raise RuntimeError("the store's writer is closed")
+        if self._thread is None:
+            self._start()
+        future: asyncio.Future[T] = asyncio.get_running_loop().create_future()
+        self._queue.put(_Pending(unit, future))
+        return await asyncio.shield(future)
+
+    def _start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._thread = threading.Thread(target=self._serve, name="tobe-store-writer", daemon=True)
+        self._thread.start()
+
+    async def close(self) -> None:
+        """Commit what is queued, then stop the thread."""
+        self._closed = True
+        if self._thread is not None:
+            self._queue.put(None)
+            await asyncio.to_thread(self._thread.join)
+        self._engine.dispose()
+
+    def _serve(self) -> None:
+        while True:
+            first = self._queue.get()
+            if first is None:
+                return
+            group = [first]
+            while len(group) < MAX_GROUP:
+                try:
+                    item = self._queue.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    self._queue.put(None)
+                    break
+                group.append(item)
+            self._commit(group)
+            assert self._loop is not None
+            self._loop.call_soon_threadsafe(self._settle, group)
+
+    def _commit(self, group: list[_Pending]) -> None:
+        with Session(self._engine, expire_on_commit=False) as session:
+            if len(group) == 1:
+                _run(group[0], session)
+            else:
+                for pending in group:
+                    _run_in_savepoint(pending, session)
+            if all(pending.error is not None for pending in group):
+                session.rollback()
+                return
+            try:
+                session.commit()
+            except Exception as exc:  # nobody in the group is acknowledged
+                log.exception("store commit of %d unit(s) failed", len(group))
+                session.rollback()
+                for pending in group:
+                    if pending.error is None:
+                        pending.error = exc
+                return
+        self.stats.commits += 1
+        self.stats.units += sum(1 for pending in group if pending.error is None)
+
+    def _settle(self, group: list[_Pending]) -> None:
+        events = [
+            event
+            for pending in group
+            if pending.error is None and pending.tx is not None
+            for event in pending.tx.events
+        ]
+        if events:
+            self._on_commit(events)
+        for pending in group:
+            _resolve(pending)
+
+
+class _UnitFailed(Exception):
+    """Raised inside a savepoint so that it rolls back; the unit's own error is kept."""
+
+
+def _run(pending: _Pending, session: Session) -> None:
+    pending.tx = WriteTx(session)
+    try:
+        pending.value = pending.unit(pending.tx)
+        session.flush()
+    except Exception as exc:
+        pending.error = exc
+
+
+def _run_in_savepoint(pending: _Pending, session: Session) -> None:
+    try:
+        with session.begin_nested():
+            _run(pending, session)
+            if pending.error is not None:
+                raise _UnitFailed
+    except _UnitFailed:
+        pass
+
+
+def _resolve(pending: _Pending) -> None:
+    if pending.future.done():
+        return
+    if pending.error is not None:
+        pending.future.set_exception(pending.error)
+    else:
+        pending.future.set_result(pending.value)
+
+
+class PoolWriter:
+    """Each unit in a transaction of its own on a worker thread (PostgreSQL)."""
+
+    def __init__(self, engine: Engine, on_commit: OnCommit) -> None:
+        self._engine = engine
+        self._on_commit = on_commit
+        self.stats = WriterStats()
+
+    async def write(self, unit: Unit[T]) -> T:
+        tx, value = await asyncio.shield(asyncio.to_thread(self._commit, unit))
+        if tx.events:
+            self._on_commit(tx.events)
+        return value
+
+    def _commit(self, unit: Unit[T]) -> tuple[WriteTx, T]:
+        with Session(self._engine, expire_on_commit=False) as session, session.begin():
+            tx = WriteTx(session)
+            value = unit(tx)
+        self.stats.commits += 1
+        self.stats.units += 1
+        return tx, value
+
+    async def close(self) -> None:
+        self._engine.dispose()
+
+
+class Database:
+    """The writer and the readers of one store."""
+
+    def __init__(self, writer: GroupWriter | PoolWriter, reads: Engine) -> None:
+        self._writer = writer
+        self._reads = reads
+
+    @classmethod
+    def open(
+        cls,
+        url: str,
+        *,
+        on_commit: OnCommit = lambda _events: None,
+        sqlite_synchronous: SqliteSynchronous = "normal",
+    ) -> Database:
+        """Engines for `url`; nothing connects until the first read or write."""
+        engine = create_sync_engine_for(url, sqlite_synchronous=sqlite_synchronous)
+        writer: GroupWriter | PoolWriter = (
+            GroupWriter(engine, on_commit) if is_sqlite(url) else PoolWriter(engine, on_commit)
+        )
+        return cls(writer, create_sync_read_engine(url))
+
+    @property
+    def stats(self) -> WriterStats:
+        return self._writer.stats
+
+    def on_commit(self, callback: OnCommit) -> None:
+        """Send the committed events to `callback` from now on (set once, at assembly)."""
+        self._writer._on_commit = callback
+
+    async def write(self, unit: Unit[T]) -> T:
+        """Run `unit` in a write transaction; returns its value once it is committed."""
+        return await self._writer.write(unit)
+
+    async def read(self, query: Query[T]) -> T:
+        """Run `query` in a read transaction of its own: one consistent state throughout."""
+        return await asyncio.to_thread(self._read, query)
+
+    def _read(self, query: Query[T]) -> T:
+        with Session(self._reads, expire_on_commit=False) as session, session.begin():
+            return query(session)
+
+    async def close(self) -> None:
+        await self._writer.close()
+        self._reads.dispose()
