@@ -14,12 +14,10 @@ from pathlib import Path
 
 import pytest
 from helpers.postgres import database_name, fresh_postgres_database, postgres_server_url
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mind.store.database import Database
-from mind.store.engine import create_engine, session_factory
-from mind.store.models import OutboxEvent
 from mind.store.migrate import upgrade
+from mind.store.models import OutboxEvent
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
@@ -63,15 +61,6 @@ def store_url(store_backend: str, tmp_path: Path, request: pytest.FixtureRequest
     template = request.getfixturevalue("postgres_template")
     with fresh_postgres_database(postgres_server_url(), template=template) as url:
         yield url
-
-
-@pytest.fixture
-async def sessions(store_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(store_url)
-    try:
-        yield session_factory(engine)
-    finally:
-        await engine.dispose()
 
 
 @pytest.fixture

@@ -44,7 +44,7 @@ from typing import Any, Protocol, TypeVar
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
-from mind.store.engine import create_sync_engine_for, create_sync_read_engine, is_sqlite
+from mind.store.engine import create_read_engine, create_write_engine, is_sqlite
 from mind.store.models import OutboxEvent
 from mind.store.outbox import append_event
 from tobe.config import SqliteSynchronous
@@ -270,11 +270,11 @@ class Database:
         sqlite_synchronous: SqliteSynchronous = "normal",
     ) -> Database:
         """Engines for `url`; nothing connects until the first read or write."""
-        engine = create_sync_engine_for(url, sqlite_synchronous=sqlite_synchronous)
+        engine = create_write_engine(url, sqlite_synchronous=sqlite_synchronous)
         writer: GroupWriter | PoolWriter = (
             GroupWriter(engine, on_commit) if is_sqlite(url) else PoolWriter(engine, on_commit)
         )
-        return cls(writer, create_sync_read_engine(url))
+        return cls(writer, create_read_engine(url))
 
     @property
     def stats(self) -> WriterStats:
