@@ -234,13 +234,26 @@ class PoolWriter:
     def __init__(self, engine: Engine, on_commit: OnCommit) -> None:
         self._engine = engine
         self._on_commit = on_commit
+        self._running: set[asyncio.Future[Any]] = set()
+        self._closed = False
         self.stats = WriterStats()
 
     async def write(self, unit: Unit[T]) -> T:
-        tx, value = await asyncio.shield(asyncio.to_thread(self._commit, unit))
-        if tx.events:
-            self._on_commit(tx.events)
+        if self._closed:
+            raise RuntimeError("the store's writer is closed")
+        running = asyncio.ensure_future(asyncio.to_thread(self._commit, unit))
+        self._running.add(running)
+        running.add_done_callback(self._running.discard)
+        running.add_done_callback(self._publish)
+        _tx, value = await asyncio.shield(running)
         return value
+
+    def _publish(self, running: asyncio.Future[tuple[WriteTx, Any]]) -> None:
+        # A done callback, so it runs before the caller resumes, and even if it was cancelled.
+        if not running.cancelled() and running.exception() is None:
+            tx, _value = running.result()
+            if tx.events:
+                self._on_commit(tx.events)
 
     def _commit(self, unit: Unit[T]) -> tuple[WriteTx, T]:
         with Session(self._engine, expire_on_commit=False) as session, session.begin():
@@ -251,6 +264,9 @@ class PoolWriter:
         return tx, value
 
     async def close(self) -> None:
+        """Let the units already running commit, then release the pool."""
+        self._closed = True
+        await asyncio.gather(*self._running, return_exceptions=True)
         self._engine.dispose()
 
 
