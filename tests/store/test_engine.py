@@ -52,8 +52,7 @@ async def test_every_sqlite_connection_gets_the_pragmas(tmp_path: Path) -> None:
             found = {}
             for role, connection in (("write", writer), ("read", reader)):
                 found[role] = [
-                    (await connection.exec_driver_sql(f"PRAGMA {name}")).scalar()
-                    for name in names
+                    (await connection.exec_driver_sql(f"PRAGMA {name}")).scalar() for name in names
                 ]
                 await connection.commit()  # end the transaction, keep the connection
         # 1 = NORMAL; only the read connections refuse writes.
