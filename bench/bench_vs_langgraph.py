@@ -23,10 +23,10 @@ commits before the next starts, as ToBe's store does.
 
 Besides turns/s and latency, the table shows CPU per turn (ToBe: the Mind's own, from
 /proc/<pid>/stat; the other three services on a line below; LangGraph: this whole process,
-load generator included) and transactions per turn: ToBe's are counted inside the Mind by a
-SQLAlchemy engine listener loaded through `sitecustomize` (no Mind code involved): every
-`BEGIN IMMEDIATE`, reads included, and how many of them committed; LangGraph's are its saver's
-commits (one per checkpoint and per batch of pending writes).
+load generator included) and the store's work per turn: ToBe's is read inside the Mind by a
+hook loaded through `sitecustomize` (the store's own counters of units and commits, and a count
+of read transactions); LangGraph's is its saver's commits (one per checkpoint and per batch of
+pending writes).
 
 Reproduce (from the repository root, after `pip install -e '.[bench]'`):
 
@@ -91,33 +91,42 @@ async def lookup(key: str) -> str:
 
 asyncio.run(hand.serve(sys.argv[1], os.environ["TOBE_HAND_TOKEN"]))
 '''
-# Loaded by the Mind's interpreter only (PYTHONPATH): counts every transaction any engine
-# begins and commits, and writes the counts to $BENCH_TRANSACTIONS_FILE on SIGUSR1.
+# Loaded by the Mind's interpreter only (PYTHONPATH): reads the store's own counters (units
+# written, commits that held them) and counts reads, and writes them to
+# $BENCH_TRANSACTIONS_FILE on SIGUSR1.
 TRANSACTION_COUNTER = '''
 import os
 import signal
 
-from sqlalchemy import event
-from sqlalchemy.engine import Engine
+from mind.store import database
 
-counts = {"begin": 0, "commit": 0}
+stores = []
+reads = [0]
+real_init = database.Database.__init__
+real_read = database.Database._read
 
 
-def counter(name):
-    def count(*_args):
-        counts[name] += 1
-    return count
+def init(self, writer, read_engine):
+    real_init(self, writer, read_engine)
+    stores.append(self)
+
+
+def read(self, query):
+    reads[0] += 1
+    return real_read(self, query)
 
 
 def dump(_signum, _frame):
+    units = sum(store.stats.units for store in stores)
+    commits = sum(store.stats.commits for store in stores)
     path = os.environ["BENCH_TRANSACTIONS_FILE"]
     with open(path + ".tmp", "w") as out:
-        out.write(f"{counts['begin']} {counts['commit']}")
+        out.write(f"{units} {commits} {reads[0]}")
     os.replace(path + ".tmp", path)
 
 
-event.listen(Engine, "begin", counter("begin"))
-event.listen(Engine, "commit", counter("commit"))
+database.Database.__init__ = init
+database.Database._read = read
 signal.signal(signal.SIGUSR1, dump)
 '''
 USER_TEXT = "look it up"
@@ -129,8 +138,9 @@ class Probe:
     """Counters read at the start and the end of the measured window."""
 
     cpu: dict[str, float]
-    begins: int = 0
+    units: int = 0
     commits: int = 0
+    reads: int = 0
 
 
 @dataclass
@@ -143,8 +153,8 @@ class Result:
     after: Probe
     # Whose CPU the `cpu ms/turn` column shows; the others are listed below the table.
     main_process: str
-    # Whether `begins` counts every transaction (ToBe) or only commits are known (LangGraph).
-    counts_begins: bool
+    # Whether units and reads are counted (ToBe) or only commits are known (LangGraph).
+    counts_units: bool
     ratio: float | None = None
 
     @property
@@ -298,11 +308,11 @@ class Platform:
     processes: dict[str, int]
 
     def probe(self) -> Probe:
-        begins, commits = self.transactions()
+        units, commits, reads = self.transactions()
         return Probe({name: cpu_seconds(pid) for name, pid in self.processes.items()},
-                     begins, commits)
+                     units, commits, reads)
 
-    def transactions(self) -> tuple[int, int]:
+    def transactions(self) -> tuple[int, int, int]:
         """Ask the Mind's transaction counter for its counts (see TRANSACTION_COUNTER)."""
         self.transactions_file.unlink(missing_ok=True)
         assert self.mind.process is not None
@@ -312,8 +322,8 @@ class Platform:
             if time.monotonic() > deadline:
                 raise RuntimeError("the Mind did not report its transaction counts")
             time.sleep(0.002)
-        begins, commits = self.transactions_file.read_text().split()
-        return int(begins), int(commits)
+        units, commits, reads = self.transactions_file.read_text().split()
+        return int(units), int(commits), int(reads)
 
 
 @contextmanager
@@ -383,7 +393,7 @@ def run_tobe(synchronous: str, args: argparse.Namespace, tmp: Path) -> Result:
             tobe_turns(platform, args.conversations, args.warmup, args.seconds)
         )
     return Result("ToBe", synchronous.upper(), args.seconds, latencies, before, after,
-                  main_process="mind", counts_begins=True)
+                  main_process="mind", counts_units=True)
 
 
 # -- LangGraph -------------------------------------------------------------------------------
@@ -477,7 +487,7 @@ def run_langgraph(
     latencies, before, after = asyncio.run(langgraph_turns(path, synchronous, durability, args))
     label = "LangGraph" if durability == "async" else f"LangGraph durability={durability}"
     return Result(label, synchronous.upper(), args.seconds, latencies, before, after,
-                  main_process="this process", counts_begins=False)
+                  main_process="this process", counts_units=False)
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -490,17 +500,19 @@ def print_table(results: list[Result], conversations: int) -> None:
             result.ratio = result.rate / baseline[result.synchronous].rate
     print(f"\n{conversations} conversations at once, one tool call per turn")
     header = (f"{'system':<30} {'sync':<6} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
-              f"{'ratio':>6} {'cpu ms/turn':>12} {'txns/turn':>10} {'commits/turn':>13}")
+              f"{'ratio':>6} {'cpu ms/turn':>12} {'units/turn':>10} {'commits/turn':>13} "
+              f"{'reads/turn':>10}")
     print(header)
     print("-" * len(header))
     for r in results:
         ratio = f"{r.ratio:.2f}" if r.ratio is not None else ""
         cpu = r.cpu_per_turn(r.main_process) * 1000
-        begins = f"{r.per_turn(r.after.begins - r.before.begins):.1f}" if r.counts_begins else ""
+        units = f"{r.per_turn(r.after.units - r.before.units):.1f}" if r.counts_units else ""
+        reads = f"{r.per_turn(r.after.reads - r.before.reads):.1f}" if r.counts_units else ""
         commits = r.per_turn(r.after.commits - r.before.commits)
         print(f"{r.system:<30} {r.synchronous:<6} {r.rate:8.1f} {r.percentile(50) * 1000:8.1f} "
-              f"{r.percentile(99) * 1000:8.1f} {ratio:>6} {cpu:12.2f} {begins:>10} "
-              f"{commits:13.1f}")
+              f"{r.percentile(99) * 1000:8.1f} {ratio:>6} {cpu:12.2f} {units:>10} "
+              f"{commits:13.1f} {reads:>10}")
     print("\nratio: ToBe turns/s / LangGraph turns/s (same synchronous, LangGraph's default "
           "durability)")
     print("cpu ms/turn: ToBe = the Mind process; LangGraph = this process (load generator too)")
@@ -509,8 +521,9 @@ def print_table(results: list[Result], conversations: int) -> None:
         if others:
             spent = ", ".join(f"{name} {r.cpu_per_turn(name) * 1000:.2f}" for name in others)
             print(f"  {r.system} {r.synchronous}: other services, cpu ms/turn: {spent}")
-    print("txns/turn: transactions the Mind began (BEGIN IMMEDIATE, reads included); "
-          "commits/turn: those that committed (LangGraph: the saver's commits)")
+    print("units/turn: units of work the Mind's store committed; commits/turn: the commits "
+          "that held them (group commit; LangGraph: the saver's commits); reads/turn: the "
+          "Mind's read transactions")
 
 
 def main() -> None:
