@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from management.errors import NotFound
 from mind.approvals.broker import to_record
@@ -13,8 +13,11 @@ from mind.store.models import Approval
 DEFAULT_LIMIT = 100
 
 
-async def list_approvals(
-    session: AsyncSession, *, pending_only: bool = False, conversation_key: str = "",
+def list_approvals(
+    session: Session,
+    *,
+    pending_only: bool = False,
+    conversation_key: str = "",
     limit: int = 0,
 ) -> list[ApprovalRecord]:
     """Newest first; only undecided ones when `pending_only`, one conversation's when keyed."""
@@ -23,14 +26,12 @@ async def list_approvals(
         query = query.where(Approval.decision.is_(None))
     if conversation_key:
         query = query.where(Approval.conversation_key == conversation_key)
-    query = query.order_by(Approval.requested_at.desc(), Approval.id).limit(
-        limit or DEFAULT_LIMIT
-    )
-    return [to_record(row) for row in await session.scalars(query)]
+    query = query.order_by(Approval.requested_at.desc(), Approval.id).limit(limit or DEFAULT_LIMIT)
+    return [to_record(row) for row in session.scalars(query)]
 
 
-async def get_approval(session: AsyncSession, approval_id: str) -> ApprovalRecord:
-    row = await session.get(Approval, approval_id)
+def get_approval(session: Session, approval_id: str) -> ApprovalRecord:
+    row = session.get(Approval, approval_id)
     if row is None:
         raise NotFound(
             f"no approval with id {approval_id!r}; `tobe admin approvals list` shows the ids"

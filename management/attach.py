@@ -50,7 +50,6 @@ def link_mind(app: MindApp) -> MindLink:
 
     return MindLink(
         disconnect_credential=app.live_calls.revoke,
-        durable_committed=app.bus.durable_committed,
         hands=hands,
         gateway_subscribers=lambda: app.bus.subscriber_count,
         services=lambda: mind_services(app.settings, app.address),

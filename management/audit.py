@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from management.records import AuditRecord
 from mind.store.models import ManagementAudit
@@ -30,16 +30,16 @@ def _scrub(value: Any) -> Any:
     return value
 
 
-async def record(
-    session: AsyncSession, *, action: str, actor: str, target: str, details: dict[str, Any]
+def record(
+    session: Session, *, action: str, actor: str, target: str, details: dict[str, Any]
 ) -> None:
     """Add an audit row to the caller's transaction and flush it (so a refusal surfaces here)."""
     session.add(ManagementAudit(action=action, actor=actor, target=target, details=_scrub(details)))
-    await session.flush()
+    session.flush()
 
 
-async def entries(
-    session: AsyncSession,
+def entries(
+    session: Session,
     *,
     action: str = "",
     target: str = "",
@@ -60,7 +60,7 @@ async def entries(
     if since is not None:
         query = query.where(ManagementAudit.time >= since)
     query = query.order_by(ManagementAudit.id.desc()).limit(limit or DEFAULT_LIMIT)
-    rows = await session.scalars(query)
+    rows = session.scalars(query)
     return [
         AuditRecord(
             id=row.id,

@@ -26,7 +26,7 @@ from pathlib import Path
 from management.hosting import serve_management
 from management.service import ManagementService
 from management.status import display_url
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database
 from mind.store.migrate import upgrade
 from tobe.config import Settings
 from tobe.runtime.channel import open_channel
@@ -92,11 +92,11 @@ async def _offline(settings: Settings, lock: StateLock) -> AsyncIterator[Connect
             f"cannot open the database {display_url(settings.store_url)}: {reason}; "
             "check TOBE_DATABASE_URL, or run `tobe db upgrade` to see what the migration says"
         ) from exc
-    engine = create_engine(settings.store_url)
+    database = Database.open(settings.store_url)
     private_dir = Path(tempfile.mkdtemp(prefix="tobe-admin-"))
     try:
         service = ManagementService(
-            session_factory(engine), database_url=settings.store_url, data_dir=settings.data_dir
+            database, database_url=settings.store_url, data_dir=settings.data_dir
         )
         endpoint = await serve_management(service, private_dir / "management.sock")
         channel = open_channel(endpoint.target)
@@ -112,7 +112,7 @@ async def _offline(settings: Settings, lock: StateLock) -> AsyncIterator[Connect
             await channel.close()
             await endpoint.stop(grace=1.0)
     finally:
-        await engine.dispose()
+        await database.close()
         shutil.rmtree(private_dir, ignore_errors=True)
 
 

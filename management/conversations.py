@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sqlalchemy import Select, delete, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session as OrmSession
 
 from management.errors import FailedPrecondition, NotFound
 from management.records import ConversationDetail, ConversationInfo, Deletion
@@ -50,12 +50,12 @@ _OWNED_BY_KEY = (
 )
 
 
-async def _infos(session: AsyncSession, rows: Sequence[Conversation]) -> list[ConversationInfo]:
+def _infos(session: OrmSession, rows: Sequence[Conversation]) -> list[ConversationInfo]:
     keys = [row.key for row in rows]
     if not keys:
         return []
     members: dict[str, list[str]] = {key: [] for key in keys}
-    for key, principal in await session.execute(
+    for key, principal in session.execute(
         select(ConversationMember.conversation_key, ConversationMember.principal)
         .where(ConversationMember.conversation_key.in_(keys))
         .order_by(ConversationMember.principal)
@@ -63,7 +63,7 @@ async def _infos(session: AsyncSession, rows: Sequence[Conversation]) -> list[Co
         members[key].append(principal)
     last_events = dict(
         (
-            await session.execute(
+            session.execute(
                 select(OutboxEvent.conversation_key, func.max(OutboxEvent.id))
                 .where(OutboxEvent.conversation_key.in_(keys))
                 .group_by(OutboxEvent.conversation_key)
@@ -83,8 +83,8 @@ async def _infos(session: AsyncSession, rows: Sequence[Conversation]) -> list[Co
     ]
 
 
-async def list_conversations(
-    session: AsyncSession, *, owner: str = "", limit: int = 0
+def list_conversations(
+    session: OrmSession, *, owner: str = "", limit: int = 0
 ) -> list[ConversationInfo]:
     """Every principal's conversations (or one owner's), newest first."""
     query = select(Conversation)
@@ -93,15 +93,15 @@ async def list_conversations(
     query = query.order_by(Conversation.created_at.desc(), Conversation.key).limit(
         limit or DEFAULT_LIMIT
     )
-    return await _infos(session, list(await session.scalars(query)))
+    return _infos(session, list(session.scalars(query)))
 
 
-async def _count(session: AsyncSession, query: Select[tuple[int]]) -> int:
-    return int(await session.scalar(query) or 0)
+def _count(session: OrmSession, query: Select[tuple[int]]) -> int:
+    return int(session.scalar(query) or 0)
 
 
-async def _require(session: AsyncSession, key: str) -> Conversation:
-    row = await session.get(Conversation, key)
+def _require(session: OrmSession, key: str) -> Conversation:
+    row = session.get(Conversation, key)
     if row is None:
         raise NotFound(
             f"no conversation with key {key!r}; `tobe admin conversations list` shows the keys"
@@ -109,29 +109,29 @@ async def _require(session: AsyncSession, key: str) -> Conversation:
     return row
 
 
-async def inspect_conversation(session: AsyncSession, key: str) -> ConversationDetail:
-    row = await _require(session, key)
-    (info,) = await _infos(session, [row])
+def inspect_conversation(session: OrmSession, key: str) -> ConversationDetail:
+    row = _require(session, key)
+    (info,) = _infos(session, [row])
 
     def count(model: type) -> Select[tuple[int]]:
         return select(func.count()).select_from(model).where(model.conversation_key == key)
 
     return ConversationDetail(
         conversation=info,
-        messages=await _count(session, count(Message)),
-        runs=await _count(session, count(Run)),
-        tool_calls=await _count(session, count(ToolProjection)),
-        approvals=await _count(session, count(Approval)),
+        messages=_count(session, count(Message)),
+        runs=_count(session, count(Run)),
+        tool_calls=_count(session, count(ToolProjection)),
+        approvals=_count(session, count(Approval)),
     )
 
 
-async def delete_conversation(session: AsyncSession, key: str) -> Deletion:
+def delete_conversation(session: OrmSession, key: str) -> Deletion:
     """Remove the conversation and its rows in the caller's transaction; counts per table.
 
     Refused while a run is running: the Mind's actor is still writing to it.
     """
-    await _require(session, key)
-    running = await _count(
+    _require(session, key)
+    running = _count(
         session,
         select(func.count())
         .select_from(Run)
@@ -145,20 +145,18 @@ async def delete_conversation(session: AsyncSession, key: str) -> Deletion:
     tasks = select(Task.id).where(Task.remote_run_id.in_(remote_runs))
     removed: dict[str, int] = {}
 
-    async def remove(table: str, statement: object) -> None:
-        result = await session.execute(statement)  # type: ignore[call-overload]
+    def remove(table: str, statement: object) -> None:
+        result = session.execute(statement)  # type: ignore[call-overload]
         if result.rowcount:
             removed[table] = result.rowcount
 
-    await remove(
+    remove(
         TaskTransition.__tablename__,
         delete(TaskTransition).where(TaskTransition.task_id.in_(tasks)),
     )
-    await remove(Task.__tablename__, delete(Task).where(Task.remote_run_id.in_(remote_runs)))
-    await remove(
-        RemoteRun.__tablename__, delete(RemoteRun).where(RemoteRun.conversation_key == key)
-    )
+    remove(Task.__tablename__, delete(Task).where(Task.remote_run_id.in_(remote_runs)))
+    remove(RemoteRun.__tablename__, delete(RemoteRun).where(RemoteRun.conversation_key == key))
     for model in _OWNED_BY_KEY:
-        await remove(model.__tablename__, delete(model).where(model.conversation_key == key))
-    await remove(Conversation.__tablename__, delete(Conversation).where(Conversation.key == key))
+        remove(model.__tablename__, delete(model).where(model.conversation_key == key))
+    remove(Conversation.__tablename__, delete(Conversation).where(Conversation.key == key))
     return Deletion(key=key, removed=removed)

@@ -18,14 +18,13 @@ class MindLink:
     `disconnect_credential` ends every live stream the credential authenticated on the Mind
     (a gateway's `Subscribe`, a Hand's `Attach`) with UNAUTHENTICATED and returns how many.
     A client's connections to a Face are not the Mind's: the Face closes them when it sees the
-    durable `credential_revoked` event, so they are not counted. `durable_committed` wakes the
-    event subscribers after the service committed outbox rows, so gateways see them at once.
-    `forget_conversation` drops the Mind's cached actor of a deleted conversation, so a
-    conversation created later under the same key starts afresh.
+    durable `credential_revoked` event, so they are not counted (the store hands that event to
+    the event bus as it commits, so gateways see it at once). `forget_conversation` drops the
+    Mind's cached actor of a deleted conversation, so a conversation created later under the
+    same key starts afresh.
     """
 
     disconnect_credential: Callable[[str], int]
-    durable_committed: Callable[[], None]
     hands: Callable[[], Sequence[HandInfo]]
     gateway_subscribers: Callable[[], int]
     services: Callable[[], Sequence[ServiceInfo]]

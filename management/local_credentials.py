@@ -28,7 +28,7 @@ from management.service import ManagementService
 from mind import credentials
 from mind.credentials import Identity
 from mind.store import migrate
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database
 from tobe.config import HandSettings, Settings
 from tobe.runtime.private_files import private_directory
 from tobe.runtime.statelock import StateLock
@@ -114,17 +114,16 @@ async def _ensure(
     services_dir: Path | None,
     actor: str,
 ) -> list[str]:
-    engine = create_engine(settings.store_url)
-    sessions = session_factory(engine)
+    database = Database.open(settings.store_url)
     service = ManagementService(
-        sessions, database_url=settings.store_url, data_dir=settings.data_dir
+        database, database_url=settings.store_url, data_dir=settings.data_dir
     )
     created: list[str] = []
     try:
         for credential in wanted:
             path = _token_file(settings, credential, services_dir)
             private_directory(path.parent)
-            current = await _current(sessions, path)
+            current = await _current(database, path)
             if current is not None and _fits(current, credential):
                 continue
             if current is not None:
@@ -139,18 +138,17 @@ async def _ensure(
             _write_secret(path, issued.secret)
             created.append(credential.name)
     finally:
-        await engine.dispose()
+        await database.close()
     return created
 
 
-async def _current(sessions, path: Path) -> Identity | None:  # noqa: ANN001
+async def _current(database: Database, path: Path) -> Identity | None:
     """Who the token in `path` authenticates as; None when missing or no longer accepted."""
     try:
         token = path.read_text().strip()
     except FileNotFoundError:
         return None
-    async with sessions() as session:
-        return await credentials.authenticate(session, token)
+    return await database.read(lambda session: credentials.authenticate(session, token))
 
 
 def _fits(identity: Identity, credential: LocalCredential) -> bool:

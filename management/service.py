@@ -1,8 +1,9 @@
 """The one Management service: the running Mind serves it online, the CLI runs it offline.
 
-Each mutation runs in one transaction with its audit row (and, for a revocation, the durable
-`credential_revoked` event), so a failure anywhere leaves none of them. Live effects of an
-online revocation (ending the credential's streams) happen only after that commit.
+Each mutation is one unit of the store's writer with its audit row (and, for a revocation, the
+durable `credential_revoked` event, which the store hands to the event bus once committed), so
+a failure anywhere leaves none of them. Live effects of an online mutation (ending a revoked
+credential's streams, dropping a deleted conversation's actor) happen only after that commit.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from management import approvals, audit, conversations, status
 from management.errors import InvalidArgument, NotFound
@@ -30,8 +31,8 @@ from management.records import (
 )
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
+from mind.store.database import Database, WriteTx
 from mind.store.models import Credential
-from mind.store.outbox import append_event
 from tobe import __version__
 
 CREDENTIAL_REVOKED = "credential_revoked"
@@ -56,10 +57,9 @@ def _limit(limit: int) -> int:
     return limit
 
 
-async def _announce_revoked(session: AsyncSession, credential_id: str, principal: str) -> None:
+def _announce_revoked(tx: WriteTx, credential_id: str, principal: str) -> None:
     """Durable system event: gateways close every connection using this credential."""
-    await append_event(
-        session,
+    tx.event(
         type=CREDENTIAL_REVOKED,
         conversation_key="",
         audience=[],
@@ -72,13 +72,13 @@ class ManagementService:
 
     def __init__(
         self,
-        sessions: async_sessionmaker[AsyncSession],
+        database: Database,
         *,
         database_url: str,
         data_dir: Path,
         mind: MindLink | None = None,
     ) -> None:
-        self._sessions = sessions
+        self._database = database
         self._database_url = database_url
         self._data_dir = data_dir
         self._mind = mind
@@ -99,9 +99,9 @@ class ManagementService:
         label: str = "",
         actor: str,
     ) -> IssuedCredential:
-        async with self._sessions() as session, session.begin():
-            row, secret = await credentials.issue(
-                session,
+        def unit(tx: WriteTx) -> IssuedCredential:
+            row, secret = credentials.issue(
+                tx.session,
                 kind=kind,
                 principal=principal,
                 scopes=scopes,
@@ -109,14 +109,16 @@ class ManagementService:
                 label=label,
             )
             info = CredentialInfo.of(row)
-            await audit.record(
-                session,
+            audit.record(
+                tx.session,
                 action="credential.create",
                 actor=actor,
                 target=info.id,
                 details=_credential_details(info),
             )
-        return IssuedCredential(credential=info, secret=secret)
+            return IssuedCredential(credential=info, secret=secret)
+
+        return await self._database.write(unit)
 
     async def list_credentials(
         self, *, include_revoked: bool = False, principal: str = "", kind: str = ""
@@ -128,13 +130,15 @@ class ManagementService:
             query = query.where(Credential.principal == principal)
         if kind:
             query = query.where(Credential.kind == kind)
-        async with self._sessions() as session:
-            rows = await session.scalars(query.order_by(Credential.created_at, Credential.id))
-            return [CredentialInfo.of(row) for row in rows]
+        ordered = query.order_by(Credential.created_at, Credential.id)
+
+        def read(session: Session) -> list[CredentialInfo]:
+            return [CredentialInfo.of(row) for row in session.scalars(ordered)]
+
+        return await self._database.read(read)
 
     async def get_credential(self, credential_id: str) -> CredentialInfo:
-        async with self._sessions() as session:
-            row = await session.get(Credential, credential_id)
+        row = await self._database.read(lambda session: session.get(Credential, credential_id))
         if row is None:
             raise NotFound(
                 f"no credential with id {credential_id!r}; "
@@ -143,30 +147,36 @@ class ManagementService:
         return CredentialInfo.of(row)
 
     async def revoke_credential(self, credential_id: str, *, actor: str) -> Revocation:
-        async with self._sessions() as session, session.begin():
-            info = CredentialInfo.of(await credentials.revoke(session, credential_id))
-            await _announce_revoked(session, info.id, info.principal)
-            await audit.record(
-                session,
+        def unit(tx: WriteTx) -> CredentialInfo:
+            info = CredentialInfo.of(credentials.revoke(tx.session, credential_id))
+            _announce_revoked(tx, info.id, info.principal)
+            audit.record(
+                tx.session,
                 action="credential.revoke",
                 actor=actor,
                 target=info.id,
                 details=_credential_details(info),
             )
+            return info
+
+        info = await self._database.write(unit)
         return Revocation(credential=info, disconnected=self._disconnect(info.id))
 
     async def rotate_credential(self, credential_id: str, *, actor: str) -> Rotation:
-        async with self._sessions() as session, session.begin():
-            row, secret, revoked_id = await credentials.rotate(session, credential_id)
+        def unit(tx: WriteTx) -> tuple[CredentialInfo, str, str]:
+            row, secret, revoked_id = credentials.rotate(tx.session, credential_id)
             info = CredentialInfo.of(row)
-            await _announce_revoked(session, revoked_id, info.principal)
-            await audit.record(
-                session,
+            _announce_revoked(tx, revoked_id, info.principal)
+            audit.record(
+                tx.session,
                 action="credential.rotate",
                 actor=actor,
                 target=revoked_id,
                 details={**_credential_details(info), "new_id": info.id},
             )
+            return info, secret, revoked_id
+
+        info, secret, revoked_id = await self._database.write(unit)
         return Rotation(
             credential=info,
             secret=secret,
@@ -175,21 +185,23 @@ class ManagementService:
         )
 
     def _disconnect(self, credential_id: str) -> int:
-        """After the revocation committed: wake the gateways, end the credential's streams."""
+        """After the revocation committed: end the credential's streams on the Mind."""
         if self._mind is None:
             return 0
-        disconnected = self._mind.disconnect_credential(credential_id)
-        self._mind.durable_committed()
-        return disconnected
+        return self._mind.disconnect_credential(credential_id)
 
     # Status and audit
 
     async def status(self) -> StatusReport:
-        async with self._sessions() as session:
-            size = await status.database_size(session, self._database_url)
-            revision = await status.schema_revision(session)
-            conversation_count = await status.conversation_count(session)
-            active_runs = await status.active_run_count(session)
+        def read(session: Session) -> tuple[int, str, int, int]:
+            return (
+                status.database_size(session, self._database_url),
+                status.schema_revision(session),
+                status.conversation_count(session),
+                status.active_run_count(session),
+            )
+
+        size, revision, conversation_count, active_runs = await self._database.read(read)
         mind = self._mind
         return StatusReport(
             mode=self.mode,
@@ -214,38 +226,41 @@ class ManagementService:
         since: datetime | None = None,
         limit: int = 0,
     ) -> list[AuditRecord]:
-        async with self._sessions() as session:
-            return await audit.entries(
-                session,
-                action=action,
-                target=target,
-                actor=actor,
-                since=since,
-                limit=_limit(limit),
+        limit = _limit(limit)
+        return await self._database.read(
+            lambda session: audit.entries(
+                session, action=action, target=target, actor=actor, since=since, limit=limit
             )
+        )
 
     # Conversations
 
     async def list_conversations(
         self, *, owner: str = "", limit: int = 0
     ) -> list[ConversationInfo]:
-        async with self._sessions() as session:
-            return await conversations.list_conversations(session, owner=owner, limit=_limit(limit))
+        limit = _limit(limit)
+        return await self._database.read(
+            lambda session: conversations.list_conversations(session, owner=owner, limit=limit)
+        )
 
     async def inspect_conversation(self, key: str) -> ConversationDetail:
-        async with self._sessions() as session:
-            return await conversations.inspect_conversation(session, key)
+        return await self._database.read(
+            lambda session: conversations.inspect_conversation(session, key)
+        )
 
     async def delete_conversation(self, key: str, *, actor: str) -> Deletion:
-        async with self._sessions() as session, session.begin():
-            deletion = await conversations.delete_conversation(session, key)
-            await audit.record(
-                session,
+        def unit(tx: WriteTx) -> Deletion:
+            deletion = conversations.delete_conversation(tx.session, key)
+            audit.record(
+                tx.session,
                 action="conversation.delete",
                 actor=actor,
                 target=key,
                 details={"removed": deletion.removed},
             )
+            return deletion
+
+        deletion = await self._database.write(unit)
         if self._mind is not None:
             await self._mind.forget_conversation(key)
         return deletion
@@ -255,14 +270,14 @@ class ManagementService:
     async def list_approvals(
         self, *, pending_only: bool = False, conversation_key: str = "", limit: int = 0
     ) -> list[ApprovalRecord]:
-        async with self._sessions() as session:
-            return await approvals.list_approvals(
-                session,
-                pending_only=pending_only,
-                conversation_key=conversation_key,
-                limit=_limit(limit),
+        limit = _limit(limit)
+        return await self._database.read(
+            lambda session: approvals.list_approvals(
+                session, pending_only=pending_only, conversation_key=conversation_key, limit=limit
             )
+        )
 
     async def get_approval(self, approval_id: str) -> ApprovalRecord:
-        async with self._sessions() as session:
-            return await approvals.get_approval(session, approval_id)
+        return await self._database.read(
+            lambda session: approvals.get_approval(session, approval_id)
+        )

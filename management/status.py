@@ -7,7 +7,7 @@ from pathlib import Path
 from sqlalchemy import func, select, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from mind.store.models import Conversation, Run
 
@@ -24,31 +24,32 @@ def sqlite_path(url: str) -> Path | None:
     return Path(parsed.database)
 
 
-async def database_size(session: AsyncSession, url: str) -> int:
+def database_size(session: Session, url: str) -> int:
     """Bytes on disk: the SQLite file with its WAL, or PostgreSQL's database size."""
     path = sqlite_path(url)
     if path is not None:
         files = (path, path.with_name(path.name + "-wal"))
         return sum(f.stat().st_size for f in files if f.exists())
     if session.get_bind().dialect.name == "postgresql":
-        return int(await session.scalar(text("SELECT pg_database_size(current_database())")) or 0)
+        return int(session.scalar(text("SELECT pg_database_size(current_database())")) or 0)
     return 0
 
 
-async def schema_revision(session: AsyncSession) -> str:
+def schema_revision(session: Session) -> str:
+    """The Alembic revision, or "" when the store has none; the rest of the read goes on."""
     try:
-        return str(await session.scalar(text("SELECT version_num FROM alembic_version")) or "")
+        # A savepoint, because a failed statement aborts the whole transaction on PostgreSQL.
+        with session.begin_nested():
+            return str(session.scalar(text("SELECT version_num FROM alembic_version")) or "")
     except DBAPIError:
-        await session.rollback()
         return ""
 
 
-async def conversation_count(session: AsyncSession) -> int:
-    return int(await session.scalar(select(func.count()).select_from(Conversation)) or 0)
+def conversation_count(session: Session) -> int:
+    return int(session.scalar(select(func.count()).select_from(Conversation)) or 0)
 
 
-async def active_run_count(session: AsyncSession) -> int:
+def active_run_count(session: Session) -> int:
     return int(
-        await session.scalar(select(func.count()).select_from(Run).where(Run.state == "running"))
-        or 0
+        session.scalar(select(func.count()).select_from(Run).where(Run.state == "running")) or 0
     )

@@ -9,7 +9,7 @@ from pathlib import Path
 from management.local_credentials import PROVISION_ACTOR, provision
 from management.service import ManagementService
 from mind import credentials
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database
 from tobe.config import Settings
 
 
@@ -29,24 +29,23 @@ def secrets_in(services_dir: Path) -> dict[str, str]:
 
 
 async def accepted(settings: Settings, token: str) -> credentials.Identity | None:
-    engine = create_engine(settings.store_url)
+    database = Database.open(settings.store_url)
     try:
-        async with session_factory(engine)() as session:
-            return await credentials.authenticate(session, token)
+        return await database.read(lambda session: credentials.authenticate(session, token))
     finally:
-        await engine.dispose()
+        await database.close()
 
 
 async def revoke(settings: Settings, principal: str) -> None:
-    engine = create_engine(settings.store_url)
+    database = Database.open(settings.store_url)
     try:
         service = ManagementService(
-            session_factory(engine), database_url=settings.store_url, data_dir=settings.data_dir
+            database, database_url=settings.store_url, data_dir=settings.data_dir
         )
         for info in await service.list_credentials(principal=principal):
             await service.revoke_credential(info.id, actor="test")
     finally:
-        await engine.dispose()
+        await database.close()
 
 
 def test_each_service_secret_goes_to_its_own_owner_only_directory(tmp_path: Path) -> None:
@@ -110,16 +109,15 @@ def test_provisioned_credentials_are_audited_as_created_by_the_provisioning_mind
     provision(settings, services_dir=tmp_path / "credentials")
 
     async def actors() -> list[str]:
-        engine = create_engine(settings.store_url)
+        database = Database.open(settings.store_url)
         try:
             service = ManagementService(
-                session_factory(engine), database_url=settings.store_url,
-                data_dir=settings.data_dir,
+                database, database_url=settings.store_url, data_dir=settings.data_dir
             )
             entries = await service.audit_entries(action="credential.create", limit=10)
             return [entry.actor for entry in entries]
         finally:
-            await engine.dispose()
+            await database.close()
 
     assert asyncio.run(actors()) == [PROVISION_ACTOR] * 3
 

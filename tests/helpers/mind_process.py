@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mind.credentials import issue
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database, WriteTx
 from mind.store.migrate import upgrade
 
 READY_PREFIX = "mind listening on "
@@ -31,20 +31,22 @@ START_TIMEOUT = 30.0
 
 
 def store_url(data_dir: Path) -> str:
-    return f"sqlite+aiosqlite:///{data_dir / 'tobe.db'}"
+    return f"sqlite:///{data_dir / 'tobe.db'}"
 
 
 def issue_token(url: str, *, kind: str, principal: str, scopes: list[str]) -> str:
     """Issue a credential straight into the store; returns its token."""
 
+    def unit(tx: WriteTx) -> str:
+        _row, token = issue(tx.session, kind=kind, principal=principal, scopes=scopes)
+        return token
+
     async def _issue() -> str:
-        engine = create_engine(url)
+        database = Database.open(url)
         try:
-            async with session_factory(engine)() as session, session.begin():
-                _row, token = await issue(session, kind=kind, principal=principal, scopes=scopes)
-            return token
+            return await database.write(unit)
         finally:
-            await engine.dispose()
+            await database.close()
 
     return asyncio.run(_issue())
 

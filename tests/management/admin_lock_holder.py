@@ -23,30 +23,30 @@ async def main(data_dir: Path) -> None:
     print("locked", flush=True)
     loop = asyncio.get_running_loop()
     endpoint = None
-    engine = None
+    database = None
     try:
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             if line.strip() == "serve":
                 # Imported only now: the lock is taken first and fast, as the Mind takes it.
                 from management.hosting import serve_management
                 from management.service import ManagementService
-                from mind.store.engine import create_engine, session_factory
+                from mind.store.database import Database
                 from mind.store.migrate import upgrade
                 from tobe.config import Settings
 
                 settings = Settings(data_dir=data_dir)
                 upgrade(settings.store_url)
-                engine = create_engine(settings.store_url)
+                database = Database.open(settings.store_url)
                 service = ManagementService(
-                    session_factory(engine), database_url=settings.store_url, data_dir=data_dir
+                    database, database_url=settings.store_url, data_dir=data_dir
                 )
                 endpoint = await serve_management(service, settings.management_socket)
                 print("serving", flush=True)
     finally:
         if endpoint is not None:
             await endpoint.stop(0)
-        if engine is not None:
-            await engine.dispose()
+        if database is not None:
+            await database.close()
         lock.release()
 
 

@@ -47,7 +47,7 @@ def test_status_table_names_services_and_connected_hands() -> None:
     response = management_pb2.GetStatusResponse(
         mode="online",
         version="0.1.0",
-        database_url="sqlite+aiosqlite:////data/tobe.db",
+        database_url="sqlite:////data/tobe.db",
         database_size_bytes=3 * 1024 * 1024,
         schema_revision="0001",
         gateway_subscribers=1,

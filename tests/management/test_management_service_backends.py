@@ -1,7 +1,8 @@
 """The Management service itself on every store backend (SQLite, and PostgreSQL when set up).
 
 The CLI tests run on SQLite; these call the service directly, so the same mutations, audit
-atomicity and deletions are shown on PostgreSQL too.
+atomicity and deletions are shown on PostgreSQL too, and that the events they commit reach the
+store's `on_commit` (the event bus in the Mind).
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ import pytest
 from admin_store import TEAM_ROWS, seed_conversations
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from management.errors import NotFound
 from management.service import ManagementService
 from mind.credentials import CredentialRevoked
+from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
 
 FAIL_AUDIT = {
@@ -34,19 +35,18 @@ FAIL_AUDIT = {
 
 
 @pytest.fixture
-def service(
-    sessions: async_sessionmaker[AsyncSession], store_url: str, tmp_path: Path
-) -> ManagementService:
-    return ManagementService(sessions, database_url=store_url, data_dir=tmp_path)
+def service(database: Database, store_url: str, tmp_path: Path) -> ManagementService:
+    return ManagementService(database, database_url=store_url, data_dir=tmp_path)
 
 
-async def count(sessions: async_sessionmaker[AsyncSession], model: type) -> int:
-    async with sessions() as session:
-        return int(await session.scalar(select(func.count()).select_from(model)) or 0)
+async def count(database: Database, model: type) -> int:
+    return await database.read(
+        lambda session: int(session.scalar(select(func.count()).select_from(model)) or 0)
+    )
 
 
 async def test_credential_lifecycle_is_audited_with_a_revocation_event(
-    service: ManagementService, sessions: async_sessionmaker[AsyncSession]
+    service: ManagementService, database: Database, database_events: list[OutboxEvent]
 ) -> None:
     issued = await service.create_credential(
         kind="hand", principal="laptop", scopes=["hands"], actor="ops"
@@ -65,41 +65,46 @@ async def test_credential_lifecycle_is_audited_with_a_revocation_event(
     for entry in entries:
         assert issued.secret.split("_", 2)[2] not in str(entry.details)
         assert rotation.secret.split("_", 2)[2] not in str(entry.details)
-    async with sessions() as session:
-        events = (await session.scalars(select(OutboxEvent).order_by(OutboxEvent.id))).all()
+    events = await database.read(
+        lambda session: session.scalars(select(OutboxEvent).order_by(OutboxEvent.id)).all()
+    )
     assert [(e.type, e.payload["credential_id"]) for e in events] == [
         ("credential_revoked", issued.credential.id),
         ("credential_revoked", rotation.credential.id),
     ]
+    assert [e.id for e in database_events] == [e.id for e in events]
     status = await service.status()
     assert status.mode == "offline" and status.schema_revision and status.database_size_bytes
 
 
 async def test_failed_audit_leaves_no_mutation(
-    service: ManagementService, sessions: async_sessionmaker[AsyncSession]
+    service: ManagementService, database: Database, database_events: list[OutboxEvent]
 ) -> None:
     issued = await service.create_credential(kind="client", principal="c", actor="ops")
-    async with sessions() as session, session.begin():
-        for statement in FAIL_AUDIT[session.get_bind().dialect.name]:
-            await session.execute(text(statement))
+
+    def fail_audit_inserts(tx: WriteTx) -> None:
+        for statement in FAIL_AUDIT[tx.session.get_bind().dialect.name]:
+            tx.session.execute(text(statement))
+
+    await database.write(fail_audit_inserts)
     with pytest.raises(SQLAlchemyError):
         await service.create_credential(kind="client", principal="d", actor="ops")
     with pytest.raises(SQLAlchemyError):
         await service.revoke_credential(issued.credential.id, actor="ops")
-    assert await count(sessions, Credential) == 1
+    assert await count(database, Credential) == 1
     assert (await service.get_credential(issued.credential.id)).revoked_at is None
-    assert await count(sessions, OutboxEvent) == 0
-    assert await count(sessions, ManagementAudit) == 1
+    assert await count(database, OutboxEvent) == 0 and database_events == []
+    assert await count(database, ManagementAudit) == 1
 
 
 async def test_deleting_a_conversation_removes_everything_it_owns(
-    service: ManagementService, sessions: async_sessionmaker[AsyncSession], store_url: str
+    service: ManagementService, database: Database, store_url: str
 ) -> None:
     seed_conversations(store_url)
     deletion = await service.delete_conversation("g_team", actor="ops")
     assert deletion.removed == TEAM_ROWS
     assert [c.key for c in await service.list_conversations()] == ["p_bob"]
-    assert await count(sessions, Conversation) == 1
+    assert await count(database, Conversation) == 1
     with pytest.raises(NotFound):
         await service.inspect_conversation("g_team")
     (entry,) = await service.audit_entries(action="conversation.")
