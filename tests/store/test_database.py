@@ -1,189 +1,208 @@
-"""The store's door: units commit before their callers resume, queued units share a commit
-(SQLite), one failing unit never takes the others down, and reads never wait for the writer."""
+"""The store's door (`mind.store.database`): a unit's value comes back once it is committed,
+units fail alone, committed events reach the callback, reads never wait for the writer."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import create_engine, func, inspect, select, text
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
-from mind.store.database import Database, WriteTx
-from mind.store.migrate import upgrade
+from mind.store.database import MAX_GROUP, Database, WriteTx
 from mind.store.models import Conversation, Message, OutboxEvent
 
+# Group commit is the SQLite writer's; on PostgreSQL every unit commits on its own.
+sqlite_only = pytest.mark.parametrize("store_backend", ["sqlite"])
 
-def add_conversation(key: str) -> Callable[[WriteTx], str]:
-    def unit(tx: WriteTx) -> str:
-        tx.session.add(Conversation(key=key, owner="alice"))
-        tx.event("conversation_created", key, ["alice"], {"key": key})
-        return key
+WAIT = 10.0
+
+
+def start(key: str) -> Callable[[WriteTx], Conversation]:
+    """A unit creating conversation `key` and announcing it."""
+
+    def unit(tx: WriteTx) -> Conversation:
+        conversation = Conversation(key=key, owner="alice")
+        tx.session.add(conversation)
+        tx.event("conversation.created", key, ["alice"], {})
+        return conversation
 
     return unit
 
 
-def conversation_keys(session: Session) -> list[str]:
-    return list(session.scalars(select(Conversation.key).order_by(Conversation.key)))
+def fail_after(unit: Callable[[WriteTx], Any], error: Exception) -> Callable[[WriteTx], None]:
+    """`unit`, then `error`: what it wrote must not survive."""
+
+    def failing(tx: WriteTx) -> None:
+        unit(tx)
+        tx.session.flush()
+        raise error
+
+    return failing
 
 
-def fails(tx: WriteTx) -> None:
-    tx.session.add(Conversation(key="p_doomed", owner="alice"))
-    tx.session.flush()
-    raise LookupError("the unit changed its mind")
+async def stored_keys(database: Database) -> list[str]:
+    return await database.read(
+        lambda session: list(session.scalars(select(Conversation.key).order_by(Conversation.key)))
+    )
 
 
-async def test_a_unit_is_committed_and_its_events_published_before_its_caller_resumes(
+@asynccontextmanager
+async def writer_held(database: Database) -> AsyncIterator[None]:
+    """Hold the writer in a unit for the block: the writes it issues queue up behind it (on
+    SQLite, as one group)."""
+    holding, release = threading.Event(), threading.Event()
+
+    def hold(_tx: WriteTx) -> None:
+        holding.set()
+        release.wait(WAIT)
+
+    held = asyncio.create_task(database.write(hold))
+    try:
+        assert await asyncio.to_thread(holding.wait, WAIT)
+        yield
+        await asyncio.sleep(0)  # the block's writes queue their units before they first yield
+    finally:
+        release.set()
+        await held
+
+
+async def queued_together(
+    database: Database, units: Sequence[Callable[[WriteTx], Any]]
+) -> list[Any]:
+    """Each unit's value or exception, the units queued together behind a held writer."""
+    async with writer_held(database):
+        writes = [asyncio.create_task(database.write(unit)) for unit in units]
+    return await asyncio.gather(*writes, return_exceptions=True)
+
+
+async def test_a_units_value_comes_back_committed_and_detached(
     database: Database, database_events: list[OutboxEvent]
 ) -> None:
-    assert await database.write(add_conversation("p_one")) == "p_one"
-    assert [event.conversation_key for event in database_events] == ["p_one"]
-    assert await database.read(conversation_keys) == ["p_one"]
+    conversation = await database.write(start("p_a"))
+    assert inspect(conversation).detached
+    assert (conversation.key, conversation.owner, conversation.title) == ("p_a", "alice", "")
+    assert conversation.created_at is not None
+    # Committed, and announced before the caller resumed.
+    assert await stored_keys(database) == ["p_a"]
+    assert [(event.type, event.conversation_key) for event in database_events] == [
+        ("conversation.created", "p_a")
+    ]
 
 
-async def test_a_failing_unit_changes_nothing_and_its_caller_gets_the_error(
+async def test_a_failing_unit_rolls_back_alone(
     database: Database, database_events: list[OutboxEvent]
 ) -> None:
-    with pytest.raises(LookupError, match="changed its mind"):
-        await database.write(fails)
-    assert await database.read(conversation_keys) == []
+    def orphan(tx: WriteTx) -> None:
+        start("p_c")(tx)
+        tx.session.add(Message(conversation_key="p_nobody", role="user", text="hi"))
+
+    results = await queued_together(
+        database,
+        [
+            start("p_a"),
+            fail_after(start("p_b"), RuntimeError("changed its mind")),
+            orphan,
+            start("p_d"),
+        ],
+    )
+    first, failed, refused, last = results
+    assert isinstance(failed, RuntimeError) and str(failed) == "changed its mind"
+    assert isinstance(refused, IntegrityError)
+    assert (first.key, last.key) == ("p_a", "p_d")
+    assert await stored_keys(database) == ["p_a", "p_d"]
+    assert sorted(event.conversation_key for event in database_events) == ["p_a", "p_d"]
+
+
+@sqlite_only
+async def test_queued_units_share_a_commit_of_at_most_max_group(database: Database) -> None:
+    units = [start(f"p_{n:03}") for n in range(MAX_GROUP + 6)]
+    results = await queued_together(database, units)
+    assert [conversation.key for conversation in results] == await stored_keys(database)
+    # The holding unit's commit, then a full group and the rest.
+    assert (database.stats.commits, database.stats.units) == (3, 1 + MAX_GROUP + 6)
+
+
+@sqlite_only
+async def test_a_failed_commit_fails_every_unit_of_its_group(
+    database: Database, database_events: list[OutboxEvent]
+) -> None:
+    def break_the_commit(tx: WriteTx) -> None:
+        # A deferred foreign key is checked at COMMIT, after every unit ran.
+        tx.session.execute(text("PRAGMA defer_foreign_keys = ON"))
+        tx.session.add(Message(conversation_key="p_nobody", role="user", text="hi"))
+
+    results = await queued_together(database, [start("p_a"), break_the_commit, start("p_b")])
+    assert all(isinstance(result, IntegrityError) for result in results)
+    assert await stored_keys(database) == []
     assert database_events == []
+    # The writer goes on with the next group.
+    await database.write(start("p_c"))
+    assert await stored_keys(database) == ["p_c"]
 
 
-class HeldWriter:
-    """Keeps the writer thread busy in a first unit, so the next ones queue into one group."""
-
-    def __init__(self, database: Database) -> None:
-        self.database = database
-        self.entered = threading.Event()
-        self.release = threading.Event()
-
-    def unit(self, tx: WriteTx) -> str:
-        self.entered.set()
-        self.release.wait(10)
-        return add_conversation("p_first")(tx)
-
-    async def __aenter__(self) -> asyncio.Task[str]:
-        first = asyncio.create_task(self.database.write(self.unit))
-        await asyncio.to_thread(self.entered.wait, 10)
-        return first
-
-    async def __aexit__(self, *_exc: object) -> None:
-        self.release.set()
-
-
-async def queue_behind(held: HeldWriter, *units: Callable[[WriteTx], object]) -> list[object]:
-    async with held as first:
-        queued = [asyncio.create_task(held.database.write(unit)) for unit in units]
-        await asyncio.sleep(0.05)  # let every write reach the writer's queue
-    return await asyncio.gather(first, *queued, return_exceptions=True)
-
-
-@pytest.mark.parametrize("store_backend", ["sqlite"])
-async def test_queued_units_share_one_commit(database: Database) -> None:
-    units = [add_conversation(f"p_{n}") for n in range(8)]
-    before = database.stats.commits
-    results = await queue_behind(HeldWriter(database), *units)
-    assert results == ["p_first"] + [f"p_{n}" for n in range(8)]
-    # The held unit commits alone; the eight queued behind it commit together.
-    assert database.stats.commits - before == 2
-    assert len(await database.read(conversation_keys)) == 9
-
-
-@pytest.mark.parametrize("store_backend", ["sqlite"])
-async def test_a_failing_unit_in_a_group_rolls_back_alone(
+async def test_a_unit_commits_even_when_its_caller_is_cancelled(
     database: Database, database_events: list[OutboxEvent]
 ) -> None:
-    results = await queue_behind(
-        HeldWriter(database), add_conversation("p_a"), fails, add_conversation("p_b")
-    )
-    assert results[0] == "p_first"
-    assert results[1] == "p_a"
-    assert isinstance(results[2], LookupError)
-    assert results[3] == "p_b"
-    assert await database.read(conversation_keys) == ["p_a", "p_b", "p_first"]
-    assert [event.conversation_key for event in database_events] == ["p_first", "p_a", "p_b"]
+    running, release = threading.Event(), threading.Event()
 
+    def slow(tx: WriteTx) -> Conversation:
+        running.set()
+        release.wait(WAIT)
+        return start("p_a")(tx)
 
-def breaks_the_commit(tx: WriteTx) -> None:
-    """Passes inside its unit but makes COMMIT itself fail (a deferred foreign key)."""
-    tx.session.execute(text("PRAGMA defer_foreign_keys = ON"))
-    tx.session.add(Message(conversation_key="p_nobody", role="user", text="orphan"))
-
-
-@pytest.mark.parametrize("store_backend", ["sqlite"])
-async def test_when_a_group_commit_fails_no_unit_of_the_group_is_acknowledged(
-    database: Database, database_events: list[OutboxEvent]
-) -> None:
-    results = await queue_behind(
-        HeldWriter(database), add_conversation("p_a"), breaks_the_commit, add_conversation("p_b")
-    )
-    assert results[0] == "p_first"
-    assert all(isinstance(result, IntegrityError) for result in results[1:])
-    assert await database.read(conversation_keys) == ["p_first"]
-    assert [event.conversation_key for event in database_events] == ["p_first"]
-    # The writer goes on: the next unit commits.
-    assert await database.write(add_conversation("p_after")) == "p_after"
-
-
-@pytest.mark.parametrize("store_backend", ["sqlite"])
-async def test_a_unit_whose_caller_was_cancelled_still_commits(database: Database) -> None:
-    held = HeldWriter(database)
-    async with held:
-        orphan = asyncio.create_task(database.write(add_conversation("p_orphan")))
-        await asyncio.sleep(0.05)
-        orphan.cancel()
+    caller = asyncio.create_task(database.write(slow))
+    assert await asyncio.to_thread(running.wait, WAIT)
+    caller.cancel()
+    release.set()
     with pytest.raises(asyncio.CancelledError):
-        await orphan
-    await database.write(add_conversation("p_next"))
-    assert await database.read(conversation_keys) == ["p_first", "p_next", "p_orphan"]
+        await caller
+    async with asyncio.timeout(WAIT):
+        while await stored_keys(database) != ["p_a"]:
+            await asyncio.sleep(0.01)
+        while not database_events:
+            await asyncio.sleep(0.01)
+    assert [event.conversation_key for event in database_events] == ["p_a"]
 
 
-@pytest.mark.parametrize("store_backend", ["sqlite"])
-async def test_reads_do_not_wait_for_a_unit_in_progress(database: Database) -> None:
-    await database.write(add_conversation("p_before"))
-    held = HeldWriter(database)
-    async with held:
-        # The writer holds the write lock inside an open transaction: a read neither waits
-        # nor sees the unit's change.
-        seen = await asyncio.wait_for(database.read(conversation_keys), 5)
-    assert seen == ["p_before"]
+async def test_reads_never_wait_for_a_unit_in_progress(database: Database) -> None:
+    writing, release = threading.Event(), threading.Event()
 
+    def slow(tx: WriteTx) -> None:
+        start("p_a")(tx)
+        tx.session.flush()  # the write transaction is open and holds the row
+        writing.set()
+        release.wait(WAIT)
 
-async def test_close_commits_the_units_already_queued(store_url: str) -> None:
-    events: list[OutboxEvent] = []
-    database = Database.open(store_url, on_commit=events.extend)
-    writes = [asyncio.create_task(database.write(add_conversation(f"p_{n}"))) for n in range(5)]
-    await asyncio.sleep(0)
-    await database.close()
-    assert [await write for write in writes] == [f"p_{n}" for n in range(5)]
-    reopened = Database.open(store_url)
+    write = asyncio.create_task(database.write(slow))
     try:
-        assert len(await reopened.read(conversation_keys)) == 5
-        with pytest.raises(RuntimeError, match="closed"):
-            await database.write(add_conversation("p_late"))
+        assert await asyncio.to_thread(writing.wait, WAIT)
+        async with asyncio.timeout(1.0):
+            assert await stored_keys(database) == []
     finally:
-        await reopened.close()
+        release.set()
+    await write
+    assert await stored_keys(database) == ["p_a"]
 
 
-async def test_events_of_one_group_are_published_in_commit_order(
-    tmp_path: Path,
-) -> None:
-    url = f"sqlite:///{tmp_path / 'tobe.db'}"
-    await asyncio.to_thread(upgrade, url)
-    published: list[OutboxEvent] = []
-    database = Database.open(url, on_commit=published.extend)
+@sqlite_only
+async def test_close_commits_the_queued_units_then_refuses_more(store_url: str) -> None:
+    database = Database.open(store_url)
+    async with writer_held(database):
+        writes = [asyncio.create_task(database.write(start(key))) for key in ("p_a", "p_b")]
+        closing = asyncio.create_task(database.close())
+    await closing
+    # Every unit queued before the close was committed and its caller answered.
+    assert [write.result().key for write in writes] == ["p_a", "p_b"]
+    with pytest.raises(RuntimeError, match="closed"):
+        await database.write(start("p_c"))
+    engine = create_engine(store_url)
     try:
-        await asyncio.gather(*(database.write(add_conversation(f"p_{n}")) for n in range(20)))
-        ids = [event.id for event in published]
-        assert ids == sorted(ids) and len(ids) == 20
-        stored = await database.read(
-            lambda session: session.scalar(select(func.count()).select_from(OutboxEvent))
-        )
-        assert stored == 20
+        with engine.connect() as connection:
+            assert connection.scalar(select(func.count()).select_from(Conversation)) == 2
     finally:
-        await database.close()
+        engine.dispose()

@@ -6,15 +6,20 @@ from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
+from sqlalchemy import text
 
 from mind.providers.factory import DEMO_SCRIPT
 from mind.providers.scripted import ScriptedProvider
 from mind.server import MindApp
-from mind.store.engine import create_engine
+from mind.store.database import Database, WriteTx
 from tobe.config import load_settings
 
 # What `PRAGMA synchronous` reads back.
 PRAGMA_VALUES = {"normal": 1, "full": 2}
+
+
+def synchronous(tx: WriteTx) -> int | None:
+    return tx.session.execute(text("PRAGMA synchronous")).scalar()
 
 
 @pytest.mark.parametrize("level", ["normal", "full"])
@@ -25,14 +30,10 @@ async def test_the_minds_write_connection_syncs_as_the_setting_says(
     settings = load_settings(data_dir=tmp_path)
     app = MindApp.build(settings, ScriptedProvider.from_file(DEMO_SCRIPT))
     try:
-        # SQLite writes go through the one write connection (`mind.store.engine`).
-        async with app.engine.connect() as writer:
-            synchronous = (await writer.exec_driver_sql("PRAGMA synchronous")).scalar()
-            assert synchronous == PRAGMA_VALUES[level]
-            await writer.commit()
+        # A unit runs on the store's one write connection (`mind.store.database`).
+        assert await app.database.write(synchronous) == PRAGMA_VALUES[level]
     finally:
-        await app.read_engine.dispose()
-        await app.engine.dispose()
+        await app.database.close()
 
 
 def test_the_store_syncs_normal_unless_told_otherwise(tmp_path: Path) -> None:
@@ -43,4 +44,4 @@ def test_an_unknown_synchronous_level_is_refused_by_name(tmp_path: Path) -> None
     with pytest.raises(ValidationError, match="sqlite_synchronous"):
         load_settings(store={"sqlite_synchronous": "off"})
     with pytest.raises(ValueError, match="normal or full"):
-        create_engine(f"sqlite:///{tmp_path / 'tobe.db'}", sqlite_synchronous="off")  # type: ignore[arg-type]
+        Database.open(f"sqlite:///{tmp_path / 'tobe.db'}", sqlite_synchronous="off")  # type: ignore[arg-type]
