@@ -18,7 +18,7 @@ import grpc
 
 from mind.auth import AuthInterceptor, current_identity
 from mind.credentials import issue, revoke, store_authenticator
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database, WriteTx
 from mind.store.migrate import upgrade
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.server import ServiceSpec, start_server
@@ -33,12 +33,15 @@ class WhoAmI(management_pb2_grpc.ManagementServicer):
 async def main(directory: Path) -> None:
     url = f"sqlite:///{directory / 'tobe.db'}"
     upgrade(url)
-    engine = create_engine(url)
-    sessions = session_factory(engine)
-    async with sessions() as session, session.begin():
-        _, good = await issue(session, kind="client", principal="alice")
-        bad, revoked = await issue(session, kind="client", principal="bob")
-        await revoke(session, bad.id)
+    database = Database.open(url)
+
+    def unit(tx: WriteTx) -> tuple[str, str]:
+        _, good = issue(tx.session, kind="client", principal="alice")
+        bad, revoked = issue(tx.session, kind="client", principal="bob")
+        revoke(tx.session, bad.id)
+        return good, revoked
+
+    good, revoked = await database.write(unit)
     (directory / "tokens").write_text(f"{good}\n{revoked}\n")
 
     server = await start_server(
@@ -49,7 +52,7 @@ async def main(directory: Path) -> None:
             )
         ],
         ["127.0.0.1:0"],
-        interceptors=[AuthInterceptor(store_authenticator(sessions))],
+        interceptors=[AuthInterceptor(store_authenticator(database))],
     )
     channel = open_channel(f"127.0.0.1:{server.bound['127.0.0.1:0']}")
     stub = management_pb2_grpc.ManagementStub(channel)
@@ -67,7 +70,7 @@ async def main(directory: Path) -> None:
             outcomes.append(exc.code().name)
     await channel.close()
     await server.stop(grace=None)
-    await engine.dispose()
+    await database.close()
     print("outcomes:", " ".join(outcomes), flush=True)
 
 
