@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from mind.store.models import ApprovalAudit
 
@@ -21,7 +21,7 @@ class AuditSource(StrEnum):
 
 
 def add_audit(
-    session: AsyncSession,
+    session: Session,
     *,
     conversation_key: str,
     tool_call_id: str,

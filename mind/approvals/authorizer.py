@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import asyncio
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from mind.approvals.audit import AuditSource, add_audit
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.grants import GrantCache
@@ -27,6 +25,7 @@ from mind.approvals.model import ApprovalRecord, Decision
 from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer, ReviewOutcome
 from mind.approvals.summary import reviewer_summary
+from mind.store.database import Database, WriteTx
 from mind.tools.authorizer import CallUnderReview, Verdict, VerdictKind
 from mind.tools.base import ApprovalBinding
 from mind.tools.summary import summarize_arguments
@@ -51,13 +50,13 @@ class ApprovalAuthorizer:
         policy: Policy,
         broker: ApprovalBroker,
         grants: GrantCache,
-        sessions: async_sessionmaker[AsyncSession],
+        database: Database,
         reviewer: Reviewer | None = None,
     ) -> None:
         self._policy = policy
         self._broker = broker
         self._grants = grants
-        self._sessions = sessions
+        self._database = database
         self._reviewer = reviewer
         self._shutting_down = False
         broker.add_listener(grants.on_decision)
@@ -94,21 +93,34 @@ class ApprovalAuthorizer:
         return await self._ask_person(call, summary, verdict.reason)
 
     async def _ask_person(self, call: CallUnderReview, summary: str, reason: str) -> Verdict:
-        record = await self._broker.request(call, arguments_summary=summary, reason=reason)
-        if record.tool != call.tool or record.arguments_digest != arguments_digest(call.arguments):
-            # Only possible when a stored request is met again for another call.
-            return Verdict.deny("the approval on record covers a different call")
+        # The store commits the request even when the run is cancelled while it is written:
+        # the request runs on as a task of its own, so that a cancel can still close it.
+        requested = asyncio.ensure_future(
+            self._broker.request(call, arguments_summary=summary, reason=reason)
+        )
         try:
+            record = await asyncio.shield(requested)
+            if not _covers(record, call):
+                # Only possible when a stored request is met again for another call.
+                return Verdict.deny("the approval on record covers a different call")
             decided = await self._broker.wait(record.id)
         except asyncio.CancelledError:
             # A stop leaves the request pending: it is decided after the restart and the call
             # continues then. Any other cancel ends the run, and the request with it.
             if not self._shutting_down:
-                await asyncio.shield(
-                    self._broker.close_for_ended_run(record.id, "the run ended while waiting")
-                )
+                await asyncio.shield(self._close_request(requested, call))
             raise
         return verdict_for(decided)
+
+    async def _close_request(
+        self, requested: asyncio.Future[ApprovalRecord], call: CallUnderReview
+    ) -> None:
+        try:
+            record = await requested
+        except Exception:  # the request failed: there is nothing to close
+            return
+        if _covers(record, call):
+            await self._broker.close_for_ended_run(record.id, "the run ended while waiting")
 
     async def _audit(
         self,
@@ -119,18 +131,22 @@ class ApprovalAuthorizer:
         note: str,
         approval_id: str | None = None,
     ) -> None:
-        async with self._sessions() as session, session.begin():
+        text = _audit_summary(call, summary, note)
+
+        def unit(tx: WriteTx) -> None:
             add_audit(
-                session,
+                tx.session,
                 conversation_key=call.conversation_key,
                 tool_call_id=call.tool_call_id,
                 tool=call.tool,
                 source=source,
                 verdict=verdict,
                 principal=call.principal,
-                summary=_audit_summary(call, summary, note),
+                summary=text,
                 approval_id=approval_id,
             )
+
+        await self._database.write(unit)
 
 
 def verdict_for(record: ApprovalRecord) -> Verdict:
@@ -138,6 +154,10 @@ def verdict_for(record: ApprovalRecord) -> Verdict:
     if record.decision is not None and record.decision.approves:
         return Verdict.allow(ApprovalBinding(record.id, record.arguments_digest))
     return Verdict.deny(denial_reason(record))
+
+
+def _covers(record: ApprovalRecord, call: CallUnderReview) -> bool:
+    return record.tool == call.tool and record.arguments_digest == arguments_digest(call.arguments)
 
 
 def _audit_summary(call: CallUnderReview, summary: str, note: str) -> str:

@@ -26,11 +26,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from mind.approvals.audit import AuditSource, add_audit
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound, InvalidDecision
 from mind.approvals.model import ApprovalRecord, Decision
+from mind.store.database import Database, Unit, WriteTx
 from mind.store.models import (
     Approval,
     ApprovalGrant,
@@ -38,7 +39,6 @@ from mind.store.models import (
     ConversationMember,
     utcnow,
 )
-from mind.store.outbox import append_event
 from mind.tools.authorizer import CallUnderReview
 from mind.tools.base import DetailMode, Effect
 from tobe.runtime.digest import arguments_digest, canonical_json
@@ -100,12 +100,10 @@ def event_payload(record: ApprovalRecord, arguments_json: str = "") -> dict[str,
     }
 
 
-async def audience(session: AsyncSession, conversation_key: str) -> list[str]:
+def audience(session: Session, conversation_key: str) -> list[str]:
     """Principals who may see the conversation: its owner and members."""
-    owner = await session.scalar(
-        select(Conversation.owner).where(Conversation.key == conversation_key)
-    )
-    members = await session.scalars(
+    owner = session.scalar(select(Conversation.owner).where(Conversation.key == conversation_key))
+    members = session.scalars(
         select(ConversationMember.principal).where(
             ConversationMember.conversation_key == conversation_key
         )
@@ -113,7 +111,7 @@ async def audience(session: AsyncSession, conversation_key: str) -> list[str]:
     return ([owner] if owner else []) + sorted(members)
 
 
-def _insert_grant(session: AsyncSession, values: dict[str, object]):  # type: ignore[no-untyped-def]
+def _insert_grant(session: Session, values: dict[str, object]):  # type: ignore[no-untyped-def]
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     return dialect.insert(ApprovalGrant).values(**values).on_conflict_do_nothing()
 
@@ -123,16 +121,12 @@ class ApprovalBroker:
 
     def __init__(
         self,
-        sessions: async_sessionmaker[AsyncSession],
+        database: Database,
         *,
         expiry: float,
         clock: Callable[[], datetime] = utcnow,
-        on_commit: Callable[[], None] = lambda: None,
     ) -> None:
-        """`on_commit` is called after every commit that appended an outbox event (it wakes
-        the subscribers, e.g. `EventBus.durable_committed`)."""
-        self._sessions = sessions
-        self._on_commit = on_commit
+        self._database = database
         self._expiry = timedelta(seconds=expiry)
         self._clock = clock
         self._waiters: dict[str, list[asyncio.Future[ApprovalRecord]]] = {}
@@ -173,8 +167,12 @@ class ApprovalBroker:
         `arguments_summary` must be secret-free: it is shown, audited and sent as an event.
         `call.decision_text` is stored and sent with the request, never audited.
         """
-        async with self._sessions() as session, session.begin():
-            existing = await session.scalar(
+        transparent = call.detail_mode == DetailMode.TRANSPARENT
+        arguments = canonical_json(call.arguments) if transparent else ""
+
+        def unit(tx: WriteTx) -> ApprovalRecord:
+            session = tx.session
+            existing = session.scalar(
                 select(Approval).where(Approval.tool_call_id == call.tool_call_id)
             )
             if existing is not None:
@@ -196,42 +194,43 @@ class ApprovalBroker:
                 expires_at=now + self._expiry,
             )
             session.add(row)
-            await session.flush()
+            session.flush()
             record = to_record(row)
-            transparent = call.detail_mode == DetailMode.TRANSPARENT
-            arguments = canonical_json(call.arguments) if transparent else ""
-            await append_event(
-                session,
+            tx.event(
                 type=EVENT_TYPE,
                 conversation_key=call.conversation_key,
-                audience=await audience(session, call.conversation_key),
+                audience=audience(session, call.conversation_key),
                 payload=event_payload(record, arguments),
             )
-        self._on_commit()
-        self._changed.set()
-        return record
+            return record
+
+        return await self._write(unit, self._wake_expiry)
 
     async def get(self, approval_id: str) -> ApprovalRecord | None:
-        async with self._sessions() as session:
-            row = await session.get(Approval, approval_id)
+        def query(session: Session) -> ApprovalRecord | None:
+            row = session.get(Approval, approval_id)
             return to_record(row) if row is not None else None
+
+        return await self._database.read(query)
 
     async def for_tool_call(self, tool_call_id: str) -> ApprovalRecord | None:
         """The request stored for a tool call, if one was ever made."""
-        async with self._sessions() as session:
-            row = await session.scalar(
-                select(Approval).where(Approval.tool_call_id == tool_call_id)
-            )
+
+        def query(session: Session) -> ApprovalRecord | None:
+            row = session.scalar(select(Approval).where(Approval.tool_call_id == tool_call_id))
             return to_record(row) if row is not None else None
+
+        return await self._database.read(query)
 
     async def pending(self, conversation_key: str | None = None) -> list[ApprovalRecord]:
         """Undecided requests, oldest first (all conversations when no key is given)."""
         query = select(Approval).where(Approval.decision.is_(None))
         if conversation_key is not None:
             query = query.where(Approval.conversation_key == conversation_key)
-        async with self._sessions() as session:
-            rows = await session.scalars(query.order_by(Approval.requested_at, Approval.id))
-            return [to_record(row) for row in rows]
+        query = query.order_by(Approval.requested_at, Approval.id)
+        return await self._database.read(
+            lambda session: [to_record(row) for row in session.scalars(query)]
+        )
 
     async def wait(self, approval_id: str) -> ApprovalRecord:
         """The committed decision of `approval_id`, waiting for it if needed."""
@@ -271,7 +270,11 @@ class ApprovalBroker:
                 f"reason is {len(reason)} characters; the maximum is {MAX_REASON}"
             )
         return await self._commit(
-            approval_id, decision, AuditSource.USER, principal=principal, reason=reason,
+            approval_id,
+            decision,
+            AuditSource.USER,
+            principal=principal,
+            reason=reason,
             check_access=not sees_all,
         )
 
@@ -279,7 +282,11 @@ class ApprovalBroker:
         """Deny a request whose run ended while waiting (e.g. cancelled); None if decided."""
         try:
             return await self._commit(
-                approval_id, Decision.DENY, AuditSource.RUN, principal="", reason=reason,
+                approval_id,
+                Decision.DENY,
+                AuditSource.RUN,
+                principal="",
+                reason=reason,
                 check_access=False,
             )
         except ApprovalAlreadyDecided:
@@ -295,16 +302,17 @@ class ApprovalBroker:
         reason: str,
         check_access: bool,
     ) -> ApprovalRecord:
-        async with self._sessions() as session, session.begin():
-            row = await session.get(Approval, approval_id)
+        def unit(tx: WriteTx) -> ApprovalRecord:
+            session = tx.session
+            row = session.get(Approval, approval_id)
             if row is None:
                 raise ApprovalNotFound(approval_id)
-            if check_access and principal not in await audience(session, row.conversation_key):
+            if check_access and principal not in audience(session, row.conversation_key):
                 raise ApprovalNotFound(approval_id)
             if row.decision is not None:
                 raise ApprovalAlreadyDecided(approval_id, row.decision)
             now = self._clock()
-            result = await session.execute(
+            result = session.execute(
                 update(Approval)
                 .where(Approval.id == approval_id, Approval.decision.is_(None))
                 .values(
@@ -316,14 +324,14 @@ class ApprovalBroker:
                 .execution_options(synchronize_session=False)
             )
             if result.rowcount != 1:
-                current = await session.scalar(
+                current = session.scalar(
                     select(Approval.decision).where(Approval.id == approval_id)
                 )
                 raise ApprovalAlreadyDecided(approval_id, current or "unknown")
-            await session.refresh(row)
+            session.refresh(row)
             record = to_record(row)
             if decision == Decision.APPROVE_CONVERSATION:
-                await session.execute(
+                session.execute(
                     _insert_grant(
                         session,
                         {
@@ -346,16 +354,36 @@ class ApprovalBroker:
                 principal=principal,
                 summary=_decision_summary(record),
             )
-            await append_event(
-                session,
+            tx.event(
                 type=EVENT_TYPE,
                 conversation_key=record.conversation_key,
-                audience=await audience(session, record.conversation_key),
+                audience=audience(session, record.conversation_key),
                 payload=event_payload(record),
             )
-        self._on_commit()
-        await self._settle(record)
-        return record
+            return record
+
+        return await self._write(unit, self._settle)
+
+    async def _write(
+        self, unit: Unit[ApprovalRecord], settle: Callable[[ApprovalRecord], Awaitable[None]]
+    ) -> ApprovalRecord:
+        """Commit `unit`, then `settle` its record in memory.
+
+        The store commits a unit even when its caller is cancelled meanwhile, so the two run
+        as one shielded task: a committed change is always settled (waiters woken, listeners
+        and the expiry task told), whether or not its caller is still there.
+        """
+
+        async def commit_and_settle() -> ApprovalRecord:
+            record = await self._database.write(unit)
+            await settle(record)
+            return record
+
+        return await asyncio.shield(commit_and_settle())
+
+    async def _wake_expiry(self, _record: ApprovalRecord) -> None:
+        """After a request: the expiry task reschedules for it."""
+        self._changed.set()
 
     async def _settle(self, record: ApprovalRecord) -> None:
         """Wake the waiting execution and tell listeners; runs only after the commit.
@@ -376,21 +404,21 @@ class ApprovalBroker:
 
     async def expire_due(self) -> list[ApprovalRecord]:
         """Expire every pending request whose time is up; returns the ones this call expired."""
-        async with self._sessions() as session:
-            due = list(
-                await session.scalars(
-                    select(Approval.id).where(
-                        Approval.decision.is_(None), Approval.expires_at <= self._clock()
-                    )
-                )
-            )
+        query = select(Approval.id).where(
+            Approval.decision.is_(None), Approval.expires_at <= self._clock()
+        )
+        due = await self._database.read(lambda session: list(session.scalars(query)))
         expired = []
         for approval_id in due:
             try:
                 expired.append(
                     await self._commit(
-                        approval_id, Decision.EXPIRED, AuditSource.EXPIRY, principal="",
-                        reason="no decision before the request expired", check_access=False,
+                        approval_id,
+                        Decision.EXPIRED,
+                        AuditSource.EXPIRY,
+                        principal="",
+                        reason="no decision before the request expired",
+                        check_access=False,
                     )
                 )
             except ApprovalAlreadyDecided:
@@ -398,10 +426,8 @@ class ApprovalBroker:
         return expired
 
     async def _next_expiry(self) -> datetime | None:
-        async with self._sessions() as session:
-            return await session.scalar(
-                select(func.min(Approval.expires_at)).where(Approval.decision.is_(None))
-            )
+        query = select(func.min(Approval.expires_at)).where(Approval.decision.is_(None))
+        return await self._database.read(lambda session: session.scalar(query))
 
     async def _expire_forever(self) -> None:
         while not self._stopping:

@@ -1,4 +1,4 @@
-""""Approve for this conversation" grants: persisted in `approval_grants`, cached in memory.
+"""Grants to "approve for this conversation": persisted in `approval_grants`, cached in memory.
 
 A grant covers later calls of the same tool on the same Hand in the same conversation (any
 arguments). It never covers what the policy denies, e.g. a workspace write in a run triggered
@@ -8,17 +8,18 @@ by a low-trust source: the policy runs first.
 from __future__ import annotations
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from mind.approvals.model import ApprovalRecord, Decision
+from mind.store.database import Database
 from mind.store.models import ApprovalGrant
 
 
 class GrantCache:
     """Per-conversation cache of grants, loaded on first use and updated by the broker."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
-        self._sessions = sessions
+    def __init__(self, database: Database) -> None:
+        self._database = database
         # conversation key -> {(tool, hand_id): approval id}, as loaded from the store …
         self._loaded: dict[str, dict[tuple[str, str], str]] = {}
         # … and as granted by decisions in this process (kept apart so a load that raced
@@ -36,11 +37,13 @@ class GrantCache:
         return grants.get((tool, hand_id))
 
     async def _load(self, conversation_key: str) -> dict[tuple[str, str], str]:
-        async with self._sessions() as session:
-            rows = await session.scalars(
+        def query(session: Session) -> dict[tuple[str, str], str]:
+            rows = session.scalars(
                 select(ApprovalGrant).where(ApprovalGrant.conversation_key == conversation_key)
             )
-            grants = {(row.tool, row.hand_id): row.approval_id for row in rows}
+            return {(row.tool, row.hand_id): row.approval_id for row in rows}
+
+        grants = await self._database.read(query)
         self._loaded[conversation_key] = grants
         return grants
 

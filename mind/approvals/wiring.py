@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mind.approvals.authorizer import ApprovalAuthorizer
 from mind.approvals.broker import ApprovalBroker
@@ -16,6 +13,7 @@ from mind.approvals.reviewer import Reviewer
 from mind.conversation.continuation import Continuation, Resume
 from mind.providers.base import Provider
 from mind.providers.factory import build_provider
+from mind.store.database import Database
 from tobe.config import ApprovalSettings
 
 
@@ -31,14 +29,12 @@ class Approvals:
     def build(
         cls,
         settings: ApprovalSettings,
-        sessions: async_sessionmaker[AsyncSession],
+        database: Database,
         provider: Provider,
-        *,
-        on_commit: Callable[[], None],
     ) -> Approvals:
         """`provider` serves the Reviewer unless `[approvals.reviewer] provider` names one."""
-        broker = ApprovalBroker(sessions, expiry=settings.expiry, on_commit=on_commit)
-        continuation = Continuation(sessions)
+        broker = ApprovalBroker(database, expiry=settings.expiry)
+        continuation = Continuation(database)
         broker.on_unattended(continuation.on_decision)
         reviewer, own = None, None
         if settings.reviewer.enabled:
@@ -48,8 +44,8 @@ class Approvals:
         authorizer = ApprovalAuthorizer(
             policy=Policy(settings),
             broker=broker,
-            grants=GrantCache(sessions),
-            sessions=sessions,
+            grants=GrantCache(database),
+            database=database,
             reviewer=reviewer,
         )
         return cls(broker, authorizer, continuation, own)

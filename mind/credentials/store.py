@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
 
 from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from mind.credentials.errors import (
     CredentialExpired,
@@ -22,6 +22,7 @@ from mind.credentials.errors import (
 )
 from mind.credentials.identity import Identity
 from mind.credentials.tokens import hash_secret, new_token, parse_token, secret_matches
+from mind.store.database import Database
 from mind.store.models import CREDENTIAL_KINDS, Credential
 
 MAX_PRINCIPAL_LENGTH = 128
@@ -78,8 +79,8 @@ def _new_credential_id() -> str:
     return f"cred_{secrets.token_hex(12)}"
 
 
-async def issue(
-    session: AsyncSession,
+def issue(
+    session: Session,
     *,
     kind: str,
     principal: str,
@@ -103,7 +104,7 @@ async def issue(
         expires_at=expires_at,
     )
     session.add(credential)
-    await session.flush()
+    session.flush()
     return credential, token
 
 
@@ -111,12 +112,12 @@ def _is_expired(credential: Credential, now: datetime) -> bool:
     return credential.expires_at is not None and credential.expires_at <= now
 
 
-async def authenticate(session: AsyncSession, token: str) -> Identity | None:
+def authenticate(session: Session, token: str) -> Identity | None:
     """The identity a token stands for; None when malformed, unknown, revoked or expired."""
     parts = parse_token(token)
     if parts is None:
         return None
-    credential = await session.scalar(select(Credential).where(Credential.prefix == parts.prefix))
+    credential = session.scalar(select(Credential).where(Credential.prefix == parts.prefix))
     stored_hash = credential.secret_hash if credential is not None else _ABSENT_HASH
     if not secret_matches(parts.secret, stored_hash) or credential is None:
         return None
@@ -131,40 +132,40 @@ async def authenticate(session: AsyncSession, token: str) -> Identity | None:
     )
 
 
-async def _get(session: AsyncSession, credential_id: str) -> Credential:
-    credential = await session.get(Credential, credential_id, populate_existing=True)
+def _get(session: Session, credential_id: str) -> Credential:
+    credential = session.get(Credential, credential_id, populate_existing=True)
     if credential is None:
         raise CredentialNotFound(credential_id)
     return credential
 
 
-async def revoke(session: AsyncSession, credential_id: str) -> Credential:
+def revoke(session: Session, credential_id: str) -> Credential:
     """Revoke a credential (compare-and-set: of two concurrent revocations, one fails)."""
-    result = await session.execute(
+    result = session.execute(
         update(Credential)
         .where(Credential.id == credential_id, Credential.revoked_at.is_(None))
         .values(revoked_at=_now())
         .execution_options(synchronize_session=False)
     )
-    credential = await _get(session, credential_id)
+    credential = _get(session, credential_id)
     if result.rowcount != 1:
         raise CredentialRevoked(credential_id)
     return credential
 
 
-async def rotate(session: AsyncSession, credential_id: str) -> tuple[Credential, str, str]:
+def rotate(session: Session, credential_id: str) -> tuple[Credential, str, str]:
     """Replace a credential with a new one of the same kind, principal, scopes and expiry.
 
     Returns `(new credential, new token, id of the revoked old credential)`; both changes
     happen in the caller's transaction. An expired credential cannot be rotated.
     """
-    old = await _get(session, credential_id)
+    old = _get(session, credential_id)
     if old.revoked_at is not None:
         raise CredentialRevoked(credential_id)
     if _is_expired(old, _now()):
         raise CredentialExpired(credential_id)
-    await revoke(session, credential_id)
-    new, token = await issue(
+    revoke(session, credential_id)
+    new, token = issue(
         session,
         kind=old.kind,
         principal=old.principal,
@@ -175,13 +176,10 @@ async def rotate(session: AsyncSession, credential_id: str) -> tuple[Credential,
     return new, token, old.id
 
 
-def store_authenticator(
-    sessions: async_sessionmaker[AsyncSession],
-) -> Callable[[str], Awaitable[Identity | None]]:
-    """An `authenticate(token)` callable for `mind.auth.AuthInterceptor`, one session a call."""
+def store_authenticator(database: Database) -> Callable[[str], Awaitable[Identity | None]]:
+    """An `authenticate(token)` callable for `mind.auth.AuthInterceptor`, one read a call."""
 
     async def authenticate_token(token: str) -> Identity | None:
-        async with sessions() as session:
-            return await authenticate(session, token)
+        return await database.read(lambda session: authenticate(session, token))
 
     return authenticate_token

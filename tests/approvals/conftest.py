@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 from approval_calls import CONVERSATION, MEMBER, OWNER, MakeCall, make_call
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, ConversationMember
 
 
@@ -15,9 +15,11 @@ def call() -> MakeCall:
 
 
 @pytest.fixture
-async def conversation(sessions: async_sessionmaker[AsyncSession]) -> str:
-    async with sessions() as session, session.begin():
-        session.add(Conversation(key=CONVERSATION, owner=OWNER, title="approvals"))
-        await session.flush()
-        session.add(ConversationMember(conversation_key=CONVERSATION, principal=MEMBER))
+async def conversation(database: Database) -> str:
+    def unit(tx: WriteTx) -> None:
+        tx.session.add(Conversation(key=CONVERSATION, owner=OWNER, title="approvals"))
+        tx.session.flush()
+        tx.session.add(ConversationMember(conversation_key=CONVERSATION, principal=MEMBER))
+
+    await database.write(unit)
     return CONVERSATION

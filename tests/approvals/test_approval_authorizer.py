@@ -10,23 +10,23 @@ from typing import Any
 import pytest
 from approval_calls import OWNER, make_call
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from mind.approvals.authorizer import ApprovalAuthorizer
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.grants import GrantCache
-from mind.approvals.model import Decision
+from mind.approvals.model import ApprovalRecord, Decision
 from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
+from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit, OutboxEvent
 from mind.tools.authorizer import CallUnderReview, Verdict, VerdictKind
 from mind.tools.base import Effect
 from tobe.config import ApprovalRule, ApprovalSettings
 from tobe.runtime.digest import arguments_digest
 
-Sessions = async_sessionmaker[AsyncSession]
 LOW_TRUST = {"workspace_write": False, "reply": True}
 SECRET = "hunter2-very-secret"
 SENSITIVE_SCHEMA = {
@@ -41,8 +41,8 @@ def reviewer_answering(text: str) -> Reviewer:
 
 
 class Harness:
-    def __init__(self, sessions: Sessions, broker: ApprovalBroker) -> None:
-        self.sessions = sessions
+    def __init__(self, database: Database, broker: ApprovalBroker) -> None:
+        self.database = database
         self.broker = broker
 
     def authorizer(
@@ -51,8 +51,8 @@ class Harness:
         return ApprovalAuthorizer(
             policy=Policy(settings or ApprovalSettings()),
             broker=self.broker,
-            grants=GrantCache(self.sessions),
-            sessions=self.sessions,
+            grants=GrantCache(self.database),
+            database=self.database,
             reviewer=reviewer,
         )
 
@@ -64,22 +64,25 @@ class Harness:
             await asyncio.sleep(0.01)
 
     async def audit(self) -> list[ApprovalAudit]:
-        async with self.sessions() as session:
-            return list(await session.scalars(select(ApprovalAudit).order_by(ApprovalAudit.id)))
+        query = select(ApprovalAudit).order_by(ApprovalAudit.id)
+        return await self.database.read(lambda session: list(session.scalars(query)))
 
 
 @pytest.fixture
-async def harness(sessions: Sessions, conversation: str) -> AsyncIterator[Harness]:
-    broker = ApprovalBroker(sessions, expiry=600)
+async def harness(database: Database, conversation: str) -> AsyncIterator[Harness]:
+    broker = ApprovalBroker(database, expiry=600)
     await broker.start()
     try:
-        yield Harness(sessions, broker)
+        yield Harness(database, broker)
     finally:
         await broker.aclose()
 
 
 async def decide_when_asked(
-    harness: Harness, authorizer: ApprovalAuthorizer, call: CallUnderReview, decision: Decision,
+    harness: Harness,
+    authorizer: ApprovalAuthorizer,
+    call: CallUnderReview,
+    decision: Decision,
     reason: str = "",
 ) -> Verdict:
     task = asyncio.create_task(authorizer.authorize(call))
@@ -102,7 +105,8 @@ async def test_write_waits_for_a_person_and_is_bound_to_the_arguments(harness: H
     assert verdict.approval is not None
     assert verdict.approval.arguments_digest == arguments_digest(call.arguments)
     assert [(r.source, r.verdict) for r in await harness.audit()] == [
-        ("policy", "ask"), ("user", "approve_once"),
+        ("policy", "ask"),
+        ("user", "approve_once"),
     ]
 
 
@@ -114,11 +118,11 @@ async def test_deny_reason_reaches_the_model(harness: Harness) -> None:
     assert verdict.reason == f"denied by {OWNER}: not on Fridays"
 
 
-async def test_expired_request_is_a_denial(sessions: Sessions, conversation: str) -> None:
-    broker = ApprovalBroker(sessions, expiry=0.2)
+async def test_expired_request_is_a_denial(database: Database, conversation: str) -> None:
+    broker = ApprovalBroker(database, expiry=0.2)
     await broker.start()
     try:
-        authorizer = Harness(sessions, broker).authorizer()
+        authorizer = Harness(database, broker).authorizer()
         verdict = await asyncio.wait_for(authorizer.authorize(make_call()), 30)
     finally:
         await broker.aclose()
@@ -154,13 +158,38 @@ async def test_cancelled_wait_closes_the_request(harness: Harness) -> None:
     assert [r.source for r in await harness.audit()][-1] == "run"
 
 
+async def test_run_cancelled_while_its_request_is_written_closes_the_request(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The store commits the request regardless of the cancel; the authorizer then closes it."""
+    requesting = asyncio.Event()
+    request = harness.broker.request
+
+    async def noted_request(*args: Any, **kwargs: Any) -> ApprovalRecord:
+        requesting.set()
+        return await request(*args, **kwargs)
+
+    monkeypatch.setattr(harness.broker, "request", noted_request)
+    call = make_call()
+    task = asyncio.create_task(harness.authorizer().authorize(call))
+    await asyncio.wait_for(requesting.wait(), 30)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    record = await harness.broker.for_tool_call(call.tool_call_id)
+    assert record is not None and record.decision is Decision.DENY
+    assert await harness.broker.pending() == []
+    assert [r.source for r in await harness.audit()][-1] == "run"
+
+
 async def test_reviewer_allow_spares_the_person(harness: Harness) -> None:
     authorizer = harness.authorizer(reviewer=reviewer_answering("allow"))
     verdict = await asyncio.wait_for(authorizer.authorize(make_call()), 30)
     assert verdict.kind is VerdictKind.ALLOW
     assert await harness.broker.pending() == []
     assert [(r.source, r.verdict) for r in await harness.audit()] == [
-        ("policy", "ask"), ("reviewer", "allow"),
+        ("policy", "ask"),
+        ("reviewer", "allow"),
     ]
 
 
@@ -169,7 +198,9 @@ async def test_reviewer_anything_else_goes_to_the_person(harness: Harness) -> No
     verdict = await decide_when_asked(harness, authorizer, make_call(), Decision.APPROVE_ONCE)
     assert verdict.kind is VerdictKind.ALLOW
     assert [(r.source, r.verdict) for r in await harness.audit()] == [
-        ("policy", "ask"), ("reviewer", "require_user"), ("user", "approve_once"),
+        ("policy", "ask"),
+        ("reviewer", "require_user"),
+        ("user", "approve_once"),
     ]
 
 
@@ -187,7 +218,9 @@ async def test_low_trust_run_cannot_get_a_workspace_write_approved(
     authorizer = harness.authorizer(settings, reviewer=reviewer_answering("allow"))
     # Even a standing grant for this tool does not help.
     await decide_when_asked(
-        harness, harness.authorizer(), make_call(tool_call_id="call_0"),
+        harness,
+        harness.authorizer(),
+        make_call(tool_call_id="call_0"),
         Decision.APPROVE_CONVERSATION,
     )
     verdict = await authorizer.authorize(make_call(run_permissions=LOW_TRUST))
@@ -202,15 +235,21 @@ async def test_sensitive_argument_never_reaches_audit_events_or_logs(
     caplog.set_level("DEBUG")
     arguments: dict[str, Any] = {"user": "alice", "pin": SECRET}
     call = make_call(
-        tool="unlock_door", effect=Effect.EXTERNAL_SIDE_EFFECT, arguments=arguments,
+        tool="unlock_door",
+        effect=Effect.EXTERNAL_SIDE_EFFECT,
+        arguments=arguments,
         parameters=SENSITIVE_SCHEMA,
     )
     authorizer = harness.authorizer(reviewer=reviewer_answering("require_user"))
     await decide_when_asked(harness, authorizer, call, Decision.DENY, reason="no")
-    async with harness.sessions() as session:
-        audit = [r.summary for r in await session.scalars(select(ApprovalAudit))]
-        approvals = [r.arguments_summary for r in await session.scalars(select(Approval))]
-        events = [json.dumps(r.payload) for r in await session.scalars(select(OutboxEvent))]
+
+    def stored(session: Session) -> tuple[list[str], list[str], list[str]]:
+        audit = [r.summary for r in session.scalars(select(ApprovalAudit))]
+        approvals = [r.arguments_summary for r in session.scalars(select(Approval))]
+        events = [json.dumps(r.payload) for r in session.scalars(select(OutboxEvent))]
+        return audit, approvals, events
+
+    audit, approvals, events = await harness.database.read(stored)
     assert audit and approvals and events
     for text in [*audit, *approvals, *events, caplog.text]:
         assert SECRET not in text

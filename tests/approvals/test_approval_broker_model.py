@@ -15,11 +15,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import Bundle, RuleBasedStateMachine, invariant, rule
 from sqlalchemy import func, select
+from sqlalchemy.orm import Session
 
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound
 from mind.approvals.model import Decision
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database
 from mind.store.migrate import upgrade
 from mind.store.models import Approval, ApprovalAudit, Conversation, OutboxEvent
 
@@ -35,10 +36,13 @@ def migrated_template() -> Path:
         upgrade(f"sqlite:///{path}")
 
         async def seed() -> None:
-            engine = create_engine(f"sqlite:///{path}")
-            async with session_factory(engine)() as session, session.begin():
-                session.add(Conversation(key=CONVERSATION, owner=OWNER))
-            await engine.dispose()
+            database = Database.open(f"sqlite:///{path}")
+            try:
+                await database.write(
+                    lambda tx: tx.session.add(Conversation(key=CONVERSATION, owner=OWNER))
+                )
+            finally:
+                await database.close()
 
         asyncio.run(seed())
         _TEMPLATE["db"] = path
@@ -61,10 +65,10 @@ class BrokerMachine(RuleBasedStateMachine):
         self._open()
 
     def _open(self) -> None:
-        self.engine = create_engine(self.url)
-        self.sessions = session_factory(self.engine)
-        self.broker = ApprovalBroker(self.sessions, expiry=EXPIRY.total_seconds(),
-                                     clock=lambda: self.now)
+        self.database = Database.open(self.url)
+        self.broker = ApprovalBroker(
+            self.database, expiry=EXPIRY.total_seconds(), clock=lambda: self.now
+        )
 
     def run(self, coroutine):  # noqa: ANN001, ANN201
         return self.loop.run_until_complete(coroutine)
@@ -109,19 +113,18 @@ class BrokerMachine(RuleBasedStateMachine):
 
     @rule()
     def restart(self) -> None:
-        self.run(self.engine.dispose())
+        self.run(self.database.close())
         self._open()
 
     @invariant()
     def store_matches_model(self) -> None:
-        async def read() -> tuple[dict[str, str | None], int, int]:
-            async with self.sessions() as session:
-                rows = {a.id: a.decision for a in await session.scalars(select(Approval))}
-                audits = await session.scalar(select(func.count()).select_from(ApprovalAudit))
-                events = await session.scalar(select(func.count()).select_from(OutboxEvent))
-                return rows, audits or 0, events or 0
+        def read(session: Session) -> tuple[dict[str, str | None], int, int]:
+            rows = {a.id: a.decision for a in session.scalars(select(Approval))}
+            audits = session.scalar(select(func.count()).select_from(ApprovalAudit))
+            events = session.scalar(select(func.count()).select_from(OutboxEvent))
+            return rows, audits or 0, events or 0
 
-        rows, audits, events = self.run(read())
+        rows, audits, events = self.run(self.database.read(read))
         expected = {k: (v.value if v else None) for k, v in self.model.items()}
         assert rows == expected
         decided = sum(1 for v in self.model.values() if v is not None)
@@ -132,12 +135,10 @@ class BrokerMachine(RuleBasedStateMachine):
         assert pending == {k for k, v in self.model.items() if v is None}
 
     def teardown(self) -> None:
-        self.run(self.engine.dispose())
+        self.run(self.database.close())
         self.loop.close()
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-BrokerMachine.TestCase.settings = settings(
-    max_examples=10, stateful_step_count=15, deadline=None
-)
+BrokerMachine.TestCase.settings = settings(max_examples=10, stateful_step_count=15, deadline=None)
 test_broker_follows_its_model = BrokerMachine.TestCase

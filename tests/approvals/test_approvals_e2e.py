@@ -25,10 +25,11 @@ from approval_e2e import (
 from helpers.face_process import running_face
 from helpers.mind_process import MindProcess, issue_token, running_mind
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.model import Decision
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit
 from tobe.v1 import common_pb2
 
@@ -73,15 +74,15 @@ def client(mind: MindProcess, hand: HandThread) -> Iterator[Client]:
 
 
 def stored(url: str) -> tuple[list[Approval], list[ApprovalAudit]]:
+    def query(session: Session) -> tuple[list[Approval], list[ApprovalAudit]]:
+        return list(session.scalars(select(Approval))), list(session.scalars(select(ApprovalAudit)))
+
     async def read() -> tuple[list[Approval], list[ApprovalAudit]]:
-        engine = create_engine(url)
+        database = Database.open(url)
         try:
-            async with session_factory(engine)() as session:
-                approvals = list(await session.scalars(select(Approval)))
-                audit = list(await session.scalars(select(ApprovalAudit)))
-                return approvals, audit
+            return await database.read(query)
         finally:
-            await engine.dispose()
+            await database.close()
 
     return asyncio.run(read())
 
@@ -120,9 +121,7 @@ def test_write_pauses_until_approved_then_runs_exactly_once(
     assert approval.decision == APPROVE_ONCE
 
     events = client.wait_for(run_ended("p_approve"))
-    assert [r.state for r in finished_runs(events, "p_approve")] == [
-        common_pb2.RUN_STATE_COMPLETED
-    ]
+    assert [r.state for r in finished_runs(events, "p_approve")] == [common_pb2.RUN_STATE_COMPLETED]
     assert hand.executions == [{"name": "a.txt", "text": "hello"}]
     assert tool_results(client, "p_approve") == ["saved a.txt"]
     with pytest.raises(grpc.RpcError) as later:
@@ -193,11 +192,13 @@ def test_chat_repl_shows_the_request_and_takes_y_inline(
     token = issue_token(mind.url, kind="client", principal="carol", scopes=["chat", "approve"])
     with running_face(mind) as face:
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
-        env.update(TOBE_CONFIG=str(tmp_path / "absent.toml"), TOBE_CHAT_TOKEN=token,
-                   COLUMNS="200")
+        env.update(TOBE_CONFIG=str(tmp_path / "absent.toml"), TOBE_CHAT_TOKEN=token, COLUMNS="200")
         chat = subprocess.Popen(
             [sys.executable, "-m", "tobe", "chat", "--address", face.address],
-            env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
             text=True,
         )
         lines: list[str] = []
@@ -283,12 +284,12 @@ def test_decision_committed_just_before_the_kill_is_honoured_after_restart(
 
     async def commit_decision() -> None:
         # The decision reached the store, the Mind died before the run acted on it.
-        engine = create_engine(mind.url)
+        database = Database.open(mind.url)
         try:
-            broker = ApprovalBroker(session_factory(engine), expiry=600)
+            broker = ApprovalBroker(database, expiry=600)
             await broker.decide(request.id, Decision.APPROVE_ONCE, principal="alice")
         finally:
-            await engine.dispose()
+            await database.close()
 
     asyncio.run(commit_decision())
     mind.start(mind.address)
@@ -299,4 +300,3 @@ def test_decision_committed_just_before_the_kill_is_honoured_after_restart(
     )
     assert hand.executions == [{"name": "a.txt", "text": "hello"}]
     assert tool_results(client, "p_late") == ["saved a.txt"]
-

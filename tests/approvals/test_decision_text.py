@@ -8,13 +8,14 @@ from typing import Any
 
 from approval_calls import make_call
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from face.projection import AdmissionModes, project_approval, project_event
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.model import Decision
 from mind.remote.model import ToolDecl
 from mind.remote.tools import RemoteTool
+from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit, OutboxEvent
 from mind.tools.base import Effect, ToolContext, ToolOutcome
 from mind.tools.builtin import WaitTool
@@ -111,7 +112,9 @@ def test_template_rendering_rule() -> None:
 
 def test_an_absent_argument_renders_its_schema_default() -> None:
     decl = ToolDecl(
-        name="water", description="", effect=Effect.EXTERNAL_SIDE_EFFECT,
+        name="water",
+        description="",
+        effect=Effect.EXTERNAL_SIDE_EFFECT,
         parameters={"properties": {"zone": {}, "minutes": {"default": 5}}},
         decision_template="water {zone} for {minutes} minutes",
     )
@@ -121,8 +124,11 @@ def test_an_absent_argument_renders_its_schema_default() -> None:
 
 def test_face_keeps_the_decision_text_for_a_summary_viewer() -> None:
     approval = common_pb2.Approval(
-        id="ap_1", tool_call_id="call_1", tool="laptop__run_command",
-        arguments_json='{"argv":["ls"]}', decision_text="ls -la",
+        id="ap_1",
+        tool_call_id="call_1",
+        tool="laptop__run_command",
+        arguments_json='{"argv":["ls"]}',
+        decision_text="ls -la",
     )
     modes = AdmissionModes()
     modes.record(common_pb2.ToolProjection(tool_call_id="call_1", admitted_mode=TRANSPARENT))
@@ -133,18 +139,22 @@ def test_face_keeps_the_decision_text_for_a_summary_viewer() -> None:
 
 
 async def test_the_decision_text_is_stored_and_sent_in_summary_mode_but_never_audited(
-    sessions: async_sessionmaker[AsyncSession], conversation: str
+    database: Database, conversation: str
 ) -> None:
-    broker = ApprovalBroker(sessions, expiry=600)
+    broker = ApprovalBroker(database, expiry=600)
     call = make_call(decision_text="rm -rf build/")
     record = await broker.request(call, arguments_summary="argv=<list of 3 items>", reason="r")
     assert record.decision_text == "rm -rf build/"
     decided = await broker.decide(record.id, Decision.DENY, principal="alice", reason="no")
     assert decided.decision_text == "rm -rf build/"
-    async with sessions() as session:
-        row = await session.get(Approval, record.id)
-        events = list(await session.scalars(select(OutboxEvent.payload)))
-        audit = list(await session.scalars(select(ApprovalAudit.summary)))
+
+    def stored(session: Session) -> tuple[Approval | None, list[dict[str, Any]], list[str]]:
+        row = session.get(Approval, record.id)
+        events = list(session.scalars(select(OutboxEvent.payload)))
+        audit = list(session.scalars(select(ApprovalAudit.summary)))
+        return row, events, audit
+
+    row, events, audit = await database.read(stored)
     assert row is not None and row.decision_text == "rm -rf build/"
     assert [e["decision_text"] for e in events] == ["rm -rf build/"] * 2
     assert all(e["arguments_json"] == "" for e in events)

@@ -12,10 +12,10 @@ from pathlib import Path
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mind.auth import AuthInterceptor, current_identity
 from mind.credentials import Identity, issue, parse_token, revoke, store_authenticator
+from mind.store.database import Database, WriteTx
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.server import ServiceSpec, start_server
 from tobe.v1 import (
@@ -25,8 +25,6 @@ from tobe.v1 import (
     mind_pb2,
     mind_pb2_grpc,
 )
-
-Sessions = async_sessionmaker[AsyncSession]
 
 
 class WhoAmI(management_pb2_grpc.ManagementServicer):
@@ -72,18 +70,20 @@ async def serve(authenticate) -> AsyncIterator[grpc.aio.Channel]:
 
 
 @pytest.fixture
-async def channel(sessions: Sessions) -> AsyncIterator[grpc.aio.Channel]:
-    async for ch in serve(store_authenticator(sessions)):
+async def channel(database: Database) -> AsyncIterator[grpc.aio.Channel]:
+    async for ch in serve(store_authenticator(database)):
         yield ch
 
 
 @pytest.fixture
-async def tokens(sessions: Sessions) -> dict[str, str]:
-    async with sessions() as session, session.begin():
-        good, good_token = await issue(session, kind="client", principal="alice")
-        revoked, revoked_token = await issue(session, kind="client", principal="bob")
-        await revoke(session, revoked.id)
-    return {"good": good_token, "good_id": good.id, "revoked": revoked_token}
+async def tokens(database: Database) -> dict[str, str]:
+    def unit(tx: WriteTx) -> dict[str, str]:
+        good, good_token = issue(tx.session, kind="client", principal="alice")
+        revoked, revoked_token = issue(tx.session, kind="client", principal="bob")
+        revoke(tx.session, revoked.id)
+        return {"good": good_token, "good_id": good.id, "revoked": revoked_token}
+
+    return await database.write(unit)
 
 
 @pytest.fixture(autouse=True)
