@@ -38,9 +38,7 @@ def attach_awareness(app: MindApp) -> None:
     sink = ConversationSink(
         app.manager, default_key=default_key, owner=_owner(settings.mind.awareness_owner)
     )
-    router = ObservationRouter(
-        client, app.database, sink, default_conversation=default_key
-    )
+    router = ObservationRouter(client, app.database, sink, default_conversation=default_key)
     task: list[asyncio.Task[None]] = []
 
     async def start() -> None:

@@ -17,11 +17,12 @@ from typing import Protocol
 
 import grpc
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from mind.awareness.client import AwarenessClient
 from mind.awareness.notes import ObservationNote, build_note
-from mind.conversation.storage import Storage, WriteTx
 from mind.store import models
+from mind.store.database import Database, WriteTx
 from tobe.runtime.backoff import Backoff
 from tobe.v1 import awareness_pb2 as pb
 
@@ -40,13 +41,13 @@ class ObservationRouter:
     def __init__(
         self,
         client: AwarenessClient,
-        storage: Storage,
+        database: Database,
         sink: ObservationSink,
         *,
         default_conversation: str,
     ) -> None:
         self._client = client
-        self._storage = storage
+        self._database = database
         self._sink = sink
         self._default = default_conversation
         self._backoff = Backoff()
@@ -72,27 +73,19 @@ class ObservationRouter:
             await asyncio.sleep(self._backoff.next_delay())
 
     async def cursor(self) -> int:
-        async with self._storage.read() as session:
-            row = await session.get(models.Cursor, CURSOR)
-            return row.value if row else 0
+        return await self._database.read(_cursor)
 
     async def _reset_cursor(self) -> None:
-        async with self._storage.write() as tx:
-            row = await tx.session.get(models.Cursor, CURSOR)
+        def unit(tx: WriteTx) -> None:
+            row = tx.session.get(models.Cursor, CURSOR)
             if row is not None:
                 row.value = 0
 
+        await self._database.write(unit)
+
     async def route(self, batch: pb.SubscribeObservationsResponse) -> None:
-        async with self._storage.read() as session:
-            seen = set(
-                await session.scalars(
-                    select(models.SeenObservation.observation_id).where(
-                        models.SeenObservation.observation_id.in_(
-                            [o.id for o in batch.observations]
-                        )
-                    )
-                )
-            )
+        ids = [o.id for o in batch.observations]
+        seen = await self._database.read(lambda session: _seen(session, ids))
         groups: dict[str, list[pb.Observation]] = {}
         for observation in batch.observations:
             if observation.id not in seen:
@@ -102,7 +95,8 @@ class ObservationRouter:
         for key, observations in groups.items():
             target = await self._sink.deliver(build_note(key, batch.publish_seq, observations))
             delivered.update({o.id: target for o in observations})
-        async with self._storage.write() as tx:
+
+        def record(tx: WriteTx) -> None:
             for observation_id, target in delivered.items():
                 tx.session.add(
                     models.SeenObservation(
@@ -112,11 +106,28 @@ class ObservationRouter:
                         received_at=datetime.now(UTC),
                     )
                 )
-            await _advance(tx, batch.publish_seq)
+            _advance(tx, batch.publish_seq)
+
+        await self._database.write(record)
 
 
-async def _advance(tx: WriteTx, seq: int) -> None:
-    row = await tx.session.get(models.Cursor, CURSOR)
+def _cursor(session: Session) -> int:
+    row = session.get(models.Cursor, CURSOR)
+    return row.value if row else 0
+
+
+def _seen(session: Session, observation_ids: list[str]) -> set[str]:
+    return set(
+        session.scalars(
+            select(models.SeenObservation.observation_id).where(
+                models.SeenObservation.observation_id.in_(observation_ids)
+            )
+        )
+    )
+
+
+def _advance(tx: WriteTx, seq: int) -> None:
+    row = tx.session.get(models.Cursor, CURSOR)
     if row is None:
         tx.session.add(models.Cursor(name=CURSOR, value=seq))
     elif seq > row.value:

@@ -33,7 +33,9 @@ class ConversationSink:
             log.warning(
                 "observations from %s name conversation %s, which does not exist; "
                 "delivering them to %s",
-                ", ".join(note.sources), key, self._default,
+                ", ".join(note.sources),
+                key,
+                self._default,
             )
             key = self._default
         source = {
@@ -50,5 +52,6 @@ class ConversationSink:
         return key
 
     async def _exists(self, key: str) -> bool:
-        async with self._manager.storage.read() as session:
-            return await session.get(models.Conversation, key) is not None
+        return await self._manager.database.read(
+            lambda session: session.get(models.Conversation, key) is not None
+        )

@@ -14,17 +14,18 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from mind.conversation import continuation, inputs, runs
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
 from mind.conversation.records import history_message
-from mind.conversation.storage import Storage, WriteTx
 from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore, RunOutcome
-from mind.events.bus import EphemeralEvent
+from mind.events.bus import EphemeralEvent, EventBus
 from mind.store import models
+from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
 from mind.tools.runtime import RunScope
 
@@ -60,6 +61,15 @@ class SendResult:
     duplicate: bool
 
 
+@dataclass(frozen=True)
+class _Accepted:
+    """A new input: started with `run` (delivered as message `message_id`), or queued."""
+
+    input_id: int
+    run: models.Run | None = None
+    message_id: int = 0
+
+
 @dataclass
 class ActiveRun:
     run_id: str
@@ -76,11 +86,14 @@ class ActiveRun:
 
 
 class ConversationActor:
-    def __init__(self, key: str, audience: list[str], storage: Storage, core: AgentCore) -> None:
+    def __init__(
+        self, key: str, audience: list[str], database: Database, core: AgentCore, *, bus: EventBus
+    ) -> None:
         self.key = key
         self.audience = audience
-        self.storage = storage
+        self.database = database
         self.core = core
+        self.bus = bus
         self.lease = MutationLease()
         self._lock = asyncio.Lock()
         self._run: ActiveRun | None = None
@@ -88,48 +101,97 @@ class ConversationActor:
         # Open tool calls of interrupted runs waiting for their continuation run.
         self._resumes: list[str] = []
 
+    # The entry points that may start a run are shielded from their caller's cancellation: a
+    # unit commits even when its caller is gone, and a run whose start is committed must be
+    # launched too (a retried send then gets the same answer, as a duplicate).
+
     async def submit(self, chat: ChatInput) -> SendResult:
         """Accept a user message: start a run with it, or queue it. Idempotent per key.
 
-        One write transaction: the idempotency check, the decision and the new rows commit
-        together, before the caller is answered.
+        One unit of work: the idempotency check, the decision and the new rows commit
+        together, before the caller is answered. The actor's state it decides on is read
+        before, under the state lock, which keeps it unchanged until the unit is committed.
         """
+        return await asyncio.shield(self._submit(chat))
+
+    async def drain(self) -> None:
+        """Start the next queued input's run when idle (after a restart or a lease release)."""
+        await asyncio.shield(self._drain())
+
+    async def continue_call(self, tool_call_id: str) -> None:
+        """Continue an interrupted run whose open call can continue (now, or after the active
+        run); see `mind.conversation.continuation`."""
+        await asyncio.shield(self._continue_call(tool_call_id))
+
+    async def _submit(self, chat: ChatInput) -> SendResult:
         async with self._lock:
-            started: models.Run | None = None
-            async with self.storage.write() as tx:
-                existing = await inputs.find(tx.session, self.key, chat.idempotency_key)
+            closing = self._closing
+            idle = self._run is None and not self.lease.held
+            active_run_id = self._run.run_id if self._run is not None else ""
+
+            def unit(tx: WriteTx) -> SendResult | _Accepted:
+                existing = inputs.find(tx.session, self.key, chat.idempotency_key)
                 if existing is not None:
                     return SendResult(
-                        existing.id, existing.message_id or 0, existing.run_id or "",
-                        existing.state == "queued", True,
+                        existing.id,
+                        existing.message_id or 0,
+                        existing.run_id or "",
+                        existing.state == "queued",
+                        True,
                     )
-                if self._closing:
+                if closing:
                     raise ShuttingDown("the Mind is shutting down; send again after it restarts")
-                idle = self._run is None and not self.lease.held
-                if idle and await inputs.oldest_queued(tx.session, self.key) is None:
+                if idle and inputs.oldest_queued(tx.session, self.key) is None:
                     trigger, permissions = run_origin(chat.source, "user")
-                    started = await runs.start(
-                        tx, key=self.key, trigger=trigger, mode=chat.mode, audience=self.audience,
+                    run = runs.start(
+                        tx,
+                        key=self.key,
+                        trigger=trigger,
+                        mode=chat.mode,
+                        audience=self.audience,
                         permissions=permissions,
                     )
-                    row = await inputs.accept(
-                        tx, key=self.key, principal=chat.principal, text=chat.text,
-                        idempotency_key=chat.idempotency_key, steer=chat.steer, mode=chat.mode,
+                    row = inputs.accept(
+                        tx,
+                        key=self.key,
+                        principal=chat.principal,
+                        text=chat.text,
+                        idempotency_key=chat.idempotency_key,
+                        steer=chat.steer,
+                        mode=chat.mode,
                         source=chat.source,
                     )
-                    message = await inputs.deliver(tx, row, started.id, self.audience)
-                else:
-                    row = await self._enqueue(tx, chat)
-            if started is not None:
-                self._launch(started, chat.principal)
-                return SendResult(row.id, message.id, started.id, False, False)
+                    message = inputs.deliver(tx, row, run.id, self.audience)
+                    return _Accepted(row.id, run, message.id)
+                row = inputs.enqueue(
+                    tx,
+                    key=self.key,
+                    principal=chat.principal,
+                    text=chat.text,
+                    idempotency_key=chat.idempotency_key,
+                    steer=chat.steer,
+                    mode=chat.mode,
+                    active_run_id=active_run_id,
+                    audience=self.audience,
+                    source=chat.source,
+                )
+                return _Accepted(row.id)
+
+            accepted = await self.database.write(unit)
+            if isinstance(accepted, SendResult):
+                return accepted
+            if accepted.run is not None:
+                self._launch(accepted.run, chat.principal)
+                return SendResult(
+                    accepted.input_id, accepted.message_id, accepted.run.id, False, False
+                )
             active = self._run
             if active is not None and chat.steer:
                 active.steer_waiting = True
-                return SendResult(row.id, 0, active.run_id, True, False)
+                return SendResult(accepted.input_id, 0, active.run_id, True, False)
             if active is None:
                 await self._start_next()  # the lease was free but older inputs were waiting
-            return SendResult(row.id, 0, "", True, False)
+            return SendResult(accepted.input_id, 0, "", True, False)
 
     async def cancel(self) -> str:
         async with self._lock:
@@ -140,19 +202,6 @@ class ConversationActor:
             run.task.cancel()
         await run.done.wait()
         return run.run_id
-
-    async def drain(self) -> None:
-        """Start the next queued input's run when idle (after a restart or a lease release)."""
-        async with self._lock:
-            await self._start_next()
-
-    async def continue_call(self, tool_call_id: str) -> None:
-        """Continue an interrupted run whose open call can continue (now, or after the active
-        run); see `mind.conversation.continuation`."""
-        async with self._lock:
-            if tool_call_id not in self._resumes:
-                self._resumes.append(tool_call_id)
-            await self._start_next()
 
     async def stop(self, reason: str) -> None:
         """Refuse new messages, end the active run as interrupted, and wait for it."""
@@ -165,52 +214,81 @@ class ConversationActor:
             run.task.cancel()
         await run.done.wait()
 
-    async def _enqueue(self, tx: WriteTx, chat: ChatInput) -> models.Input:
-        active = self._run
-        return await inputs.enqueue(
-            tx, key=self.key, principal=chat.principal, text=chat.text,
-            idempotency_key=chat.idempotency_key, steer=chat.steer, mode=chat.mode,
-            active_run_id=active.run_id if active else "", audience=self.audience,
-            source=chat.source,
-        )
+    async def _drain(self) -> None:
+        async with self._lock:
+            await self._start_next()
+
+    async def _continue_call(self, tool_call_id: str) -> None:
+        async with self._lock:
+            if tool_call_id not in self._resumes:
+                self._resumes.append(tool_call_id)
+            await self._start_next()
 
     async def _start_next(self) -> None:
         if self._run is not None or self.lease.held or self._closing:
             return
         while self._resumes:
-            tool_call_id = self._resumes.pop(0)
-            async with self.storage.write() as tx:
-                origin = await continuation.origin_of(tx.session, tool_call_id)
-                if origin is None:
-                    continue
-                run = await runs.start(
-                    tx, key=self.key, trigger=origin.trigger, mode=origin.detail_mode,
-                    audience=self.audience, permissions=origin.permissions,
-                )
-            self._launch(run, origin.principal, resume_call=tool_call_id)
-            return
+            if await self._resume(self._resumes.pop(0)):
+                return
         # Only this actor, under its lock, queues inputs of this conversation: an empty queue
         # seen by a read stays empty, so the usual case writes nothing.
-        async with self.storage.read() as session:
-            if await inputs.oldest_queued(session, self.key) is None:
-                return
-        async with self.storage.write() as tx:
-            row = await inputs.oldest_queued(tx.session, self.key)
+        waiting = await self.database.read(lambda session: inputs.oldest_queued(session, self.key))
+        if waiting is None:
+            return
+
+        def deliver_next(tx: WriteTx) -> tuple[models.Run, str] | None:
+            row = inputs.oldest_queued(tx.session, self.key)
             if row is None:
-                return
+                return None
             trigger, permissions = run_origin(row.source, "followup")
-            run = await runs.start(
-                tx, key=self.key, trigger=trigger, mode=row.detail_mode, audience=self.audience,
+            run = runs.start(
+                tx,
+                key=self.key,
+                trigger=trigger,
+                mode=row.detail_mode,
+                audience=self.audience,
                 permissions=permissions,
             )
-            await inputs.deliver(tx, row, run.id, self.audience)
-        self._launch(run, row.principal)
+            inputs.deliver(tx, row, run.id, self.audience)
+            return run, row.principal
+
+        started = await self.database.write(deliver_next)
+        if started is not None:
+            run, principal = started
+            self._launch(run, principal)
+
+    async def _resume(self, tool_call_id: str) -> bool:
+        """Start the continuation run of an open call; False when the call is no longer open."""
+
+        def unit(tx: WriteTx) -> tuple[models.Run, str] | None:
+            origin = continuation.origin_of(tx.session, tool_call_id)
+            if origin is None:
+                return None
+            run = runs.start(
+                tx,
+                key=self.key,
+                trigger=origin.trigger,
+                mode=origin.detail_mode,
+                audience=self.audience,
+                permissions=origin.permissions,
+            )
+            return run, origin.principal
+
+        resumed = await self.database.write(unit)
+        if resumed is None:
+            return False
+        run, principal = resumed
+        self._launch(run, principal, resume_call=tool_call_id)
+        return True
 
     def _launch(self, run: models.Run, principal: str, resume_call: str = "") -> None:
         if not self.lease.try_acquire(RUN_HOLDER):
             raise RuntimeError(f"{self.key}: mutation lease held by {self.lease.holder}")
         active = ActiveRun(
-            run_id=run.id, principal=principal, mode=run.detail_mode, resume_call=resume_call,
+            run_id=run.id,
+            principal=principal,
+            mode=run.detail_mode,
+            resume_call=resume_call,
             permissions=dict(run.permissions),
         )
         self._run = active
@@ -238,19 +316,27 @@ class ConversationActor:
                 "output_tokens": outcome.usage.output_tokens,
                 "cached_tokens": outcome.usage.cached_tokens,
             }
+        run_id, steps = active.run_id, outcome.steps if outcome else None
+
+        def unit(tx: WriteTx) -> None:
+            # A stop leaves calls waiting for an approval open, as a crash would; the next
+            # start continues them once decided.
+            keep_open = (
+                continuation.open_call_ids(tx.session, run_id) if state == "interrupted" else ()
+            )
+            runs.finish(
+                tx,
+                run_id,
+                state=state,
+                reason=reason,
+                audience=self.audience,
+                steps=steps,
+                usage=usage,
+                keep_open=keep_open,
+            )
+
         try:
-            async with self.storage.write() as tx:
-                # A stop leaves calls waiting for an approval open, as a crash would; the next
-                # start continues them once decided.
-                keep_open = (
-                    await continuation.open_call_ids(tx.session, active.run_id)
-                    if state == "interrupted"
-                    else ()
-                )
-                await runs.finish(
-                    tx, active.run_id, state=state, reason=reason, audience=self.audience,
-                    steps=outcome.steps if outcome else None, usage=usage, keep_open=keep_open,
-                )
+            await self.database.write(unit)
         finally:
             async with self._lock:
                 self._run = None
@@ -261,7 +347,7 @@ class ConversationActor:
     async def _run_core(self, active: ActiveRun) -> RunOutcome:
         history = await self._history()
         recorder = RunRecorder(
-            self.storage,
+            self.database,
             conversation_key=self.key,
             run_id=active.run_id,
             mode=active.mode,
@@ -276,7 +362,10 @@ class ConversationActor:
             detail_mode=DetailMode(active.mode),
             journal=recorder,
             report_progress=lambda call_id, message, fraction: self._publish(
-                "tool_progress", active.run_id, text=message, tool_call_id=call_id,
+                "tool_progress",
+                active.run_id,
+                text=message,
+                tool_call_id=call_id,
                 fraction=-1.0 if fraction is None else fraction,
             ),
             permissions=active.permissions,
@@ -290,7 +379,11 @@ class ConversationActor:
         if active.resume_call:
             history.extend(
                 await continuation.finish_batch(
-                    self.core.runtime, self.core.registry, scope, history, active.resume_call,
+                    self.core.runtime,
+                    self.core.registry,
+                    scope,
+                    history,
+                    active.resume_call,
                     tool_wait=continuation.HAND_RECONNECT_WAIT,
                 )
             )
@@ -299,16 +392,18 @@ class ConversationActor:
         return await self.core.run(scope, history, recorder, on_delta)
 
     async def _history(self) -> list[HistoryMessage]:
-        async with self.storage.read() as session:
-            rows = await session.scalars(
+        def query(session: Session) -> list[HistoryMessage]:
+            rows = session.scalars(
                 select(models.Message)
                 .where(models.Message.conversation_key == self.key)
                 .order_by(models.Message.id)
             )
             return [history_message(row) for row in rows]
 
+        return await self.database.read(query)
+
     def _publish(self, kind: str, run_id: str, **fields: object) -> None:
-        self.storage.bus.publish(
+        self.bus.publish(
             EphemeralEvent(
                 kind=kind,  # type: ignore[arg-type]
                 conversation_key=self.key,

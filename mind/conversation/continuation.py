@@ -26,12 +26,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import Session, aliased
 
 from mind.approvals.model import ApprovalRecord
 from mind.core.history import HistoryMessage
 from mind.providers.base import ToolCall
+from mind.store.database import Database
 from mind.store.models import Approval, Input, Run, Task, ToolProjection
 from mind.tools.base import Tool
 from mind.tools.registry import ToolRegistry
@@ -78,9 +78,9 @@ def _is_open() -> ColumnElement[bool]:
     return or_(has_approval, _has_task())
 
 
-async def open_call_ids(session: AsyncSession, run_id: str) -> list[str]:
+def open_call_ids(session: Session, run_id: str) -> list[str]:
     """Running calls of `run_id` that must stay open when the run ends without finishing them."""
-    rows = await session.scalars(
+    rows = session.scalars(
         select(ToolProjection.tool_call_id).where(
             ToolProjection.run_id == run_id, ToolProjection.status == "running", _is_open()
         )
@@ -88,9 +88,9 @@ async def open_call_ids(session: AsyncSession, run_id: str) -> list[str]:
     return list(rows)
 
 
-async def interrupted_open_calls(session: AsyncSession) -> list[OpenCall]:
+def interrupted_open_calls(session: Session) -> list[OpenCall]:
     """Open calls left by runs that are no longer running, oldest first."""
-    rows = await session.execute(
+    rows = session.execute(
         select(
             ToolProjection.conversation_key,
             ToolProjection.tool_call_id,
@@ -120,25 +120,23 @@ class Origin:
     trigger: str
 
 
-async def origin_of(session: AsyncSession, tool_call_id: str) -> Origin | None:
+def origin_of(session: Session, tool_call_id: str) -> Origin | None:
     """The interrupted run of an open call; None when the call is not open."""
-    found = (
-        await session.execute(
-            select(Run, Approval.decided_by, _has_task().label("has_task"))
-            .join(ToolProjection, ToolProjection.run_id == Run.id)
-            .outerjoin(Approval, Approval.tool_call_id == ToolProjection.tool_call_id)
-            .where(
-                ToolProjection.tool_call_id == tool_call_id,
-                ToolProjection.status == "running",
-                Run.state != "running",
-                _is_open(),
-            )
+    found = session.execute(
+        select(Run, Approval.decided_by, _has_task().label("has_task"))
+        .join(ToolProjection, ToolProjection.run_id == Run.id)
+        .outerjoin(Approval, Approval.tool_call_id == ToolProjection.tool_call_id)
+        .where(
+            ToolProjection.tool_call_id == tool_call_id,
+            ToolProjection.status == "running",
+            Run.state != "running",
+            _is_open(),
         )
     ).first()
     if found is None:
         return None
     run, decided_by, has_task = found
-    principal = await session.scalar(
+    principal = session.scalar(
         select(Input.principal).where(Input.run_id == run.id).order_by(Input.id).limit(1)
     )
     return Origin(
@@ -153,23 +151,21 @@ async def origin_of(session: AsyncSession, tool_call_id: str) -> Origin | None:
 class Continuation:
     """Starts continuation runs; see the module docstring."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
-        self._sessions = sessions
+    def __init__(self, database: Database) -> None:
+        self._database = database
         self._resume: Resume | None = None
 
     async def start(self, resume: Resume) -> None:
         """Continue every open call that can continue now (run after recovery)."""
         self._resume = resume
-        async with self._sessions() as session:
-            calls = await interrupted_open_calls(session)
+        calls = await self._database.read(interrupted_open_calls)
         for call in calls:
             if call.ready:
                 await self._continue(call.conversation_key, call.tool_call_id)
 
     async def on_decision(self, record: ApprovalRecord) -> None:
         """Broker callback for a decision no execution in this process was waiting for."""
-        async with self._sessions() as session:
-            calls = await interrupted_open_calls(session)
+        calls = await self._database.read(interrupted_open_calls)
         if any(call.tool_call_id == record.tool_call_id for call in calls):
             await self._continue(record.conversation_key, record.tool_call_id)
 

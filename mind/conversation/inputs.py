@@ -6,15 +6,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
-from mind.conversation.storage import WriteTx
 from mind.events.payloads import message_view, queued_view
 from mind.store import models
+from mind.store.database import WriteTx
 
 
-async def find(session: AsyncSession, key: str, idempotency_key: str) -> models.Input | None:
-    return await session.scalar(
+def find(session: Session, key: str, idempotency_key: str) -> models.Input | None:
+    return session.scalar(
         select(models.Input).where(
             models.Input.conversation_key == key,
             models.Input.idempotency_key == idempotency_key,
@@ -22,8 +22,8 @@ async def find(session: AsyncSession, key: str, idempotency_key: str) -> models.
     )
 
 
-async def oldest_queued(session: AsyncSession, key: str) -> models.Input | None:
-    return await session.scalar(
+def oldest_queued(session: Session, key: str) -> models.Input | None:
+    return session.scalar(
         select(models.Input)
         .where(models.Input.conversation_key == key, models.Input.state == "queued")
         .order_by(models.Input.id)
@@ -31,25 +31,23 @@ async def oldest_queued(session: AsyncSession, key: str) -> models.Input | None:
     )
 
 
-async def queued(
-    session: AsyncSession, key: str, *, steer_only: bool = False
-) -> list[models.Input]:
+def queued(session: Session, key: str, *, steer_only: bool = False) -> list[models.Input]:
     query = select(models.Input).where(
         models.Input.conversation_key == key, models.Input.state == "queued"
     )
     if steer_only:
         query = query.where(models.Input.steer.is_(True))
-    return list(await session.scalars(query.order_by(models.Input.id)))
+    return list(session.scalars(query.order_by(models.Input.id)))
 
 
-async def conversations_with_queued(session: AsyncSession) -> list[str]:
-    rows = await session.scalars(
+def conversations_with_queued(session: Session) -> list[str]:
+    rows = session.scalars(
         select(models.Input.conversation_key).where(models.Input.state == "queued").distinct()
     )
     return list(rows)
 
 
-async def accept(
+def accept(
     tx: WriteTx,
     *,
     key: str,
@@ -73,11 +71,11 @@ async def accept(
         created_at=datetime.now(UTC),
     )
     tx.session.add(row)
-    await tx.session.flush()
+    tx.session.flush()
     return row
 
 
-async def enqueue(
+def enqueue(
     tx: WriteTx,
     *,
     key: str,
@@ -91,17 +89,21 @@ async def enqueue(
     source: dict[str, Any] | None = None,
 ) -> models.Input:
     """Store a new input that waits behind an active run, and announce it."""
-    row = await accept(
-        tx, key=key, principal=principal, text=text, idempotency_key=idempotency_key,
-        steer=steer, mode=mode, source=source,
+    row = accept(
+        tx,
+        key=key,
+        principal=principal,
+        text=text,
+        idempotency_key=idempotency_key,
+        steer=steer,
+        mode=mode,
+        source=source,
     )
-    await tx.event("message_queued", key, audience, queued_view(row, active_run_id))
+    tx.event("message_queued", key, audience, queued_view(row, active_run_id))
     return row
 
 
-async def deliver(
-    tx: WriteTx, row: models.Input, run_id: str, audience: list[str]
-) -> models.Message:
+def deliver(tx: WriteTx, row: models.Input, run_id: str, audience: list[str]) -> models.Message:
     """Turn a queued input into the message of `run_id` (history order = delivery order).
 
     A person's input becomes a user message; an input with a `source` (an observation)
@@ -122,9 +124,9 @@ async def deliver(
         created_at=datetime.now(UTC),
     )
     tx.session.add(message)
-    await tx.session.flush()
+    tx.session.flush()
     row.state, row.message_id, row.run_id = "delivered", message.id, run_id
-    await tx.event(
+    tx.event(
         "message_appended", row.conversation_key, audience, message_view(message, "transparent")
     )
     return message

@@ -1,4 +1,4 @@
-"""The run journal: durable writes of one run, each one transaction with its events."""
+"""The run journal: durable writes of one run, each one unit of work with its events."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 from mind.conversation import inputs
 from mind.conversation.records import assistant_payload, history_message
-from mind.conversation.storage import Storage, WriteTx
 from mind.core.history import HistoryMessage
 from mind.events.payloads import message_view, projection_view
 from mind.providers.base import ProviderResult, ToolCall
 from mind.store import models
+from mind.store.database import Database, WriteTx
 from mind.tools.runtime import Admission, Terminal
 
 
@@ -21,7 +21,7 @@ class RunRecorder:
 
     def __init__(
         self,
-        storage: Storage,
+        database: Database,
         *,
         conversation_key: str,
         run_id: str,
@@ -30,7 +30,7 @@ class RunRecorder:
         steer_waiting: Callable[[], bool],
         on_steers_taken: Callable[[], None],
     ) -> None:
-        self.storage = storage
+        self.database = database
         self.key = conversation_key
         self.run_id = run_id
         self.mode = mode
@@ -41,7 +41,7 @@ class RunRecorder:
     async def record_assistant(
         self, step: int, result: ProviderResult, calls: list[ToolCall]
     ) -> HistoryMessage:
-        async with self.storage.write() as tx:
+        def unit(tx: WriteTx) -> HistoryMessage:
             row = models.Message(
                 conversation_key=self.key,
                 run_id=self.run_id,
@@ -51,22 +51,24 @@ class RunRecorder:
                 created_at=datetime.now(UTC),
             )
             tx.session.add(row)
-            await tx.session.flush()
-            await self._event(tx, "message_appended", message_view(row, self.mode))
-        return history_message(row)
+            tx.session.flush()
+            self._event(tx, "message_appended", message_view(row, self.mode))
+            return history_message(row)
+
+        return await self.database.write(unit)
 
     async def admit(self, admission: Admission) -> None:
-        async with self.storage.write() as tx:
-            await self._admit(tx, admission)
+        await self.database.write(lambda tx: self._admit(tx, admission))
 
     async def finish(self, terminal: Terminal) -> HistoryMessage:
-        async with self.storage.write() as tx:
-            return await self._finish(tx, terminal)
+        return await self.database.write(lambda tx: self._finish(tx, terminal))
 
     async def skip(self, admission: Admission, terminal: Terminal) -> HistoryMessage:
-        async with self.storage.write() as tx:
-            await self._admit(tx, admission)
-            return await self._finish(tx, terminal)
+        def unit(tx: WriteTx) -> HistoryMessage:
+            self._admit(tx, admission)
+            return self._finish(tx, terminal)
+
+        return await self.database.write(unit)
 
     def steer_waiting(self) -> bool:
         return self._steer_waiting()
@@ -74,16 +76,20 @@ class RunRecorder:
     async def take_steers(self) -> list[HistoryMessage]:
         if not self._steer_waiting():
             return []
-        async with self.storage.write() as tx:
-            rows = await inputs.queued(tx.session, self.key, steer_only=True)
-            delivered = [await inputs.deliver(tx, row, self.run_id, self.audience) for row in rows]
-            self._on_steers_taken()
-        return [history_message(m) for m in delivered]
 
-    async def _event(self, tx: WriteTx, type: str, payload: dict[str, Any]) -> None:
-        await tx.event(type, self.key, self.audience, payload)
+        def unit(tx: WriteTx) -> list[HistoryMessage]:
+            rows = inputs.queued(tx.session, self.key, steer_only=True)
+            delivered = [inputs.deliver(tx, row, self.run_id, self.audience) for row in rows]
+            return [history_message(m) for m in delivered]
 
-    async def _admit(self, tx: WriteTx, admission: Admission) -> None:
+        steers = await self.database.write(unit)
+        self._on_steers_taken()
+        return steers
+
+    def _event(self, tx: WriteTx, type: str, payload: dict[str, Any]) -> None:
+        tx.event(type, self.key, self.audience, payload)
+
+    def _admit(self, tx: WriteTx, admission: Admission) -> None:
         row = models.ToolProjection(
             tool_call_id=admission.tool_call_id,
             conversation_key=self.key,
@@ -98,11 +104,11 @@ class RunRecorder:
             admitted_at=datetime.now(UTC),
         )
         tx.session.add(row)
-        await tx.session.flush()
-        await self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
+        tx.session.flush()
+        self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
 
-    async def _finish(self, tx: WriteTx, terminal: Terminal) -> HistoryMessage:
-        row = await tx.session.get(models.ToolProjection, terminal.tool_call_id)
+    def _finish(self, tx: WriteTx, terminal: Terminal) -> HistoryMessage:
+        row = tx.session.get(models.ToolProjection, terminal.tool_call_id)
         if row is None or row.status != "running":
             raise RuntimeError(f"tool call {terminal.tool_call_id} has no open admission")
         now = datetime.now(UTC)
@@ -126,7 +132,7 @@ class RunRecorder:
             created_at=now,
         )
         tx.session.add(message)
-        await tx.session.flush()
-        await self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
-        await self._event(tx, "message_appended", message_view(message, terminal.mode.value))
+        tx.session.flush()
+        self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
+        self._event(tx, "message_appended", message_view(message, terminal.mode.value))
         return history_message(message)

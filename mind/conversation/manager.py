@@ -12,7 +12,7 @@ import secrets
 from datetime import UTC, datetime
 
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from mind.conversation import inputs, queries, runs
 from mind.conversation.access import Viewer, check_key, check_principal
@@ -25,10 +25,11 @@ from mind.conversation.errors import (
     NotFound,
     ShuttingDown,
 )
-from mind.conversation.storage import Storage
 from mind.core.loop import AgentCore
+from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
 from mind.store import models
+from mind.store.database import Database, WriteTx
 from mind.store.outbox import prune
 from tobe.config import MindSettings
 
@@ -39,6 +40,13 @@ MAX_TITLE = 256
 INTERRUPTED = "interrupted: the Mind stopped while the run was active"
 
 
+def _audience(session: Session, key: str) -> list[str]:
+    """Owner and members of a conversation (the members alone when it is gone)."""
+    conversation = session.get(models.Conversation, key)
+    owner = [conversation.owner] if conversation else []
+    return owner + queries.members_of(session, key)
+
+
 def _clamp(value: int, default: int, maximum: int) -> int:
     if value < 0:
         raise InvalidInput(f"a limit cannot be negative (got {value})")
@@ -46,9 +54,13 @@ def _clamp(value: int, default: int, maximum: int) -> int:
 
 
 class ConversationManager:
-    def __init__(self, storage: Storage, core: AgentCore, settings: MindSettings) -> None:
-        self.storage = storage
+    def __init__(
+        self, database: Database, core: AgentCore, settings: MindSettings, *, bus: EventBus
+    ) -> None:
+        self.database = database
         self.core = core
+        # Where the runs' ephemeral events (text and thinking deltas, tool progress) go.
+        self.bus = bus
         self.settings = settings
         self._actors: dict[str, ConversationActor] = {}
         self._actors_lock = asyncio.Lock()
@@ -56,19 +68,27 @@ class ConversationManager:
 
     async def recover(self) -> None:
         """At start: end runs a crash left `running`, then resume the queued inputs."""
-        async with self.storage.write() as tx:
-            for run in await runs.running(tx):
-                conversation = await tx.session.get(models.Conversation, run.conversation_key)
-                members = await queries.members_of(tx.session, run.conversation_key)
+
+        def unit(tx: WriteTx) -> list[models.Run]:
+            interrupted = runs.running(tx)
+            for run in interrupted:
+                conversation = tx.session.get(models.Conversation, run.conversation_key)
+                members = queries.members_of(tx.session, run.conversation_key)
                 audience = [conversation.owner, *members] if conversation else members
-                await runs.finish(
-                    tx, run.id, state="interrupted", reason=INTERRUPTED, audience=audience,
-                    keep_open=await open_call_ids(tx.session, run.id),
+                runs.finish(
+                    tx,
+                    run.id,
+                    state="interrupted",
+                    reason=INTERRUPTED,
+                    audience=audience,
+                    keep_open=open_call_ids(tx.session, run.id),
                 )
-                log.info("run %s of %s recorded as interrupted", run.id, run.conversation_key)
-            await prune(tx.session, self.settings.outbox_keep)
-        async with self.storage.read() as session:
-            waiting = await inputs.conversations_with_queued(session)
+            prune(tx.session, self.settings.outbox_keep)
+            return interrupted
+
+        for run in await self.database.write(unit):
+            log.info("run %s of %s recorded as interrupted", run.id, run.conversation_key)
+        waiting = await self.database.read(inputs.conversations_with_queued)
         for key in waiting:
             await (await self._actor(key)).drain()
 
@@ -90,44 +110,51 @@ class ConversationManager:
         if len(title) > MAX_TITLE:
             raise InvalidInput(f"title is {len(title)} characters; the maximum is {MAX_TITLE}")
         members = sorted(set(members) - {viewer.principal})
+
+        def unit(tx: WriteTx) -> dict[str, object]:
+            if tx.session.get(models.Conversation, key) is not None:
+                raise self._key_taken(tx.session, viewer, key)
+            row = models.Conversation(
+                key=key, owner=viewer.principal, title=title, created_at=datetime.now(UTC)
+            )
+            tx.session.add(row)
+            tx.session.add_all(
+                models.ConversationMember(conversation_key=key, principal=m) for m in members
+            )
+            tx.session.flush()
+            view = conversation_view(row, members)
+            view["last_event_id"] = tx.event(
+                "conversation_created", key, [viewer.principal, *members], dict(view)
+            )
+            return view
+
         try:
-            async with self.storage.write() as tx:
-                if await tx.session.get(models.Conversation, key) is not None:
-                    raise await self._key_taken(tx.session, viewer, key)
-                row = models.Conversation(
-                    key=key, owner=viewer.principal, title=title, created_at=datetime.now(UTC)
-                )
-                tx.session.add(row)
-                tx.session.add_all(
-                    models.ConversationMember(conversation_key=key, principal=m) for m in members
-                )
-                await tx.session.flush()
-                view = conversation_view(row, members)
-                view["last_event_id"] = await tx.event(
-                    "conversation_created", key, [viewer.principal, *members], dict(view)
-                )
+            view = await self.database.write(unit)
         except IntegrityError as exc:
-            async with self.storage.read() as session:
-                raise await self._key_taken(session, viewer, key) from exc
+            raise await self.database.read(
+                lambda session: self._key_taken(session, viewer, key)
+            ) from exc
         return view
 
     @staticmethod
-    async def _key_taken(session: AsyncSession, viewer: Viewer, key: str) -> ConversationError:
+    def _key_taken(session: Session, viewer: Viewer, key: str) -> ConversationError:
         """The refusal for creating an existing key: AlreadyExists for those who can see it.
 
         Anyone else gets the NotFound a snapshot answers, so creating cannot probe which keys
         exist.
         """
         try:
-            await queries.visible(session, viewer, key)
+            queries.visible(session, viewer, key)
         except NotFound as hidden:
             return hidden
         return AlreadyExists(f"conversation {key!r} already exists")
 
     async def list(self, viewer: Viewer, limit: int) -> list[dict[str, object]]:
         check_principal(viewer.principal)
-        async with self.storage.read() as session:
-            return await queries.list_visible(session, viewer, _clamp(limit, 100, 1000))
+        limit = _clamp(limit, 100, 1000)
+        return await self.database.read(
+            lambda session: queries.list_visible(session, viewer, limit)
+        )
 
     async def send(
         self, viewer: Viewer, key: str, text: str, idempotency_key: str, steer: bool, mode: str
@@ -170,16 +197,18 @@ class ConversationManager:
     ) -> queries.Snapshot:
         check_principal(viewer.principal)
         limit = _clamp(message_limit, 50, 500)
-        async with self.storage.read() as session:
-            return await queries.snapshot(session, viewer, key, limit, mode)
+        return await self.database.read(
+            lambda session: queries.snapshot(session, viewer, key, limit, mode)
+        )
 
     async def history(
         self, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: str
     ) -> queries.HistoryPage:
         check_principal(viewer.principal)
         page_size = _clamp(limit, 100, 1000)
-        async with self.storage.read() as session:
-            return await queries.history(session, viewer, key, after_message_id, page_size, mode)
+        return await self.database.read(
+            lambda session: queries.history(session, viewer, key, after_message_id, page_size, mode)
+        )
 
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
@@ -206,8 +235,7 @@ class ConversationManager:
         await asyncio.gather(*(actor.stop("interrupted: the Mind shut down") for actor in actors))
 
     async def _visible_actor(self, viewer: Viewer, key: str) -> ConversationActor:
-        async with self.storage.read() as session:
-            await queries.visible(session, viewer, key)
+        await self.database.read(lambda session: queries.visible(session, viewer, key))
         return await self._actor(key)
 
     async def _actor(self, key: str) -> ConversationActor:
@@ -216,10 +244,7 @@ class ConversationManager:
                 raise ShuttingDown("the Mind is shutting down; retry after it restarts")
             actor = self._actors.get(key)
             if actor is None:
-                async with self.storage.read() as session:
-                    conversation = await session.get(models.Conversation, key)
-                    members = await queries.members_of(session, key)
-                owner = [conversation.owner] if conversation else []
-                actor = ConversationActor(key, owner + members, self.storage, self.core)
+                audience = await self.database.read(lambda session: _audience(session, key))
+                actor = ConversationActor(key, audience, self.database, self.core, bus=self.bus)
                 self._actors[key] = actor
             return actor

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, or_, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
 
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.errors import NotFound
@@ -40,8 +40,8 @@ class HistoryPage:
     next_after_message_id: int = 0
 
 
-async def members_of(session: AsyncSession, key: str) -> list[str]:
-    rows = await session.scalars(
+def members_of(session: Session, key: str) -> list[str]:
+    rows = session.scalars(
         select(models.ConversationMember.principal)
         .where(models.ConversationMember.conversation_key == key)
         .order_by(models.ConversationMember.principal)
@@ -49,21 +49,19 @@ async def members_of(session: AsyncSession, key: str) -> list[str]:
     return list(rows)
 
 
-async def visible(
-    session: AsyncSession, viewer: Viewer, key: str
-) -> tuple[models.Conversation, list[str]]:
+def visible(session: Session, viewer: Viewer, key: str) -> tuple[models.Conversation, list[str]]:
     """The conversation and its members, or NotFound (also when it is someone else's)."""
-    conversation = await session.get(models.Conversation, key)
-    members = await members_of(session, key) if conversation else []
+    conversation = session.get(models.Conversation, key)
+    members = members_of(session, key) if conversation else []
     if conversation is None or not can_see(viewer, conversation.owner, members):
         raise NotFound(f"no conversation {key!r}")
     return conversation, members
 
 
-async def _last_event_ids(session: AsyncSession, keys: list[str]) -> dict[str, int]:
+def _last_event_ids(session: Session, keys: list[str]) -> dict[str, int]:
     if not keys:
         return {}
-    rows = await session.execute(
+    rows = session.execute(
         select(models.OutboxEvent.conversation_key, func.max(models.OutboxEvent.id))
         .where(models.OutboxEvent.conversation_key.in_(keys))
         .group_by(models.OutboxEvent.conversation_key)
@@ -71,7 +69,7 @@ async def _last_event_ids(session: AsyncSession, keys: list[str]) -> dict[str, i
     return {key: last for key, last in rows}
 
 
-async def list_visible(session: AsyncSession, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
+def list_visible(session: Session, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
     query = select(models.Conversation)
     if not viewer.is_admin:
         member_of = select(models.ConversationMember.conversation_key).where(
@@ -84,15 +82,15 @@ async def list_visible(session: AsyncSession, viewer: Viewer, limit: int) -> lis
             )
         )
     rows = list(
-        await session.scalars(
-            query.order_by(models.Conversation.created_at.desc(), models.Conversation.key.desc())
-            .limit(limit)
+        session.scalars(
+            query.order_by(
+                models.Conversation.created_at.desc(), models.Conversation.key.desc()
+            ).limit(limit)
         )
     )
-    last = await _last_event_ids(session, [row.key for row in rows])
+    last = _last_event_ids(session, [row.key for row in rows])
     return [
-        conversation_view(row, await members_of(session, row.key), last.get(row.key, 0))
-        for row in rows
+        conversation_view(row, members_of(session, row.key), last.get(row.key, 0)) for row in rows
     ]
 
 
@@ -106,10 +104,10 @@ def _call_ids(messages: list[models.Message]) -> list[str]:
     return list(dict.fromkeys(ids))
 
 
-async def _projections(session: AsyncSession, call_ids: list[str]) -> list[models.ToolProjection]:
+def _projections(session: Session, call_ids: list[str]) -> list[models.ToolProjection]:
     if not call_ids:
         return []
-    rows = await session.scalars(
+    rows = session.scalars(
         select(models.ToolProjection)
         .where(models.ToolProjection.tool_call_id.in_(call_ids))
         .order_by(models.ToolProjection.admitted_at, models.ToolProjection.tool_call_id)
@@ -136,14 +134,12 @@ def _approval_view(row: models.Approval) -> dict[str, Any]:
     }
 
 
-async def snapshot(
-    session: AsyncSession, viewer: Viewer, key: str, message_limit: int, mode: str
-) -> Snapshot:
+def snapshot(session: Session, viewer: Viewer, key: str, message_limit: int, mode: str) -> Snapshot:
     """Read inside one transaction, so `last_event_id` matches exactly what is shown."""
-    conversation, members = await visible(session, viewer, key)
-    last_event_id = await head_event_id(session)
+    conversation, members = visible(session, viewer, key)
+    last_event_id = head_event_id(session)
     recent = list(
-        await session.scalars(
+        session.scalars(
             select(models.Message)
             .where(models.Message.conversation_key == key)
             .order_by(models.Message.id.desc())
@@ -151,24 +147,28 @@ async def snapshot(
         )
     )
     recent.reverse()
-    active = await session.scalar(
+    active = session.scalar(
         select(models.Run).where(models.Run.conversation_key == key, models.Run.state == "running")
     )
-    approvals = await session.scalars(
-        select(models.Approval)
-        .where(models.Approval.conversation_key == key, models.Approval.decision.is_(None))
-        .order_by(models.Approval.requested_at)
+    approvals = list(
+        session.scalars(
+            select(models.Approval)
+            .where(models.Approval.conversation_key == key, models.Approval.decision.is_(None))
+            .order_by(models.Approval.requested_at)
+        )
     )
-    waiting = await session.scalars(
-        select(models.Input)
-        .where(models.Input.conversation_key == key, models.Input.state == "queued")
-        .order_by(models.Input.id)
+    waiting = list(
+        session.scalars(
+            select(models.Input)
+            .where(models.Input.conversation_key == key, models.Input.state == "queued")
+            .order_by(models.Input.id)
+        )
     )
-    last = await _last_event_ids(session, [key])
+    last = _last_event_ids(session, [key])
     return Snapshot(
         conversation=conversation_view(conversation, members, last.get(key, 0)),
         messages=[message_view(m, mode) for m in recent],
-        tools=[projection_view(p, mode) for p in await _projections(session, _call_ids(recent))],
+        tools=[projection_view(p, mode) for p in _projections(session, _call_ids(recent))],
         active_run=run_view(active) if active else None,
         pending_approvals=[_approval_view(a) for a in approvals],
         queued=[queued_view(i, active.id if active and i.steer else "") for i in waiting],
@@ -176,12 +176,12 @@ async def snapshot(
     )
 
 
-async def history(
-    session: AsyncSession, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: str
+def history(
+    session: Session, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: str
 ) -> HistoryPage:
-    await visible(session, viewer, key)
+    visible(session, viewer, key)
     rows = list(
-        await session.scalars(
+        session.scalars(
             select(models.Message)
             .where(models.Message.conversation_key == key, models.Message.id > after_message_id)
             .order_by(models.Message.id)
@@ -190,6 +190,6 @@ async def history(
     )
     return HistoryPage(
         messages=[message_view(m, mode) for m in rows],
-        tools=[projection_view(p, mode) for p in await _projections(session, _call_ids(rows))],
+        tools=[projection_view(p, mode) for p in _projections(session, _call_ids(rows))],
         next_after_message_id=rows[-1].id if len(rows) == limit else 0,
     )

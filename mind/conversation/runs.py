@@ -9,17 +9,22 @@ from typing import Any
 
 from sqlalchemy import select
 
-from mind.conversation.storage import WriteTx
 from mind.events.payloads import projection_view, run_view
 from mind.store import models
+from mind.store.database import WriteTx
 
 
 def new_run_id() -> str:
     return f"run_{uuid.uuid4().hex}"
 
 
-async def start(
-    tx: WriteTx, *, key: str, trigger: str, mode: str, audience: list[str],
+def start(
+    tx: WriteTx,
+    *,
+    key: str,
+    trigger: str,
+    mode: str,
+    audience: list[str],
     permissions: dict[str, Any] | None = None,
 ) -> models.Run:
     run = models.Run(
@@ -32,12 +37,12 @@ async def start(
         started_at=datetime.now(UTC),
     )
     tx.session.add(run)
-    await tx.session.flush()
-    await tx.event("run_changed", key, audience, run_view(run))
+    tx.session.flush()
+    tx.event("run_changed", key, audience, run_view(run))
     return run
 
 
-async def finish(
+def finish(
     tx: WriteTx,
     run_id: str,
     *,
@@ -53,13 +58,15 @@ async def finish(
 
     Returns None (and writes nothing) when the run already has a terminal.
     """
-    run = await tx.session.get(models.Run, run_id)
+    run = tx.session.get(models.Run, run_id)
     if run is None or run.state != "running":
         return None
     now = datetime.now(UTC)
-    running = await tx.session.scalars(
-        select(models.ToolProjection).where(
-            models.ToolProjection.run_id == run_id, models.ToolProjection.status == "running"
+    running = list(
+        tx.session.scalars(
+            select(models.ToolProjection).where(
+                models.ToolProjection.run_id == run_id, models.ToolProjection.status == "running"
+            )
         )
     )
     for projection in running:
@@ -68,9 +75,11 @@ async def finish(
         projection.status = "cancelled"
         projection.result_summary = f"cancelled: {reason}"
         projection.finished_at = now
-        await tx.session.flush()
-        await tx.event(
-            "tool_changed", run.conversation_key, audience,
+        tx.session.flush()
+        tx.event(
+            "tool_changed",
+            run.conversation_key,
+            audience,
             projection_view(projection, projection.admitted_mode),
         )
     run.state, run.reason, run.finished_at = state, reason, now
@@ -78,10 +87,10 @@ async def finish(
         run.steps = steps
     if usage is not None:
         run.usage = usage
-    await tx.session.flush()
-    await tx.event("run_changed", run.conversation_key, audience, run_view(run))
+    tx.session.flush()
+    tx.event("run_changed", run.conversation_key, audience, run_view(run))
     return run
 
 
-async def running(tx: WriteTx) -> list[models.Run]:
-    return list(await tx.session.scalars(select(models.Run).where(models.Run.state == "running")))
+def running(tx: WriteTx) -> list[models.Run]:
+    return list(tx.session.scalars(select(models.Run).where(models.Run.state == "running")))

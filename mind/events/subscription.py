@@ -12,9 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from mind.events.bus import EphemeralEvent, EventBus
+from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from mind.store.outbox import oldest_event_id, read_events
 
@@ -34,15 +33,12 @@ class ReplayDone:
 Item = OutboxEvent | EphemeralEvent | ReplayDone
 
 
-async def _page(sessions: async_sessionmaker[AsyncSession], after_id: int) -> list[OutboxEvent]:
-    async with sessions() as session, session.begin():
-        return await read_events(session, after_id, PAGE)
+async def _page(database: Database, after_id: int) -> list[OutboxEvent]:
+    return await database.read(lambda session: read_events(session, after_id, PAGE))
 
 
-async def _read_from(
-    sessions: async_sessionmaker[AsyncSession], after_id: int
-) -> AsyncIterator[OutboxEvent]:
-    while page := await _page(sessions, after_id):
+async def _read_from(database: Database, after_id: int) -> AsyncIterator[OutboxEvent]:
+    while page := await _page(database, after_id):
         for event in page:
             yield event
         after_id = page[-1].id
@@ -50,9 +46,8 @@ async def _read_from(
             return
 
 
-async def _check_resumable(sessions: async_sessionmaker[AsyncSession], after_id: int) -> None:
-    async with sessions() as session, session.begin():
-        oldest = await oldest_event_id(session)
+async def _check_resumable(database: Database, after_id: int) -> None:
+    oldest = await database.read(oldest_event_id)
     if after_id < 0:
         raise ValueError("after_id cannot be negative")
     if oldest is not None and after_id + 1 < oldest:
@@ -62,7 +57,7 @@ async def _check_resumable(sessions: async_sessionmaker[AsyncSession], after_id:
 
 
 async def subscribe(
-    sessions: async_sessionmaker[AsyncSession],
+    database: Database,
     bus: EventBus,
     after_id: int,
     include_ephemeral: bool,
@@ -70,9 +65,9 @@ async def subscribe(
     """Durable events with id > after_id, ReplayDone, then live events until the bus closes."""
     subscription = bus.subscribe(include_ephemeral)
     try:
-        await _check_resumable(sessions, after_id)
+        await _check_resumable(database, after_id)
         last = after_id
-        async for event in _read_from(sessions, last):
+        async for event in _read_from(database, last):
             yield event
             last = event.id
         yield ReplayDone(last)
@@ -92,7 +87,7 @@ async def subscribe(
                 yield row
                 last = row.id
             if must_read or not (rows or ephemerals):  # a gap, a bare notice, or a poll
-                async for event in _read_from(sessions, last):
+                async for event in _read_from(database, last):
                     yield event
                     last = event.id
     finally:

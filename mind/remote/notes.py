@@ -10,43 +10,46 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from mind.conversation.queries import members_of
-from mind.conversation.storage import Storage
 from mind.events.payloads import message_view
 from mind.remote.model import TaskRecord
 from mind.remote.taskservice import summarize_result
 from mind.remote.tools import background_note
 from mind.store import models
+from mind.store.database import Database, WriteTx
 
 
 class BackgroundNotes:
-    def __init__(self, storage: Storage) -> None:
-        self._storage = storage
+    def __init__(self, database: Database) -> None:
+        self._database = database
 
     async def deliver(self, record: TaskRecord) -> None:
-        async with self._storage.write() as tx:
-            conversation = await tx.session.get(models.Conversation, record.conversation_key)
-            if conversation is None:
-                return  # deleted meanwhile: nobody to tell
-            audience = [conversation.owner, *await members_of(tx.session, conversation.key)]
-            message = models.Message(
-                conversation_key=record.conversation_key,
-                role="note",
-                text=background_note(record),
-                payload={
-                    "source": "remote_task",
-                    "task_id": record.id,
-                    "tool_call_id": record.tool_call_id,
-                    "status": record.state.value,
-                    "detail_mode": record.detail_mode.value,
-                    "result_summary": summarize_result(record),
-                },
-                created_at=datetime.now(UTC),
-            )
-            tx.session.add(message)
-            await tx.session.flush()
-            await tx.event(
-                "message_appended",
-                record.conversation_key,
-                audience,
-                message_view(message, record.detail_mode.value),
-            )
+        await self._database.write(lambda tx: _append_note(tx, record))
+
+
+def _append_note(tx: WriteTx, record: TaskRecord) -> None:
+    conversation = tx.session.get(models.Conversation, record.conversation_key)
+    if conversation is None:
+        return  # deleted meanwhile: nobody to tell
+    audience = [conversation.owner, *members_of(tx.session, conversation.key)]
+    message = models.Message(
+        conversation_key=record.conversation_key,
+        role="note",
+        text=background_note(record),
+        payload={
+            "source": "remote_task",
+            "task_id": record.id,
+            "tool_call_id": record.tool_call_id,
+            "status": record.state.value,
+            "detail_mode": record.detail_mode.value,
+            "result_summary": summarize_result(record),
+        },
+        created_at=datetime.now(UTC),
+    )
+    tx.session.add(message)
+    tx.session.flush()
+    tx.event(
+        "message_appended",
+        record.conversation_key,
+        audience,
+        message_view(message, record.detail_mode.value),
+    )

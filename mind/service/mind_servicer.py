@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import grpc
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mind.approvals.broker import event_payload
 from mind.approvals.model import Decision
@@ -19,6 +18,7 @@ from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.subscription import ReplayDone, subscribe
 from mind.service.convert import durable_event, ephemeral_event, mode_word, to_proto
 from mind.service.errors import streaming, unary
+from mind.store.database import Database
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
 GATEWAY_SCOPE = "gateway"
@@ -51,7 +51,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     def __init__(
         self,
         manager: ConversationManager,
-        sessions: async_sessionmaker[AsyncSession],
+        database: Database,
         bus: EventBus,
         authenticate_client: ClientAuthenticator,
         *,
@@ -59,7 +59,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     ) -> None:
         self.approvals = approvals
         self.manager = manager
-        self.sessions = sessions
+        self.database = database
         self.bus = bus
         self.authenticate_client = authenticate_client
 
@@ -158,7 +158,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     @streaming
     async def Subscribe(self, request, context) -> AsyncIterator[mind_pb2.SubscribeResponse]:  # noqa: N802
         _require_gateway()
-        items = subscribe(self.sessions, self.bus, request.after_id, request.include_ephemeral)
+        items = subscribe(self.database, self.bus, request.after_id, request.include_ephemeral)
         async for item in items:
             if isinstance(item, ReplayDone):
                 yield mind_pb2.SubscribeResponse(
@@ -181,8 +181,11 @@ class MindServicer(mind_pb2_grpc.MindServicer):
                 f"(got {common_pb2.ApprovalDecision.Name(request.decision)})"
             )
         record = await self.approvals.decide(
-            request.approval_id, decision, principal=viewer.principal,
-            reason=request.reason, admin=viewer.is_admin,
+            request.approval_id,
+            decision,
+            principal=viewer.principal,
+            reason=request.reason,
+            admin=viewer.is_admin,
         )
         return mind_pb2.DecideApprovalResponse(
             approval=to_proto(common_pb2.Approval, event_payload(record))

@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mind.conversation.storage import Storage
-from mind.events.bus import EventBus
 from mind.remote.model import HandResult, NewTask
 from mind.remote.notes import BackgroundNotes
 from mind.remote.registry import Registry
+from mind.store.database import Database
 from mind.store.models import Message, OutboxEvent
 from mind.tools.base import DetailMode
 
@@ -33,17 +31,18 @@ async def finished_task(registry: Registry, conversation: str, mode: DetailMode)
     [(DetailMode.TRANSPARENT, "secret build log"), (DetailMode.SUMMARY, "succeeded, 16 chars")],
 )
 async def test_background_result_is_appended_as_a_note(
-    sessions: async_sessionmaker[AsyncSession],
+    database: Database,
+    database_events: list[OutboxEvent],
     registry: Registry,
     conversation: str,
     mode: DetailMode,
     shown: str,
 ) -> None:
     record = await finished_task(registry, conversation, mode)
-    await BackgroundNotes(Storage(sessions, EventBus())).deliver(record)
-    async with sessions() as session:
-        note = (await session.execute(select(Message))).scalar_one()
-        event = (await session.execute(select(OutboxEvent))).scalar_one()
+    await BackgroundNotes(database).deliver(record)
+    note = await database.read(lambda session: session.execute(select(Message)).scalar_one())
+    event = await database.read(lambda session: session.execute(select(OutboxEvent)).scalar_one())
+    assert [e.id for e in database_events] == [event.id]  # handed to the bus once committed
     assert note.role == "note" and note.conversation_key == conversation
     assert "laptop__build" in note.text and "secret build log" in note.text  # for the model
     assert note.payload["task_id"] == record.id and note.payload["status"] == "succeeded"
