@@ -85,7 +85,7 @@ class MindApp:
             step_limit=settings.mind.step_limit,
             thinking=thinking_level(settings.provider),
         )
-        manager = ConversationManager(database, core, settings.mind)
+        manager = ConversationManager(database, core, settings.mind, bus=bus)
         app = cls(settings, database, bus, tools, runtime, provider, core, manager)
         notes = BackgroundNotes(database)
         app.remote = RemoteExecution.build(
