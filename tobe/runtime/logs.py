@@ -19,5 +19,5 @@ def configure_logging(level: str = "INFO", *, process: str = "tobe") -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # grpc and httpx log request lines that may include headers at DEBUG; keep them quiet.
-    for noisy in ("grpc", "httpx", "httpcore", "aiosqlite", "asyncio"):
+    for noisy in ("grpc", "httpx", "httpcore", "asyncio"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
