@@ -34,6 +34,7 @@ commit order, on the event loop, before any caller of the group resumes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import threading
@@ -115,7 +116,6 @@ class GroupWriter:
         self._engine = engine
         self._on_commit = on_commit
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
-        self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._closed = False
         self.stats = WriterStats()
@@ -130,7 +130,6 @@ class GroupWriter:
         return await asyncio.shield(future)
 
     def _start(self) -> None:
-        self._loop = asyncio.get_running_loop()
         self._thread = threading.Thread(target=self._serve, name="tobe-store-writer", daemon=True)
         self._thread.start()
 
@@ -158,8 +157,17 @@ class GroupWriter:
                     break
                 group.append(item)
             self._commit(group)
-            assert self._loop is not None
-            self._loop.call_soon_threadsafe(self._settle, group)
+            self._hand_back(group)
+
+    def _hand_back(self, group: list[_Pending]) -> None:
+        """Settle each caller on its own event loop (a store may outlive a loop, e.g. in
+        tests); a caller whose loop has closed is gone and needs nothing."""
+        by_loop: dict[asyncio.AbstractEventLoop, list[_Pending]] = {}
+        for pending in group:
+            by_loop.setdefault(pending.future.get_loop(), []).append(pending)
+        for loop, pendings in by_loop.items():
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(self._settle, pendings)
 
     def _commit(self, group: list[_Pending]) -> None:
         with Session(self._engine, expire_on_commit=False) as session:
