@@ -95,6 +95,8 @@ class ConversationActor:
         self.core = core
         self.bus = bus
         self.lease = MutationLease()
+        # The transcript as last read (`_history`).
+        self._transcript: list[HistoryMessage] = []
         self._lock = asyncio.Lock()
         self._run: ActiveRun | None = None
         self._closing = False
@@ -392,15 +394,22 @@ class ConversationActor:
         return await self.core.run(scope, history, recorder, on_delta)
 
     async def _history(self) -> list[HistoryMessage]:
+        """The whole transcript. Messages are append-only, so where ids follow commit order
+        (SQLite's single writer) only the ones after the last seen are read; elsewhere a
+        lower id may still commit later, so the transcript is read whole."""
+        known = self._transcript if self.database.ids_follow_commits else []
+        after = known[-1].id if known else 0
+
         def query(session: Session) -> list[HistoryMessage]:
             rows = session.scalars(
                 select(models.Message)
-                .where(models.Message.conversation_key == self.key)
+                .where(models.Message.conversation_key == self.key, models.Message.id > after)
                 .order_by(models.Message.id)
             )
             return [history_message(row) for row in rows]
 
-        return await self.database.read(query)
+        self._transcript = known + await self.database.read(query)
+        return list(self._transcript)
 
     def _publish(self, kind: str, run_id: str, **fields: object) -> None:
         self.bus.publish(

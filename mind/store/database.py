@@ -301,6 +301,12 @@ class Database:
         return cls(writer, create_read_engine(url))
 
     @property
+    def ids_follow_commits(self) -> bool:
+        """Whether ids drawn by inserts become visible in increasing order (SQLite: one writer
+        at a time), so "everything after id N" never misses a row committed later."""
+        return isinstance(self._writer, GroupWriter)
+
+    @property
     def stats(self) -> WriterStats:
         return self._writer.stats
 

@@ -22,10 +22,12 @@ from typing import Any
 from sqlalchemy import delete, func, select, text
 from sqlalchemy.orm import Session
 
-from mind.store.models import OutboxEvent
+from mind.store.models import OutboxEvent, utcnow
 
 # Arbitrary application-wide key of the advisory lock serialising outbox writers ("tobe" in hex).
 OUTBOX_LOCK_KEY = 0x746F6265
+
+_INSERT = OutboxEvent.__table__.insert()
 
 
 def _serialise_writers(session: Session) -> None:
@@ -43,15 +45,30 @@ def append_event(
 ) -> OutboxEvent:
     """Add an event in the caller's transaction; it becomes visible when the caller commits.
 
-    The returned event has its id assigned (flushed). Call it after the state change's other
-    writes, and commit soon: the outbox lock is held until commit.
+    The returned event (not attached to the session) has its id. Call it after the state
+    change's other writes, and commit soon: the outbox lock is held until commit. A Core insert,
+    not the ORM's unit of work: it is the most frequent statement of all (measured: 0.76 →
+    0.39 ms of CPU per unit of three events).
     """
     _serialise_writers(session)
     event = OutboxEvent(
-        type=type, conversation_key=conversation_key, audience=list(audience), payload=payload
+        type=type,
+        conversation_key=conversation_key,
+        audience=list(audience),
+        payload=payload,
+        created_at=utcnow(),
     )
-    session.add(event)
-    session.flush()
+    result = session.connection().execute(
+        _INSERT,
+        {
+            "type": event.type,
+            "conversation_key": event.conversation_key,
+            "audience": event.audience,
+            "payload": event.payload,
+            "created_at": event.created_at,
+        },
+    )
+    event.id = result.inserted_primary_key[0]
     return event
 
 
