@@ -156,7 +156,12 @@ class GroupWriter:
                     self._queue.put(None)
                     break
                 group.append(item)
-            self._commit(group)
+            try:
+                self._commit(group)
+            except Exception as exc:  # the writer must outlive any one group
+                log.exception("store writer failed on a group of %d unit(s)", len(group))
+                for pending in group:
+                    pending.error = pending.error or exc
             self._hand_back(group)
 
     def _hand_back(self, group: list[_Pending]) -> None:

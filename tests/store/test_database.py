@@ -145,6 +145,26 @@ async def test_a_failed_commit_fails_every_unit_of_its_group(
     assert await stored_keys(database) == ["p_c"]
 
 
+@sqlite_only
+async def test_the_writer_outlives_a_group_that_breaks_it(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever goes wrong around a group, its callers hear of it and the next group runs."""
+    from mind.store import database as store
+
+    real_commit = store.GroupWriter._commit
+
+    def broken(self: store.GroupWriter, group: list[Any]) -> None:
+        monkeypatch.setattr(store.GroupWriter, "_commit", real_commit)
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(store.GroupWriter, "_commit", broken)
+    with pytest.raises(OSError, match="disk went away"):
+        await asyncio.wait_for(database.write(start("p_a")), WAIT)
+    await database.write(start("p_b"))
+    assert await stored_keys(database) == ["p_b"]
+
+
 async def test_a_unit_commits_even_when_its_caller_is_cancelled(
     database: Database, database_events: list[OutboxEvent]
 ) -> None:
