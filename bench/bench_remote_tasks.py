@@ -1,10 +1,11 @@
 """Remote task round trips per second next to a raw gRPC bidirectional echo.
 
 A round trip is one remote tool call: offer → accepted → result, each transition committed to
-the store (SQLite file, WAL) before it is acknowledged, through the real HandLink servicer, the
-Authority, the Registry and an SDK Hand with a no-op tool. The baseline is a bidirectional
-stream on the same kind of server that answers every frame at once. Both run with 1 and with
-32 round trips in flight, in this process, one after the other.
+the store (SQLite file, WAL, through the store's group-committing writer) before it is
+acknowledged, through the real HandLink servicer, the Authority, the Registry and an SDK Hand
+with a no-op tool. The baseline is a bidirectional stream on the same kind of server that
+answers every frame at once. Both run with 1 and with 32 round trips in flight, in this
+process, one after the other.
 
 Reproduce:
 
@@ -27,9 +28,9 @@ from hand import Hand
 from mind.auth import AuthInterceptor
 from mind.credentials import issue, store_authenticator
 from mind.remote.execution import RemoteExecution
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database, WriteTx
 from mind.store.migrate import upgrade
-from mind.store.models import Conversation
+from mind.store.models import Conversation, Credential
 from mind.tools.base import DetailMode, ToolContext
 from tobe.config import RemoteSettings
 from tobe.runtime.channel import open_channel
@@ -101,16 +102,18 @@ async def echo_rates(seconds: float) -> dict[int, float]:
 
 async def task_rates(seconds: float, url: str) -> dict[int, float]:
     upgrade(url)
-    engine = create_engine(url)
-    sessions = session_factory(engine)
-    async with sessions() as session, session.begin():
-        session.add(Conversation(key=CONVERSATION, owner="bench"))
-        _, token = await issue(session, kind="hand", principal="bench")
-    remote = RemoteExecution.build(sessions, RemoteSettings(), audience=lambda _key: ["bench"])
+    database = Database.open(url)
+
+    def prepare(tx: WriteTx) -> tuple[Credential, str]:
+        tx.session.add(Conversation(key=CONVERSATION, owner="bench"))
+        return issue(tx.session, kind="hand", principal="bench")
+
+    _, token = await database.write(prepare)
+    remote = RemoteExecution.build(database, RemoteSettings(), audience=lambda _key: ["bench"])
     server = await start_server(
         [remote.service_spec()],
         ["127.0.0.1:0"],
-        interceptors=[AuthInterceptor(store_authenticator(sessions))],
+        interceptors=[AuthInterceptor(store_authenticator(database))],
     )
     hand = Hand("bench")
 
@@ -139,7 +142,7 @@ async def task_rates(seconds: float, url: str) -> dict[int, float]:
         await asyncio.gather(serving, return_exceptions=True)
         await remote.close()
         await server.stop(0)
-        await engine.dispose()
+        await database.close()
     return rates
 
 

@@ -1,7 +1,7 @@
 """Remote execution assembled: what the Mind's server wires in one place.
 
 remote = RemoteExecution.build(
-    sessions, settings.remote, audience=manager.audience_of, background_sink=...
+    database, settings.remote, audience=manager.audience_of, background_sink=...
 )
 start_server([remote.service_spec(), ...])      # HandLink
 tool sources: remote.tools                      # `<hand>__<tool>` for conversations
@@ -13,8 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from mind.auth import current_identity
 from mind.remote.authority import Authority, BackgroundSink
 from mind.remote.hub import HandHub
@@ -22,6 +20,7 @@ from mind.remote.registry import Registry
 from mind.remote.servicer import HandLinkServicer
 from mind.remote.taskservice import TaskService
 from mind.remote.tools import ActiveHand, Audience, HandTaskLedger, HandToolSource
+from mind.store.database import Database
 from tobe.config import RemoteSettings
 from tobe.runtime.server import ServiceSpec
 from tobe.v1 import hand_pb2, hand_pb2_grpc
@@ -42,7 +41,7 @@ class RemoteExecution:
     @classmethod
     def build(
         cls,
-        sessions: async_sessionmaker[AsyncSession],
+        database: Database,
         settings: RemoteSettings,
         *,
         audience: Audience,
@@ -50,7 +49,7 @@ class RemoteExecution:
         active_hand: ActiveHand = lambda _key: "",
     ) -> RemoteExecution:
         hub = HandHub()
-        registry = Registry(sessions)
+        registry = Registry(database)
         authority = Authority(registry, hub, settings, background_sink=background_sink)
         tasks = TaskService(registry, authority, hub, settings)
         return cls(

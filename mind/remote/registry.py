@@ -7,9 +7,11 @@
        +------------------+--timeout--> timed_out      (Mind side)
        +------------------+--lost-----> lost           (Mind side)
 
-Every change is a compare-and-set on the task's (state, attempt) plus one `task_transitions`
-row, in the same transaction. The partial unique index on terminal transitions refuses a
-second terminal even when two writers race past the compare-and-set on different backends.
+Every change is one unit of work (`mind.store.database`): it reads the task, decides, and
+applies a compare-and-set on the task's (state, attempt) plus one `task_transitions` row, all
+in the same transaction, so a Hand report costs one write and no read before it. The partial
+unique index on terminal transitions refuses a second terminal even when two writers race past
+the compare-and-set on different backends.
 A report that cannot apply (unknown task, another Hand's task, terminal task, stale attempt,
 wrong state) changes nothing and says why in its `AckStatus`. Cancel is not a state: it is
 recorded on the task (`cancel_requested_at`) and the task still ends in one terminal.
@@ -20,10 +22,12 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from mind.remote.model import (
     AckStatus,
@@ -34,6 +38,7 @@ from mind.remote.model import (
     TaskState,
     Transition,
 )
+from mind.store.database import Database, WriteTx
 from mind.store.models import RemoteRun, Task, TaskTransition, utcnow
 from mind.tools.base import DetailMode
 
@@ -73,8 +78,8 @@ def _record(task: Task, run: RemoteRun) -> TaskRecord:
 class Registry:
     """Arbitrates exactly one terminal per task; safe to share across coroutines and processes."""
 
-    def __init__(self, sessions: async_sessionmaker[AsyncSession]) -> None:
-        self._sessions = sessions
+    def __init__(self, database: Database) -> None:
+        self.database = database
 
     # -- creation -------------------------------------------------------------------------
 
@@ -106,9 +111,12 @@ class Registry:
         transition = TaskTransition(
             task_id=task.id, attempt=1, from_state="", to_state="offered", created_at=now
         )
-        async with self._sessions() as session, session.begin():
-            # One flush at commit: the unit of work orders the inserts by foreign key.
-            session.add_all([run, task, transition])
+
+        def unit(tx: WriteTx) -> None:
+            # One flush: the ORM's unit of work orders the inserts by foreign key.
+            tx.session.add_all([run, task, transition])
+
+        await self.database.write(unit)
         return _record(task, run)
 
     # -- Hand reports ---------------------------------------------------------------------
@@ -145,8 +153,7 @@ class Registry:
 
     async def check_progress(self, task_id: str, attempt: int, *, hand_name: str) -> Report:
         """Whether a progress report fits the task; changes nothing either way."""
-        async with self._sessions() as session:
-            found = await self._load(session, task_id)
+        found = await self.database.read(lambda session: self._load(session, task_id))
         refusal = self._refusal(found, attempt, hand_name, (TaskState.ACCEPTED,))
         if refusal is not None:
             return refusal
@@ -189,78 +196,107 @@ class Registry:
     async def request_cancel(self, task_id: str, reason: str) -> Report:
         """Record a cancel request on an open task (kept when asked twice: first time wins)."""
         now = utcnow()
-        async with self._sessions() as session, session.begin():
-            found = await self._load(session, task_id)
+
+        def unit(tx: WriteTx) -> Report:
+            found = self._load(tx.session, task_id)
             refusal = self._refusal(found, None, None, _OPEN)
             if refusal is not None:
                 return refusal
             assert found is not None
             task, run = found
+            record = _record(task, run)
             if task.cancel_requested_at is None:
-                await session.execute(
+                tx.session.execute(
                     update(Task)
                     .where(Task.id == task_id, Task.cancel_requested_at.is_(None))
                     .values(cancel_requested_at=now, cancel_reason=reason, updated_at=now)
+                    .execution_options(synchronize_session=False)
                 )
-                task.cancel_requested_at, task.cancel_reason, task.updated_at = now, reason, now
-            return Report(AckStatus.OK, _record(task, run))
+                record = replace(
+                    record, cancel_requested_at=now, cancel_reason=reason, updated_at=now
+                )
+            return Report(AckStatus.OK, record)
+
+        return await self.database.write(unit)
 
     # -- reads ----------------------------------------------------------------------------
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        async with self._sessions() as session:
-            found = await self._load(session, task_id)
-        return None if found is None else _record(*found)
+        def query(session: Session) -> TaskRecord | None:
+            found = self._load(session, task_id)
+            return None if found is None else _record(*found)
+
+        return await self.database.read(query)
 
     async def for_call(self, tool_call_id: str) -> TaskRecord | None:
         """The task of a tool call (a call has at most one)."""
-        query = (
+        statement = (
             select(Task, RemoteRun)
             .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
             .where(Task.tool_call_id == tool_call_id)
         )
-        async with self._sessions() as session:
-            found = (await session.execute(query)).first()
-        return None if found is None else _record(*found)
+
+        def query(session: Session) -> TaskRecord | None:
+            found = session.execute(statement).first()
+            return None if found is None else _record(*found)
+
+        return await self.database.read(query)
 
     async def open_tasks(self, hand_name: str | None = None) -> list[TaskRecord]:
-        query = (
+        statement = (
             select(Task, RemoteRun)
             .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
             .where(Task.state.in_([s.value for s in _OPEN]))
             .order_by(Task.created_at)
         )
         if hand_name is not None:
-            query = query.where(Task.hand_name == hand_name)
-        async with self._sessions() as session:
-            rows = (await session.execute(query)).all()
-        return [_record(task, run) for task, run in rows]
+            statement = statement.where(Task.hand_name == hand_name)
+
+        def query(session: Session) -> list[TaskRecord]:
+            return [_record(task, run) for task, run in session.execute(statement).all()]
+
+        return await self.database.read(query)
 
     async def transitions(self, task_id: str) -> list[Transition]:
-        query = (
+        statement = (
             select(TaskTransition)
             .where(TaskTransition.task_id == task_id)
             .order_by(TaskTransition.id)
         )
-        async with self._sessions() as session:
-            rows = (await session.execute(query)).scalars().all()
-        return [
-            Transition(
-                r.task_id, r.attempt, r.from_state, r.to_state, r.terminal, r.detail, r.created_at
-            )
-            for r in rows
-        ]
+
+        def query(session: Session) -> list[Transition]:
+            return [
+                Transition(
+                    r.task_id,
+                    r.attempt,
+                    r.from_state,
+                    r.to_state,
+                    r.terminal,
+                    r.detail,
+                    r.created_at,
+                )
+                for r in session.scalars(statement)
+            ]
+
+        return await self.database.read(query)
 
     # -- internals ------------------------------------------------------------------------
 
     @staticmethod
-    async def _load(session: AsyncSession, task_id: str) -> tuple[Task, RemoteRun] | None:
-        query = (
+    def _load(session: Session, task_id: str) -> tuple[Task, RemoteRun] | None:
+        """The task and its run as stored now.
+
+        `populate_existing`: in a group commit the units share one session, so the task may
+        already be in it as loaded before an earlier unit's compare-and-set (which leaves the
+        session's objects alone); every decision is taken on the row itself.
+        """
+        statement = (
             select(Task, RemoteRun)
             .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
             .where(Task.id == task_id)
+            .execution_options(populate_existing=True)
         )
-        row = (await session.execute(query)).first()
+        row = session.execute(statement).first()
         return None if row is None else (row[0], row[1])
 
     @staticmethod
@@ -299,69 +335,59 @@ class Registry:
         error: str | None = None,
         next_attempt: bool = False,
     ) -> Report:
-        try:
-            return await self._try_move(
-                task_id, attempt, hand_name, allowed, to_state, detail, output, error, next_attempt
-            )
-        except _LostRace:
-            pass
-        except IntegrityError:
-            # The partial unique index refused a second terminal committed by a racing writer.
-            log.warning("task %s: refused a second terminal %s (race)", task_id, to_state)
-        return await self._classify_after_race(task_id, attempt, hand_name, allowed, to_state)
-
-    async def _try_move(
-        self,
-        task_id: str,
-        attempt: int,
-        hand_name: str | None,
-        allowed: tuple[TaskState, ...],
-        to_state: TaskState,
-        detail: str,
-        output: str | None,
-        error: str | None,
-        next_attempt: bool,
-    ) -> Report:
+        """Check and apply one transition in a single unit; refusals are committed no-ops."""
         now = utcnow()
-        async with self._sessions() as session, session.begin():
-            found = await self._load(session, task_id)
+
+        def unit(tx: WriteTx) -> Report:
+            found = self._load(tx.session, task_id)
             refusal = self._refusal(found, attempt, hand_name, allowed)
             if refusal is not None:
-                self._log_refusal(refusal, task_id, attempt, to_state)
                 return refusal
             assert found is not None
             task, run = found
-            from_state = task.state
-            values: dict[str, object] = {"state": to_state.value, "updated_at": now}
-            if next_attempt:
-                values["attempt"] = attempt + 1
+            values: dict[str, Any] = {
+                "state": to_state.value,
+                "attempt": attempt + 1 if next_attempt else attempt,
+                "updated_at": now,
+            }
             if output is not None:
                 values["output"] = output
             if error is not None:
                 values["error"] = error
-            result = await session.execute(
+            result = tx.session.execute(
                 update(Task)
-                .where(Task.id == task_id, Task.state == from_state, Task.attempt == attempt)
+                .where(Task.id == task_id, Task.state == task.state, Task.attempt == attempt)
                 .values(**values)
                 .execution_options(synchronize_session=False)
             )
             if result.rowcount != 1:
                 raise _LostRace
-            session.add(
+            tx.session.add(
                 TaskTransition(
                     task_id=task_id,
-                    attempt=int(values.get("attempt", attempt)),  # type: ignore[call-overload]
-                    from_state=from_state,
+                    attempt=values["attempt"],
+                    from_state=task.state,
                     to_state=to_state.value,
                     terminal=to_state.terminal,
                     detail=detail,
                     created_at=now,
                 )
             )
-            await session.flush()
-            for key, value in values.items():
-                setattr(task, key, value)
-            return Report(AckStatus.OK, _record(task, run))
+            return Report(
+                AckStatus.OK, replace(_record(task, run), **{**values, "state": to_state})
+            )
+
+        try:
+            report = await self.database.write(unit)
+        except _LostRace:
+            return await self._classify_after_race(task_id, attempt, hand_name, allowed, to_state)
+        except IntegrityError:
+            # The partial unique index refused a second terminal committed by a racing writer.
+            log.warning("task %s: refused a second terminal %s (race)", task_id, to_state)
+            return await self._classify_after_race(task_id, attempt, hand_name, allowed, to_state)
+        if not report.applied:
+            self._log_refusal(report, task_id, attempt, to_state)
+        return report
 
     async def _classify_after_race(
         self,
@@ -371,8 +397,7 @@ class Registry:
         allowed: tuple[TaskState, ...],
         to_state: TaskState,
     ) -> Report:
-        async with self._sessions() as session:
-            found = await self._load(session, task_id)
+        found = await self.database.read(lambda session: self._load(session, task_id))
         refusal = self._refusal(found, attempt, hand_name, allowed)
         if refusal is None:
             # Still applicable after losing a race means another writer moved it and back;

@@ -217,11 +217,11 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         await asyncio.gather(*self._applying, return_exceptions=True)
 
     async def _guarded(self, work: Coroutine[Any, Any, T]) -> T:
-        """Run store work to its end even if the stream is cancelled meanwhile.
+        """Run a frame's work to its end even if the stream is cancelled meanwhile.
 
-        A store transaction cut off by a cancel leaves its SQLite connection to be terminated
-        in the background, which can lock the database or hang shutdown; `close` waits for
-        every guarded job instead.
+        The store finishes a write whose caller went away, but what follows the commit must
+        happen too: a committed terminal that never settled its waiter and timers would leave
+        its tool call waiting for nothing. `close` waits for every guarded job.
         """
         job = asyncio.ensure_future(work)
         self._applying.add(job)

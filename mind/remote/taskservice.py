@@ -12,7 +12,9 @@ Reconciliation (a Hand attached and listed the tasks it holds):
     offered              (not listed)        —                offers it again, attempt + 1
     accepted             (not listed)        —                ends it LOST: the Hand forgot it
 
-A Hand that does not come back within the grace period loses all its open tasks (LOST).
+Only tasks created before the Hand attached count as not listed: a task created since was
+offered on the new stream, after the hello. A Hand that does not come back within the grace
+period loses all its open tasks (LOST).
 After a Mind restart every open task is timed again and its Hand gets the same grace period.
 """
 
@@ -152,7 +154,9 @@ class TaskService:
         verdicts = [await self._verdict(connection, item) for item in held]
         listed = {item.task_id for item in held}
         for record in await self.registry.open_tasks(connection.name):
-            if record.id not in listed:
+            # A task created after this stream attached was offered on it: the hello could
+            # not list it, and the Hand has not forgotten it.
+            if record.id not in listed and record.created_at < connection.connected_at:
                 await self._unlisted(connection, record)
         return verdicts
 

@@ -188,7 +188,8 @@ class GroupWriter:
                 session.commit()
             except Exception as exc:  # nobody in the group is acknowledged
                 log.exception("store commit of %d unit(s) failed", len(group))
-                session.rollback()
+                with contextlib.suppress(Exception):  # the commit may have ended it already
+                    session.rollback()
                 for pending in group:
                     if pending.error is None:
                         pending.error = exc

@@ -1,4 +1,4 @@
-"""Remote-execution fixtures on top of the shared store fixtures (`sessions` per backend)."""
+"""Remote-execution fixtures on top of the shared store fixtures (`database` per backend)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 from remote_harness import CONVERSATION, HAND_SCOPES, Link, audience_of, remote_settings
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from hand import Hand
 from mind.auth import AuthInterceptor
@@ -17,7 +16,8 @@ from mind.credentials import issue, store_authenticator
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import TaskRecord
 from mind.remote.registry import Registry
-from mind.store.models import Conversation
+from mind.store.database import Database, WriteTx
+from mind.store.models import Conversation, Credential
 from tobe.config import RemoteSettings
 from tobe.runtime.server import start_server
 
@@ -31,15 +31,14 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def conversation(sessions: async_sessionmaker[AsyncSession]) -> str:
-    async with sessions() as session, session.begin():
-        session.add(Conversation(key=CONVERSATION, owner="alice"))
+async def conversation(database: Database) -> str:
+    await database.write(lambda tx: tx.session.add(Conversation(key=CONVERSATION, owner="alice")))
     return CONVERSATION
 
 
 @pytest.fixture
-def registry(sessions: async_sessionmaker[AsyncSession], conversation: str) -> Registry:
-    return Registry(sessions)
+def registry(database: Database, conversation: str) -> Registry:
+    return Registry(database)
 
 
 @pytest.fixture
@@ -50,7 +49,7 @@ def link_settings(request: pytest.FixtureRequest) -> RemoteSettings:
 
 @pytest.fixture
 async def link(
-    sessions: async_sessionmaker[AsyncSession], conversation: str, link_settings: RemoteSettings
+    database: Database, conversation: str, link_settings: RemoteSettings
 ) -> AsyncIterator[Link]:
     sink: list[TaskRecord] = []
 
@@ -58,21 +57,22 @@ async def link(
         sink.append(record)
 
     remote = RemoteExecution.build(
-        sessions, link_settings, audience=audience_of, background_sink=collect
+        database, link_settings, audience=audience_of, background_sink=collect
     )
-    interceptor = AuthInterceptor(store_authenticator(sessions))
+    interceptor = AuthInterceptor(store_authenticator(database))
     server = await start_server(
         [remote.service_spec()], ["127.0.0.1:0"], interceptors=[interceptor]
     )
     port = server.bound["127.0.0.1:0"]
-    async with sessions() as session, session.begin():
-        credential, token = await issue(
-            session, kind="hand", principal="laptop", scopes=HAND_SCOPES
-        )
+
+    def hand_credential(tx: WriteTx) -> tuple[Credential, str]:
+        return issue(tx.session, kind="hand", principal="laptop", scopes=HAND_SCOPES)
+
+    credential, token = await database.write(hand_credential)
     await remote.start()
     try:
         yield Link(
-            f"127.0.0.1:{port}", token, credential.id, remote, sessions, sink, interceptor.live
+            f"127.0.0.1:{port}", token, credential.id, remote, database, sink, interceptor.live
         )
     finally:
         await remote.close()

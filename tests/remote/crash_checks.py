@@ -19,6 +19,7 @@ from helpers.mind_process import MindProcess
 from remote_processes import HandProcess
 from sqlalchemy import create_engine, select
 
+from mind.store.engine import sync_url
 from mind.store.models import Approval, Message, Run, Task, ToolProjection
 
 MARKING_HAND = '''
@@ -123,7 +124,7 @@ class StoreView:
 
 
 def read_store(mind: MindProcess) -> StoreView:
-    engine = create_engine(mind.url.replace("+aiosqlite", ""))
+    engine = create_engine(sync_url(mind.url))
     try:
         with engine.connect() as connection:
             return StoreView(
@@ -141,8 +142,11 @@ def check_exactly_once(store: StoreView, ran: Counter[str]) -> None:
     """The invariants every crash must keep."""
     twice = {label: n for label, n in ran.items() if n > 1}
     tasks_of = {
-        label: [(t.tool_call_id, t.id, t.attempt, t.state) for t in store.tasks
-                if t.arguments.get("label") == label]
+        label: [
+            (t.tool_call_id, t.id, t.attempt, t.state)
+            for t in store.tasks
+            if t.arguments.get("label") == label
+        ]
         for label in twice
     }
     assert not twice, f"executed more than once on the Hand: {twice}; their tasks: {tasks_of}"

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
-
 from mind.credentials import issue
 from mind.live_calls import LiveCalls
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import TaskRecord
+from mind.store.database import Database, WriteTx
+from mind.store.models import Credential
 from mind.tools.base import ApprovalBinding, DetailMode, Tool, ToolContext
 from tobe.config import RemoteSettings
 
@@ -32,7 +32,7 @@ class Link:
     token: str
     credential_id: str
     remote: RemoteExecution
-    sessions: async_sessionmaker[AsyncSession]
+    database: Database
     sink: list[TaskRecord]
     # The server's live streams by credential: `live_calls.revoke(id)` as a revocation does.
     live_calls: LiveCalls
@@ -41,11 +41,13 @@ class Link:
         self, kind: str = "hand", principal: str = "laptop", scopes: tuple[str, ...] | None = None
     ) -> tuple[str, str]:
         """A credential; Hands serve the owner of CONVERSATION unless `scopes` says otherwise."""
-        if scopes is None:
-            scopes = HAND_SCOPES if kind == "hand" else ()
-        async with self.sessions() as session, session.begin():
-            credential, token = await issue(session, kind=kind, principal=principal, scopes=scopes)
-        return credential.id, token
+        granted = scopes if scopes is not None else HAND_SCOPES if kind == "hand" else ()
+
+        def credential(tx: WriteTx) -> tuple[Credential, str]:
+            return issue(tx.session, kind=kind, principal=principal, scopes=granted)
+
+        issued, token = await self.database.write(credential)
+        return issued.id, token
 
     def tool(self, name: str) -> Tool:
         tools = {t.name: t for t in self.remote.tools.tools_for(CONVERSATION)}

@@ -11,6 +11,7 @@ from helpers.mind_process import MindProcess, issue_token, running_mind
 from remote_processes import Chat, HandProcess, approval_requested, run_ended, wait_until
 from sqlalchemy import create_engine, select
 
+from mind.store.engine import sync_url
 from mind.store.models import Task, TaskTransition
 from tobe.v1 import common_pb2
 
@@ -92,7 +93,7 @@ def hand_token(mind: MindProcess) -> str:
 
 
 def tasks(mind: MindProcess) -> list[tuple[Task, list[TaskTransition]]]:
-    engine = create_engine(mind.url.replace("+aiosqlite", ""))
+    engine = create_engine(sync_url(mind.url))
     try:
         with engine.connect() as connection:
             rows = connection.execute(select(Task)).all()

@@ -38,8 +38,7 @@ async def only_task(link: Link) -> str:
 
     from mind.store.models import Task
 
-    async with link.sessions() as session:
-        ids = (await session.execute(select(Task.id))).scalars().all()
+    ids = await link.database.read(lambda session: session.scalars(select(Task.id)).all())
     assert len(ids) == 1
     return ids[0]
 
@@ -98,8 +97,7 @@ async def test_revoked_credential_closes_the_stream_at_once(link: Link, serve) -
     from mind.credentials import revoke
 
     job = await serve(echo_hand(), link.target, link.token)
-    async with link.sessions() as session, session.begin():
-        await revoke(session, link.credential_id)
+    await link.database.write(lambda tx: revoke(tx.session, link.credential_id))
     assert link.live_calls.revoke(link.credential_id) == 1
     with pytest.raises(HandRefused) as refused:
         await asyncio.wait_for(job, 10)

@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+
+import pytest
 
 from mind.remote.model import AckStatus, HandResult, NewTask, TaskState
 from mind.remote.registry import Registry
+from mind.store.database import Database, WriteTx
+from mind.store.models import Task
 from mind.tools.base import DetailMode
 
 HAND = "laptop"
@@ -123,3 +128,35 @@ async def test_racing_terminals_commit_exactly_one(registry: Registry) -> None:
     assert len(applied) == 1
     assert all(r.status is AckStatus.ALREADY_TERMINAL for r in reports if r not in applied)
     assert sum(t.terminal for t in await registry.transitions(task.id)) == 1
+
+
+async def test_reports_committed_in_one_group_decide_on_the_stored_task(
+    registry: Registry, database: Database, store_backend: str
+) -> None:
+    """On SQLite, units queued together share one transaction and session: a result right
+    behind its `accepted` must see the task accepted, even while another unit of the group
+    holds the copy of the task loaded before the accept."""
+    if store_backend != "sqlite":
+        pytest.skip("group commit is the SQLite writer's")
+    task = await registry.create(new_task())
+    started, release = threading.Event(), threading.Event()
+
+    def hold(_tx: WriteTx) -> None:
+        started.set()
+        release.wait(10)
+
+    holding = asyncio.ensure_future(database.write(hold))
+    assert await asyncio.to_thread(started.wait, 10)
+    earlier = asyncio.ensure_future(database.write(lambda tx: tx.session.get(Task, task.id)))
+    accept = asyncio.ensure_future(registry.accept(task.id, 1, hand_name=HAND))
+    finish = asyncio.ensure_future(
+        registry.finish(task.id, 1, HandResult(ok=True, output="hi"), hand_name=HAND)
+    )
+    await asyncio.sleep(0)  # all three are queued behind the held writer
+    commits = database.stats.commits
+    release.set()
+    await holding
+    assert (await accept).status is AckStatus.OK
+    assert (await finish).status is AckStatus.OK
+    assert (await earlier) is not None
+    assert database.stats.commits == commits + 2  # the held unit, then the other three at once

@@ -24,7 +24,6 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 from sqlalchemy import event, func, select
-from sqlalchemy.ext.asyncio import async_sessionmaker
 from sqlalchemy.orm import Session
 
 from mind.remote.authority import Authority
@@ -40,7 +39,7 @@ from mind.remote.model import (
 )
 from mind.remote.registry import Registry
 from mind.remote.taskservice import TaskService
-from mind.store.engine import create_engine, session_factory
+from mind.store.database import Database
 from mind.store.models import Conversation, Task, TaskTransition
 from mind.tools.base import DetailMode
 from tobe.config import RemoteSettings
@@ -53,15 +52,11 @@ SETTINGS = RemoteSettings(
 )
 
 
-class FaultySession(Session):
-    """A session whose next commit succeeds in the database but raises in the caller."""
-
-
 _fault = {"armed": False}
 
 
-@event.listens_for(FaultySession, "after_commit")
 def _fail_after_commit(_session: Session) -> None:
+    """Once armed, the next commit succeeds in the database but raises in the writer."""
     if _fault["armed"]:
         _fault["armed"] = False
         raise ConnectionError("connection lost after the commit")
@@ -92,22 +87,15 @@ class Store:
 
     def __init__(self, url: str) -> None:
         self.loop = asyncio.new_event_loop()
-        self.engine = create_engine(url)
-        self.sessions = session_factory(self.engine)
-        self.faulty = async_sessionmaker(
-            self.engine, expire_on_commit=False, sync_session_class=FaultySession
-        )
-        self.run(self._conversation())
-
-    async def _conversation(self) -> None:
-        async with self.sessions() as session, session.begin():
-            session.add(Conversation(key="p_model", owner="alice"))
+        self.database = Database.open(url)
+        conversation = Conversation(key="p_model", owner="alice")
+        self.run(self.database.write(lambda tx: tx.session.add(conversation)))
 
     def run(self, awaitable):  # noqa: ANN001, ANN201 - test plumbing
         return self.loop.run_until_complete(awaitable)
 
     def close(self) -> None:
-        self.run(self.engine.dispose())
+        self.run(self.database.close())
         self.loop.close()
 
 
@@ -121,8 +109,7 @@ class RegistryMachine(RuleBasedStateMachine):
 
     @initialize()
     def setup(self) -> None:
-        self.registry = Registry(self.store.sessions)
-        self.faulty_registry = Registry(self.store.faulty)
+        self.registry = Registry(self.store.database)
         self.hub = HandHub()
         self.authority = Authority(self.registry, self.hub, SETTINGS)
         self.service = TaskService(self.registry, self.authority, self.hub, SETTINGS)
@@ -150,12 +137,10 @@ class RegistryMachine(RuleBasedStateMachine):
             assert self._transition_count(task_id) == before, "a refused report changed state"
 
     def _transition_count(self, task_id: str) -> int:
-        async def count() -> int:
-            async with self.store.sessions() as session:
-                query = select(func.count()).where(TaskTransition.task_id == task_id)
-                return int((await session.execute(query)).scalar_one())
-
-        return self.store.run(count())
+        query = select(func.count()).where(TaskTransition.task_id == task_id)
+        return self.store.run(
+            self.store.database.read(lambda session: session.execute(query).scalar_one())
+        )
 
     # -- rules ----------------------------------------------------------------------------
 
@@ -300,7 +285,7 @@ class RegistryMachine(RuleBasedStateMachine):
         _fault["armed"] = True
         try:
             report = self.store.run(
-                self.faulty_registry.finish(task_id, model.attempt, result, hand_name=HAND)
+                self.registry.finish(task_id, model.attempt, result, hand_name=HAND)
             )
         except ConnectionError:
             # The caller cannot tell whether it committed: it retries the same report.
@@ -327,19 +312,16 @@ class RegistryMachine(RuleBasedStateMachine):
         if not getattr(self, "ids", None):
             return
 
-        async def load() -> tuple[dict[str, Task], list[TaskTransition]]:
-            async with self.store.sessions() as session:
-                rows = (await session.execute(select(Task).where(Task.id.in_(self.ids)))).scalars()
-                steps = (
-                    await session.execute(
-                        select(TaskTransition)
-                        .where(TaskTransition.task_id.in_(self.ids))
-                        .order_by(TaskTransition.id)
-                    )
-                ).scalars()
-                return {t.id: t for t in rows}, list(steps)
+        def load(session: Session) -> tuple[dict[str, Task], list[TaskTransition]]:
+            rows = session.scalars(select(Task).where(Task.id.in_(self.ids)))
+            steps = session.scalars(
+                select(TaskTransition)
+                .where(TaskTransition.task_id.in_(self.ids))
+                .order_by(TaskTransition.id)
+            )
+            return {t.id: t for t in rows}, list(steps)
 
-        tasks, steps = self.store.run(load())
+        tasks, steps = self.store.run(self.store.database.read(load))
         for task_id, model in self.model.items():
             task = tasks[task_id]
             assert (task.state, task.attempt) == (model.state.value, model.attempt), task_id
@@ -356,11 +338,14 @@ class RegistryMachine(RuleBasedStateMachine):
 
 @pytest.fixture
 def model_store(store_url: str):  # noqa: ANN201
+    # On every session: the fault is armed only around one write, and reaches its writer.
+    event.listen(Session, "after_commit", _fail_after_commit)
     store = Store(store_url)
     try:
         yield store
     finally:
         store.close()
+        event.remove(Session, "after_commit", _fail_after_commit)
 
 
 def test_registry_keeps_one_terminal_under_random_interleavings(model_store: Store) -> None:

@@ -42,8 +42,7 @@ async def single_task(link: Link):  # noqa: ANN201
 
     from mind.store.models import Task
 
-    async with link.sessions() as session:
-        ids = (await session.execute(select(Task.id))).scalars().all()
+    ids = await link.database.read(lambda session: session.scalars(select(Task.id)).all())
     assert len(ids) == 1
     record = await link.remote.registry.get(ids[0])
     steps = await link.remote.registry.transitions(ids[0])
