@@ -12,7 +12,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-
 from management.attach import attach_management
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
@@ -98,7 +97,9 @@ class MindApp:
         app.on_stop.append(app.remote.close)
         app.on_start.append(lambda: approvals.start(manager.continue_call))
         app.on_stop.append(approvals.close)
-        servicer = MindServicer(manager, database, bus, app.authenticate_client, approvals=approvals)
+        servicer = MindServicer(
+            manager, database, bus, app.authenticate_client, approvals=approvals
+        )
         register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
         app.services.append(ServiceSpec(MIND_SERVICE, register))
         attach_management(app)
