@@ -16,7 +16,8 @@ class MindLink:
     """Callables into the running Mind's components (wired in `management.attach`).
 
     `disconnect_credential` ends every live stream the credential authenticated on the Mind
-    (a gateway's `Subscribe`, a Hand's `Attach`) with UNAUTHENTICATED and returns how many.
+    (a gateway's `Subscribe`, a Hand's `Attach`) with UNAUTHENTICATED and returns how many its
+    revocation ended (most were cut already as the revocation committed).
     A client's connections to a Face are not the Mind's: the Face closes them when it sees the
     durable `credential_revoked` event, so they are not counted (the store hands that event to
     the event bus as it commits, so gateways see it at once). `forget_conversation` drops the

@@ -2,8 +2,9 @@
 
 Each mutation is one unit of the store's writer with its audit row (and, for a revocation, the
 durable `credential_revoked` event, which the store hands to the event bus once committed), so
-a failure anywhere leaves none of them. Live effects of an online mutation (ending a revoked
-credential's streams, dropping a deleted conversation's actor) happen only after that commit.
+a failure anywhere leaves none of them. Live effects of an online mutation happen only at or
+after that commit: the Mind cuts a revoked credential's streams as the commit is handed to its
+event bus (`mind.live_calls`), and drops a deleted conversation's actor afterwards.
 """
 
 from __future__ import annotations
@@ -31,11 +32,11 @@ from management.records import (
 )
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
+from mind.live_calls import CREDENTIAL_REVOKED
 from mind.store.database import Database, WriteTx
 from mind.store.models import Credential
 from tobe import __version__
 
-CREDENTIAL_REVOKED = "credential_revoked"
 MAX_LIMIT = 10_000
 
 
@@ -185,7 +186,8 @@ class ManagementService:
         )
 
     def _disconnect(self, credential_id: str) -> int:
-        """After the revocation committed: end the credential's streams on the Mind."""
+        """How many of the credential's streams on the Mind its revocation ended (the Mind cut
+        them at the commit; any registered since are cut now)."""
         if self._mind is None:
             return 0
         return self._mind.disconnect_credential(credential_id)

@@ -6,12 +6,21 @@ but a stream opened before it would keep delivering. So every response-streaming
 revoking a credential cuts each of them at once. Revoked ids are remembered for the life of the
 process: a call that authenticated just before the revocation committed and registers just
 after it is refused on registration, so no stream outlives its credential's revocation.
+
+The cut happens at the revocation's commit (`committed`, called by the store before the event
+bus hears of the commit), so a revoked stream never delivers the revocation's own event or
+anything committed after it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+
+from mind.store.models import OutboxEvent
+
+# The durable event of a revocation; its payload names `credential_id` and `principal`.
+CREDENTIAL_REVOKED = "credential_revoked"
 
 
 def revoked_message(credential_id: str) -> str:
@@ -40,7 +49,8 @@ class LiveCalls:
 
     def __init__(self) -> None:
         self._calls: dict[str, set[LiveCall]] = {}
-        self._revoked: set[str] = set()
+        # Revoked credential ids → how many live calls their revocation cut.
+        self._revoked: dict[str, int] = {}
 
     def register(self, credential_id: str, cut: Callable[[], object]) -> LiveCall:
         """Track a call until `unregister`; raises CredentialRevoked if the id was revoked."""
@@ -63,10 +73,17 @@ class LiveCalls:
             del self._calls[call.credential_id]
 
     def revoke(self, credential_id: str) -> int:
-        """Cut every live call of a credential whose revocation committed; returns how many."""
-        self._revoked.add(credential_id)
+        """Cut every live call of a revoked credential; returns how many its revocation cut
+        so far (asking again after the commit already cut them counts them once)."""
         calls = self._calls.pop(credential_id, set())
         for call in calls:
             call.revoked = True
             call.cut()
-        return len(calls)
+        self._revoked[credential_id] = self._revoked.get(credential_id, 0) + len(calls)
+        return self._revoked[credential_id]
+
+    def committed(self, events: Iterable[OutboxEvent]) -> None:
+        """Cut the calls of every credential whose revocation is among `events`."""
+        for event in events:
+            if event.type == CREDENTIAL_REVOKED:
+                self.revoke(event.payload["credential_id"])

@@ -29,6 +29,7 @@ from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.service.mind_servicer import MindServicer
 from mind.store.database import Database
+from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
@@ -68,10 +69,16 @@ class MindApp:
     @classmethod
     def build(cls, settings: Settings, provider: Provider) -> MindApp:
         """Assemble every component; nothing touches the database until `serve`."""
-        bus = EventBus()
+        bus, live_calls = EventBus(), LiveCalls()
+
+        def committed(events: list[OutboxEvent]) -> None:
+            # Revocations cut their streams before any subscriber hears of the commit.
+            live_calls.committed(events)
+            bus.durable_committed(events)
+
         database = Database.open(
             settings.store_url,
-            on_commit=bus.durable_committed,
+            on_commit=committed,
             sqlite_synchronous=settings.store.sqlite_synchronous,
         )
         tools = ToolRegistry(builtin_tools())
@@ -85,7 +92,9 @@ class MindApp:
             thinking=thinking_level(settings.provider),
         )
         manager = ConversationManager(database, core, settings.mind, bus=bus)
-        app = cls(settings, database, bus, tools, runtime, provider, core, manager)
+        app = cls(
+            settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
+        )
         notes = BackgroundNotes(database)
         app.remote = RemoteExecution.build(
             database, settings.remote, audience=manager.audience_of, background_sink=notes.deliver

@@ -9,6 +9,7 @@ the outbox, which stays the source of truth (writers that pass no rows just say 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -62,10 +63,12 @@ class BusSubscription:
         if self._items or self._rows or self._must_read:
             return
         self._wakeup.clear()
-        try:
-            await asyncio.wait_for(self._wakeup.wait(), timeout)
-        except TimeoutError:
-            pass
+        # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` drops a cancellation
+        # that arrives as the wakeup does (a revocation right after its own event), and the
+        # stream would live on.
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._wakeup.wait()
 
     def take_durable(self) -> tuple[list[OutboxEvent], bool]:
         """Rows handed over since the last call (by id), and whether to read the outbox."""
