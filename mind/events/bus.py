@@ -9,7 +9,6 @@ the outbox, which stays the source of truth (writers that pass no rows just say 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -63,12 +62,14 @@ class BusSubscription:
         if self._items or self._rows or self._must_read:
             return
         self._wakeup.clear()
-        # `asyncio.timeout`, not `wait_for`: on Python 3.11 `wait_for` drops a cancellation
-        # that arrives as the wakeup does (a revocation right after its own event), and the
-        # stream would live on.
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(timeout):
-                await self._wakeup.wait()
+        # `asyncio.wait`, not `wait_for`: on Python 3.11 `wait_for` drops a cancellation that
+        # arrives as the wakeup does (a revocation cuts its stream right as its event is
+        # published), and the stream would live on.
+        woken = asyncio.ensure_future(self._wakeup.wait())
+        try:
+            await asyncio.wait([woken], timeout=timeout)
+        finally:
+            woken.cancel()
 
     def take_durable(self) -> tuple[list[OutboxEvent], bool]:
         """Rows handed over since the last call (by id), and whether to read the outbox."""
