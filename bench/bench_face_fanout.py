@@ -16,8 +16,8 @@ Face / raw for each client count.
 
 Reproduce (from the repository root):
 
-    /work/venv/bin/python bench/bench_face_fanout.py            # 1, 10, 100 clients
-    /work/venv/bin/python bench/bench_face_fanout.py --events 5000 --clients 1 --clients 10
+    python bench/bench_face_fanout.py            # 1, 10, 100 clients
+    python bench/bench_face_fanout.py --events 5000 --clients 1 --clients 10
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ the cost of one turn buys.
 
 Reproduce (from the repository root):
 
-    /work/venv/bin/python bench/bench_mind_turns.py --seconds 10 --concurrency 8
+    python bench/bench_mind_turns.py --seconds 10 --concurrency 8
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ run, so the ratio is the cost of SSE parsing, JSON decoding and assembly on top 
 
 Reproduce:
 
-    /work/venv/bin/python bench/bench_providers.py [--events 20000] [--repeat 5]
+    python bench/bench_providers.py [--events 20000] [--repeat 5]
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ process, one after the other.
 
 Reproduce:
 
-    /work/venv/bin/python bench/bench_remote_tasks.py            # 5 s per measurement
-    /work/venv/bin/python bench/bench_remote_tasks.py --seconds 2
-    /work/venv/bin/python bench/bench_remote_tasks.py --url postgresql://user@host/empty_db
+    python bench/bench_remote_tasks.py            # 5 s per measurement
+    python bench/bench_remote_tasks.py --seconds 2
+    python bench/bench_remote_tasks.py --url postgresql://user@host/empty_db
 """
 
 from __future__ import annotations
