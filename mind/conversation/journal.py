@@ -42,16 +42,16 @@ class RunRecorder:
         self, step: int, result: ProviderResult, calls: list[ToolCall]
     ) -> HistoryMessage:
         def unit(tx: WriteTx) -> HistoryMessage:
-            row = models.Message(
-                conversation_key=self.key,
-                run_id=self.run_id,
-                role="assistant",
-                text=result.text,
-                payload=assistant_payload(result, calls, self.mode, step),
-                created_at=datetime.now(UTC),
+            row = tx.insert(
+                models.Message(
+                    conversation_key=self.key,
+                    run_id=self.run_id,
+                    role="assistant",
+                    text=result.text,
+                    payload=assistant_payload(result, calls, self.mode, step),
+                    created_at=datetime.now(UTC),
+                )
             )
-            tx.session.add(row)
-            tx.session.flush()
             self._event(tx, "message_appended", message_view(row, self.mode))
             return history_message(row)
 
@@ -90,21 +90,21 @@ class RunRecorder:
         tx.event(type, self.key, self.audience, payload)
 
     def _admit(self, tx: WriteTx, admission: Admission) -> None:
-        row = models.ToolProjection(
-            tool_call_id=admission.tool_call_id,
-            conversation_key=self.key,
-            run_id=self.run_id,
-            tool=admission.tool,
-            hand_id=admission.hand_id,
-            admitted_mode=admission.mode.value,
-            arguments_summary=admission.arguments_summary,
-            arguments_projection=admission.arguments_projection,
-            projection_version=admission.arguments_projection.get("version", 1),
-            status="running",
-            admitted_at=datetime.now(UTC),
+        row = tx.insert(
+            models.ToolProjection(
+                tool_call_id=admission.tool_call_id,
+                conversation_key=self.key,
+                run_id=self.run_id,
+                tool=admission.tool,
+                hand_id=admission.hand_id,
+                admitted_mode=admission.mode.value,
+                arguments_summary=admission.arguments_summary,
+                arguments_projection=admission.arguments_projection,
+                projection_version=admission.arguments_projection.get("version", 1),
+                status="running",
+                admitted_at=datetime.now(UTC),
+            )
         )
-        tx.session.add(row)
-        tx.session.flush()
         self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
 
     def _finish(self, tx: WriteTx, terminal: Terminal) -> HistoryMessage:
@@ -116,23 +116,23 @@ class RunRecorder:
         row.result_summary = terminal.result_summary
         row.result_projection = terminal.result_projection
         row.finished_at = now
-        message = models.Message(
-            conversation_key=self.key,
-            run_id=self.run_id,
-            role="tool",
-            text=terminal.model_text,
-            payload={
-                "tool_call_id": terminal.tool_call_id,
-                "tool_name": terminal.tool,
-                "is_error": terminal.is_error,
-                "detail_mode": terminal.mode.value,
-                "result_summary": terminal.result_summary,
-                "status": terminal.status,
-            },
-            created_at=now,
+        message = tx.insert(
+            models.Message(
+                conversation_key=self.key,
+                run_id=self.run_id,
+                role="tool",
+                text=terminal.model_text,
+                payload={
+                    "tool_call_id": terminal.tool_call_id,
+                    "tool_name": terminal.tool,
+                    "is_error": terminal.is_error,
+                    "detail_mode": terminal.mode.value,
+                    "result_summary": terminal.result_summary,
+                    "status": terminal.status,
+                },
+                created_at=now,
+            )
         )
-        tx.session.add(message)
-        tx.session.flush()
         self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
         self._event(tx, "message_appended", message_view(message, terminal.mode.value))
         return history_message(message)

@@ -46,13 +46,14 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session
 
 from mind.store.engine import create_read_engine, create_write_engine, is_sqlite
-from mind.store.models import OutboxEvent
+from mind.store.models import Base, OutboxEvent
 from mind.store.outbox import append_event
 from tobe.config import SqliteSynchronous
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+R = TypeVar("R", bound=Base)
 
 # The most units one SQLite commit takes: enough to absorb a burst, small enough that the
 # first caller of a group is not kept waiting behind a long tail.
@@ -79,6 +80,26 @@ class WriteTx:
         )
         self.events.append(row)
         return row.id
+
+    def insert(self, row: R) -> R:
+        """Insert a new mapped object with one Core statement instead of the ORM's unit of
+        work (a third of the CPU of a hot unit); returns it, detached, with its primary key
+        and column defaults filled in. Unset columns take their defaults."""
+        if self.session.new or self.session.dirty:
+            self.session.flush()  # rows added the ORM way go first (foreign keys)
+        table = row.__table__  # type: ignore[attr-defined]
+        values = {
+            column.key: getattr(row, column.key)
+            for column in table.columns
+            if getattr(row, column.key) is not None
+        }
+        result = self.session.connection().execute(table.insert(), values)
+        for key, value in result.last_inserted_params().items():
+            setattr(row, key, value)
+        primary_key = zip(table.primary_key.columns, result.inserted_primary_key, strict=True)
+        for column, value in primary_key:
+            setattr(row, column.key, value)
+        return row
 
 
 Unit = Callable[[WriteTx], T]

@@ -226,3 +226,23 @@ async def test_close_commits_the_queued_units_then_refuses_more(store_url: str) 
             assert connection.scalar(select(func.count()).select_from(Conversation)) == 2
     finally:
         engine.dispose()
+
+
+async def test_an_inserted_row_comes_back_with_its_key_and_defaults(database: Database) -> None:
+    def unit(tx: WriteTx) -> tuple[Message, Message]:
+        tx.session.add(Conversation(key="p_rows", owner="alice"))  # flushed before the insert
+        first = tx.insert(Message(conversation_key="p_rows", role="user", text="one"))
+        second = tx.insert(Message(conversation_key="p_rows", role="note", payload={"k": [1]}))
+        return first, second
+
+    first, second = await database.write(unit)
+    assert second.id > first.id > 0
+    assert (second.text, second.payload, first.payload) == ("", {"k": [1]}, {})
+    assert first.created_at is not None
+    stored = await database.read(
+        lambda session: [
+            (m.id, m.role, m.text, m.payload)
+            for m in session.scalars(select(Message).order_by(Message.id))
+        ]
+    )
+    assert stored == [(first.id, "user", "one", {}), (second.id, "note", "", {"k": [1]})]
