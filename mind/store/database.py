@@ -13,6 +13,7 @@ synchronous units can be grouped:
 * **SQLite** (`GroupWriter`): one thread owns the only write connection. It takes the first
   unit waiting, then every unit queued behind it (at most `MAX_GROUP`), runs each in its own
   SAVEPOINT inside one `BEGIN IMMEDIATE` transaction and commits once: one fsync for the group.
+  Units of a group share no ORM objects: each starts with an empty identity map.
   A unit that raises rolls back alone and its caller gets the exception; the others commit.
   If the commit fails, every caller in the group gets the error and nothing was acknowledged.
 * **PostgreSQL** (`PoolWriter`): each unit runs on a worker thread in a transaction of its own
@@ -252,6 +253,9 @@ def _run_in_savepoint(pending: _Pending, session: Session) -> None:
                 raise _UnitFailed
     except _UnitFailed:
         pass
+    # The next unit of the group must not see this one's objects as they were when loaded:
+    # it reads what the transaction holds now (a Core update leaves ORM copies stale).
+    session.expunge_all()
 
 
 def _resolve(pending: _Pending) -> None:

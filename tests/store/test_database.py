@@ -10,7 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
-from sqlalchemy import create_engine, func, inspect, select, text
+from sqlalchemy import create_engine, func, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError
 
 from mind.store.database import MAX_GROUP, Database, WriteTx
@@ -246,3 +246,24 @@ async def test_an_inserted_row_comes_back_with_its_key_and_defaults(database: Da
         ]
     )
     assert stored == [(first.id, "user", "one", {}), (second.id, "note", "", {"k": [1]})]
+
+
+@sqlite_only
+async def test_a_unit_sees_what_an_earlier_unit_of_its_group_changed(database: Database) -> None:
+    await database.write(start("p_seen"))
+
+    def load(tx: WriteTx) -> Conversation | None:
+        # The returned object stays referenced, so the session's identity map keeps it.
+        return tx.session.get(Conversation, "p_seen")
+
+    def retitle(tx: WriteTx) -> None:
+        # An update that leaves ORM copies alone: one loaded earlier would not see it.
+        tx.session.execute(
+            update(Conversation)
+            .where(Conversation.key == "p_seen")
+            .values(title="renamed")
+            .execution_options(synchronize_session=False)
+        )
+
+    before, _, after = await queued_together(database, [load, retitle, load])
+    assert (before.title, after.title) == ("", "renamed")
