@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
 import grpc
@@ -223,10 +223,13 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         happen too: a committed terminal that never settled its waiter and timers would leave
         its tool call waiting for nothing. `close` waits for every guarded job.
         """
+        return await asyncio.shield(self._spawn(work))
+
+    def _spawn(self, work: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
         job = asyncio.ensure_future(work)
         self._applying.add(job)
         job.add_done_callback(self._applying.discard)
-        return await asyncio.shield(job)
+        return job
 
     async def Attach(  # noqa: N802 - gRPC method name
         self,
@@ -312,9 +315,13 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         self, connection: HandConnection, frames: AsyncIterator[hand_pb2.AttachRequest]
     ) -> None:
         reason, message = CloseReason.ENDED, "the Hand ended the stream"
+        reports = _Reports(connection, self._spawn, self._apply)
         try:
             while (frame := await self._next(frames)) is not None:
-                await self._guarded(self._apply(connection, frame))
+                if _task_of(frame):
+                    await reports.apply(frame)
+                else:
+                    await self._guarded(self._apply(connection, frame))
         except TimeoutError:
             reason = CloseReason.SILENT
             message = f"no frame from the Hand for {self._settings.heartbeat_timeout:g} s"
@@ -356,3 +363,60 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             log.info("hand %s sent a second hello; ending its stream", connection.name)
             connection.close(CloseReason.PROTOCOL, SECOND_HELLO)
         # Heartbeats need no answer: receiving any frame already proved the Hand alive.
+
+
+def _task_of(frame: hand_pb2.AttachRequest) -> str:
+    """The task a report is about; empty for frames about the stream (hello, heartbeat)."""
+    kind = frame.WhichOneof("frame")
+    if kind in ("accepted", "rejected", "progress", "result"):
+        return str(getattr(frame, kind).task_id)
+    return ""
+
+
+class _Reports:
+    """One stream's reports, applied as they arrive: in order within a task, concurrently
+    across tasks, so reports of different tasks share the store's commits and one task's
+    commit never holds back another's. At most `WINDOW` are in flight; past that, reading the
+    stream waits (gRPC flow control then slows the Hand)."""
+
+    WINDOW = 64
+
+    def __init__(
+        self,
+        connection: HandConnection,
+        spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Future[None]],
+        apply: Callable[[HandConnection, hand_pb2.AttachRequest], Awaitable[None]],
+    ) -> None:
+        self._connection = connection
+        self._spawn = spawn
+        self._apply = apply
+        self._room = asyncio.Semaphore(self.WINDOW)
+        # Each task's latest report being applied; the next one waits for it.
+        self._last: dict[str, asyncio.Future[None]] = {}
+
+    async def apply(self, frame: hand_pb2.AttachRequest) -> None:
+        await self._room.acquire()
+        task_id = _task_of(frame)
+        job = self._spawn(self._after(self._last.get(task_id), frame))
+        self._last[task_id] = job
+        job.add_done_callback(lambda done: self._settled(task_id, done))
+
+    async def _after(
+        self, previous: asyncio.Future[None] | None, frame: hand_pb2.AttachRequest
+    ) -> None:
+        if previous is not None:
+            await asyncio.wait([previous])
+        await self._apply(self._connection, frame)
+
+    def _settled(self, task_id: str, job: asyncio.Future[None]) -> None:
+        self._room.release()
+        if self._last.get(task_id) is job:
+            del self._last[task_id]
+        if job.cancelled() or job.exception() is None or self._connection.closed is not None:
+            return
+        log.error(
+            "hand %s: failed to apply a frame; closing its stream",
+            self._connection.name,
+            exc_info=job.exception(),
+        )
+        self._connection.close(CloseReason.ENDED, "the Mind failed to apply a frame")

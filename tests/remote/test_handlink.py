@@ -250,3 +250,44 @@ async def test_a_second_hello_ends_the_stream_with_failed_precondition(link: Lin
         await _attach(link, link.token, _hello("laptop"), _hello("laptop"))
     assert ended.value.code() == grpc.StatusCode.FAILED_PRECONDITION
     assert "hello may be sent only once" in (ended.value.details() or "")
+
+
+async def test_a_slow_report_of_one_task_never_holds_back_another_tasks(
+    link: Link, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reports of different tasks on one stream are applied independently (in order within
+    a task): the second task's acceptance is acknowledged while the first one's still waits."""
+    from mind.remote.model import NewTask
+    from mind.tools.base import DetailMode
+
+    registry = link.remote.registry
+    gate, real_accept = asyncio.Event(), registry.accept
+
+    async def accept(task_id: str, attempt: int, *, hand_name: str):  # noqa: ANN202
+        if task_id == slow:
+            await gate.wait()
+        return await real_accept(task_id, attempt, hand_name=hand_name)
+
+    monkeypatch.setattr(registry, "accept", accept)
+    async with open_channel(link.target) as channel:
+        call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(link.token))
+        tool = hand_pb2.ToolSpec(name="echo", description="echo", parameters_json_schema="{}")
+        await call.write(hand_pb2.AttachRequest(hello=hand_pb2.HandHello(tools=[tool])))
+        assert (await call.read()).WhichOneof("frame") == "welcome"
+        offered = []
+        for call_id in ("call_slow", "call_quick"):
+            spec = NewTask(CONVERSATION, "run_1", call_id, "laptop", "echo", {}, DetailMode.SUMMARY)
+            offered.append((await link.remote.authority.offer(spec)).task_id)
+        slow, quick = offered
+        for _ in offered:
+            assert (await call.read()).WhichOneof("frame") == "offer"
+        for task_id in (slow, quick):
+            await call.write(
+                hand_pb2.AttachRequest(accepted=hand_pb2.TaskAccepted(task_id=task_id, attempt=1))
+            )
+        first = (await asyncio.wait_for(call.read(), 10)).ack
+        gate.set()
+        second = (await asyncio.wait_for(call.read(), 10)).ack
+        call.cancel()
+    assert (first.task_id, first.status) == (quick, hand_pb2.ACK_STATUS_OK)
+    assert (second.task_id, second.status) == (slow, hand_pb2.ACK_STATUS_OK)

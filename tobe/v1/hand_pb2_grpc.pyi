@@ -51,7 +51,9 @@ apply changes nothing, is logged, and gets an `ack` saying why:
   ACK_STATUS_INVALID            not allowed in the task's state (e.g. result before accepted)
 An `ack` is sent only after the report's effect is committed to the Mind's store; a Hand
 keeps a result until it has an ack for it (any status), and resends it after a reconnect
-when told RESEND_RESULT.
+when told RESEND_RESULT. Reports about one task are applied in the order the Hand sent
+them; reports about different tasks are applied independently (one task's slow commit never
+holds back another's), so their acks may come in another order than the reports went out.
 
 Terminal states (exactly one per task, arbitrated and persisted by the Mind's Registry):
 SUCCEEDED, FAILED, REJECTED, CANCELLED, TIMED_OUT, LOST. The first terminal committed wins;
