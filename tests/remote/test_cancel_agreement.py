@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from remote_harness import CONVERSATION, Link, remote_settings
-from test_task_lifecycle import single_task
+from test_task_lifecycle import add_stubborn_tool, single_task
 
 from hand import Hand
 from mind.core.history import HistoryMessage
@@ -76,18 +76,8 @@ async def cancel_during(link: Link, tool: str, started: asyncio.Event) -> Termin
 async def test_a_hand_that_finishes_while_asked_to_stop_makes_the_call_succeed(
     link: Link, serve
 ) -> None:
-    hand, started = Hand("laptop"), asyncio.Event()
-
-    @hand.tool
-    async def stubborn() -> str:
-        """Finishes its work even when cancelled."""
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            return "finished anyway"
-        return ""
-
+    hand = Hand("laptop")
+    started = add_stubborn_tool(hand)
     await serve(hand, link.target, link.token)
     journal = await cancel_during(link, "stubborn", started)
     record, terminals = await single_task(link)

@@ -56,6 +56,24 @@ async def eventually(predicate, timeout: float = 10.0) -> None:  # noqa: ANN001
         await asyncio.sleep(0.02)
 
 
+
+def add_stubborn_tool(hand: Hand) -> asyncio.Event:
+    """Give `hand` a tool `stubborn` that finishes its work even when cancelled; the returned
+    event is set once it runs."""
+    started = asyncio.Event()
+
+    @hand.tool
+    async def stubborn() -> str:
+        """Ignores cancellation and finishes."""
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            return "finished anyway"
+        return ""
+
+    return started
+
 async def test_result_sent_twice_makes_one_terminal(link: Link, serve, caplog) -> None:
     hand = DoubleResultHand("laptop")
 
@@ -76,18 +94,7 @@ async def test_success_after_a_recorded_cancel_wins_and_later_cancelled_is_refus
     link: Link, serve, caplog: pytest.LogCaptureFixture
 ) -> None:
     hand = ContraryHand("laptop")
-    started = asyncio.Event()
-
-    @hand.tool
-    async def stubborn() -> str:
-        """Ignores cancellation and finishes."""
-        started.set()
-        try:
-            await asyncio.Event().wait()
-        except asyncio.CancelledError:
-            return "finished anyway"
-        return ""
-
+    started = add_stubborn_tool(hand)
     await serve(hand, link.target, link.token)
     call = asyncio.create_task(link.tool("laptop__stubborn").run({}, tool_context()))
     await asyncio.wait_for(started.wait(), 10)
