@@ -13,8 +13,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, select
 
 from mind.conversation import continuation, inputs, runs
 from mind.conversation.errors import ShuttingDown, WrongState
@@ -85,6 +84,15 @@ class ActiveRun:
     permissions: dict[str, bool] = field(default_factory=dict)
 
 
+_MESSAGES_AFTER = (
+    select(models.Message.__table__)
+    .where(
+        models.Message.conversation_key == bindparam("key"), models.Message.id > bindparam("after")
+    )
+    .order_by(models.Message.id)
+)
+
+
 class ConversationActor:
     def __init__(
         self, key: str, audience: list[str], database: Database, core: AgentCore, *, bus: EventBus
@@ -102,6 +110,9 @@ class ConversationActor:
         self._closing = False
         # Open tool calls of interrupted runs waiting for their continuation run.
         self._resumes: list[str] = []
+        # False once the queue was seen empty, until this actor queues an input (the only
+        # way one gets queued); at first unknown (inputs may wait from before a restart).
+        self._maybe_queued = True
 
     # The entry points that may start a run are shielded from their caller's cancellation: a
     # unit commits even when its caller is gone, and a run whose start is committed must be
@@ -132,7 +143,7 @@ class ConversationActor:
             active_run_id = self._run.run_id if self._run is not None else ""
 
             def unit(tx: WriteTx) -> SendResult | _Accepted:
-                existing = inputs.find(tx.session, self.key, chat.idempotency_key)
+                existing = inputs.find(tx, self.key, chat.idempotency_key)
                 if existing is not None:
                     return SendResult(
                         existing.id,
@@ -143,7 +154,7 @@ class ConversationActor:
                     )
                 if closing:
                     raise ShuttingDown("the Mind is shutting down; send again after it restarts")
-                if idle and inputs.oldest_queued(tx.session, self.key) is None:
+                if idle and inputs.oldest_queued(tx, self.key) is None:
                     trigger, permissions = run_origin(chat.source, "user")
                     run = runs.start(
                         tx,
@@ -182,7 +193,9 @@ class ConversationActor:
             accepted = await self.database.write(unit)
             if isinstance(accepted, SendResult):
                 return accepted
-            if accepted.run is not None:
+            if accepted.run is None:
+                self._maybe_queued = True
+            else:
                 self._launch(accepted.run, chat.principal)
                 return SendResult(
                     accepted.input_id, accepted.message_id, accepted.run.id, False, False
@@ -233,13 +246,15 @@ class ConversationActor:
             if await self._resume(self._resumes.pop(0)):
                 return
         # Only this actor, under its lock, queues inputs of this conversation: an empty queue
-        # seen by a read stays empty, so the usual case writes nothing.
-        waiting = await self.database.read(lambda session: inputs.oldest_queued(session, self.key))
-        if waiting is None:
+        # stays empty until it queues one, so the usual case reads and writes nothing.
+        if not self._maybe_queued:
+            return
+        if await self.database.first(inputs.OLDEST_QUEUED, key=self.key) is None:
+            self._maybe_queued = False
             return
 
         def deliver_next(tx: WriteTx) -> tuple[models.Run, str] | None:
-            row = inputs.oldest_queued(tx.session, self.key)
+            row = inputs.oldest_queued(tx, self.key)
             if row is None:
                 return None
             trigger, permissions = run_origin(row.source, "followup")
@@ -400,15 +415,8 @@ class ConversationActor:
         known = self._transcript if self.database.ids_follow_commits else []
         after = known[-1].id if known else 0
 
-        def query(session: Session) -> list[HistoryMessage]:
-            rows = session.scalars(
-                select(models.Message)
-                .where(models.Message.conversation_key == self.key, models.Message.id > after)
-                .order_by(models.Message.id)
-            )
-            return [history_message(row) for row in rows]
-
-        self._transcript = known + await self.database.read(query)
+        rows = await self.database.rows(_MESSAGES_AFTER, key=self.key, after=after)
+        self._transcript = known + [history_message(row) for row in rows]
         return list(self._transcript)
 
     def _publish(self, kind: str, run_id: str, **fields: object) -> None:

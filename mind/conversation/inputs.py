@@ -5,39 +5,43 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from mind.events.payloads import message_view, queued_view
 from mind.store import models
 from mind.store.database import WriteTx
 
+_COLUMNS = models.Input.__table__
+_BY_IDEMPOTENCY_KEY = select(_COLUMNS).where(
+    models.Input.conversation_key == bindparam("key"),
+    models.Input.idempotency_key == bindparam("idempotency_key"),
+)
+_QUEUED = (
+    select(_COLUMNS)
+    .where(models.Input.conversation_key == bindparam("key"), models.Input.state == "queued")
+    .order_by(models.Input.id)
+)
+_QUEUED_STEERS = _QUEUED.where(models.Input.steer.is_(True))
+OLDEST_QUEUED = _QUEUED.limit(1)
+_DELIVERED = (
+    update(models.Input)
+    .where(models.Input.id == bindparam("input_id"))
+    .values(state="delivered", message_id=bindparam("message_id"), run_id=bindparam("run_id"))
+)
 
-def find(session: Session, key: str, idempotency_key: str) -> models.Input | None:
-    return session.scalar(
-        select(models.Input).where(
-            models.Input.conversation_key == key,
-            models.Input.idempotency_key == idempotency_key,
-        )
-    )
+
+def find(tx: WriteTx, key: str, idempotency_key: str) -> Any | None:
+    """The input sent with `idempotency_key` (a row of `inputs`), if any."""
+    return tx.first(_BY_IDEMPOTENCY_KEY, key=key, idempotency_key=idempotency_key)
 
 
-def oldest_queued(session: Session, key: str) -> models.Input | None:
-    return session.scalar(
-        select(models.Input)
-        .where(models.Input.conversation_key == key, models.Input.state == "queued")
-        .order_by(models.Input.id)
-        .limit(1)
-    )
+def oldest_queued(tx: WriteTx, key: str) -> Any | None:
+    return tx.first(OLDEST_QUEUED, key=key)
 
 
-def queued(session: Session, key: str, *, steer_only: bool = False) -> list[models.Input]:
-    query = select(models.Input).where(
-        models.Input.conversation_key == key, models.Input.state == "queued"
-    )
-    if steer_only:
-        query = query.where(models.Input.steer.is_(True))
-    return list(session.scalars(query.order_by(models.Input.id)))
+def queued(tx: WriteTx, key: str, *, steer_only: bool = False) -> list[Any]:
+    return tx.rows(_QUEUED_STEERS if steer_only else _QUEUED, key=key)
 
 
 def conversations_with_queued(session: Session) -> list[str]:
@@ -70,9 +74,7 @@ def accept(
         state="queued",
         created_at=datetime.now(UTC),
     )
-    tx.session.add(row)
-    tx.session.flush()
-    return row
+    return tx.insert(row)
 
 
 def enqueue(
@@ -103,7 +105,7 @@ def enqueue(
     return row
 
 
-def deliver(tx: WriteTx, row: models.Input, run_id: str, audience: list[str]) -> models.Message:
+def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.Message:
     """Turn a queued input into the message of `run_id` (history order = delivery order).
 
     A person's input becomes a user message; an input with a `source` (an observation)
@@ -123,9 +125,8 @@ def deliver(tx: WriteTx, row: models.Input, run_id: str, audience: list[str]) ->
         },
         created_at=datetime.now(UTC),
     )
-    tx.session.add(message)
-    tx.session.flush()
-    row.state, row.message_id, row.run_id = "delivered", message.id, run_id
+    tx.insert(message)
+    tx.execute(_DELIVERED, input_id=row.id, message_id=message.id, run_id=run_id)
     tx.event(
         "message_appended", row.conversation_key, audience, message_view(message, "transparent")
     )

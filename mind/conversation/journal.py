@@ -6,6 +6,8 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from sqlalchemy import bindparam, select, update
+
 from mind.conversation import inputs
 from mind.conversation.records import assistant_payload, history_message
 from mind.core.history import HistoryMessage
@@ -14,6 +16,20 @@ from mind.providers.base import ProviderResult, ToolCall
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.runtime import Admission, Terminal
+
+_PROJECTION = select(models.ToolProjection.__table__).where(
+    models.ToolProjection.tool_call_id == bindparam("tool_call_id")
+)
+_END_CALL = (
+    update(models.ToolProjection)
+    .where(models.ToolProjection.tool_call_id == bindparam("tool_call_id"))
+    .values(
+        status=bindparam("status"),
+        result_summary=bindparam("result_summary"),
+        result_projection=bindparam("result_projection"),
+        finished_at=bindparam("finished_at"),
+    )
+)
 
 
 class RunRecorder:
@@ -78,7 +94,7 @@ class RunRecorder:
             return []
 
         def unit(tx: WriteTx) -> list[HistoryMessage]:
-            rows = inputs.queued(tx.session, self.key, steer_only=True)
+            rows = inputs.queued(tx, self.key, steer_only=True)
             delivered = [inputs.deliver(tx, row, self.run_id, self.audience) for row in rows]
             return [history_message(m) for m in delivered]
 
@@ -108,14 +124,24 @@ class RunRecorder:
         self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
 
     def _finish(self, tx: WriteTx, terminal: Terminal) -> HistoryMessage:
-        row = tx.session.get(models.ToolProjection, terminal.tool_call_id)
+        row = tx.first(_PROJECTION, tool_call_id=terminal.tool_call_id)
         if row is None or row.status != "running":
             raise RuntimeError(f"tool call {terminal.tool_call_id} has no open admission")
         now = datetime.now(UTC)
-        row.status = terminal.status
-        row.result_summary = terminal.result_summary
-        row.result_projection = terminal.result_projection
-        row.finished_at = now
+        row = row._replace(
+            status=terminal.status,
+            result_summary=terminal.result_summary,
+            result_projection=terminal.result_projection,
+            finished_at=now,
+        )
+        tx.execute(
+            _END_CALL,
+            tool_call_id=row.tool_call_id,
+            status=row.status,
+            result_summary=row.result_summary,
+            result_projection=row.result_projection,
+            finished_at=now,
+        )
         message = tx.insert(
             models.Message(
                 conversation_key=self.key,

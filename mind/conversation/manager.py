@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mind.conversation import inputs, queries, runs
-from mind.conversation.access import Viewer, check_key, check_principal
+from mind.conversation.access import Viewer, can_see, check_key, check_principal
 from mind.conversation.actor import ChatInput, ConversationActor, SendResult
 from mind.conversation.continuation import open_call_ids
 from mind.conversation.errors import (
@@ -63,6 +63,7 @@ class ConversationManager:
         self.bus = bus
         self.settings = settings
         self._actors: dict[str, ConversationActor] = {}
+        self._access: dict[str, tuple[str, list[str]]] = {}  # owner and members, by key
         self._actors_lock = asyncio.Lock()
         self._closing = False
 
@@ -226,6 +227,7 @@ class ConversationManager:
         """Drop the cached actor of a conversation an operator deleted (none of its runs run)."""
         async with self._actors_lock:
             self._actors.pop(key, None)
+            self._access.pop(key, None)
 
     async def shutdown(self) -> None:
         """Refuse new messages; active runs end as interrupted (reason shutdown)."""
@@ -235,7 +237,14 @@ class ConversationManager:
         await asyncio.gather(*(actor.stop("interrupted: the Mind shut down") for actor in actors))
 
     async def _visible_actor(self, viewer: Viewer, key: str) -> ConversationActor:
-        await self.database.read(lambda session: queries.visible(session, viewer, key))
+        access = self._access.get(key)
+        if access is None:
+            access = await self.database.read(lambda session: queries.access(session, key))
+            # Owner and members never change while the conversation exists; deleting it
+            # drops this entry (`forget`).
+            self._access[key] = access
+        if not can_see(viewer, *access):
+            raise NotFound(f"no conversation {key!r}")
         return await self._actor(key)
 
     async def _actor(self, key: str) -> ConversationActor:

@@ -49,6 +49,14 @@ def members_of(session: Session, key: str) -> list[str]:
     return list(rows)
 
 
+def access(session: Session, key: str) -> tuple[str, list[str]]:
+    """The owner and members of a conversation, or NotFound."""
+    conversation = session.get(models.Conversation, key)
+    if conversation is None:
+        raise NotFound(f"no conversation {key!r}")
+    return conversation.owner, members_of(session, key)
+
+
 def visible(session: Session, viewer: Viewer, key: str) -> tuple[models.Conversation, list[str]]:
     """The conversation and its members, or NotFound (also when it is someone else's)."""
     conversation = session.get(models.Conversation, key)

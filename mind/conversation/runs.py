@@ -7,11 +7,33 @@ from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select, update
 
 from mind.events.payloads import projection_view, run_view
 from mind.store import models
 from mind.store.database import WriteTx
+
+_RUN = select(models.Run.__table__).where(models.Run.id == bindparam("run_id"))
+_RUNNING_CALLS = select(models.ToolProjection.__table__).where(
+    models.ToolProjection.run_id == bindparam("run_id"),
+    models.ToolProjection.status == "running",
+)
+_CANCEL_CALL = (
+    update(models.ToolProjection)
+    .where(models.ToolProjection.tool_call_id == bindparam("tool_call_id"))
+    .values(status="cancelled", result_summary=bindparam("summary"), finished_at=bindparam("now"))
+)
+_END_RUN = (
+    update(models.Run)
+    .where(models.Run.id == bindparam("run_id"))
+    .values(
+        state=bindparam("state"),
+        reason=bindparam("reason"),
+        finished_at=bindparam("finished_at"),
+        steps=bindparam("steps"),
+        usage=bindparam("usage"),
+    )
+)
 
 
 def new_run_id() -> str:
@@ -36,8 +58,7 @@ def start(
         permissions=permissions or {},
         started_at=datetime.now(UTC),
     )
-    tx.session.add(run)
-    tx.session.flush()
+    tx.insert(run)
     tx.event("run_changed", key, audience, run_view(run))
     return run
 
@@ -52,42 +73,45 @@ def finish(
     steps: int | None = None,
     usage: dict[str, Any] | None = None,
     keep_open: Collection[str] = (),
-) -> models.Run | None:
+) -> Any | None:
     """Record the run's terminal; running tool calls of it end `cancelled` with `reason`,
     except those in `keep_open` (calls waiting for an approval, continued once decided).
+    Returns the run as it ended (a row of `runs`).
 
     Returns None (and writes nothing) when the run already has a terminal.
     """
-    run = tx.session.get(models.Run, run_id)
+    run = tx.first(_RUN, run_id=run_id)
     if run is None or run.state != "running":
         return None
     now = datetime.now(UTC)
-    running = list(
-        tx.session.scalars(
-            select(models.ToolProjection).where(
-                models.ToolProjection.run_id == run_id, models.ToolProjection.status == "running"
-            )
-        )
-    )
-    for projection in running:
+    for projection in tx.rows(_RUNNING_CALLS, run_id=run_id):
         if projection.tool_call_id in keep_open:
             continue
-        projection.status = "cancelled"
-        projection.result_summary = f"cancelled: {reason}"
-        projection.finished_at = now
-        tx.session.flush()
+        summary = f"cancelled: {reason}"
+        tx.execute(_CANCEL_CALL, tool_call_id=projection.tool_call_id, summary=summary, now=now)
+        ended = projection._replace(status="cancelled", result_summary=summary, finished_at=now)
         tx.event(
             "tool_changed",
             run.conversation_key,
             audience,
-            projection_view(projection, projection.admitted_mode),
+            projection_view(ended, ended.admitted_mode),
         )
-    run.state, run.reason, run.finished_at = state, reason, now
-    if steps is not None:
-        run.steps = steps
-    if usage is not None:
-        run.usage = usage
-    tx.session.flush()
+    run = run._replace(
+        state=state,
+        reason=reason,
+        finished_at=now,
+        steps=run.steps if steps is None else steps,
+        usage=run.usage if usage is None else usage,
+    )
+    tx.execute(
+        _END_RUN,
+        run_id=run_id,
+        state=state,
+        reason=reason,
+        finished_at=now,
+        steps=run.steps,
+        usage=run.usage,
+    )
     tx.event("run_changed", run.conversation_key, audience, run_view(run))
     return run
 

@@ -25,9 +25,8 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import Update, bindparam, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
 
 from mind.remote.model import (
     AckStatus,
@@ -51,27 +50,61 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
 
 
-def _record(task: Task, run: RemoteRun) -> TaskRecord:
+# A task with the fields of its run: every read of the registry selects these columns.
+_TASKS = select(
+    *Task.__table__.columns,
+    RemoteRun.conversation_key,
+    RemoteRun.run_id,
+    RemoteRun.detail_mode,
+    RemoteRun.background,
+).join(RemoteRun, Task.remote_run_id == RemoteRun.id)
+_BY_ID = _TASKS.where(Task.id == bindparam("task_id"))
+_BY_CALL = _TASKS.where(Task.tool_call_id == bindparam("tool_call_id"))
+# Spelled out rather than IN: a prepared statement takes no list parameter.
+_OPEN_TASKS = _TASKS.where(or_(*(Task.state == s.value for s in _OPEN))).order_by(Task.created_at)
+_TRANSITIONS = (
+    select(TaskTransition.__table__)
+    .where(TaskTransition.task_id == bindparam("task_id"))
+    .order_by(TaskTransition.id)
+)
+_MOVE = update(Task).where(
+    Task.id == bindparam("task_id"),
+    Task.state == bindparam("from_state"),
+    Task.attempt == bindparam("from_attempt"),
+)
+_REQUEST_CANCEL = (
+    update(Task)
+    .where(Task.id == bindparam("task_id"), Task.cancel_requested_at.is_(None))
+    .values(
+        cancel_requested_at=bindparam("now"),
+        cancel_reason=bindparam("reason"),
+        updated_at=bindparam("now"),
+    )
+)
+
+
+def _record(row: Any) -> TaskRecord:
+    """A row of `_TASKS` as a record."""
     return TaskRecord(
-        id=task.id,
-        remote_run_id=task.remote_run_id,
-        conversation_key=run.conversation_key,
-        run_id=run.run_id,
-        tool_call_id=task.tool_call_id,
-        hand_name=task.hand_name,
-        tool=task.tool,
-        attempt=task.attempt,
-        state=TaskState(task.state),
-        arguments=dict(task.arguments),
-        arguments_digest=task.arguments_digest,
-        detail_mode=DetailMode(run.detail_mode),
-        background=run.background,
-        cancel_requested_at=task.cancel_requested_at,
-        cancel_reason=task.cancel_reason,
-        output=task.output,
-        error=task.error,
-        created_at=task.created_at,
-        updated_at=task.updated_at,
+        id=row.id,
+        remote_run_id=row.remote_run_id,
+        conversation_key=row.conversation_key,
+        run_id=row.run_id,
+        tool_call_id=row.tool_call_id,
+        hand_name=row.hand_name,
+        tool=row.tool,
+        attempt=row.attempt,
+        state=TaskState(row.state),
+        arguments=dict(row.arguments),
+        arguments_digest=row.arguments_digest,
+        detail_mode=DetailMode(row.detail_mode),
+        background=row.background,
+        cancel_requested_at=row.cancel_requested_at,
+        cancel_reason=row.cancel_reason,
+        output=row.output,
+        error=row.error,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
     )
 
 
@@ -113,11 +146,31 @@ class Registry:
         )
 
         def unit(tx: WriteTx) -> None:
-            # One flush: the ORM's unit of work orders the inserts by foreign key.
-            tx.session.add_all([run, task, transition])
+            for row in (run, task, transition):  # foreign keys first
+                tx.insert(row)
 
         await self.database.write(unit)
-        return _record(task, run)
+        return TaskRecord(
+            id=task.id,
+            remote_run_id=run.id,
+            conversation_key=run.conversation_key,
+            run_id=run.run_id,
+            tool_call_id=task.tool_call_id,
+            hand_name=task.hand_name,
+            tool=task.tool,
+            attempt=task.attempt,
+            state=TaskState.OFFERED,
+            arguments=dict(task.arguments),
+            arguments_digest=task.arguments_digest,
+            detail_mode=spec.detail_mode,
+            background=spec.background,
+            cancel_requested_at=None,
+            cancel_reason="",
+            output="",
+            error="",
+            created_at=now,
+            updated_at=now,
+        )
 
     # -- Hand reports ---------------------------------------------------------------------
 
@@ -153,11 +206,11 @@ class Registry:
 
     async def check_progress(self, task_id: str, attempt: int, *, hand_name: str) -> Report:
         """Whether a progress report fits the task; changes nothing either way."""
-        found = await self.database.read(lambda session: self._load(session, task_id))
+        found = await self.database.first(_BY_ID, task_id=task_id)
         refusal = self._refusal(found, attempt, hand_name, (TaskState.ACCEPTED,))
         if refusal is not None:
             return refusal
-        return Report(AckStatus.OK, found and _record(*found))
+        return Report(AckStatus.OK, _record(found))
 
     # -- Mind-side transitions ------------------------------------------------------------
 
@@ -198,20 +251,13 @@ class Registry:
         now = utcnow()
 
         def unit(tx: WriteTx) -> Report:
-            found = self._load(tx.session, task_id)
+            found = tx.first(_BY_ID, task_id=task_id)
             refusal = self._refusal(found, None, None, _OPEN)
             if refusal is not None:
                 return refusal
-            assert found is not None
-            task, run = found
-            record = _record(task, run)
-            if task.cancel_requested_at is None:
-                tx.session.execute(
-                    update(Task)
-                    .where(Task.id == task_id, Task.cancel_requested_at.is_(None))
-                    .values(cancel_requested_at=now, cancel_reason=reason, updated_at=now)
-                    .execution_options(synchronize_session=False)
-                )
+            record = _record(found)
+            if found.cancel_requested_at is None:
+                tx.execute(_REQUEST_CANCEL, task_id=task_id, now=now, reason=reason)
                 record = replace(
                     record, cancel_requested_at=now, cancel_reason=reason, updated_at=now
                 )
@@ -222,94 +268,40 @@ class Registry:
     # -- reads ----------------------------------------------------------------------------
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        def query(session: Session) -> TaskRecord | None:
-            found = self._load(session, task_id)
-            return None if found is None else _record(*found)
-
-        return await self.database.read(query)
+        found = await self.database.first(_BY_ID, task_id=task_id)
+        return None if found is None else _record(found)
 
     async def for_call(self, tool_call_id: str) -> TaskRecord | None:
         """The task of a tool call (a call has at most one)."""
-        statement = (
-            select(Task, RemoteRun)
-            .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
-            .where(Task.tool_call_id == tool_call_id)
-        )
-
-        def query(session: Session) -> TaskRecord | None:
-            found = session.execute(statement).first()
-            return None if found is None else _record(*found)
-
-        return await self.database.read(query)
+        found = await self.database.first(_BY_CALL, tool_call_id=tool_call_id)
+        return None if found is None else _record(found)
 
     async def open_tasks(self, hand_name: str | None = None) -> list[TaskRecord]:
-        statement = (
-            select(Task, RemoteRun)
-            .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
-            .where(Task.state.in_([s.value for s in _OPEN]))
-            .order_by(Task.created_at)
-        )
-        if hand_name is not None:
-            statement = statement.where(Task.hand_name == hand_name)
-
-        def query(session: Session) -> list[TaskRecord]:
-            return [_record(task, run) for task, run in session.execute(statement).all()]
-
-        return await self.database.read(query)
+        found = await self.database.rows(_OPEN_TASKS)
+        return [_record(row) for row in found if hand_name in (None, row.hand_name)]
 
     async def transitions(self, task_id: str) -> list[Transition]:
-        statement = (
-            select(TaskTransition)
-            .where(TaskTransition.task_id == task_id)
-            .order_by(TaskTransition.id)
-        )
-
-        def query(session: Session) -> list[Transition]:
-            return [
-                Transition(
-                    r.task_id,
-                    r.attempt,
-                    r.from_state,
-                    r.to_state,
-                    r.terminal,
-                    r.detail,
-                    r.created_at,
-                )
-                for r in session.scalars(statement)
-            ]
-
-        return await self.database.read(query)
+        found = await self.database.rows(_TRANSITIONS, task_id=task_id)
+        return [
+            Transition(
+                r.task_id, r.attempt, r.from_state, r.to_state, r.terminal, r.detail, r.created_at
+            )
+            for r in found
+        ]
 
     # -- internals ------------------------------------------------------------------------
 
     @staticmethod
-    def _load(session: Session, task_id: str) -> tuple[Task, RemoteRun] | None:
-        """The task and its run as stored now.
-
-        `populate_existing`: in a group commit the units share one session, so the task may
-        already be in it as loaded before an earlier unit's compare-and-set (which leaves the
-        session's objects alone); every decision is taken on the row itself.
-        """
-        statement = (
-            select(Task, RemoteRun)
-            .join(RemoteRun, Task.remote_run_id == RemoteRun.id)
-            .where(Task.id == task_id)
-            .execution_options(populate_existing=True)
-        )
-        row = session.execute(statement).first()
-        return None if row is None else (row[0], row[1])
-
-    @staticmethod
     def _refusal(
-        found: tuple[Task, RemoteRun] | None,
+        found: Any | None,
         attempt: int | None,
         hand_name: str | None,
         allowed: Iterable[TaskState],
     ) -> Report | None:
-        if found is None or (hand_name is not None and found[0].hand_name != hand_name):
+        if found is None or (hand_name is not None and found.hand_name != hand_name):
             return Report(AckStatus.UNKNOWN_TASK, None, "no such task was offered to this Hand")
-        task, run = found
-        record = _record(task, run)
+        task = found
+        record = _record(found)
         if record.terminal:
             return Report(
                 AckStatus.ALREADY_TERMINAL, record, f"the task already ended {record.state}"
@@ -339,12 +331,10 @@ class Registry:
         now = utcnow()
 
         def unit(tx: WriteTx) -> Report:
-            found = self._load(tx.session, task_id)
+            found = tx.first(_BY_ID, task_id=task_id)
             refusal = self._refusal(found, attempt, hand_name, allowed)
             if refusal is not None:
                 return refusal
-            assert found is not None
-            task, run = found
             values: dict[str, Any] = {
                 "state": to_state.value,
                 "attempt": attempt + 1 if next_attempt else attempt,
@@ -354,28 +344,27 @@ class Registry:
                 values["output"] = output
             if error is not None:
                 values["error"] = error
-            result = tx.session.execute(
-                update(Task)
-                .where(Task.id == task_id, Task.state == task.state, Task.attempt == attempt)
-                .values(**values)
-                .execution_options(synchronize_session=False)
+            changed = tx.execute(
+                _move_statement(tuple(values)),
+                task_id=task_id,
+                from_state=found.state,
+                from_attempt=attempt,
+                **values,
             )
-            if result.rowcount != 1:
+            if changed != 1:
                 raise _LostRace
-            tx.session.add(
+            tx.insert(
                 TaskTransition(
                     task_id=task_id,
                     attempt=values["attempt"],
-                    from_state=task.state,
+                    from_state=found.state,
                     to_state=to_state.value,
                     terminal=to_state.terminal,
                     detail=detail,
                     created_at=now,
                 )
             )
-            return Report(
-                AckStatus.OK, replace(_record(task, run), **{**values, "state": to_state})
-            )
+            return Report(AckStatus.OK, replace(_record(found), **{**values, "state": to_state}))
 
         try:
             report = await self.database.write(unit)
@@ -397,12 +386,12 @@ class Registry:
         allowed: tuple[TaskState, ...],
         to_state: TaskState,
     ) -> Report:
-        found = await self.database.read(lambda session: self._load(session, task_id))
+        found = await self.database.first(_BY_ID, task_id=task_id)
         refusal = self._refusal(found, attempt, hand_name, allowed)
         if refusal is None:
             # Still applicable after losing a race means another writer moved it and back;
             # the caller may retry, but nothing was changed by this call.
-            return Report(AckStatus.STALE, found and _record(*found), "lost a concurrent update")
+            return Report(AckStatus.STALE, _record(found), "lost a concurrent update")
         self._log_refusal(refusal, task_id, attempt, to_state)
         return refusal
 
@@ -425,6 +414,17 @@ class Registry:
                 refusal.status,
                 refusal.message,
             )
+
+
+_MOVES: dict[tuple[str, ...], Update] = {}
+
+
+def _move_statement(keys: tuple[str, ...]) -> Update:
+    """The compare-and-set of a transition setting `keys` (one statement per shape)."""
+    statement = _MOVES.get(keys)
+    if statement is None:
+        statement = _MOVES[keys] = _MOVE.values({key: bindparam(key) for key in keys})
+    return statement
 
 
 class _LostRace(Exception):

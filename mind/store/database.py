@@ -1,10 +1,12 @@
 """The store's only door: units of work on one durable writer, and reads that never block it.
 
 Every write is a *unit*: a plain synchronous function `unit(tx: WriteTx) -> T` that changes
-state through `tx.session` (a synchronous SQLAlchemy ORM session, or Core through
-`tx.session.connection()`) and appends the outbox events describing the change with
-`tx.event(...)`. `await database.write(unit)` returns `unit`'s value only after the unit is
-committed, so whatever the caller acknowledges next is durable.
+state and appends the outbox events describing the change with `tx.event(...)`.
+`await database.write(unit)` returns `unit`'s value only after the unit is committed, so
+whatever the caller acknowledges next is durable. Hot paths write with `tx.insert`,
+`tx.execute`, `tx.rows` and `tx.first` (Core statements run on the driver's cursor,
+`mind.store.statements`); anything else may use `tx.session`, an ORM session joined to the
+same transaction on first use.
 
 Why units instead of async sessions: the asyncio drivers cost a thread hop per statement and
 the async ORM a greenlet switch per await; a unit costs one hop in and one out. And only
@@ -13,20 +15,20 @@ synchronous units can be grouped:
 * **SQLite** (`GroupWriter`): one thread owns the only write connection. It takes the first
   unit waiting, then every unit queued behind it (at most `MAX_GROUP`), runs each in its own
   SAVEPOINT inside one `BEGIN IMMEDIATE` transaction and commits once: one fsync for the group.
-  Units of a group share no ORM objects: each starts with an empty identity map.
   A unit that raises rolls back alone and its caller gets the exception; the others commit.
   If the commit fails, every caller in the group gets the error and nothing was acknowledged.
 * **PostgreSQL** (`PoolWriter`): each unit runs on a worker thread in a transaction of its own
   over a connection pool; the outbox's advisory lock (`mind.store.outbox`) orders the writers.
 
-A unit must not block on anything but the database (no network, no waiting on the loop) and
-must not keep ORM objects from an earlier unit: each group gets a fresh session. Objects a unit
+A unit must not block on anything but the database (no network, no waiting on the loop). Each
+unit gets a session of its own, so units of a group share no ORM objects; objects a unit
 returns are detached but keep their loaded attributes. A unit runs to its commit even when its
 caller was cancelled meanwhile (the caller just never sees the value).
 
 Reads (`await database.read(query)`) run `query(session)` on a worker thread in a read
 transaction of their own: on SQLite a deferred, `query_only` connection that reads a WAL
-snapshot and never takes the write lock.
+snapshot and never takes the write lock. `database.rows(statement)` runs one select the same
+way without a session (the hot reads).
 
 After each commit the events of the committed units go to `on_commit` (the event bus), in
 commit order, on the event loop, before any caller of the group resumes.
@@ -40,15 +42,16 @@ import logging
 import queue
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine, Insert, Table
 from sqlalchemy.orm import Session
 
+from mind.store import outbox, statements
 from mind.store.engine import create_read_engine, create_write_engine, is_sqlite
 from mind.store.models import Base, OutboxEvent
-from mind.store.outbox import append_event
+from mind.store.statements import Statement
 from tobe.config import SqliteSynchronous
 
 log = logging.getLogger(__name__)
@@ -61,46 +64,100 @@ R = TypeVar("R", bound=Base)
 MAX_GROUP = 64
 
 
-@dataclass
 class WriteTx:
-    """The open transaction a unit runs in."""
+    """The open transaction a unit runs in.
 
-    session: Session
-    events: list[OutboxEvent] = field(default_factory=list)
+    Hot paths use `execute`, `rows`, `first` and `insert`: module-level Core statements run
+    on the driver's cursor (`mind.store.statements`). Anything else may use `session`, an ORM
+    session created on first use and joined to the same transaction.
+    """
+
+    def __init__(self, connection: Connection, *, savepoint: bool) -> None:
+        self.connection = connection
+        self.events: list[OutboxEvent] = []
+        self._dialect = connection.dialect
+        self._cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+        self._savepoint = savepoint
+        self._session: Session | None = None
+
+    @property
+    def session(self) -> Session:
+        if self._session is None:
+            # Inside a unit's savepoint the session needs one of its own, so that a failed
+            # flush (which rolls the session back) ends only this unit.
+            mode = "create_savepoint" if self._savepoint else "rollback_only"
+            self._session = Session(
+                bind=self.connection, join_transaction_mode=mode, expire_on_commit=False
+            )
+        return self._session
+
+    def execute(self, statement: Statement, **values: Any) -> int:
+        """Run a statement; returns the number of rows it changed."""
+        self._flush()
+        prepared = statements.prepared(statement, self._dialect)
+        self._cursor.execute(prepared.sql, prepared.bind(values))
+        return int(self._cursor.rowcount)
+
+    def rows(self, statement: Statement, **values: Any) -> list[Any]:
+        """The rows of a select (named tuples by column key)."""
+        self._flush()
+        return statements.fetch(self._cursor, statement, self._dialect, values)
+
+    def first(self, statement: Statement, **values: Any) -> Any | None:
+        found = self.rows(statement, **values)
+        return found[0] if found else None
+
+    def insert(self, row: R) -> R:
+        """Insert a new mapped object with one statement instead of the ORM's unit of work;
+        returns it, detached, with its primary key and column defaults filled in."""
+        self._flush()  # rows added the ORM way go first (foreign keys)
+        table: Table = row.__table__  # type: ignore[attr-defined]
+        values = {
+            column.key: value
+            for column in table.columns
+            if (value := getattr(row, column.key)) is not None
+        }
+        statement = _insert_statement(table, tuple(values))
+        prepared = statements.prepared(statement, self._dialect, column_keys=tuple(values))
+        for name, _, default in prepared.parameters:
+            if name not in values and default is not None:
+                values[name] = default()
+                setattr(row, name, values[name])  # the row shows what was stored
+        self._cursor.execute(prepared.sql, prepared.bind(values))
+        returned = self._cursor.fetchone() if statement.exported_columns else None
+        if returned is not None:
+            for column, value in zip(statement.exported_columns, returned, strict=True):
+                setattr(row, column.key, value)
+        return row
 
     def event(
         self, type: str, conversation_key: str, audience: list[str], payload: dict[str, Any]
     ) -> int:
         """Append an outbox event in this transaction; returns its id."""
-        row = append_event(
-            self.session,
-            type=type,
-            conversation_key=conversation_key,
-            audience=audience,
-            payload=payload,
-        )
-        self.events.append(row)
-        return row.id
+        event = outbox.new_event(type, conversation_key, audience, payload)
+        if outbox.needs_writer_lock(self._dialect):
+            self.execute(outbox.WRITER_LOCK)
+        self.insert(event)
+        self.events.append(event)
+        return event.id
 
-    def insert(self, row: R) -> R:
-        """Insert a new mapped object with one Core statement instead of the ORM's unit of
-        work (a third of the CPU of a hot unit); returns it, detached, with its primary key
-        and column defaults filled in. Unset columns take their defaults."""
-        if self.session.new or self.session.dirty:
-            self.session.flush()  # rows added the ORM way go first (foreign keys)
-        table = row.__table__  # type: ignore[attr-defined]
-        values = {
-            column.key: getattr(row, column.key)
-            for column in table.columns
-            if getattr(row, column.key) is not None
-        }
-        result = self.session.connection().execute(table.insert(), values)
-        for key, value in result.last_inserted_params().items():
-            setattr(row, key, value)
-        primary_key = zip(table.primary_key.columns, result.inserted_primary_key, strict=True)
-        for column, value in primary_key:
-            setattr(row, column.key, value)
-        return row
+    def _flush(self) -> None:
+        if self._session is not None and (self._session.new or self._session.dirty):
+            self._session.flush()
+
+    def _finish(self) -> None:
+        """The unit returned: write what its session still holds."""
+        if self._session is not None:
+            self._session.commit()  # flushes; the transaction itself is the writer's
+            self._session.close()
+        self._cursor.close()
+
+    def _abandon(self) -> None:
+        """The unit raised: drop its session (rolling back its savepoint, if any)."""
+        if self._session is not None:
+            with contextlib.suppress(Exception):
+                self._session.close()
+        self._cursor.close()
 
 
 Unit = Callable[[WriteTx], T]
@@ -115,11 +172,13 @@ class Writer(Protocol):
 
 
 @dataclass
-class WriterStats:
-    """Counters for benchmarks and status: units committed and the commits that held them."""
+class StoreStats:
+    """Counters for benchmarks and status: units committed, the commits that held them, and
+    reads (read transactions and single-statement reads)."""
 
     units: int = 0
     commits: int = 0
+    reads: int = 0
 
 
 @dataclass
@@ -139,8 +198,9 @@ class GroupWriter:
         self._on_commit = on_commit
         self._queue: queue.SimpleQueue[_Pending | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._connection: Connection | None = None  # the writer thread's, kept open
         self._closed = False
-        self.stats = WriterStats()
+        self.stats = StoreStats()
 
     async def write(self, unit: Unit[T]) -> T:
         if self._closed:
@@ -161,6 +221,8 @@ class GroupWriter:
         if self._thread is not None:
             self._queue.put(None)
             await asyncio.to_thread(self._thread.join)
+        if self._connection is not None:
+            self._connection.close()
         self._engine.dispose()
 
     def _serve(self) -> None:
@@ -197,25 +259,34 @@ class GroupWriter:
                 loop.call_soon_threadsafe(self._settle, pendings)
 
     def _commit(self, group: list[_Pending]) -> None:
-        with Session(self._engine, expire_on_commit=False) as session:
+        if self._connection is None:
+            self._connection = self._engine.connect()
+        connection = self._connection
+        try:
+            transaction = connection.begin()
             if len(group) == 1:
-                _run(group[0], session)
+                _run(group[0], connection, savepoint=False)
             else:
                 for pending in group:
-                    _run_in_savepoint(pending, session)
+                    _run(pending, connection, savepoint=True)
             if all(pending.error is not None for pending in group):
-                session.rollback()
+                if transaction.is_active:  # a failed flush may have rolled it back already
+                    transaction.rollback()
                 return
-            try:
-                session.commit()
-            except Exception as exc:  # nobody in the group is acknowledged
-                log.exception("store commit of %d unit(s) failed", len(group))
-                with contextlib.suppress(Exception):  # the commit may have ended it already
-                    session.rollback()
-                for pending in group:
-                    if pending.error is None:
-                        pending.error = exc
-                return
+            transaction.commit()
+        except Exception as exc:  # nobody in the group is acknowledged
+            log.exception("store commit of %d unit(s) failed", len(group))
+            # Its state is unknown (a failed COMMIT may leave the transaction open): drop the
+            # driver's connection, which rolls back whatever it still holds; the next group
+            # opens a new one.
+            self._connection = None
+            with contextlib.suppress(Exception):
+                connection.invalidate()
+                connection.close()
+            for pending in group:
+                if pending.error is None:
+                    pending.error = exc
+            return
         self.stats.commits += 1
         self.stats.units += sum(1 for pending in group if pending.error is None)
 
@@ -232,30 +303,36 @@ class GroupWriter:
             _resolve(pending)
 
 
-class _UnitFailed(Exception):
-    """Raised inside a savepoint so that it rolls back; the unit's own error is kept."""
-
-
-def _run(pending: _Pending, session: Session) -> None:
-    pending.tx = WriteTx(session)
+def _run(pending: _Pending, connection: Connection, *, savepoint: bool) -> None:
+    """Run one unit; with `savepoint`, a unit that raises is rolled back alone."""
+    cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    if savepoint:
+        cursor.execute("SAVEPOINT unit")
+    tx = pending.tx = WriteTx(connection, savepoint=savepoint)
     try:
-        pending.value = pending.unit(pending.tx)
-        session.flush()
+        pending.value = pending.unit(tx)
+        tx._finish()
     except Exception as exc:
         pending.error = exc
+        tx._abandon()
+        if savepoint:
+            cursor.execute("ROLLBACK TO SAVEPOINT unit")
+    if savepoint:
+        cursor.execute("RELEASE SAVEPOINT unit")
+    cursor.close()
 
 
-def _run_in_savepoint(pending: _Pending, session: Session) -> None:
-    try:
-        with session.begin_nested():
-            _run(pending, session)
-            if pending.error is not None:
-                raise _UnitFailed
-    except _UnitFailed:
-        pass
-    # The next unit of the group must not see this one's objects as they were when loaded:
-    # it reads what the transaction holds now (a Core update leaves ORM copies stale).
-    session.expunge_all()
+_INSERTS: dict[tuple[str, tuple[str, ...]], Insert] = {}
+
+
+def _insert_statement(table: Table, keys: tuple[str, ...]) -> Insert:
+    """The insert of `keys` into `table`, returning the primary key when the row lacks it."""
+    statement = _INSERTS.get((table.name, keys))
+    if statement is None:
+        missing = [column for column in table.primary_key.columns if column.key not in keys]
+        statement = table.insert().returning(*missing) if missing else table.insert()
+        _INSERTS[(table.name, keys)] = statement
+    return statement
 
 
 def _resolve(pending: _Pending) -> None:
@@ -275,7 +352,7 @@ class PoolWriter:
         self._on_commit = on_commit
         self._running: set[asyncio.Future[Any]] = set()
         self._closed = False
-        self.stats = WriterStats()
+        self.stats = StoreStats()
 
     async def write(self, unit: Unit[T]) -> T:
         if self._closed:
@@ -295,9 +372,14 @@ class PoolWriter:
                 self._on_commit(tx.events)
 
     def _commit(self, unit: Unit[T]) -> tuple[WriteTx, T]:
-        with Session(self._engine, expire_on_commit=False) as session, session.begin():
-            tx = WriteTx(session)
-            value = unit(tx)
+        with self._engine.connect() as connection, connection.begin():
+            tx = WriteTx(connection, savepoint=False)
+            try:
+                value = unit(tx)
+                tx._finish()
+            except BaseException:
+                tx._abandon()
+                raise
         self.stats.commits += 1
         self.stats.units += 1
         return tx, value
@@ -338,7 +420,7 @@ class Database:
         return isinstance(self._writer, GroupWriter)
 
     @property
-    def stats(self) -> WriterStats:
+    def stats(self) -> StoreStats:
         return self._writer.stats
 
     def on_commit(self, callback: OnCommit) -> None:
@@ -353,7 +435,28 @@ class Database:
         """Run `query` in a read transaction of its own: one consistent state throughout."""
         return await asyncio.to_thread(self._read, query)
 
+    async def rows(self, statement: Statement, **values: Any) -> list[Any]:
+        """One select, on a read connection's driver cursor (`mind.store.statements`): the
+        hot reads, whose single statement needs no transaction of its own."""
+        return await asyncio.to_thread(self._rows, statement, values)
+
+    async def first(self, statement: Statement, **values: Any) -> Any | None:
+        found = await self.rows(statement, **values)
+        return found[0] if found else None
+
+    def _rows(self, statement: Statement, values: dict[str, Any]) -> list[Any]:
+        self.stats.reads += 1
+        # Back in the pool, the connection is rolled back: that ends PostgreSQL's implicit
+        # transaction; SQLite's driver runs the statement in autocommit mode.
+        with self._reads.connect() as connection:
+            cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
+            try:
+                return statements.fetch(cursor, statement, connection.dialect, values)
+            finally:
+                cursor.close()
+
     def _read(self, query: Query[T]) -> T:
+        self.stats.reads += 1
         with Session(self._reads, expire_on_commit=False) as session, session.begin():
             return query(session)
 

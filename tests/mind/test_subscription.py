@@ -9,14 +9,14 @@ import pytest
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.subscription import ReplayDone, SnapshotRequired, subscribe
 from mind.store.database import Database, WriteTx
-from mind.store.outbox import append_event, prune
+from mind.store.outbox import new_event, prune
 
 TOTAL = 120
 
 
 def _silent_event(tx: WriteTx, type: str, payload: dict[str, str]) -> None:
     """Append an event the Database does not hand to the bus (as a writer passing no rows)."""
-    append_event(tx.session, type=type, conversation_key="", audience=[], payload=payload)
+    tx.insert(new_event(type, "", [], payload))
 
 
 async def _write(database: Database, bus: EventBus, count: int, deltas: bool = True) -> None:

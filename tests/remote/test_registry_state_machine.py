@@ -10,7 +10,9 @@ Registry agrees with a simple model, and refused reports changed nothing.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -23,7 +25,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from sqlalchemy import event, func, select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from mind.remote.authority import Authority
@@ -39,7 +41,7 @@ from mind.remote.model import (
 )
 from mind.remote.registry import Registry
 from mind.remote.taskservice import TaskService
-from mind.store.database import Database
+from mind.store.database import Database, GroupWriter, PoolWriter
 from mind.store.models import Conversation, Task, TaskTransition
 from mind.tools.base import DetailMode
 from tobe.config import RemoteSettings
@@ -55,11 +57,17 @@ SETTINGS = RemoteSettings(
 _fault = {"armed": False}
 
 
-def _fail_after_commit(_session: Session) -> None:
-    """Once armed, the next commit succeeds in the database but raises in the writer."""
-    if _fault["armed"]:
-        _fault["armed"] = False
-        raise ConnectionError("connection lost after the commit")
+def _failing_after(commit: Callable[..., Any]) -> Callable[..., Any]:
+    """A writer's commit that, once armed, succeeds in the database but then raises."""
+
+    def commit_then_fail(self: Any, *args: Any) -> Any:
+        result = commit(self, *args)
+        if _fault["armed"]:
+            _fault["armed"] = False
+            raise ConnectionError("connection lost after the commit")
+        return result
+
+    return commit_then_fail
 
 
 @dataclass
@@ -337,15 +345,15 @@ class RegistryMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def model_store(store_url: str):  # noqa: ANN201
-    # On every session: the fault is armed only around one write, and reaches its writer.
-    event.listen(Session, "after_commit", _fail_after_commit)
+def model_store(store_url: str, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+    # On either writer: the fault is armed only around one write, and reaches its caller.
+    for writer in (GroupWriter, PoolWriter):
+        monkeypatch.setattr(writer, "_commit", _failing_after(writer._commit))
     store = Store(store_url)
     try:
         yield store
     finally:
         store.close()
-        event.remove(Session, "after_commit", _fail_after_commit)
 
 
 def test_registry_keeps_one_terminal_under_random_interleavings(model_store: Store) -> None:

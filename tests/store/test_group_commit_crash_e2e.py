@@ -27,14 +27,13 @@ import os
 import threading
 import time
 
-from sqlalchemy.orm import Session
+from sqlalchemy import Engine, event
 
 from mind.store import database
 
 HOLD = os.environ["TEST_WRITER_HOLD"]
 group_size = threading.local()
 real_commit_group = database.GroupWriter._commit
-real_session_commit = Session.commit
 
 
 def commit_group(self, group):
@@ -44,16 +43,15 @@ def commit_group(self, group):
         time.sleep(0.5)
 
 
-def session_commit(self):
+@event.listens_for(Engine, "commit")
+def before_commit(connection):
     if getattr(group_size, "value", 0) >= 2 and os.path.exists(HOLD):
         with open(HOLD + ".held", "w") as out:
             out.write(str(group_size.value))
         time.sleep(3600)
-    real_session_commit(self)
 
 
 database.GroupWriter._commit = commit_group
-Session.commit = session_commit
 """
 
 
