@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from awareness.auth import BearerTokenInterceptor, load_token
+from awareness.auth import BearerTokenInterceptor
 from awareness.engine import Engine
 from awareness.scrub import Scrubber, ScrubbingFilter
 from awareness.servicer import AwarenessServicer
@@ -13,6 +13,7 @@ from tobe.config import Settings
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
 from tobe.runtime.statelock import StateLock
+from tobe.runtime.tokens import awareness_token
 from tobe.v1 import awareness_pb2, awareness_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,7 @@ async def serve(settings: Settings) -> None:
     lock = StateLock(data_dir, "tobe awareness serve")
     lock.acquire(timeout=settings.mind.lock_timeout)
     try:
-        token = load_token(settings, create=True)
+        token = awareness_token(settings, create=True)
         engine = Engine(
             roots=adapter_roots(settings),
             data_dir=data_dir,

@@ -11,6 +11,7 @@ from rich.console import Console
 from tobe.config import load_settings
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask
+from tobe.runtime.tokens import token_file
 
 CHAT_HELP = """Chat with ToBe in the terminal, through the Face gateway.
 
@@ -56,7 +57,7 @@ def serve(listen: str | None, mind_address: str | None) -> None:
 def _client_token(explicit: str | None, credentials_dir: Path) -> str:
     if explicit:
         return explicit
-    path = credentials_dir / "client.token"
+    path = token_file(credentials_dir, "client")
     try:
         return path.read_text().strip()
     except FileNotFoundError:

@@ -12,6 +12,7 @@ from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
 from tobe.config import Settings
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
+from tobe.runtime.tokens import token_file
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +29,7 @@ def mind_token(settings: Settings) -> str:
     """Face's service credential: `face.mind_token`, else `<credentials_dir>/face.token`."""
     if settings.face.mind_token is not None:
         return settings.face.mind_token.get_secret_value()
-    path = settings.credentials_dir / "face.token"
+    path = token_file(settings.credentials_dir, "face")
     try:
         return path.read_text().strip()
     except FileNotFoundError:

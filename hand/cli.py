@@ -17,6 +17,7 @@ from hand.reference import build_reference_hand
 from hand.sandbox import Confinement, Sandbox, Unconfined
 from tobe import __version__
 from tobe.config import HandSettings, load_settings
+from tobe.runtime import tokens
 from tobe.runtime.logs import configure_logging
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ def _token(token_file: Path | None, credentials_dir: Path) -> str:
     token = os.environ.get(TOKEN_ENV, "").strip()
     if token:
         return token
-    path = token_file or credentials_dir / "hand.token"
+    path = token_file or tokens.token_file(credentials_dir, "hand")
     try:
         token = path.read_text().strip()
     except OSError:

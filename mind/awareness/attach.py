@@ -7,12 +7,12 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from awareness.auth import load_token
 from management.local_credentials import local_credentials
 from mind.awareness.client import AwarenessClient
 from mind.awareness.router import ObservationRouter
 from mind.awareness.sink import ConversationSink
 from mind.awareness.tools import AwarenessToolSource
+from tobe.runtime.tokens import awareness_token
 
 if TYPE_CHECKING:
     from mind.server import MindApp
@@ -32,7 +32,7 @@ def attach_awareness(app: MindApp) -> None:
     address = settings.mind.awareness_address
     if not address:
         return
-    client = AwarenessClient(address, load_token(settings, create=True))
+    client = AwarenessClient(address, awareness_token(settings, create=True))
     app.tools.add_source(AwarenessToolSource(client))
     default_key = settings.mind.awareness_conversation
     sink = ConversationSink(
