@@ -49,7 +49,7 @@ async def _serve(app: MindApp, listen: str) -> None:
 
 
 def _provision(settings: Settings, services_dir: Path) -> None:
-    from management.local_credentials import awareness_token_file, provision
+    from mind.management.local_credentials import awareness_token_file, provision
 
     try:
         created = provision(

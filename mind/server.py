@@ -12,7 +12,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from management.attach import attach_management
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
@@ -23,6 +22,7 @@ from mind.credentials.cache import CachedAuthenticator
 from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
+from mind.management.attach import attach_management
 from mind.providers.base import Provider
 from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from management.hosting import ManagementEndpoint, serve_management
-from management.live import MindLink
-from management.records import HandInfo, ServiceInfo
-from management.service import ManagementService
+from mind.management.hosting import ManagementEndpoint, serve_management
+from mind.management.live import MindLink
+from mind.management.records import HandInfo, ServiceInfo
+from mind.management.service import ManagementService
 from tobe.config import Settings
 
 if TYPE_CHECKING:

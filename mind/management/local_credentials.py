@@ -21,9 +21,9 @@ import getpass
 from dataclasses import dataclass
 from pathlib import Path
 
-from management.service import ManagementService
 from mind import credentials
 from mind.credentials import Identity
+from mind.management.service import ManagementService
 from mind.store import migrate
 from mind.store.database import Database
 from tobe.config import HandSettings, Settings
@@ -49,7 +49,7 @@ def local_credentials(
     user: str | None = None, *, hand_name: str = HandSettings().name
 ) -> tuple[LocalCredential, ...]:
     """Face's gateway credential, the local Hand's, and the local user's client credential."""
-    person = user or _local_user()
+    person = user or local_user()
     return (
         LocalCredential("face", "service", "face", ("gateway",)),
         # The local Hand executes for the local user's conversations (`serve:<user>`) and
@@ -59,7 +59,8 @@ def local_credentials(
     )
 
 
-def _local_user() -> str:
+def local_user() -> str:
+    """The principal of the local user's client credential: the login name, else "local"."""
     try:
         name = getpass.getuser()
     except (KeyError, OSError):

@@ -14,15 +14,15 @@ from typing import Any, TypeVar
 import grpc
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from management import convert
-from management.errors import FailedPrecondition, InvalidArgument, ManagementError, NotFound
-from management.service import ManagementService
 from mind.credentials import (
     CredentialError,
     CredentialInactive,
     CredentialNotFound,
     InvalidCredentialRequest,
 )
+from mind.management import convert
+from mind.management.errors import FailedPrecondition, InvalidArgument, ManagementError, NotFound
+from mind.management.service import ManagementService
 from tobe.v1 import management_pb2 as pb
 from tobe.v1 import management_pb2_grpc
 
