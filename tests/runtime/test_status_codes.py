@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
+import inspect
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import grpc
 import pytest
@@ -14,6 +17,9 @@ from tobe.runtime.server import ServiceSpec, start_server
 from tobe.runtime.status import INTERNAL_MESSAGE, status_codes
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
+
+ROOT = Path(__file__).resolve().parents[2]
+PROCESSES = ("mind", "face", "hand", "awareness", "management")
 
 
 class Refused(Exception):
@@ -151,3 +157,29 @@ async def test_a_stream_delivers_what_it_yielded_then_ends_with_the_mapped_statu
 def test_a_class_that_is_no_generated_servicer_is_refused() -> None:
     with pytest.raises(TypeError, match="implements no generated gRPC servicer"):
         status_codes(TABLE)(type("Plain", (), {"Observe": lambda self: None}))
+
+
+def _servicers() -> list[type]:
+    """Every class of the process packages that implements a generated servicer."""
+    found = []
+    for path in sorted(p for root in PROCESSES for p in (ROOT / root).rglob("*.py")):
+        if "_pb2_grpc" not in path.read_text(encoding="utf-8"):
+            continue
+        module = importlib.import_module(".".join(path.relative_to(ROOT).with_suffix("").parts))
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            generated = [b for b in cls.__mro__[1:] if b.__module__.endswith("_pb2_grpc")]
+            if cls.__module__ == module.__name__ and generated:
+                found.append(cls)
+    return found
+
+
+def test_every_servicer_maps_its_errors_through_a_table() -> None:
+    servicers = _servicers()
+    assert {cls.__name__ for cls in servicers} == {
+        "AwarenessServicer",
+        "FaceGatewayServicer",
+        "HandLinkServicer",
+        "ManagementServicer",
+        "MindServicer",
+    }
+    assert [cls.__name__ for cls in servicers if not hasattr(cls, "status_table")] == []
