@@ -1,4 +1,4 @@
-"""Serving Management from the running Mind: one call in `MindApp.build` plugs it in."""
+"""Serving Management from the running Mind: one call in `mind.server.build` plugs it in."""
 
 from __future__ import annotations
 
