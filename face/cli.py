@@ -38,7 +38,7 @@ def face() -> None:
 @click.option("--mind", "mind_address", help="Address of the Mind (default: face.mind_address).")
 def serve(listen: str | None, mind_address: str | None) -> None:
     """Serve FaceGateway to clients until SIGTERM or Ctrl-C."""
-    from face.server import FaceConfigError
+    from face.server import FaceConfigError, build
     from face.server import serve as run_server
 
     settings = load_settings()
@@ -49,7 +49,7 @@ def serve(listen: str | None, mind_address: str | None) -> None:
     configure_logging(settings.log_level, process="face")
     private_umask()
     try:
-        asyncio.run(run_server(settings))
+        asyncio.run(run_server(build(settings)))
     except FaceConfigError as exc:
         raise click.ClickException(str(exc)) from exc
 
