@@ -26,8 +26,8 @@ def awareness() -> None:
 )
 def serve(listen: str | None, adapters_dir: Path | None) -> None:
     """Serve the Awareness contract until SIGTERM/SIGINT."""
-    from awareness.auth import TokenUnavailable
     from awareness.server import serve as run
+    from tobe.runtime.tokens import TokenUnavailable
 
     settings = load_settings()
     private_umask()

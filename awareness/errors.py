@@ -1,6 +1,7 @@
 """Errors of the Awareness engine.
 
     AwarenessError
+    ├── InvalidRequest        a call to the service is malformed (a required field is missing)
     ├── AdapterLoadError      an adapter could not be registered (name, import, config)
     │   └── ConfigError       config.json does not satisfy config.schema.json
     ├── UnknownAdapter        no adapter with that runtime id
@@ -18,6 +19,10 @@ from __future__ import annotations
 
 class AwarenessError(Exception):
     """Base error of the Awareness engine."""
+
+
+class InvalidRequest(AwarenessError):
+    pass
 
 
 class AdapterLoadError(AwarenessError):

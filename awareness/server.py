@@ -1,11 +1,15 @@
-"""Wiring of the Awareness process: settings, logging, engine, gRPC server, shutdown order."""
+"""Wiring of the Awareness process: `build` assembles the engine and its servicer, `serve` runs
+them (settings, logging, the state lock, the gRPC server) until SIGTERM or SIGINT and stops them
+in order.
+"""
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
-from awareness.auth import BearerTokenInterceptor, load_token
+from awareness.auth import BearerTokenInterceptor
 from awareness.engine import Engine
 from awareness.scrub import Scrubber, ScrubbingFilter
 from awareness.servicer import AwarenessServicer
@@ -13,6 +17,7 @@ from tobe.config import Settings
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
 from tobe.runtime.statelock import StateLock
+from tobe.runtime.tokens import awareness_token
 from tobe.v1 import awareness_pb2, awareness_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -37,42 +42,56 @@ def install_scrubber() -> Scrubber:
     return scrubber
 
 
+@dataclass
+class AwarenessApp:
+    """The engine, its servicer, and the link token the Mind must present."""
+
+    engine: Engine
+    servicer: AwarenessServicer
+    token: str
+
+
+def build(settings: Settings, data_dir: Path, scrubber: Scrubber) -> AwarenessApp:
+    """Assemble Awareness on `data_dir`; adapters start with `Engine.start`."""
+    token = awareness_token(settings, create=True)
+    engine = Engine(
+        roots=adapter_roots(settings),
+        data_dir=data_dir,
+        low_window=settings.awareness.low_window,
+        medium_window=settings.awareness.medium_window,
+        scrubber=scrubber,
+    )
+    return AwarenessApp(engine, AwarenessServicer(engine), token)
+
+
 async def serve(settings: Settings) -> None:
+    """Serve Awareness under its data directory's state lock until SIGTERM or SIGINT."""
     configure_logging(settings.log_level, process="awareness")
     scrubber = install_scrubber()
     data_dir = settings.data_dir / "awareness"
     lock = StateLock(data_dir, "tobe awareness serve")
     lock.acquire(timeout=settings.mind.lock_timeout)
     try:
-        token = load_token(settings, create=True)
-        engine = Engine(
-            roots=adapter_roots(settings),
-            data_dir=data_dir,
-            low_window=settings.awareness.low_window,
-            medium_window=settings.awareness.medium_window,
-            scrubber=scrubber,
-        )
-        await engine.start()
-        servicer = AwarenessServicer(engine)
+        app = build(settings, data_dir, scrubber)
+        await app.engine.start()
         server = await start_server(
             [
                 ServiceSpec(
                     SERVICE_NAME,
-                    lambda s: awareness_pb2_grpc.add_AwarenessServicer_to_server(servicer, s),
+                    lambda s: awareness_pb2_grpc.add_AwarenessServicer_to_server(app.servicer, s),
                 )
             ],
             [settings.awareness.listen],
-            interceptors=[BearerTokenInterceptor(token)],
+            interceptors=[BearerTokenInterceptor(app.token)],
             unix_socket_mode=0o600,
         )
-        for address, port in server.bound.items():
-            host = address.rsplit(":", 1)[0]
-            log.info("awareness listening on %s", address if host == "unix" else f"{host}:{port}")
+        for listen in server.bound:
+            log.info("awareness listening on %s", server.address(listen))
 
         async def stop() -> None:
             # Push first, then adapters: a shutdown never wakes the agent.
             await server.set_serving(False)
-            await engine.stop()
+            await app.engine.stop()
             await server.stop(SHUTDOWN_GRACE)
             log.info("awareness stopped")
 

@@ -1,4 +1,4 @@
-"""gRPC edge of Awareness: converts proto <-> domain; nothing else lives here."""
+"""gRPC edge of Awareness: converts proto <-> domain and maps refusals to status codes."""
 
 from __future__ import annotations
 
@@ -11,9 +11,10 @@ from google.protobuf.timestamp_pb2 import Timestamp
 
 from awareness import calls
 from awareness.engine import Engine
-from awareness.errors import CursorAhead, PushClosed
+from awareness.errors import CursorAhead, InvalidRequest, PushClosed
 from awareness.model import Actor, CallResult, MediaRef, Observation, PublishedBatch, Trust
 from awareness.registry import RegisteredAdapter
+from tobe.runtime.status import StatusTable, status_codes
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
 
@@ -31,6 +32,11 @@ ACTOR_TO_PROTO = {
     Actor.SIGNAL: pb.OBSERVATION_ACTOR_SIGNAL,
     Actor.ADAPTER: pb.OBSERVATION_ACTOR_ADAPTER,
     Actor.SYSTEM: pb.OBSERVATION_ACTOR_SYSTEM,
+}
+AWARENESS_STATUS_CODES: StatusTable = {
+    InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    PushClosed: grpc.StatusCode.UNAVAILABLE,
+    CursorAhead: grpc.StatusCode.OUT_OF_RANGE,
 }
 
 
@@ -110,20 +116,24 @@ def adapter_to_proto(record: RegisteredAdapter) -> pb.AdapterInfo:
     )
 
 
-async def _args(args_json: str, context: grpc.aio.ServicerContext) -> dict[str, Any]:
+def _args(args_json: str) -> dict[str, Any]:
     if not args_json:
         return {}
     try:
         args = json.loads(args_json)
     except json.JSONDecodeError as exc:
-        await context.abort(
-            grpc.StatusCode.INVALID_ARGUMENT, f"args_json is not valid JSON: {exc.msg}"
-        )
+        raise InvalidRequest(f"args_json is not valid JSON: {exc.msg}") from None
     if not isinstance(args, dict):
-        await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "args_json must be a JSON object")
+        raise InvalidRequest("args_json must be a JSON object")
     return args
 
 
+def _required(value: str, message: str) -> None:
+    if not value:
+        raise InvalidRequest(message)
+
+
+@status_codes(AWARENESS_STATUS_CODES)
 class AwarenessServicer(pb_grpc.AwarenessServicer):
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -134,23 +144,19 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         )
 
     async def Observe(self, request, context):  # noqa: N802
-        if not request.action:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "action is required")
-        args = await _args(request.args_json, context)
+        _required(request.action, "action is required")
+        args = _args(request.args_json)
         result = await calls.observe(
             self.engine, request.call_id, request.adapter_id, request.action, args
         )
         return pb.ObserveResponse(result=result_to_proto(result))
 
     async def Interact(self, request, context):  # noqa: N802
-        if not request.adapter_id:
-            await context.abort(
-                grpc.StatusCode.INVALID_ARGUMENT,
-                "adapter_id is required: interact runs an adapter's write action",
-            )
-        if not request.action:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "action is required")
-        args = await _args(request.args_json, context)
+        _required(
+            request.adapter_id, "adapter_id is required: interact runs an adapter's write action"
+        )
+        _required(request.action, "action is required")
+        args = _args(request.args_json)
         result = await calls.interact(
             self.engine, request.call_id, request.adapter_id, request.action, args
         )
@@ -161,8 +167,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         return pb.RegisterAdapterResponse(result=result_to_proto(result))
 
     async def UnregisterAdapter(self, request, context):  # noqa: N802
-        if not request.adapter_id:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "adapter_id is required")
+        _required(request.adapter_id, "adapter_id is required")
         result = await calls.unregister(self.engine, request.call_id, request.adapter_id)
         return pb.UnregisterAdapterResponse(result=result_to_proto(result))
 
@@ -170,11 +175,6 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         self, request, context
     ) -> AsyncIterator[pb.SubscribeObservationsResponse]:  # noqa: N802
         if request.after_seq < 0:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "after_seq must be >= 0")
-        try:
-            async for batch in self.engine.subscribe(request.after_seq):
-                yield batch_to_proto(batch)
-        except PushClosed as exc:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, str(exc))
-        except CursorAhead as exc:
-            await context.abort(grpc.StatusCode.OUT_OF_RANGE, str(exc))
+            raise InvalidRequest("after_seq must be >= 0")
+        async for batch in self.engine.subscribe(request.after_seq):
+            yield batch_to_proto(batch)

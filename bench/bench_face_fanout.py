@@ -228,7 +228,7 @@ async def raw_round(raw: Child, clients: int, events: int) -> float:
 
 
 def start_mind(data_dir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    from management.local_credentials import provision
+    from mind.management.local_credentials import provision
     from tobe.config import Settings
 
     provision(Settings(data_dir=data_dir, database_url=""))
@@ -250,7 +250,7 @@ async def measure(counts: list[int], events: int) -> None:
                    TOBE_LOG_LEVEL="WARNING")
         mind, mind_address = await asyncio.to_thread(start_mind, data_dir, env)
         token = (data_dir / "credentials" / "client.token").read_text().strip()
-        from management.local_credentials import local_credentials
+        from mind.management.local_credentials import local_credentials
 
         env[PRINCIPAL_ENV] = local_credentials()[-1].principal
         face = Child(["--role", "face", mind_address,

@@ -11,6 +11,7 @@ from rich.console import Console
 from tobe.config import load_settings
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask
+from tobe.runtime.tokens import token_file
 
 CHAT_HELP = """Chat with ToBe in the terminal, through the Face gateway.
 
@@ -37,7 +38,7 @@ def face() -> None:
 @click.option("--mind", "mind_address", help="Address of the Mind (default: face.mind_address).")
 def serve(listen: str | None, mind_address: str | None) -> None:
     """Serve FaceGateway to clients until SIGTERM or Ctrl-C."""
-    from face.server import FaceConfigError
+    from face.server import FaceConfigError, build
     from face.server import serve as run_server
 
     settings = load_settings()
@@ -48,7 +49,7 @@ def serve(listen: str | None, mind_address: str | None) -> None:
     configure_logging(settings.log_level, process="face")
     private_umask()
     try:
-        asyncio.run(run_server(settings))
+        asyncio.run(run_server(build(settings)))
     except FaceConfigError as exc:
         raise click.ClickException(str(exc)) from exc
 
@@ -56,7 +57,7 @@ def serve(listen: str | None, mind_address: str | None) -> None:
 def _client_token(explicit: str | None, credentials_dir: Path) -> str:
     if explicit:
         return explicit
-    path = credentials_dir / "client.token"
+    path = token_file(credentials_dir, "client")
     try:
         return path.read_text().strip()
     except FileNotFoundError:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
+import grpc
 from google.protobuf.message import Message
 
 from face.connection import Connection, RenderedEvent
@@ -26,18 +27,13 @@ log = logging.getLogger(__name__)
 
 MAX_REQUEST_ID = 128
 # gRPC status code numbers used in command error replies.
-INVALID_ARGUMENT = 3
-FAILED_PRECONDITION = 9
-_CODES = {
-    "CANCELLED": 1, "UNKNOWN": 2, "INVALID_ARGUMENT": 3, "DEADLINE_EXCEEDED": 4, "NOT_FOUND": 5,
-    "ALREADY_EXISTS": 6, "PERMISSION_DENIED": 7, "RESOURCE_EXHAUSTED": 8,
-    "FAILED_PRECONDITION": 9, "ABORTED": 10, "OUT_OF_RANGE": 11, "UNIMPLEMENTED": 12,
-    "INTERNAL": 13, "UNAVAILABLE": 14, "DATA_LOSS": 15, "UNAUTHENTICATED": 16,
-}
+INVALID_ARGUMENT = grpc.StatusCode.INVALID_ARGUMENT.value[0]
+FAILED_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION.value[0]
 
 
 def status_number(code: str) -> int:
-    return _CODES.get(code, _CODES["UNKNOWN"])
+    """The number of the status named `code`; UNKNOWN's for a name gRPC does not have."""
+    return grpc.StatusCode.__members__.get(code, grpc.StatusCode.UNKNOWN).value[0]
 
 
 @dataclass(frozen=True)

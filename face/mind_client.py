@@ -26,14 +26,25 @@ def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
 
 
 class MindClient:
+    """Opens its channel on first use: an aio channel belongs to the loop it was made on."""
+
     def __init__(self, address: str, token: str) -> None:
         self.address = address
-        self._channel = open_channel(address)
-        self._stub = mind_pb2_grpc.MindStub(self._channel)
         self._metadata = bearer_metadata(token)
+        self._channel: grpc.aio.Channel | None = None
+        self._stub_instance: mind_pb2_grpc.MindStub | None = None
+
+    @property
+    def _stub(self) -> mind_pb2_grpc.MindStub:
+        if self._stub_instance is None:
+            self._channel = open_channel(self.address)
+            self._stub_instance = mind_pb2_grpc.MindStub(self._channel)
+        return self._stub_instance
 
     async def close(self) -> None:
-        await self._channel.close()
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel, self._stub_instance = None, None
 
     async def authenticate(self, client_token: str) -> Identity:
         response = await self.call("Authenticate", mind_pb2.AuthenticateRequest(token=client_token))

@@ -1,10 +1,13 @@
-"""Wiring of the Face process: Mind client, shared event feed, gateway servicer, gRPC server."""
+"""Wiring of the Face process: `build` assembles the Mind client, the shared event feed and the
+gateway servicer; `serve` runs them on the gRPC server until SIGTERM or SIGINT.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass
 
 from face.feed import EventFeed
 from face.mind_client import MindClient
@@ -12,6 +15,7 @@ from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
 from tobe.config import Settings
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
+from tobe.runtime.tokens import token_file
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +32,7 @@ def mind_token(settings: Settings) -> str:
     """Face's service credential: `face.mind_token`, else `<credentials_dir>/face.token`."""
     if settings.face.mind_token is not None:
         return settings.face.mind_token.get_secret_value()
-    path = settings.credentials_dir / "face.token"
+    path = token_file(settings.credentials_dir, "face")
     try:
         return path.read_text().strip()
     except FileNotFoundError:
@@ -39,33 +43,46 @@ def mind_token(settings: Settings) -> str:
         ) from None
 
 
-async def serve(settings: Settings) -> None:
+@dataclass
+class Gateway:
+    """A Face: its one client of the Mind, the feed fanned out to connections, the servicer."""
+
+    settings: Settings
+    mind: MindClient
+    feed: EventFeed
+    servicer: FaceGatewayServicer
+
+
+def build(settings: Settings) -> Gateway:
+    """Assemble a Face; nothing connects until `serve`."""
     mind = MindClient(settings.face.mind_address, mind_token(settings))
     feed = EventFeed(mind, AdmissionModes())
-    servicer = FaceGatewayServicer(mind, feed, settings.face)
+    return Gateway(settings, mind, feed, FaceGatewayServicer(mind, feed, settings.face))
+
+
+async def serve(gateway: Gateway) -> None:
+    """Serve FaceGateway on `face.listen` and follow the Mind until SIGTERM or SIGINT."""
+    settings = gateway.settings.face
     server = await start_server(
-        [ServiceSpec(SERVICE_NAME, servicer.register)],
-        [settings.face.listen],
+        [ServiceSpec(SERVICE_NAME, gateway.servicer.register)],
+        [settings.listen],
         max_message_bytes=MAX_SEND_BYTES,
-        max_receive_bytes=settings.face.max_frame_bytes,
+        max_receive_bytes=settings.max_frame_bytes,
     )
-    feed_task = asyncio.create_task(feed.run())
+    feed_task = asyncio.create_task(gateway.feed.run())
 
     async def stop() -> None:
         await server.stop(STOP_GRACE)
         feed_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await feed_task
-        await mind.close()
+        await gateway.mind.close()
 
-    listen = settings.face.listen
-    address = listen if listen.startswith("unix:") else (
-        f"{listen.rsplit(':', 1)[0]}:{server.bound[listen]}"
-    )
+    address = server.address(settings.listen)
 
     def ready() -> None:
         # Supervisors and tests wait for this line (the real port when listening on port 0).
         print(f"face listening on {address}", flush=True)
-        log.info("FaceGateway serving on %s (Mind at %s)", address, settings.face.mind_address)
+        log.info("FaceGateway serving on %s (Mind at %s)", address, settings.mind_address)
 
     await run_until_signal(stop, ready=ready)

@@ -28,7 +28,8 @@ from face.projection import TRANSPARENT
 from face.queue import Closing
 from tobe import __version__
 from tobe.config import FaceSettings
-from tobe.v1 import face_pb2
+from tobe.runtime.status import StatusTable, status_codes
+from tobe.v1 import face_pb2, face_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,14 @@ def seq_prefix(seq: int) -> bytes:
             return bytes(out)
 
 
+def _relayed(error: GatewayError) -> tuple[grpc.StatusCode, str]:
+    """A gateway error ends the call with the status it names (often the Mind's own)."""
+    return grpc.StatusCode[error.code], error.message
+
+
+FACE_STATUS_CODES: StatusTable = {GatewayError: _relayed}
+
+
 def _bearer_token(context: grpc.aio.ServicerContext) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str):
@@ -61,7 +70,8 @@ def _bearer_token(context: grpc.aio.ServicerContext) -> str:
     return ""
 
 
-class FaceGatewayServicer:
+@status_codes(FACE_STATUS_CODES)
+class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
     def __init__(self, mind: MindClient, feed: EventFeed, settings: FaceSettings) -> None:
         self._mind = mind
         self._feed = feed
@@ -80,19 +90,16 @@ class FaceGatewayServicer:
     ) -> None:
         token = _bearer_token(context)
         if not token:
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED,
+            raise GatewayError(
+                "UNAUTHENTICATED",
                 "missing credential: send metadata `authorization: Bearer <client credential>`",
             )
-        try:
-            identity = await self._mind.authenticate(token)
-        except GatewayError as exc:
-            await context.abort(grpc.StatusCode[exc.code], exc.message)
-        first = await _first_frame(requests, context)
+        identity = await self._mind.authenticate(token)
+        first = await _first_frame(requests)
         if first is None:
             return
         if identity.credential_id in self._feed.revoked:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "credential revoked")
+            raise GatewayError("UNAUTHENTICATED", "credential revoked")
         hello = first.hello
         connection = Connection(identity, hello.detail_mode, self._settings.queue_size)
         router = CommandRouter(connection, self._mind, self._feed)
@@ -192,20 +199,16 @@ async def _within(seconds: float, operation: Awaitable[None]) -> bool:
     return True
 
 
-async def _first_frame(
-    requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
-) -> face_pb2.ConnectRequest | None:
+async def _first_frame(requests: AsyncIterator[bytes]) -> face_pb2.ConnectRequest | None:
     raw = await anext(requests, None)
     if raw is None:
         return None
     try:
         first = face_pb2.ConnectRequest.FromString(raw)
     except DecodeError:
-        await context.abort(
-            grpc.StatusCode.INVALID_ARGUMENT, "malformed frame: not a ConnectRequest"
-        )
+        raise GatewayError("INVALID_ARGUMENT", "malformed frame: not a ConnectRequest") from None
     if first.WhichOneof("frame") != "hello":
-        await context.abort(grpc.StatusCode.FAILED_PRECONDITION, "hello required")
+        raise GatewayError("FAILED_PRECONDITION", "hello required")
     return first
 
 

@@ -1,1 +1,1 @@
-"""Management: the operator CLI (`tobe admin …`) and the Management service it calls."""
+"""The operator's commands: `tobe admin …` (a client of `mind.management`) and `tobe up`."""

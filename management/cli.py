@@ -10,8 +10,14 @@ from management import render
 from management.cli_approvals import approvals
 from management.cli_conversations import conversations
 from management.cli_credentials import credentials
-from management.cli_support import AdminOptions, call, output_options, parse_when, printer
-from management.convert import timestamp
+from management.cli_support import (
+    AdminOptions,
+    call,
+    output_options,
+    parse_when,
+    printer,
+    timestamp,
+)
 from tobe.v1 import management_pb2 as pb
 
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import click
 
 from management import render
-from management.cli_support import call, output_options, parse_when, printer
-from management.convert import KIND_TO_PROTO, timestamp
+from management.cli_support import call, output_options, parse_when, printer, timestamp
 from tobe.v1 import management_pb2 as pb
 
+KIND_TO_PROTO = {name: kind for kind, name in render.KIND_NAMES.items()}
 KINDS = click.Choice(sorted(KIND_TO_PROTO))
 
 

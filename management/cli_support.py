@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import click
 import grpc
 from google.protobuf.message import Message
+from google.protobuf.timestamp_pb2 import Timestamp
 
 from management.render import Printer
 from tobe.config import Settings, load_settings
@@ -100,7 +101,7 @@ def call(rpc: str, request: Message) -> Any:
     # Imported here: the store and gRPC stacks are heavy, and every `tobe` command (even
     # `tobe --help`) imports this module.
     from management.connection import ManagementUnavailable, connect
-    from management.servicer import ACTOR_METADATA
+    from mind.management import ACTOR_METADATA
 
     options = click.get_current_context().ensure_object(AdminOptions)
     settings = options.settings()
@@ -144,3 +145,10 @@ def parse_when(text: str, *, ago: bool) -> datetime:
     if moment.tzinfo is None:
         moment = moment.astimezone()
     return moment.astimezone(UTC)
+
+
+def timestamp(moment: datetime) -> Timestamp:
+    """A request's time field for `moment` (from `parse_when`)."""
+    stamp = Timestamp()
+    stamp.FromDatetime(moment.astimezone(UTC))
+    return stamp

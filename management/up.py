@@ -4,7 +4,7 @@
    the services inherit), and anything already there that other users could read is fixed,
    with a warning naming it.
 1. Create the local credentials on first run (under the state lock, released before the Mind
-   starts; see `management.local_credentials`).
+   starts; see `mind.management.local_credentials`).
 2. Choose the provider: the configured one, one detected from a usual API key variable, or
    else the offline demo script, announced as such.
 3. Start every service this installation has, in dependency order (Awareness, Mind, Face,
@@ -107,8 +107,7 @@ def provider_environment(settings: Settings, env: dict[str, str]) -> tuple[dict[
     if settings.provider.kind:
         return {}, f"Provider: {settings.provider.kind} (from the configuration)."
     try:
-        from mind.providers.detect import detect_with_reason
-        from mind.providers.factory import DEMO_SCRIPT
+        from mind.providers.detect import DEMO_SCRIPT, detect_with_reason
     except ImportError:  # a Mind without providers cannot be started anyway
         return {}, "Provider: none available in this installation."
     detected = detect_with_reason(env)
@@ -230,7 +229,7 @@ def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None
 
 
 def run_up(settings: Settings) -> int:
-    from management.local_credentials import provision
+    from mind.management import provision
     from tobe.runtime.statelock import StateLockBusy
 
     available = available_services()

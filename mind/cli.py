@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
@@ -15,41 +13,11 @@ from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask, tighten
 from tobe.runtime.statelock import StateLock, StateLockBusy
 
-if TYPE_CHECKING:
-    from mind.server import MindApp
-
 log = logging.getLogger("mind")
 
 
-def _address(listen: str, port: int) -> str:
-    if listen.startswith("unix:"):
-        return listen
-    host = listen.rsplit(":", 1)[0]
-    return f"{host}:{port}"
-
-
-async def _serve(app: MindApp, listen: str) -> None:
-    from tobe.runtime.server import run_until_signal
-
-    server = None
-    try:
-        server = await app.serve(listen)
-        line = f"mind listening on {_address(listen, server.bound[listen])}"
-
-        def ready() -> None:
-            click.echo(line)
-            sys.stdout.flush()
-            log.info(line)
-
-        await run_until_signal(lambda: app.close(server), ready=ready)
-        server = None
-    finally:
-        if server is not None:
-            await app.close(server)
-
-
 def _provision(settings: Settings, services_dir: Path) -> None:
-    from management.local_credentials import awareness_token_file, provision
+    from mind.management.local_credentials import awareness_token_file, provision
 
     try:
         created = provision(
@@ -83,7 +51,7 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
     # Imported here so that every other `tobe` command starts without the Mind's stack.
     from mind.providers.factory import ProviderConfigError, build_provider
     from mind.providers.script import ScriptError
-    from mind.server import MindApp
+    from mind.server import build, serve
     from mind.store.migrate import upgrade
 
     settings = load_settings()
@@ -106,6 +74,6 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
         except (ProviderConfigError, ScriptError) as exc:
             raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
         upgrade(settings.store_url)
-        asyncio.run(_serve(MindApp.build(settings, provider), address))
+        asyncio.run(serve(build(settings, provider), address))
     finally:
         lock.release()

@@ -1,4 +1,5 @@
-"""Process wiring of the Mind: builds the components, serves them, shuts them down.
+"""Process wiring of the Mind: `build` assembles the components, `serve` runs them until
+SIGTERM or SIGINT and shuts them down.
 
 Other components plug in here with a couple of lines on `MindApp`: a remote tool source with
 `app.tools.add_source(...)`, another gRPC service with `app.services.append(ServiceSpec(...))`,
@@ -12,7 +13,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from management.attach import attach_management
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
@@ -23,6 +23,7 @@ from mind.credentials.cache import CachedAuthenticator
 from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
+from mind.management.attach import attach_management
 from mind.providers.base import Provider
 from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
@@ -34,7 +35,7 @@ from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
 from tobe.config import Settings
-from tobe.runtime.server import GrpcServer, ServiceSpec, start_server
+from tobe.runtime.server import GrpcServer, ServiceSpec, run_until_signal, start_server
 from tobe.v1 import mind_pb2, mind_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -66,55 +67,6 @@ class MindApp:
     # Where the Mind service listens once serving (`host:port` with the bound port).
     address: str = ""
 
-    @classmethod
-    def build(cls, settings: Settings, provider: Provider) -> MindApp:
-        """Assemble every component; nothing touches the database until `serve`."""
-        bus, live_calls = EventBus(), LiveCalls()
-
-        def committed(events: list[OutboxEvent]) -> None:
-            # Revocations cut their streams before any subscriber hears of the commit.
-            live_calls.committed(events)
-            bus.durable_committed(events)
-
-        database = Database.open(
-            settings.store_url,
-            on_commit=committed,
-            sqlite_synchronous=settings.store.sqlite_synchronous,
-        )
-        tools = ToolRegistry(builtin_tools())
-        approvals = Approvals.build(settings.approvals, database, provider)
-        runtime = ToolRuntime(approvals.authorizer)
-        core = AgentCore(
-            provider,
-            tools,
-            runtime,
-            step_limit=settings.mind.step_limit,
-            thinking=thinking_level(settings.provider),
-        )
-        manager = ConversationManager(database, core, settings.mind, bus=bus)
-        app = cls(
-            settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
-        )
-        notes = BackgroundNotes(database)
-        app.remote = RemoteExecution.build(
-            database, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
-        )
-        tools.add_source(app.remote.tools)
-        runtime.ledger = app.remote.ledger
-        app.services.append(app.remote.service_spec())
-        app.on_start.append(app.remote.start)
-        app.on_stop.append(app.remote.close)
-        app.on_start.append(lambda: approvals.start(manager.continue_call))
-        app.on_stop.append(approvals.close)
-        servicer = MindServicer(
-            manager, database, bus, app.authenticate_client, approvals=approvals
-        )
-        register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
-        app.services.append(ServiceSpec(MIND_SERVICE, register))
-        attach_management(app)
-        attach_awareness(app)
-        return app
-
     def __post_init__(self) -> None:
         self.authenticate = CachedAuthenticator(
             store_authenticator(self.database), self.live_calls.is_revoked
@@ -123,7 +75,7 @@ class MindApp:
     async def authenticate_client(self, token: str) -> Identity | None:
         return await self.authenticate(token)
 
-    async def serve(self, listen: str) -> GrpcServer:
+    async def start(self, listen: str) -> GrpcServer:
         """Recover from the last stop, run start hooks, then start serving."""
         await self.manager.recover()
         for hook in self.on_start:
@@ -135,8 +87,7 @@ class MindApp:
                 AuthInterceptor(self.authenticate, live=self.live_calls)
             ],
         )
-        host = listen.rsplit(":", 1)[0]
-        self.address = listen if listen.startswith("unix:") else f"{host}:{server.bound[listen]}"
+        self.address = server.address(listen)
         return server
 
     async def close(self, server: GrpcServer | None) -> None:
@@ -154,3 +105,71 @@ class MindApp:
             await server.stop(SHUTDOWN_GRACE_SECONDS)
         await self.provider.aclose()
         await self.database.close()
+
+
+def build(settings: Settings, provider: Provider) -> MindApp:
+    """Assemble every component; nothing touches the database until `MindApp.start`."""
+    bus, live_calls = EventBus(), LiveCalls()
+
+    def committed(events: list[OutboxEvent]) -> None:
+        # Revocations cut their streams before any subscriber hears of the commit.
+        live_calls.committed(events)
+        bus.durable_committed(events)
+
+    database = Database.open(
+        settings.store_url,
+        on_commit=committed,
+        sqlite_synchronous=settings.store.sqlite_synchronous,
+    )
+    tools = ToolRegistry(builtin_tools())
+    approvals = Approvals.build(settings.approvals, database, provider)
+    runtime = ToolRuntime(approvals.authorizer)
+    core = AgentCore(
+        provider,
+        tools,
+        runtime,
+        step_limit=settings.mind.step_limit,
+        thinking=thinking_level(settings.provider),
+    )
+    manager = ConversationManager(database, core, settings.mind, bus=bus)
+    app = MindApp(
+        settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
+    )
+    notes = BackgroundNotes(database)
+    app.remote = RemoteExecution.build(
+        database, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
+    )
+    tools.add_source(app.remote.tools)
+    runtime.ledger = app.remote.ledger
+    app.services.append(app.remote.service_spec())
+    app.on_start.append(app.remote.start)
+    app.on_stop.append(app.remote.close)
+    app.on_start.append(lambda: approvals.start(manager.continue_call))
+    app.on_stop.append(approvals.close)
+    servicer = MindServicer(
+        manager, database, bus, app.authenticate_client, approvals=approvals
+    )
+    register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
+    app.services.append(ServiceSpec(MIND_SERVICE, register))
+    attach_management(app)
+    attach_awareness(app)
+    return app
+
+
+async def serve(app: MindApp, listen: str) -> None:
+    """Start `app` on `listen`, say where it listens, and stop it at SIGTERM or SIGINT."""
+    server = None
+    try:
+        server = await app.start(listen)
+        line = f"mind listening on {app.address}"
+
+        def ready() -> None:
+            # Supervisors and tests wait for this line (the real port when listening on port 0).
+            print(line, flush=True)
+            log.info(line)
+
+        await run_until_signal(lambda: app.close(server), ready=ready)
+        server = None
+    finally:
+        if server is not None:
+            await app.close(server)

@@ -7,23 +7,17 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
-from awareness.auth import load_token
-from management.local_credentials import local_credentials
 from mind.awareness.client import AwarenessClient
 from mind.awareness.router import ObservationRouter
 from mind.awareness.sink import ConversationSink
 from mind.awareness.tools import AwarenessToolSource
+from mind.management.local_credentials import local_user
+from tobe.runtime.tokens import awareness_token
 
 if TYPE_CHECKING:
     from mind.server import MindApp
 
 log = logging.getLogger(__name__)
-
-
-def _owner(configured: str) -> str:
-    if configured:
-        return configured
-    return next(c.principal for c in local_credentials() if c.kind == "client")
 
 
 def attach_awareness(app: MindApp) -> None:
@@ -32,11 +26,11 @@ def attach_awareness(app: MindApp) -> None:
     address = settings.mind.awareness_address
     if not address:
         return
-    client = AwarenessClient(address, load_token(settings, create=True))
+    client = AwarenessClient(address, awareness_token(settings, create=True))
     app.tools.add_source(AwarenessToolSource(client))
     default_key = settings.mind.awareness_conversation
     sink = ConversationSink(
-        app.manager, default_key=default_key, owner=_owner(settings.mind.awareness_owner)
+        app.manager, default_key=default_key, owner=settings.mind.awareness_owner or local_user()
     )
     router = ObservationRouter(client, app.database, sink, default_conversation=default_key)
     task: list[asyncio.Task[None]] = []

@@ -1,4 +1,8 @@
-"""A client of the Awareness service, authenticated with the shared service token."""
+"""A client of the Awareness service, authenticated with the shared service token.
+
+The one place the Mind's awareness code speaks gRPC: a failed call raises `AwarenessLinkError`
+(`mind.awareness.errors`), so the tools and the router stay free of it.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import grpc
+from google.protobuf.message import Message
 
+from mind.awareness.errors import AwarenessLinkError, JournalReset
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
@@ -17,6 +23,12 @@ from tobe.v1 import awareness_pb2_grpc as pb_grpc
 CALL_TIMEOUT = 60.0
 # How long a tool call waits for a link that is (re)connecting before it fails UNAVAILABLE.
 CONNECT_PATIENCE = 5.0
+
+
+def _link_error(exc: grpc.aio.AioRpcError) -> AwarenessLinkError:
+    if exc.code() is grpc.StatusCode.OUT_OF_RANGE:
+        return JournalReset(exc.code().name, exc.details())
+    return AwarenessLinkError(exc.code().name, exc.details())
 
 
 class AwarenessClient:
@@ -58,9 +70,7 @@ class AwarenessClient:
         request = pb.ObserveRequest(
             call_id=call_id, adapter_id=adapter_id, action=action, args_json=json.dumps(args)
         )
-        stub = await self._connected()
-        reply = await stub.Observe(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
-        return reply.result
+        return await self._result("Observe", request)
 
     async def interact(
         self, call_id: str, adapter_id: str, action: str, args: dict[str, Any]
@@ -68,34 +78,37 @@ class AwarenessClient:
         request = pb.InteractRequest(
             call_id=call_id, adapter_id=adapter_id, action=action, args_json=json.dumps(args)
         )
-        stub = await self._connected()
-        reply = await stub.Interact(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
-        return reply.result
+        return await self._result("Interact", request)
 
     async def register(self, call_id: str, name: str) -> pb.ToolCallResult:
         request = pb.RegisterAdapterRequest(call_id=call_id, name=name)
-        stub = await self._connected()
-        reply = await stub.RegisterAdapter(
-            request, metadata=self._metadata, timeout=CALL_TIMEOUT
-        )
-        return reply.result
+        return await self._result("RegisterAdapter", request)
 
     async def unregister(self, call_id: str, adapter_id: str) -> pb.ToolCallResult:
         request = pb.UnregisterAdapterRequest(call_id=call_id, adapter_id=adapter_id)
+        return await self._result("UnregisterAdapter", request)
+
+    async def _result(self, method: str, request: Message) -> pb.ToolCallResult:
+        """The `result` of a unary call; AwarenessLinkError when the call fails."""
         stub = await self._connected()
-        reply = await stub.UnregisterAdapter(
-            request, metadata=self._metadata, timeout=CALL_TIMEOUT
-        )
+        try:
+            reply = await getattr(stub, method)(
+                request, metadata=self._metadata, timeout=CALL_TIMEOUT
+            )
+        except grpc.aio.AioRpcError as exc:
+            raise _link_error(exc) from exc
         return reply.result
 
     async def subscribe(self, after_seq: int) -> AsyncIterator[pb.SubscribeObservationsResponse]:
-        """Published batches after `after_seq`; raises grpc.aio.AioRpcError when the link drops."""
+        """Published batches after `after_seq`; AwarenessLinkError when the link drops."""
         call = self._stub.SubscribeObservations(
             pb.SubscribeObservationsRequest(after_seq=after_seq), metadata=self._metadata
         )
         try:
             async for batch in call:
                 yield batch
+        except grpc.aio.AioRpcError as exc:
+            raise _link_error(exc) from exc
         finally:
             call.cancel()
 

@@ -15,11 +15,11 @@ import logging
 from datetime import UTC, datetime
 from typing import Protocol
 
-import grpc
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from mind.awareness.client import AwarenessClient
+from mind.awareness.errors import AwarenessLinkError, JournalReset
 from mind.awareness.notes import ObservationNote, build_note
 from mind.store import models
 from mind.store.database import Database, WriteTx
@@ -61,13 +61,13 @@ class ObservationRouter:
                     self._backoff.reset()
                     await self.route(batch)
                 log.info("the Awareness observation stream ended; resubscribing")
-            except grpc.aio.AioRpcError as exc:
-                if exc.code() is grpc.StatusCode.OUT_OF_RANGE:
-                    # Awareness lost its journal: replay it all; seen observations are skipped.
-                    log.warning("Awareness journal was reset; resubscribing from the start")
-                    await self._reset_cursor()
-                    continue
-                log.warning("Awareness observation stream: %s", exc.code().name)
+            except JournalReset:
+                # Awareness lost its journal: replay it all; seen observations are skipped.
+                log.warning("Awareness journal was reset; resubscribing from the start")
+                await self._reset_cursor()
+                continue
+            except AwarenessLinkError as exc:
+                log.warning("Awareness observation stream: %s", exc.status)
             except Exception:  # the store or a conversation refused; retry from the cursor
                 log.exception("routing an observation batch failed; retrying")
             await asyncio.sleep(self._backoff.next_delay())

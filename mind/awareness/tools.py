@@ -16,9 +16,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-import grpc
-
 from mind.awareness.client import AwarenessClient
+from mind.awareness.errors import AwarenessLinkError
 from mind.tools.base import Effect, Tool, ToolContext, ToolOutcome
 from tobe.v1 import awareness_pb2 as pb
 
@@ -58,9 +57,9 @@ def _error(context: ToolContext, adapter_id: str, action: str, message: str) -> 
 
 
 def _unreachable(
-    context: ToolContext, adapter_id: str, action: str, exc: grpc.aio.AioRpcError
+    context: ToolContext, adapter_id: str, action: str, exc: AwarenessLinkError
 ) -> ToolOutcome:
-    return _error(context, adapter_id, action, f"Awareness did not answer: {exc.details()}")
+    return _error(context, adapter_id, action, f"Awareness did not answer: {exc.details}")
 
 
 _ARGS = {"type": "object", "description": "Arguments of the action (see list_adapters)."}
@@ -96,7 +95,7 @@ class AwarenessObserveTool:
             result = await self._client.observe(
                 context.tool_call_id, adapter_id, action, arguments.get("args", {})
             )
-        except grpc.aio.AioRpcError as exc:
+        except AwarenessLinkError as exc:
             return _unreachable(context, adapter_id, action, exc)
         return _envelope(result)
 
@@ -130,7 +129,7 @@ class AwarenessInteractTool:
             result = await self._client.interact(
                 context.tool_call_id, adapter_id, action, arguments.get("args", {})
             )
-        except grpc.aio.AioRpcError as exc:
+        except AwarenessLinkError as exc:
             return _unreachable(context, adapter_id, action, exc)
         return _envelope(result)
 
@@ -174,7 +173,7 @@ class AwarenessEngineTool:
                 result = await self._client.register(context.tool_call_id, args[key])
             else:
                 result = await self._client.unregister(context.tool_call_id, args[key])
-        except grpc.aio.AioRpcError as exc:
+        except AwarenessLinkError as exc:
             return _unreachable(context, args.get("adapter_id", ""), action, exc)
         return _envelope(result)
 

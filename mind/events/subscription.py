@@ -25,6 +25,10 @@ class SnapshotRequired(Exception):
     """The resume point is older than the oldest event kept."""
 
 
+class InvalidCursor(Exception):
+    """The resume point is not an event id (it is negative)."""
+
+
 @dataclass(frozen=True)
 class ReplayDone:
     last_durable_id: int
@@ -49,7 +53,7 @@ async def _read_from(database: Database, after_id: int) -> AsyncIterator[OutboxE
 async def _check_resumable(database: Database, after_id: int) -> None:
     oldest = await database.read(oldest_event_id)
     if after_id < 0:
-        raise ValueError("after_id cannot be negative")
+        raise InvalidCursor("after_id cannot be negative")
     if oldest is not None and after_id + 1 < oldest:
         raise SnapshotRequired(
             f"snapshot required: events after {after_id} were pruned (oldest kept: {oldest})"

@@ -1,5 +1,7 @@
 """Choosing a provider from the environment, for `tobe up` on a machine with a key set.
 
+When nothing is configured or detected, the Mind plays the offline demo script (`DEMO_SCRIPT`).
+
 Order: explicit `TOBE_PROVIDER__KIND` wins (with the other `TOBE_PROVIDER__*` values, the key
 falling back to the provider's usual variable); otherwise the first usual key found among
 ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY and GOOGLE_API_KEY, with that provider's
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Literal
 
 from pydantic import SecretStr
@@ -18,6 +21,9 @@ from pydantic import SecretStr
 from tobe.config import ProviderSettings
 
 Kind = Literal["openai", "anthropic", "gemini"]
+
+# The offline demo script, played when no provider is configured.
+DEMO_SCRIPT = Path(__file__).with_name("demo_script.yaml")
 
 DEFAULT_MODELS: dict[Kind, str] = {
     "anthropic": "claude-sonnet-4-5",

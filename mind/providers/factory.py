@@ -4,23 +4,19 @@ from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 
 from pydantic import SecretStr
 
 from mind.providers.anthropic import AnthropicProvider
 from mind.providers.base import Provider, ThinkingLevel
 from mind.providers.catalog import UnknownModelError, lookup
-from mind.providers.detect import KEY_VARIABLES
+from mind.providers.detect import DEMO_SCRIPT, KEY_VARIABLES
 from mind.providers.gemini import GeminiProvider
 from mind.providers.openai import OpenAIProvider
 from mind.providers.scripted import ScriptedProvider
 from tobe.config import ProviderSettings
 
 log = logging.getLogger(__name__)
-
-# The offline demo script, played when no provider is configured.
-DEMO_SCRIPT = Path(__file__).with_name("demo_script.yaml")
 
 
 class ProviderConfigError(ValueError):

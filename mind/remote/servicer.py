@@ -3,6 +3,9 @@
 One `Attach` stream per Hand. A reader task applies the Hand's frames in order (each report
 is committed before its ack is queued); the response generator writes whatever the
 HandConnection queues: acks, offers, cancels, and finally the reason the stream closes.
+A hello that cannot be accepted ends the stream with the status `HANDLINK_STATUS_CODES` gives
+its refusal (`tobe.runtime.status`); a stream the Mind closes later ends with the status its
+close reason names.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from mind.remote.taskservice import TaskService
 from mind.tools.base import Effect
 from tobe.config import RemoteSettings
 from tobe.runtime.decision_template import TemplateError, check_template
+from tobe.runtime.status import StatusTable, status_codes
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -78,12 +82,24 @@ _CLOSE_CODES = {
 SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 
 
-class HelloError(ValueError):
-    """The hello frame is malformed; the message names the field."""
+class NotAHand(Exception):
+    """The stream's credential is not a Hand's."""
+
+
+class HelloError(Exception):
+    """The hello frame is missing or malformed; the message names the field."""
 
 
 class NameNotGranted(Exception):
     """The credential may not attach under the Hand name it asked for."""
+
+
+HANDLINK_STATUS_CODES: StatusTable = {
+    NotAHand: grpc.StatusCode.UNAUTHENTICATED,
+    HelloError: grpc.StatusCode.INVALID_ARGUMENT,
+    NameNotGranted: grpc.StatusCode.PERMISSION_DENIED,
+    HandNameTaken: grpc.StatusCode.ALREADY_EXISTS,
+}
 
 
 def _ms(seconds: float) -> int:
@@ -189,6 +205,7 @@ def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
     raise TypeError(f"not an outbound frame: {frame!r}")
 
 
+@status_codes(HANDLINK_STATUS_CODES)
 class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     def __init__(
         self,
@@ -238,33 +255,24 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     ) -> AsyncIterator[hand_pb2.AttachResponse]:
         identity = self._identify()
         if identity.kind != "hand":
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED, "HandLink needs a credential of kind 'hand'"
-            )
+            raise NotAHand("HandLink needs a credential of kind 'hand'")
         frames = aiter(request_iterator)
         try:
             first = await self._next(frames)
         except TimeoutError:
             first = None
         if first is None or first.WhichOneof("frame") != "hello":
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first frame must be hello")
+            raise HelloError("the first frame must be hello")
         hello = first.hello
-        try:
-            connection = HandConnection(
-                name=hand_name(hello, identity),
-                principal=identity.principal,
-                credential_id=identity.credential_id,
-                version=hello.version,
-                tools=parse_tools(list(hello.tools)),
-                serves=served_principals(identity.principal, identity.scopes),
-            )
-            self._hub.attach(connection)
-        except HelloError as exc:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-        except NameNotGranted as exc:
-            await context.abort(grpc.StatusCode.PERMISSION_DENIED, str(exc))
-        except HandNameTaken as exc:
-            await context.abort(grpc.StatusCode.ALREADY_EXISTS, str(exc))
+        connection = HandConnection(
+            name=hand_name(hello, identity),
+            principal=identity.principal,
+            credential_id=identity.credential_id,
+            version=hello.version,
+            tools=parse_tools(list(hello.tools)),
+            serves=served_principals(identity.principal, identity.scopes),
+        )
+        self._hub.attach(connection)
         reader: asyncio.Task[None] | None = None
         try:
             yield hand_pb2.AttachResponse(

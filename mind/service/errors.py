@@ -1,73 +1,34 @@
-"""Domain errors → gRPC status codes, mapped once for every Mind servicer method."""
+"""What the Mind service tells gateways when it refuses: domain error type → gRPC status code.
+
+The table is applied to every method of `MindServicer` (`tobe.runtime.status`). Only the
+servicer itself raises `ClientUnauthenticated`; everything else comes from the domain.
+"""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any, TypeVar
+from grpc import StatusCode
 
-import grpc
-
-from mind.approvals import errors as approval_errors
-from mind.conversation import errors
-from mind.events.subscription import SnapshotRequired
-
-_CODES: list[tuple[type[Exception], grpc.StatusCode]] = [
-    (errors.InvalidInput, grpc.StatusCode.INVALID_ARGUMENT),
-    (errors.NotFound, grpc.StatusCode.NOT_FOUND),
-    (errors.AlreadyExists, grpc.StatusCode.ALREADY_EXISTS),
-    (errors.NotAllowed, grpc.StatusCode.PERMISSION_DENIED),
-    (errors.WrongState, grpc.StatusCode.FAILED_PRECONDITION),
-    (errors.ShuttingDown, grpc.StatusCode.UNAVAILABLE),
-    (SnapshotRequired, grpc.StatusCode.FAILED_PRECONDITION),
-    (approval_errors.ApprovalNotFound, grpc.StatusCode.NOT_FOUND),
-    (approval_errors.ApprovalAlreadyDecided, grpc.StatusCode.FAILED_PRECONDITION),
-    (approval_errors.InvalidDecision, grpc.StatusCode.INVALID_ARGUMENT),
-    (ValueError, grpc.StatusCode.INVALID_ARGUMENT),
-]
-
-MAPPED = (errors.ConversationError, approval_errors.ApprovalError, SnapshotRequired, ValueError)
-
-R = TypeVar("R")
+from mind.approvals import errors as approvals
+from mind.conversation import errors as conversations
+from mind.events.subscription import InvalidCursor, SnapshotRequired
+from tobe.runtime.status import StatusTable
 
 
-def status_for(exc: Exception) -> grpc.StatusCode | None:
-    for kind, code in _CODES:
-        if isinstance(exc, kind):
-            return code
-    return None
+class ClientUnauthenticated(Exception):
+    """The client token a gateway asked about is invalid, revoked or expired."""
 
 
-async def _abort(context: grpc.aio.ServicerContext, exc: Exception) -> None:
-    code = status_for(exc) or grpc.StatusCode.INTERNAL
-    await context.abort(code, str(exc))
-
-
-def unary(
-    method: Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[R]],
-) -> Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[R]]:
-    @functools.wraps(method)
-    async def wrapper(self: Any, request: Any, context: grpc.aio.ServicerContext) -> R:
-        try:
-            return await method(self, request, context)
-        except MAPPED as exc:
-            await _abort(context, exc)
-        raise AssertionError("unreachable: abort raises")
-
-    return wrapper
-
-
-def streaming(
-    method: Callable[[Any, Any, grpc.aio.ServicerContext], AsyncIterator[R]],
-) -> Callable[[Any, Any, grpc.aio.ServicerContext], AsyncIterator[R]]:
-    @functools.wraps(method)
-    async def wrapper(
-        self: Any, request: Any, context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[R]:
-        try:
-            async for item in method(self, request, context):
-                yield item
-        except MAPPED as exc:
-            await _abort(context, exc)
-
-    return wrapper
+MIND_STATUS_CODES: StatusTable = {
+    conversations.InvalidInput: StatusCode.INVALID_ARGUMENT,
+    conversations.NotFound: StatusCode.NOT_FOUND,
+    conversations.AlreadyExists: StatusCode.ALREADY_EXISTS,
+    conversations.NotAllowed: StatusCode.PERMISSION_DENIED,
+    conversations.WrongState: StatusCode.FAILED_PRECONDITION,
+    conversations.ShuttingDown: StatusCode.UNAVAILABLE,
+    SnapshotRequired: StatusCode.FAILED_PRECONDITION,
+    InvalidCursor: StatusCode.INVALID_ARGUMENT,
+    approvals.ApprovalNotFound: StatusCode.NOT_FOUND,
+    approvals.ApprovalAlreadyDecided: StatusCode.FAILED_PRECONDITION,
+    approvals.InvalidDecision: StatusCode.INVALID_ARGUMENT,
+    ClientUnauthenticated: StatusCode.UNAUTHENTICATED,
+}

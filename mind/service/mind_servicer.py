@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-import grpc
-
 from mind.approvals.broker import event_payload
 from mind.approvals.model import Decision
 from mind.approvals.wiring import Approvals
@@ -17,8 +15,9 @@ from mind.credentials import Identity
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.subscription import ReplayDone, subscribe
 from mind.service.convert import durable_event, ephemeral_event, mode_word, to_proto
-from mind.service.errors import streaming, unary
+from mind.service.errors import MIND_STATUS_CODES, ClientUnauthenticated
 from mind.store.database import Database
+from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
 GATEWAY_SCOPE = "gateway"
@@ -47,6 +46,7 @@ def _viewer(on_behalf_of: mind_pb2.OnBehalfOf) -> Viewer:
     return Viewer(on_behalf_of.principal, tuple(on_behalf_of.scopes))
 
 
+@status_codes(MIND_STATUS_CODES)
 class MindServicer(mind_pb2_grpc.MindServicer):
     def __init__(
         self,
@@ -63,14 +63,11 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self.bus = bus
         self.authenticate_client = authenticate_client
 
-    @unary
     async def Authenticate(self, request, context):  # noqa: N802
         _require_gateway()
         identity = await self.authenticate_client(request.token) if request.token else None
         if identity is None or identity.kind != "client":
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED, "invalid, revoked or expired client credential"
-            )
+            raise ClientUnauthenticated("invalid, revoked or expired client credential")
         return mind_pb2.AuthenticateResponse(
             identity=mind_pb2.OnBehalfOf(
                 principal=identity.principal,
@@ -79,7 +76,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             )
         )
 
-    @unary
     async def CreateConversation(self, request, context):  # noqa: N802
         view = await self.manager.create(
             _viewer(request.on_behalf_of), request.key, request.title, list(request.members)
@@ -88,14 +84,12 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             conversation=to_proto(common_pb2.Conversation, view)
         )
 
-    @unary
     async def ListConversations(self, request, context):  # noqa: N802
         views = await self.manager.list(_viewer(request.on_behalf_of), request.limit)
         return mind_pb2.ListConversationsResponse(
             conversations=[to_proto(common_pb2.Conversation, v) for v in views]
         )
 
-    @unary
     async def SendChat(self, request, context):  # noqa: N802
         result = await self.manager.send(
             _viewer(request.on_behalf_of),
@@ -113,12 +107,10 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             input_id=result.input_id,
         )
 
-    @unary
     async def CancelRun(self, request, context):  # noqa: N802
         run_id = await self.manager.cancel(_viewer(request.on_behalf_of), request.conversation_key)
         return mind_pb2.CancelRunResponse(run_id=run_id)
 
-    @unary
     async def GetSnapshot(self, request, context):  # noqa: N802
         snapshot = await self.manager.snapshot(
             _viewer(request.on_behalf_of),
@@ -140,7 +132,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             response.active_run.CopyFrom(to_proto(common_pb2.Run, snapshot.active_run))
         return response
 
-    @unary
     async def GetHistory(self, request, context):  # noqa: N802
         page = await self.manager.history(
             _viewer(request.on_behalf_of),
@@ -155,7 +146,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             next_after_message_id=page.next_after_message_id,
         )
 
-    @streaming
     async def Subscribe(self, request, context) -> AsyncIterator[mind_pb2.SubscribeResponse]:  # noqa: N802
         _require_gateway()
         items = subscribe(self.database, self.bus, request.after_id, request.include_ephemeral)
@@ -169,7 +159,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             else:
                 yield mind_pb2.SubscribeResponse(event=durable_event(item))
 
-    @unary
     async def DecideApproval(self, request, context):  # noqa: N802
         viewer = _viewer(request.on_behalf_of)
         if APPROVE_SCOPE not in viewer.scopes:

@@ -6,9 +6,9 @@ import asyncio
 import stat
 from pathlib import Path
 
-from management.local_credentials import PROVISION_ACTOR, provision
-from management.service import ManagementService
 from mind import credentials
+from mind.management.local_credentials import PROVISION_ACTOR, provision
+from mind.management.service import ManagementService
 from mind.store.database import Database
 from tobe.config import Settings
 

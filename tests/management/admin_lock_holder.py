@@ -28,8 +28,8 @@ async def main(data_dir: Path) -> None:
         while line := await loop.run_in_executor(None, sys.stdin.readline):
             if line.strip() == "serve":
                 # Imported only now: the lock is taken first and fast, as the Mind takes it.
-                from management.hosting import serve_management
-                from management.service import ManagementService
+                from mind.management.hosting import serve_management
+                from mind.management.service import ManagementService
                 from mind.store.database import Database
                 from mind.store.migrate import upgrade
                 from tobe.config import Settings

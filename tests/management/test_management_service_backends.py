@@ -14,9 +14,9 @@ from admin_store import TEAM_ROWS, seed_conversations
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
-from management.errors import NotFound
-from management.service import ManagementService
 from mind.credentials import CredentialRevoked
+from mind.management.errors import NotFound
+from mind.management.service import ManagementService
 from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
 

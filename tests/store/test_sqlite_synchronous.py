@@ -10,7 +10,7 @@ from sqlalchemy import text
 
 from mind.providers.factory import DEMO_SCRIPT
 from mind.providers.scripted import ScriptedProvider
-from mind.server import MindApp
+from mind.server import build
 from mind.store.database import Database, WriteTx
 from tobe.config import load_settings
 
@@ -28,7 +28,7 @@ async def test_the_minds_write_connection_syncs_as_the_setting_says(
 ) -> None:
     monkeypatch.setenv("TOBE_STORE__SQLITE_SYNCHRONOUS", level)
     settings = load_settings(data_dir=tmp_path)
-    app = MindApp.build(settings, ScriptedProvider.from_file(DEMO_SCRIPT))
+    app = build(settings, ScriptedProvider.from_file(DEMO_SCRIPT))
     try:
         # A unit runs on the store's one write connection (`mind.store.database`).
         assert await app.database.write(synchronous) == PRAGMA_VALUES[level]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from management.local_credentials import provision
+from mind.management.local_credentials import provision
 from tobe.config import Settings
 
 pytestmark = pytest.mark.e2e

@@ -63,6 +63,13 @@ class GrpcServer:
         await self.set_serving(False)
         await self.server.stop(grace)
 
+    def address(self, listen: str) -> str:
+        """Where clients reach `listen`: a `unix:` address as given, TCP with the bound port
+        (the one picked for port 0)."""
+        if listen.startswith("unix:"):
+            return listen
+        return f"{listen.rsplit(':', 1)[0]}:{self.bound[listen]}"
+
 
 async def start_server(
     services: Sequence[ServiceSpec],

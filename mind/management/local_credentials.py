@@ -18,20 +18,18 @@ from __future__ import annotations
 
 import asyncio
 import getpass
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from awareness.auth import TOKEN_FILE_NAME as AWARENESS_TOKEN_FILE
-from awareness.auth import create_token_file
-from management.service import ManagementService
 from mind import credentials
 from mind.credentials import Identity
+from mind.management.service import ManagementService
 from mind.store import migrate
 from mind.store.database import Database
 from tobe.config import HandSettings, Settings
 from tobe.runtime.private_files import private_directory
 from tobe.runtime.statelock import StateLock
+from tobe.runtime.tokens import AWARENESS, create_token, token_file, write_token
 
 ACTOR = "tobe up"
 PROVISION_ACTOR = "tobe mind serve --provision"
@@ -51,7 +49,7 @@ def local_credentials(
     user: str | None = None, *, hand_name: str = HandSettings().name
 ) -> tuple[LocalCredential, ...]:
     """Face's gateway credential, the local Hand's, and the local user's client credential."""
-    person = user or _local_user()
+    person = user or local_user()
     return (
         LocalCredential("face", "service", "face", ("gateway",)),
         # The local Hand executes for the local user's conversations (`serve:<user>`) and
@@ -61,7 +59,8 @@ def local_credentials(
     )
 
 
-def _local_user() -> str:
+def local_user() -> str:
+    """The principal of the local user's client credential: the login name, else "local"."""
     try:
         name = getpass.getuser()
     except (KeyError, OSError):
@@ -72,7 +71,7 @@ def _local_user() -> str:
 
 def awareness_token_file(services_dir: Path) -> Path:
     """Where `provision(..., services_dir=...)` keeps the Mind-Awareness link token."""
-    return services_dir / "awareness" / AWARENESS_TOKEN_FILE
+    return token_file(services_dir / AWARENESS, AWARENESS)
 
 
 def provision(
@@ -95,7 +94,7 @@ def provision(
             link = awareness_token_file(services_dir)
             if not link.exists():
                 private_directory(link.parent)
-                create_token_file(link)
+                create_token(link)
                 created.append("awareness")
         return created
     finally:
@@ -104,8 +103,8 @@ def provision(
 
 def _token_file(settings: Settings, credential: LocalCredential, services_dir: Path | None) -> Path:
     if services_dir is None or credential.kind == "client":
-        return settings.credentials_dir / f"{credential.name}.token"
-    return services_dir / credential.name / f"{credential.name}.token"
+        return token_file(settings.credentials_dir, credential.name)
+    return token_file(services_dir / credential.name, credential.name)
 
 
 async def _ensure(
@@ -135,7 +134,7 @@ async def _ensure(
                 label=f"local {credential.name} (created by {actor})",
                 actor=actor,
             )
-            _write_secret(path, issued.secret)
+            write_token(path, issued.secret)
             created.append(credential.name)
     finally:
         await database.close()
@@ -158,12 +157,3 @@ def _fits(identity: Identity, credential: LocalCredential) -> bool:
         and set(credential.scopes) <= set(identity.scopes)
     )
 
-
-def _write_secret(path: Path, secret: str) -> None:
-    """Write atomically with owner-only permissions from the first byte."""
-    temporary = path.with_suffix(".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w") as handle:
-        handle.write(secret + "\n")
-    os.chmod(temporary, 0o600)
-    os.replace(temporary, path)

@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from management.records import AuditRecord
+from mind.management.records import AuditRecord
 from mind.store.models import ManagementAudit
 from tobe.runtime.redact import redact
 

@@ -6,23 +6,16 @@ offline CLI; either way this servicer and `ManagementService` answer.
 
 from __future__ import annotations
 
-import functools
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
 
 import grpc
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from management import convert
-from management.errors import FailedPrecondition, InvalidArgument, ManagementError, NotFound
-from management.service import ManagementService
-from mind.credentials import (
-    CredentialError,
-    CredentialInactive,
-    CredentialNotFound,
-    InvalidCredentialRequest,
-)
+from mind.credentials import CredentialInactive, CredentialNotFound, InvalidCredentialRequest
+from mind.management import convert
+from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
+from mind.management.service import ManagementService
+from tobe.runtime.status import StatusTable, status_codes
 from tobe.v1 import management_pb2 as pb
 from tobe.v1 import management_pb2_grpc
 
@@ -32,50 +25,29 @@ ACTOR_METADATA = "tobe-actor"
 DEFAULT_ACTOR = "operator"
 MAX_ACTOR_LENGTH = 128
 
-_CODES: tuple[tuple[type[Exception], grpc.StatusCode], ...] = (
-    (InvalidArgument, grpc.StatusCode.INVALID_ARGUMENT),
-    (InvalidCredentialRequest, grpc.StatusCode.INVALID_ARGUMENT),
-    (NotFound, grpc.StatusCode.NOT_FOUND),
-    (CredentialNotFound, grpc.StatusCode.NOT_FOUND),
-    (FailedPrecondition, grpc.StatusCode.FAILED_PRECONDITION),
-    (CredentialInactive, grpc.StatusCode.FAILED_PRECONDITION),
-)
 
-Response = TypeVar("Response")
-Handler = Callable[[Any, Any, grpc.aio.ServicerContext], Awaitable[Response]]
+def _store_failure(error: SQLAlchemyError) -> tuple[grpc.StatusCode, str]:
+    """UNAVAILABLE when the store could not be reached, else INTERNAL; nothing was changed.
 
-
-def _status_code(error: Exception) -> grpc.StatusCode:
-    for kind, code in _CODES:
-        if isinstance(error, kind):
-            return code
-    return grpc.StatusCode.UNKNOWN
+    The message names the driver's reason only: the full error text carries statement
+    parameters.
+    """
+    reason = f"{type(error).__name__}: {getattr(error, 'orig', None) or error}"
+    log.error("the store failed: %s", reason)
+    unreachable = isinstance(error, OperationalError)
+    code = grpc.StatusCode.UNAVAILABLE if unreachable else grpc.StatusCode.INTERNAL
+    return code, f"the store failed ({reason}); nothing was changed"
 
 
-def _refusals(method: Handler[Response]) -> Handler[Response]:
-    """Turn domain refusals into their status code with the refusal's own message."""
-
-    @functools.wraps(method)
-    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Response:
-        try:
-            return await method(self, request, context)
-        except (ManagementError, CredentialError) as error:
-            log.info("%s refused: %s", method.__name__, error)
-            await context.abort(_status_code(error), str(error))
-            raise AssertionError("abort returned") from error  # abort always raises
-        except SQLAlchemyError as error:
-            # The driver's reason only: the full error text carries statement parameters.
-            reason = f"{type(error).__name__}: {getattr(error, 'orig', None) or error}"
-            log.error("%s failed in the store: %s", method.__name__, reason)
-            code = (
-                grpc.StatusCode.UNAVAILABLE
-                if isinstance(error, OperationalError)
-                else grpc.StatusCode.INTERNAL
-            )
-            await context.abort(code, f"the store failed ({reason}); nothing was changed")
-            raise AssertionError("abort returned") from error
-
-    return call
+MANAGEMENT_STATUS_CODES: StatusTable = {
+    InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidCredentialRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    NotFound: grpc.StatusCode.NOT_FOUND,
+    CredentialNotFound: grpc.StatusCode.NOT_FOUND,
+    FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
+    CredentialInactive: grpc.StatusCode.FAILED_PRECONDITION,
+    SQLAlchemyError: _store_failure,
+}
 
 
 def actor_of(context: grpc.aio.ServicerContext) -> str:
@@ -101,11 +73,11 @@ def _required(value: str, what: str) -> str:
     return value
 
 
+@status_codes(MANAGEMENT_STATUS_CODES)
 class ManagementServicer(management_pb2_grpc.ManagementServicer):
     def __init__(self, service: ManagementService) -> None:
         self._service = service
 
-    @_refusals
     async def CreateCredential(
         self, request: pb.CreateCredentialRequest, context: grpc.aio.ServicerContext
     ) -> pb.CreateCredentialResponse:
@@ -121,7 +93,6 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             credential=convert.credential(issued.credential), secret=issued.secret
         )
 
-    @_refusals
     async def ListCredentials(
         self, request: pb.ListCredentialsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListCredentialsResponse:
@@ -132,14 +103,12 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
         return pb.ListCredentialsResponse(credentials=[convert.credential(c) for c in found])
 
-    @_refusals
     async def GetCredential(
         self, request: pb.GetCredentialRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetCredentialResponse:
         info = await self._service.get_credential(_required(request.id, "credential id"))
         return pb.GetCredentialResponse(credential=convert.credential(info))
 
-    @_refusals
     async def RevokeCredential(
         self, request: pb.RevokeCredentialRequest, context: grpc.aio.ServicerContext
     ) -> pb.RevokeCredentialResponse:
@@ -151,7 +120,6 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             disconnected=revocation.disconnected,
         )
 
-    @_refusals
     async def RotateCredential(
         self, request: pb.RotateCredentialRequest, context: grpc.aio.ServicerContext
     ) -> pb.RotateCredentialResponse:
@@ -165,13 +133,11 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             disconnected=rotation.disconnected,
         )
 
-    @_refusals
     async def GetStatus(
         self, request: pb.GetStatusRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetStatusResponse:
         return convert.status(await self._service.status())
 
-    @_refusals
     async def ListAudit(
         self, request: pb.ListAuditRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListAuditResponse:
@@ -184,7 +150,6 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
         return pb.ListAuditResponse(entries=[convert.audit_entry(r) for r in records])
 
-    @_refusals
     async def ListAllConversations(
         self, request: pb.ListAllConversationsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListAllConversationsResponse:
@@ -193,7 +158,6 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             conversations=[convert.conversation(c) for c in found]
         )
 
-    @_refusals
     async def InspectConversation(
         self, request: pb.InspectConversationRequest, context: grpc.aio.ServicerContext
     ) -> pb.InspectConversationResponse:
@@ -208,7 +172,6 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             approvals=detail.approvals,
         )
 
-    @_refusals
     async def DeleteConversation(
         self, request: pb.DeleteConversationRequest, context: grpc.aio.ServicerContext
     ) -> pb.DeleteConversationResponse:
@@ -217,7 +180,6 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
         return pb.DeleteConversationResponse(key=deletion.key, removed=deletion.removed)
 
-    @_refusals
     async def ListApprovals(
         self, request: pb.ListApprovalsRequest, context: grpc.aio.ServicerContext
     ) -> pb.ListApprovalsResponse:
@@ -228,7 +190,6 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
         return pb.ListApprovalsResponse(approvals=[convert.approval(a) for a in found])
 
-    @_refusals
     async def GetApproval(
         self, request: pb.GetApprovalRequest, context: grpc.aio.ServicerContext
     ) -> pb.GetApprovalResponse:

@@ -16,10 +16,13 @@ from pathlib import Path
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from management import approvals, audit, conversations, status
-from management.errors import InvalidArgument, NotFound
-from management.live import MindLink
-from management.records import (
+from mind import credentials
+from mind.approvals.model import ApprovalRecord
+from mind.live_calls import CREDENTIAL_REVOKED
+from mind.management import approvals, audit, conversations, status
+from mind.management.errors import InvalidArgument, NotFound
+from mind.management.live import MindLink
+from mind.management.records import (
     AuditRecord,
     ConversationDetail,
     ConversationInfo,
@@ -30,9 +33,6 @@ from management.records import (
     Rotation,
     StatusReport,
 )
-from mind import credentials
-from mind.approvals.model import ApprovalRecord
-from mind.live_calls import CREDENTIAL_REVOKED
 from mind.store.database import Database, WriteTx
 from mind.store.models import Credential
 from tobe import __version__

@@ -5,9 +5,9 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from management.errors import NotFound
 from mind.approvals.broker import to_record
 from mind.approvals.model import ApprovalRecord
+from mind.management.errors import NotFound
 from mind.store.models import Approval
 
 DEFAULT_LIMIT = 100

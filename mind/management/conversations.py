@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session as OrmSession
 
-from management.errors import FailedPrecondition, NotFound
-from management.records import ConversationDetail, ConversationInfo, Deletion
+from mind.management.errors import FailedPrecondition, NotFound
+from mind.management.records import ConversationDetail, ConversationInfo, Deletion
 from mind.store.models import (
     Approval,
     ApprovalAudit,

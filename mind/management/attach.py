@@ -1,13 +1,13 @@
-"""Serving Management from the running Mind: one call in `MindApp.build` plugs it in."""
+"""Serving Management from the running Mind: one call in `mind.server.build` plugs it in."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from management.hosting import ManagementEndpoint, serve_management
-from management.live import MindLink
-from management.records import HandInfo, ServiceInfo
-from management.service import ManagementService
+from mind.management.hosting import ManagementEndpoint, serve_management
+from mind.management.live import MindLink
+from mind.management.records import HandInfo, ServiceInfo
+from mind.management.service import ManagementService
 from tobe.config import Settings
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from management.service import ManagementService
-from management.servicer import ManagementServicer
+from mind.management.service import ManagementService
+from mind.management.servicer import ManagementServicer
 from tobe.runtime.server import GrpcServer, ServiceSpec, start_server
 from tobe.v1 import management_pb2, management_pb2_grpc
 

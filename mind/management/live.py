@@ -8,12 +8,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from management.records import HandInfo, ServiceInfo
+from mind.management.records import HandInfo, ServiceInfo
 
 
 @dataclass
 class MindLink:
-    """Callables into the running Mind's components (wired in `management.attach`).
+    """Callables into the running Mind's components (wired in `mind.management.attach`).
 
     `disconnect_credential` ends every live stream the credential authenticated on the Mind
     (a gateway's `Subscribe`, a Hand's `Attach`) with UNAUTHENTICATED and returns how many its

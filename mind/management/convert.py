@@ -7,7 +7,9 @@ from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from management.records import (
+from mind.approvals.broker import event_payload
+from mind.approvals.model import ApprovalRecord
+from mind.management.records import (
     AuditRecord,
     ConversationInfo,
     CredentialInfo,
@@ -15,13 +17,14 @@ from management.records import (
     ServiceInfo,
     StatusReport,
 )
-from management.render import KIND_NAMES
-from mind.approvals.broker import event_payload
-from mind.approvals.model import ApprovalRecord
 from mind.service.convert import to_proto
 from tobe.v1 import common_pb2, management_pb2
 
-KIND_FROM_PROTO = dict(KIND_NAMES)
+KIND_FROM_PROTO = {
+    management_pb2.CREDENTIAL_KIND_CLIENT: "client",
+    management_pb2.CREDENTIAL_KIND_HAND: "hand",
+    management_pb2.CREDENTIAL_KIND_SERVICE: "service",
+}
 KIND_TO_PROTO = {value: key for key, value in KIND_FROM_PROTO.items()}
 
 

@@ -1,0 +1,90 @@
+"""Wiring of the reference Hand: `build` makes it from the `[hand]` settings (workspace, tools,
+command sandbox), `serve` keeps it attached to the Mind until SIGTERM or SIGINT.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from pathlib import Path
+
+from hand._hand import Hand
+from hand.health import HealthEndpoint
+from hand.reference import build_reference_hand
+from hand.sandbox import Confinement, Sandbox, Unconfined
+from tobe import __version__
+from tobe.config import HandSettings
+
+log = logging.getLogger(__name__)
+
+
+class HandConfigError(RuntimeError):
+    """The Hand cannot start with this configuration; the message says what to fix."""
+
+
+def _confinement(config: HandSettings, workspace: Path, runs_commands: bool) -> Confinement:
+    """The sandbox, checked to work here; unconfined commands only when the operator opted in."""
+    sandbox = Sandbox(config.bwrap, allow_network=config.allow_command_network)
+    if not runs_commands:
+        return sandbox  # nothing will run in it, so it need not work here
+    problem = sandbox.probe(workspace)
+    if problem is None:
+        network = "with" if config.allow_command_network else "without"
+        log.info("commands run in a sandbox that sees only %s, %s network", workspace, network)
+        return sandbox
+    if not config.allow_unconfined_commands:
+        raise HandConfigError(
+            f"commands cannot be sandboxed on this machine: {problem}\n"
+            "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) with user namespaces "
+            "enabled, or set TOBE_HAND__BWRAP to its path. Where the machine or container "
+            "already is the boundary, start with --allow-unconfined-commands "
+            "(TOBE_HAND__ALLOW_UNCONFINED_COMMANDS=true) to run commands without a sandbox."
+        )
+    log.warning(
+        "COMMANDS RUN UNCONFINED (--allow-unconfined-commands): they can read and change "
+        "anything this user can, not only %s. No sandbox: %s",
+        workspace,
+        problem,
+    )
+    return Unconfined()
+
+
+def build(config: HandSettings) -> Hand:
+    """The reference Hand: workspace file tools and the allowed commands."""
+    root = config.workspace
+    if root is None:
+        raise HandConfigError("no workspace: pass --workspace or set TOBE_HAND__WORKSPACE")
+    if not root.is_dir():
+        raise HandConfigError(f"workspace {root} is not a directory")
+    confinement = _confinement(
+        config,
+        root.resolve(),
+        runs_commands=bool(config.allowed_commands) and not config.read_only,
+    )
+    return build_reference_hand(
+        config.name,
+        root,
+        read_only=config.read_only,
+        allowed_commands=config.allowed_commands,
+        command_timeout=config.command_timeout,
+        max_output_bytes=config.max_output_bytes,
+        version=__version__,
+        confinement=confinement,
+    )
+
+
+async def serve(hand: Hand, mind_address: str, token: str, health_listen: str | None) -> None:
+    """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`)."""
+    loop = asyncio.get_running_loop()
+    health = await HealthEndpoint.start(hand, health_listen) if health_listen else None
+    serving = asyncio.create_task(hand.serve(mind_address, token))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, serving.cancel)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await serving
+    finally:
+        if health is not None:
+            await health.stop()

@@ -1,0 +1,13 @@
+"""The Management service: operator commands on the Mind's store and live state.
+
+The running Mind serves it on its owner-only socket (`attach.attach_management`); while no Mind
+runs, the operator's CLI serves it in its own process under the state lock (`serve_offline`).
+What is imported here is the whole of what other process packages may use (the CLI and
+`tobe up`); everything else in this package is the Mind's own.
+"""
+
+from mind.management.local_credentials import provision
+from mind.management.offline import OfflineUnavailable, serve_offline
+from mind.management.servicer import ACTOR_METADATA
+
+__all__ = ["ACTOR_METADATA", "OfflineUnavailable", "provision", "serve_offline"]
