@@ -22,6 +22,7 @@ from pathlib import Path
 
 import grpc
 
+from helpers.mind_events import events_until_async, replay_async
 from helpers.mind_process import MindProcess, issue_token
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -149,36 +150,22 @@ class MindDirect:
 
     async def wait_run_end(self, key: str) -> None:
         """Follow the Mind's own event stream until a run of `key` ends."""
-        call = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=0), metadata=self.mind.gateway_metadata
+        def ended(events: list[events_pb2.Event]) -> bool:
+            event = events[-1]
+            return (
+                event.conversation_key == key
+                and event.HasField("run_changed")
+                and event.run_changed.state not in (0, common_pb2.RUN_STATE_RUNNING)
+            )
+
+        await events_until_async(
+            self.stub, self.mind.gateway_metadata, ended, what=f"a run of {key} to end"
         )
-        try:
-            async for item in call:
-                event = item.event
-                if (
-                    event.conversation_key == key
-                    and event.HasField("run_changed")
-                    and event.run_changed.state not in (0, common_pb2.RUN_STATE_RUNNING)
-                ):
-                    return
-        finally:
-            call.cancel()
 
     async def durable_events(self, principal: str, after_id: int = 0) -> list[events_pb2.Event]:
         """Every durable event `principal` may see, from the Mind's own replay."""
-        call = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=after_id), metadata=self.mind.gateway_metadata
-        )
-        events = []
-        try:
-            async for item in call:
-                if item.HasField("replay_done"):
-                    break
-                if principal in item.event.audience:
-                    events.append(item.event)
-        finally:
-            call.cancel()
-        return events
+        events, _ = await replay_async(self.stub, self.mind.gateway_metadata, after_id)
+        return [event for event in events if principal in event.audience]
 
 
 async def wait_for_line(

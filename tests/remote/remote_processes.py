@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+from helpers.mind_events import events_until
 
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -142,21 +143,9 @@ class Chat:
         self, done: Callable[[list[events_pb2.Event]], bool], *, timeout: float = 60
     ) -> list[events_pb2.Event]:
         """Replay from the start, then live events (ephemeral too), until `done` holds."""
-        stream = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=0, include_ephemeral=True),
-            metadata=self.metadata,
-            timeout=timeout,
+        return events_until(
+            self.stub, self.metadata, done, include_ephemeral=True, timeout=timeout
         )
-        events: list[events_pb2.Event] = []
-        try:
-            for item in stream:
-                if item.HasField("event"):
-                    events.append(item.event)
-                    if done(events):
-                        return events
-        finally:
-            stream.cancel()
-        raise AssertionError(f"the stream ended first; {len(events)} events")
 
 
 def run_ended(run_id: str) -> Callable[[list[events_pb2.Event]], bool]:
