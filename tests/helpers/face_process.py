@@ -9,7 +9,6 @@ memory from /proc; `output` holds everything it printed (its log included).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import grpc
 
+from helpers.eventually import eventually_async
 from helpers.mind_events import events_until_async, replay_async
 from helpers.mind_process import MindProcess, issue_token
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
@@ -172,8 +172,8 @@ async def wait_for_line(
     face: FaceProcess, needle: str, timeout: float = 60.0, occurrences: int = 1
 ) -> None:
     """Wait until Face has printed `occurrences` lines containing `needle`."""
-    async def scan() -> None:
-        while len(face.log_lines(needle)) < occurrences:
-            await asyncio.sleep(0.05)
-
-    await asyncio.wait_for(scan(), timeout)
+    await eventually_async(
+        lambda: face.log_lines(needle), timeout,
+        until=lambda lines: len(lines) >= occurrences,
+        what=f"{occurrences} Face log line(s) containing {needle!r}",
+    )

@@ -6,7 +6,6 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,13 +86,6 @@ class HandProcess:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 30, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what or predicate}"
-        time.sleep(0.05)
 
 
 @dataclass
