@@ -10,11 +10,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncGenerator
+from typing import assert_never
 
 import grpc
-from google.protobuf.message import Message
 
 from face.connection import Connection, RenderedEvent
 from face.errors import GatewayError
@@ -36,62 +35,23 @@ def status_number(code: str) -> int:
     return grpc.StatusCode.__members__.get(code, grpc.StatusCode.UNKNOWN).value[0]
 
 
-@dataclass(frozen=True)
-class UnaryCommand:
-    """How one command becomes a Mind call: method, request builder, reply field."""
+# The commands answered by one Mind call each; the subscribe command starts a feed instead.
+UnaryCommand = (
+    face_pb2.CreateConversationCommand
+    | face_pb2.ListConversationsCommand
+    | face_pb2.SendChatCommand
+    | face_pb2.CancelRunCommand
+    | face_pb2.SnapshotCommand
+    | face_pb2.ReplayCommand
+    | face_pb2.DecideApprovalCommand
+)
+Frame = face_pb2.Hello | face_pb2.SubscribeCommand | UnaryCommand
 
-    method: str
-    build: Callable[[Message, mind_pb2.OnBehalfOf, int], Message]
-    render: Callable[[Message, int], Message] = lambda response, _mode: response
 
-
-UNARY: dict[str, UnaryCommand] = {
-    "create_conversation": UnaryCommand(
-        "CreateConversation",
-        lambda c, who, _m: mind_pb2.CreateConversationRequest(
-            on_behalf_of=who, key=c.key, title=c.title, members=c.members
-        ),
-    ),
-    "list_conversations": UnaryCommand(
-        "ListConversations",
-        lambda c, who, _m: mind_pb2.ListConversationsRequest(on_behalf_of=who, limit=c.limit),
-    ),
-    "send_chat": UnaryCommand(
-        "SendChat",
-        lambda c, who, mode: mind_pb2.SendChatRequest(
-            on_behalf_of=who, conversation_key=c.conversation_key, text=c.text,
-            idempotency_key=c.idempotency_key, steer=c.steer, detail_mode=mode,
-        ),
-    ),
-    "cancel_run": UnaryCommand(
-        "CancelRun",
-        lambda c, who, _m: mind_pb2.CancelRunRequest(
-            on_behalf_of=who, conversation_key=c.conversation_key
-        ),
-    ),
-    "snapshot": UnaryCommand(
-        "GetSnapshot",
-        lambda c, who, mode: mind_pb2.GetSnapshotRequest(
-            on_behalf_of=who, conversation_key=c.conversation_key,
-            message_limit=c.message_limit, detail_mode=mode,
-        ),
-        project_snapshot,
-    ),
-    "replay": UnaryCommand(
-        "GetHistory",
-        lambda c, who, mode: mind_pb2.GetHistoryRequest(
-            on_behalf_of=who, conversation_key=c.conversation_key,
-            after_message_id=c.after_message_id, limit=c.limit, detail_mode=mode,
-        ),
-        project_history,
-    ),
-    "decide_approval": UnaryCommand(
-        "DecideApproval",
-        lambda c, who, _m: mind_pb2.DecideApprovalRequest(
-            on_behalf_of=who, approval_id=c.approval_id, decision=c.decision, reason=c.reason
-        ),
-    ),
-}
+def frame_of(request: face_pb2.ConnectRequest) -> Frame | None:
+    """The message set in the request's `frame` oneof; None when it carries none we know."""
+    kind = request.WhichOneof("frame")
+    return None if kind is None else getattr(request, kind)
 
 
 class CommandRouter:
@@ -115,34 +75,84 @@ class CommandRouter:
 
     async def handle(self, request: face_pb2.ConnectRequest) -> None:
         request_id = request.request_id
-        kind = request.WhichOneof("frame")
-        if kind is None:
-            self._connection.reply_error(
-                request_id, INVALID_ARGUMENT, "the frame carries no known command"
-            )
-        elif kind == "hello":
-            self._connection.reply_error(
-                request_id, FAILED_PRECONDITION, "hello was already received on this connection"
-            )
-        elif not request_id or len(request_id) > MAX_REQUEST_ID:
-            self._connection.reply_error(
-                request_id[:MAX_REQUEST_ID], INVALID_ARGUMENT,
-                f"request_id is required and at most {MAX_REQUEST_ID} characters",
-            )
-        elif kind == "subscribe":
-            await self.subscribe(request_id, request.subscribe.after_id)
-        else:
-            await self._unary(request_id, kind, getattr(request, kind))
+        frame = frame_of(request)
+        match frame:
+            case None:
+                self._connection.reply_error(
+                    request_id, INVALID_ARGUMENT, "the frame carries no known command"
+                )
+            case face_pb2.Hello():
+                self._connection.reply_error(
+                    request_id, FAILED_PRECONDITION,
+                    "hello was already received on this connection",
+                )
+            case _ if not request_id or len(request_id) > MAX_REQUEST_ID:
+                self._connection.reply_error(
+                    request_id[:MAX_REQUEST_ID], INVALID_ARGUMENT,
+                    f"request_id is required and at most {MAX_REQUEST_ID} characters",
+                )
+            case face_pb2.SubscribeCommand():
+                await self.subscribe(request_id, frame.after_id)
+            case _:
+                await self._answer(request_id, frame)
 
-    async def _unary(self, request_id: str, kind: str, command: Message) -> None:
-        spec = UNARY[kind]
-        request = spec.build(command, self._on_behalf_of, self._connection.mode)
+    async def _answer(self, request_id: str, command: UnaryCommand) -> None:
         try:
-            response = await self._mind.call(spec.method, request)
+            reply = await self._call_mind(command)
         except GatewayError as exc:
             self._connection.reply_error(request_id, status_number(exc.code), exc.message)
             return
-        self._connection.reply(request_id, **{kind: spec.render(response, self._connection.mode)})
+        reply.request_id = request_id
+        self._connection.reply(reply)
+
+    async def _call_mind(self, command: UnaryCommand) -> face_pb2.Reply:
+        """The command's Mind call for this connection, and its result rendered for its mode."""
+        mind, who, mode = self._mind, self._on_behalf_of, self._connection.mode
+        match command:
+            case face_pb2.CreateConversationCommand():
+                created = await mind.create_conversation(mind_pb2.CreateConversationRequest(
+                    on_behalf_of=who, key=command.key, title=command.title,
+                    members=command.members,
+                ))
+                return face_pb2.Reply(create_conversation=created)
+            case face_pb2.ListConversationsCommand():
+                listed = await mind.list_conversations(
+                    mind_pb2.ListConversationsRequest(on_behalf_of=who, limit=command.limit)
+                )
+                return face_pb2.Reply(list_conversations=listed)
+            case face_pb2.SendChatCommand():
+                sent = await mind.send_chat(mind_pb2.SendChatRequest(
+                    on_behalf_of=who, conversation_key=command.conversation_key,
+                    text=command.text, idempotency_key=command.idempotency_key,
+                    steer=command.steer, detail_mode=mode,
+                ))
+                return face_pb2.Reply(send_chat=sent)
+            case face_pb2.CancelRunCommand():
+                cancelled = await mind.cancel_run(mind_pb2.CancelRunRequest(
+                    on_behalf_of=who, conversation_key=command.conversation_key
+                ))
+                return face_pb2.Reply(cancel_run=cancelled)
+            case face_pb2.SnapshotCommand():
+                snapshot = await mind.get_snapshot(mind_pb2.GetSnapshotRequest(
+                    on_behalf_of=who, conversation_key=command.conversation_key,
+                    message_limit=command.message_limit, detail_mode=mode,
+                ))
+                return face_pb2.Reply(snapshot=project_snapshot(snapshot, mode))
+            case face_pb2.ReplayCommand():
+                history = await mind.get_history(mind_pb2.GetHistoryRequest(
+                    on_behalf_of=who, conversation_key=command.conversation_key,
+                    after_message_id=command.after_message_id, limit=command.limit,
+                    detail_mode=mode,
+                ))
+                return face_pb2.Reply(replay=project_history(history, mode))
+            case face_pb2.DecideApprovalCommand():
+                decided = await mind.decide_approval(mind_pb2.DecideApprovalRequest(
+                    on_behalf_of=who, approval_id=command.approval_id,
+                    decision=command.decision, reason=command.reason,
+                ))
+                return face_pb2.Reply(decide_approval=decided)
+            case _:
+                assert_never(command)
 
     async def subscribe(self, request_id: str, after_id: int) -> None:
         """(Re)start the event feed of this connection; a second subscribe replaces the first.
@@ -164,7 +174,9 @@ class CommandRouter:
             connection.stop_subscription()
             connection.reply_error(request_id, status_number(exc.code), exc.message)
             return
-        connection.reply(request_id, subscribe=face_pb2.SubscribeAck(after_id=after_id))
+        connection.reply(face_pb2.Reply(
+            request_id=request_id, subscribe=face_pb2.SubscribeAck(after_id=after_id)
+        ))
         self._subscription = asyncio.create_task(self._follow(stream, first))
 
     async def stop(self) -> None:
@@ -177,7 +189,7 @@ class CommandRouter:
 
     async def _follow(
         self,
-        stream: AsyncIterator[events_pb2.Event | mind_pb2.ReplayDone],
+        stream: AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None],
         item: events_pb2.Event | mind_pb2.ReplayDone,
     ) -> None:
         """Replay up to the shared feed's position, then hand the connection to the feed."""

@@ -118,12 +118,12 @@ class Connection:
         """Queue a must-deliver frame (welcome, reply)."""
         self._put(Outbound(response.SerializeToString()))
 
-    def reply(self, request_id: str, **result: object) -> None:
-        self.send(face_pb2.ConnectResponse(reply=face_pb2.Reply(request_id=request_id, **result)))
+    def reply(self, reply: face_pb2.Reply) -> None:
+        self.send(face_pb2.ConnectResponse(reply=reply))
 
     def reply_error(self, request_id: str, code: int, message: str) -> None:
         error = face_pb2.CommandError(code=code, message=message)
-        self.reply(request_id, error=error)
+        self.reply(face_pb2.Reply(request_id=request_id, error=error))
 
     def close(self, code: str, message: str, *, resync: bool = False) -> None:
         self.queue.close(Closing(code, message, resync=resync))

@@ -1,10 +1,13 @@
 """The gateway's client of the Mind: one channel, the gateway's service credential, and the
 mapping of gRPC failures to `MindCallError` so that nothing else in Face handles grpc errors.
+
+One method per Mind call, each naming its stub method and its request and response types.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from typing import TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -16,6 +19,8 @@ from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
 # Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
 CALL_TIMEOUT = 60.0
+
+Response = TypeVar("Response", bound=Message)
 
 
 def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
@@ -47,22 +52,55 @@ class MindClient:
             self._channel, self._stub_instance = None, None
 
     async def authenticate(self, client_token: str) -> Identity:
-        response = await self.call("Authenticate", mind_pb2.AuthenticateRequest(token=client_token))
+        response = await self._unary(
+            self._stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
+        )
         identity = response.identity
         return Identity(identity.principal, tuple(identity.scopes), identity.credential_id)
 
-    async def call(self, method: str, request: Message) -> Message:
-        """Call a unary Mind method by name; failures raise MindCallError."""
+    async def create_conversation(
+        self, request: mind_pb2.CreateConversationRequest
+    ) -> mind_pb2.CreateConversationResponse:
+        return await self._unary(self._stub.CreateConversation, request)
+
+    async def list_conversations(
+        self, request: mind_pb2.ListConversationsRequest
+    ) -> mind_pb2.ListConversationsResponse:
+        return await self._unary(self._stub.ListConversations, request)
+
+    async def send_chat(self, request: mind_pb2.SendChatRequest) -> mind_pb2.SendChatResponse:
+        return await self._unary(self._stub.SendChat, request)
+
+    async def cancel_run(self, request: mind_pb2.CancelRunRequest) -> mind_pb2.CancelRunResponse:
+        return await self._unary(self._stub.CancelRun, request)
+
+    async def get_snapshot(
+        self, request: mind_pb2.GetSnapshotRequest
+    ) -> mind_pb2.GetSnapshotResponse:
+        return await self._unary(self._stub.GetSnapshot, request)
+
+    async def get_history(
+        self, request: mind_pb2.GetHistoryRequest
+    ) -> mind_pb2.GetHistoryResponse:
+        return await self._unary(self._stub.GetHistory, request)
+
+    async def decide_approval(
+        self, request: mind_pb2.DecideApprovalRequest
+    ) -> mind_pb2.DecideApprovalResponse:
+        return await self._unary(self._stub.DecideApproval, request)
+
+    async def _unary(
+        self, method: Callable[..., Awaitable[Response]], request: Message
+    ) -> Response:
+        """Make one unary call with the gateway's credential; failures raise MindCallError."""
         try:
-            return await getattr(self._stub, method)(
-                request, metadata=self._metadata, timeout=CALL_TIMEOUT
-            )
+            return await method(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from exc
 
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool
-    ) -> AsyncIterator[events_pb2.Event | mind_pb2.ReplayDone]:
+    ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:
         """Mind.Subscribe as events and a ReplayDone marker; the end of the stream raises too."""
         call = self._stub.Subscribe(
             mind_pb2.SubscribeRequest(after_id=after_id, include_ephemeral=include_ephemeral),

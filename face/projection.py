@@ -22,7 +22,7 @@ SUMMARY = common_pb2.DETAIL_MODE_SUMMARY
 TRANSPARENT = common_pb2.DETAIL_MODE_TRANSPARENT
 
 
-def effective_mode(mode: int) -> int:
+def effective_mode(mode: int) -> common_pb2.DetailMode.ValueType:
     """UNSPECIFIED means SUMMARY (the safe default)."""
     return TRANSPARENT if mode == TRANSPARENT else SUMMARY
 

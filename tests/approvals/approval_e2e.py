@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Annotated, Any
 
 import grpc
+from helpers.mind_events import events_until
 from pydantic import Field
 
 from hand import Hand
@@ -156,19 +157,7 @@ class Client:
         timeout: float = 90,
     ) -> list[events_pb2.Event]:
         """Durable events after `after_id` (replay, then live) until `done(events)` holds."""
-        stream = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=after_id), metadata=self.md, timeout=timeout
-        )
-        events: list[events_pb2.Event] = []
-        try:
-            for item in stream:
-                if item.HasField("event"):
-                    events.append(item.event)
-                    if done(events):
-                        return events
-        finally:
-            stream.cancel()
-        raise AssertionError(f"the stream ended before the condition held ({len(events)} events)")
+        return events_until(self.stub, self.md, done, after_id=after_id, timeout=timeout)
 
 
 def approvals_in(events: list[events_pb2.Event], key: str) -> list[common_pb2.Approval]:

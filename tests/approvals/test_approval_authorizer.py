@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from approval_calls import OWNER, make_call
+from helpers.eventually import eventually_async
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -57,11 +58,10 @@ class Harness:
         )
 
     async def next_pending(self) -> str:
-        while True:
-            pending = await self.broker.pending()
-            if pending:
-                return pending[0].id
-            await asyncio.sleep(0.01)
+        pending = await eventually_async(
+            self.broker.pending, what="a pending approval request", interval=0.01
+        )
+        return pending[0].id
 
     async def audit(self) -> list[ApprovalAudit]:
         query = select(ApprovalAudit).order_by(ApprovalAudit.id)
@@ -86,7 +86,7 @@ async def decide_when_asked(
     reason: str = "",
 ) -> Verdict:
     task = asyncio.create_task(authorizer.authorize(call))
-    approval_id = await asyncio.wait_for(harness.next_pending(), 30)
+    approval_id = await harness.next_pending()
     await harness.broker.decide(approval_id, decision, principal=OWNER, reason=reason)
     return await task
 
@@ -141,7 +141,7 @@ async def test_approve_for_conversation_covers_later_calls_of_the_same_tool_and_
     assert verdict.approval.arguments_digest == arguments_digest(later.arguments)
     other_hand = make_call(tool_call_id="call_3", hand_id="server")
     task = asyncio.create_task(authorizer.authorize(other_hand))
-    assert await asyncio.wait_for(harness.next_pending(), 30)
+    assert await harness.next_pending()
     task.cancel()
     sources = [r.source for r in await harness.audit()]
     assert "grant" in sources
@@ -149,7 +149,7 @@ async def test_approve_for_conversation_covers_later_calls_of_the_same_tool_and_
 
 async def test_cancelled_wait_closes_the_request(harness: Harness) -> None:
     task = asyncio.create_task(harness.authorizer().authorize(make_call()))
-    approval_id = await asyncio.wait_for(harness.next_pending(), 30)
+    approval_id = await harness.next_pending()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

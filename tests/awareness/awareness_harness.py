@@ -17,7 +17,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -26,6 +25,7 @@ from typing import Any
 
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
+from helpers.eventually import eventually
 
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
@@ -92,14 +92,17 @@ class AwarenessProcess:
             self.process = subprocess.Popen(
                 self.command, env=self.env(), stderr=err, cwd=self.root
             )
-        deadline = time.monotonic() + START_TIMEOUT
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise AssertionError(f"awareness exited early:\n{self.stderr()}")
-            if self.socket.exists() and self._serving():
-                return
-            time.sleep(0.05)
-        raise AssertionError(f"awareness did not become ready:\n{self.stderr()}")
+        eventually(
+            self._ready, START_TIMEOUT, what="awareness serving its health check",
+            context=self.stderr,
+        )
+
+    def _ready(self) -> bool:
+        """Whether the process serves; an exit fails at once, with what it printed."""
+        assert self.process is not None
+        if self.process.poll() is not None:
+            raise AssertionError(f"awareness exited early:\n{self.stderr()}")
+        return self.socket.exists() and self._serving()
 
     def _serving(self) -> bool:
         with grpc.insecure_channel(self.target) as channel:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 import signal
@@ -13,6 +12,7 @@ from pathlib import Path
 import grpc
 import pytest
 from awareness_harness import TOKEN, AwarenessProcess, Client
+from helpers.eventually import eventually_async
 from helpers.mind_process import MindProcess, running_mind
 
 from tobe.v1 import mind_pb2, mind_pb2_grpc
@@ -73,16 +73,12 @@ def _notes(mind: MindProcess) -> list[dict]:
     ]
 
 
-async def _until(predicate, what: str, mind: MindProcess):  # noqa: ANN001, ANN202
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + WAIT
-    while loop.time() < deadline:
-        result = predicate()
-        if result:
-            return result
-        await asyncio.sleep(0.1)
-    log = "\n".join(mind.output[-40:])
-    raise AssertionError(f"timed out waiting for {what}; the Mind logged:\n{log}")
+async def _until(condition, what: str, mind: MindProcess):  # noqa: ANN001, ANN202
+    """`condition()` once it is truthy; a timeout shows what the Mind logged last."""
+    return await eventually_async(
+        condition, WAIT, what=what, interval=0.1,
+        context=lambda: "the Mind logged:\n" + "\n".join(mind.output[-40:]),
+    )
 
 
 def _delivered_ids(mind: MindProcess) -> list[str]:

@@ -21,7 +21,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +28,7 @@ from typing import Any
 
 import click
 import yaml
+from helpers.eventually import eventually
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER_DIR = REPO / "docker"
@@ -296,31 +296,28 @@ class LocalTopology:
 
     def wait_healthy(self, container: Container) -> None:
         """Run the service's health check until it passes; fail if the service exits."""
+        eventually(
+            lambda: self._health_check(container), HEALTH_DEADLINE,
+            until=lambda check: check.returncode == 0,
+            what=f"{container.name} healthy", context=container.log_tail, interval=0.2,
+        )
+
+    @staticmethod
+    def _health_check(container: Container) -> subprocess.CompletedProcess[str]:
+        """One run of the service's health check; a service that exited fails at once."""
         assert container.process is not None
-        deadline = time.monotonic() + HEALTH_DEADLINE
-        last = ""
-        while time.monotonic() < deadline:
-            check = subprocess.run(
-                _python_tobe(container.health),
-                env=container.env,
-                capture_output=True,
-                text=True,
-                timeout=30,
-            )
-            if check.returncode == 0:
-                return
-            last = (check.stdout + check.stderr).strip()
-            try:
-                code = container.process.wait(timeout=0.2)
-            except subprocess.TimeoutExpired:
-                continue
+        code = container.process.poll()
+        if code is not None:
             raise AssertionError(
                 f"{container.name} exited with {code} before it was healthy:\n"
                 + container.log_tail()
             )
-        raise AssertionError(
-            f"{container.name} not healthy after {HEALTH_DEADLINE:.0f}s ({last}):\n"
-            + container.log_tail()
+        return subprocess.run(
+            _python_tobe(container.health),
+            env=container.env,
+            capture_output=True,
+            text=True,
+            timeout=30,
         )
 
     def up(self) -> None:

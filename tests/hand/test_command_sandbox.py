@@ -6,12 +6,12 @@ import asyncio
 import json
 import os
 import socket
-import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.eventually import eventually_async
 
 from hand.reference import build_reference_hand
 from hand.sandbox import Sandbox, Unconfined
@@ -139,13 +139,6 @@ def processes_with(marker: str) -> list[int]:
     return found
 
 
-async def wait_for(condition: object, what: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < end, f"never: {what}"
-        await asyncio.sleep(0.05)
-
-
 @pytest.mark.parametrize("ending", ["timeout", "cancel"])
 async def test_ending_a_sandboxed_command_kills_every_process_it_started(
     places: tuple[Path, Path], ending: str
@@ -157,11 +150,16 @@ async def test_ending_a_sandboxed_command_kills_every_process_it_started(
         "box", workspace, allowed_commands=["python3"], command_timeout=10.0
     )
     call = asyncio.create_task(hand.tools["run_command"].call({"argv": ["python3", "-c", code]}))
-    await wait_for(lambda: processes_with(marker), "the command started its child")
+    await eventually_async(
+        lambda: processes_with(marker), 60, what="the command to start its child"
+    )
     if ending == "cancel":
         call.cancel()
         with pytest.raises(asyncio.CancelledError):
             await call
     else:
         assert json.loads(await call)["timed_out"]
-    await wait_for(lambda: not processes_with(marker), "every process of the command ended")
+    await eventually_async(
+        lambda: processes_with(marker), 60, until=lambda pids: not pids,
+        what="every process of the command to end",
+    )

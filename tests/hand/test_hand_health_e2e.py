@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import socket
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from helpers.eventually import eventually_async
 from helpers.mind_process import MindProcess, issue_token, running_mind
 
 from tobe.runtime.health import check, wait_serving
@@ -67,13 +67,10 @@ async def status(target: str) -> str:
 
 async def wait_status(target: str, wanted: str) -> None:
     """Poll the health endpoint until it reports `wanted` (it must keep answering meanwhile)."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + DEADLINE
-    seen = await status(target)
-    while seen != wanted:
-        assert loop.time() < end, f"{target} still {seen}, never {wanted}"
-        await asyncio.sleep(0.1)
-        seen = await status(target)
+    await eventually_async(
+        lambda: status(target), DEADLINE, until=lambda seen: seen == wanted,
+        what=f"{target} to report {wanted}", interval=0.1,
+    )
 
 
 async def test_health_follows_the_link_to_the_mind(mind: MindProcess, hand: str) -> None:

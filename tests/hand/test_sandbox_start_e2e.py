@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import grpc
 import pytest
+from helpers.eventually import eventually_async
 
 from tobe.runtime.health import check
 
@@ -39,16 +38,19 @@ async def started_output(tmp_path: Path, bwrap: str, *extra: str) -> str:
     argv, env = hand_command(tmp_path, bwrap, *extra, "--health-listen", health)
     process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                text=True)
+
+    async def serving() -> bool:
+        assert process.poll() is None, f"the Hand exited: {process.communicate()[1]}"
+        try:
+            await check(health, timeout=2.0)
+        except grpc.aio.AioRpcError:
+            return False
+        return True
+
     try:
-        end = time.monotonic() + 60
-        while True:
-            assert process.poll() is None, f"the Hand exited: {process.communicate()[1]}"
-            assert time.monotonic() < end, "the Hand never served its health endpoint"
-            try:
-                await check(health, timeout=2.0)
-                break
-            except grpc.aio.AioRpcError:
-                await asyncio.sleep(0.1)
+        await eventually_async(
+            serving, 60, what="the Hand to serve its health endpoint", interval=0.1
+        )
     finally:
         process.kill()
         _, stderr = process.communicate(timeout=10)

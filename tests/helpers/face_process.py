@@ -9,7 +9,6 @@ memory from /proc; `output` holds everything it printed (its log included).
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import subprocess
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import grpc
 
+from helpers.eventually import eventually_async
+from helpers.mind_events import events_until_async, replay_async
 from helpers.mind_process import MindProcess, issue_token
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -149,44 +150,30 @@ class MindDirect:
 
     async def wait_run_end(self, key: str) -> None:
         """Follow the Mind's own event stream until a run of `key` ends."""
-        call = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=0), metadata=self.mind.gateway_metadata
+        def ended(events: list[events_pb2.Event]) -> bool:
+            event = events[-1]
+            return (
+                event.conversation_key == key
+                and event.HasField("run_changed")
+                and event.run_changed.state not in (0, common_pb2.RUN_STATE_RUNNING)
+            )
+
+        await events_until_async(
+            self.stub, self.mind.gateway_metadata, ended, what=f"a run of {key} to end"
         )
-        try:
-            async for item in call:
-                event = item.event
-                if (
-                    event.conversation_key == key
-                    and event.HasField("run_changed")
-                    and event.run_changed.state not in (0, common_pb2.RUN_STATE_RUNNING)
-                ):
-                    return
-        finally:
-            call.cancel()
 
     async def durable_events(self, principal: str, after_id: int = 0) -> list[events_pb2.Event]:
         """Every durable event `principal` may see, from the Mind's own replay."""
-        call = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=after_id), metadata=self.mind.gateway_metadata
-        )
-        events = []
-        try:
-            async for item in call:
-                if item.HasField("replay_done"):
-                    break
-                if principal in item.event.audience:
-                    events.append(item.event)
-        finally:
-            call.cancel()
-        return events
+        events, _ = await replay_async(self.stub, self.mind.gateway_metadata, after_id)
+        return [event for event in events if principal in event.audience]
 
 
 async def wait_for_line(
     face: FaceProcess, needle: str, timeout: float = 60.0, occurrences: int = 1
 ) -> None:
     """Wait until Face has printed `occurrences` lines containing `needle`."""
-    async def scan() -> None:
-        while len(face.log_lines(needle)) < occurrences:
-            await asyncio.sleep(0.05)
-
-    await asyncio.wait_for(scan(), timeout)
+    await eventually_async(
+        lambda: face.log_lines(needle), timeout,
+        until=lambda lines: len(lines) >= occurrences,
+        what=f"{occurrences} Face log line(s) containing {needle!r}",
+    )

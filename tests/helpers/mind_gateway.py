@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import grpc
 
+from helpers.mind_events import events_until, replay
 from helpers.mind_process import MindProcess
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -125,18 +126,7 @@ class Gateway:
 
     def replay(self, after_id: int) -> tuple[list[events_pb2.Event], int]:
         """Every durable event after `after_id`, and the ReplayDone id."""
-        stream = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=after_id), metadata=self.md, timeout=30
-        )
-        events: list[events_pb2.Event] = []
-        try:
-            for item in stream:
-                if item.HasField("replay_done"):
-                    return events, item.replay_done.last_durable_id
-                events.append(item.event)
-        finally:
-            stream.cancel()
-        raise AssertionError("the stream ended before ReplayDone")
+        return replay(self.stub, self.md, after_id)
 
     def wait_for(
         self,
@@ -147,20 +137,10 @@ class Gateway:
         timeout: float = 60,
     ) -> list[events_pb2.Event]:
         """Events after `after_id` (replay, then live) until `done(events)` holds."""
-        stream = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=after_id, include_ephemeral=include_ephemeral),
-            metadata=self.md, timeout=timeout,
+        return events_until(
+            self.stub, self.md, done, after_id=after_id, include_ephemeral=include_ephemeral,
+            timeout=timeout,
         )
-        events: list[events_pb2.Event] = []
-        try:
-            for item in stream:
-                if item.HasField("event"):
-                    events.append(item.event)
-                    if done(events):
-                        return events
-        finally:
-            stream.cancel()
-        raise AssertionError(f"stream ended before the condition held; got {len(events)} events")
 
     def listen(self, after_id: int, *, include_ephemeral: bool = False) -> Listener:
         """A subscription read on a thread; returns once its replay is done."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 
 import grpc
+
+from helpers.eventually import eventually
 
 # Not protobuf: every byte is a varint continuation, so the first tag never ends.
 UNDECODABLE = b"\xff" * 16
@@ -47,9 +48,8 @@ def wait_for_lines(read: Callable[[], list[str]], text: str, count: int) -> list
     A process writes its log line just before it answers, but the line reaches the test
     through a pipe or file a little later.
     """
-    deadline = time.monotonic() + 20
-    while True:
-        lines = [line for line in read() if text in line]
-        if len(lines) >= count or time.monotonic() > deadline:
-            return lines
-        time.sleep(0.05)
+    return eventually(
+        lambda: [line for line in read() if text in line], 20,
+        until=lambda lines: len(lines) >= count,
+        what=f"{count} log line(s) containing {text!r}",
+    )

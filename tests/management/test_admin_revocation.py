@@ -14,6 +14,7 @@ import pytest
 from admin_cli import Admin
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, MindDirect, face_env, wait_for_line
+from helpers.mind_events import replay_async
 from helpers.mind_process import MindProcess
 
 from hand import Hand, HandRefused
@@ -72,17 +73,10 @@ async def until_closed(
 
 async def revocation_event_id(direct: MindDirect, credential_id: str) -> int:
     """The durable id of the credential's `credential_revoked` event, from a full replay."""
-    call = direct.stub.Subscribe(
-        mind_pb2.SubscribeRequest(after_id=0), metadata=direct.mind.gateway_metadata
-    )
-    try:
-        while (item := await asyncio.wait_for(call.read(), BOUND)).HasField("event"):
-            revoked = item.event.credential_revoked
-            if revoked.credential_id == credential_id:
-                return item.event.durable_id
-    finally:
-        call.cancel()
-    raise AssertionError(f"no credential_revoked event for {credential_id}")
+    events, _ = await replay_async(direct.stub, direct.mind.gateway_metadata, timeout=BOUND)
+    ids = [e.durable_id for e in events if e.credential_revoked.credential_id == credential_id]
+    assert ids, f"no credential_revoked event for {credential_id}"
+    return ids[0]
 
 
 def laptop_hand() -> Hand:

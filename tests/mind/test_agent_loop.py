@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from helpers.eventually import eventually_async
 
 from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore
@@ -248,8 +249,7 @@ runs:
 """
     journal = MemoryJournal()
     task = asyncio.create_task(_run(_core(script), journal))
-    while not journal.admissions:
-        await asyncio.sleep(0.01)
+    await eventually_async(lambda: journal.admissions, what="the first tool call admitted")
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

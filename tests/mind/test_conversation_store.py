@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from helpers.eventually import eventually_async
 from sqlalchemy import select
 
 from mind.conversation import inputs, runs
@@ -73,12 +74,11 @@ async def _runs(database: Database, key: str) -> list[tuple[str, str]]:
 
 
 async def _settled(database: Database, key: str, count: int) -> list[tuple[str, str]]:
-    for _ in range(200):
-        found = await _runs(database, key)
-        if len(found) == count and all(state != "running" for state, _ in found):
-            return found
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"runs of {key} did not settle: {await _runs(database, key)}")
+    return await eventually_async(
+        lambda: _runs(database, key), 10,
+        until=lambda found: len(found) == count and all(state != "running" for state, _ in found),
+        what=f"{count} settled runs of {key}",
+    )
 
 
 async def test_a_send_runs_a_tool_turn_and_commits_each_step_with_its_events(

@@ -43,15 +43,25 @@ async def _write_without_rows(database: Database, bus: EventBus, count: int) -> 
         await asyncio.sleep(0)
 
 
+Collected = tuple[list[int], int, int]
+
+
 async def _collect(
-    database: Database, bus: EventBus, after_id: int, until: int
-) -> tuple[list[int], int, int]:
+    database: Database,
+    bus: EventBus,
+    after_id: int,
+    until: int,
+    replayed: asyncio.Event | None = None,
+) -> Collected:
+    """(durable ids, the ReplayDone id, how many ephemeral events) up to durable id `until`."""
     durable: list[int] = []
     ephemeral = 0
     replay_end = -1
     async for item in subscribe(database, bus, after_id, include_ephemeral=True):
         if isinstance(item, ReplayDone):
             replay_end = item.last_durable_id
+            if replayed is not None:
+                replayed.set()
         elif isinstance(item, EphemeralEvent):
             ephemeral += 1
         else:
@@ -59,6 +69,21 @@ async def _collect(
             if item.id >= until:
                 break
     return durable, replay_end, ephemeral
+
+
+async def _live_collector(
+    database: Database, bus: EventBus, after_id: int, until: int
+) -> asyncio.Task[Collected]:
+    """A collector that has had its ReplayDone, so everything from now on reaches it live."""
+    replayed = asyncio.Event()
+    collector = asyncio.create_task(_collect(database, bus, after_id, until, replayed))
+    waiting = asyncio.create_task(replayed.wait())
+    await asyncio.wait({collector, waiting}, timeout=30, return_when=asyncio.FIRST_COMPLETED)
+    waiting.cancel()
+    if collector.done():
+        collector.result()  # its failure, if that is what ended it
+    assert replayed.is_set(), "the collector's replay did not end within 30s"
+    return collector
 
 
 def _bus(database: Database, capacity: int = 1024) -> EventBus:
@@ -77,8 +102,7 @@ async def test_subscribers_joining_during_writes_see_every_later_event_exactly_o
         _write(database, bus, (TOTAL - 10) // 2),
         _write_without_rows(database, bus, (TOTAL - 10) // 2),
     )
-    early = asyncio.create_task(_collect(database, bus, 0, TOTAL))
-    await asyncio.sleep(0.05)
+    early = await _live_collector(database, bus, 0, TOTAL)
     late = asyncio.create_task(_collect(database, bus, 5, TOTAL))
     await writers
     (from_zero, replay_zero, _), (from_five, replay_five, _) = await asyncio.wait_for(
@@ -93,8 +117,7 @@ async def test_live_subscribers_get_ephemeral_events_and_lose_only_those_when_fu
     database: Database,
 ):
     bus = _bus(database, capacity=2)
-    collector = asyncio.create_task(_collect(database, bus, 0, 3))
-    await asyncio.sleep(0.05)
+    collector = await _live_collector(database, bus, 0, 3)
     for _ in range(10):  # nobody reads meanwhile: all but two are dropped
         bus.publish(EphemeralEvent("text_delta", "p_x", ("alice",), "run", text="d"))
     await _write(database, bus, 3, deltas=False)
@@ -117,8 +140,7 @@ async def test_handed_over_rows_after_a_gap_are_not_used_before_the_missing_ones
     database: Database,
 ):
     bus = _bus(database)
-    collector = asyncio.create_task(_collect(database, bus, 0, 2))
-    await asyncio.sleep(0.05)
+    collector = await _live_collector(database, bus, 0, 2)
     await database.write(lambda tx: _silent_event(tx, "x", {}))  # committed, nobody is told
     await _write(database, bus, 1, deltas=False)  # hands over row 2 while row 1 was never seen
     durable, _, _ = await asyncio.wait_for(collector, 30)

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+from helpers.mind_events import events_until
 from helpers.mind_process import MindProcess, mind_env, run_mind_command, running_mind
 from provider_kit import API_KEY, MODELS
 from provider_wire import Reply, WireServer, cassette_bodies, data_file
 
-from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
+from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
 pytestmark = pytest.mark.e2e
 
@@ -78,7 +79,6 @@ def _run_one_turn(mind: MindProcess, text: str) -> tuple[int, list[str]]:
             mind_pb2.CreateConversationRequest(on_behalf_of=who, key="p_wire-e2e"),
             metadata=md, timeout=10,
         ).conversation.key
-        stream = stub.Subscribe(mind_pb2.SubscribeRequest(after_id=0), metadata=md, timeout=90)
         sent = stub.SendChat(
             mind_pb2.SendChatRequest(
                 on_behalf_of=who, conversation_key=key, text=text, idempotency_key="e2e-1",
@@ -86,23 +86,21 @@ def _run_one_turn(mind: MindProcess, text: str) -> tuple[int, list[str]]:
             ),
             metadata=md, timeout=15,
         )
-        try:
-            for item in stream:
-                if not item.HasField("event") or item.event.WhichOneof("payload") != "run_changed":
-                    continue
-                run = item.event.run_changed
-                if run.id == sent.run_id and run.state in TERMINAL:
-                    history = stub.GetHistory(
-                        mind_pb2.GetHistoryRequest(
-                            on_behalf_of=who, conversation_key=key, limit=100,
-                            detail_mode=common_pb2.DETAIL_MODE_TRANSPARENT,
-                        ),
-                        metadata=md, timeout=10,
-                    )
-                    return run.state, [m.text for m in history.messages]
-        finally:
-            stream.cancel()
-        raise AssertionError("the subscription ended before the run did")
+
+        def ended(events: list[events_pb2.Event]) -> bool:
+            event = events[-1]
+            run = event.run_changed
+            return event.HasField("run_changed") and run.id == sent.run_id and run.state in TERMINAL
+
+        events = events_until(stub, md, ended, timeout=90, what=f"run {sent.run_id} to end")
+        history = stub.GetHistory(
+            mind_pb2.GetHistoryRequest(
+                on_behalf_of=who, conversation_key=key, limit=100,
+                detail_mode=common_pb2.DETAIL_MODE_TRANSPARENT,
+            ),
+            metadata=md, timeout=10,
+        )
+        return events[-1].run_changed.state, [m.text for m in history.messages]
     finally:
         channel.close()
 

@@ -6,12 +6,12 @@ import os
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+from helpers.mind_events import events_until
 
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -88,13 +88,6 @@ class HandProcess:
             self.process.wait(10)
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 30, what: str = "") -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what or predicate}"
-        time.sleep(0.05)
-
-
 @dataclass
 class Chat:
     """Just enough of the Mind's client API to start turns and read their events."""
@@ -142,21 +135,9 @@ class Chat:
         self, done: Callable[[list[events_pb2.Event]], bool], *, timeout: float = 60
     ) -> list[events_pb2.Event]:
         """Replay from the start, then live events (ephemeral too), until `done` holds."""
-        stream = self.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=0, include_ephemeral=True),
-            metadata=self.metadata,
-            timeout=timeout,
+        return events_until(
+            self.stub, self.metadata, done, include_ephemeral=True, timeout=timeout
         )
-        events: list[events_pb2.Event] = []
-        try:
-            for item in stream:
-                if item.HasField("event"):
-                    events.append(item.event)
-                    if done(events):
-                        return events
-        finally:
-            stream.cancel()
-        raise AssertionError(f"the stream ended first; {len(events)} events")
 
 
 def run_ended(run_id: str) -> Callable[[list[events_pb2.Event]], bool]:

@@ -17,7 +17,8 @@ from pathlib import Path
 import grpc
 import pytest
 from crash_checks import check_exactly_once, executions, mark_script, read_store, start_marking_hand
-from helpers.mind_process import issue_token, running_mind
+from helpers.eventually import eventually
+from helpers.mind_process import MindProcess, issue_token, running_mind
 from remote_processes import Chat
 
 pytestmark = pytest.mark.e2e
@@ -60,6 +61,14 @@ def quiet(mind, acknowledged: dict[str, str]) -> bool:
         and not any(p.status == "running" for p in store.projections)
         and not any(a.decision is None for a in store.approvals)
     )
+
+
+def settled(mind: MindProcess, chat: Chat, acknowledged: dict[str, str]) -> bool:
+    """Quiet yet? If not, approve what waits for a person meanwhile."""
+    if quiet(mind, acknowledged):
+        return True
+    approve_pending(chat, mind)
+    return False
 
 
 def test_kill_9_at_random_points_keeps_every_message_and_runs_each_call_at_most_once(
@@ -105,11 +114,10 @@ def test_kill_9_at_random_points_keeps_every_message_and_runs_each_call_at_most_
                     hand.wait_attached(kills + 1)
                     next_kill = time.monotonic() + rng.uniform(0.3, 2.5)
                 time.sleep(rng.uniform(0.05, 0.4))
-            deadline = time.monotonic() + SETTLE
-            while not quiet(mind, acknowledged):
-                assert time.monotonic() < deadline, f"did not settle (seed {seed})"
-                approve_pending(chat, mind)
-                time.sleep(0.3)
+            eventually(
+                lambda: settled(mind, chat, acknowledged), SETTLE, interval=0.3,
+                what=f"the Mind to settle (seed {seed})",
+            )
         finally:
             chat.close()
             hand.kill()

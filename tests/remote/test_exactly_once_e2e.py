@@ -14,8 +14,9 @@ from crash_checks import (
     read_store,
     start_marking_hand,
 )
+from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, issue_token, running_mind
-from remote_processes import Chat, HandProcess, wait_until
+from remote_processes import Chat, HandProcess
 
 pytestmark = pytest.mark.e2e
 
@@ -81,7 +82,7 @@ def answered(mind: MindProcess) -> bool:
 
 
 def check_one_execution_with_its_result(mind: MindProcess, workspace: Path) -> None:
-    wait_until(lambda: answered(mind), timeout=90, what="the answer built on the Hand's result")
+    eventually(lambda: answered(mind), 90, what="the answer built on the Hand's result")
     store = read_store(mind)
     check_exactly_once(store, executions(workspace))
     assert executions(workspace) == {"one": 1}
@@ -99,7 +100,10 @@ def test_a_hand_result_after_a_mind_stop_reaches_the_conversation_once(
     """Unapproved call (policy allow): the Mind dies while the Hand runs the task."""
     mind, _hand, chat = started(ALLOW)
     chat.send("p_once", "mark one", "k1")
-    wait_until(lambda: task_state(mind) == "accepted", what="the task to be accepted")
+    eventually(
+        lambda: task_state(mind), until=lambda state: state == "accepted",
+        what="the task to be accepted",
+    )
     stop_mind(mind, how)
     check_one_execution_with_its_result(mind, workspace)
 
@@ -111,9 +115,12 @@ def test_an_approved_call_runs_once_when_the_mind_dies_during_its_task(
     """Decision committed before the kill; the continuation takes the running task's result."""
     mind, _hand, chat = started(ASK)
     chat.send("p_once", "mark one", "k1")
-    wait_until(lambda: pending_approval(mind) != "", what="the approval request")
+    eventually(lambda: pending_approval(mind), what="the approval request")
     chat.approve(pending_approval(mind))
-    wait_until(lambda: task_state(mind) == "accepted", what="the task to be accepted")
+    eventually(
+        lambda: task_state(mind), until=lambda state: state == "accepted",
+        what="the task to be accepted",
+    )
     stop_mind(mind, how)
     check_one_execution_with_its_result(mind, workspace)
 
@@ -124,9 +131,12 @@ def test_a_call_approved_after_a_restart_runs_once_when_the_mind_dies_again(
     """Decision committed after the restart, then a second crash during the task."""
     mind, _hand, chat = started(ASK)
     chat.send("p_once", "mark one", "k1")
-    wait_until(lambda: pending_approval(mind) != "", what="the approval request")
+    eventually(lambda: pending_approval(mind), what="the approval request")
     stop_mind(mind, "kill")
     chat.approve(pending_approval(mind))
-    wait_until(lambda: task_state(mind) == "accepted", timeout=60, what="the task accepted")
+    eventually(
+        lambda: task_state(mind), 60, until=lambda state: state == "accepted",
+        what="the task accepted",
+    )
     stop_mind(mind, "kill")
     check_one_execution_with_its_result(mind, workspace)

@@ -7,8 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, issue_token, running_mind
-from remote_processes import Chat, HandProcess, approval_requested, run_ended, wait_until
+from remote_processes import Chat, HandProcess, approval_requested, run_ended
 from sqlalchemy import create_engine, select
 
 from mind.store.engine import sync_url
@@ -163,7 +164,10 @@ def test_hand_killed_mid_task_and_restarted_ends_the_task_lost_once(
     try:
         chat.create("p_e2e")
         sent = chat.send("p_e2e", "hang on", "k1")
-        wait_until(lambda: task_state(mind) == "accepted", what="the task to be accepted")
+        eventually(
+            lambda: task_state(mind), until=lambda state: state == "accepted",
+            what="the task to be accepted",
+        )
         first.kill()
         start_hand(mind, workspace, hands, token).wait_attached()
         events = chat.events_until(run_ended(sent.run_id))
@@ -186,13 +190,19 @@ def test_mind_killed_mid_task_and_restarted_accepts_the_result_exactly_once(
     try:
         chat.create("p_e2e")
         chat.send("p_e2e", "sleep a bit", "k1")
-        wait_until(lambda: task_state(mind) == "accepted", what="the task to be accepted")
+        eventually(
+            lambda: task_state(mind), until=lambda state: state == "accepted",
+            what="the task to be accepted",
+        )
     finally:
         chat.close()
     mind.restart(same_address=True)
     assert mind.address == address
     hand.wait_attached(2)
-    wait_until(lambda: task_state(mind) == "succeeded", timeout=60, what="the result")
+    eventually(
+        lambda: task_state(mind), 60, until=lambda state: state == "succeeded",
+        what="the result",
+    )
     ((task, steps),) = tasks(mind)
     assert [s.to_state for s in steps] == ["offered", "accepted", "succeeded"]
     assert json.loads(task.output)["exit_code"] == 0
@@ -203,7 +213,10 @@ def test_wrong_credential_makes_the_hand_exit_unauthenticated(
 ) -> None:
     hand = start_hand(mind, workspace, hands, "tobe_0000000000000000_wrongwrongwrongwrong")
     assert hand.wait_exit() == 1
-    wait_until(lambda: any("UNAUTHENTICATED" in line for line in hand.output), what="the error")
+    eventually(
+        lambda: hand.output, until=lambda output: any("UNAUTHENTICATED" in line for line in output),
+        what="UNAUTHENTICATED in the Hand's output",
+    )
 
 
 CUSTOM_HAND = """

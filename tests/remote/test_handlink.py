@@ -7,6 +7,7 @@ import json
 
 import grpc
 import pytest
+from helpers.eventually import eventually_async
 from remote_harness import AUDIENCES, CONVERSATION, Link, tool_context
 
 from hand import Hand, HandRefused, report_progress
@@ -205,10 +206,7 @@ async def test_background_tool_returns_at_once_and_delivers_its_result(link: Lin
     started = json.loads(outcome.output)
     assert outcome.ok and started["status"] == "started" and link.sink == []
     release.set()
-    for _ in range(200):
-        if link.sink:
-            break
-        await asyncio.sleep(0.05)
+    await eventually_async(lambda: link.sink, 10, what="the background task's result delivered")
     assert [(r.id, r.state, r.output) for r in link.sink] == [
         (started["task_id"], TaskState.SUCCEEDED, "built")
     ]

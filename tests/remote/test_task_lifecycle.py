@@ -6,6 +6,7 @@ import asyncio
 
 import grpc
 import pytest
+from helpers.eventually import eventually_async
 from remote_harness import Link, remote_settings, tool_context
 
 from hand import Hand
@@ -49,11 +50,12 @@ async def single_task(link: Link):  # noqa: ANN201
     return record, [s.to_state for s in steps if s.terminal]
 
 
-async def eventually(predicate, timeout: float = 10.0) -> None:  # noqa: ANN001
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not predicate():
-        assert asyncio.get_running_loop().time() < deadline, "condition not reached in time"
-        await asyncio.sleep(0.02)
+async def refused_as_conflict(caplog: pytest.LogCaptureFixture) -> None:
+    """Wait until the Mind logged that it refused a result conflicting with the recorded one."""
+    await eventually_async(
+        lambda: caplog.text, 10, until=lambda log: "conflict" in log,
+        what="a conflicting result logged as refused",
+    )
 
 
 
@@ -85,7 +87,7 @@ async def test_result_sent_twice_makes_one_terminal(link: Link, serve, caplog) -
     await serve(hand, link.target, link.token)
     outcome = await link.tool("laptop__echo").run({"text": "once"}, tool_context())
     assert outcome.ok and outcome.output == "once"
-    await eventually(lambda: "conflict" in caplog.text)  # the second result was refused
+    await refused_as_conflict(caplog)  # the second result
     record, terminals = await single_task(link)
     assert record.state is TaskState.SUCCEEDED and terminals == ["succeeded"]
 
@@ -101,7 +103,7 @@ async def test_success_after_a_recorded_cancel_wins_and_later_cancelled_is_refus
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    await eventually(lambda: "conflict" in caplog.text)  # the contrary result was refused
+    await refused_as_conflict(caplog)  # the contrary result
     record, terminals = await single_task(link)
     assert record.cancel_requested_at is not None
     assert record.state is TaskState.SUCCEEDED and record.output == "finished anyway"
@@ -127,7 +129,7 @@ async def test_cancelled_result_first_then_success_is_refused(
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    await eventually(lambda: "conflict" in caplog.text)  # the contrary result was refused
+    await refused_as_conflict(caplog)  # the contrary result
     record, terminals = await single_task(link)
     assert record.state is TaskState.CANCELLED and record.output != "contrary"
     assert terminals == ["cancelled"]
@@ -153,7 +155,7 @@ async def test_result_finished_while_disconnected_is_resent_and_accepted_once(
     connection = link.remote.hub.get("laptop")
     assert connection is not None
     connection.close(CloseReason.REPLACED, "network dropped (test)")
-    await eventually(lambda: not hand.attached.is_set())
+    await eventually_async(lambda: not hand.attached.is_set(), 10, what="the Hand detached")
     release.set()  # finishes while the stream is down: the result waits in `held`
     outcome = await asyncio.wait_for(call, 15)
     assert outcome.ok and outcome.output == "survived"
@@ -210,12 +212,11 @@ async def test_hand_that_comes_back_without_the_task_loses_it(link: Link, serve)
 
 async def accepted(link: Link) -> None:
     """Wait until the Registry recorded the Hand's `accepted` for the only task."""
-    for _ in range(500):
-        open_tasks = await link.remote.registry.open_tasks("laptop")
-        if open_tasks and open_tasks[0].state is TaskState.ACCEPTED:
-            return
-        await asyncio.sleep(0.02)
-    raise AssertionError("the task was never accepted")
+    await eventually_async(
+        lambda: link.remote.registry.open_tasks("laptop"), 10,
+        until=lambda tasks: bool(tasks) and tasks[0].state is TaskState.ACCEPTED,
+        what="the task accepted",
+    )
 
 
 async def raw_attach(link: Link):  # noqa: ANN201

@@ -10,6 +10,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from helpers.eventually import eventually_async
 from sqlalchemy import create_engine, func, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError
 
@@ -181,11 +182,11 @@ async def test_a_unit_commits_even_when_its_caller_is_cancelled(
     release.set()
     with pytest.raises(asyncio.CancelledError):
         await caller
-    async with asyncio.timeout(WAIT):
-        while await stored_keys(database) != ["p_a"]:
-            await asyncio.sleep(0.01)
-        while not database_events:
-            await asyncio.sleep(0.01)
+    await eventually_async(
+        lambda: stored_keys(database), WAIT, until=lambda keys: keys == ["p_a"],
+        what="the cancelled caller's unit stored",
+    )
+    await eventually_async(lambda: database_events, WAIT, what="the unit's event handed over")
     assert [event.conversation_key for event in database_events] == ["p_a"]
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import grpc
 import pytest
+from helpers.eventually import eventually
 from helpers.mind_gateway import SCRIPT, Gateway
 from helpers.mind_process import running_mind
 
@@ -82,10 +83,7 @@ def test_units_held_in_an_uncommitted_group_were_never_acknowledged(tmp_path: Pa
         for sender in senders:
             sender.start()
         held = Path(f"{hold}.held")
-        deadline = time.monotonic() + 30
-        while not held.exists():
-            assert time.monotonic() < deadline, "the writer never held a group"
-            time.sleep(0.01)
+        eventually(held.exists, 30, what="the writer holding a group", interval=0.01)
         time.sleep(0.3)  # anything acknowledged wrongly would have reached the client by now
         held_units = int(held.read_text())
         before_kill = dict(acknowledged)
