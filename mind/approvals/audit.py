@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from sqlalchemy.orm import Session
-
+from mind.store.database import WriteTx
 from mind.store.models import ApprovalAudit
 
 
@@ -21,7 +20,7 @@ class AuditSource(StrEnum):
 
 
 def add_audit(
-    session: Session,
+    tx: WriteTx,
     *,
     conversation_key: str,
     tool_call_id: str,
@@ -33,7 +32,7 @@ def add_audit(
     approval_id: str | None = None,
 ) -> None:
     """Add an audit row to the caller's transaction; `summary` must already be safe."""
-    session.add(
+    tx.insert(
         ApprovalAudit(
             approval_id=approval_id,
             conversation_key=conversation_key,

@@ -135,7 +135,7 @@ class ApprovalAuthorizer:
 
         def unit(tx: WriteTx) -> None:
             add_audit(
-                tx.session,
+                tx,
                 conversation_key=call.conversation_key,
                 tool_call_id=call.tool_call_id,
                 tool=call.tool,

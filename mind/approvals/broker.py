@@ -344,7 +344,7 @@ class ApprovalBroker:
                     )
                 )
             add_audit(
-                session,
+                tx,
                 approval_id=record.id,
                 conversation_key=record.conversation_key,
                 tool_call_id=record.tool_call_id,

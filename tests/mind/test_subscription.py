@@ -8,15 +8,19 @@ import pytest
 
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.subscription import ReplayDone, SnapshotRequired, subscribe
+from mind.store import outbox
 from mind.store.database import Database, WriteTx
-from mind.store.outbox import new_event, prune
+from mind.store.outbox import prune
 
 TOTAL = 120
 
 
 def _silent_event(tx: WriteTx, type: str, payload: dict[str, str]) -> None:
-    """Append an event the Database does not hand to the bus (as a writer passing no rows)."""
-    tx.insert(new_event(type, "", [], payload))
+    """Append an event the Database does not hand to the bus (as a writer passing no rows),
+    in outbox order like any other (`tx.event` without the publishing)."""
+    if outbox.needs_writer_lock(tx.connection.dialect):
+        tx.execute(outbox.WRITER_LOCK)
+    tx.insert(outbox.new_event(type, "", [], payload))
 
 
 async def _write(database: Database, bus: EventBus, count: int, deltas: bool = True) -> None:
