@@ -22,6 +22,7 @@ from mind.conversation.lease import MutationLease
 from mind.conversation.records import history_message
 from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore, RunOutcome
+from mind.core.view import ProviderView
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.store import models
 from mind.store.database import Database, WriteTx
@@ -103,8 +104,9 @@ class ConversationActor:
         self.core = core
         self.bus = bus
         self.lease = MutationLease()
-        # The transcript as last read (`_history`).
+        # The transcript as last read (`_history`), and as last rendered for the provider.
         self._transcript: list[HistoryMessage] = []
+        self._view = ProviderView()
         self._lock = asyncio.Lock()
         self._run: ActiveRun | None = None
         self._closing = False
@@ -406,7 +408,7 @@ class ConversationActor:
             )
             if not continuation.batch_is_last(history, active.resume_call):
                 return RunOutcome(state="completed", reason="later messages followed the batch")
-        return await self.core.run(scope, history, recorder, on_delta)
+        return await self.core.run(scope, history, recorder, on_delta, view=self._view)
 
     async def _history(self) -> list[HistoryMessage]:
         """The whole transcript. Messages are append-only, so where ids follow commit order

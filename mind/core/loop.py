@@ -29,7 +29,7 @@ from typing import Literal, Protocol
 
 from mind.core.history import HistoryMessage
 from mind.core.prompt import PLATFORM_PROMPT, system_prompt
-from mind.core.view import provider_messages
+from mind.core.view import ProviderView
 from mind.providers.base import (
     Provider,
     ProviderRequest,
@@ -134,9 +134,12 @@ class AgentCore:
         *,
         persona: str = "",
         catalogs: list[str] | None = None,
+        view: ProviderView | None = None,
     ) -> RunOutcome:
-        """Run until the model stops; see the module docstring for the steps."""
+        """Run until the model stops; see the module docstring for the steps. `view` keeps
+        the conversation's rendering between runs (a fresh one renders everything)."""
         history = list(history)
+        view = view or ProviderView()
         system = system_prompt(self.platform_prompt, persona, catalogs or [])
         outcome = RunOutcome(state="completed")
         while True:
@@ -147,7 +150,7 @@ class AgentCore:
             tools = self.registry.tools_for(scope.conversation_key)
             request = ProviderRequest(
                 system=system,
-                messages=provider_messages(history, self.clock()),
+                messages=view.messages(history, self.clock()),
                 tools=self.registry.definitions(tools),
                 thinking=self.thinking_for(scope.conversation_key),
             )

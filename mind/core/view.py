@@ -101,27 +101,53 @@ def _missing_results(
 
 def provider_messages(history: Sequence[HistoryMessage], now: datetime) -> list[ProviderMessage]:
     """The request messages for `history` at time `now` (see the module docstring)."""
-    out: list[ProviderMessage] = []
-    # The latest assistant message's calls (Mind id → name), their wire ids, and the answered.
-    pending: dict[str, str] = {}
-    wire_ids: dict[str, str] = {}
-    answered: set[str] = set()
-    pending_at = now
-    for message in history:
-        if message.role == "tool" and message.tool_call_id in pending:
-            answered.add(message.tool_call_id)
+    return ProviderView().messages(history, now)
+
+
+class ProviderView:
+    """`provider_messages` for a transcript that only grows, rendered incrementally.
+
+    The rendering of a message depends only on the batch it belongs to (an assistant message
+    and the tool results after it), so everything before the latest batch stays as it was
+    rendered. That part is kept, keyed by the ids of the messages it came from, and each step
+    renders only the latest batch and what came after it. Without it, every step of every run
+    rendered the whole transcript again: most of the Mind's CPU in a long conversation.
+    """
+
+    def __init__(self) -> None:
+        self._ids: list[int] = []  # the messages whose rendering is kept, in order
+        self._rendered: list[ProviderMessage] = []
+
+    def messages(self, history: Sequence[HistoryMessage], now: datetime) -> list[ProviderMessage]:
+        start = len(self._ids)
+        if start > len(history) or [m.id for m in history[:start]] != self._ids:
+            start, self._ids, self._rendered = 0, [], []  # not the transcript we rendered
+        out = list(self._rendered)
+        # The latest assistant message's calls (Mind id → name), their wire ids, the answered.
+        pending: dict[str, str] = {}
+        wire_ids: dict[str, str] = {}
+        answered: set[str] = set()
+        pending_at = now
+        kept = (start, len(out))  # where the latest batch starts: history index, output length
+        for index in range(start, len(history)):
+            message = history[index]
+            if message.role == "tool" and message.tool_call_id in pending:
+                answered.add(message.tool_call_id)
+                out.append(_render(message, wire_ids))
+                continue
+            if message.role == "tool":
+                # A result whose call is not in the batch before it cannot be sent; skip it.
+                continue
+            out.extend(_missing_results(pending, answered, wire_ids, pending_at))
+            kept = (index, len(out))
+            pending, answered = {}, set()
+            wire_ids = _wire_ids(message.tool_calls)
+            if message.role == "assistant" and message.tool_calls:
+                pending = {call.id: call.name for call in message.tool_calls}
+                pending_at = message.created_at
             out.append(_render(message, wire_ids))
-            continue
-        if message.role == "tool":
-            # A result whose call is not in the batch before it cannot be sent; skip it.
-            continue
+        self._ids.extend(m.id for m in history[start : kept[0]])
+        self._rendered = out[: kept[1]]
         out.extend(_missing_results(pending, answered, wire_ids, pending_at))
-        pending, answered = {}, set()
-        wire_ids = _wire_ids(message.tool_calls)
-        if message.role == "assistant" and message.tool_calls:
-            pending = {call.id: call.name for call in message.tool_calls}
-            pending_at = message.created_at
-        out.append(_render(message, wire_ids))
-    out.extend(_missing_results(pending, answered, wire_ids, pending_at))
-    out.append(ProviderMessage(role="user", text=gmt_stamp(now) + CURRENT_TIME_NOTE))
-    return out
+        out.append(ProviderMessage(role="user", text=gmt_stamp(now) + CURRENT_TIME_NOTE))
+        return out

@@ -7,7 +7,13 @@ from datetime import UTC, datetime, timedelta, timezone
 from mind.conversation.records import assistant_payload, history_message
 from mind.core.history import HistoryMessage
 from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, PLATFORM_PROMPT, system_prompt
-from mind.core.view import NOT_EXECUTED, gmt_stamp, is_runtime_note, provider_messages
+from mind.core.view import (
+    NOT_EXECUTED,
+    ProviderView,
+    gmt_stamp,
+    is_runtime_note,
+    provider_messages,
+)
 from mind.providers.base import ProviderResult, ToolCall
 from mind.store import models
 
@@ -139,3 +145,30 @@ def test_system_prompt_joins_platform_persona_and_catalogs_with_one_blank_line()
     text = system_prompt(PLATFORM_PROMPT, "You are Bo.\n", ["Skills:\n- a", "", "Resources:\n- b"])
     assert text == f"{PLATFORM_PROMPT}\n\nYou are Bo.\n\nSkills:\n- a\n\nResources:\n- b"
     assert system_prompt("P", "", []) == "P"
+
+
+def test_a_view_kept_across_steps_renders_what_a_fresh_one_renders():
+    """Every prefix of a growing transcript (batches open, answered, left unanswered, a result
+    arriving after the next message) renders the same through one kept view as from scratch."""
+    calls = (ToolCall("call_a", "wait", {}), ToolCall("call_b", "current_time", {}))
+    transcript = [
+        _msg(1, "user", "go"),
+        _msg(2, "assistant", "", 1, tool_calls=calls),
+        _msg(3, "tool", "done", 2, tool_call_id="call_a", tool_name="wait"),
+        _msg(4, "note", "door opened", 3),
+        _msg(5, "tool", "late", 3, tool_call_id="call_b", tool_name="current_time"),
+        _msg(6, "assistant", "", 4, tool_calls=(ToolCall("call_c", "wait", {}),)),
+        _msg(7, "tool", "ok", 5, tool_call_id="call_c", tool_name="wait"),
+        _msg(8, "assistant", "all done", 6),
+        _msg(9, "user", "thanks", 7),
+    ]
+    view = ProviderView()
+    for end in range(1, len(transcript) + 1):
+        assert view.messages(transcript[:end], NOW) == provider_messages(transcript[:end], NOW)
+
+
+def test_a_kept_view_given_another_transcript_starts_over():
+    view = ProviderView()
+    view.messages([_msg(1, "user", "first"), _msg(2, "assistant", "one", 1)], NOW)
+    other = [_msg(7, "user", "elsewhere"), _msg(8, "assistant", "two", 1), _msg(9, "user", "x")]
+    assert view.messages(other, NOW) == provider_messages(other, NOW)
