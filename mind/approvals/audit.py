@@ -32,15 +32,16 @@ def add_audit(
     approval_id: str | None = None,
 ) -> None:
     """Add an audit row to the caller's transaction; `summary` must already be safe."""
-    tx.insert(
-        ApprovalAudit(
-            approval_id=approval_id,
-            conversation_key=conversation_key,
-            tool_call_id=tool_call_id,
-            tool=tool,
-            source=source.value,
-            verdict=verdict,
-            principal=principal,
-            summary=summary,
-        )
+    tx.insert_values(
+        ApprovalAudit.__table__,
+        {
+            "approval_id": approval_id,
+            "conversation_key": conversation_key,
+            "tool_call_id": tool_call_id,
+            "tool": tool,
+            "source": source.value,
+            "verdict": verdict,
+            "principal": principal,
+            "summary": summary,
+        },
     )

@@ -67,6 +67,9 @@ _TRANSITIONS = (
     .where(TaskTransition.task_id == bindparam("task_id"))
     .order_by(TaskTransition.id)
 )
+_RUN_ROWS = RemoteRun.__table__
+_TASK_ROWS = Task.__table__
+_TRANSITION_ROWS = TaskTransition.__table__
 _MOVE = update(Task).where(
     Task.id == bindparam("task_id"),
     Task.state == bindparam("from_state"),
@@ -119,49 +122,18 @@ class Registry:
     async def create(self, spec: NewTask) -> TaskRecord:
         """Record a new task (state offered, attempt 1) before it is sent to the Hand."""
         now = utcnow()
-        run = RemoteRun(
-            id=new_id("rr"),
+        record = TaskRecord(
+            id=new_id("t"),
+            remote_run_id=new_id("rr"),
             conversation_key=spec.conversation_key,
             run_id=spec.run_id,
-            hand_name=spec.hand_name,
-            background=spec.background,
-            detail_mode=spec.detail_mode.value,
-            created_at=now,
-        )
-        task = Task(
-            id=new_id("t"),
-            remote_run_id=run.id,
             tool_call_id=spec.tool_call_id,
             hand_name=spec.hand_name,
             tool=spec.tool,
             attempt=1,
-            state=TaskState.OFFERED.value,
-            arguments=spec.arguments,
-            arguments_digest=spec.arguments_digest,
-            created_at=now,
-            updated_at=now,
-        )
-        transition = TaskTransition(
-            task_id=task.id, attempt=1, from_state="", to_state="offered", created_at=now
-        )
-
-        def unit(tx: WriteTx) -> None:
-            for row in (run, task, transition):  # foreign keys first
-                tx.insert(row)
-
-        await self.database.write(unit)
-        return TaskRecord(
-            id=task.id,
-            remote_run_id=run.id,
-            conversation_key=run.conversation_key,
-            run_id=run.run_id,
-            tool_call_id=task.tool_call_id,
-            hand_name=task.hand_name,
-            tool=task.tool,
-            attempt=task.attempt,
             state=TaskState.OFFERED,
-            arguments=dict(task.arguments),
-            arguments_digest=task.arguments_digest,
+            arguments=dict(spec.arguments),
+            arguments_digest=spec.arguments_digest,
             detail_mode=spec.detail_mode,
             background=spec.background,
             cancel_requested_at=None,
@@ -171,6 +143,43 @@ class Registry:
             created_at=now,
             updated_at=now,
         )
+        run = {
+            "id": record.remote_run_id,
+            "conversation_key": record.conversation_key,
+            "run_id": record.run_id,
+            "hand_name": record.hand_name,
+            "background": record.background,
+            "detail_mode": record.detail_mode.value,
+            "created_at": now,
+        }
+        task = {
+            "id": record.id,
+            "remote_run_id": record.remote_run_id,
+            "tool_call_id": record.tool_call_id,
+            "hand_name": record.hand_name,
+            "tool": record.tool,
+            "attempt": 1,
+            "state": TaskState.OFFERED.value,
+            "arguments": record.arguments,
+            "arguments_digest": record.arguments_digest,
+            "created_at": now,
+            "updated_at": now,
+        }
+        transition = {
+            "task_id": record.id,
+            "attempt": 1,
+            "from_state": "",
+            "to_state": "offered",
+            "created_at": now,
+        }
+
+        def unit(tx: WriteTx) -> None:
+            tx.insert_values(_RUN_ROWS, run)  # foreign keys first
+            tx.insert_values(_TASK_ROWS, task)
+            tx.insert_values(_TRANSITION_ROWS, transition)
+
+        await self.database.write(unit)
+        return record
 
     # -- Hand reports ---------------------------------------------------------------------
 
@@ -353,16 +362,17 @@ class Registry:
             )
             if changed != 1:
                 raise _LostRace
-            tx.insert(
-                TaskTransition(
-                    task_id=task_id,
-                    attempt=values["attempt"],
-                    from_state=found.state,
-                    to_state=to_state.value,
-                    terminal=to_state.terminal,
-                    detail=detail,
-                    created_at=now,
-                )
+            tx.insert_values(
+                _TRANSITION_ROWS,
+                {
+                    "task_id": task_id,
+                    "attempt": values["attempt"],
+                    "from_state": found.state,
+                    "to_state": to_state.value,
+                    "terminal": to_state.terminal,
+                    "detail": detail,
+                    "created_at": now,
+                },
             )
             return Report(AckStatus.OK, replace(_record(found), **{**values, "state": to_state}))
 

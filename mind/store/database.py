@@ -110,25 +110,33 @@ class WriteTx:
     def insert(self, row: R) -> R:
         """Insert a new mapped object with one statement instead of the ORM's unit of work;
         returns it, detached, with its primary key and column defaults filled in."""
-        self._flush()  # rows added the ORM way go first (foreign keys)
         table: Table = row.__table__  # type: ignore[attr-defined]
-        values = {
+        given = {
             column.key: value
             for column in table.columns
             if (value := getattr(row, column.key)) is not None
         }
+        for key, value in self.insert_values(table, given).items():
+            if key not in given:  # the row shows what was stored
+                setattr(row, key, value)
+        return row
+
+    def insert_values(self, table: Table, values: dict[str, Any]) -> dict[str, Any]:
+        """Insert a row given as column values (no mapped object to build, for rows nobody
+        reads back); returns the values stored, defaults and primary key included."""
+        self._flush()  # rows added the ORM way go first (foreign keys)
+        stored = dict(values)
         statement = _insert_statement(table, tuple(values))
         prepared = statements.prepared(statement, self._dialect, column_keys=tuple(values))
         for name, _, default in prepared.parameters:
-            if name not in values and default is not None:
-                values[name] = default()
-                setattr(row, name, values[name])  # the row shows what was stored
-        self._cursor.execute(prepared.sql, prepared.bind(values))
+            if name not in stored and default is not None:
+                stored[name] = default()
+        self._cursor.execute(prepared.sql, prepared.bind(stored))
         returned = self._cursor.fetchone() if statement.exported_columns else None
         if returned is not None:
             for column, value in zip(statement.exported_columns, returned, strict=True):
-                setattr(row, column.key, value)
-        return row
+                stored[column.key] = value
+        return stored
 
     def event(
         self, type: str, conversation_key: str, audience: list[str], payload: dict[str, Any]

@@ -90,7 +90,8 @@ def _sqlite_connect(
 
 
 def _sqlite_begin(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN IMMEDIATE")
+    # On the driver's connection: SQLAlchemy's execution layer would cost more than the BEGIN.
+    connection.connection.driver_connection.execute("BEGIN IMMEDIATE")
 
 
 def _sqlite_read_only(dbapi_connection: Any, _record: Any) -> None:
@@ -102,7 +103,7 @@ def _sqlite_read_only(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _sqlite_begin_deferred(connection: Any) -> None:
-    connection.exec_driver_sql("BEGIN")
+    connection.connection.driver_connection.execute("BEGIN")
 
 
 def _private_database_file(url: URL) -> None:
