@@ -165,9 +165,9 @@ class Hand:
         beats = asyncio.create_task(self._beat())
         try:
             while True:
+                # Raises the stream's error status; grpc.aio.EOF when it ended with OK.
                 response = await call.read()
                 if response is grpc.aio.EOF:
-                    await call  # raises the stream's error status, if any
                     return
                 await self._handle(response, backoff)
         finally:
