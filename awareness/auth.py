@@ -6,15 +6,18 @@ The token is never logged.
 from __future__ import annotations
 
 import hmac
-from collections.abc import Awaitable, Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, TypeVar
 
 import grpc
 
 PROTECTED_PREFIX = "/tobe.v1.Awareness/"
 
+Request = TypeVar("Request")
+Response = TypeVar("Response")
 
-def _bearer(metadata: Any) -> str:
+
+def _bearer(metadata: Iterable[tuple[str, str | bytes]] | None) -> str:
     for key, value in metadata or ():
         if key == "authorization" and isinstance(value, str) and value.startswith("Bearer "):
             return value.removeprefix("Bearer ")
@@ -29,9 +32,11 @@ class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Request, Response] | None]
+        ],
         details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler:
+    ) -> grpc.RpcMethodHandler[Request, Response] | None:
         handler = await continuation(details)
         if not details.method.startswith(PROTECTED_PREFIX) or handler is None:
             return handler
@@ -41,19 +46,24 @@ class BearerTokenInterceptor(grpc.aio.ServerInterceptor):
         return _refusal(handler)
 
 
-async def _deny(request: Any, context: grpc.aio.ServicerContext) -> None:
+async def _deny(request: object, context: grpc.aio.ServicerContext[Any, Any]) -> None:
     await context.abort(
         grpc.StatusCode.UNAUTHENTICATED,
         "missing or wrong Awareness service token (authorization: Bearer <token>)",
     )
 
 
-def _refusal(handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-    kwargs = {
-        "request_deserializer": handler.request_deserializer,
-        "response_serializer": handler.response_serializer,
-    }
-    if handler.response_streaming:
+def _refusal(
+    handler: grpc.RpcMethodHandler[Request, Response],
+) -> grpc.RpcMethodHandler[Request, Response]:
+    factory = (
         # An aio stream handler may be a plain coroutine; it aborts before writing anything.
-        return grpc.unary_stream_rpc_method_handler(_deny, **kwargs)
-    return grpc.unary_unary_rpc_method_handler(_deny, **kwargs)
+        grpc.unary_stream_rpc_method_handler
+        if handler.response_streaming
+        else grpc.unary_unary_rpc_method_handler
+    )
+    return factory(
+        _deny,
+        request_deserializer=handler.request_deserializer,
+        response_serializer=handler.response_serializer,
+    )

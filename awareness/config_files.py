@@ -14,7 +14,7 @@ import contextlib
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,16 +87,18 @@ def describe_error(error: jsonschema.ValidationError) -> str:
     """A message naming the field and the rule it breaks, built without the instance value."""
     field = "/".join(str(p) for p in error.absolute_path) or "(root)"
     rule, expected = error.validator, error.validator_value
-    if rule == "required":
-        missing = [name for name in expected if name not in (error.instance or {})]
+    # `required` and `additionalProperties` judge a JSON object against a schema object.
+    instance = error.instance if isinstance(error.instance, dict) else {}
+    if rule == "required" and isinstance(expected, list):
+        missing = [name for name in expected if name not in instance]
         names = ", ".join(f"{field}/{m}" if field != "(root)" else m for m in missing)
         return f"field {names} is required"
-    if rule == "additionalProperties":
-        extra = sorted(set(error.instance or {}) - set(error.schema.get("properties", {})))
+    if rule == "additionalProperties" and isinstance(error.schema, Mapping):
+        extra = sorted(set(instance) - set(error.schema.get("properties", {})))
         return f"field {field}: unknown field(s) {', '.join(extra)}"
     if rule == "type":
         return f"field {field} must be of type {expected}"
-    if rule == "enum":
+    if rule == "enum" and isinstance(expected, list):
         return f"field {field} must be one of {', '.join(map(str, expected))}"
     if isinstance(expected, (bool, int, float, str)):
         return f"field {field} breaks the rule {rule}={expected}"
@@ -150,7 +152,7 @@ def _leaves(value: Any) -> Iterator[str]:
 
 def redacted(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of the config with every sensitive value replaced by a mask."""
-    copy = json.loads(json.dumps(config))
+    copy: dict[str, Any] = json.loads(json.dumps(config))
     for path in _walk_sensitive(schema, config, ()):
         parent = _get(copy, path[:-1]) if path else None
         if parent is None:

@@ -30,7 +30,7 @@ from typing import Any
 import jsonschema
 
 from awareness import instances, loader
-from awareness.adapter import Action, ActionFailed, AdapterContext, MediaInput
+from awareness.adapter import Action, ActionFailed, Adapter, AdapterContext, MediaInput
 from awareness.config_files import describe_error, load_config, sensitive_values
 from awareness.errors import ActionError, AdapterLoadError, AwarenessError, UnknownAdapter
 from awareness.journal import Journal
@@ -124,7 +124,7 @@ class Engine:
         name: str,
         directory: Path,
         instance_dir: Path,
-        cls: type,
+        cls: type[Adapter],
         config: dict[str, Any],
         schema: dict[str, Any],
     ) -> RegisteredAdapter:

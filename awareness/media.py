@@ -61,7 +61,7 @@ class MediaStore:
         except OSError as exc:
             raise MediaError(f"cannot read media file {item.path}: {exc.strerror}") from None
 
-    def resolve(self, ref: str) -> dict[str, Any]:
+    def resolve(self, ref: object) -> dict[str, Any]:
         """The stored file and its analysis for a `media:<sha256>` ref."""
         match = _REF.fullmatch(ref) if isinstance(ref, str) else None
         if match is None:

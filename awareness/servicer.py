@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 import grpc
@@ -40,7 +41,7 @@ AWARENESS_STATUS_CODES: StatusTable = {
 }
 
 
-def _timestamp(value: Any) -> Timestamp:
+def _timestamp(value: datetime) -> Timestamp:
     stamp = Timestamp()
     stamp.FromDatetime(value)
     return stamp
@@ -138,12 +139,20 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    async def ListAdapters(self, request, context):  # noqa: N802
+    async def ListAdapters(  # noqa: N802
+        self,
+        request: pb.ListAdaptersRequest,
+        context: grpc.aio.ServicerContext[pb.ListAdaptersRequest, pb.ListAdaptersResponse],
+    ) -> pb.ListAdaptersResponse:
         return pb.ListAdaptersResponse(
             adapters=[adapter_to_proto(a) for a in self.engine.adapters()]
         )
 
-    async def Observe(self, request, context):  # noqa: N802
+    async def Observe(  # noqa: N802
+        self,
+        request: pb.ObserveRequest,
+        context: grpc.aio.ServicerContext[pb.ObserveRequest, pb.ObserveResponse],
+    ) -> pb.ObserveResponse:
         _required(request.action, "action is required")
         args = _args(request.args_json)
         result = await calls.observe(
@@ -151,7 +160,11 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         )
         return pb.ObserveResponse(result=result_to_proto(result))
 
-    async def Interact(self, request, context):  # noqa: N802
+    async def Interact(  # noqa: N802
+        self,
+        request: pb.InteractRequest,
+        context: grpc.aio.ServicerContext[pb.InteractRequest, pb.InteractResponse],
+    ) -> pb.InteractResponse:
         _required(
             request.adapter_id, "adapter_id is required: interact runs an adapter's write action"
         )
@@ -162,18 +175,32 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         )
         return pb.InteractResponse(result=result_to_proto(result))
 
-    async def RegisterAdapter(self, request, context):  # noqa: N802
+    async def RegisterAdapter(  # noqa: N802
+        self,
+        request: pb.RegisterAdapterRequest,
+        context: grpc.aio.ServicerContext[pb.RegisterAdapterRequest, pb.RegisterAdapterResponse],
+    ) -> pb.RegisterAdapterResponse:
         result = await calls.register(self.engine, request.call_id, request.name)
         return pb.RegisterAdapterResponse(result=result_to_proto(result))
 
-    async def UnregisterAdapter(self, request, context):  # noqa: N802
+    async def UnregisterAdapter(  # noqa: N802
+        self,
+        request: pb.UnregisterAdapterRequest,
+        context: grpc.aio.ServicerContext[
+            pb.UnregisterAdapterRequest, pb.UnregisterAdapterResponse
+        ],
+    ) -> pb.UnregisterAdapterResponse:
         _required(request.adapter_id, "adapter_id is required")
         result = await calls.unregister(self.engine, request.call_id, request.adapter_id)
         return pb.UnregisterAdapterResponse(result=result_to_proto(result))
 
-    async def SubscribeObservations(
-        self, request, context
-    ) -> AsyncIterator[pb.SubscribeObservationsResponse]:  # noqa: N802
+    async def SubscribeObservations(  # noqa: N802
+        self,
+        request: pb.SubscribeObservationsRequest,
+        context: grpc.aio.ServicerContext[
+            pb.SubscribeObservationsRequest, pb.SubscribeObservationsResponse
+        ],
+    ) -> AsyncIterator[pb.SubscribeObservationsResponse]:
         if request.after_seq < 0:
             raise InvalidRequest("after_seq must be >= 0")
         async for batch in self.engine.subscribe(request.after_seq):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -75,7 +76,7 @@ def _client_token(explicit: str | None, credentials_dir: Path) -> str:
 def chat(token: str | None, address: str | None, conversation: str | None, summary: bool) -> None:
     from face.chat.repl import ChatRepl
     from face.chat.session import ChatSession, CommandFailed, FatalSessionError
-    from tobe.v1 import common_pb2
+    from tobe.v1 import common_pb2, events_pb2
 
     settings = load_settings()
     secret = _client_token(token, settings.credentials_dir)
@@ -83,7 +84,9 @@ def chat(token: str | None, address: str | None, conversation: str | None, summa
     mode = common_pb2.DETAIL_MODE_SUMMARY if summary else common_pb2.DETAIL_MODE_TRANSPARENT
     console = Console()
 
-    def session(on_event, on_status) -> ChatSession:  # noqa: ANN001
+    def session(
+        on_event: Callable[[events_pb2.Event], None], on_status: Callable[[str], None]
+    ) -> ChatSession:
         return ChatSession(target, secret, on_event=on_event, on_status=on_status,
                            detail_mode=mode)
 

@@ -16,6 +16,7 @@ a resync request naming the last durable id actually written.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -70,17 +71,20 @@ def _event_outbound(event: events_pb2.Event) -> Outbound:
     kind = event.WhichOneof("payload")
     if kind in ("text_delta", "thinking_delta"):
         delta = getattr(event, kind)
-        key = (kind, event.conversation_key, delta.run_id, delta.step)
-        return Outbound(body, ephemeral=True, key=key, merge=_merge_delta(event), payload=event)
+        key: tuple[object, ...] = (kind, event.conversation_key, delta.run_id, delta.step)
+        return Outbound(
+            body, ephemeral=True, key=key, merge=_merge_delta(event, kind), payload=event
+        )
     if kind == "tool_progress":
         key = ("progress", event.tool_progress.tool_call_id)
         return Outbound(body, ephemeral=True, key=key, merge=_newer, payload=event)
     return Outbound(body, ephemeral=True)
 
 
-def _merge_delta(event: events_pb2.Event):  # noqa: ANN202 - a closure over the tail event
+def _merge_delta(event: events_pb2.Event, kind: str) -> Callable[[Outbound], Outbound]:
+    """Merges a later frame's `kind` delta into this frame's one (`event`, the tail)."""
+
     def merge(later: Outbound) -> Outbound:
-        kind = event.WhichOneof("payload")
         combined = events_pb2.Event()
         combined.CopyFrom(event)
         getattr(combined, kind).text += getattr(later.payload, kind).text

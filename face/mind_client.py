@@ -6,7 +6,7 @@ One method per Mind call, each naming its stub method and its request and respon
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from typing import TypeVar
 
 import grpc
@@ -20,6 +20,7 @@ from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 # Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
 CALL_TIMEOUT = 60.0
 
+Request = TypeVar("Request", bound=Message)
 Response = TypeVar("Response", bound=Message)
 
 
@@ -37,10 +38,10 @@ class MindClient:
         self.address = address
         self._metadata = bearer_metadata(token)
         self._channel: grpc.aio.Channel | None = None
-        self._stub_instance: mind_pb2_grpc.MindStub | None = None
+        self._stub_instance: mind_pb2_grpc.MindAsyncStub | None = None
 
     @property
-    def _stub(self) -> mind_pb2_grpc.MindStub:
+    def _stub(self) -> mind_pb2_grpc.MindAsyncStub:
         if self._stub_instance is None:
             self._channel = open_channel(self.address)
             self._stub_instance = mind_pb2_grpc.MindStub(self._channel)
@@ -90,7 +91,7 @@ class MindClient:
         return await self._unary(self._stub.DecideApproval, request)
 
     async def _unary(
-        self, method: Callable[..., Awaitable[Response]], request: Message
+        self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response], request: Request
     ) -> Response:
         """Make one unary call with the gateway's credential; failures raise MindCallError."""
         try:

@@ -39,6 +39,9 @@ RESYNC_WRITE_TIMEOUT = 1.0
 # Closing code of a connection whose RPC already ended: nothing left to send.
 GONE = "CANCELLED"
 
+# Connect's frames are raw bytes both ways (see `FaceGatewayServicer.register`).
+Context = grpc.aio.ServicerContext[bytes, bytes]
+
 
 def seq_prefix(seq: int) -> bytes:
     """Wire encoding of `ConnectResponse.seq` (field 1, varint); fields may come in any order."""
@@ -61,7 +64,7 @@ def _relayed(error: GatewayError) -> tuple[grpc.StatusCode, str]:
 FACE_STATUS_CODES: StatusTable = {GatewayError: _relayed}
 
 
-def _bearer_token(context: grpc.aio.ServicerContext) -> str:
+def _bearer_token(context: Context) -> str:
     for key, value in context.invocation_metadata() or ():
         if key == "authorization" and isinstance(value, str):
             scheme, _, token = value.partition(" ")
@@ -78,16 +81,16 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
         self._settings = settings
 
     def register(self, server: grpc.aio.Server) -> None:
-        handler = grpc.stream_stream_rpc_method_handler(
+        handler: grpc.RpcMethodHandler[bytes, bytes] = grpc.stream_stream_rpc_method_handler(
             self.Connect, request_deserializer=None, response_serializer=None
         )
         server.add_generic_rpc_handlers(
             (grpc.method_handlers_generic_handler(SERVICE_NAME, {"Connect": handler}),)
         )
 
-    async def Connect(  # noqa: N802 - gRPC method name
-        self, requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
-    ) -> None:
+    # Registered with raw-bytes (de)serializers, not as the generated base declares it: it reads
+    # frames as bytes and writes them through `context`.
+    async def Connect(self, requests: AsyncIterator[bytes], context: Context) -> None:  # type: ignore[override]  # noqa: N802 - gRPC method name
         token = _bearer_token(context)
         if not token:
             raise GatewayError(
@@ -105,7 +108,8 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
         router = CommandRouter(connection, self._mind, self._feed)
         self._feed.connections.add(connection)
         # A client that goes away (cancel, reset) must not leave an idle writer behind.
-        context.add_done_callback(lambda _: connection.close(GONE, "the client went away"))
+        # The grpc stubs type the callback as a class of theirs, which no function is.
+        context.add_done_callback(lambda _: connection.close(GONE, "the client went away"))  # type: ignore[arg-type]
         log.info(
             "connection %s opened: principal %s, client %r, mode %s",
             connection.id, identity.principal, hello.client_name,
@@ -135,7 +139,7 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
             connection.close(GONE, "the client went away")  # no-op when it ended otherwise
             log.info("%s", connection.describe_end())
 
-    async def _write(self, connection: Connection, context: grpc.aio.ServicerContext) -> None:
+    async def _write(self, connection: Connection, context: Context) -> None:
         """Write queued frames, numbered 1, 2, 3…, each within the write timeout."""
         seq = 0
         timeout = self._settings.write_timeout
@@ -159,7 +163,7 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
     async def _finish(
         self,
         connection: Connection,
-        context: grpc.aio.ServicerContext,
+        context: Context,
         closing: Closing,
         seq: int,
     ) -> None:
@@ -169,7 +173,7 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
         if closing.code not in ("OK", GONE):
             await self._abort(context, closing.code, closing.message)
 
-    async def _abort(self, context: grpc.aio.ServicerContext, code: str, message: str) -> None:
+    async def _abort(self, context: Context, code: str, message: str) -> None:
         """End the stream with a status, without waiting on a client that does not read.
 
         The status queues behind frames the client has not read; waiting for it would keep the

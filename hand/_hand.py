@@ -24,7 +24,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import grpc
 
@@ -73,6 +73,9 @@ class Offer:
 
 # Returns a reason to reject the offer, or None to accept it.
 Policy = Callable[[Offer], str | None]
+# A function declared as a tool; the declaration returns it unchanged.
+Function = TypeVar("Function", bound=Callable[..., Any])
+Call = grpc.aio.StreamStreamCall[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
 
 
 @dataclass(eq=False)
@@ -99,23 +102,47 @@ class Hand:
 
     # -- declaring tools ------------------------------------------------------------------
 
+    @overload
     def tool(
         self,
-        function: Callable[..., Any] | None = None,
+        function: Function,
         *,
         name: str | None = None,
         description: str | None = None,
         effect: Effect | str = Effect.READ_ONLY,
         background: bool = False,
         decision: str = "",
-    ) -> Any:
+    ) -> Function: ...
+
+    @overload
+    def tool(
+        self,
+        function: None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect | str = Effect.READ_ONLY,
+        background: bool = False,
+        decision: str = "",
+    ) -> Callable[[Function], Function]: ...
+
+    def tool(
+        self,
+        function: Function | None = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        effect: Effect | str = Effect.READ_ONLY,
+        background: bool = False,
+        decision: str = "",
+    ) -> Function | Callable[[Function], Function]:
         """Decorator: offer a typed function as a tool (usable with or without arguments).
 
         `decision` is the text a person approves, as a template over the arguments (e.g.
         `"{argv}"` shows a command line; see `ToolSpec.decision_template` in hand.proto).
         """
 
-        def register(target: Callable[..., Any]) -> Callable[..., Any]:
+        def register(target: Function) -> Function:
             self.add_tool(
                 ToolFunction.wrap(
                     target,
@@ -156,7 +183,9 @@ class Hand:
                     )
                 await asyncio.sleep(backoff.next_delay())
 
-    async def _attach(self, stub: hand_pb2_grpc.HandLinkStub, token: str, backoff: Backoff) -> None:
+    async def _attach(
+        self, stub: hand_pb2_grpc.HandLinkAsyncStub, token: str, backoff: Backoff
+    ) -> None:
         call = stub.Attach(metadata=bearer_metadata(token))
         outbox: asyncio.Queue[hand_pb2.AttachRequest] = asyncio.Queue()
         outbox.put_nowait(hand_pb2.AttachRequest(hello=self._hello()))
@@ -165,9 +194,9 @@ class Hand:
         beats = asyncio.create_task(self._beat())
         try:
             while True:
+                # Raises the stream's error status; grpc.aio.EOF when it ended with OK.
                 response = await call.read()
-                if response is grpc.aio.EOF:
-                    await call  # raises the stream's error status, if any
+                if not isinstance(response, hand_pb2.AttachResponse):
                     return
                 await self._handle(response, backoff)
         finally:
@@ -180,7 +209,7 @@ class Hand:
             call.cancel()
 
     @staticmethod
-    async def _write(call: Any, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
+    async def _write(call: Call, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
         while True:
             await call.write(await outbox.get())
 

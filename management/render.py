@@ -7,6 +7,7 @@ from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from google.protobuf.message import Message
 from google.protobuf.timestamp_pb2 import Timestamp
 from rich.console import Console
 from rich.table import Table
@@ -22,7 +23,7 @@ KIND_NAMES = {
 }
 
 
-def _time(message: Any, name: str) -> str | None:
+def _time(message: Message, name: str) -> str | None:
     if not message.HasField(name):
         return None
     stamp: Timestamp = getattr(message, name)
@@ -120,8 +121,8 @@ def deletion(message: management_pb2.DeleteConversationResponse) -> dict[str, An
     return {"key": message.key, "removed": dict(sorted(message.removed.items()))}
 
 
-def _enum_word(enum: Any, value: int, prefix: str) -> str:
-    return enum.Name(value).removeprefix(prefix).lower()
+def _enum_word(name: str, prefix: str) -> str:
+    return name.removeprefix(prefix).lower()
 
 
 def approval(message: common_pb2.Approval) -> dict[str, Any]:
@@ -132,10 +133,10 @@ def approval(message: common_pb2.Approval) -> dict[str, Any]:
         "run_id": message.run_id,
         "tool_call_id": message.tool_call_id,
         "tool": message.tool,
-        "effect": _enum_word(common_pb2.EffectClass, message.effect, "EFFECT_CLASS_"),
+        "effect": _enum_word(common_pb2.EffectClass.Name(message.effect), "EFFECT_CLASS_"),
         "hand_id": message.hand_id,
         "state": (
-            _enum_word(common_pb2.ApprovalDecision, message.decision, "APPROVAL_DECISION_")
+            _enum_word(common_pb2.ApprovalDecision.Name(message.decision), "APPROVAL_DECISION_")
             if decided
             else "pending"
         ),

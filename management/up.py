@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -136,7 +137,7 @@ def _die_with_parent() -> None:
 
 
 class Supervisor:
-    def __init__(self, settings: Settings, echo=click.echo) -> None:  # noqa: ANN001
+    def __init__(self, settings: Settings, echo: Callable[[str], None] = click.echo) -> None:
         self.settings = settings
         self.echo = echo
         self.running: list[RunningService] = []
@@ -173,7 +174,11 @@ class Supervisor:
                 if service.process.poll() is not None:
                     raise UpError(self.crash_report(service))
                 try:
-                    status = stub.Check(health_pb2.HealthCheckRequest(), timeout=1.0).status
+                    # The grpc_health stubs declare HealthStub without its methods.
+                    response: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]
+                        health_pb2.HealthCheckRequest(), timeout=1.0
+                    )
+                    status = response.status
                     if status == health_pb2.HealthCheckResponse.SERVING:
                         return
                 except grpc.RpcError:

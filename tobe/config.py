@@ -251,4 +251,6 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
+    # pydantic validates the overrides at run time; its typed `__init__` parameters are the
+    # settings sources' options, not the fields.
     return Settings(**overrides)  # type: ignore[arg-type]

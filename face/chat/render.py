@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.markdown import Markdown
 from rich.padding import Padding
@@ -79,6 +79,8 @@ class Renderer:
             self._elsewhere(event)
             return
         kind = event.WhichOneof("payload")
+        if kind is None:
+            return
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(getattr(event, kind))
@@ -111,7 +113,7 @@ class Renderer:
         return delta.step < self._finished_steps.get(delta.run_id, 0)
 
     def _refresh(self) -> None:
-        parts = []
+        parts: list[RenderableType] = []
         if self._thinking:
             parts.append(Text(self._thinking, style="dim italic"))
         if self._text:

@@ -12,6 +12,7 @@ import contextlib
 import signal
 import threading
 import uuid
+from collections.abc import Callable
 
 from rich.console import Console
 from rich.table import Table
@@ -35,9 +36,12 @@ _ANSWERS = {
 }
 BLOCK = '"""'
 
+# Makes the session that hands events and status lines to the renderer's callbacks.
+SessionFactory = Callable[[Callable[[events_pb2.Event], None], Callable[[str], None]], ChatSession]
+
 
 class ChatRepl:
-    def __init__(self, console: Console, session_factory) -> None:  # noqa: ANN001
+    def __init__(self, console: Console, session_factory: SessionFactory) -> None:
         self.console = console
         self.renderer = Renderer(console)
         self.session: ChatSession = session_factory(self.renderer.on_event, self.renderer.status)
@@ -225,7 +229,12 @@ async def _read_line(prompt: str) -> str | None:
             line: str | None = input(prompt)
         except EOFError:
             line = None
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
+
+        def deliver() -> None:
+            if not future.done():
+                future.set_result(line)
+
+        loop.call_soon_threadsafe(deliver)
 
     threading.Thread(target=read, daemon=True).start()
     return await future

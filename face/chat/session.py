@@ -13,6 +13,7 @@ import asyncio
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
+from typing import TypedDict, Unpack
 
 import grpc
 
@@ -23,6 +24,21 @@ from tobe.v1 import common_pb2, events_pb2, face_pb2, face_pb2_grpc
 log = logging.getLogger(__name__)
 
 SNAPSHOT_REQUIRED = "snapshot required"
+
+Call = grpc.aio.StreamStreamCall[face_pb2.ConnectRequest, face_pb2.ConnectResponse]
+
+
+class Command(TypedDict, total=False):
+    """The command frames of a `ConnectRequest`, one of which a command names."""
+
+    create_conversation: face_pb2.CreateConversationCommand
+    list_conversations: face_pb2.ListConversationsCommand
+    send_chat: face_pb2.SendChatCommand
+    cancel_run: face_pb2.CancelRunCommand
+    snapshot: face_pb2.SnapshotCommand
+    subscribe: face_pb2.SubscribeCommand
+    replay: face_pb2.ReplayCommand
+    decide_approval: face_pb2.DecideApprovalCommand
 
 
 class CommandFailed(Exception):
@@ -44,7 +60,7 @@ class ChatSession:
         *,
         on_event: Callable[[events_pb2.Event], None],
         on_status: Callable[[str], None],
-        detail_mode: int = common_pb2.DETAIL_MODE_TRANSPARENT,
+        detail_mode: common_pb2.DetailMode.ValueType = common_pb2.DETAIL_MODE_TRANSPARENT,
         client_name: str = "tobe-chat",
     ) -> None:
         self._address = address
@@ -59,7 +75,9 @@ class ChatSession:
         self.principal = ""
         self._ids = itertools.count(1)
         self._outbox: asyncio.Queue[face_pb2.ConnectRequest] = asyncio.Queue()
-        self._waiting: dict[str, tuple[face_pb2.ConnectRequest, asyncio.Future]] = {}
+        self._waiting: dict[
+            str, tuple[face_pb2.ConnectRequest, asyncio.Future[face_pb2.Reply]]
+        ] = {}
         self._connected = asyncio.Event()
         self.fatal: FatalSessionError | None = None
         self._task: asyncio.Task[None] | None = None
@@ -78,7 +96,7 @@ class ChatSession:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
-    async def command(self, **frame: object) -> face_pb2.Reply:
+    async def command(self, **frame: Unpack[Command]) -> face_pb2.Reply:
         """Send one command and return its successful reply; CommandFailed otherwise."""
         request = face_pb2.ConnectRequest(request_id=f"r{next(self._ids)}", **frame)
         future: asyncio.Future[face_pb2.Reply] = asyncio.get_running_loop().create_future()
@@ -123,7 +141,7 @@ class ChatSession:
                 hello=face_pb2.Hello(detail_mode=self._mode, client_name=self._client_name),
             ))
             welcome = await call.read()
-            if welcome is grpc.aio.EOF:
+            if not isinstance(welcome, face_pb2.ConnectResponse):  # grpc.aio.EOF: it ended
                 return
             if self.principal:
                 self._on_status("reconnected")
@@ -149,11 +167,11 @@ class ChatSession:
             request_id=f"r{next(self._ids)}",
             subscribe=face_pb2.SubscribeCommand(after_id=self.last_durable_id),
         )
-        future = asyncio.get_running_loop().create_future()
+        future: asyncio.Future[face_pb2.Reply] = asyncio.get_running_loop().create_future()
         future.add_done_callback(self._resubscribed)
         self._waiting[request.request_id] = (request, future)
 
-    def _resubscribed(self, future: asyncio.Future) -> None:
+    def _resubscribed(self, future: asyncio.Future[face_pb2.Reply]) -> None:
         if future.cancelled() or future.exception() is not None:
             return
         reply = future.result()
@@ -161,15 +179,15 @@ class ChatSession:
             if self.on_snapshot_required is not None:
                 asyncio.ensure_future(self.on_snapshot_required())
 
-    async def _write(self, call: grpc.aio.StreamStreamCall) -> None:
+    async def _write(self, call: Call) -> None:
         while True:
             request = await self._outbox.get()
             await call.write(request)
 
-    async def _read(self, call: grpc.aio.StreamStreamCall) -> None:
+    async def _read(self, call: Call) -> None:
         while True:
             frame = await call.read()
-            if frame is grpc.aio.EOF:
+            if not isinstance(frame, face_pb2.ConnectResponse):  # grpc.aio.EOF: it ended
                 return
             kind = frame.WhichOneof("frame")
             if kind == "reply":

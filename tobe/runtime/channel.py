@@ -25,7 +25,9 @@ def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
     return (("authorization", f"Bearer {token}"),)
 
 
-def open_channel(target: str, *, extra_options: list[tuple[str, int | str]] | None = None):
+def open_channel(
+    target: str, *, extra_options: list[tuple[str, int | str]] | None = None
+) -> grpc.aio.Channel:
     """An insecure aio channel (loopback, Unix socket or a private network) with keepalive.
 
     `target` is `host:port` or `unix:/path`.

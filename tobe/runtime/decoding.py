@@ -17,14 +17,17 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import grpc
 from google.protobuf.message import DecodeError
 
 log = logging.getLogger(__name__)
 
-Deserializer = Callable[[bytes], Any]
+Request = TypeVar("Request")
+Response = TypeVar("Response")
+# The context of a method registered by `_decoding`: its requests arrive as bytes.
+RawContext = grpc.aio.ServicerContext[bytes, Any]
 
 _FACTORIES = {
     "unary_unary": grpc.unary_unary_rpc_method_handler,
@@ -34,22 +37,22 @@ _FACTORIES = {
 }
 
 
-def message_name(deserializer: Deserializer) -> str:
+def message_name(deserializer: Callable[[bytes], object]) -> str:
     """`tobe.v1.X` for `X.FromString`; the callable's name for anything else."""
     descriptor = getattr(getattr(deserializer, "__self__", None), "DESCRIPTOR", None)
     full_name = getattr(descriptor, "full_name", None)
     return full_name if isinstance(full_name, str) else getattr(deserializer, "__name__", "?")
 
 
-class _Decoder:
+class _Decoder(Generic[Request]):
     """Decodes one method's requests; a failure aborts the call with INVALID_ARGUMENT."""
 
-    def __init__(self, method: str, deserializer: Deserializer) -> None:
+    def __init__(self, method: str, deserializer: Callable[[bytes], Request]) -> None:
         self._method = method
         self._deserializer = deserializer
         self.message = f"request could not be decoded as {message_name(deserializer)}"
 
-    async def decode(self, raw: bytes, context: grpc.aio.ServicerContext) -> Any:
+    async def decode(self, raw: bytes, context: RawContext) -> Request:
         try:
             return self._deserializer(raw)
         except DecodeError:
@@ -57,36 +60,43 @@ class _Decoder:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, self.message)
 
     async def decode_stream(
-        self, raw_requests: AsyncIterator[bytes], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[Any]:
+        self, raw_requests: AsyncIterator[bytes], context: RawContext
+    ) -> AsyncIterator[Request]:
         async for raw in raw_requests:
             yield await self.decode(raw, context)
 
 
-def _decoding(handler: grpc.RpcMethodHandler, method: str) -> grpc.RpcMethodHandler:
-    """A copy of `handler` that receives bytes and decodes them itself."""
+def _decoding(
+    handler: grpc.RpcMethodHandler[Request, Response],
+    deserializer: Callable[[bytes], Request],
+    method: str,
+) -> grpc.RpcMethodHandler[bytes, Response]:
+    """A copy of `handler` that receives bytes and decodes them with `deserializer` itself."""
     kind = ("stream" if handler.request_streaming else "unary") + "_" + (
         "stream" if handler.response_streaming else "unary"
     )
-    behaviour = getattr(handler, kind)
-    decoder = _Decoder(method, handler.request_deserializer)
+    # The servicer's own behaviour, unary or streaming, sync or async: called as gRPC would.
+    behaviour: Callable[..., Any] = getattr(handler, kind)
+    decoder = _Decoder(method, deserializer)
 
-    async def requests(raw: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def requests(raw: Any, context: RawContext) -> Request | AsyncIterator[Request]:
         if handler.request_streaming:
             return decoder.decode_stream(raw, context)
         return await decoder.decode(raw, context)
 
     if inspect.isasyncgenfunction(behaviour):
 
-        async def generate(raw: Any, context: grpc.aio.ServicerContext) -> AsyncIterator[Any]:
+        async def generate(raw: Any, context: RawContext) -> AsyncIterator[Response]:
             async for response in behaviour(await requests(raw, context), context):
                 yield response
 
-        replacement: Callable[..., Any] = generate
+        replacement: Callable[..., object] = generate
     else:
 
-        async def call(raw: Any, context: grpc.aio.ServicerContext) -> Any:
-            result = behaviour(await requests(raw, context), context)
+        async def call(raw: Any, context: RawContext) -> Response:
+            result: Response | Awaitable[Response] = behaviour(
+                await requests(raw, context), context
+            )
             return await result if inspect.isawaitable(result) else result
 
         replacement = call
@@ -100,10 +110,15 @@ class DecodingInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler[Request, Response] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
+    ) -> grpc.RpcMethodHandler[Request, Response] | None:
         handler = await continuation(handler_call_details)
         if handler is None or handler.request_deserializer is None:
             return handler
-        return _decoding(handler, handler_call_details.method)
+        decoding = _decoding(handler, handler.request_deserializer, handler_call_details.method)
+        # The interface keeps the request type of the continuation's handler; this one takes
+        # the undecoded bytes in its place and decodes them itself.
+        return decoding  # type: ignore[return-value]

@@ -17,7 +17,8 @@ async def check(target: str, service: str = "", timeout: float = 3.0) -> str:
     """
     async with open_channel(target) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
-        response = await stub.Check(
+        # The grpc_health stubs declare HealthStub without its methods.
+        response: health_pb2.HealthCheckResponse = await stub.Check(  # type: ignore[attr-defined]
             health_pb2.HealthCheckRequest(service=service), timeout=timeout
         )
     return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)

@@ -73,6 +73,7 @@ def status_codes(table: StatusTable) -> Callable[[Servicer], Servicer]:
             method = vars(servicer).get(name)
             if method is not None:
                 setattr(servicer, name, _mapped(method, f"{servicer.__name__}.{name}", frozen))
+        # Marks the class as mapped; a class decorator cannot declare the attribute it adds.
         servicer.status_table = frozen  # type: ignore[attr-defined]
         return servicer
 
@@ -80,7 +81,7 @@ def status_codes(table: StatusTable) -> Callable[[Servicer], Servicer]:
 
 
 async def _end(
-    context: grpc.aio.ServicerContext, rpc: str, error: Exception, table: StatusTable
+    context: grpc.aio.ServicerContext[Any, Any], rpc: str, error: Exception, table: StatusTable
 ) -> NoReturn:
     status = status_of(error, table)
     if status is None:
@@ -98,7 +99,7 @@ def _mapped(method: Method, rpc: str, table: StatusTable) -> Method:
 
         @functools.wraps(method)
         async def stream(
-            self: Any, request: Any, context: grpc.aio.ServicerContext
+            self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]
         ) -> AsyncIterator[Any]:
             try:
                 async with contextlib.aclosing(method(self, request, context)) as responses:
@@ -112,7 +113,7 @@ def _mapped(method: Method, rpc: str, table: StatusTable) -> Method:
         return stream
 
     @functools.wraps(method)
-    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def call(self: Any, request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
         try:
             return await method(self, request, context)
         except grpc.aio.AbortError:

@@ -98,13 +98,13 @@ class ClockAdapter(Adapter):
     async def _run(self) -> None:
         while True:
             due = self._earliest()
-            delay = None if due is None else (due.when - datetime.now(UTC)).total_seconds()
-            if delay is None or delay > 0:
-                self._changed.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), delay)
+            if due is not None and due.when <= datetime.now(UTC):
+                self._fire(due)
                 continue
-            self._fire(due)
+            delay = None if due is None else (due.when - datetime.now(UTC)).total_seconds()
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), delay)
 
     def _earliest(self) -> Due | None:
         candidates = [Due(when, f"schedule:{name}") for name, when in self._next.items()]
@@ -148,9 +148,10 @@ class ClockAdapter(Adapter):
 
     def _load_timers(self) -> dict[str, dict[str, str]]:
         try:
-            return json.loads(self.timers_file.read_text())
+            timers: dict[str, dict[str, str]] = json.loads(self.timers_file.read_text())
         except FileNotFoundError:
             return {}
+        return timers
 
     def _save_timers(self, timers: dict[str, dict[str, str]]) -> None:
         temp = self.context.data_path("timers.json.tmp")

@@ -135,7 +135,8 @@ class WebhookAdapter(Adapter):
         if self._server is None:
             raise ActionFailed("the webhook inbox is not running")
         host, port = self._server.server_address[:2]
-        return {"url": f"http://{host}:{port}/"}
+        # An AF_INET server's host is a str; the stubs allow the bytes a caller may bind to.
+        return {"url": f"http://{host}:{port}/"}  # type: ignore[str-bytes-safe]
 
     async def _outbox(self, args: dict[str, Any]) -> dict[str, Any]:
         root = self.context.data_path("outbox")
