@@ -33,7 +33,7 @@ def add_audit(
 ) -> None:
     """Add an audit row to the caller's transaction; `summary` must already be safe."""
     tx.insert_values(
-        ApprovalAudit.__table__,
+        ApprovalAudit,
         {
             "approval_id": approval_id,
             "conversation_key": conversation_key,

@@ -67,9 +67,6 @@ _TRANSITIONS = (
     .where(TaskTransition.task_id == bindparam("task_id"))
     .order_by(TaskTransition.id)
 )
-_RUN_ROWS = RemoteRun.__table__
-_TASK_ROWS = Task.__table__
-_TRANSITION_ROWS = TaskTransition.__table__
 _MOVE = update(Task).where(
     Task.id == bindparam("task_id"),
     Task.state == bindparam("from_state"),
@@ -174,9 +171,9 @@ class Registry:
         }
 
         def unit(tx: WriteTx) -> None:
-            tx.insert_values(_RUN_ROWS, run)  # foreign keys first
-            tx.insert_values(_TASK_ROWS, task)
-            tx.insert_values(_TRANSITION_ROWS, transition)
+            tx.insert_values(RemoteRun, run)  # foreign keys first
+            tx.insert_values(Task, task)
+            tx.insert_values(TaskTransition, transition)
 
         await self.database.write(unit)
         return record
@@ -264,6 +261,7 @@ class Registry:
             refusal = self._refusal(found, None, None, _OPEN)
             if refusal is not None:
                 return refusal
+            assert found is not None  # refused otherwise
             record = _record(found)
             if found.cancel_requested_at is None:
                 tx.execute(_REQUEST_CANCEL, task_id=task_id, now=now, reason=reason)
@@ -344,6 +342,7 @@ class Registry:
             refusal = self._refusal(found, attempt, hand_name, allowed)
             if refusal is not None:
                 return refusal
+            assert found is not None  # refused otherwise
             values: dict[str, Any] = {
                 "state": to_state.value,
                 "attempt": attempt + 1 if next_attempt else attempt,
@@ -363,7 +362,7 @@ class Registry:
             if changed != 1:
                 raise _LostRace
             tx.insert_values(
-                _TRANSITION_ROWS,
+                TaskTransition,
                 {
                     "task_id": task_id,
                     "attempt": values["attempt"],

@@ -47,6 +47,7 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy import Connection, Engine, Insert, Table
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.session import JoinTransactionMode
 
 from mind.store import outbox, statements
 from mind.store.engine import create_read_engine, create_write_engine, is_sqlite
@@ -85,7 +86,7 @@ class WriteTx:
         if self._session is None:
             # Inside a unit's savepoint the session needs one of its own, so that a failed
             # flush (which rolls the session back) ends only this unit.
-            mode = "create_savepoint" if self._savepoint else "rollback_only"
+            mode: JoinTransactionMode = "create_savepoint" if self._savepoint else "rollback_only"
             self._session = Session(
                 bind=self.connection, join_transaction_mode=mode, expire_on_commit=False
             )
@@ -110,32 +111,31 @@ class WriteTx:
     def insert(self, row: R) -> R:
         """Insert a new mapped object with one statement instead of the ORM's unit of work;
         returns it, detached, with its primary key and column defaults filled in."""
-        table: Table = row.__table__  # type: ignore[attr-defined]
+        table = table_of(type(row))
         given = {
             column.key: value
             for column in table.columns
             if (value := getattr(row, column.key)) is not None
         }
-        for key, value in self.insert_values(table, given).items():
+        for key, value in self.insert_values(type(row), given).items():
             if key not in given:  # the row shows what was stored
                 setattr(row, key, value)
         return row
 
-    def insert_values(self, table: Table, values: dict[str, Any]) -> dict[str, Any]:
-        """Insert a row given as column values (no mapped object to build, for rows nobody
-        reads back); returns the values stored, defaults and primary key included."""
+    def insert_values(self, model: type[Base], values: dict[str, Any]) -> dict[str, Any]:
+        """Insert a row of `model`'s table given as column values (no mapped object to build,
+        for rows nobody reads back); returns the values stored, defaults and primary key
+        included."""
         self._flush()  # rows added the ORM way go first (foreign keys)
         stored = dict(values)
-        statement = _insert_statement(table, tuple(values))
+        statement, returned_keys = _insert_statement(table_of(model), tuple(values))
         prepared = statements.prepared(statement, self._dialect, column_keys=tuple(values))
         for name, _, default in prepared.parameters:
             if name not in stored and default is not None:
                 stored[name] = default()
         self._cursor.execute(prepared.sql, prepared.bind(stored))
-        returned = self._cursor.fetchone() if statement.exported_columns else None
-        if returned is not None:
-            for column, value in zip(statement.exported_columns, returned, strict=True):
-                stored[column.key] = value
+        if returned_keys:
+            stored.update(zip(returned_keys, self._cursor.fetchone(), strict=True))
         return stored
 
     def event(
@@ -330,17 +330,26 @@ def _run(pending: _Pending, connection: Connection, *, savepoint: bool) -> None:
     cursor.close()
 
 
-_INSERTS: dict[tuple[str, tuple[str, ...]], Insert] = {}
+def table_of(model: type[Base]) -> Table:
+    """The table a model class is mapped to (every model of the store maps one table)."""
+    table = model.__table__
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} is not mapped to a table")
+    return table
 
 
-def _insert_statement(table: Table, keys: tuple[str, ...]) -> Insert:
-    """The insert of `keys` into `table`, returning the primary key when the row lacks it."""
-    statement = _INSERTS.get((table.name, keys))
-    if statement is None:
+_INSERTS: dict[tuple[str, tuple[str, ...]], tuple[Insert, tuple[str, ...]]] = {}
+
+
+def _insert_statement(table: Table, keys: tuple[str, ...]) -> tuple[Insert, tuple[str, ...]]:
+    """The insert of `keys` into `table`, returning the primary key columns the row lacks
+    (their keys come second)."""
+    found = _INSERTS.get((table.name, keys))
+    if found is None:
         missing = [column for column in table.primary_key.columns if column.key not in keys]
         statement = table.insert().returning(*missing) if missing else table.insert()
-        _INSERTS[(table.name, keys)] = statement
-    return statement
+        found = _INSERTS[(table.name, keys)] = (statement, tuple(c.key for c in missing))
+    return found
 
 
 def _resolve(pending: _Pending) -> None:

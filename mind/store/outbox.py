@@ -18,9 +18,9 @@ seen, so "resume after event id N" never skips an event.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import CursorResult, delete, func, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
@@ -85,4 +85,4 @@ def prune(session: Session, keep: int) -> int:
     if cutoff is None:
         return 0
     result = session.execute(delete(OutboxEvent).where(OutboxEvent.id < cutoff))
-    return result.rowcount or 0
+    return cast(CursorResult[Any], result).rowcount or 0  # a DELETE's result is a cursor's
