@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mind.approvals.broker import event_payload
 from mind.approvals.model import ApprovalRecord
+from mind.events.payloads import approval_view
 from mind.management.records import (
     AuditRecord,
     ConversationInfo,
@@ -17,7 +17,7 @@ from mind.management.records import (
     ServiceInfo,
     StatusReport,
 )
-from mind.service.convert import to_proto
+from mind.service.convert import approval_to_proto
 from tobe.v1 import common_pb2, management_pb2
 
 KIND_FROM_PROTO = {
@@ -115,5 +115,4 @@ def conversation(info: ConversationInfo) -> common_pb2.Conversation:
 
 def approval(record: ApprovalRecord) -> common_pb2.Approval:
     """The Approval contract as the Mind sends it, without raw arguments."""
-    message: common_pb2.Approval = to_proto(common_pb2.Approval, event_payload(record))
-    return message
+    return approval_to_proto(approval_view(record))

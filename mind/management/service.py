@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
+from mind.events.views import CredentialRevokedView
 from mind.live_calls import CREDENTIAL_REVOKED
 from mind.management import approvals, audit, conversations, status
 from mind.management.errors import InvalidArgument, NotFound
@@ -64,7 +65,7 @@ def _announce_revoked(tx: WriteTx, credential_id: str, principal: str) -> None:
         type=CREDENTIAL_REVOKED,
         conversation_key="",
         audience=[],
-        payload={"credential_id": credential_id, "principal": principal},
+        payload=CredentialRevokedView(credential_id, principal).to_payload(),
     )
 
 

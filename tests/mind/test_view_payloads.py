@@ -22,6 +22,9 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.service import convert
+from mind.service.events import durable_event
+from mind.store.models import OutboxEvent
 from mind.tools.base import DetailMode, Effect
 
 AT = datetime(2026, 12, 3, 10, 11, 12, 345678, tzinfo=UTC)
@@ -295,3 +298,26 @@ def test_a_view_writes_the_stored_keys_with_the_same_values(
     both = payload.keys() & written.keys()
     assert {key: written[key] for key in both} == {key: payload[key] for key in both}
     assert payload.keys() - both <= UNCARRIED
+
+
+def test_a_stored_message_event_replays_as_its_view_on_the_wire() -> None:
+    _, payload, view = STORED[0]
+    row = OutboxEvent(
+        id=9,
+        type="message_appended",
+        conversation_key="p_x",
+        audience=["alice"],
+        payload=payload,
+        created_at=AT,
+    )
+    event = durable_event(row)
+    assert event.WhichOneof("payload") == "message_appended"
+    assert event.message_appended == convert.message_to_proto(view)
+    assert (event.durable_id, event.conversation_key, list(event.audience)) == (9, "p_x", ["alice"])
+
+
+def test_an_event_of_a_type_this_release_does_not_know_replays_without_a_payload() -> None:
+    row = OutboxEvent(
+        id=10, type="later_kind", conversation_key="", audience=[], payload={"x": 1}, created_at=AT
+    )
+    assert durable_event(row).WhichOneof("payload") is None
