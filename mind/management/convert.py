@@ -11,7 +11,6 @@ from mind.approvals.model import ApprovalRecord
 from mind.events.payloads import approval_view
 from mind.management.records import (
     AuditRecord,
-    ConversationInfo,
     CredentialInfo,
     HandInfo,
     ServiceInfo,
@@ -99,17 +98,6 @@ def audit_entry(record: AuditRecord) -> management_pb2.AuditEntry:
         actor=record.actor,
         target=record.target,
         details_json=json.dumps(record.details, sort_keys=True),
-    )
-
-
-def conversation(info: ConversationInfo) -> common_pb2.Conversation:
-    return common_pb2.Conversation(
-        key=info.key,
-        title=info.title,
-        owner=info.owner,
-        members=list(info.members),
-        created_at=timestamp(info.created_at),
-        last_event_id=info.last_event_id,
     )
 
 

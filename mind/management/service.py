@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
-from mind.events.views import CredentialRevokedView
+from mind.events.views import ConversationView, CredentialRevokedView
 from mind.live_calls import CREDENTIAL_REVOKED
 from mind.management import approvals, audit, conversations, status
 from mind.management.errors import InvalidArgument, NotFound
@@ -26,7 +26,6 @@ from mind.management.live import MindLink
 from mind.management.records import (
     AuditRecord,
     ConversationDetail,
-    ConversationInfo,
     CredentialInfo,
     Deletion,
     IssuedCredential,
@@ -240,7 +239,7 @@ class ManagementService:
 
     async def list_conversations(
         self, *, owner: str = "", limit: int = 0
-    ) -> list[ConversationInfo]:
+    ) -> list[ConversationView]:
         limit = _limit(limit)
         return await self._database.read(
             lambda session: conversations.list_conversations(session, owner=owner, limit=limit)
