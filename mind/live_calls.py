@@ -17,9 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from mind.events.views import CredentialRevokedView
 from mind.store.models import OutboxEvent
 
-# The durable event of a revocation; its payload names `credential_id` and `principal`.
+# The durable event of a revocation; its payload is a `CredentialRevokedView`.
 CREDENTIAL_REVOKED = "credential_revoked"
 
 
@@ -86,4 +87,4 @@ class LiveCalls:
         """Cut the calls of every credential whose revocation is among `events`."""
         for event in events:
             if event.type == CREDENTIAL_REVOKED:
-                self.revoke(event.payload["credential_id"])
+                self.revoke(CredentialRevokedView.from_payload(event.payload).credential_id)

@@ -31,6 +31,7 @@ from sqlalchemy.orm import Session
 from mind.approvals.audit import AuditSource, add_audit
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound, InvalidDecision
 from mind.approvals.model import ApprovalRecord, Decision
+from mind.events.payloads import approval_view
 from mind.store.database import Database, Unit, WriteTx
 from mind.store.models import (
     Approval,
@@ -70,34 +71,6 @@ def to_record(row: Approval) -> ApprovalRecord:
         decision_reason=row.decision_reason,
         decided_at=row.decided_at,
     )
-
-
-def event_payload(record: ApprovalRecord, arguments_json: str = "") -> dict[str, object]:
-    """The `approval_changed` payload: the Approval contract's fields as plain JSON values.
-
-    `arguments_json` is set only for calls admitted in transparent mode; `decision_text` is
-    sent in every mode (a person can't decide on what they can't see).
-    """
-    return {
-        "id": record.id,
-        "conversation_key": record.conversation_key,
-        "run_id": record.run_id,
-        "tool_call_id": record.tool_call_id,
-        "tool": record.tool,
-        "effect": record.effect.value,
-        "hand_id": record.hand_id,
-        "arguments_summary": record.arguments_summary,
-        "arguments_json": arguments_json,
-        "arguments_digest": record.arguments_digest,
-        "decision": record.decision.value if record.decision else "",
-        "decided_by": record.decided_by,
-        "decision_reason": record.decision_reason,
-        "requested_at": record.requested_at.isoformat(),
-        "expires_at": record.expires_at.isoformat(),
-        "decided_at": record.decided_at.isoformat() if record.decided_at else "",
-        "reason": record.reason,
-        "decision_text": record.decision_text,
-    }
 
 
 def audience(session: Session, conversation_key: str) -> list[str]:
@@ -200,7 +173,7 @@ class ApprovalBroker:
                 type=EVENT_TYPE,
                 conversation_key=call.conversation_key,
                 audience=audience(session, call.conversation_key),
-                payload=event_payload(record, arguments),
+                payload=approval_view(record, arguments).to_payload(),
             )
             return record
 
@@ -358,7 +331,7 @@ class ApprovalBroker:
                 type=EVENT_TYPE,
                 conversation_key=record.conversation_key,
                 audience=audience(session, record.conversation_key),
-                payload=event_payload(record),
+                payload=approval_view(record).to_payload(),
             )
             return record
 

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 from mind.events.payloads import message_view, queued_view
 from mind.store import models
 from mind.store.database import WriteTx
+from mind.tools.base import DetailMode
 
 _COLUMNS = models.Input.__table__
 _BY_IDEMPOTENCY_KEY = select(_COLUMNS).where(
@@ -101,7 +102,7 @@ def enqueue(
         mode=mode,
         source=source,
     )
-    tx.event("message_queued", key, audience, queued_view(row, active_run_id))
+    tx.event("message_queued", key, audience, queued_view(row, active_run_id).to_payload())
     return row
 
 
@@ -128,6 +129,9 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
     tx.insert(message)
     tx.execute(_DELIVERED, input_id=row.id, message_id=message.id, run_id=run_id)
     tx.event(
-        "message_appended", row.conversation_key, audience, message_view(message, "transparent")
+        "message_appended",
+        row.conversation_key,
+        audience,
+        message_view(message, DetailMode.TRANSPARENT).to_payload(),
     )
     return message

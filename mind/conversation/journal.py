@@ -15,6 +15,7 @@ from mind.events.payloads import message_view, projection_view
 from mind.providers.base import ProviderResult, ToolCall
 from mind.store import models
 from mind.store.database import Database, WriteTx
+from mind.tools.base import DetailMode
 from mind.tools.runtime import Admission, Terminal
 
 _PROJECTION = select(models.ToolProjection.__table__).where(
@@ -68,7 +69,8 @@ class RunRecorder:
                     created_at=datetime.now(UTC),
                 )
             )
-            self._event(tx, "message_appended", message_view(row, self.mode))
+            view = message_view(row, DetailMode(self.mode))
+            self._event(tx, "message_appended", view.to_payload())
             return history_message(row)
 
         return await self.database.write(unit)
@@ -121,7 +123,7 @@ class RunRecorder:
                 admitted_at=datetime.now(UTC),
             )
         )
-        self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
+        self._event(tx, "tool_changed", projection_view(row, admission.mode).to_payload())
 
     def _finish(self, tx: WriteTx, terminal: Terminal) -> HistoryMessage:
         row = tx.first(_PROJECTION, tool_call_id=terminal.tool_call_id)
@@ -159,6 +161,8 @@ class RunRecorder:
                 created_at=now,
             )
         )
-        self._event(tx, "tool_changed", projection_view(row, row.admitted_mode))
-        self._event(tx, "message_appended", message_view(message, terminal.mode.value))
+        self._event(
+            tx, "tool_changed", projection_view(row, DetailMode(row.admitted_mode)).to_payload()
+        )
+        self._event(tx, "message_appended", message_view(message, terminal.mode).to_payload())
         return history_message(message)

@@ -7,6 +7,7 @@ restored after a restart), and owns crash recovery and graceful shutdown.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import secrets
 from datetime import UTC, datetime
@@ -28,9 +29,11 @@ from mind.conversation.errors import (
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
+from mind.events.views import ConversationView
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.store.outbox import prune
+from mind.tools.base import DetailMode
 from tobe.config import MindSettings
 
 log = logging.getLogger(__name__)
@@ -95,7 +98,7 @@ class ConversationManager:
 
     async def create(
         self, viewer: Viewer, key: str, title: str, members: list[str]
-    ) -> dict[str, object]:
+    ) -> ConversationView:
         check_principal(viewer.principal)
         key = key or f"p_{secrets.token_hex(8)}"
         check_key(key)
@@ -112,7 +115,7 @@ class ConversationManager:
             raise InvalidInput(f"title is {len(title)} characters; the maximum is {MAX_TITLE}")
         members = sorted(set(members) - {viewer.principal})
 
-        def unit(tx: WriteTx) -> dict[str, object]:
+        def unit(tx: WriteTx) -> ConversationView:
             if tx.session.get(models.Conversation, key) is not None:
                 raise self._key_taken(tx.session, viewer, key)
             row = models.Conversation(
@@ -124,10 +127,10 @@ class ConversationManager:
             )
             tx.session.flush()
             view = conversation_view(row, members)
-            view["last_event_id"] = tx.event(
-                "conversation_created", key, [viewer.principal, *members], dict(view)
+            event_id = tx.event(
+                "conversation_created", key, [viewer.principal, *members], view.to_payload()
             )
-            return view
+            return dataclasses.replace(view, last_event_id=event_id)
 
         try:
             view = await self.database.write(unit)
@@ -150,7 +153,7 @@ class ConversationManager:
             return hidden
         return AlreadyExists(f"conversation {key!r} already exists")
 
-    async def list(self, viewer: Viewer, limit: int) -> list[dict[str, object]]:
+    async def list(self, viewer: Viewer, limit: int) -> list[ConversationView]:
         check_principal(viewer.principal)
         limit = _clamp(limit, 100, 1000)
         return await self.database.read(
@@ -158,7 +161,13 @@ class ConversationManager:
         )
 
     async def send(
-        self, viewer: Viewer, key: str, text: str, idempotency_key: str, steer: bool, mode: str
+        self,
+        viewer: Viewer,
+        key: str,
+        text: str,
+        idempotency_key: str,
+        steer: bool,
+        mode: DetailMode,
     ) -> SendResult:
         check_principal(viewer.principal)
         if not text.strip():
@@ -174,7 +183,7 @@ class ConversationManager:
                 "the same key when retrying a send"
             )
         actor = await self._visible_actor(viewer, key)
-        chat = ChatInput(viewer.principal, text, idempotency_key, steer, mode)
+        chat = ChatInput(viewer.principal, text, idempotency_key, steer, mode.value)
         return await actor.submit(chat)
 
     async def deliver_observation(
@@ -194,7 +203,7 @@ class ConversationManager:
         return await (await self._visible_actor(viewer, key)).cancel()
 
     async def snapshot(
-        self, viewer: Viewer, key: str, message_limit: int, mode: str
+        self, viewer: Viewer, key: str, message_limit: int, mode: DetailMode
     ) -> queries.Snapshot:
         check_principal(viewer.principal)
         limit = _clamp(message_limit, 50, 500)
@@ -203,7 +212,7 @@ class ConversationManager:
         )
 
     async def history(
-        self, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: str
+        self, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: DetailMode
     ) -> queries.HistoryPage:
         check_principal(viewer.principal)
         page_size = _clamp(limit, 100, 1000)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
@@ -11,32 +10,41 @@ from sqlalchemy.orm import Session
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.errors import NotFound
 from mind.events.payloads import (
+    approval_view,
     conversation_view,
-    iso,
     message_view,
     projection_view,
     queued_view,
     run_view,
 )
+from mind.events.views import (
+    ApprovalView,
+    ConversationView,
+    MessageView,
+    QueuedView,
+    RunView,
+    ToolView,
+)
 from mind.store import models
 from mind.store.outbox import head_event_id
+from mind.tools.base import DetailMode
 
 
-@dataclass
+@dataclass(frozen=True)
 class Snapshot:
-    conversation: dict[str, Any]
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    active_run: dict[str, Any] | None
-    pending_approvals: list[dict[str, Any]]
-    queued: list[dict[str, Any]]
+    conversation: ConversationView
+    messages: tuple[MessageView, ...]
+    tools: tuple[ToolView, ...]
+    active_run: RunView | None
+    pending_approvals: tuple[ApprovalView, ...]
+    queued: tuple[QueuedView, ...]
     last_event_id: int
 
 
-@dataclass
+@dataclass(frozen=True)
 class HistoryPage:
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
+    messages: tuple[MessageView, ...]
+    tools: tuple[ToolView, ...]
     next_after_message_id: int = 0
 
 
@@ -77,7 +85,7 @@ def _last_event_ids(session: Session, keys: list[str]) -> dict[str, int]:
     return {key: last for key, last in rows}
 
 
-def list_visible(session: Session, viewer: Viewer, limit: int) -> list[dict[str, Any]]:
+def list_visible(session: Session, viewer: Viewer, limit: int) -> list[ConversationView]:
     query = select(models.Conversation)
     if not viewer.is_admin:
         member_of = select(models.ConversationMember.conversation_key).where(
@@ -123,26 +131,9 @@ def _projections(session: Session, call_ids: list[str]) -> list[models.ToolProje
     return list(rows)
 
 
-def _approval_view(row: models.Approval) -> dict[str, Any]:
-    return {
-        "id": row.id,
-        "conversation_key": row.conversation_key,
-        "run_id": row.run_id,
-        "tool_call_id": row.tool_call_id,
-        "tool": row.tool,
-        "effect": row.effect,
-        "hand_id": row.hand_id,
-        "arguments_summary": row.arguments_summary,
-        "arguments_digest": row.arguments_digest,
-        "decision": row.decision or "",
-        "requested_at": iso(row.requested_at),
-        "expires_at": iso(row.expires_at),
-        "reason": row.reason,
-        "decision_text": row.decision_text,
-    }
-
-
-def snapshot(session: Session, viewer: Viewer, key: str, message_limit: int, mode: str) -> Snapshot:
+def snapshot(
+    session: Session, viewer: Viewer, key: str, message_limit: int, mode: DetailMode
+) -> Snapshot:
     """Read inside one transaction, so `last_event_id` matches exactly what is shown."""
     conversation, members = visible(session, viewer, key)
     last_event_id = head_event_id(session)
@@ -175,17 +166,22 @@ def snapshot(session: Session, viewer: Viewer, key: str, message_limit: int, mod
     last = _last_event_ids(session, [key])
     return Snapshot(
         conversation=conversation_view(conversation, members, last.get(key, 0)),
-        messages=[message_view(m, mode) for m in recent],
-        tools=[projection_view(p, mode) for p in _projections(session, _call_ids(recent))],
+        messages=tuple(message_view(m, mode) for m in recent),
+        tools=tuple(projection_view(p, mode) for p in _projections(session, _call_ids(recent))),
         active_run=run_view(active) if active else None,
-        pending_approvals=[_approval_view(a) for a in approvals],
-        queued=[queued_view(i, active.id if active and i.steer else "") for i in waiting],
+        pending_approvals=tuple(approval_view(a) for a in approvals),
+        queued=tuple(queued_view(i, active.id if active and i.steer else "") for i in waiting),
         last_event_id=last_event_id,
     )
 
 
 def history(
-    session: Session, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: str
+    session: Session,
+    viewer: Viewer,
+    key: str,
+    after_message_id: int,
+    limit: int,
+    mode: DetailMode,
 ) -> HistoryPage:
     visible(session, viewer, key)
     rows = list(
@@ -197,7 +193,7 @@ def history(
         )
     )
     return HistoryPage(
-        messages=[message_view(m, mode) for m in rows],
-        tools=[projection_view(p, mode) for p in _projections(session, _call_ids(rows))],
+        messages=tuple(message_view(m, mode) for m in rows),
+        tools=tuple(projection_view(p, mode) for p in _projections(session, _call_ids(rows))),
         next_after_message_id=rows[-1].id if len(rows) == limit else 0,
     )

@@ -12,6 +12,7 @@ from sqlalchemy import bindparam, select, update
 from mind.events.payloads import projection_view, run_view
 from mind.store import models
 from mind.store.database import WriteTx
+from mind.tools.base import DetailMode
 
 _RUN = select(models.Run.__table__).where(models.Run.id == bindparam("run_id"))
 _RUNNING_CALLS = select(models.ToolProjection.__table__).where(
@@ -59,7 +60,7 @@ def start(
         started_at=datetime.now(UTC),
     )
     tx.insert(run)
-    tx.event("run_changed", key, audience, run_view(run))
+    tx.event("run_changed", key, audience, run_view(run).to_payload())
     return run
 
 
@@ -94,7 +95,7 @@ def finish(
             "tool_changed",
             run.conversation_key,
             audience,
-            projection_view(ended, ended.admitted_mode),
+            projection_view(ended, DetailMode(ended.admitted_mode)).to_payload(),
         )
     run = run._replace(
         state=state,
@@ -112,7 +113,7 @@ def finish(
         steps=run.steps,
         usage=run.usage,
     )
-    tx.event("run_changed", run.conversation_key, audience, run_view(run))
+    tx.event("run_changed", run.conversation_key, audience, run_view(run).to_payload())
     return run
 
 

@@ -7,8 +7,10 @@ from collections.abc import Sequence
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session as OrmSession
 
+from mind.events.payloads import conversation_view
+from mind.events.views import ConversationView
 from mind.management.errors import FailedPrecondition, NotFound
-from mind.management.records import ConversationDetail, ConversationInfo, Deletion
+from mind.management.records import ConversationDetail, Deletion
 from mind.store.models import (
     Approval,
     ApprovalAudit,
@@ -50,7 +52,7 @@ _OWNED_BY_KEY = (
 )
 
 
-def _infos(session: OrmSession, rows: Sequence[Conversation]) -> list[ConversationInfo]:
+def _views(session: OrmSession, rows: Sequence[Conversation]) -> list[ConversationView]:
     keys = [row.key for row in rows]
     if not keys:
         return []
@@ -71,21 +73,13 @@ def _infos(session: OrmSession, rows: Sequence[Conversation]) -> list[Conversati
         ).all()
     )
     return [
-        ConversationInfo(
-            key=row.key,
-            title=row.title or "",
-            owner=row.owner,
-            members=tuple(members[row.key]),
-            created_at=row.created_at,
-            last_event_id=last_events.get(row.key) or 0,
-        )
-        for row in rows
+        conversation_view(row, members[row.key], last_events.get(row.key) or 0) for row in rows
     ]
 
 
 def list_conversations(
     session: OrmSession, *, owner: str = "", limit: int = 0
-) -> list[ConversationInfo]:
+) -> list[ConversationView]:
     """Every principal's conversations (or one owner's), newest first."""
     query = select(Conversation)
     if owner:
@@ -93,7 +87,7 @@ def list_conversations(
     query = query.order_by(Conversation.created_at.desc(), Conversation.key).limit(
         limit or DEFAULT_LIMIT
     )
-    return _infos(session, list(session.scalars(query)))
+    return _views(session, list(session.scalars(query)))
 
 
 def _count(session: OrmSession, query: Select[tuple[int]]) -> int:
@@ -111,13 +105,13 @@ def _require(session: OrmSession, key: str) -> Conversation:
 
 def inspect_conversation(session: OrmSession, key: str) -> ConversationDetail:
     row = _require(session, key)
-    (info,) = _infos(session, [row])
+    (view,) = _views(session, [row])
 
     def count(model: type) -> Select[tuple[int]]:
         return select(func.count()).select_from(model).where(model.conversation_key == key)
 
     return ConversationDetail(
-        conversation=info,
+        conversation=view,
         messages=_count(session, count(Message)),
         runs=_count(session, count(Run)),
         tool_calls=_count(session, count(ToolProjection)),

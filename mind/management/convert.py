@@ -7,17 +7,16 @@ from datetime import UTC, datetime
 
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mind.approvals.broker import event_payload
 from mind.approvals.model import ApprovalRecord
+from mind.events.payloads import approval_view
 from mind.management.records import (
     AuditRecord,
-    ConversationInfo,
     CredentialInfo,
     HandInfo,
     ServiceInfo,
     StatusReport,
 )
-from mind.service.convert import to_proto
+from mind.service.convert import approval_to_proto
 from tobe.v1 import common_pb2, management_pb2
 
 KIND_FROM_PROTO = {
@@ -102,18 +101,6 @@ def audit_entry(record: AuditRecord) -> management_pb2.AuditEntry:
     )
 
 
-def conversation(info: ConversationInfo) -> common_pb2.Conversation:
-    return common_pb2.Conversation(
-        key=info.key,
-        title=info.title,
-        owner=info.owner,
-        members=list(info.members),
-        created_at=timestamp(info.created_at),
-        last_event_id=info.last_event_id,
-    )
-
-
 def approval(record: ApprovalRecord) -> common_pb2.Approval:
     """The Approval contract as the Mind sends it, without raw arguments."""
-    message: common_pb2.Approval = to_proto(common_pb2.Approval, event_payload(record))
-    return message
+    return approval_to_proto(approval_view(record))

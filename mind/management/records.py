@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mind.events.views import ConversationView
+
 if TYPE_CHECKING:
     from mind.store.models import Credential
 
@@ -105,18 +107,8 @@ class AuditRecord:
 
 
 @dataclass(frozen=True)
-class ConversationInfo:
-    key: str
-    title: str
-    owner: str
-    members: tuple[str, ...]
-    created_at: datetime
-    last_event_id: int
-
-
-@dataclass(frozen=True)
 class ConversationDetail:
-    conversation: ConversationInfo
+    conversation: ConversationView
     messages: int
     runs: int
     tool_calls: int

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
+from mind.events.views import ConversationView, CredentialRevokedView
 from mind.live_calls import CREDENTIAL_REVOKED
 from mind.management import approvals, audit, conversations, status
 from mind.management.errors import InvalidArgument, NotFound
@@ -25,7 +26,6 @@ from mind.management.live import MindLink
 from mind.management.records import (
     AuditRecord,
     ConversationDetail,
-    ConversationInfo,
     CredentialInfo,
     Deletion,
     IssuedCredential,
@@ -64,7 +64,7 @@ def _announce_revoked(tx: WriteTx, credential_id: str, principal: str) -> None:
         type=CREDENTIAL_REVOKED,
         conversation_key="",
         audience=[],
-        payload={"credential_id": credential_id, "principal": principal},
+        payload=CredentialRevokedView(credential_id, principal).to_payload(),
     )
 
 
@@ -239,7 +239,7 @@ class ManagementService:
 
     async def list_conversations(
         self, *, owner: str = "", limit: int = 0
-    ) -> list[ConversationInfo]:
+    ) -> list[ConversationView]:
         limit = _limit(limit)
         return await self._database.read(
             lambda session: conversations.list_conversations(session, owner=owner, limit=limit)

@@ -15,6 +15,7 @@ from mind.credentials import CredentialInactive, CredentialNotFound, InvalidCred
 from mind.management import convert
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
+from mind.service.convert import conversation_to_proto
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.v1 import management_pb2 as pb
 from tobe.v1 import management_pb2_grpc
@@ -155,7 +156,7 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
     ) -> pb.ListAllConversationsResponse:
         found = await self._service.list_conversations(owner=request.owner, limit=request.limit)
         return pb.ListAllConversationsResponse(
-            conversations=[convert.conversation(c) for c in found]
+            conversations=[conversation_to_proto(c) for c in found]
         )
 
     async def InspectConversation(
@@ -165,7 +166,7 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             _required(request.key, "conversation key")
         )
         return pb.InspectConversationResponse(
-            conversation=convert.conversation(detail.conversation),
+            conversation=conversation_to_proto(detail.conversation),
             messages=detail.messages,
             runs=detail.runs,
             tool_calls=detail.tool_calls,

@@ -51,5 +51,5 @@ def _append_note(tx: WriteTx, record: TaskRecord) -> None:
         "message_appended",
         record.conversation_key,
         audience,
-        message_view(message, record.detail_mode.value),
+        message_view(message, record.detail_mode).to_payload(),
     )

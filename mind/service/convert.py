@@ -1,109 +1,292 @@
-"""Domain views (plain dicts, see `mind.events.payloads`) → `tobe.v1` messages, and back."""
+"""Views (`mind.events.views`) ↔ `tobe.v1` messages: one explicit pair of functions per view.
+
+`*_to_proto` builds what the Mind sends; `*_from_proto` is its inverse, so that every field of
+a view is proved to reach the wire and come back (`tests/contracts/test_view_contracts.py`).
+A field renamed or dropped on either side fails there instead of going missing on the wire.
+"""
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
-from typing import Any
+from datetime import UTC, datetime
 
-from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message as ProtoMessage
 from google.protobuf.timestamp_pb2 import Timestamp
 
-from mind.events.bus import EphemeralEvent
-from mind.store.models import OutboxEvent
+from mind.approvals.model import Decision
+from mind.events.views import (
+    ApprovalView,
+    ConversationView,
+    CredentialRevokedView,
+    MessageRole,
+    MessageView,
+    QueuedView,
+    RunState,
+    RunView,
+    ToolCallRef,
+    ToolStatus,
+    ToolView,
+)
+from mind.tools.base import DetailMode, Effect
 from tobe.v1 import common_pb2, events_pb2
 
-_PAYLOAD_TYPES: dict[str, type[ProtoMessage]] = {
-    "message_appended": common_pb2.Message,
-    "run_changed": common_pb2.Run,
-    "tool_changed": common_pb2.ToolProjection,
-    "approval_changed": common_pb2.Approval,
-    "conversation_created": common_pb2.Conversation,
-    "credential_revoked": events_pb2.CredentialRevoked,
-    "message_queued": events_pb2.QueuedMessage,
+MODES: dict[DetailMode | None, common_pb2.DetailMode.ValueType] = {
+    None: common_pb2.DETAIL_MODE_UNSPECIFIED,
+    DetailMode.SUMMARY: common_pb2.DETAIL_MODE_SUMMARY,
+    DetailMode.TRANSPARENT: common_pb2.DETAIL_MODE_TRANSPARENT,
 }
+ROLES: dict[MessageRole, common_pb2.MessageRole.ValueType] = {
+    MessageRole.USER: common_pb2.MESSAGE_ROLE_USER,
+    MessageRole.ASSISTANT: common_pb2.MESSAGE_ROLE_ASSISTANT,
+    MessageRole.TOOL: common_pb2.MESSAGE_ROLE_TOOL,
+    MessageRole.NOTE: common_pb2.MESSAGE_ROLE_NOTE,
+}
+RUN_STATES: dict[RunState, common_pb2.RunState.ValueType] = {
+    RunState.RUNNING: common_pb2.RUN_STATE_RUNNING,
+    RunState.COMPLETED: common_pb2.RUN_STATE_COMPLETED,
+    RunState.FAILED: common_pb2.RUN_STATE_FAILED,
+    RunState.CANCELLED: common_pb2.RUN_STATE_CANCELLED,
+    RunState.INTERRUPTED: common_pb2.RUN_STATE_INTERRUPTED,
+}
+TOOL_STATUSES: dict[ToolStatus, common_pb2.ToolStatus.ValueType] = {
+    ToolStatus.RUNNING: common_pb2.TOOL_STATUS_RUNNING,
+    ToolStatus.SUCCEEDED: common_pb2.TOOL_STATUS_SUCCEEDED,
+    ToolStatus.FAILED: common_pb2.TOOL_STATUS_FAILED,
+    ToolStatus.DENIED: common_pb2.TOOL_STATUS_DENIED,
+    ToolStatus.SKIPPED: common_pb2.TOOL_STATUS_SKIPPED,
+    ToolStatus.CANCELLED: common_pb2.TOOL_STATUS_CANCELLED,
+}
+EFFECTS: dict[Effect, common_pb2.EffectClass.ValueType] = {
+    Effect.READ_ONLY: common_pb2.EFFECT_CLASS_READ_ONLY,
+    Effect.WORKSPACE_WRITE: common_pb2.EFFECT_CLASS_WORKSPACE_WRITE,
+    Effect.EXTERNAL_SIDE_EFFECT: common_pb2.EFFECT_CLASS_EXTERNAL_SIDE_EFFECT,
+    # The contract's unspecified effect is the undeclared one (treated as the riskiest).
+    Effect.UNKNOWN: common_pb2.EFFECT_CLASS_UNSPECIFIED,
+}
+DECISIONS: dict[Decision | None, common_pb2.ApprovalDecision.ValueType] = {
+    None: common_pb2.APPROVAL_DECISION_UNSPECIFIED,
+    Decision.APPROVE_ONCE: common_pb2.APPROVAL_DECISION_APPROVE_ONCE,
+    Decision.APPROVE_CONVERSATION: common_pb2.APPROVAL_DECISION_APPROVE_CONVERSATION,
+    Decision.DENY: common_pb2.APPROVAL_DECISION_DENY,
+    Decision.EXPIRED: common_pb2.APPROVAL_DECISION_EXPIRED,
+}
+_MODES_BACK = {value: mode for mode, value in MODES.items()}
+_ROLES_BACK = {value: role for role, value in ROLES.items()}
+_RUN_STATES_BACK = {value: state for state, value in RUN_STATES.items()}
+_TOOL_STATUSES_BACK = {value: status for status, value in TOOL_STATUSES.items()}
+_EFFECTS_BACK = {value: effect for effect, value in EFFECTS.items()}
+_DECISIONS_BACK = {value: decision for decision, value in DECISIONS.items()}
 
 
-def _enum_prefix(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper() + "_"
+def detail_mode(mode: common_pb2.DetailMode.ValueType) -> DetailMode:
+    """A request's detail mode; unspecified means summary (the safe default)."""
+    return _MODES_BACK.get(mode) or DetailMode.SUMMARY
 
 
-def _enum_value(field: FieldDescriptor, word: str) -> int:
-    if not word:
-        return 0
-    enum = field.enum_type
-    value = enum.values_by_name.get(_enum_prefix(enum.name) + word.upper())
-    return value.number if value is not None else 0
+def _admitted(mode: common_pb2.DetailMode.ValueType) -> DetailMode:
+    admitted = _MODES_BACK[mode]
+    if admitted is None:
+        raise ValueError("an admitted mode cannot be unspecified")
+    return admitted
 
 
-def _timestamp(text: str) -> Timestamp:
+def _timestamp(moment: datetime | None) -> Timestamp | None:
+    if moment is None:
+        return None
     stamp = Timestamp()
-    stamp.FromDatetime(datetime.fromisoformat(text))
+    stamp.FromDatetime(moment)
     return stamp
 
 
-def fill(message: ProtoMessage, data: dict[str, Any]) -> ProtoMessage:
-    """Set the fields of `message` named by `data`'s keys; unknown keys are ignored."""
-    fields = message.DESCRIPTOR.fields_by_name
-    for key, value in data.items():
-        field = fields.get(key)
-        if field is None or value is None or value == "":
-            continue
-        repeated = field.is_repeated
-        if field.type == FieldDescriptor.TYPE_ENUM:
-            setattr(message, key, _enum_value(field, value))
-        elif field.message_type is not None and field.message_type.full_name == (
-            "google.protobuf.Timestamp"
-        ):
-            getattr(message, key).CopyFrom(_timestamp(value))
-        elif field.message_type is not None and repeated:
-            container = getattr(message, key)
-            for item in value:
-                fill(container.add(), item)
-        elif field.message_type is not None:
-            fill(getattr(message, key), value)
-        elif repeated:
-            getattr(message, key).extend(value)
-        else:
-            setattr(message, key, value)
-    return message
+def _moment(stamp: Timestamp) -> datetime:
+    return stamp.ToDatetime(tzinfo=UTC)
 
 
-def to_proto(cls: type[ProtoMessage], data: dict[str, Any]) -> Any:
-    message = cls()
-    fill(message, data)
-    return message
-
-
-def durable_event(row: OutboxEvent) -> events_pb2.Event:
-    event = events_pb2.Event(
-        durable_id=row.id, conversation_key=row.conversation_key, audience=list(row.audience)
+def message_to_proto(view: MessageView) -> common_pb2.Message:
+    return common_pb2.Message(
+        id=view.id,
+        conversation_key=view.conversation_key,
+        role=ROLES[view.role],
+        text=view.text,
+        thinking=view.thinking,
+        tool_calls=[common_pb2.ToolCallRef(id=call.id, name=call.name) for call in view.tool_calls],
+        tool_call_id=view.tool_call_id,
+        run_id=view.run_id,
+        created_at=_timestamp(view.created_at),
+        admitted_mode=MODES[view.admitted_mode],
+        result_summary=view.result_summary,
+        idempotency_key=view.idempotency_key,
+        is_error=view.is_error,
     )
-    event.time.FromDatetime(row.created_at)
-    payload_type = _PAYLOAD_TYPES.get(row.type)
-    if payload_type is not None:
-        fill(getattr(event, row.type), row.payload)
-    return event
 
 
-def ephemeral_event(item: EphemeralEvent) -> events_pb2.Event:
-    event = events_pb2.Event(conversation_key=item.conversation_key, audience=list(item.audience))
-    event.time.FromDatetime(item.time)
-    if item.kind == "tool_progress":
-        event.tool_progress.CopyFrom(
-            events_pb2.ToolProgress(
-                run_id=item.run_id, tool_call_id=item.tool_call_id, message=item.text,
-                fraction=item.fraction,
-            )
-        )
-    else:
-        getattr(event, item.kind).CopyFrom(
-            events_pb2.TextDelta(run_id=item.run_id, step=item.step, text=item.text)
-        )
-    return event
+def message_from_proto(message: common_pb2.Message) -> MessageView:
+    return MessageView(
+        id=message.id,
+        conversation_key=message.conversation_key,
+        role=_ROLES_BACK[message.role],
+        text=message.text,
+        thinking=message.thinking,
+        tool_calls=tuple(ToolCallRef(id=call.id, name=call.name) for call in message.tool_calls),
+        tool_call_id=message.tool_call_id,
+        run_id=message.run_id,
+        created_at=_moment(message.created_at),
+        admitted_mode=_MODES_BACK[message.admitted_mode],
+        result_summary=message.result_summary,
+        idempotency_key=message.idempotency_key,
+        is_error=message.is_error,
+    )
 
 
-def mode_word(mode: int) -> str:
-    """A request's DetailMode as the store's word; unspecified means summary."""
-    return "transparent" if mode == common_pb2.DETAIL_MODE_TRANSPARENT else "summary"
+def tool_to_proto(view: ToolView) -> common_pb2.ToolProjection:
+    return common_pb2.ToolProjection(
+        tool_call_id=view.tool_call_id,
+        conversation_key=view.conversation_key,
+        run_id=view.run_id,
+        tool=view.tool,
+        admitted_mode=MODES[view.admitted_mode],
+        shown_mode=MODES[view.shown_mode],
+        arguments_summary=view.arguments_summary,
+        arguments_json=view.arguments_json,
+        status=TOOL_STATUSES[view.status],
+        result_summary=view.result_summary,
+        result_text=view.result_text,
+        admitted_at=_timestamp(view.admitted_at),
+        finished_at=_timestamp(view.finished_at),
+        hand_id=view.hand_id,
+        projection_version=view.projection_version,
+    )
+
+
+def tool_from_proto(message: common_pb2.ToolProjection) -> ToolView:
+    return ToolView(
+        tool_call_id=message.tool_call_id,
+        conversation_key=message.conversation_key,
+        run_id=message.run_id,
+        tool=message.tool,
+        admitted_mode=_admitted(message.admitted_mode),
+        shown_mode=_admitted(message.shown_mode),
+        arguments_summary=message.arguments_summary,
+        arguments_json=message.arguments_json,
+        status=_TOOL_STATUSES_BACK[message.status],
+        result_summary=message.result_summary,
+        result_text=message.result_text,
+        admitted_at=_moment(message.admitted_at),
+        finished_at=_moment(message.finished_at) if message.HasField("finished_at") else None,
+        hand_id=message.hand_id,
+        projection_version=message.projection_version,
+    )
+
+
+def run_to_proto(view: RunView) -> common_pb2.Run:
+    return common_pb2.Run(
+        id=view.id,
+        conversation_key=view.conversation_key,
+        state=RUN_STATES[view.state],
+        reason=view.reason,
+        admitted_mode=MODES[view.admitted_mode],
+        started_at=_timestamp(view.started_at),
+        finished_at=_timestamp(view.finished_at),
+        trigger=view.trigger,
+    )
+
+
+def run_from_proto(message: common_pb2.Run) -> RunView:
+    return RunView(
+        id=message.id,
+        conversation_key=message.conversation_key,
+        state=_RUN_STATES_BACK[message.state],
+        reason=message.reason,
+        admitted_mode=_admitted(message.admitted_mode),
+        started_at=_moment(message.started_at),
+        finished_at=_moment(message.finished_at) if message.HasField("finished_at") else None,
+        trigger=message.trigger,
+    )
+
+
+def queued_to_proto(view: QueuedView) -> events_pb2.QueuedMessage:
+    return events_pb2.QueuedMessage(
+        run_id=view.run_id,
+        steer=view.steer,
+        text=view.text,
+        idempotency_key=view.idempotency_key,
+        input_id=view.input_id,
+    )
+
+
+def queued_from_proto(message: events_pb2.QueuedMessage) -> QueuedView:
+    return QueuedView(
+        run_id=message.run_id,
+        steer=message.steer,
+        text=message.text,
+        idempotency_key=message.idempotency_key,
+        input_id=message.input_id,
+    )
+
+
+def conversation_to_proto(view: ConversationView) -> common_pb2.Conversation:
+    return common_pb2.Conversation(
+        key=view.key,
+        title=view.title,
+        owner=view.owner,
+        members=list(view.members),
+        created_at=_timestamp(view.created_at),
+        last_event_id=view.last_event_id,
+    )
+
+
+def conversation_from_proto(message: common_pb2.Conversation) -> ConversationView:
+    return ConversationView(
+        key=message.key,
+        title=message.title,
+        owner=message.owner,
+        members=tuple(message.members),
+        created_at=_moment(message.created_at),
+        last_event_id=message.last_event_id,
+    )
+
+
+def approval_to_proto(view: ApprovalView) -> common_pb2.Approval:
+    return common_pb2.Approval(
+        id=view.id,
+        conversation_key=view.conversation_key,
+        run_id=view.run_id,
+        tool_call_id=view.tool_call_id,
+        tool=view.tool,
+        effect=EFFECTS[view.effect],
+        hand_id=view.hand_id,
+        arguments_summary=view.arguments_summary,
+        arguments_json=view.arguments_json,
+        arguments_digest=view.arguments_digest,
+        decision=DECISIONS[view.decision],
+        requested_at=_timestamp(view.requested_at),
+        expires_at=_timestamp(view.expires_at),
+        reason=view.reason,
+        decision_text=view.decision_text,
+    )
+
+
+def approval_from_proto(message: common_pb2.Approval) -> ApprovalView:
+    return ApprovalView(
+        id=message.id,
+        conversation_key=message.conversation_key,
+        run_id=message.run_id,
+        tool_call_id=message.tool_call_id,
+        tool=message.tool,
+        effect=_EFFECTS_BACK[message.effect],
+        hand_id=message.hand_id,
+        arguments_summary=message.arguments_summary,
+        arguments_json=message.arguments_json,
+        arguments_digest=message.arguments_digest,
+        decision=_DECISIONS_BACK[message.decision],
+        requested_at=_moment(message.requested_at),
+        expires_at=_moment(message.expires_at),
+        reason=message.reason,
+        decision_text=message.decision_text,
+    )
+
+
+def revoked_to_proto(view: CredentialRevokedView) -> events_pb2.CredentialRevoked:
+    return events_pb2.CredentialRevoked(credential_id=view.credential_id, principal=view.principal)
+
+
+def revoked_from_proto(message: events_pb2.CredentialRevoked) -> CredentialRevokedView:
+    return CredentialRevokedView(credential_id=message.credential_id, principal=message.principal)

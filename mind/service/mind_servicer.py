@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from mind.approvals.broker import event_payload
 from mind.approvals.model import Decision
 from mind.approvals.wiring import Approvals
 from mind.auth import current_identity
@@ -13,12 +12,22 @@ from mind.conversation.errors import InvalidInput, NotAllowed
 from mind.conversation.manager import ConversationManager
 from mind.credentials import Identity
 from mind.events.bus import EphemeralEvent, EventBus
+from mind.events.payloads import approval_view
 from mind.events.subscription import ReplayDone, subscribe
-from mind.service.convert import durable_event, ephemeral_event, mode_word, to_proto
+from mind.service.convert import (
+    approval_to_proto,
+    conversation_to_proto,
+    detail_mode,
+    message_to_proto,
+    queued_to_proto,
+    run_to_proto,
+    tool_to_proto,
+)
 from mind.service.errors import MIND_STATUS_CODES, ClientUnauthenticated
+from mind.service.events import durable_event, ephemeral_event
 from mind.store.database import Database
 from tobe.runtime.status import status_codes
-from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
+from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
 
 GATEWAY_SCOPE = "gateway"
 APPROVE_SCOPE = "approve"
@@ -81,13 +90,13 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             _viewer(request.on_behalf_of), request.key, request.title, list(request.members)
         )
         return mind_pb2.CreateConversationResponse(
-            conversation=to_proto(common_pb2.Conversation, view)
+            conversation=conversation_to_proto(view)
         )
 
     async def ListConversations(self, request, context):  # noqa: N802
         views = await self.manager.list(_viewer(request.on_behalf_of), request.limit)
         return mind_pb2.ListConversationsResponse(
-            conversations=[to_proto(common_pb2.Conversation, v) for v in views]
+            conversations=[conversation_to_proto(v) for v in views]
         )
 
     async def SendChat(self, request, context):  # noqa: N802
@@ -97,7 +106,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             request.text,
             request.idempotency_key,
             request.steer,
-            mode_word(request.detail_mode),
+            detail_mode(request.detail_mode),
         )
         return mind_pb2.SendChatResponse(
             message_id=result.message_id,
@@ -116,21 +125,18 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             _viewer(request.on_behalf_of),
             request.conversation_key,
             request.message_limit,
-            mode_word(request.detail_mode),
+            detail_mode(request.detail_mode),
         )
-        response = mind_pb2.GetSnapshotResponse(
-            conversation=to_proto(common_pb2.Conversation, snapshot.conversation),
-            messages=[to_proto(common_pb2.Message, m) for m in snapshot.messages],
-            tools=[to_proto(common_pb2.ToolProjection, t) for t in snapshot.tools],
-            pending_approvals=[
-                to_proto(common_pb2.Approval, a) for a in snapshot.pending_approvals
-            ],
+        active_run = snapshot.active_run
+        return mind_pb2.GetSnapshotResponse(
+            conversation=conversation_to_proto(snapshot.conversation),
+            messages=[message_to_proto(m) for m in snapshot.messages],
+            tools=[tool_to_proto(t) for t in snapshot.tools],
+            active_run=run_to_proto(active_run) if active_run is not None else None,
+            pending_approvals=[approval_to_proto(a) for a in snapshot.pending_approvals],
             last_event_id=snapshot.last_event_id,
-            queued=[to_proto(events_pb2.QueuedMessage, q) for q in snapshot.queued],
+            queued=[queued_to_proto(q) for q in snapshot.queued],
         )
-        if snapshot.active_run is not None:
-            response.active_run.CopyFrom(to_proto(common_pb2.Run, snapshot.active_run))
-        return response
 
     async def GetHistory(self, request, context):  # noqa: N802
         page = await self.manager.history(
@@ -138,11 +144,11 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             request.conversation_key,
             request.after_message_id,
             request.limit,
-            mode_word(request.detail_mode),
+            detail_mode(request.detail_mode),
         )
         return mind_pb2.GetHistoryResponse(
-            messages=[to_proto(common_pb2.Message, m) for m in page.messages],
-            tools=[to_proto(common_pb2.ToolProjection, t) for t in page.tools],
+            messages=[message_to_proto(m) for m in page.messages],
+            tools=[tool_to_proto(t) for t in page.tools],
             next_after_message_id=page.next_after_message_id,
         )
 
@@ -177,5 +183,5 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             admin=viewer.is_admin,
         )
         return mind_pb2.DecideApprovalResponse(
-            approval=to_proto(common_pb2.Approval, event_payload(record))
+            approval=approval_to_proto(approval_view(record))
         )

@@ -18,6 +18,7 @@ from mind.providers.scripted import ScriptedProvider
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.authorizer import AllowAll
+from mind.tools.base import DetailMode
 from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
@@ -88,16 +89,16 @@ async def test_a_send_runs_a_tool_turn_and_commits_each_step_with_its_events(
     deltas = bus.subscribe(include_ephemeral=True)
     manager = _manager(database, bus)
     await manager.create(ALICE, "p_time", "", [])
-    sent = await manager.send(ALICE, "p_time", "time please", "k1", False, "transparent")
+    sent = await manager.send(ALICE, "p_time", "time please", "k1", False, DetailMode.TRANSPARENT)
     assert sent.run_id and not sent.queued and not sent.duplicate
     assert await _settled(database, "p_time", 1) == [("completed", "user")]
-    again = await manager.send(ALICE, "p_time", "time please", "k1", False, "transparent")
+    again = await manager.send(ALICE, "p_time", "time please", "k1", False, DetailMode.TRANSPARENT)
     assert (again.input_id, again.run_id, again.duplicate) == (sent.input_id, sent.run_id, True)
 
-    snapshot = await manager.snapshot(ALICE, "p_time", 0, "transparent")
-    assert [m["role"] for m in snapshot.messages] == ["user", "assistant", "tool", "assistant"]
-    assert [t["status"] for t in snapshot.tools] == ["succeeded"]
-    assert snapshot.active_run is None and snapshot.queued == []
+    snapshot = await manager.snapshot(ALICE, "p_time", 0, DetailMode.TRANSPARENT)
+    assert [m.role for m in snapshot.messages] == ["user", "assistant", "tool", "assistant"]
+    assert [t.status for t in snapshot.tools] == ["succeeded"]
+    assert snapshot.active_run is None and snapshot.queued == ()
     assert snapshot.last_event_id == database_events[-1].id
     assert [e.type for e in database_events] == [
         "conversation_created",
@@ -120,13 +121,13 @@ async def test_sends_during_a_run_queue_and_a_restart_drains_the_queue(
 ) -> None:
     first = _manager(database, EventBus())
     await first.create(ALICE, "p_q", "", [])
-    started = await first.send(ALICE, "p_q", "pause", "k1", False, "summary")
-    queued = await first.send(ALICE, "p_q", "later", "k2", False, "summary")
+    started = await first.send(ALICE, "p_q", "pause", "k1", False, DetailMode.SUMMARY)
+    queued = await first.send(ALICE, "p_q", "later", "k2", False, DetailMode.SUMMARY)
     assert started.run_id and not started.queued
     assert queued.queued and queued.run_id == ""
-    snapshot = await first.snapshot(ALICE, "p_q", 0, "summary")
-    assert snapshot.active_run is not None and snapshot.active_run["id"] == started.run_id
-    assert [q["input_id"] for q in snapshot.queued] == [queued.input_id]
+    snapshot = await first.snapshot(ALICE, "p_q", 0, DetailMode.SUMMARY)
+    assert snapshot.active_run is not None and snapshot.active_run.id == started.run_id
+    assert [q.input_id for q in snapshot.queued] == [queued.input_id]
     await first.shutdown()
     assert await _runs(database, "p_q") == [("interrupted", "user")]
 
@@ -136,8 +137,8 @@ async def test_sends_during_a_run_queue_and_a_restart_drains_the_queue(
         ("interrupted", "user"),
         ("completed", "followup"),
     ]
-    history = await second.history(ALICE, "p_q", 0, 0, "transparent")
-    assert [(m["role"], m["text"]) for m in history.messages] == [
+    history = await second.history(ALICE, "p_q", 0, 0, DetailMode.TRANSPARENT)
+    assert [(m.role, m.text) for m in history.messages] == [
         ("user", "pause"),
         ("user", "later"),
         ("assistant", "later answered"),
@@ -178,12 +179,12 @@ async def test_a_steering_message_joins_the_active_run_at_its_next_step(
 ) -> None:
     manager = _manager(database, EventBus())
     await manager.create(ALICE, "p_s", "", [])
-    started = await manager.send(ALICE, "p_s", "steady", "k1", False, "summary")
-    steer = await manager.send(ALICE, "p_s", "change of plan", "k2", True, "summary")
+    started = await manager.send(ALICE, "p_s", "steady", "k1", False, DetailMode.SUMMARY)
+    steer = await manager.send(ALICE, "p_s", "change of plan", "k2", True, DetailMode.SUMMARY)
     assert steer.queued and steer.run_id == started.run_id
     assert await _settled(database, "p_s", 1) == [("completed", "user")]
-    history = await manager.history(ALICE, "p_s", 0, 0, "transparent")
-    assert [(m["role"], m["text"]) for m in history.messages] == [
+    history = await manager.history(ALICE, "p_s", 0, 0, DetailMode.TRANSPARENT)
+    assert [(m.role, m.text) for m in history.messages] == [
         ("user", "steady"),
         ("assistant", "thinking it over"),
         ("user", "change of plan"),
@@ -197,9 +198,9 @@ async def test_cancel_ends_the_active_run_and_the_next_send_starts_a_new_one(
 ) -> None:
     manager = _manager(database, EventBus())
     await manager.create(ALICE, "p_c", "", [])
-    first = await manager.send(ALICE, "p_c", "pause", "k1", False, "summary")
+    first = await manager.send(ALICE, "p_c", "pause", "k1", False, DetailMode.SUMMARY)
     assert await manager.cancel(ALICE, "p_c") == first.run_id
-    second = await manager.send(ALICE, "p_c", "later", "k2", False, "summary")
+    second = await manager.send(ALICE, "p_c", "later", "k2", False, DetailMode.SUMMARY)
     assert second.run_id and second.run_id != first.run_id and not second.queued
     assert await _settled(database, "p_c", 2) == [("cancelled", "user"), ("completed", "user")]
     await manager.shutdown()

@@ -1,0 +1,74 @@
+"""Outbox rows and ephemeral events → `tobe.v1.Event`.
+
+A durable event's payload is read back into its view (`mind.events.views`), whatever release
+of the Mind wrote it, and converted like any other view (`mind.service.convert`).
+"""
+
+from __future__ import annotations
+
+from mind.events.bus import EphemeralEvent
+from mind.events.views import (
+    ApprovalView,
+    ConversationView,
+    CredentialRevokedView,
+    MessageView,
+    QueuedView,
+    RunView,
+    ToolView,
+)
+from mind.service import convert
+from mind.store.models import OutboxEvent
+from tobe.v1 import events_pb2
+
+
+def durable_event(row: OutboxEvent) -> events_pb2.Event:
+    """The stored event; its payload field is the one its `type` names (none for a type this
+    release does not know)."""
+    event = events_pb2.Event(
+        durable_id=row.id, conversation_key=row.conversation_key, audience=list(row.audience)
+    )
+    event.time.FromDatetime(row.created_at)
+    payload = row.payload
+    match row.type:
+        case "message_appended":
+            event.message_appended.CopyFrom(
+                convert.message_to_proto(MessageView.from_payload(payload))
+            )
+        case "run_changed":
+            event.run_changed.CopyFrom(convert.run_to_proto(RunView.from_payload(payload)))
+        case "tool_changed":
+            event.tool_changed.CopyFrom(convert.tool_to_proto(ToolView.from_payload(payload)))
+        case "approval_changed":
+            event.approval_changed.CopyFrom(
+                convert.approval_to_proto(ApprovalView.from_payload(payload))
+            )
+        case "conversation_created":
+            event.conversation_created.CopyFrom(
+                convert.conversation_to_proto(ConversationView.from_payload(payload))
+            )
+        case "credential_revoked":
+            event.credential_revoked.CopyFrom(
+                convert.revoked_to_proto(CredentialRevokedView.from_payload(payload))
+            )
+        case "message_queued":
+            event.message_queued.CopyFrom(
+                convert.queued_to_proto(QueuedView.from_payload(payload))
+            )
+    return event
+
+
+def ephemeral_event(item: EphemeralEvent) -> events_pb2.Event:
+    event = events_pb2.Event(conversation_key=item.conversation_key, audience=list(item.audience))
+    event.time.FromDatetime(item.time)
+    if item.kind == "tool_progress":
+        event.tool_progress.CopyFrom(
+            events_pb2.ToolProgress(
+                run_id=item.run_id, tool_call_id=item.tool_call_id, message=item.text,
+                fraction=item.fraction,
+            )
+        )
+    else:
+        getattr(event, item.kind).CopyFrom(
+            events_pb2.TextDelta(run_id=item.run_id, step=item.step, text=item.text)
+        )
+    return event
