@@ -72,9 +72,7 @@ def _views(session: OrmSession, rows: Sequence[Conversation]) -> list[Conversati
             )
         ).all()
     )
-    return [
-        conversation_view(row, members[row.key], last_events.get(row.key) or 0) for row in rows
-    ]
+    return [conversation_view(row, members[row.key], last_events.get(row.key) or 0) for row in rows]
 
 
 def list_conversations(
@@ -90,7 +88,7 @@ def list_conversations(
     return _views(session, list(session.scalars(query)))
 
 
-def _count(session: OrmSession, query: Select[tuple[int]]) -> int:
+def _count(session: OrmSession, query: Select[int]) -> int:
     return int(session.scalar(query) or 0)
 
 
@@ -107,7 +105,7 @@ def inspect_conversation(session: OrmSession, key: str) -> ConversationDetail:
     row = _require(session, key)
     (view,) = _views(session, [row])
 
-    def count(model: type) -> Select[tuple[int]]:
+    def count(model: type[Message | Run | ToolProjection | Approval]) -> Select[int]:
         return select(func.count()).select_from(model).where(model.conversation_key == key)
 
     return ConversationDetail(

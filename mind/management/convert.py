@@ -19,7 +19,7 @@ from mind.management.records import (
 from mind.service.convert import approval_to_proto
 from tobe.v1 import common_pb2, management_pb2
 
-KIND_FROM_PROTO = {
+KIND_FROM_PROTO: dict[management_pb2.CredentialKind.ValueType, str] = {
     management_pb2.CREDENTIAL_KIND_CLIENT: "client",
     management_pb2.CREDENTIAL_KIND_HAND: "hand",
     management_pb2.CREDENTIAL_KIND_SERVICE: "service",
@@ -40,7 +40,7 @@ def moment(stamp: Timestamp, present: bool) -> datetime | None:
     return stamp.ToDatetime(tzinfo=UTC) if present else None
 
 
-def kind_name(kind: int) -> str:
+def kind_name(kind: management_pb2.CredentialKind.ValueType) -> str:
     """The store's kind for a proto kind; "" for UNSPECIFIED and unknown values."""
     return KIND_FROM_PROTO.get(kind, "")
 

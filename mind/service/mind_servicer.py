@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import grpc
 
 from mind.approvals.model import Decision
 from mind.approvals.wiring import Approvals
@@ -28,6 +31,8 @@ from mind.service.events import durable_event, ephemeral_event
 from mind.store.database import Database
 from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
+
+Context = grpc.aio.ServicerContext[Any, Any]
 
 GATEWAY_SCOPE = "gateway"
 APPROVE_SCOPE = "approve"
@@ -72,7 +77,9 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self.bus = bus
         self.authenticate_client = authenticate_client
 
-    async def Authenticate(self, request, context):  # noqa: N802
+    async def Authenticate(  # noqa: N802
+        self, request: mind_pb2.AuthenticateRequest, context: Context
+    ) -> mind_pb2.AuthenticateResponse:
         _require_gateway()
         identity = await self.authenticate_client(request.token) if request.token else None
         if identity is None or identity.kind != "client":
@@ -85,21 +92,25 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             )
         )
 
-    async def CreateConversation(self, request, context):  # noqa: N802
+    async def CreateConversation(  # noqa: N802
+        self, request: mind_pb2.CreateConversationRequest, context: Context
+    ) -> mind_pb2.CreateConversationResponse:
         view = await self.manager.create(
             _viewer(request.on_behalf_of), request.key, request.title, list(request.members)
         )
-        return mind_pb2.CreateConversationResponse(
-            conversation=conversation_to_proto(view)
-        )
+        return mind_pb2.CreateConversationResponse(conversation=conversation_to_proto(view))
 
-    async def ListConversations(self, request, context):  # noqa: N802
+    async def ListConversations(  # noqa: N802
+        self, request: mind_pb2.ListConversationsRequest, context: Context
+    ) -> mind_pb2.ListConversationsResponse:
         views = await self.manager.list(_viewer(request.on_behalf_of), request.limit)
         return mind_pb2.ListConversationsResponse(
             conversations=[conversation_to_proto(v) for v in views]
         )
 
-    async def SendChat(self, request, context):  # noqa: N802
+    async def SendChat(  # noqa: N802
+        self, request: mind_pb2.SendChatRequest, context: Context
+    ) -> mind_pb2.SendChatResponse:
         result = await self.manager.send(
             _viewer(request.on_behalf_of),
             request.conversation_key,
@@ -116,11 +127,15 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             input_id=result.input_id,
         )
 
-    async def CancelRun(self, request, context):  # noqa: N802
+    async def CancelRun(  # noqa: N802
+        self, request: mind_pb2.CancelRunRequest, context: Context
+    ) -> mind_pb2.CancelRunResponse:
         run_id = await self.manager.cancel(_viewer(request.on_behalf_of), request.conversation_key)
         return mind_pb2.CancelRunResponse(run_id=run_id)
 
-    async def GetSnapshot(self, request, context):  # noqa: N802
+    async def GetSnapshot(  # noqa: N802
+        self, request: mind_pb2.GetSnapshotRequest, context: Context
+    ) -> mind_pb2.GetSnapshotResponse:
         snapshot = await self.manager.snapshot(
             _viewer(request.on_behalf_of),
             request.conversation_key,
@@ -138,7 +153,9 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             queued=[queued_to_proto(q) for q in snapshot.queued],
         )
 
-    async def GetHistory(self, request, context):  # noqa: N802
+    async def GetHistory(  # noqa: N802
+        self, request: mind_pb2.GetHistoryRequest, context: Context
+    ) -> mind_pb2.GetHistoryResponse:
         page = await self.manager.history(
             _viewer(request.on_behalf_of),
             request.conversation_key,
@@ -152,7 +169,9 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             next_after_message_id=page.next_after_message_id,
         )
 
-    async def Subscribe(self, request, context) -> AsyncIterator[mind_pb2.SubscribeResponse]:  # noqa: N802
+    async def Subscribe(  # noqa: N802
+        self, request: mind_pb2.SubscribeRequest, context: Context
+    ) -> AsyncIterator[mind_pb2.SubscribeResponse]:
         _require_gateway()
         items = subscribe(self.database, self.bus, request.after_id, request.include_ephemeral)
         async for item in items:
@@ -165,7 +184,9 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             else:
                 yield mind_pb2.SubscribeResponse(event=durable_event(item))
 
-    async def DecideApproval(self, request, context):  # noqa: N802
+    async def DecideApproval(  # noqa: N802
+        self, request: mind_pb2.DecideApprovalRequest, context: Context
+    ) -> mind_pb2.DecideApprovalResponse:
         viewer = _viewer(request.on_behalf_of)
         if APPROVE_SCOPE not in viewer.scopes:
             raise NotAllowed(f"deciding approvals needs scope '{APPROVE_SCOPE}'")
@@ -182,6 +203,4 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             reason=request.reason,
             admin=viewer.is_admin,
         )
-        return mind_pb2.DecideApprovalResponse(
-            approval=approval_to_proto(approval_view(record))
-        )
+        return mind_pb2.DecideApprovalResponse(approval=approval_to_proto(approval_view(record)))
