@@ -21,7 +21,7 @@ import contextvars
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeAlias, TypeVar
 
 import grpc
 
@@ -42,6 +42,12 @@ MALFORMED = "malformed authorization metadata: expected exactly one 'Bearer <tok
 REJECTED = "invalid, revoked or expired credential"
 BACKEND_FAILED = "authentication is unavailable; retry later"
 
+Request = TypeVar("Request")
+Response = TypeVar("Response")
+# Quoted: grpc's RpcMethodHandler is generic only in its type stubs.
+Handler: TypeAlias = "grpc.RpcMethodHandler[Request, Response]"
+Context = grpc.aio.ServicerContext[Request, Response]
+
 _identity: contextvars.ContextVar[Identity] = contextvars.ContextVar("tobe_identity")
 
 Authenticate = Callable[[str], Awaitable[Identity | None]]
@@ -55,7 +61,7 @@ def current_identity() -> Identity:
         raise RuntimeError("no authenticated identity: not inside an authenticated call") from None
 
 
-def bearer_token(metadata: tuple[tuple[str, Any], ...] | None) -> str | None:
+def bearer_token(metadata: tuple[tuple[str, str | bytes], ...] | None) -> str | None:
     """The token of the only `authorization: Bearer` entry; "" when present but malformed."""
     values = [value for key, value in metadata or () if key.lower() == "authorization"]
     if not values:
@@ -69,21 +75,24 @@ def bearer_token(metadata: tuple[tuple[str, Any], ...] | None) -> str | None:
     return token
 
 
-def _kind(handler: grpc.RpcMethodHandler) -> str:
+def _kind(handler: Handler[Any, Any]) -> str:
     incoming = "stream" if handler.request_streaming else "unary"
     outgoing = "stream" if handler.response_streaming else "unary"
     return f"{incoming}_{outgoing}"
 
 
-def _with_identity(handler: grpc.RpcMethodHandler, identity: Identity) -> grpc.RpcMethodHandler:
+def _with_identity(
+    handler: Handler[Request, Response], identity: Identity
+) -> Handler[Request, Response]:
     """A copy of unary-response `handler` that runs with `identity` as the current identity."""
     kind = _kind(handler)
-    behaviour = getattr(handler, kind)
+    # The servicer's own behaviour, sync or async: called as gRPC would call it.
+    behaviour: Callable[..., Any] = getattr(handler, kind)
 
-    async def call(request: Any, context: grpc.aio.ServicerContext) -> Any:
+    async def call(request: object, context: Context[Request, Response]) -> Response:
         token = _identity.set(identity)
         try:
-            result = behaviour(request, context)
+            result: Response | Awaitable[Response] = behaviour(request, context)
             return await result if inspect.isawaitable(result) else result
         finally:
             _identity.reset(token)
@@ -92,14 +101,15 @@ def _with_identity(handler: grpc.RpcMethodHandler, identity: Identity) -> grpc.R
 
 
 def _live_stream(
-    handler: grpc.RpcMethodHandler, identity: Identity, live: LiveCalls
-) -> grpc.RpcMethodHandler:
+    handler: Handler[Request, Response], identity: Identity, live: LiveCalls
+) -> Handler[Request, Response]:
     """A copy of response-streaming `handler` that runs with `identity` as the current
     identity, registered in `live` so that revoking its credential ends it UNAUTHENTICATED."""
     kind = _kind(handler)
-    behaviour = getattr(handler, kind)
+    # An async generator of responses, or a coroutine that writes them through `context`.
+    behaviour: Callable[..., Any] = getattr(handler, kind)
 
-    async def stream(request: Any, context: grpc.aio.ServicerContext) -> None:
+    async def stream(request: object, context: Context[Request, Response]) -> None:
         task = asyncio.current_task()
         assert task is not None, "gRPC runs every call in a task"
         try:
@@ -130,11 +140,11 @@ def _live_stream(
 
 
 def _refusal(
-    handler: grpc.RpcMethodHandler, code: grpc.StatusCode, message: str
-) -> grpc.RpcMethodHandler:
+    handler: Handler[Request, Response], code: grpc.StatusCode, message: str
+) -> Handler[Request, Response]:
     """A handler of the same shape as `handler` that ends the call with `code`."""
 
-    async def refuse(_request: Any, context: grpc.aio.ServicerContext) -> None:
+    async def refuse(_request: object, context: Context[Request, Response]) -> None:
         await context.abort(code, message)
 
     return _replace(handler, _kind(handler), refuse)
@@ -148,7 +158,9 @@ _FACTORIES = {
 }
 
 
-def _replace(handler: grpc.RpcMethodHandler, kind: str, behaviour: Any) -> grpc.RpcMethodHandler:
+def _replace(
+    handler: Handler[Request, Response], kind: str, behaviour: Callable[..., object]
+) -> Handler[Request, Response]:
     return _FACTORIES[kind](
         behaviour,
         request_deserializer=handler.request_deserializer,
@@ -176,9 +188,11 @@ class AuthInterceptor(grpc.aio.ServerInterceptor):
 
     async def intercept_service(
         self,
-        continuation: Callable[[grpc.HandlerCallDetails], Awaitable[grpc.RpcMethodHandler]],
+        continuation: Callable[
+            [grpc.HandlerCallDetails], Awaitable[Handler[Request, Response] | None]
+        ],
         handler_call_details: grpc.HandlerCallDetails,
-    ) -> grpc.RpcMethodHandler | None:
+    ) -> Handler[Request, Response] | None:
         handler = await continuation(handler_call_details)
         method = handler_call_details.method
         if handler is None or method.startswith(self._public):
