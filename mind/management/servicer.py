@@ -7,6 +7,7 @@ offline CLI; either way this servicer and `ManagementService` answer.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import grpc
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
@@ -51,7 +52,7 @@ MANAGEMENT_STATUS_CODES: StatusTable = {
 }
 
 
-def actor_of(context: grpc.aio.ServicerContext) -> str:
+def actor_of(context: grpc.aio.ServicerContext[Any, Any]) -> str:
     """The operator named by the caller's `tobe-actor` metadata, for audit rows."""
     for key, value in context.invocation_metadata() or ():
         if key == ACTOR_METADATA and isinstance(value, str) and value.strip():
@@ -59,7 +60,7 @@ def actor_of(context: grpc.aio.ServicerContext) -> str:
     return DEFAULT_ACTOR
 
 
-def _kind(kind: int, *, required: bool) -> str:
+def _kind(kind: pb.CredentialKind.ValueType, *, required: bool) -> str:
     name = convert.kind_name(kind)
     if required and not name:
         raise InvalidArgument("credential kind is required: client, hand or service")
@@ -80,7 +81,9 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         self._service = service
 
     async def CreateCredential(
-        self, request: pb.CreateCredentialRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.CreateCredentialRequest,
+        context: grpc.aio.ServicerContext[pb.CreateCredentialRequest, pb.CreateCredentialResponse],
     ) -> pb.CreateCredentialResponse:
         issued = await self._service.create_credential(
             kind=_kind(request.kind, required=True),
@@ -95,7 +98,9 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
 
     async def ListCredentials(
-        self, request: pb.ListCredentialsRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.ListCredentialsRequest,
+        context: grpc.aio.ServicerContext[pb.ListCredentialsRequest, pb.ListCredentialsResponse],
     ) -> pb.ListCredentialsResponse:
         found = await self._service.list_credentials(
             include_revoked=request.include_revoked,
@@ -105,13 +110,17 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         return pb.ListCredentialsResponse(credentials=[convert.credential(c) for c in found])
 
     async def GetCredential(
-        self, request: pb.GetCredentialRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.GetCredentialRequest,
+        context: grpc.aio.ServicerContext[pb.GetCredentialRequest, pb.GetCredentialResponse],
     ) -> pb.GetCredentialResponse:
         info = await self._service.get_credential(_required(request.id, "credential id"))
         return pb.GetCredentialResponse(credential=convert.credential(info))
 
     async def RevokeCredential(
-        self, request: pb.RevokeCredentialRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.RevokeCredentialRequest,
+        context: grpc.aio.ServicerContext[pb.RevokeCredentialRequest, pb.RevokeCredentialResponse],
     ) -> pb.RevokeCredentialResponse:
         revocation = await self._service.revoke_credential(
             _required(request.id, "credential id"), actor=actor_of(context)
@@ -122,7 +131,9 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
 
     async def RotateCredential(
-        self, request: pb.RotateCredentialRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.RotateCredentialRequest,
+        context: grpc.aio.ServicerContext[pb.RotateCredentialRequest, pb.RotateCredentialResponse],
     ) -> pb.RotateCredentialResponse:
         rotation = await self._service.rotate_credential(
             _required(request.id, "credential id"), actor=actor_of(context)
@@ -135,12 +146,16 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
 
     async def GetStatus(
-        self, request: pb.GetStatusRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.GetStatusRequest,
+        context: grpc.aio.ServicerContext[pb.GetStatusRequest, pb.GetStatusResponse],
     ) -> pb.GetStatusResponse:
         return convert.status(await self._service.status())
 
     async def ListAudit(
-        self, request: pb.ListAuditRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.ListAuditRequest,
+        context: grpc.aio.ServicerContext[pb.ListAuditRequest, pb.ListAuditResponse],
     ) -> pb.ListAuditResponse:
         records = await self._service.audit_entries(
             action=request.action,
@@ -152,7 +167,11 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         return pb.ListAuditResponse(entries=[convert.audit_entry(r) for r in records])
 
     async def ListAllConversations(
-        self, request: pb.ListAllConversationsRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.ListAllConversationsRequest,
+        context: grpc.aio.ServicerContext[
+            pb.ListAllConversationsRequest, pb.ListAllConversationsResponse
+        ],
     ) -> pb.ListAllConversationsResponse:
         found = await self._service.list_conversations(owner=request.owner, limit=request.limit)
         return pb.ListAllConversationsResponse(
@@ -160,7 +179,11 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
 
     async def InspectConversation(
-        self, request: pb.InspectConversationRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.InspectConversationRequest,
+        context: grpc.aio.ServicerContext[
+            pb.InspectConversationRequest, pb.InspectConversationResponse
+        ],
     ) -> pb.InspectConversationResponse:
         detail = await self._service.inspect_conversation(
             _required(request.key, "conversation key")
@@ -174,7 +197,11 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
 
     async def DeleteConversation(
-        self, request: pb.DeleteConversationRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.DeleteConversationRequest,
+        context: grpc.aio.ServicerContext[
+            pb.DeleteConversationRequest, pb.DeleteConversationResponse
+        ],
     ) -> pb.DeleteConversationResponse:
         deletion = await self._service.delete_conversation(
             _required(request.key, "conversation key"), actor=actor_of(context)
@@ -182,7 +209,9 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         return pb.DeleteConversationResponse(key=deletion.key, removed=deletion.removed)
 
     async def ListApprovals(
-        self, request: pb.ListApprovalsRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.ListApprovalsRequest,
+        context: grpc.aio.ServicerContext[pb.ListApprovalsRequest, pb.ListApprovalsResponse],
     ) -> pb.ListApprovalsResponse:
         found = await self._service.list_approvals(
             pending_only=request.pending_only,
@@ -192,7 +221,9 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         return pb.ListApprovalsResponse(approvals=[convert.approval(a) for a in found])
 
     async def GetApproval(
-        self, request: pb.GetApprovalRequest, context: grpc.aio.ServicerContext
+        self,
+        request: pb.GetApprovalRequest,
+        context: grpc.aio.ServicerContext[pb.GetApprovalRequest, pb.GetApprovalResponse],
     ) -> pb.GetApprovalResponse:
         record = await self._service.get_approval(_required(request.id, "approval id"))
         return pb.GetApprovalResponse(approval=convert.approval(record))
