@@ -81,6 +81,8 @@ _CLOSE_CODES = {
 }
 SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 
+Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
+
 
 class NotAHand(Exception):
     """The stream's credential is not a Hand's."""
@@ -221,7 +223,8 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         self._settings = settings
         self._identify = identify
         self._readers: set[asyncio.Task[None]] = set()
-        self._applying: set[asyncio.Task[None]] = set()
+        # Guarded jobs (`_spawn`) of any result; `close` waits for them.
+        self._applying: set[asyncio.Task[object]] = set()
 
     async def close(self) -> None:
         """End every stream and stop reading, letting frames being applied finish first."""
@@ -242,7 +245,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         """
         return await asyncio.shield(self._spawn(work))
 
-    def _spawn(self, work: Coroutine[Any, Any, T]) -> asyncio.Future[T]:
+    def _spawn(self, work: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         job = asyncio.ensure_future(work)
         self._applying.add(job)
         job.add_done_callback(self._applying.discard)
@@ -251,7 +254,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     async def Attach(  # noqa: N802 - gRPC method name
         self,
         request_iterator: AsyncIterator[hand_pb2.AttachRequest],
-        context: grpc.aio.ServicerContext,
+        context: Context,
     ) -> AsyncIterator[hand_pb2.AttachResponse]:
         identity = self._identify()
         if identity.kind != "hand":
@@ -305,7 +308,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             self._tasks.hand_detached(connection)
 
     @staticmethod
-    async def _end(context: grpc.aio.ServicerContext, frame: CloseFrame) -> None:
+    async def _end(context: Context, frame: CloseFrame) -> None:
         code = _CLOSE_CODES.get(frame.reason)
         if code is not None:
             await context.abort(code, frame.message)
@@ -355,18 +358,22 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         if kind == "accepted":
             await authority.accepted(connection, frame.accepted.task_id, frame.accepted.attempt)
         elif kind == "rejected":
-            item = frame.rejected
-            await authority.rejected(connection, item.task_id, item.attempt, item.reason)
-        elif kind == "progress":
-            item = frame.progress
-            fraction = item.fraction if item.fraction >= 0 else None
-            await authority.progress(connection, item.task_id, item.attempt, item.message, fraction)
-        elif kind == "result":
-            item = frame.result
-            result = HandResult(
-                ok=item.ok, output=item.output, error=item.error, cancelled=item.cancelled
+            rejected = frame.rejected
+            await authority.rejected(
+                connection, rejected.task_id, rejected.attempt, rejected.reason
             )
-            await authority.result(connection, item.task_id, item.attempt, result)
+        elif kind == "progress":
+            progress = frame.progress
+            fraction = progress.fraction if progress.fraction >= 0 else None
+            await authority.progress(
+                connection, progress.task_id, progress.attempt, progress.message, fraction
+            )
+        elif kind == "result":
+            report = frame.result
+            result = HandResult(
+                ok=report.ok, output=report.output, error=report.error, cancelled=report.cancelled
+            )
+            await authority.result(connection, report.task_id, report.attempt, result)
         elif kind == "hello":
             log.info("hand %s sent a second hello; ending its stream", connection.name)
             connection.close(CloseReason.PROTOCOL, SECOND_HELLO)
