@@ -59,7 +59,8 @@ class Authority:
         self.background_sink = background_sink
         self._waiters: dict[str, TaskWaiter] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
-        self._background: set[asyncio.Task[None]] = set()
+        # Result deliveries and Mind-side terminals being committed; `close` waits for them.
+        self._background: set[asyncio.Task[object]] = set()
         # Set by a stop: tasks then keep running on their Hands for the next Mind to take.
         self.stopping = False
 

@@ -204,11 +204,11 @@ class TaskService:
         assert me is not None
         if self._grace.get(name) is me:
             del self._grace[name]  # past the sleep: `close` waits for it instead of cancelling
-        self._expiring.add(me)  # type: ignore[arg-type]
+        self._expiring.add(me)
         try:
             await self.expire_hand(name)
         finally:
-            self._expiring.discard(me)  # type: ignore[arg-type]
+            self._expiring.discard(me)
 
     async def expire_hand(self, name: str) -> int:
         """End every open task of a Hand that is not attached as LOST; returns how many."""
