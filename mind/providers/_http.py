@@ -100,9 +100,8 @@ def _error_object(body: Any) -> dict[str, Any]:
     """The `error` object of an error body (also inside Gemini's one-element array)."""
     if isinstance(body, list) and body:
         body = body[0]
-    if isinstance(body, dict) and isinstance(body.get("error"), dict):
-        return body["error"]
-    return {}
+    error = body.get("error") if isinstance(body, dict) else None
+    return error if isinstance(error, dict) else {}
 
 
 def _error_details(body: Any) -> list[dict[str, Any]]:

@@ -137,7 +137,10 @@ class AnthropicProvider(StreamingAdapter):
 
 
 def _delta(
-    assembly: Assembly, blocks: dict[int, PendingThinking | None], index: int, delta: dict
+    assembly: Assembly,
+    blocks: dict[int, PendingThinking | None],
+    index: int,
+    delta: dict[str, Any],
 ) -> None:
     kind = delta.get("type")
     if kind == "text_delta":
@@ -212,7 +215,7 @@ def _messages(messages: list[ProviderMessage], vision: bool) -> list[dict[str, A
     out: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "tool":
-            result = {
+            result: dict[str, Any] = {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id,
                 "content": message.text,

@@ -62,7 +62,7 @@ def detect_with_reason(env: Mapping[str, str]) -> tuple[ProviderSettings, str] |
         if explicit not in KEY_VARIABLES:
             # `scripted` (or a typo, which pydantic reports) is not auto-detection.
             return None
-        kind: Kind = explicit  # type: ignore[assignment]
+        kind: Kind = explicit
         found = (
             (_PREFIX + "API_KEY", env[_PREFIX + "API_KEY"])
             if env.get(_PREFIX + "API_KEY")

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 
 from pydantic import SecretStr
 
 from mind.providers.anthropic import AnthropicProvider
 from mind.providers.base import Provider, ThinkingLevel
-from mind.providers.catalog import UnknownModelError, lookup
+from mind.providers.catalog import ModelInfo, UnknownModelError, lookup
 from mind.providers.detect import DEMO_SCRIPT, KEY_VARIABLES
 from mind.providers.gemini import GeminiProvider
 from mind.providers.openai import OpenAIProvider
@@ -52,7 +53,11 @@ def build_provider(settings: ProviderSettings) -> Provider:
     raise ProviderConfigError(f"provider kind {settings.kind!r} is not available in this build")
 
 
-_ADAPTERS = {"openai": OpenAIProvider, "anthropic": AnthropicProvider, "gemini": GeminiProvider}
+_ADAPTERS: dict[str, Callable[[ProviderSettings, ModelInfo], Provider]] = {
+    "openai": OpenAIProvider,
+    "anthropic": AnthropicProvider,
+    "gemini": GeminiProvider,
+}
 
 
 def _wire_provider(settings: ProviderSettings) -> Provider:
