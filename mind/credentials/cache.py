@@ -47,12 +47,12 @@ class CachedAuthenticator:
         key = hashlib.sha256(token.encode()).digest()
         kept = self._answers.get(key)
         if kept is not None:
-            identity, cached_at = kept
-            if self._usable(identity, cached_at):
+            cached, cached_at = kept
+            if self._usable(cached, cached_at):
                 self._answers.move_to_end(key)
-                return identity
+                return cached
             del self._answers[key]
-            if self._is_revoked(identity.credential_id):
+            if self._is_revoked(cached.credential_id):
                 return None
         identity = await self._authenticate(token)
         if identity is None or self._is_revoked(identity.credential_id):

@@ -10,8 +10,9 @@ import re
 import secrets
 from collections.abc import Awaitable, Callable, Iterable
 from datetime import UTC, datetime
+from typing import Any, cast
 
-from sqlalchemy import select, update
+from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
 from mind.credentials.errors import (
@@ -148,7 +149,7 @@ def revoke(session: Session, credential_id: str) -> Credential:
         .execution_options(synchronize_session=False)
     )
     credential = _get(session, credential_id)
-    if result.rowcount != 1:
+    if cast(CursorResult[Any], result).rowcount != 1:  # an UPDATE's result is a cursor's
         raise CredentialRevoked(credential_id)
     return credential
 
