@@ -23,8 +23,9 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
+from typing import Any, cast
 
-from sqlalchemy import func, select, update
+from sqlalchemy import CursorResult, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -296,7 +297,8 @@ class ApprovalBroker:
                 )
                 .execution_options(synchronize_session=False)
             )
-            if result.rowcount != 1:
+            # An UPDATE's result is a cursor's.
+            if cast(CursorResult[Any], result).rowcount != 1:
                 current = session.scalar(
                     select(Approval.decision).where(Approval.id == approval_id)
                 )
