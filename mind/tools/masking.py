@@ -24,13 +24,7 @@ def cut(text: str, limit: int) -> str:
 
 def _masked(value: Any, schema: dict[str, Any], value_limit: int | None) -> Any:
     if isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        extra = schema.get("additionalProperties")
-        result: dict[str, Any] = {}
-        for key, item in value.items():
-            sub = properties.get(key) or (extra if isinstance(extra, dict) else {})
-            result[key] = MASK if _is_sensitive(key, sub) else _masked(item, sub, value_limit)
-        return result
+        return _masked_object(value, schema, value_limit)
     if isinstance(value, list):
         items = schema.get("items")
         sub = items if isinstance(items, dict) else {}
@@ -40,8 +34,20 @@ def _masked(value: Any, schema: dict[str, Any], value_limit: int | None) -> Any:
     return value
 
 
+def _masked_object(
+    value: dict[str, Any], schema: dict[str, Any], value_limit: int | None
+) -> dict[str, Any]:
+    properties = schema.get("properties") or {}
+    extra = schema.get("additionalProperties")
+    result: dict[str, Any] = {}
+    for key, item in value.items():
+        sub = properties.get(key) or (extra if isinstance(extra, dict) else {})
+        result[key] = MASK if _is_sensitive(key, sub) else _masked(item, sub, value_limit)
+    return result
+
+
 def masked_arguments(
     arguments: dict[str, Any], schema: dict[str, Any] | None, value_limit: int | None = None
 ) -> dict[str, Any]:
     """The arguments with every sensitive value masked (strings cut at `value_limit`, if set)."""
-    return _masked(arguments, schema or {}, value_limit)
+    return _masked_object(arguments, schema or {}, value_limit)

@@ -226,14 +226,15 @@ class ToolRuntime:
     ) -> tuple[str, str, bool]:
         if tool is None:
             return "failed", f"error: there is no tool named {call.name!r}", False
-        if call.arguments is None:
-            problem = call.argument_error or "arguments are not a JSON object"
-            return "failed", f"error: {problem}", False
-        problem = _schema_problem(tool, call.arguments)
+        arguments = call.arguments
+        if arguments is None:
+            unreadable = call.argument_error or "arguments are not a JSON object"
+            return "failed", f"error: {unreadable}", False
+        problem = _schema_problem(tool, arguments)
         if problem is not None:
             return "failed", f"error: {problem}", False
         try:
-            verdict = await self._authorize(call, tool, scope)
+            verdict = await self._authorize(call, arguments, tool, scope)
         except asyncio.CancelledError:
             if self.shutting_down:
                 self._left_open.add(call.id)
@@ -247,19 +248,22 @@ class ToolRuntime:
         finished = _finished(scope, call, outcome)
         return finished.status, finished.model_text, not finished.is_error
 
-    async def _authorize(self, call: ToolCall, tool: Tool, scope: RunScope) -> Verdict:
+    async def _authorize(
+        self, call: ToolCall, arguments: dict[str, Any], tool: Tool, scope: RunScope
+    ) -> Verdict:
+        """Review `call`, whose `arguments` are known to be a JSON object."""
         return await self.authorizer.authorize(
             CallUnderReview(
                 tool=tool.name,
                 effect=Effect(tool.effect),
                 hand_id=tool.hand_id,
-                arguments=call.arguments,
+                arguments=arguments,
                 conversation_key=scope.conversation_key,
                 run_id=scope.run_id,
                 tool_call_id=call.id,
                 principal=scope.principal,
                 detail_mode=scope.detail_mode,
-                decision_text=decision_text(tool, call.arguments),
+                decision_text=decision_text(tool, arguments),
                 run_permissions=scope.permissions,
                 parameters=tool.parameters,
             )
