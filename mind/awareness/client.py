@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import json
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, TypeVar
 
 import grpc
 from google.protobuf.message import Message
@@ -19,6 +19,9 @@ from mind.awareness.errors import AwarenessLinkError, JournalReset
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
+
+Request = TypeVar("Request", bound=Message)
+Response = TypeVar("Response", bound=Message)
 
 CALL_TIMEOUT = 60.0
 # How long a tool call waits for a link that is (re)connecting before it fails UNAVAILABLE.
@@ -38,16 +41,16 @@ class AwarenessClient:
         self._address = address
         self._metadata = bearer_metadata(token)
         self._channel: grpc.aio.Channel | None = None
-        self._stub_instance: pb_grpc.AwarenessStub | None = None
+        self._stub_instance: pb_grpc.AwarenessAsyncStub | None = None
 
     @property
-    def _stub(self) -> pb_grpc.AwarenessStub:
+    def _stub(self) -> pb_grpc.AwarenessAsyncStub:
         if self._stub_instance is None:
             self._channel = open_channel(self._address)
             self._stub_instance = pb_grpc.AwarenessStub(self._channel)
         return self._stub_instance
 
-    async def _connected(self) -> pb_grpc.AwarenessStub:
+    async def _connected(self) -> pb_grpc.AwarenessAsyncStub:
         """The stub, once the channel is ready or `CONNECT_PATIENCE` has passed.
 
         A channel in reconnect backoff fails calls at once; Awareness starting or restarting
@@ -70,7 +73,8 @@ class AwarenessClient:
         request = pb.ObserveRequest(
             call_id=call_id, adapter_id=adapter_id, action=action, args_json=json.dumps(args)
         )
-        return await self._result("Observe", request)
+        stub = await self._connected()
+        return (await self._unary(stub.Observe, request)).result
 
     async def interact(
         self, call_id: str, adapter_id: str, action: str, args: dict[str, Any]
@@ -78,26 +82,27 @@ class AwarenessClient:
         request = pb.InteractRequest(
             call_id=call_id, adapter_id=adapter_id, action=action, args_json=json.dumps(args)
         )
-        return await self._result("Interact", request)
+        stub = await self._connected()
+        return (await self._unary(stub.Interact, request)).result
 
     async def register(self, call_id: str, name: str) -> pb.ToolCallResult:
         request = pb.RegisterAdapterRequest(call_id=call_id, name=name)
-        return await self._result("RegisterAdapter", request)
+        stub = await self._connected()
+        return (await self._unary(stub.RegisterAdapter, request)).result
 
     async def unregister(self, call_id: str, adapter_id: str) -> pb.ToolCallResult:
         request = pb.UnregisterAdapterRequest(call_id=call_id, adapter_id=adapter_id)
-        return await self._result("UnregisterAdapter", request)
-
-    async def _result(self, method: str, request: Message) -> pb.ToolCallResult:
-        """The `result` of a unary call; AwarenessLinkError when the call fails."""
         stub = await self._connected()
+        return (await self._unary(stub.UnregisterAdapter, request)).result
+
+    async def _unary(
+        self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response], request: Request
+    ) -> Response:
+        """The reply of a unary call; AwarenessLinkError when the call fails."""
         try:
-            reply = await getattr(stub, method)(
-                request, metadata=self._metadata, timeout=CALL_TIMEOUT
-            )
+            return await method(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
         except grpc.aio.AioRpcError as exc:
             raise _link_error(exc) from exc
-        return reply.result
 
     async def subscribe(self, after_seq: int) -> AsyncIterator[pb.SubscribeObservationsResponse]:
         """Published batches after `after_seq`; AwarenessLinkError when the link drops."""
