@@ -7,6 +7,7 @@ restored after a restart), and owns crash recovery and graceful shutdown.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import dataclasses
 import logging
 import secrets
@@ -227,7 +228,8 @@ class ConversationManager:
         except ShuttingDown:
             log.info("not continuing %s: the Mind is shutting down", tool_call_id)
 
-    def audience_of(self, key: str) -> list[str]:
+    # `builtins.list`: in this class `list` names the method above.
+    def audience_of(self, key: str) -> builtins.list[str]:
         """Owner and members of a conversation with a loaded actor (every running one has)."""
         actor = self._actors.get(key)
         return list(actor.audience) if actor is not None else []
