@@ -47,6 +47,7 @@ GRPC_EDGES = frozenset(
         "mind/management/servicer.py",
         "mind/remote/servicer.py",
         "mind/service/errors.py",
+        "mind/service/mind_servicer.py",
     }
 )
 
