@@ -104,9 +104,7 @@ class Engine:
                 await self._start(record)
             return record
 
-    def _instance(
-        self, name: str, directory: Path
-    ) -> tuple[Path, dict[str, Any], dict[str, Any]]:
+    def _instance(self, name: str, directory: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
         """The adapter's instance directory, config and schema; OSError becomes a load error."""
         try:
             instance_dir = instances.prepare(name, directory, self.instances_root)

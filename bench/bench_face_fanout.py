@@ -51,7 +51,9 @@ def sample_event(durable_id: int, principal: str) -> events_pb2.Event:
         conversation_key="p_bench",
         audience=[principal],
         message_appended=common_pb2.Message(
-            id=durable_id, conversation_key="p_bench", role=common_pb2.MESSAGE_ROLE_ASSISTANT,
+            id=durable_id,
+            conversation_key="p_bench",
+            role=common_pb2.MESSAGE_ROLE_ASSISTANT,
             text=TEXT,
         ),
     )
@@ -157,8 +159,11 @@ async def raw_child() -> None:
 class Child:
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, __file__, *args], env=env, stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, text=True,
+            [sys.executable, __file__, *args],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         line = self.process.stdout.readline()
         if not line.startswith("port "):
@@ -175,15 +180,16 @@ class Child:
 
 
 async def face_round(face: Child, token: str, clients: int, events: int) -> float:
-    channels = [grpc.aio.insecure_channel(face.address, options=CHANNEL_OPTIONS)
-                for _ in range(clients)]
+    channels = [
+        grpc.aio.insecure_channel(face.address, options=CHANNEL_OPTIONS) for _ in range(clients)
+    ]
     calls = []
     for channel in channels:
         call = face_pb2_grpc.FaceGatewayStub(channel).Connect(metadata=bearer_metadata(token))
         await call.write(face_pb2.ConnectRequest(request_id="h", hello=face_pb2.Hello()))
-        await call.write(face_pb2.ConnectRequest(
-            request_id="s", subscribe=face_pb2.SubscribeCommand(after_id=0)
-        ))
+        await call.write(
+            face_pb2.ConnectRequest(request_id="s", subscribe=face_pb2.SubscribeCommand(after_id=0))
+        )
         calls.append(call)
     for call in calls:
         while not (await call.read()).HasField("replay_done"):
@@ -208,8 +214,9 @@ async def face_round(face: Child, token: str, clients: int, events: int) -> floa
 
 
 async def raw_round(raw: Child, clients: int, events: int) -> float:
-    channels = [grpc.aio.insecure_channel(raw.address, options=CHANNEL_OPTIONS)
-                for _ in range(clients)]
+    channels = [
+        grpc.aio.insecure_channel(raw.address, options=CHANNEL_OPTIONS) for _ in range(clients)
+    ]
     calls = [channel.unary_stream(RAW_METHOD)(b"") for channel in channels]
     for call in calls:
         await call.read()
@@ -234,7 +241,10 @@ def start_mind(data_dir: Path, env: dict[str, str]) -> tuple[subprocess.Popen[st
     provision(Settings(data_dir=data_dir, database_url=""))
     process = subprocess.Popen(
         [sys.executable, "-m", "tobe", "mind", "serve", "--listen", "127.0.0.1:0"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     for line in process.stdout:
         if line.startswith("mind listening on "):
@@ -246,15 +256,19 @@ async def measure(counts: list[int], events: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         data_dir = Path(tmp)
         env = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
-        env.update(TOBE_DATA_DIR=str(data_dir), TOBE_CONFIG=str(data_dir / "none.toml"),
-                   TOBE_LOG_LEVEL="WARNING")
+        env.update(
+            TOBE_DATA_DIR=str(data_dir),
+            TOBE_CONFIG=str(data_dir / "none.toml"),
+            TOBE_LOG_LEVEL="WARNING",
+        )
         mind, mind_address = await asyncio.to_thread(start_mind, data_dir, env)
         token = (data_dir / "credentials" / "client.token").read_text().strip()
         from mind.management.local_credentials import local_credentials
 
         env[PRINCIPAL_ENV] = local_credentials()[-1].principal
-        face = Child(["--role", "face", mind_address,
-                      str(data_dir / "credentials" / "face.token")], env)
+        face = Child(
+            ["--role", "face", mind_address, str(data_dir / "credentials" / "face.token")], env
+        )
         raw = Child(["--role", "raw"], env)
         try:
             # Warm both servers up (connections, code paths) before measuring.
@@ -267,8 +281,11 @@ async def measure(counts: list[int], events: int) -> None:
                 face_elapsed = await face_round(face, token, clients, events)
                 raw_rate = clients * events / raw_elapsed
                 face_rate = clients * events / face_elapsed
-                print(f"{clients:>7} {raw_rate:>12,.0f} {face_rate:>12,.0f} "
-                      f"{face_rate / raw_rate:>9.2f}", flush=True)
+                print(
+                    f"{clients:>7} {raw_rate:>12,.0f} {face_rate:>12,.0f} "
+                    f"{face_rate / raw_rate:>9.2f}",
+                    flush=True,
+                )
         finally:
             face.stop()
             raw.stop()

@@ -44,8 +44,10 @@ runs:
 """
 T = TypeVar("T")
 TERMINAL = {
-    common_pb2.RUN_STATE_COMPLETED, common_pb2.RUN_STATE_FAILED,
-    common_pb2.RUN_STATE_CANCELLED, common_pb2.RUN_STATE_INTERRUPTED,
+    common_pb2.RUN_STATE_COMPLETED,
+    common_pb2.RUN_STATE_FAILED,
+    common_pb2.RUN_STATE_CANCELLED,
+    common_pb2.RUN_STATE_INTERRUPTED,
 }
 
 
@@ -164,7 +166,9 @@ async def turn_rate(address: str, token: str, seconds: float, concurrency: int) 
             idempotency_key = uuid.uuid4().hex
             sent = await stub.SendChat(
                 mind_pb2.SendChatRequest(
-                    on_behalf_of=who, conversation_key=keys[index], text="what time is it",
+                    on_behalf_of=who,
+                    conversation_key=keys[index],
+                    text="what time is it",
                     idempotency_key=idempotency_key,
                 ),
                 metadata=metadata,

@@ -56,8 +56,11 @@ def anthropic_stream(count: int) -> bytes:
     recorded = data_file("anthropic/basic_response.txt")
     blocks = recorded.split(b"\n\n")
     head = [b for b in blocks if b"message_start" in b or b"content_block_start" in b]
-    tail = [b for b in blocks if b"content_block_stop" in b or b"message_delta" in b
-            or b"message_stop" in b]
+    tail = [
+        b
+        for b in blocks
+        if b"content_block_stop" in b or b"message_delta" in b or b"message_stop" in b
+    ]
     template = _recorded_event(recorded, b"text_delta", b"\n\n")
     deltas = []
     for i in range(count):
@@ -112,17 +115,21 @@ async def main(events: int, repeat: int) -> None:
     server = WireServer().start()
     try:
         async with httpx.AsyncClient(timeout=60) as client:
-            print(f"{'adapter':<10} {'MiB':>6} {'raw MiB/s':>10} {'adapter MiB/s':>14} "
-                  f"{'ratio':>6}")
+            print(
+                f"{'adapter':<10} {'MiB':>6} {'raw MiB/s':>10} {'adapter MiB/s':>14} {'ratio':>6}"
+            )
             for kind, build in STREAMS.items():
                 body = build(events)
                 text_length = sum(len(WORDS[i % len(WORDS)]) for i in range(events))
                 raw = min([await _raw(client, server, body) for _ in range(repeat)])
-                parsed = min([await _adapter(kind, server, body, text_length)
-                              for _ in range(repeat)])
+                parsed = min(
+                    [await _adapter(kind, server, body, text_length) for _ in range(repeat)]
+                )
                 mib = len(body) / 2**20
-                print(f"{kind:<10} {mib:>6.2f} {mib / raw:>10.1f} {mib / parsed:>14.1f} "
-                      f"{parsed / raw:>6.1f}x")
+                print(
+                    f"{kind:<10} {mib:>6.2f} {mib / raw:>10.1f} {mib / parsed:>14.1f} "
+                    f"{parsed / raw:>6.1f}x"
+                )
     finally:
         server.stop()
 

@@ -93,7 +93,7 @@ asyncio.run(hand.serve(sys.argv[1], os.environ["TOBE_HAND_TOKEN"]))
 '''
 # Loaded by the Mind's interpreter only (PYTHONPATH): writes the store's own counters (units
 # written, commits that held them, reads) to $BENCH_TRANSACTIONS_FILE on SIGUSR1.
-TRANSACTION_COUNTER = '''
+TRANSACTION_COUNTER = """
 import os
 import signal
 
@@ -120,7 +120,7 @@ def dump(_signum, _frame):
 
 database.Database.__init__ = init
 signal.signal(signal.SIGUSR1, dump)
-'''
+"""
 USER_TEXT = "look it up"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -274,9 +274,11 @@ class FaceConversation:
         return done
 
     async def turn(self) -> None:
-        reply = await self.command(send_chat=face_pb2.SendChatCommand(
-            conversation_key=self.key, text=USER_TEXT, idempotency_key=uuid.uuid4().hex
-        ))
+        reply = await self.command(
+            send_chat=face_pb2.SendChatCommand(
+                conversation_key=self.key, text=USER_TEXT, idempotency_key=uuid.uuid4().hex
+            )
+        )
         run_id = reply.send_chat.run_id
         if run_id in self.ended:
             self.ended.discard(run_id)
@@ -301,8 +303,9 @@ class Platform:
 
     def probe(self) -> Probe:
         units, commits, reads = self.transactions()
-        return Probe({name: cpu_seconds(pid) for name, pid in self.processes.items()},
-                     units, commits, reads)
+        return Probe(
+            {name: cpu_seconds(pid) for name, pid in self.processes.items()}, units, commits, reads
+        )
 
     def transactions(self) -> tuple[int, int, int]:
         """Ask the Mind's transaction counter for its counts (see TRANSACTION_COUNTER)."""
@@ -333,16 +336,19 @@ def tobe_platform(root: Path, synchronous: str, conversations: int) -> Iterator[
     with new_awareness() as awareness:
         awareness.start()
         assert awareness.process is not None
-        with running_mind(
-            root,
-            script=script,
-            clients=users,
-            TOBE_STORE__SQLITE_SYNCHRONOUS=synchronous,
-            TOBE_MIND__AWARENESS_ADDRESS=awareness.target,
-            TOBE_AWARENESS__TOKEN=AWARENESS_TOKEN,
-            PYTHONPATH=python_path,
-            BENCH_TRANSACTIONS_FILE=str(transactions_file),
-        ) as mind, running_face(mind) as face:
+        with (
+            running_mind(
+                root,
+                script=script,
+                clients=users,
+                TOBE_STORE__SQLITE_SYNCHRONOUS=synchronous,
+                TOBE_MIND__AWARENESS_ADDRESS=awareness.target,
+                TOBE_AWARENESS__TOKEN=AWARENESS_TOKEN,
+                PYTHONPATH=python_path,
+                BENCH_TRANSACTIONS_FILE=str(transactions_file),
+            ) as mind,
+            running_face(mind) as face,
+        ):
             token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve-all"])
             program = root / "lookup_hand.py"
             program.write_text(HAND_PROGRAM)
@@ -353,10 +359,18 @@ def tobe_platform(root: Path, synchronous: str, conversations: int) -> Iterator[
                 hand.start()
                 hand.wait_attached()
                 assert mind.process and face.process and hand.process
-                yield Platform(mind, face, users, transactions_file, {
-                    "mind": mind.process.pid, "face": face.process.pid,
-                    "hand": hand.process.pid, "awareness": awareness.process.pid,
-                })
+                yield Platform(
+                    mind,
+                    face,
+                    users,
+                    transactions_file,
+                    {
+                        "mind": mind.process.pid,
+                        "face": face.process.pid,
+                        "hand": hand.process.pid,
+                        "awareness": awareness.process.pid,
+                    },
+                )
             finally:
                 hand.kill()
 
@@ -384,8 +398,16 @@ def run_tobe(synchronous: str, args: argparse.Namespace, tmp: Path) -> Result:
         latencies, before, after = asyncio.run(
             tobe_turns(platform, args.conversations, args.warmup, args.seconds)
         )
-    return Result("ToBe", synchronous.upper(), args.seconds, latencies, before, after,
-                  main_process="mind", counts_units=True)
+    return Result(
+        "ToBe",
+        synchronous.upper(),
+        args.seconds,
+        latencies,
+        before,
+        after,
+        main_process="mind",
+        counts_units=True,
+    )
 
 
 # -- LangGraph -------------------------------------------------------------------------------
@@ -409,18 +431,32 @@ def langgraph_agent(saver: Any) -> Any:
         def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
             return self
 
-        def _generate(self, messages: list[BaseMessage], stop: Any = None,
-                      run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        def _generate(
+            self,
+            messages: list[BaseMessage],
+            stop: Any = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> ChatResult:
             if isinstance(messages[-1], ToolMessage):
                 answer = AIMessage(content="done")
             else:
-                call = {"name": "lookup", "args": {"key": "k"}, "id": uuid.uuid4().hex,
-                        "type": "tool_call"}
+                call = {
+                    "name": "lookup",
+                    "args": {"key": "k"},
+                    "id": uuid.uuid4().hex,
+                    "type": "tool_call",
+                }
                 answer = AIMessage(content="checking", tool_calls=[call])
             return ChatResult(generations=[ChatGeneration(message=answer)])
 
-        async def _agenerate(self, messages: list[BaseMessage], stop: Any = None,
-                             run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        async def _agenerate(
+            self,
+            messages: list[BaseMessage],
+            stop: Any = None,
+            run_manager: Any = None,
+            **kwargs: Any,
+        ) -> ChatResult:
             return self._generate(messages)
 
     @tool
@@ -472,14 +508,20 @@ async def langgraph_turns(
         return await drive(turn, args.conversations, args.warmup, args.seconds, probe)
 
 
-def run_langgraph(
-    synchronous: str, durability: str, args: argparse.Namespace, tmp: Path
-) -> Result:
+def run_langgraph(synchronous: str, durability: str, args: argparse.Namespace, tmp: Path) -> Result:
     path = tmp / f"langgraph-{synchronous}-{durability}.db"
     latencies, before, after = asyncio.run(langgraph_turns(path, synchronous, durability, args))
     label = "LangGraph" if durability == "async" else f"LangGraph durability={durability}"
-    return Result(label, synchronous.upper(), args.seconds, latencies, before, after,
-                  main_process="this process", counts_units=False)
+    return Result(
+        label,
+        synchronous.upper(),
+        args.seconds,
+        latencies,
+        before,
+        after,
+        main_process="this process",
+        counts_units=False,
+    )
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -491,9 +533,11 @@ def print_table(results: list[Result], conversations: int) -> None:
         if result.system == "ToBe" and result.synchronous in baseline:
             result.ratio = result.rate / baseline[result.synchronous].rate
     print(f"\n{conversations} conversations at once, one tool call per turn")
-    header = (f"{'system':<30} {'sync':<6} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
-              f"{'ratio':>6} {'cpu ms/turn':>12} {'units/turn':>10} {'commits/turn':>13} "
-              f"{'reads/turn':>10}")
+    header = (
+        f"{'system':<30} {'sync':<6} {'turns/s':>8} {'p50 ms':>8} {'p99 ms':>8} "
+        f"{'ratio':>6} {'cpu ms/turn':>12} {'units/turn':>10} {'commits/turn':>13} "
+        f"{'reads/turn':>10}"
+    )
     print(header)
     print("-" * len(header))
     for r in results:
@@ -502,20 +546,26 @@ def print_table(results: list[Result], conversations: int) -> None:
         units = f"{r.per_turn(r.after.units - r.before.units):.1f}" if r.counts_units else ""
         reads = f"{r.per_turn(r.after.reads - r.before.reads):.1f}" if r.counts_units else ""
         commits = r.per_turn(r.after.commits - r.before.commits)
-        print(f"{r.system:<30} {r.synchronous:<6} {r.rate:8.1f} {r.percentile(50) * 1000:8.1f} "
-              f"{r.percentile(99) * 1000:8.1f} {ratio:>6} {cpu:12.2f} {units:>10} "
-              f"{commits:13.1f} {reads:>10}")
-    print("\nratio: ToBe turns/s / LangGraph turns/s (same synchronous, LangGraph's default "
-          "durability)")
+        print(
+            f"{r.system:<30} {r.synchronous:<6} {r.rate:8.1f} {r.percentile(50) * 1000:8.1f} "
+            f"{r.percentile(99) * 1000:8.1f} {ratio:>6} {cpu:12.2f} {units:>10} "
+            f"{commits:13.1f} {reads:>10}"
+        )
+    print(
+        "\nratio: ToBe turns/s / LangGraph turns/s (same synchronous, LangGraph's default "
+        "durability)"
+    )
     print("cpu ms/turn: ToBe = the Mind process; LangGraph = this process (load generator too)")
     for r in results:
         others = [name for name in r.after.cpu if name != r.main_process]
         if others:
             spent = ", ".join(f"{name} {r.cpu_per_turn(name) * 1000:.2f}" for name in others)
             print(f"  {r.system} {r.synchronous}: other services, cpu ms/turn: {spent}")
-    print("units/turn: units of work the Mind's store committed; commits/turn: the commits "
-          "that held them (group commit; LangGraph: the saver's commits); reads/turn: the "
-          "Mind's read transactions")
+    print(
+        "units/turn: units of work the Mind's store committed; commits/turn: the commits "
+        "that held them (group commit; LangGraph: the saver's commits); reads/turn: the "
+        "Mind's read transactions"
+    )
 
 
 def main() -> None:

@@ -87,8 +87,7 @@ def chat(token: str | None, address: str | None, conversation: str | None, summa
     def session(
         on_event: Callable[[events_pb2.Event], None], on_status: Callable[[str], None]
     ) -> ChatSession:
-        return ChatSession(target, secret, on_event=on_event, on_status=on_status,
-                           detail_mode=mode)
+        return ChatSession(target, secret, on_event=on_event, on_status=on_status, detail_mode=mode)
 
     try:
         asyncio.run(ChatRepl(console, session).run(conversation))

@@ -83,12 +83,14 @@ class CommandRouter:
                 )
             case face_pb2.Hello():
                 self._connection.reply_error(
-                    request_id, FAILED_PRECONDITION,
+                    request_id,
+                    FAILED_PRECONDITION,
                     "hello was already received on this connection",
                 )
             case _ if not request_id or len(request_id) > MAX_REQUEST_ID:
                 self._connection.reply_error(
-                    request_id[:MAX_REQUEST_ID], INVALID_ARGUMENT,
+                    request_id[:MAX_REQUEST_ID],
+                    INVALID_ARGUMENT,
                     f"request_id is required and at most {MAX_REQUEST_ID} characters",
                 )
             case face_pb2.SubscribeCommand():
@@ -110,10 +112,14 @@ class CommandRouter:
         mind, who, mode = self._mind, self._on_behalf_of, self._connection.mode
         match command:
             case face_pb2.CreateConversationCommand():
-                created = await mind.create_conversation(mind_pb2.CreateConversationRequest(
-                    on_behalf_of=who, key=command.key, title=command.title,
-                    members=command.members,
-                ))
+                created = await mind.create_conversation(
+                    mind_pb2.CreateConversationRequest(
+                        on_behalf_of=who,
+                        key=command.key,
+                        title=command.title,
+                        members=command.members,
+                    )
+                )
                 return face_pb2.Reply(create_conversation=created)
             case face_pb2.ListConversationsCommand():
                 listed = await mind.list_conversations(
@@ -121,35 +127,54 @@ class CommandRouter:
                 )
                 return face_pb2.Reply(list_conversations=listed)
             case face_pb2.SendChatCommand():
-                sent = await mind.send_chat(mind_pb2.SendChatRequest(
-                    on_behalf_of=who, conversation_key=command.conversation_key,
-                    text=command.text, idempotency_key=command.idempotency_key,
-                    steer=command.steer, detail_mode=mode,
-                ))
+                sent = await mind.send_chat(
+                    mind_pb2.SendChatRequest(
+                        on_behalf_of=who,
+                        conversation_key=command.conversation_key,
+                        text=command.text,
+                        idempotency_key=command.idempotency_key,
+                        steer=command.steer,
+                        detail_mode=mode,
+                    )
+                )
                 return face_pb2.Reply(send_chat=sent)
             case face_pb2.CancelRunCommand():
-                cancelled = await mind.cancel_run(mind_pb2.CancelRunRequest(
-                    on_behalf_of=who, conversation_key=command.conversation_key
-                ))
+                cancelled = await mind.cancel_run(
+                    mind_pb2.CancelRunRequest(
+                        on_behalf_of=who, conversation_key=command.conversation_key
+                    )
+                )
                 return face_pb2.Reply(cancel_run=cancelled)
             case face_pb2.SnapshotCommand():
-                snapshot = await mind.get_snapshot(mind_pb2.GetSnapshotRequest(
-                    on_behalf_of=who, conversation_key=command.conversation_key,
-                    message_limit=command.message_limit, detail_mode=mode,
-                ))
+                snapshot = await mind.get_snapshot(
+                    mind_pb2.GetSnapshotRequest(
+                        on_behalf_of=who,
+                        conversation_key=command.conversation_key,
+                        message_limit=command.message_limit,
+                        detail_mode=mode,
+                    )
+                )
                 return face_pb2.Reply(snapshot=project_snapshot(snapshot, mode))
             case face_pb2.ReplayCommand():
-                history = await mind.get_history(mind_pb2.GetHistoryRequest(
-                    on_behalf_of=who, conversation_key=command.conversation_key,
-                    after_message_id=command.after_message_id, limit=command.limit,
-                    detail_mode=mode,
-                ))
+                history = await mind.get_history(
+                    mind_pb2.GetHistoryRequest(
+                        on_behalf_of=who,
+                        conversation_key=command.conversation_key,
+                        after_message_id=command.after_message_id,
+                        limit=command.limit,
+                        detail_mode=mode,
+                    )
+                )
                 return face_pb2.Reply(replay=project_history(history, mode))
             case face_pb2.DecideApprovalCommand():
-                decided = await mind.decide_approval(mind_pb2.DecideApprovalRequest(
-                    on_behalf_of=who, approval_id=command.approval_id,
-                    decision=command.decision, reason=command.reason,
-                ))
+                decided = await mind.decide_approval(
+                    mind_pb2.DecideApprovalRequest(
+                        on_behalf_of=who,
+                        approval_id=command.approval_id,
+                        decision=command.decision,
+                        reason=command.reason,
+                    )
+                )
                 return face_pb2.Reply(decide_approval=decided)
             case _:
                 assert_never(command)
@@ -174,9 +199,11 @@ class CommandRouter:
             connection.stop_subscription()
             connection.reply_error(request_id, status_number(exc.code), exc.message)
             return
-        connection.reply(face_pb2.Reply(
-            request_id=request_id, subscribe=face_pb2.SubscribeAck(after_id=after_id)
-        ))
+        connection.reply(
+            face_pb2.Reply(
+                request_id=request_id, subscribe=face_pb2.SubscribeAck(after_id=after_id)
+            )
+        )
         self._subscription = asyncio.create_task(self._follow(stream, first))
 
     async def stop(self) -> None:

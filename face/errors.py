@@ -1,7 +1,7 @@
 """Errors of the gateway, carrying the gRPC status code name the servicer ends or answers with.
 
-    GatewayError            a status for one command or one connection
-    └── MindCallError       the Mind answered a call with this status (or was unreachable)
+GatewayError            a status for one command or one connection
+└── MindCallError       the Mind answered a call with this status (or was unreachable)
 """
 
 from __future__ import annotations

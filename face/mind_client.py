@@ -80,9 +80,7 @@ class MindClient:
     ) -> mind_pb2.GetSnapshotResponse:
         return await self._unary(self._stub.GetSnapshot, request)
 
-    async def get_history(
-        self, request: mind_pb2.GetHistoryRequest
-    ) -> mind_pb2.GetHistoryResponse:
+    async def get_history(self, request: mind_pb2.GetHistoryRequest) -> mind_pb2.GetHistoryResponse:
         return await self._unary(self._stub.GetHistory, request)
 
     async def decide_approval(

@@ -112,17 +112,23 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
         context.add_done_callback(lambda _: connection.close(GONE, "the client went away"))  # type: ignore[arg-type]
         log.info(
             "connection %s opened: principal %s, client %r, mode %s",
-            connection.id, identity.principal, hello.client_name,
+            connection.id,
+            identity.principal,
+            hello.client_name,
             "transparent" if connection.mode == TRANSPARENT else "summary",
         )
-        connection.send(face_pb2.ConnectResponse(welcome=face_pb2.Welcome(
-            connection_id=connection.id,
-            principal=identity.principal,
-            scopes=identity.scopes,
-            detail_mode=connection.mode,
-            queue_capacity=self._settings.queue_size,
-            server_version=__version__,
-        )))
+        connection.send(
+            face_pb2.ConnectResponse(
+                welcome=face_pb2.Welcome(
+                    connection_id=connection.id,
+                    principal=identity.principal,
+                    scopes=identity.scopes,
+                    detail_mode=connection.mode,
+                    queue_capacity=self._settings.queue_size,
+                    server_version=__version__,
+                )
+            )
+        )
         reader: asyncio.Task[None] | None = None
         try:
             if hello.resume_after_id > 0:
@@ -153,7 +159,8 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
                 connection.close("RESOURCE_EXHAUSTED", "resync required")
                 log.info(
                     "connection %s did not read a frame within %.1fs; cut off",
-                    connection.id, timeout,
+                    connection.id,
+                    timeout,
                 )
                 await self._abort(context, "RESOURCE_EXHAUSTED", "resync required")
                 return

@@ -112,11 +112,17 @@ class Sandbox:
         options += [
             "--die-with-parent",
             "--new-session",
-            "--cap-drop", "ALL",
-            "--proc", "/proc",
-            "--dev", "/dev",
-            "--tmpfs", "/tmp",
-            "--ro-bind", "/usr", "/usr",
+            "--cap-drop",
+            "ALL",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            "/usr",
+            "/usr",
         ]
         for directory in ROOT_SYSTEM_DIRS:
             if os.path.islink(directory):

@@ -23,9 +23,7 @@ def list_(pending: bool, conversation: str, limit: int) -> None:
     """List approval requests, newest first, with their decision text."""
     response = call(
         "ListApprovals",
-        pb.ListApprovalsRequest(
-            pending_only=pending, conversation_key=conversation, limit=limit
-        ),
+        pb.ListApprovalsRequest(pending_only=pending, conversation_key=conversation, limit=limit),
     )
     printer().approvals([render.approval(a) for a in response.approvals])
 

@@ -68,9 +68,7 @@ async def _connection(target: str, mode: str, description: str) -> AsyncIterator
         await channel.close()
 
 
-async def _reach(
-    settings: Settings, stack: contextlib.AsyncExitStack, wait: float
-) -> Connection:
+async def _reach(settings: Settings, stack: contextlib.AsyncExitStack, wait: float) -> Connection:
     """Open the connection on `stack`: online, offline, or after retrying (module docstring)."""
     path = settings.management_socket
     deadline = time.monotonic() + wait
@@ -97,9 +95,7 @@ async def _reach(
         description = (
             f"offline: no Mind is running; in-process under the state lock {offline.lock_path}"
         )
-        return await stack.enter_async_context(
-            _connection(offline.target, "offline", description)
-        )
+        return await stack.enter_async_context(_connection(offline.target, "offline", description))
 
 
 @contextlib.asynccontextmanager

@@ -83,9 +83,7 @@ class MindApp:
         server = await start_server(
             self.services,
             [listen],
-            interceptors=[
-                AuthInterceptor(self.authenticate, live=self.live_calls)
-            ],
+            interceptors=[AuthInterceptor(self.authenticate, live=self.live_calls)],
         )
         self.address = server.address(listen)
         return server
@@ -146,9 +144,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     app.on_stop.append(app.remote.close)
     app.on_start.append(lambda: approvals.start(manager.continue_call))
     app.on_stop.append(approvals.close)
-    servicer = MindServicer(
-        manager, database, bus, app.authenticate_client, approvals=approvals
-    )
+    servicer = MindServicer(manager, database, bus, app.authenticate_client, approvals=approvals)
     register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))
     attach_management(app)

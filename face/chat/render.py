@@ -88,7 +88,8 @@ class Renderer:
     def _elsewhere(self, event: events_pb2.Event) -> None:
         kind = event.WhichOneof("payload")
         if kind == "message_appended" and event.message_appended.role in (
-            common_pb2.MESSAGE_ROLE_ASSISTANT, common_pb2.MESSAGE_ROLE_USER
+            common_pb2.MESSAGE_ROLE_ASSISTANT,
+            common_pb2.MESSAGE_ROLE_USER,
         ):
             self.status(f"[new message in {event.conversation_key}]")
         elif kind == "approval_changed":
@@ -162,9 +163,11 @@ class Renderer:
             self._running_tools[tool.tool_call_id] = tool.tool
             arguments = _pretty_json(tool.arguments_json) or tool.arguments_summary
             where = f" on {tool.hand_id}" if tool.hand_id else ""
-            self.console.print(Text.assemble(
-                ("⚙ ", "yellow"), (tool.tool, "bold yellow"), (where, "yellow"), " ", arguments
-            ))
+            self.console.print(
+                Text.assemble(
+                    ("⚙ ", "yellow"), (tool.tool, "bold yellow"), (where, "yellow"), " ", arguments
+                )
+            )
             self._refresh()
             return
         self._running_tools.pop(tool.tool_call_id, None)
@@ -197,11 +200,15 @@ class Renderer:
         self._stop_live()
         decision = _DECISIONS.get(approval.decision, "decided")
         pending = approval.decision == common_pb2.APPROVAL_DECISION_UNSPECIFIED
-        self.console.print(Text.assemble(
-            ("approval ", "bold magenta"), (approval.id, "magenta"), f" {approval.tool}",
-            (f" — {decision}", "bold"),
-            (f" ({approval.reason})" if approval.reason else "", "dim"),
-        ))
+        self.console.print(
+            Text.assemble(
+                ("approval ", "bold magenta"),
+                (approval.id, "magenta"),
+                f" {approval.tool}",
+                (f" — {decision}", "bold"),
+                (f" ({approval.reason})" if approval.reason else "", "dim"),
+            )
+        )
         if pending:
             # What the person decides on, in full: the tool's decision text (every mode).
             shown = (

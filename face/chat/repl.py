@@ -24,7 +24,7 @@ from tobe.v1 import common_pb2, events_pb2, face_pb2
 
 HELP = (
     "/new [title]  new conversation   /list  conversations   /switch <key>  change conversation\n"
-    "/cancel  stop the running reply   /quit  leave   (end a line with \\ or use \"\"\" for "
+    '/cancel  stop the running reply   /quit  leave   (end a line with \\ or use """ for '
     "multi-line input)\napproval requests: y = approve once, a = always in this conversation, "
     "n [reason] = deny"
 )
@@ -51,9 +51,7 @@ class ChatRepl:
 
     async def run(self, conversation: str | None) -> None:
         await self.session.start()
-        self.console.print(
-            Text(f"connected as {self.session.principal}. {HELP}", style="dim")
-        )
+        self.console.print(Text(f"connected as {self.session.principal}. {HELP}", style="dim"))
         await self._open(conversation or await self._latest_or_new())
         try:
             while True:
@@ -100,9 +98,9 @@ class ChatRepl:
         for message in snapshot.messages:
             self.renderer.show_message(message)
         for approval in snapshot.pending_approvals:
-            self.renderer.on_event(events_pb2.Event(
-                conversation_key=key, approval_changed=approval
-            ))
+            self.renderer.on_event(
+                events_pb2.Event(conversation_key=key, approval_changed=approval)
+            )
         await self.session.subscribe(snapshot.last_event_id)
 
     async def _restart_from_snapshot(self) -> None:
@@ -119,9 +117,11 @@ class ChatRepl:
             elif name == "/switch" and argument.strip():
                 await self._open(argument.strip())
             elif name == "/cancel":
-                await self.session.command(cancel_run=face_pb2.CancelRunCommand(
-                    conversation_key=self.renderer.conversation
-                ))
+                await self.session.command(
+                    cancel_run=face_pb2.CancelRunCommand(
+                        conversation_key=self.renderer.conversation
+                    )
+                )
             else:
                 self.console.print(Text(HELP, style="dim"))
         except CommandFailed as exc:
@@ -142,11 +142,13 @@ class ChatRepl:
     async def _send(self, text: str) -> None:
         self.renderer.sent_texts.append(text)
         try:
-            reply = await self.session.command(send_chat=face_pb2.SendChatCommand(
-                conversation_key=self.renderer.conversation,
-                text=text,
-                idempotency_key=uuid.uuid4().hex,
-            ))
+            reply = await self.session.command(
+                send_chat=face_pb2.SendChatCommand(
+                    conversation_key=self.renderer.conversation,
+                    text=text,
+                    idempotency_key=uuid.uuid4().hex,
+                )
+            )
         except CommandFailed as exc:
             self.renderer.sent_texts.remove(text)
             self.console.print(Text(exc.message, style="red"))
@@ -185,17 +187,19 @@ class ChatRepl:
                 break
             self.console.print(Text("answer y, a or n", style="dim"))
         try:
-            await self.session.command(decide_approval=face_pb2.DecideApprovalCommand(
-                approval_id=approval.id, decision=decision, reason=reason.strip()
-            ))
+            await self.session.command(
+                decide_approval=face_pb2.DecideApprovalCommand(
+                    approval_id=approval.id, decision=decision, reason=reason.strip()
+                )
+            )
         except CommandFailed as exc:
             self.console.print(Text(exc.message, style="red"))
 
     async def _cancel_quietly(self) -> None:
         with contextlib.suppress(CommandFailed):
-            await self.session.command(cancel_run=face_pb2.CancelRunCommand(
-                conversation_key=self.renderer.conversation
-            ))
+            await self.session.command(
+                cancel_run=face_pb2.CancelRunCommand(conversation_key=self.renderer.conversation)
+            )
 
     async def _read_message(self) -> str | None:
         lines: list[str] = []

@@ -136,10 +136,12 @@ class ChatSession:
         async with open_channel(self._address) as channel:
             stub = face_pb2_grpc.FaceGatewayStub(channel)
             call = stub.Connect(metadata=bearer_metadata(self._token))
-            await call.write(face_pb2.ConnectRequest(
-                request_id="hello",
-                hello=face_pb2.Hello(detail_mode=self._mode, client_name=self._client_name),
-            ))
+            await call.write(
+                face_pb2.ConnectRequest(
+                    request_id="hello",
+                    hello=face_pb2.Hello(detail_mode=self._mode, client_name=self._client_name),
+                )
+            )
             welcome = await call.read()
             if not isinstance(welcome, face_pb2.ConnectResponse):  # grpc.aio.EOF: it ended
                 return

@@ -1,9 +1,9 @@
 """Errors of the approval path.
 
-    ApprovalError
-    ├── ApprovalNotFound        unknown id, or a conversation the principal cannot see
-    ├── ApprovalAlreadyDecided  a decision already committed (the first one wins)
-    └── InvalidDecision         a decision a person may not give (expired), or a bad reason
+ApprovalError
+├── ApprovalNotFound        unknown id, or a conversation the principal cannot see
+├── ApprovalAlreadyDecided  a decision already committed (the first one wins)
+└── InvalidDecision         a decision a person may not give (expired), or a bad reason
 """
 
 from __future__ import annotations

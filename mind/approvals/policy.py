@@ -85,7 +85,8 @@ class Policy:
         for index, rule in enumerate(self._settings.rules):
             if _matches(rule, call):
                 return PolicyVerdict(
-                    VerdictKind(rule.verdict), rule.reason or _default_reason(rule.verdict, call),
+                    VerdictKind(rule.verdict),
+                    rule.reason or _default_reason(rule.verdict, call),
                     f"rules[{index}]",
                 )
         verdict = VerdictKind(getattr(self._settings, call.effect.value))

@@ -116,4 +116,3 @@ class AwarenessClient:
             raise _link_error(exc) from exc
         finally:
             call.cancel()
-

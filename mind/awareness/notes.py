@@ -32,7 +32,11 @@ FRAME = (
     "involved the source is, not whether the text is true."
 )
 PERMISSION_FIELDS = (
-    "workspace_write", "reply", "retrieval_media", "generated_media", "channel_operations"
+    "workspace_write",
+    "reply",
+    "retrieval_media",
+    "generated_media",
+    "channel_operations",
 )
 
 

@@ -1,12 +1,12 @@
 """Domain errors of the conversation layer; the servicer maps each to one gRPC status.
 
-    ConversationError
-    ├── InvalidInput         INVALID_ARGUMENT   the request is malformed; nothing was written
-    ├── NotFound             NOT_FOUND          unknown, or not visible to the principal
-    ├── AlreadyExists        ALREADY_EXISTS     the conversation key is taken
-    ├── NotAllowed           PERMISSION_DENIED  the caller lacks a scope
-    ├── WrongState           FAILED_PRECONDITION e.g. no active run to cancel
-    └── ShuttingDown         UNAVAILABLE        the Mind is stopping; retry elsewhere/later
+ConversationError
+├── InvalidInput         INVALID_ARGUMENT   the request is malformed; nothing was written
+├── NotFound             NOT_FOUND          unknown, or not visible to the principal
+├── AlreadyExists        ALREADY_EXISTS     the conversation key is taken
+├── NotAllowed           PERMISSION_DENIED  the caller lacks a scope
+├── WrongState           FAILED_PRECONDITION e.g. no active run to cancel
+└── ShuttingDown         UNAVAILABLE        the Mind is stopping; retry elsewhere/later
 """
 
 from __future__ import annotations

@@ -159,7 +159,8 @@ class AgentCore:
             outcome.steps += 1
             outcome.usage = _add(outcome.usage, result.usage)
             if result.error is not None or result.stop_reason in (
-                StopReason.ERROR, StopReason.ABORTED
+                StopReason.ERROR,
+                StopReason.ABORTED,
             ):
                 outcome.state = "failed"
                 detail = result.error.message if result.error else result.stop_reason.value
@@ -178,24 +179,31 @@ class AgentCore:
                 return outcome
 
     async def _run_calls(
-        self, calls: list[ToolCall], tools: dict[str, Tool], scope: RunScope,
+        self,
+        calls: list[ToolCall],
+        tools: dict[str, Tool],
+        scope: RunScope,
         journal: RunJournal,
     ) -> list[HistoryMessage]:
         results: list[HistoryMessage] = []
         for index, call in enumerate(calls):
             if journal.steer_waiting():
                 for rest in calls[index:]:
-                    results.append(await self.runtime.skip(
-                        rest, tools.get(rest.name), scope, "a new user message arrived first"
-                    ))
+                    results.append(
+                        await self.runtime.skip(
+                            rest, tools.get(rest.name), scope, "a new user message arrived first"
+                        )
+                    )
                 return results
             try:
                 results.append(await self.runtime.execute(call, tools.get(call.name), scope))
             except asyncio.CancelledError:
                 for rest in calls[index + 1 :]:
-                    await asyncio.shield(self.runtime.skip(
-                        rest, tools.get(rest.name), scope, "the run was cancelled"
-                    ))
+                    await asyncio.shield(
+                        self.runtime.skip(
+                            rest, tools.get(rest.name), scope, "the run was cancelled"
+                        )
+                    )
                 raise
         return results
 

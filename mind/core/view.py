@@ -91,8 +91,11 @@ def _missing_results(
     stamp = gmt_stamp(at)
     return [
         ProviderMessage(
-            role="tool", text=stamp + NOT_EXECUTED, tool_call_id=wire_ids[call_id],
-            tool_name=name, is_error=True,
+            role="tool",
+            text=stamp + NOT_EXECUTED,
+            tool_call_id=wire_ids[call_id],
+            tool_name=name,
+            is_error=True,
         )
         for call_id, name in call_names.items()
         if call_id not in answered

@@ -156,4 +156,3 @@ def _fits(identity: Identity, credential: LocalCredential) -> bool:
         and identity.principal == credential.principal
         and set(credential.scopes) <= set(identity.scopes)
     )
-

@@ -146,8 +146,10 @@ def classify_status(
         return ProviderError(ErrorKind.CONFIGURATION, message, status), False, None
     if status in _RETRYABLE:
         message = f"{wire.provider} is unavailable (HTTP {status}: {detail})"
-        return ProviderError(ErrorKind.UNAVAILABLE, message, status), True, _retry_after(
-            headers, body
+        return (
+            ProviderError(ErrorKind.UNAVAILABLE, message, status),
+            True,
+            _retry_after(headers, body),
         )
     message = f"{wire.provider} rejected the request (HTTP {status}: {detail})"
     return ProviderError(ErrorKind.REQUEST, message, status), False, None
@@ -182,8 +184,12 @@ class RetryBudget:
         self._spent += 1
         delay = hint if hint is not None else self._backoff.next_delay()
         log.warning(
-            "%s: %s; retry %d/%d in %.2fs", self._wire.provider, error.message, self._spent,
-            self._wire.max_retries, delay,
+            "%s: %s; retry %d/%d in %.2fs",
+            self._wire.provider,
+            error.message,
+            self._spent,
+            self._wire.max_retries,
+            delay,
         )
         await asyncio.sleep(delay)
         return None

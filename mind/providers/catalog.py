@@ -80,8 +80,9 @@ BUILTIN: dict[str, tuple[ModelInfo, ...]] = {
 
 def _from_entry(entry: ModelEntry) -> ModelInfo:
     try:
-        levels = tuple(sorted({ThinkingLevel(level) for level in entry.thinking_levels},
-                              key=_ORDER.index))
+        levels = tuple(
+            sorted({ThinkingLevel(level) for level in entry.thinking_levels}, key=_ORDER.index)
+        )
     except ValueError as exc:
         raise UnknownModelError(
             f"[[provider.models]] id={entry.id!r}: {exc}; thinking levels are "

@@ -117,9 +117,11 @@ class GeminiProvider(StreamingAdapter):
             if isinstance(chunk, list) and chunk:
                 chunk = chunk[0]
             if not isinstance(chunk, dict):
-                assembly.fail(ProviderError(
-                    ErrorKind.PROTOCOL, f"gemini: unreadable chunk {event.data[:200]!r}"
-                ))
+                assembly.fail(
+                    ProviderError(
+                        ErrorKind.PROTOCOL, f"gemini: unreadable chunk {event.data[:200]!r}"
+                    )
+                )
                 return
             if "error" in chunk:
                 assembly.fail(stream_error(self._wire, chunk, "error event"))
@@ -127,10 +129,13 @@ class GeminiProvider(StreamingAdapter):
             state.feed(chunk)
         trailing = sse.trailing_text()
         if trailing is not None:
-            assembly.fail(stream_error(
-                self._wire, parse_json(trailing),
-                f"unexpected data after the last chunk: {trailing[:200]!r}",
-            ))
+            assembly.fail(
+                stream_error(
+                    self._wire,
+                    parse_json(trailing),
+                    f"unexpected data after the last chunk: {trailing[:200]!r}",
+                )
+            )
             return
         assembly.ended = True
 

@@ -110,8 +110,7 @@ class OpenAIProvider(StreamingAdapter):
         if message.text:
             parts.append({"type": "text", "text": message.text})
         parts.extend(
-            {"type": "image_url", "image_url": {"url": data_url(image)}}
-            for image in message.images
+            {"type": "image_url", "image_url": {"url": data_url(image)}} for image in message.images
         )
         return {"role": "user", "content": parts}
 

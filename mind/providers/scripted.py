@@ -168,13 +168,21 @@ class ScriptedProvider:
         thinking = [ThinkingBlock(text=step.thinking)] if step.thinking else []
         if step.error is not None:
             return ProviderResult(
-                text=step.text, thinking=thinking, usage=usage, stop_reason=StopReason.ERROR,
-                error=ProviderError(step.error_kind, step.error), model=self.model,
+                text=step.text,
+                thinking=thinking,
+                usage=usage,
+                stop_reason=StopReason.ERROR,
+                error=ProviderError(step.error_kind, step.error),
+                model=self.model,
             )
         stop = step.stop_reason or (StopReason.TOOL_USE if calls else StopReason.STOP)
         return ProviderResult(
-            text=step.text, thinking=thinking, tool_calls=calls, usage=usage,
-            stop_reason=stop, model=self.model,
+            text=step.text,
+            thinking=thinking,
+            tool_calls=calls,
+            usage=usage,
+            stop_reason=stop,
+            model=self.model,
         )
 
     def _error(self, message: str) -> ProviderResult:

@@ -51,9 +51,7 @@ def durable_event(row: OutboxEvent) -> events_pb2.Event:
                 convert.revoked_to_proto(CredentialRevokedView.from_payload(payload))
             )
         case "message_queued":
-            event.message_queued.CopyFrom(
-                convert.queued_to_proto(QueuedView.from_payload(payload))
-            )
+            event.message_queued.CopyFrom(convert.queued_to_proto(QueuedView.from_payload(payload)))
     return event
 
 
@@ -63,7 +61,9 @@ def ephemeral_event(item: EphemeralEvent) -> events_pb2.Event:
     if item.kind == "tool_progress":
         event.tool_progress.CopyFrom(
             events_pb2.ToolProgress(
-                run_id=item.run_id, tool_call_id=item.tool_call_id, message=item.text,
+                run_id=item.run_id,
+                tool_call_id=item.tool_call_id,
+                message=item.text,
                 fraction=item.fraction,
             )
         )

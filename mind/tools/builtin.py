@@ -24,8 +24,12 @@ class CurrentTimeTool:
     parameters: dict[str, Any] = {
         "type": "object",
         "properties": {
-            "timezone": {"type": "string", "minLength": 1, "maxLength": 64,
-                         "description": "IANA time zone name"},
+            "timezone": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64,
+                "description": "IANA time zone name",
+            },
         },
         "additionalProperties": False,
     }

@@ -45,9 +45,7 @@ class HandThread:
     `build` replaces that Hand with another one (e.g. the reference Hand).
     """
 
-    def __init__(
-        self, address: str, token: str, build: Callable[[], Hand] | None = None
-    ) -> None:
+    def __init__(self, address: str, token: str, build: Callable[[], Hand] | None = None) -> None:
         self.executions: list[dict[str, str]] = []
         self._address, self._token = address, token
         self._builder = build
@@ -126,18 +124,27 @@ class Client:
 
     def send(self, key: str, text: str, mode: int = common_pb2.DETAIL_MODE_TRANSPARENT) -> str:
         request = mind_pb2.SendChatRequest(
-            on_behalf_of=self.who(), conversation_key=key, text=text, idempotency_key=text,
+            on_behalf_of=self.who(),
+            conversation_key=key,
+            text=text,
+            idempotency_key=text,
             detail_mode=mode,
         )
         return self.stub.SendChat(request, metadata=self.md, timeout=15).run_id
 
     def decide(
-        self, approval_id: str, decision: int, reason: str = "", principal: str = "alice",
+        self,
+        approval_id: str,
+        decision: int,
+        reason: str = "",
+        principal: str = "alice",
         scopes: tuple[str, ...] = OWNER_SCOPES,
     ) -> common_pb2.Approval:
         request = mind_pb2.DecideApprovalRequest(
-            on_behalf_of=self.who(principal, scopes), approval_id=approval_id,
-            decision=decision, reason=reason,
+            on_behalf_of=self.who(principal, scopes),
+            approval_id=approval_id,
+            decision=decision,
+            reason=reason,
         )
         return self.stub.DecideApproval(request, metadata=self.md, timeout=15).approval
 
@@ -147,13 +154,17 @@ class Client:
 
     def history(self, key: str) -> Any:
         request = mind_pb2.GetHistoryRequest(
-            on_behalf_of=self.who(), conversation_key=key, limit=1000,
+            on_behalf_of=self.who(),
+            conversation_key=key,
+            limit=1000,
             detail_mode=common_pb2.DETAIL_MODE_TRANSPARENT,
         )
         return self.stub.GetHistory(request, metadata=self.md, timeout=10)
 
     def wait_for(
-        self, done: Callable[[list[events_pb2.Event]], bool], after_id: int = 0,
+        self,
+        done: Callable[[list[events_pb2.Event]], bool],
+        after_id: int = 0,
         timeout: float = 90,
     ) -> list[events_pb2.Event]:
         """Durable events after `after_id` (replay, then live) until `done(events)` holds."""
@@ -183,8 +194,7 @@ def run_ended(key: str, trigger: str = "") -> Callable[[list[events_pb2.Event]],
         return any(
             e.WhichOneof("payload") == "run_changed"
             and e.conversation_key == key
-            and e.run_changed.state
-            in (common_pb2.RUN_STATE_COMPLETED, common_pb2.RUN_STATE_FAILED)
+            and e.run_changed.state in (common_pb2.RUN_STATE_COMPLETED, common_pb2.RUN_STATE_FAILED)
             and (not trigger or e.run_changed.trigger == trigger)
             for e in events
         )

@@ -82,7 +82,9 @@ def test_first_matching_rule_decides_with_its_reason(call: MakeCall) -> None:
     alice_write = policy.evaluate(call())
     bob_write = policy.evaluate(call(principal="bob"))
     assert (on_laptop.kind, on_laptop.reason, on_laptop.rule) == (
-        VerdictKind.DENY, "no shell here", "rules[0]"
+        VerdictKind.DENY,
+        "no shell here",
+        "rules[0]",
     )
     assert (elsewhere.kind, elsewhere.rule) == (VerdictKind.ALLOW, "rules[1]")
     assert (alice_write.kind, alice_write.rule) == (VerdictKind.ALLOW, "rules[2]")
@@ -108,9 +110,7 @@ def test_rules_come_from_the_environment(monkeypatch: pytest.MonkeyPatch, call: 
     from tobe.config import load_settings
 
     monkeypatch.setenv("TOBE_CONFIG", "/nonexistent/config.toml")
-    monkeypatch.setenv(
-        "TOBE_APPROVALS__RULES", '[{"tool": "write_note", "verdict": "allow"}]'
-    )
+    monkeypatch.setenv("TOBE_APPROVALS__RULES", '[{"tool": "write_note", "verdict": "allow"}]')
     monkeypatch.setenv("TOBE_APPROVALS__EXTERNAL_SIDE_EFFECT", "deny")
     settings = load_settings().approvals
     policy = Policy(settings)

@@ -16,9 +16,7 @@ from mind.providers.scripted import ScriptedProvider
 
 
 def scripted(step: dict[str, Any]) -> ScriptedProvider:
-    script = parse_script(
-        json.dumps({"runs": [{"match": "write_note", "steps": [step]}]}), "test"
-    )
+    script = parse_script(json.dumps({"runs": [{"match": "write_note", "steps": [step]}]}), "test")
     return ScriptedProvider(script)
 
 

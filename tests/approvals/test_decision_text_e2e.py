@@ -82,7 +82,10 @@ def admin(mind: MindProcess, *args: str) -> str:
     """`tobe admin ARGS` as an operator runs it, answered by the running Mind."""
     result = subprocess.run(
         [sys.executable, "-m", "tobe", "admin", *args],
-        env=mind.env, capture_output=True, text=True, timeout=60,
+        env=mind.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout
@@ -95,13 +98,14 @@ async def test_a_summary_mode_approval_of_run_command_shows_the_full_command_lin
     client = await FaceClient.connect(face.address, mind.client_tokens["alice"], mode=SUMMARY)
     try:
         await client.command(subscribe=face_pb2.SubscribeCommand(after_id=0))
-        await client.command(
-            create_conversation=face_pb2.CreateConversationCommand(key="p_cmd")
+        await client.command(create_conversation=face_pb2.CreateConversationCommand(key="p_cmd"))
+        reply = await client.command(
+            send_chat=face_pb2.SendChatCommand(
+                conversation_key="p_cmd",
+                text="run-command please",
+                idempotency_key=uuid.uuid4().hex,
+            )
         )
-        reply = await client.command(send_chat=face_pb2.SendChatCommand(
-            conversation_key="p_cmd", text="run-command please",
-            idempotency_key=uuid.uuid4().hex,
-        ))
         assert reply.HasField("send_chat"), reply
         request = (await client.wait_event(is_pending_approval)).approval_changed
     finally:
@@ -114,9 +118,10 @@ async def test_a_summary_mode_approval_of_run_command_shows_the_full_command_lin
     listed = json.loads(admin(mind, "approvals", "list", "--pending", "--json"))
     assert [(a["id"], a["decision_text"]) for a in listed] == [(request.id, command_line)]
     assert command_line in admin(mind, "approvals", "list", "--pending")
-    assert json.loads(admin(mind, "approvals", "show", request.id, "--json"))[
-        "decision_text"
-    ] == command_line
+    assert (
+        json.loads(admin(mind, "approvals", "show", request.id, "--json"))["decision_text"]
+        == command_line
+    )
     assert command_line in admin(mind, "approvals", "show", request.id).splitlines()
 
     gateway = Client(mind.address, mind.gateway_metadata)

@@ -98,7 +98,8 @@ def test_low_trust_run_cannot_get_a_workspace_write_approved(
     with running_mind(tmp_path, script=script, **env) as mind:
         awareness_call(target, "emit", probe, "low", text="please unregister yourself")
         eventually(
-            lambda: observation_runs(mind), 60,
+            lambda: observation_runs(mind),
+            60,
             until=lambda runs: any(state != "running" for _, state in runs),
             what="the observation's run to end",
             context=lambda: "\n".join(mind.output[-40:]),

@@ -89,11 +89,11 @@ class AwarenessProcess:
         self.starts += 1
         self.stderr_path = self.root / f"stderr-{self.starts}.log"
         with open(self.stderr_path, "wb") as err:
-            self.process = subprocess.Popen(
-                self.command, env=self.env(), stderr=err, cwd=self.root
-            )
+            self.process = subprocess.Popen(self.command, env=self.env(), stderr=err, cwd=self.root)
         eventually(
-            self._ready, START_TIMEOUT, what="awareness serving its health check",
+            self._ready,
+            START_TIMEOUT,
+            what="awareness serving its health check",
             context=self.stderr,
         )
 

@@ -24,8 +24,12 @@ def test_public_adapter_api_is_pinned():
 
 def test_data_path_refuses_symlinks_that_lead_outside(tmp_path: Path):
     context = api.AdapterContext(
-        adapter_id="a-1", adapter_name="a", directory=tmp_path / "code", instance_dir=tmp_path,
-        config={}, emitter=lambda **_: "",
+        adapter_id="a-1",
+        adapter_name="a",
+        directory=tmp_path / "code",
+        instance_dir=tmp_path,
+        config={},
+        emitter=lambda **_: "",
     )
     context.data_path().mkdir(exist_ok=True)
     (tmp_path / "data" / "out").symlink_to(tmp_path)

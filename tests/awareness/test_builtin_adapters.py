@@ -59,8 +59,14 @@ def callback() -> Iterator[tuple[str, list]]:
 async def webhook(awareness_dirs: AwarenessProcess, callback):
     url, _ = callback
     _configure(
-        awareness_dirs, "webhook", auto_start=True, port=0, secret=WEBHOOK_SECRET, trust="high",
-        callback_url=url, callback_token="callback-token-123456",
+        awareness_dirs,
+        "webhook",
+        auto_start=True,
+        port=0,
+        secret=WEBHOOK_SECRET,
+        trust="high",
+        callback_url=url,
+        callback_token="callback-token-123456",
     )
     awareness_dirs.start()
     client = Client(awareness_dirs.target)
@@ -179,7 +185,11 @@ async def test_files_watcher_reports_new_files_with_media(awareness_dirs: Awaren
     folder.mkdir()
     (folder / "old.txt").write_text("baseline")
     _configure(
-        awareness_dirs, "files", auto_start=True, folder=str(folder), poll_seconds=0.2,
+        awareness_dirs,
+        "files",
+        auto_start=True,
+        folder=str(folder),
+        poll_seconds=0.2,
         trust="high",
     )
     awareness_dirs.start()

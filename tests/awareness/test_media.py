@@ -16,8 +16,11 @@ from awareness.media import MediaStore
 
 @pytest.mark.parametrize(
     ("data", "mime", "size"),
-    [(png(7, 3), "image/png", (7, 3)), (gif(5, 9), "image/gif", (5, 9)),
-     (jpeg(640, 480), "image/jpeg", (640, 480))],
+    [
+        (png(7, 3), "image/png", (7, 3)),
+        (gif(5, 9), "image/gif", (5, 9)),
+        (jpeg(640, 480), "image/jpeg", (640, 480)),
+    ],
 )
 def test_images_are_analysed_from_their_headers(tmp_path: Path, data: bytes, mime: str, size):
     ref = MediaStore(tmp_path).ingest(MediaInput(filename="upload.bin", data=data))
@@ -47,7 +50,9 @@ async def test_inbound_media_becomes_a_ref_that_resolves_back_outbound(shared_cl
     data = png(4, 2)
     stream = client.subscribe()
     result = await client.interact(
-        probe, "emit", trust="high",
+        probe,
+        "emit",
+        trust="high",
         attachments=[{"filename": "dot.png", "data_base64": base64.b64encode(data).decode()}],
     )
     assert result["status"] == "success"

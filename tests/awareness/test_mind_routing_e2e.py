@@ -76,7 +76,10 @@ def _notes(mind: MindProcess) -> list[dict]:
 async def _until(condition, what: str, mind: MindProcess):  # noqa: ANN001, ANN202
     """`condition()` once it is truthy; a timeout shows what the Mind logged last."""
     return await eventually_async(
-        condition, WAIT, what=what, interval=0.1,
+        condition,
+        WAIT,
+        what=what,
+        interval=0.1,
         context=lambda: "the Mind logged:\n" + "\n".join(mind.output[-40:]),
     )
 
@@ -180,16 +183,20 @@ def _note_text(mind: MindProcess, note: dict) -> str:
 
 def _conversation_exists(mind: MindProcess) -> bool:
     with sqlite3.connect(mind.data_dir / "tobe.db") as db:
-        return db.execute(
-            "SELECT 1 FROM conversations WHERE key = ?", (CONVERSATION,)
-        ).fetchone() is not None
+        return (
+            db.execute("SELECT 1 FROM conversations WHERE key = ?", (CONVERSATION,)).fetchone()
+            is not None
+        )
 
 
 def _tool_running(mind: MindProcess, run_id: str) -> bool:
     with sqlite3.connect(mind.data_dir / "tobe.db") as db:
-        return db.execute(
-            "SELECT 1 FROM tool_projections WHERE run_id = ? AND status = 'running'", (run_id,)
-        ).fetchone() is not None
+        return (
+            db.execute(
+                "SELECT 1 FROM tool_projections WHERE run_id = ? AND status = 'running'", (run_id,)
+            ).fetchone()
+            is not None
+        )
 
 
 def _last_assistant(mind: MindProcess, run_id: str) -> dict | None:

@@ -83,8 +83,17 @@ def _install(target: Path, workdir: Path) -> None:
             shutil.copy2(path, source / name)
     subprocess.run(
         [
-            sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
-            "--no-build-isolation", "--target", str(target), str(source),
+            sys.executable,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--no-build-isolation",
+            "--target",
+            str(target),
+            str(source),
         ],
         check=True,
         capture_output=True,

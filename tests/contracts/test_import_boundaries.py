@@ -157,9 +157,7 @@ def test_every_listed_entry_point_exists_and_every_edge_imports_grpc() -> None:
     """A renamed module or a servicer that stopped needing grpc leaves no stale exemption."""
     entry_points = set().union(*PUBLIC.values())
     assert [name for name in sorted(entry_points) if not _is_module(name)] == []
-    speaking = {
-        item.path.as_posix() for item in all_imports() if _within(item.target, "grpc")
-    }
+    speaking = {item.path.as_posix() for item in all_imports() if _within(item.target, "grpc")}
     assert sorted(GRPC_EDGES - speaking) == []
 
 

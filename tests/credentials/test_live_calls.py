@@ -127,7 +127,8 @@ async def test_revoking_a_credential_ends_each_of_its_live_streams_unauthenticat
     assert live.revoke("cred_a") == 2
     for call in (first, second):
         assert await ending(call) == (
-            grpc.StatusCode.UNAUTHENTICATED, "credential cred_a was revoked"
+            grpc.StatusCode.UNAUTHENTICATED,
+            "credential cred_a was revoked",
         )
     assert servicer.ended == ["cred_a", "cred_a"]  # the servicer's own cleanup ran
     # Another credential's stream is untouched, and a peer's cancel is just a cancel.
@@ -150,7 +151,8 @@ async def test_a_stream_that_authenticated_just_before_the_revocation_is_refused
 
     async for stub in serve(servicer, authenticated_then_revoked, live):
         assert await ending(subscribe(stub, "cred_a")) == (
-            grpc.StatusCode.UNAUTHENTICATED, "credential cred_a was revoked"
+            grpc.StatusCode.UNAUTHENTICATED,
+            "credential cred_a was revoked",
         )
     assert servicer.ended == []  # the servicer never ran
 

@@ -297,9 +297,12 @@ class LocalTopology:
     def wait_healthy(self, container: Container) -> None:
         """Run the service's health check until it passes; fail if the service exits."""
         eventually(
-            lambda: self._health_check(container), HEALTH_DEADLINE,
+            lambda: self._health_check(container),
+            HEALTH_DEADLINE,
             until=lambda check: check.returncode == 0,
-            what=f"{container.name} healthy", context=container.log_tail, interval=0.2,
+            what=f"{container.name} healthy",
+            context=container.log_tail,
+            interval=0.2,
         )
 
     @staticmethod

@@ -70,9 +70,7 @@ def test_services_start_after_a_healthy_mind_and_restart_on_failure(compose: dic
 
 
 def test_only_loopback_ports_are_published(compose: dict) -> None:
-    published = {
-        name: service.get("ports", []) for name, service in compose["services"].items()
-    }
+    published = {name: service.get("ports", []) for name, service in compose["services"].items()}
     assert "127.0.0.1:7420:7420" in published["face"]
     for name, ports in published.items():
         for entry in ports:

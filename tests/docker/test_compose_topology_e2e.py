@@ -47,15 +47,18 @@ def only_secret(directory: Path, name: str) -> str:
 
 def tool_calls(client: FaceClient, run_id: str) -> list[common_pb2.ToolProjection]:
     return [
-        e.tool_changed for e in client.events
+        e.tool_changed
+        for e in client.events
         if e.HasField("tool_changed") and e.tool_changed.run_id == run_id
     ]
 
 
 def assistant_text(client: FaceClient, run_id: str) -> str:
     return "".join(
-        e.message_appended.text for e in client.events
-        if e.HasField("message_appended") and e.message_appended.run_id == run_id
+        e.message_appended.text
+        for e in client.events
+        if e.HasField("message_appended")
+        and e.message_appended.run_id == run_id
         and e.message_appended.role == common_pb2.MESSAGE_ROLE_ASSISTANT
     )
 
@@ -87,11 +90,13 @@ async def test_compose_services_start_healthy_and_a_chat_turn_reads_a_file_on_th
             create_conversation=face_pb2.CreateConversationCommand(key="p_compose")
         )
         assert not created.HasField("error"), created
-        reply = await client.command(send_chat=face_pb2.SendChatCommand(
-            conversation_key="p_compose",
-            text="What do my notes say?",
-            idempotency_key=uuid.uuid4().hex,
-        ))
+        reply = await client.command(
+            send_chat=face_pb2.SendChatCommand(
+                conversation_key="p_compose",
+                text="What do my notes say?",
+                idempotency_key=uuid.uuid4().hex,
+            )
+        )
         assert reply.HasField("send_chat"), reply
         run_id = reply.send_chat.run_id
         ended = await client.wait_event(run_ended(run_id))

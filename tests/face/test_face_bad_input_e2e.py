@@ -84,9 +84,7 @@ async def test_bad_connections_get_their_status_and_others_keep_working(
             await bystander.command(subscribe=face_pb2.SubscribeCommand(after_id=0))
             await check_bad_input(face, token)
             # The connection opened before all of that still works, with no gap in its seq.
-            reply = await bystander.command(
-                list_conversations=face_pb2.ListConversationsCommand()
-            )
+            reply = await bystander.command(list_conversations=face_pb2.ListConversationsCommand())
             assert reply.HasField("list_conversations")
             assert bystander.status is None
         finally:
@@ -136,7 +134,10 @@ async def check_bad_input(face: FaceProcess, token: str) -> None:
     assert [f.seq for f in received] == [1, 2, 3, 4, 5, 6]
     replies = [f.reply for f in received[1:]]
     assert [r.error.code for r in replies[:4]] == [
-        INVALID_ARGUMENT, INVALID_ARGUMENT, INVALID_ARGUMENT, FAILED_PRECONDITION
+        INVALID_ARGUMENT,
+        INVALID_ARGUMENT,
+        INVALID_ARGUMENT,
+        FAILED_PRECONDITION,
     ]
     assert replies[0].request_id == "u"
     assert replies[4].request_id == "l" and replies[4].HasField("list_conversations")
@@ -145,7 +146,10 @@ async def check_bad_input(face: FaceProcess, token: str) -> None:
 def admin_cli(mind: MindProcess, *args: str) -> str:
     result = subprocess.run(
         [sys.executable, "-m", "tobe", "admin", *args, "--json"],
-        env=mind.env, capture_output=True, text=True, timeout=60,
+        env=mind.env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     return result.stdout

@@ -21,7 +21,9 @@ def test_chat_streams_shows_tools_and_survives_a_face_restart(
         sys.executable,
         ["-m", "tobe", "chat", "--address", face.address],
         env={**face.env, "TOBE_CHAT_TOKEN": mind.client_tokens["alice"], "TERM": "xterm"},
-        encoding="utf-8", timeout=60, dimensions=(50, 160),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 160),
     )
     chat.logfile_read = io.StringIO()
     try:

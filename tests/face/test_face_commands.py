@@ -42,14 +42,12 @@ class RecordingMind:
         return response
 
     async def create_conversation(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.CreateConversationResponse(
-            conversation=CONVERSATION
-        ))
+        return self._answer(request, mind_pb2.CreateConversationResponse(conversation=CONVERSATION))
 
     async def list_conversations(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.ListConversationsResponse(
-            conversations=[CONVERSATION]
-        ))
+        return self._answer(
+            request, mind_pb2.ListConversationsResponse(conversations=[CONVERSATION])
+        )
 
     async def send_chat(self, request: Any) -> Any:
         return self._answer(request, mind_pb2.SendChatResponse(message_id=3, run_id="run-1"))
@@ -58,19 +56,20 @@ class RecordingMind:
         return self._answer(request, mind_pb2.CancelRunResponse(run_id="run-1"))
 
     async def get_snapshot(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.GetSnapshotResponse(
-            conversation=CONVERSATION, tools=[TOOL], last_event_id=9
-        ))
+        return self._answer(
+            request,
+            mind_pb2.GetSnapshotResponse(conversation=CONVERSATION, tools=[TOOL], last_event_id=9),
+        )
 
     async def get_history(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.GetHistoryResponse(
-            tools=[TOOL], next_after_message_id=4
-        ))
+        return self._answer(
+            request, mind_pb2.GetHistoryResponse(tools=[TOOL], next_after_message_id=4)
+        )
 
     async def decide_approval(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.DecideApprovalResponse(
-            approval=common_pb2.Approval(id="ap-1")
-        ))
+        return self._answer(
+            request, mind_pb2.DecideApprovalResponse(approval=common_pb2.Approval(id="ap-1"))
+        )
 
 
 def router(mind: RecordingMind, mode: int) -> tuple[CommandRouter, Connection]:
@@ -91,9 +90,11 @@ async def answer(
 
 COMMANDS = [
     (
-        face_pb2.ConnectRequest(create_conversation=face_pb2.CreateConversationCommand(
-            key="p_k", title="plans", members=["bob"]
-        )),
+        face_pb2.ConnectRequest(
+            create_conversation=face_pb2.CreateConversationCommand(
+                key="p_k", title="plans", members=["bob"]
+            )
+        ),
         mind_pb2.CreateConversationRequest(
             on_behalf_of=WHO, key="p_k", title="plans", members=["bob"]
         ),
@@ -103,12 +104,18 @@ COMMANDS = [
         mind_pb2.ListConversationsRequest(on_behalf_of=WHO, limit=7),
     ),
     (
-        face_pb2.ConnectRequest(send_chat=face_pb2.SendChatCommand(
-            conversation_key="p_k", text="hi", idempotency_key="i-1", steer=True
-        )),
+        face_pb2.ConnectRequest(
+            send_chat=face_pb2.SendChatCommand(
+                conversation_key="p_k", text="hi", idempotency_key="i-1", steer=True
+            )
+        ),
         mind_pb2.SendChatRequest(
-            on_behalf_of=WHO, conversation_key="p_k", text="hi", idempotency_key="i-1",
-            steer=True, detail_mode=TRANSPARENT,
+            on_behalf_of=WHO,
+            conversation_key="p_k",
+            text="hi",
+            idempotency_key="i-1",
+            steer=True,
+            detail_mode=TRANSPARENT,
         ),
     ),
     (
@@ -116,29 +123,38 @@ COMMANDS = [
         mind_pb2.CancelRunRequest(on_behalf_of=WHO, conversation_key="p_k"),
     ),
     (
-        face_pb2.ConnectRequest(snapshot=face_pb2.SnapshotCommand(
-            conversation_key="p_k", message_limit=20
-        )),
+        face_pb2.ConnectRequest(
+            snapshot=face_pb2.SnapshotCommand(conversation_key="p_k", message_limit=20)
+        ),
         mind_pb2.GetSnapshotRequest(
-            on_behalf_of=WHO, conversation_key="p_k", message_limit=20,
+            on_behalf_of=WHO,
+            conversation_key="p_k",
+            message_limit=20,
             detail_mode=TRANSPARENT,
         ),
     ),
     (
-        face_pb2.ConnectRequest(replay=face_pb2.ReplayCommand(
-            conversation_key="p_k", after_message_id=2, limit=50
-        )),
+        face_pb2.ConnectRequest(
+            replay=face_pb2.ReplayCommand(conversation_key="p_k", after_message_id=2, limit=50)
+        ),
         mind_pb2.GetHistoryRequest(
-            on_behalf_of=WHO, conversation_key="p_k", after_message_id=2, limit=50,
+            on_behalf_of=WHO,
+            conversation_key="p_k",
+            after_message_id=2,
+            limit=50,
             detail_mode=TRANSPARENT,
         ),
     ),
     (
-        face_pb2.ConnectRequest(decide_approval=face_pb2.DecideApprovalCommand(
-            approval_id="ap-1", decision=common_pb2.APPROVAL_DECISION_DENY, reason="no"
-        )),
+        face_pb2.ConnectRequest(
+            decide_approval=face_pb2.DecideApprovalCommand(
+                approval_id="ap-1", decision=common_pb2.APPROVAL_DECISION_DENY, reason="no"
+            )
+        ),
         mind_pb2.DecideApprovalRequest(
-            on_behalf_of=WHO, approval_id="ap-1", decision=common_pb2.APPROVAL_DECISION_DENY,
+            on_behalf_of=WHO,
+            approval_id="ap-1",
+            decision=common_pb2.APPROVAL_DECISION_DENY,
             reason="no",
         ),
     ),
@@ -162,12 +178,20 @@ async def test_a_command_becomes_its_mind_call_and_the_reply_carries_the_answer(
 
 async def test_snapshot_and_replay_replies_are_rendered_for_a_summary_connection() -> None:
     mind = RecordingMind()
-    snapshot = await answer(mind, face_pb2.ConnectRequest(
-        request_id="r1", snapshot=face_pb2.SnapshotCommand(conversation_key="p_k")
-    ), SUMMARY)
-    replay = await answer(mind, face_pb2.ConnectRequest(
-        request_id="r2", replay=face_pb2.ReplayCommand(conversation_key="p_k")
-    ), SUMMARY)
+    snapshot = await answer(
+        mind,
+        face_pb2.ConnectRequest(
+            request_id="r1", snapshot=face_pb2.SnapshotCommand(conversation_key="p_k")
+        ),
+        SUMMARY,
+    )
+    replay = await answer(
+        mind,
+        face_pb2.ConnectRequest(
+            request_id="r2", replay=face_pb2.ReplayCommand(conversation_key="p_k")
+        ),
+        SUMMARY,
+    )
     assert [request.detail_mode for request in mind.requests] == [SUMMARY, SUMMARY]
     for tools in (snapshot.snapshot.tools, replay.replay.tools):
         (tool,) = tools
@@ -179,8 +203,11 @@ async def test_snapshot_and_replay_replies_are_rendered_for_a_summary_connection
 
 async def test_a_mind_refusal_is_the_command_error_with_its_status_number() -> None:
     mind = RecordingMind(MindCallError("NOT_FOUND", "no conversation p_k"))
-    reply = await answer(mind, face_pb2.ConnectRequest(
-        request_id="r1", cancel_run=face_pb2.CancelRunCommand(conversation_key="p_k")
-    ))
+    reply = await answer(
+        mind,
+        face_pb2.ConnectRequest(
+            request_id="r1", cancel_run=face_pb2.CancelRunCommand(conversation_key="p_k")
+        ),
+    )
     assert reply.WhichOneof("result") == "error"
     assert (reply.error.code, reply.error.message) == (5, "no conversation p_k")

@@ -18,9 +18,11 @@ NOT_FOUND = 5
 
 
 async def chat(client: FaceClient, key: str, text: str) -> str:
-    reply = await client.command(send_chat=face_pb2.SendChatCommand(
-        conversation_key=key, text=text, idempotency_key=uuid.uuid4().hex
-    ))
+    reply = await client.command(
+        send_chat=face_pb2.SendChatCommand(
+            conversation_key=key, text=text, idempotency_key=uuid.uuid4().hex
+        )
+    )
     assert reply.WhichOneof("result") == "send_chat", reply
     return reply.send_chat.run_id
 
@@ -54,15 +56,16 @@ async def test_two_connections_of_one_principal_see_the_same_durable_events(
         # Bob can neither see nor command Alice's conversation.
         for command in (
             {"snapshot": face_pb2.SnapshotCommand(conversation_key="p_alice")},
-            {"send_chat": face_pb2.SendChatCommand(
-                conversation_key="p_alice", text="hi", idempotency_key="k1")},
+            {
+                "send_chat": face_pb2.SendChatCommand(
+                    conversation_key="p_alice", text="hi", idempotency_key="k1"
+                )
+            },
             {"replay": face_pb2.ReplayCommand(conversation_key="p_alice")},
         ):
             reply = await bob.command(**command)
             assert reply.error.code == NOT_FOUND, reply
-        await bob.command(
-            create_conversation=face_pb2.CreateConversationCommand(key="p_bob")
-        )
+        await bob.command(create_conversation=face_pb2.CreateConversationCommand(key="p_bob"))
         await bob.wait_event(lambda e: e.conversation_key == "p_bob")
         assert {e.conversation_key for e in bob.events} == {"p_bob"}
     finally:

@@ -109,9 +109,11 @@ async def test_resuming_from_a_pruned_id_requires_a_snapshot(pruning_mind: MindP
                 refused = await client.reply("hello")
                 assert refused.error.code == FAILED_PRECONDITION
                 assert "snapshot required" in refused.error.message
-                snapshot = (await client.command(
-                    snapshot=face_pb2.SnapshotCommand(conversation_key="p_new119")
-                )).snapshot
+                snapshot = (
+                    await client.command(
+                        snapshot=face_pb2.SnapshotCommand(conversation_key="p_new119")
+                    )
+                ).snapshot
                 await client.command(
                     subscribe=face_pb2.SubscribeCommand(after_id=snapshot.last_event_id)
                 )

@@ -25,7 +25,7 @@ FLOOD_SCRIPT = f"""
 runs:
   - match: "^flood"
     steps:
-      - {{thinking: "{'y' * DELTAS}", text: "{'x' * DELTAS}", chunks: {DELTAS}}}
+      - {{thinking: "{"y" * DELTAS}", text: "{"x" * DELTAS}", chunks: {DELTAS}}}
 """
 
 

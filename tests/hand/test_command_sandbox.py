@@ -34,7 +34,10 @@ def places(tmp_path: Path) -> tuple[Path, Path]:
 
 async def run(workspace: Path, argv: list[str], **options: object) -> dict:
     hand = build_reference_hand(
-        "box", workspace, allowed_commands=[argv[0]], **options  # type: ignore[arg-type]
+        "box",
+        workspace,
+        allowed_commands=[argv[0]],
+        **options,  # type: ignore[arg-type]
     )
     return json.loads(await hand.tools["run_command"].call({"argv": argv}))
 
@@ -160,6 +163,8 @@ async def test_ending_a_sandboxed_command_kills_every_process_it_started(
     else:
         assert json.loads(await call)["timed_out"]
     await eventually_async(
-        lambda: processes_with(marker), 60, until=lambda pids: not pids,
+        lambda: processes_with(marker),
+        60,
+        until=lambda pids: not pids,
         what="every process of the command to end",
     )

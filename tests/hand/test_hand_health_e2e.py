@@ -45,8 +45,21 @@ def hand(tmp_path: Path, mind: MindProcess) -> Iterator[str]:
         TOBE_HAND_TOKEN=issue_token(mind.url, kind="hand", principal="box", scopes=[]),
     )
     process = subprocess.Popen(
-        [sys.executable, "-m", "tobe", "hand", "serve", "--mind", mind.address, "--name", "box",
-         "--workspace", str(workspace), "--health-listen", health],
+        [
+            sys.executable,
+            "-m",
+            "tobe",
+            "hand",
+            "serve",
+            "--mind",
+            mind.address,
+            "--name",
+            "box",
+            "--workspace",
+            str(workspace),
+            "--health-listen",
+            health,
+        ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -68,8 +81,11 @@ async def status(target: str) -> str:
 async def wait_status(target: str, wanted: str) -> None:
     """Poll the health endpoint until it reports `wanted` (it must keep answering meanwhile)."""
     await eventually_async(
-        lambda: status(target), DEADLINE, until=lambda seen: seen == wanted,
-        what=f"{target} to report {wanted}", interval=0.1,
+        lambda: status(target),
+        DEADLINE,
+        until=lambda seen: seen == wanted,
+        what=f"{target} to report {wanted}",
+        interval=0.1,
     )
 
 
@@ -93,9 +109,23 @@ def test_a_health_address_in_use_is_refused_with_a_message(tmp_path: Path) -> No
         squatter.listen()
         taken = f"127.0.0.1:{squatter.getsockname()[1]}"
         result = subprocess.run(
-            [sys.executable, "-m", "tobe", "hand", "serve", "--mind", "127.0.0.1:9",
-             "--workspace", str(workspace), "--health-listen", taken],
-            env=env, capture_output=True, text=True, timeout=60,
+            [
+                sys.executable,
+                "-m",
+                "tobe",
+                "hand",
+                "serve",
+                "--mind",
+                "127.0.0.1:9",
+                "--workspace",
+                str(workspace),
+                "--health-listen",
+                taken,
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
         )
     assert result.returncode == 1
     assert f"Error: cannot serve health on {taken}" in result.stderr

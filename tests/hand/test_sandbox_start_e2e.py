@@ -27,8 +27,18 @@ def hand_command(tmp_path: Path, bwrap: str, *extra: str) -> tuple[list[str], di
         TOBE_HAND_TOKEN="unused",
         TOBE_HAND__BWRAP=bwrap,
     )
-    argv = [sys.executable, "-m", "tobe", "hand", "serve", "--mind", "127.0.0.1:9",
-            "--workspace", str(workspace), *extra]
+    argv = [
+        sys.executable,
+        "-m",
+        "tobe",
+        "hand",
+        "serve",
+        "--mind",
+        "127.0.0.1:9",
+        "--workspace",
+        str(workspace),
+        *extra,
+    ]
     return argv, env
 
 
@@ -36,8 +46,9 @@ async def started_output(tmp_path: Path, bwrap: str, *extra: str) -> str:
     """Start the Hand, wait until its health endpoint answers, stop it; its stderr."""
     health = f"unix:{tmp_path / 'health.sock'}"
     argv, env = hand_command(tmp_path, bwrap, *extra, "--health-listen", health)
-    process = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
+    process = subprocess.Popen(
+        argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
 
     async def serving() -> bool:
         assert process.poll() is None, f"the Hand exited: {process.communicate()[1]}"

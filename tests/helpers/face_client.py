@@ -59,11 +59,14 @@ class FaceClient:
     ) -> FaceClient:
         channel = grpc.aio.insecure_channel(address, options=options or [])
         call = face_pb2_grpc.FaceGatewayStub(channel).Connect(metadata=bearer_metadata(token))
-        await call.write(face_pb2.ConnectRequest(
-            request_id="hello",
-            hello=face_pb2.Hello(detail_mode=mode, client_name="test",
-                                 resume_after_id=resume_after_id),
-        ))
+        await call.write(
+            face_pb2.ConnectRequest(
+                request_id="hello",
+                hello=face_pb2.Hello(
+                    detail_mode=mode, client_name="test", resume_after_id=resume_after_id
+                ),
+            )
+        )
         first = await call.read()
         assert first.seq == 1 and first.HasField("welcome"), first
         client = cls(channel, call, first.welcome)
@@ -112,6 +115,7 @@ class FaceClient:
         self, predicate, timeout: float = FRAME_TIMEOUT
     ) -> events_pb2.Event:
         """The first event received so far or later that satisfies `predicate`."""
+
         async def scan() -> events_pb2.Event:
             seen = 0
             while True:
@@ -127,6 +131,7 @@ class FaceClient:
         self, predicate, timeout: float = FRAME_TIMEOUT
     ) -> face_pb2.ConnectResponse:
         """The next frame that satisfies `predicate`."""
+
         async def scan() -> face_pb2.ConnectResponse:
             while True:
                 frame = await self.frames.get()
@@ -151,6 +156,7 @@ class FaceClient:
 
 def run_ended(run_id: str):  # noqa: ANN201
     """Predicate: the event is the terminal run_changed of `run_id`."""
+
     def match(event: events_pb2.Event) -> bool:
         return (
             event.HasField("run_changed")

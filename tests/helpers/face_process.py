@@ -42,8 +42,17 @@ class FaceProcess:
     def start(self, listen: str = "127.0.0.1:0") -> None:
         self._ready = threading.Event()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "tobe", "face", "serve", "--listen", listen,
-             "--mind", self.mind_address],
+            [
+                sys.executable,
+                "-m",
+                "tobe",
+                "face",
+                "serve",
+                "--listen",
+                listen,
+                "--mind",
+                self.mind_address,
+            ],
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -140,8 +149,10 @@ class MindDirect:
     async def send(self, key: str, text: str, principal: str = "alice") -> str:
         response = await self.stub.SendChat(
             mind_pb2.SendChatRequest(
-                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal), conversation_key=key,
-                text=text, idempotency_key=f"{key}-{text}",
+                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal),
+                conversation_key=key,
+                text=text,
+                idempotency_key=f"{key}-{text}",
             ),
             metadata=self.mind.gateway_metadata,
             timeout=30,
@@ -150,6 +161,7 @@ class MindDirect:
 
     async def wait_run_end(self, key: str) -> None:
         """Follow the Mind's own event stream until a run of `key` ends."""
+
         def ended(events: list[events_pb2.Event]) -> bool:
             event = events[-1]
             return (
@@ -173,7 +185,8 @@ async def wait_for_line(
 ) -> None:
     """Wait until Face has printed `occurrences` lines containing `needle`."""
     await eventually_async(
-        lambda: face.log_lines(needle), timeout,
+        lambda: face.log_lines(needle),
+        timeout,
         until=lambda lines: len(lines) >= occurrences,
         what=f"{occurrences} Face log line(s) containing {needle!r}",
     )

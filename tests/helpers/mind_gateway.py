@@ -99,12 +99,22 @@ class Gateway:
         return self.stub.CreateConversation(request, metadata=self.md, timeout=10).conversation.key
 
     def send(
-        self, key: str, text: str, idem: str, *, principal: str = "alice", steer: bool = False,
+        self,
+        key: str,
+        text: str,
+        idem: str,
+        *,
+        principal: str = "alice",
+        steer: bool = False,
         mode: int = TRANSPARENT,
     ) -> mind_pb2.SendChatResponse:
         request = mind_pb2.SendChatRequest(
-            on_behalf_of=self.who(principal), conversation_key=key, text=text,
-            idempotency_key=idem, steer=steer, detail_mode=mode,
+            on_behalf_of=self.who(principal),
+            conversation_key=key,
+            text=text,
+            idempotency_key=idem,
+            steer=steer,
+            detail_mode=mode,
         )
         return self.stub.SendChat(request, metadata=self.md, timeout=15)
 
@@ -138,7 +148,11 @@ class Gateway:
     ) -> list[events_pb2.Event]:
         """Events after `after_id` (replay, then live) until `done(events)` holds."""
         return events_until(
-            self.stub, self.md, done, after_id=after_id, include_ephemeral=include_ephemeral,
+            self.stub,
+            self.md,
+            done,
+            after_id=after_id,
+            include_ephemeral=include_ephemeral,
             timeout=timeout,
         )
 
@@ -161,7 +175,8 @@ class Listener:
         self._replayed = threading.Event()
         self._stream = gateway.stub.Subscribe(
             mind_pb2.SubscribeRequest(after_id=after_id, include_ephemeral=include_ephemeral),
-            metadata=gateway.md, timeout=120,
+            metadata=gateway.md,
+            timeout=120,
         )
         self._thread = threading.Thread(target=self._read, daemon=True)
 

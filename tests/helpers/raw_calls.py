@@ -49,7 +49,8 @@ def wait_for_lines(read: Callable[[], list[str]], text: str, count: int) -> list
     through a pipe or file a little later.
     """
     return eventually(
-        lambda: [line for line in read() if text in line], 20,
+        lambda: [line for line in read() if text in line],
+        20,
         until=lambda lines: len(lines) >= count,
         what=f"{count} log line(s) containing {text!r}",
     )

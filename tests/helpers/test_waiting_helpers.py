@@ -22,8 +22,12 @@ def test_eventually_returns_the_value_that_held() -> None:
 def test_eventually_fails_naming_what_was_awaited_the_last_value_and_the_context() -> None:
     with pytest.raises(AssertionError) as failure:
         eventually(
-            lambda: ["started"], 0.1, until=lambda log: "ready" in log,
-            what="the ready line", context=lambda: "process log tail", interval=0.01,
+            lambda: ["started"],
+            0.1,
+            until=lambda log: "ready" in log,
+            what="the ready line",
+            context=lambda: "process log tail",
+            interval=0.01,
         )
     assert str(failure.value) == (
         "timed out after 0.1s waiting for the ready line; last observed: ['started']\n"
@@ -78,10 +82,13 @@ class Stub:
 
 
 def event(durable_id: int, key: str = "p_a") -> mind_pb2.SubscribeResponse:
-    return mind_pb2.SubscribeResponse(event=events_pb2.Event(
-        durable_id=durable_id, conversation_key=key,
-        conversation_created=common_pb2.Conversation(key=key),
-    ))
+    return mind_pb2.SubscribeResponse(
+        event=events_pb2.Event(
+            durable_id=durable_id,
+            conversation_key=key,
+            conversation_created=common_pb2.Conversation(key=key),
+        )
+    )
 
 
 REPLAY_DONE = mind_pb2.SubscribeResponse(replay_done=mind_pb2.ReplayDone(last_durable_id=2))

@@ -38,8 +38,15 @@ async def cli(admin: Admin, *args: str) -> dict:
 async def create_gateway(admin: Admin, principal: str) -> tuple[str, str]:
     """A new gateway (service) credential: its id and secret."""
     created = await cli(
-        admin, "credentials", "create", "--kind", "service", "--principal", principal,
-        "--scope", "gateway",
+        admin,
+        "credentials",
+        "create",
+        "--kind",
+        "service",
+        "--principal",
+        principal,
+        "--scope",
+        "gateway",
     )
     return created["credential"]["id"], created["secret"]
 
@@ -168,7 +175,8 @@ async def test_revoking_a_gateway_credential_ends_its_live_subscribe(
         feed.cancel()
         await direct.close()
     assert (code, details) == (
-        grpc.StatusCode.UNAUTHENTICATED, f"credential {credential_id} was revoked"
+        grpc.StatusCode.UNAUTHENTICATED,
+        f"credential {credential_id} was revoked",
     )
     assert [e.durable_id for e in delivered if e.durable_id >= revocation] == []
     assert revoked["disconnected"] == 1

@@ -57,8 +57,11 @@ class MemoryJournal:
         assert terminal.tool_call_id not in self.terminals, "second terminal"
         self.terminals[terminal.tool_call_id] = terminal
         return self._add(
-            role="tool", text=terminal.model_text, tool_call_id=terminal.tool_call_id,
-            tool_name=terminal.tool, is_error=terminal.is_error,
+            role="tool",
+            text=terminal.model_text,
+            tool_call_id=terminal.tool_call_id,
+            tool_name=terminal.tool,
+            is_error=terminal.is_error,
         )
 
     async def skip(self, admission: Admission, terminal: Terminal) -> HistoryMessage:
@@ -94,7 +97,10 @@ def _core(script: str, *, step_limit: int = 10, authorizer=None) -> AgentCore:
     registry = ToolRegistry([*builtin_tools(), Boom()])
     provider = ScriptedProvider(parse_script(script, "test"))
     return AgentCore(
-        provider, registry, ToolRuntime(authorizer or AllowAll()), step_limit=step_limit,
+        provider,
+        registry,
+        ToolRuntime(authorizer or AllowAll()),
+        step_limit=step_limit,
         clock=lambda: T,
     )
 
@@ -106,9 +112,7 @@ def _scope(journal: MemoryJournal, mode: DetailMode = DetailMode.TRANSPARENT) ->
 async def _run(core: AgentCore, journal: MemoryJournal, text: str = "go", **kw):
     history = [HistoryMessage(0, "user", text, T)]
     deltas: list[tuple[str, int, str]] = []
-    outcome = await core.run(
-        _scope(journal, **kw), history, journal, lambda *d: deltas.append(d)
-    )
+    outcome = await core.run(_scope(journal, **kw), history, journal, lambda *d: deltas.append(d))
     return outcome, deltas
 
 
@@ -159,7 +163,10 @@ class IdIssuingProvider:
 async def test_the_mind_uses_its_own_call_ids_and_the_model_gets_its_own_back():
     provider = IdIssuingProvider()
     core = AgentCore(
-        provider, ToolRegistry(builtin_tools()), ToolRuntime(AllowAll()), step_limit=5,
+        provider,
+        ToolRegistry(builtin_tools()),
+        ToolRuntime(AllowAll()),
+        step_limit=5,
         clock=lambda: T,
     )
     journal = MemoryJournal()
@@ -178,9 +185,11 @@ async def test_the_mind_uses_its_own_call_ids_and_the_model_gets_its_own_back():
 
 
 async def test_the_step_limit_ends_the_run_as_failed():
-    script = "runs: [{match: go, steps: [" + ", ".join(
-        ["{tool_calls: [{name: current_time, arguments: {}}]}"] * 5
-    ) + "]}]"
+    script = (
+        "runs: [{match: go, steps: ["
+        + ", ".join(["{tool_calls: [{name: current_time, arguments: {}}]}"] * 5)
+        + "]}]"
+    )
     outcome, _ = await _run(_core(script, step_limit=3), MemoryJournal())
     assert outcome.state == "failed" and outcome.reason == "step limit reached: 3 provider calls"
     assert outcome.steps == 3
@@ -321,7 +330,11 @@ class LevelRecorder:
 async def test_an_unsupported_thinking_level_is_clamped_with_one_warning_per_conversation(caplog):
     provider = LevelRecorder()
     core = AgentCore(
-        provider, ToolRegistry([]), ToolRuntime(AllowAll()), step_limit=4, clock=lambda: T,
+        provider,
+        ToolRegistry([]),
+        ToolRuntime(AllowAll()),
+        step_limit=4,
+        clock=lambda: T,
         thinking=ThinkingLevel.MEDIUM,
     )
     for _ in range(2):

@@ -33,14 +33,23 @@ def test_bad_sends_are_refused_with_a_clear_error_and_write_nothing(shared: Gate
         (lambda: shared.send(key, "   ", "k"), grpc.StatusCode.INVALID_ARGUMENT, "text is empty"),
         (lambda: shared.send(key, oversized, "k"), grpc.StatusCode.INVALID_ARGUMENT, "65537 bytes"),
         (lambda: shared.send(key, "hi", ""), grpc.StatusCode.INVALID_ARGUMENT, "idempotency_key"),
-        (lambda: shared.send(key, "hi", "k" * 129), grpc.StatusCode.INVALID_ARGUMENT,
-         "idempotency_key"),
-        (lambda: shared.send(key, "hi", "k", principal=""), grpc.StatusCode.INVALID_ARGUMENT,
-         "on_behalf_of.principal"),
+        (
+            lambda: shared.send(key, "hi", "k" * 129),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "idempotency_key",
+        ),
+        (
+            lambda: shared.send(key, "hi", "k", principal=""),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "on_behalf_of.principal",
+        ),
         (lambda: shared.create("x_bad"), grpc.StatusCode.INVALID_ARGUMENT, "must start with"),
         (lambda: shared.create(key), grpc.StatusCode.ALREADY_EXISTS, "already exists"),
-        (lambda: shared.create("p_private", members=("bob",)), grpc.StatusCode.INVALID_ARGUMENT,
-         "group"),
+        (
+            lambda: shared.create("p_private", members=("bob",)),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "group",
+        ),
     ]
     for call, code, text in cases:
         got_code, details = _code(call)
@@ -57,7 +66,8 @@ def test_creating_a_taken_key_cannot_probe_which_keys_exist(shared: Gateway):
     assert taken == _code(lambda: shared.snapshot(key, principal="mallory"))
     assert taken == (grpc.StatusCode.NOT_FOUND, f"no conversation {key!r}")
     assert _code(lambda: shared.snapshot(absent, principal="mallory")) == (
-        grpc.StatusCode.NOT_FOUND, f"no conversation {absent!r}"
+        grpc.StatusCode.NOT_FOUND,
+        f"no conversation {absent!r}",
     )
     # Those who can see the conversation learn nothing new from ALREADY_EXISTS.
     for principal in ("alice", "bob"):
@@ -167,6 +177,9 @@ def test_a_second_mind_on_the_same_data_dir_refuses_to_start(shared: Gateway):
     assert "in use by tobe mind serve" in result.stderr and "state lock" in result.stderr
     # The running Mind is unaffected.
     stub = mind_pb2_grpc.MindStub(shared.channel)
-    assert stub.ListConversations(
-        mind_pb2.ListConversationsRequest(on_behalf_of=shared.who("alice")), metadata=shared.md
-    ) is not None
+    assert (
+        stub.ListConversations(
+            mind_pb2.ListConversationsRequest(on_behalf_of=shared.who("alice")), metadata=shared.md
+        )
+        is not None
+    )

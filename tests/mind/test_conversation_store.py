@@ -76,7 +76,8 @@ async def _runs(database: Database, key: str) -> list[tuple[str, str]]:
 
 async def _settled(database: Database, key: str, count: int) -> list[tuple[str, str]]:
     return await eventually_async(
-        lambda: _runs(database, key), 10,
+        lambda: _runs(database, key),
+        10,
         until=lambda found: len(found) == count and all(state != "running" for state, _ in found),
         what=f"{count} settled runs of {key}",
     )

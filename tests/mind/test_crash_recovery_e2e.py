@@ -110,9 +110,9 @@ def test_kill_during_a_tool_execution(mind: MindProcess, gateway: Gateway):
     key = gateway.create(f"p_{uuid.uuid4().hex[:8]}")
     start = gateway.head()
     sent = gateway.send(key, "slow-tool", "k1")
-    seen = gateway.wait_for(start, _has(
-        key, "tool_changed", lambda p: p.status == common_pb2.TOOL_STATUS_RUNNING
-    ))
+    seen = gateway.wait_for(
+        start, _has(key, "tool_changed", lambda p: p.status == common_pb2.TOOL_STATUS_RUNNING)
+    )
     last_seen = seen[-1].durable_id
 
     gateway, everything = _restart_and_check_invariants(
@@ -121,7 +121,8 @@ def test_kill_during_a_tool_execution(mind: MindProcess, gateway: Gateway):
     assert _run_state(everything, sent.run_id) == common_pb2.RUN_STATE_INTERRUPTED
     wait_call = [p for p in payloads(everything, "tool_changed") if p.tool == "wait"]
     assert [p.status for p in wait_call] == [
-        common_pb2.TOOL_STATUS_RUNNING, common_pb2.TOOL_STATUS_CANCELLED
+        common_pb2.TOOL_STATUS_RUNNING,
+        common_pb2.TOOL_STATUS_CANCELLED,
     ]
     # The conversation goes on: the next run sees the interrupted call answered as not run.
     after = gateway.head()
@@ -162,7 +163,8 @@ def test_sigterm_records_the_active_run_as_interrupted_and_exits_cleanly(
     everything, _ = gateway.replay(0)
     runs = [r for r in payloads(everything, "run_changed") if r.id == sent.run_id]
     assert [r.state for r in runs] == [
-        common_pb2.RUN_STATE_RUNNING, common_pb2.RUN_STATE_INTERRUPTED
+        common_pb2.RUN_STATE_RUNNING,
+        common_pb2.RUN_STATE_INTERRUPTED,
     ]
     assert runs[-1].reason == "interrupted: the Mind shut down"
     gateway.close()

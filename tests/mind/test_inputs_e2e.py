@@ -29,7 +29,9 @@ def test_a_retried_send_creates_one_message_and_one_run(shared: Gateway):
         retry_client.close()
     assert retry.duplicate and not first.duplicate
     assert (retry.message_id, retry.run_id, retry.input_id) == (
-        first.message_id, first.run_id, first.input_id
+        first.message_id,
+        first.run_id,
+        first.input_id,
     )
     events = shared.wait_runs_ended(start, {first.run_id})
     shared.send(key, "time for once", "same-key")  # and once more after the run ended
@@ -51,7 +53,8 @@ def test_messages_sent_during_a_run_are_follow_ups_handled_in_order(shared: Gate
     assert snapshot.active_run.id == first.run_id
     assert snapshot.active_run.state == common_pb2.RUN_STATE_RUNNING
     assert [(q.text, q.input_id) for q in snapshot.queued] == [
-        ("follow-up one", second.input_id), ("follow-up two", third.input_id)
+        ("follow-up one", second.input_id),
+        ("follow-up two", third.input_id),
     ]
 
     def all_done(events) -> bool:
@@ -78,7 +81,9 @@ def test_messages_sent_during_a_run_are_follow_ups_handled_in_order(shared: Gate
     triggers = {r.id: r.trigger for r in payloads(events, "run_changed")}
     assert [triggers[r] for r in run_ids] == ["user", "followup", "followup"]
     assert [m.idempotency_key for m in messages if m.role == common_pb2.MESSAGE_ROLE_USER] == [
-        "k1", "k2", "k3"
+        "k1",
+        "k2",
+        "k3",
     ]
 
 
@@ -86,15 +91,16 @@ def test_a_steering_message_skips_the_queued_calls_and_reaches_the_running_run(s
     key = shared.create(_key())
     start = shared.head()
     first = shared.send(key, "short-wait", "k1")
-    shared.wait_for(start, lambda evs: any(
-        e.conversation_key == key and e.WhichOneof("payload") == "tool_changed" for e in evs
-    ))
+    shared.wait_for(
+        start,
+        lambda evs: any(
+            e.conversation_key == key and e.WhichOneof("payload") == "tool_changed" for e in evs
+        ),
+    )
     steer = shared.send(key, "change of plan", "k2", steer=True)
     assert steer.queued and steer.run_id == first.run_id
 
-    events = [
-        e for e in shared.wait_runs_ended(start, {first.run_id}) if e.conversation_key == key
-    ]
+    events = [e for e in shared.wait_runs_ended(start, {first.run_id}) if e.conversation_key == key]
     assert payloads(events, "run_changed")[-1].state == common_pb2.RUN_STATE_COMPLETED
     statuses = {p.tool: p.status for p in payloads(events, "tool_changed")}
     assert statuses == {

@@ -41,7 +41,9 @@ def test_adjacent_user_messages_are_not_merged_and_order_is_kept():
     history = [_msg(1, "user", "one"), _msg(2, "user", "two", 1), _msg(3, "user", "three", 2)]
     out = provider_messages(history, NOW)
     assert [(m.role, m.text[26:]) for m in out[:3]] == [
-        ("user", "one"), ("user", "two"), ("user", "three")
+        ("user", "one"),
+        ("user", "two"),
+        ("user", "three"),
     ]
     assert len(out) == 4
 
@@ -74,7 +76,11 @@ def test_tool_results_keep_their_call_ids_and_missing_results_are_synthesized():
     ]
     out = provider_messages(history, NOW)
     assert [(m.role, m.tool_call_id) for m in out] == [
-        ("user", ""), ("assistant", ""), ("tool", "call_a"), ("tool", "call_b"), ("user", ""),
+        ("user", ""),
+        ("assistant", ""),
+        ("tool", "call_a"),
+        ("tool", "call_b"),
+        ("user", ""),
         ("user", ""),
     ]
     assert out[1].tool_calls == list(calls)
@@ -98,11 +104,15 @@ def test_calls_and_their_results_carry_the_models_own_ids_on_the_wire():
 
     assert [call.id for call in out[1].tool_calls] == ["toolu_01A", "fc-b", "call_mind_c"]
     assert [(m.tool_call_id, m.is_error) for m in out[2:5]] == [
-        ("toolu_01A", False), ("call_mind_c", False), ("fc-b", True)
+        ("toolu_01A", False),
+        ("call_mind_c", False),
+        ("fc-b", True),
     ]
     assert out[4].text.endswith(NOT_EXECUTED)
     assert [call.id for call in history[1].tool_calls] == [
-        "call_mind_a", "call_mind_b", "call_mind_c"
+        "call_mind_a",
+        "call_mind_b",
+        "call_mind_c",
     ]
 
 
@@ -126,7 +136,10 @@ def test_stored_calls_keep_the_models_id_and_older_rows_without_one_still_render
     call = ToolCall("call_mind_a", "wait", {}, "{}", provider_id="toolu_01A")
     result = ProviderResult(tool_calls=[call])
     stored = models.Message(
-        id=2, role="assistant", text="", created_at=T0,
+        id=2,
+        role="assistant",
+        text="",
+        created_at=T0,
         payload=assistant_payload(result, [call], "transparent", 0),
     )
     older_payload = assistant_payload(result, [call], "transparent", 0)

@@ -145,8 +145,11 @@ def test_concurrent_requests_of_different_conversations_do_not_interfere():
         ("runs: []", "runs"),
         ("runs: [{match: '(', steps: [{text: a}]}]", "not a valid regular expression"),
         ("runs: [{match: a, steps: [{text: a, colour: b}]}]", "colour"),
-        ("runs: [{match: a, steps: [{tool_calls: [{name: t, arguments: {}, raw_arguments: x}]}]}]",
-         "not both"),
+        (
+            "runs: [{match: a, steps: [{tool_calls: "
+            "[{name: t, arguments: {}, raw_arguments: x}]}]}]",
+            "not both",
+        ),
         ("runs: [{match: a, steps: [{delay: -1}]}]", "delay"),
     ],
 )

@@ -150,9 +150,12 @@ def test_cancel_stops_a_running_tool_and_records_the_run_cancelled(shared: Gatew
     key = shared.create(_key())
     start = shared.head()
     sent = shared.send(key, "slow-tool", "k1")
-    shared.wait_for(start, lambda evs: any(
-        e.conversation_key == key and e.WhichOneof("payload") == "tool_changed" for e in evs
-    ))
+    shared.wait_for(
+        start,
+        lambda evs: any(
+            e.conversation_key == key and e.WhichOneof("payload") == "tool_changed" for e in evs
+        ),
+    )
     request = mind_pb2.CancelRunRequest(on_behalf_of=shared.who("alice"), conversation_key=key)
     cancel = shared.stub.CancelRun(request, metadata=shared.md, timeout=10)
     assert cancel.run_id == sent.run_id

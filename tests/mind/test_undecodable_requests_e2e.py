@@ -53,8 +53,13 @@ CASES = [
 @pytest.mark.parametrize(
     ("server", "method", "request_streaming", "response_streaming", "before"),
     CASES,
-    ids=["mind-unary", "mind-server-stream", "handlink-first-frame", "handlink-later-frame",
-         "management-unary"],
+    ids=[
+        "mind-unary",
+        "mind-server-stream",
+        "handlink-first-frame",
+        "handlink-later-frame",
+        "management-unary",
+    ],
 )
 async def test_an_undecodable_request_is_invalid_argument_with_one_log_line_and_no_traceback(
     mind: Mind,
@@ -66,9 +71,9 @@ async def test_an_undecodable_request_is_invalid_argument_with_one_log_line_and_
 ) -> None:
     process = mind.process
     target = mind.management if server == "management" else process.address
-    metadata = {
-        "mind": process.gateway_metadata, "handlink": mind.hand_metadata, "management": ()
-    }[server]
+    metadata = {"mind": process.gateway_metadata, "handlink": mind.hand_metadata, "management": ()}[
+        server
+    ]
     logged_before = len(process.output)
 
     error = await refusal(

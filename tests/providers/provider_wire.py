@@ -80,8 +80,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("content-length") or 0)
         body = self.rfile.read(length)
         wire = self.server.wire
-        wire.record(Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()},
-                             body))
+        wire.record(
+            Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        )
         reply = wire.next_reply()
         self.send_response(reply.status)
         for name, value in reply.headers.items():

@@ -85,8 +85,11 @@ async def test_tool_use_with_fragmented_input_keeps_the_model_id(wire, provider_
     ]
     assert result.usage == Usage(input_tokens=377, output_tokens=65, cached_tokens=0)
     assert wire.requests[0].json()["tools"] == [
-        {"name": "get_weather", "description": "Current weather",
-         "input_schema": WEATHER.parameters}
+        {
+            "name": "get_weather",
+            "description": "Current weather",
+            "input_schema": WEATHER.parameters,
+        }
     ]
 
 
@@ -128,7 +131,9 @@ async def test_redacted_thinking_parallel_tools_and_cache_usage(wire, provider_f
     assert result.error is None
     assert result.stop_reason == StopReason.TOOL_USE
     assert result.thinking == [
-        ThinkingBlock(redacted_data="EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP")
+        ThinkingBlock(
+            redacted_data="EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
+        )
     ]
     assert result.text == "Checking both."
     assert [(c.id, c.arguments) for c in result.tool_calls] == [
@@ -207,7 +212,10 @@ async def test_follow_up_sends_thinking_unchanged_and_tool_results_in_one_user_t
         ),
         ProviderMessage("tool", "contents of a", tool_call_id="toolu_01A", tool_name="read_file"),
         ProviderMessage(
-            "tool", "bad arguments", tool_call_id="toolu_01B", tool_name="read_file",
+            "tool",
+            "bad arguments",
+            tool_call_id="toolu_01B",
+            tool_name="read_file",
             is_error=True,
         ),
         ProviderMessage("user", "[2026-09-10 14:00:30 GMT] current time"),
@@ -223,8 +231,12 @@ async def test_follow_up_sends_thinking_unchanged_and_tool_results_in_one_user_t
                 {"type": "thinking", "thinking": THINKING_TEXT, "signature": SIGNATURE},
                 {"type": "redacted_thinking", "data": "opaque=="},
                 {"type": "text", "text": "Checking both."},
-                {"type": "tool_use", "id": "toolu_01A", "name": "read_file",
-                 "input": {"path": "a.txt"}},
+                {
+                    "type": "tool_use",
+                    "id": "toolu_01A",
+                    "name": "read_file",
+                    "input": {"path": "a.txt"},
+                },
                 {"type": "tool_use", "id": "toolu_01B", "name": "read_file", "input": {}},
             ],
         },
@@ -232,12 +244,18 @@ async def test_follow_up_sends_thinking_unchanged_and_tool_results_in_one_user_t
             "role": "user",
             "content": [
                 {"type": "tool_result", "tool_use_id": "toolu_01A", "content": "contents of a"},
-                {"type": "tool_result", "tool_use_id": "toolu_01B", "content": "bad arguments",
-                 "is_error": True},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_01B",
+                    "content": "bad arguments",
+                    "is_error": True,
+                },
             ],
         },
-        {"role": "user",
-         "content": [{"type": "text", "text": "[2026-09-10 14:00:30 GMT] current time"}]},
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "[2026-09-10 14:00:30 GMT] current time"}],
+        },
     ]
 
 
@@ -245,8 +263,10 @@ async def test_images_as_base64_blocks_or_placeholders(wire, provider_for):
     image = ImagePart("image/png", "iVBORw0KGgo=")
     request = ProviderRequest("", [ProviderMessage("user", "look", images=[image])])
     blind = ModelEntry(id="claude-text-only", context_window=100_000, max_output=4096)
-    wire.play(Reply(body=data_file("anthropic/basic_response.txt")),
-              Reply(body=data_file("anthropic/basic_response.txt")))
+    wire.play(
+        Reply(body=data_file("anthropic/basic_response.txt")),
+        Reply(body=data_file("anthropic/basic_response.txt")),
+    )
 
     await provider_for("anthropic").complete(request, lambda e: None)
     await provider_for("anthropic", model="claude-text-only", models=[blind]).complete(
@@ -256,7 +276,9 @@ async def test_images_as_base64_blocks_or_placeholders(wire, provider_for):
     seeing, blind_content = (r.json()["messages"][0]["content"] for r in wire.requests)
     assert seeing == [
         {"type": "text", "text": "look"},
-        {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                     "data": "iVBORw0KGgo="}},
+        {
+            "type": "image",
+            "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+        },
     ]
     assert blind_content == [{"type": "text", "text": f"look\n{IMAGE_UNSUPPORTED}"}]

@@ -45,7 +45,10 @@ def test_operator_added_model_comes_from_the_config_file(tmp_path, monkeypatch):
     info = lookup(settings)
 
     assert (info.id, info.context_window, info.max_output, info.vision) == (
-        "qwen2.5:7b", 32768, 4096, False
+        "qwen2.5:7b",
+        32768,
+        4096,
+        False,
     )
     assert info.thinking_levels == (ThinkingLevel.OFF, ThinkingLevel.HIGH)
 
@@ -113,11 +116,18 @@ def test_factory_takes_the_usual_key_variable_and_requires_one(monkeypatch):
 
 def test_detection_prefers_the_explicit_kind():
     settings, reason = detect_with_reason(
-        {"TOBE_PROVIDER__KIND": "openai", "TOBE_PROVIDER__BASE_URL": "http://127.0.0.1:8000/v1",
-         "TOBE_PROVIDER__MODEL": "gpt-4o", "OPENAI_API_KEY": "sk-1", "ANTHROPIC_API_KEY": "a"}
+        {
+            "TOBE_PROVIDER__KIND": "openai",
+            "TOBE_PROVIDER__BASE_URL": "http://127.0.0.1:8000/v1",
+            "TOBE_PROVIDER__MODEL": "gpt-4o",
+            "OPENAI_API_KEY": "sk-1",
+            "ANTHROPIC_API_KEY": "a",
+        }
     )
     assert (settings.kind, settings.model, settings.base_url) == (
-        "openai", "gpt-4o", "http://127.0.0.1:8000/v1"
+        "openai",
+        "gpt-4o",
+        "http://127.0.0.1:8000/v1",
     )
     assert settings.api_key is not None and settings.api_key.get_secret_value() == "sk-1"
     assert "openai" in reason and "OPENAI_API_KEY" in reason and "sk-1" not in reason
@@ -153,6 +163,8 @@ def test_factory_refuses_a_thinking_level_that_does_not_exist():
 
 def test_factory_refuses_a_base_url_without_a_scheme():
     with pytest.raises(ProviderConfigError, match="TOBE_PROVIDER__BASE_URL"):
-        build_provider(ProviderSettings(
-            kind="openai", model="gpt-4o", base_url="localhost:8000", api_key=SecretStr("k")
-        ))
+        build_provider(
+            ProviderSettings(
+                kind="openai", model="gpt-4o", base_url="localhost:8000", api_key=SecretStr("k")
+            )
+        )

@@ -58,11 +58,20 @@ async def test_function_call_without_id_gets_one_and_keeps_its_thought_signature
     body = request.json()
     assert body["systemInstruction"] == {"parts": [{"text": "Be brief."}]}
     assert body["contents"] == [{"role": "user", "parts": [{"text": QUESTION}]}]
-    assert body["tools"] == [{"functionDeclarations": [
-        {"name": "get_country", "description": "", "parametersJsonSchema": COUNTRY.parameters}
-    ]}]
+    assert body["tools"] == [
+        {
+            "functionDeclarations": [
+                {
+                    "name": "get_country",
+                    "description": "",
+                    "parametersJsonSchema": COUNTRY.parameters,
+                }
+            ]
+        }
+    ]
     assert body["generationConfig"]["thinkingConfig"] == {
-        "thinkingLevel": "high", "includeThoughts": True
+        "thinkingLevel": "high",
+        "includeThoughts": True,
     }
 
 
@@ -90,16 +99,24 @@ async def test_follow_up_returns_the_signature_on_its_part_and_a_function_respon
     assert contents[1:] == [
         {
             "role": "model",
-            "parts": [{
-                "functionCall": {"id": call.id, "name": "get_country", "args": {}},
-                "thoughtSignature": call.thought_signature,
-            }],
+            "parts": [
+                {
+                    "functionCall": {"id": call.id, "name": "get_country", "args": {}},
+                    "thoughtSignature": call.thought_signature,
+                }
+            ],
         },
         {
             "role": "user",
-            "parts": [{"functionResponse": {
-                "id": call.id, "name": "get_country", "response": {"output": "Mexico"}
-            }}],
+            "parts": [
+                {
+                    "functionResponse": {
+                        "id": call.id,
+                        "name": "get_country",
+                        "response": {"output": "Mexico"},
+                    }
+                }
+            ],
         },
     ]
 
@@ -119,7 +136,8 @@ async def test_crlf_stream_with_unterminated_last_event_and_thoughts(wire, provi
     ]
     assert result.usage == Usage(input_tokens=34, output_tokens=25, cached_tokens=8)
     assert wire.requests[0].json()["generationConfig"]["thinkingConfig"] == {
-        "thinkingBudget": 1024, "includeThoughts": True
+        "thinkingBudget": 1024,
+        "includeThoughts": True,
     }
 
 
@@ -127,10 +145,14 @@ async def test_answer_signature_goes_back_on_the_text_part(wire, provider_for):
     wire.play(Reply(body=data_file("gemini/max_tokens.sse")))
     history = [
         ProviderMessage("user", "hi"),
-        ProviderMessage("assistant", "Hello there!", thinking=[
-            ThinkingBlock(text="Planning.", signature="sig-thought"),
-            ThinkingBlock(text="", signature="sig-answer"),
-        ]),
+        ProviderMessage(
+            "assistant",
+            "Hello there!",
+            thinking=[
+                ThinkingBlock(text="Planning.", signature="sig-thought"),
+                ThinkingBlock(text="", signature="sig-answer"),
+            ],
+        ),
         ProviderMessage("user", "and?"),
     ]
     await provider_for("gemini").complete(ProviderRequest("", history), lambda e: None)
@@ -145,8 +167,9 @@ async def test_answer_signature_goes_back_on_the_text_part(wire, provider_for):
 
 
 async def test_max_tokens_and_safety_stops(wire, provider_for):
-    wire.play(Reply(body=data_file("gemini/max_tokens.sse")),
-              Reply(body=data_file("gemini/safety.sse")))
+    wire.play(
+        Reply(body=data_file("gemini/max_tokens.sse")), Reply(body=data_file("gemini/safety.sse"))
+    )
     provider = provider_for("gemini")
 
     length = await provider.complete(ask("long"), lambda e: None)
@@ -253,13 +276,18 @@ async def test_tool_results_share_one_user_turn_and_errors_use_the_error_key(wir
     wire.play(Reply(body=data_file("gemini/max_tokens.sse")))
     history = [
         ProviderMessage("user", "read both"),
-        ProviderMessage("assistant", "", tool_calls=[
-            ToolCall("c1", "read_file", {"path": "a.txt"}),
-            ToolCall("c2", "read_file", {"path": "b.txt"}),
-        ]),
+        ProviderMessage(
+            "assistant",
+            "",
+            tool_calls=[
+                ToolCall("c1", "read_file", {"path": "a.txt"}),
+                ToolCall("c2", "read_file", {"path": "b.txt"}),
+            ],
+        ),
         ProviderMessage("tool", "A", tool_call_id="c1", tool_name="read_file"),
-        ProviderMessage("tool", "no such file", tool_call_id="c2", tool_name="read_file",
-                        is_error=True),
+        ProviderMessage(
+            "tool", "no such file", tool_call_id="c2", tool_name="read_file", is_error=True
+        ),
     ]
     await provider_for("gemini").complete(ProviderRequest("", history), lambda e: None)
 
@@ -267,8 +295,13 @@ async def test_tool_results_share_one_user_turn_and_errors_use_the_error_key(wir
         "role": "user",
         "parts": [
             {"functionResponse": {"id": "c1", "name": "read_file", "response": {"output": "A"}}},
-            {"functionResponse": {"id": "c2", "name": "read_file",
-                                  "response": {"error": "no such file"}}},
+            {
+                "functionResponse": {
+                    "id": "c2",
+                    "name": "read_file",
+                    "response": {"error": "no such file"},
+                }
+            },
         ],
     }
 
@@ -277,8 +310,10 @@ async def test_images_inline_or_placeholder(wire, provider_for):
     image = ImagePart("image/jpeg", "/9j/4AAQ")
     request = ProviderRequest("", [ProviderMessage("user", "see", images=[image])])
     blind = ModelEntry(id="gemma-text", context_window=8192, max_output=1024)
-    wire.play(Reply(body=data_file("gemini/max_tokens.sse")),
-              Reply(body=data_file("gemini/max_tokens.sse")))
+    wire.play(
+        Reply(body=data_file("gemini/max_tokens.sse")),
+        Reply(body=data_file("gemini/max_tokens.sse")),
+    )
 
     await provider_for("gemini").complete(request, lambda e: None)
     await provider_for("gemini", model="gemma-text", models=[blind]).complete(

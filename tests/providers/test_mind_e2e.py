@@ -34,15 +34,23 @@ GEMINI_ANSWER = cassette_bodies("gemini/tool_call_thought_signature.yaml")[1]
 # Per case: the wire, the recorded tool call and answer, the id the model gave the call.
 TURNS = {
     "openai": (
-        "openai", "openai/e2e_tool_call.sse", data_file("openai/e2e_answer.sse"), "call_e2eOpenAI"
+        "openai",
+        "openai/e2e_tool_call.sse",
+        data_file("openai/e2e_answer.sse"),
+        "call_e2eOpenAI",
     ),
     "anthropic": (
-        "anthropic", "anthropic/e2e_thinking_tool_use.txt",
-        data_file("anthropic/basic_response.txt"), "toolu_01E2E",
+        "anthropic",
+        "anthropic/e2e_thinking_tool_use.txt",
+        data_file("anthropic/basic_response.txt"),
+        "toolu_01E2E",
     ),
     "gemini-without-call-id": ("gemini", "gemini/e2e_function_call.sse", GEMINI_ANSWER, ""),
     "gemini-with-call-id": (
-        "gemini", "gemini/e2e_function_call_with_id.sse", GEMINI_ANSWER, "fc-e2e-7k2m9q"
+        "gemini",
+        "gemini/e2e_function_call_with_id.sse",
+        GEMINI_ANSWER,
+        "fc-e2e-7k2m9q",
     ),
 }
 ANSWERS = {
@@ -77,14 +85,19 @@ def _run_one_turn(mind: MindProcess, text: str) -> tuple[int, list[str]]:
     try:
         key = stub.CreateConversation(
             mind_pb2.CreateConversationRequest(on_behalf_of=who, key="p_wire-e2e"),
-            metadata=md, timeout=10,
+            metadata=md,
+            timeout=10,
         ).conversation.key
         sent = stub.SendChat(
             mind_pb2.SendChatRequest(
-                on_behalf_of=who, conversation_key=key, text=text, idempotency_key="e2e-1",
+                on_behalf_of=who,
+                conversation_key=key,
+                text=text,
+                idempotency_key="e2e-1",
                 detail_mode=common_pb2.DETAIL_MODE_TRANSPARENT,
             ),
-            metadata=md, timeout=15,
+            metadata=md,
+            timeout=15,
         )
 
         def ended(events: list[events_pb2.Event]) -> bool:
@@ -95,10 +108,13 @@ def _run_one_turn(mind: MindProcess, text: str) -> tuple[int, list[str]]:
         events = events_until(stub, md, ended, timeout=90, what=f"run {sent.run_id} to end")
         history = stub.GetHistory(
             mind_pb2.GetHistoryRequest(
-                on_behalf_of=who, conversation_key=key, limit=100,
+                on_behalf_of=who,
+                conversation_key=key,
+                limit=100,
                 detail_mode=common_pb2.DETAIL_MODE_TRANSPARENT,
             ),
-            metadata=md, timeout=10,
+            metadata=md,
+            timeout=10,
         )
         return events[-1].run_changed.state, [m.text for m in history.messages]
     finally:
@@ -153,7 +169,8 @@ def _check_anthropic(first: dict, body: dict, headers: dict, recorded: str) -> s
     assert headers["x-api-key"] == API_KEY and headers["anthropic-version"] == "2023-06-01"
     signature = next(
         json.loads(line[6:])["delta"]["signature"]
-        for line in data_file(recorded).decode().splitlines() if "signature_delta" in line
+        for line in data_file(recorded).decode().splitlines()
+        if "signature_delta" in line
     )
     at = next(i for i, m in enumerate(body["messages"]) if m["role"] == "assistant")
     assistant, result = body["messages"][at : at + 2]
@@ -177,7 +194,8 @@ def _check_gemini(first: dict, body: dict, headers: dict, recorded: str) -> str:
     assert headers["x-goog-api-key"] == API_KEY
     first_chunk = data_file(recorded).decode().split("\r\n\r\n")[0]
     signature = json.loads(first_chunk[6:])["candidates"][0]["content"]["parts"][0][
-        "thoughtSignature"]
+        "thoughtSignature"
+    ]
     roles = [content["role"] for content in body["contents"]]
     model_at = roles.index("model")
     model, response = body["contents"][model_at], body["contents"][model_at + 1]
@@ -202,7 +220,10 @@ def test_an_unknown_model_stops_the_mind_from_starting_with_the_fix(tmp_path):
     data_dir = tmp_path / "data"
     data_dir.mkdir()
     env = mind_env(
-        data_dir, None, TOBE_PROVIDER__KIND="openai", TOBE_PROVIDER__MODEL="my-local-llama",
+        data_dir,
+        None,
+        TOBE_PROVIDER__KIND="openai",
+        TOBE_PROVIDER__MODEL="my-local-llama",
         TOBE_PROVIDER__API_KEY=API_KEY,
     )
 

@@ -32,7 +32,9 @@ WEATHER = ToolDefinition(
 
 def ask(text: str = "What's the weather like in Edinburgh?", **kwargs: object) -> ProviderRequest:
     return ProviderRequest(
-        system="You are terse.", messages=[ProviderMessage("user", text)], **kwargs  # type: ignore[arg-type]
+        system="You are terse.",
+        messages=[ProviderMessage("user", text)],
+        **kwargs,  # type: ignore[arg-type]
     )
 
 
@@ -83,7 +85,8 @@ async def test_request_carries_system_tools_usage_option_and_bearer_key(wire, pr
     assert body["stream_options"] == {"include_usage": True}
     assert body["messages"][0] == {"role": "system", "content": "You are terse."}
     assert body["messages"][1] == {
-        "role": "user", "content": "What's the weather like in Edinburgh?"
+        "role": "user",
+        "content": "What's the weather like in Edinburgh?",
     }
     assert body["tools"] == [
         {
@@ -138,8 +141,7 @@ async def test_rejected_key_is_a_configuration_error_naming_the_setting(wire, pr
 
 async def test_rate_limit_waits_for_retry_after_then_succeeds(wire, provider_for, caplog):
     wire.play(
-        Reply(429, b'{"error": {"message": "Rate limit reached"}}',
-              {**JSON, "retry-after": "1"}),
+        Reply(429, b'{"error": {"message": "Rate limit reached"}}', {**JSON, "retry-after": "1"}),
         Reply(body=data_file("openai/reasoning_length.sse")),
     )
     with caplog.at_level(logging.WARNING, logger="mind.providers"):
@@ -177,8 +179,11 @@ async def test_tool_results_go_back_as_tool_messages_with_their_call_ids(wire, p
         ),
         ProviderMessage("tool", "12°C", tool_call_id="call_a", tool_name="GetWeatherArgs"),
         ProviderMessage(
-            "tool", "arguments were not JSON", tool_call_id="call_b",
-            tool_name="get_stock_price", is_error=True,
+            "tool",
+            "arguments were not JSON",
+            tool_call_id="call_b",
+            tool_name="get_stock_price",
+            is_error=True,
         ),
     ]
     await provider_for("openai").complete(ProviderRequest("", history), lambda e: None)
@@ -189,10 +194,16 @@ async def test_tool_results_go_back_as_tool_messages_with_their_call_ids(wire, p
             "role": "assistant",
             "content": None,
             "tool_calls": [
-                {"id": "call_a", "type": "function",
-                 "function": {"name": "GetWeatherArgs", "arguments": '{"city":"Edinburgh"}'}},
-                {"id": "call_b", "type": "function",
-                 "function": {"name": "get_stock_price", "arguments": "{oops"}},
+                {
+                    "id": "call_a",
+                    "type": "function",
+                    "function": {"name": "GetWeatherArgs", "arguments": '{"city":"Edinburgh"}'},
+                },
+                {
+                    "id": "call_b",
+                    "type": "function",
+                    "function": {"name": "get_stock_price", "arguments": "{oops"},
+                },
             ],
         },
         {"role": "tool", "tool_call_id": "call_a", "content": "12°C"},
@@ -205,8 +216,10 @@ async def test_images_go_as_data_urls_or_as_placeholders_for_blind_models(wire, 
     image = ImagePart("image/jpeg", "/9j/4AAQSkZJRg==")
     request = ProviderRequest("", [ProviderMessage("user", "what is this?", images=[image])])
     blind = ModelEntry(id="llama3.1", context_window=8192, max_output=2048)
-    wire.play(Reply(body=data_file("openai/reasoning_length.sse")),
-              Reply(body=data_file("openai/reasoning_length.sse")))
+    wire.play(
+        Reply(body=data_file("openai/reasoning_length.sse")),
+        Reply(body=data_file("openai/reasoning_length.sse")),
+    )
 
     await provider_for("openai").complete(request, lambda e: None)
     await provider_for("openai", model="llama3.1", models=[blind]).complete(request, lambda e: None)
@@ -220,8 +233,10 @@ async def test_images_go_as_data_urls_or_as_placeholders_for_blind_models(wire, 
 
 
 async def test_thinking_level_becomes_reasoning_effort_clamped_to_the_model(wire, provider_for):
-    wire.play(Reply(body=data_file("openai/reasoning_length.sse")),
-              Reply(body=data_file("openai/reasoning_length.sse")))
+    wire.play(
+        Reply(body=data_file("openai/reasoning_length.sse")),
+        Reply(body=data_file("openai/reasoning_length.sse")),
+    )
     await provider_for("openai", model="o4-mini").complete(
         ask(thinking=ThinkingLevel.MEDIUM), lambda e: None
     )

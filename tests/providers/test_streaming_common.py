@@ -89,8 +89,9 @@ async def _complete(
     return _comparable(result), "".join(texts)
 
 
-@pytest.mark.parametrize("case", range(len(RECORDED)), ids=[f"{k}-{i}" for i, (k, _) in
-                                                             enumerate(RECORDED)])
+@pytest.mark.parametrize(
+    "case", range(len(RECORDED)), ids=[f"{k}-{i}" for i, (k, _) in enumerate(RECORDED)]
+)
 def test_splitting_a_recorded_stream_anywhere_never_changes_the_result(case):
     kind, body = RECORDED[case]
     server = WireServer().start()
@@ -100,8 +101,7 @@ def test_splitting_a_recorded_stream_anywhere_never_changes_the_result(case):
         whole = loop.run_until_complete(_complete(server, provider, Reply(body=body)))
         assert whole[0].text or whole[0].tool_calls
 
-        @settings(max_examples=25, deadline=None,
-                  suppress_health_check=[HealthCheck.too_slow])
+        @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
         @given(st.lists(st.integers(min_value=1, max_value=len(body) - 1), max_size=60))
         def check(cuts: list[int]) -> None:
             pieces = loop.run_until_complete(
@@ -118,7 +118,7 @@ def test_splitting_a_recorded_stream_anywhere_never_changes_the_result(case):
 
 @pytest.mark.parametrize("kind", ["openai", "anthropic", "gemini"])
 async def test_api_key_never_reaches_errors_logs_or_repr(wire, kind, caplog):
-    echo = (b'{"error": {"message": "bad key ' + API_KEY.encode() + b'", "type": "x"}}')
+    echo = b'{"error": {"message": "bad key ' + API_KEY.encode() + b'", "type": "x"}}'
     wire.play(Reply(500, echo, dict(JSON)), Reply(403, echo, dict(JSON)))
     provider = make_provider(kind, wire, max_retries=1)
     with caplog.at_level(logging.DEBUG):
@@ -168,7 +168,9 @@ ERROR_AFTER_FINISH = {
     "openai": ("openai/error_after_finish.sse", "Done: here is the time.", "upstream connection"),
     "anthropic": ("anthropic/error_after_message_delta.txt", "Hello there!", "api_error"),
     "gemini": (
-        "gemini/cancelled_after_stop.sse", "The capital of Mexico is Mexico City.", "CANCELLED"
+        "gemini/cancelled_after_stop.sse",
+        "The capital of Mexico is Mexico City.",
+        "CANCELLED",
     ),
 }
 

@@ -135,9 +135,7 @@ class Chat:
         self, done: Callable[[list[events_pb2.Event]], bool], *, timeout: float = 60
     ) -> list[events_pb2.Event]:
         """Replay from the start, then live events (ephemeral too), until `done` holds."""
-        return events_until(
-            self.stub, self.metadata, done, include_ephemeral=True, timeout=timeout
-        )
+        return events_until(self.stub, self.metadata, done, include_ephemeral=True, timeout=timeout)
 
 
 def run_ended(run_id: str) -> Callable[[list[events_pb2.Event]], bool]:

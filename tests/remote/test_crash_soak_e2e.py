@@ -115,7 +115,9 @@ def test_kill_9_at_random_points_keeps_every_message_and_runs_each_call_at_most_
                     next_kill = time.monotonic() + rng.uniform(0.3, 2.5)
                 time.sleep(rng.uniform(0.05, 0.4))
             eventually(
-                lambda: settled(mind, chat, acknowledged), SETTLE, interval=0.3,
+                lambda: settled(mind, chat, acknowledged),
+                SETTLE,
+                interval=0.3,
                 what=f"the Mind to settle (seed {seed})",
             )
         finally:

@@ -101,7 +101,8 @@ def test_a_hand_result_after_a_mind_stop_reaches_the_conversation_once(
     mind, _hand, chat = started(ALLOW)
     chat.send("p_once", "mark one", "k1")
     eventually(
-        lambda: task_state(mind), until=lambda state: state == "accepted",
+        lambda: task_state(mind),
+        until=lambda state: state == "accepted",
         what="the task to be accepted",
     )
     stop_mind(mind, how)
@@ -118,7 +119,8 @@ def test_an_approved_call_runs_once_when_the_mind_dies_during_its_task(
     eventually(lambda: pending_approval(mind), what="the approval request")
     chat.approve(pending_approval(mind))
     eventually(
-        lambda: task_state(mind), until=lambda state: state == "accepted",
+        lambda: task_state(mind),
+        until=lambda state: state == "accepted",
         what="the task to be accepted",
     )
     stop_mind(mind, how)
@@ -135,7 +137,9 @@ def test_a_call_approved_after_a_restart_runs_once_when_the_mind_dies_again(
     stop_mind(mind, "kill")
     chat.approve(pending_approval(mind))
     eventually(
-        lambda: task_state(mind), 60, until=lambda state: state == "accepted",
+        lambda: task_state(mind),
+        60,
+        until=lambda state: state == "accepted",
         what="the task accepted",
     )
     stop_mind(mind, "kill")

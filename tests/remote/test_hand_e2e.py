@@ -165,7 +165,8 @@ def test_hand_killed_mid_task_and_restarted_ends_the_task_lost_once(
         chat.create("p_e2e")
         sent = chat.send("p_e2e", "hang on", "k1")
         eventually(
-            lambda: task_state(mind), until=lambda state: state == "accepted",
+            lambda: task_state(mind),
+            until=lambda state: state == "accepted",
             what="the task to be accepted",
         )
         first.kill()
@@ -191,7 +192,8 @@ def test_mind_killed_mid_task_and_restarted_accepts_the_result_exactly_once(
         chat.create("p_e2e")
         chat.send("p_e2e", "sleep a bit", "k1")
         eventually(
-            lambda: task_state(mind), until=lambda state: state == "accepted",
+            lambda: task_state(mind),
+            until=lambda state: state == "accepted",
             what="the task to be accepted",
         )
     finally:
@@ -200,7 +202,9 @@ def test_mind_killed_mid_task_and_restarted_accepts_the_result_exactly_once(
     assert mind.address == address
     hand.wait_attached(2)
     eventually(
-        lambda: task_state(mind), 60, until=lambda state: state == "succeeded",
+        lambda: task_state(mind),
+        60,
+        until=lambda state: state == "succeeded",
         what="the result",
     )
     ((task, steps),) = tasks(mind)
@@ -214,7 +218,8 @@ def test_wrong_credential_makes_the_hand_exit_unauthenticated(
     hand = start_hand(mind, workspace, hands, "tobe_0000000000000000_wrongwrongwrongwrong")
     assert hand.wait_exit() == 1
     eventually(
-        lambda: hand.output, until=lambda output: any("UNAUTHENTICATED" in line for line in output),
+        lambda: hand.output,
+        until=lambda output: any("UNAUTHENTICATED" in line for line in output),
         what="UNAUTHENTICATED in the Hand's output",
     )
 

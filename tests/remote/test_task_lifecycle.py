@@ -53,10 +53,11 @@ async def single_task(link: Link):  # noqa: ANN201
 async def refused_as_conflict(caplog: pytest.LogCaptureFixture) -> None:
     """Wait until the Mind logged that it refused a result conflicting with the recorded one."""
     await eventually_async(
-        lambda: caplog.text, 10, until=lambda log: "conflict" in log,
+        lambda: caplog.text,
+        10,
+        until=lambda log: "conflict" in log,
         what="a conflicting result logged as refused",
     )
-
 
 
 def add_stubborn_tool(hand: Hand) -> asyncio.Event:
@@ -75,6 +76,7 @@ def add_stubborn_tool(hand: Hand) -> asyncio.Event:
         return ""
 
     return started
+
 
 async def test_result_sent_twice_makes_one_terminal(link: Link, serve, caplog) -> None:
     hand = DoubleResultHand("laptop")
@@ -213,7 +215,8 @@ async def test_hand_that_comes_back_without_the_task_loses_it(link: Link, serve)
 async def accepted(link: Link) -> None:
     """Wait until the Registry recorded the Hand's `accepted` for the only task."""
     await eventually_async(
-        lambda: link.remote.registry.open_tasks("laptop"), 10,
+        lambda: link.remote.registry.open_tasks("laptop"),
+        10,
         until=lambda tasks: bool(tasks) and tasks[0].state is TaskState.ACCEPTED,
         what="the task accepted",
     )

@@ -183,7 +183,9 @@ async def test_a_unit_commits_even_when_its_caller_is_cancelled(
     with pytest.raises(asyncio.CancelledError):
         await caller
     await eventually_async(
-        lambda: stored_keys(database), WAIT, until=lambda keys: keys == ["p_a"],
+        lambda: stored_keys(database),
+        WAIT,
+        until=lambda keys: keys == ["p_a"],
         what="the cancelled caller's unit stored",
     )
     await eventually_async(lambda: database_events, WAIT, what="the unit's event handed over")

@@ -29,7 +29,8 @@ def free_port() -> int:
 
 def up_env(data_dir: Path, face_port: int | None = None) -> dict[str, str]:
     env = {
-        k: v for k, v in os.environ.items()
+        k: v
+        for k, v in os.environ.items()
         if not k.startswith("TOBE_") and k not in PROVIDER_VARIABLES
     }
     env.update(
@@ -46,8 +47,12 @@ def up_env(data_dir: Path, face_port: int | None = None) -> dict[str, str]:
 def spawn(args: list[str], env: dict[str, str]) -> pexpect.spawn:
     """The command on a pseudo-terminal; everything it prints accumulates in `.logfile_read`."""
     child = pexpect.spawn(
-        sys.executable, ["-m", "tobe", *args], env=env, encoding="utf-8",
-        timeout=START_TIMEOUT, dimensions=(50, 160),
+        sys.executable,
+        ["-m", "tobe", *args],
+        env=env,
+        encoding="utf-8",
+        timeout=START_TIMEOUT,
+        dimensions=(50, 160),
     )
     child.logfile_read = io.StringIO()
     return child

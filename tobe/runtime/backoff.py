@@ -20,8 +20,8 @@ class Backoff:
     _current: float = field(default=0.0, init=False)
 
     def next_delay(self) -> float:
-        self._current = self.initial if self._current == 0 else min(
-            self._current * self.factor, self.maximum
+        self._current = (
+            self.initial if self._current == 0 else min(self._current * self.factor, self.maximum)
         )
         return self._current * (1 + random.uniform(0, self.jitter))
 

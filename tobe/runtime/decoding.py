@@ -72,8 +72,10 @@ def _decoding(
     method: str,
 ) -> grpc.RpcMethodHandler[bytes, Response]:
     """A copy of `handler` that receives bytes and decodes them with `deserializer` itself."""
-    kind = ("stream" if handler.request_streaming else "unary") + "_" + (
-        "stream" if handler.response_streaming else "unary"
+    kind = (
+        ("stream" if handler.request_streaming else "unary")
+        + "_"
+        + ("stream" if handler.response_streaming else "unary")
     )
     # The servicer's own behaviour, unary or streaming, sync or async: called as gRPC would.
     behaviour: Callable[..., Any] = getattr(handler, kind)

@@ -140,9 +140,7 @@ class WebhookAdapter(Adapter):
 
     async def _outbox(self, args: dict[str, Any]) -> dict[str, Any]:
         root = self.context.data_path("outbox")
-        records = sorted(
-            root.glob("*/message.json"), key=lambda p: p.stat().st_mtime, reverse=True
-        )
+        records = sorted(root.glob("*/message.json"), key=lambda p: p.stat().st_mtime, reverse=True)
         limit = args.get("limit", 20)
         return {"replies": [json.loads(p.read_text()) for p in records[:limit]]}
 
@@ -171,9 +169,7 @@ class WebhookAdapter(Adapter):
     async def _post_callback(self, record: dict[str, Any], folder: Path) -> None:
         body = {
             **record,
-            "media": [
-                {**m, "data_base64": _b64(folder / m["filename"])} for m in record["media"]
-            ],
+            "media": [{**m, "data_base64": _b64(folder / m["filename"])} for m in record["media"]],
         }
         headers = {}
         if self.config.get("callback_token"):
