@@ -24,9 +24,9 @@ commits before the next starts, as ToBe's store does.
 Besides turns/s and latency, the table shows CPU per turn (ToBe: the Mind's own, from
 /proc/<pid>/stat; the other three services on a line below; LangGraph: this whole process,
 load generator included) and the store's work per turn: ToBe's is read inside the Mind by a
-hook loaded through `sitecustomize` (the store's own counters of units and commits, and a count
-of read transactions); LangGraph's is its saver's commits (one per checkpoint and per batch of
-pending writes).
+hook loaded through `sitecustomize` (the store's own counters of units, commits and reads:
+read transactions and single-statement reads); LangGraph's is its saver's commits (one per
+checkpoint and per batch of pending writes).
 
 Reproduce (from the repository root, after `pip install -e '.[bench]'`):
 
@@ -564,7 +564,7 @@ def print_table(results: list[Result], conversations: int) -> None:
     print(
         "units/turn: units of work the Mind's store committed; commits/turn: the commits "
         "that held them (group commit; LangGraph: the saver's commits); reads/turn: the "
-        "Mind's read transactions"
+        "Mind's reads of the store"
     )
 
 
