@@ -7,21 +7,16 @@ One method per Mind call, each naming its stub method and its request and respon
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from typing import TypeVar
 
 import grpc
-from google.protobuf.message import Message
 
 from face.connection import Identity
 from face.errors import MindCallError
-from tobe.runtime.channel import bearer_metadata, open_channel
+from tobe.runtime.channel import ServiceClient
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
 # Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
 CALL_TIMEOUT = 60.0
-
-Request = TypeVar("Request", bound=Message)
-Response = TypeVar("Response", bound=Message)
 
 
 def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
@@ -32,29 +27,17 @@ def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
 
 
 class MindClient:
-    """Opens its channel on first use: an aio channel belongs to the loop it was made on."""
-
     def __init__(self, address: str, token: str) -> None:
-        self.address = address
-        self._metadata = bearer_metadata(token)
-        self._channel: grpc.aio.Channel | None = None
-        self._stub_instance: mind_pb2_grpc.MindAsyncStub | None = None
-
-    @property
-    def _stub(self) -> mind_pb2_grpc.MindAsyncStub:
-        if self._stub_instance is None:
-            self._channel = open_channel(self.address)
-            self._stub_instance = mind_pb2_grpc.MindStub(self._channel)
-        return self._stub_instance
+        self._mind: ServiceClient[mind_pb2_grpc.MindAsyncStub] = ServiceClient(
+            address, token, mind_pb2_grpc.MindStub, _error, timeout=CALL_TIMEOUT
+        )
 
     async def close(self) -> None:
-        if self._channel is not None:
-            await self._channel.close()
-            self._channel, self._stub_instance = None, None
+        await self._mind.close()
 
     async def authenticate(self, client_token: str) -> Identity:
-        response = await self._unary(
-            self._stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
+        response = await self._mind.unary(
+            self._mind.stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
         )
         identity = response.identity
         return Identity(identity.principal, tuple(identity.scopes), identity.credential_id)
@@ -62,48 +45,39 @@ class MindClient:
     async def create_conversation(
         self, request: mind_pb2.CreateConversationRequest
     ) -> mind_pb2.CreateConversationResponse:
-        return await self._unary(self._stub.CreateConversation, request)
+        return await self._mind.unary(self._mind.stub.CreateConversation, request)
 
     async def list_conversations(
         self, request: mind_pb2.ListConversationsRequest
     ) -> mind_pb2.ListConversationsResponse:
-        return await self._unary(self._stub.ListConversations, request)
+        return await self._mind.unary(self._mind.stub.ListConversations, request)
 
     async def send_chat(self, request: mind_pb2.SendChatRequest) -> mind_pb2.SendChatResponse:
-        return await self._unary(self._stub.SendChat, request)
+        return await self._mind.unary(self._mind.stub.SendChat, request)
 
     async def cancel_run(self, request: mind_pb2.CancelRunRequest) -> mind_pb2.CancelRunResponse:
-        return await self._unary(self._stub.CancelRun, request)
+        return await self._mind.unary(self._mind.stub.CancelRun, request)
 
     async def get_snapshot(
         self, request: mind_pb2.GetSnapshotRequest
     ) -> mind_pb2.GetSnapshotResponse:
-        return await self._unary(self._stub.GetSnapshot, request)
+        return await self._mind.unary(self._mind.stub.GetSnapshot, request)
 
     async def get_history(self, request: mind_pb2.GetHistoryRequest) -> mind_pb2.GetHistoryResponse:
-        return await self._unary(self._stub.GetHistory, request)
+        return await self._mind.unary(self._mind.stub.GetHistory, request)
 
     async def decide_approval(
         self, request: mind_pb2.DecideApprovalRequest
     ) -> mind_pb2.DecideApprovalResponse:
-        return await self._unary(self._stub.DecideApproval, request)
-
-    async def _unary(
-        self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response], request: Request
-    ) -> Response:
-        """Make one unary call with the gateway's credential; failures raise MindCallError."""
-        try:
-            return await method(request, metadata=self._metadata, timeout=CALL_TIMEOUT)
-        except grpc.aio.AioRpcError as exc:
-            raise _error(exc) from exc
+        return await self._mind.unary(self._mind.stub.DecideApproval, request)
 
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:
         """Mind.Subscribe as events and a ReplayDone marker; the end of the stream raises too."""
-        call = self._stub.Subscribe(
+        call = self._mind.stub.Subscribe(
             mind_pb2.SubscribeRequest(after_id=after_id, include_ephemeral=include_ephemeral),
-            metadata=self._metadata,
+            metadata=self._mind.metadata,
         )
         try:
             async for item in call:

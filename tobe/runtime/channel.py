@@ -1,8 +1,15 @@
-"""Client channels with keepalive, and the bearer-token call credential."""
+"""Client channels with keepalive, the bearer-token call credential, and the service client
+core that every process's client of another process is built on."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
 import grpc
+from google.protobuf.message import Message
 
 from tobe.runtime.server import DEFAULT_MAX_MESSAGE_BYTES
 
@@ -37,3 +44,62 @@ def open_channel(
 
 def unix_target(path: str) -> str:
     return f"unix:{path}"
+
+
+Stub = TypeVar("Stub")
+Request = TypeVar("Request", bound=Message)
+Response = TypeVar("Response", bound=Message)
+
+
+class ServiceClient(Generic[Stub]):
+    """One service's stub with a credential; a failed unary call raises what `error` makes of it.
+
+    The channel opens on first use: an aio channel belongs to the loop it was made on, and a
+    client is built before its loop runs.
+    """
+
+    def __init__(
+        self,
+        address: str,
+        token: str,
+        stub: Callable[[grpc.aio.Channel], Stub],
+        error: Callable[[grpc.aio.AioRpcError], Exception],
+        *,
+        timeout: float,
+    ) -> None:
+        self.address = address
+        self.metadata = bearer_metadata(token)
+        self._make_stub = stub
+        self._error = error
+        self._timeout = timeout
+        self._channel: grpc.aio.Channel | None = None
+        self._stub: Stub | None = None
+
+    @property
+    def stub(self) -> Stub:
+        if self._stub is None:
+            self._channel = open_channel(self.address)
+            self._stub = self._make_stub(self._channel)
+        return self._stub
+
+    async def ready(self, patience: float) -> Stub:
+        """The stub, once the channel is ready or `patience` seconds have passed."""
+        stub = self.stub
+        assert self._channel is not None
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._channel.channel_ready(), patience)
+        return stub
+
+    async def unary(
+        self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response], request: Request
+    ) -> Response:
+        """The reply of one unary call made with the credential."""
+        try:
+            return await method(request, metadata=self.metadata, timeout=self._timeout)
+        except grpc.aio.AioRpcError as exc:
+            raise self._error(exc) from exc
+
+    async def close(self) -> None:
+        if self._channel is not None:
+            await self._channel.close()
+            self._channel, self._stub = None, None
