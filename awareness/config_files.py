@@ -2,18 +2,14 @@
 
 The tracked `config.default.json` and `config.schema.json` live in the adapter's code directory
 (which may be read-only); the instance `config.json` lives in its instance directory under the
-Awareness data directory (`awareness.instances`). `config.json` is created from the default by
-writing a private temporary file and hard-linking it into place: `link` fails when the target
-exists, so concurrent first instantiations never see a partial file and never overwrite each
-other.
+Awareness data directory (`awareness.instances`). `config.json` is created from the default
+once and whole (`tobe.runtime.private_files.create_once`), so concurrent first instantiations
+never see a partial file and never overwrite each other.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +17,7 @@ from typing import Any
 import jsonschema
 
 from awareness.errors import ConfigError
+from tobe.runtime.private_files import create_once
 
 DEFAULT_FILE = "config.default.json"
 SCHEMA_FILE = "config.schema.json"
@@ -38,20 +35,6 @@ def ensure_config(code_dir: Path, instance_dir: Path) -> Path:
         raise ConfigError(f"adapter {code_dir.name!r} has no {DEFAULT_FILE}")
     create_once(target, default.read_bytes())
     return target
-
-
-def create_once(target: Path, content: bytes) -> None:
-    """Write `target` whole (fsync'd) unless it exists; never leaves a partial file."""
-    fd, temp = tempfile.mkstemp(prefix=".config.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(content)
-            out.flush()
-            os.fsync(out.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(temp, target)
-    finally:
-        os.unlink(temp)
 
 
 def load_json(path: Path, what: str) -> Any:

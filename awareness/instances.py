@@ -16,7 +16,8 @@ import logging
 import shutil
 from pathlib import Path
 
-from awareness.config_files import INSTANCE_FILE, create_once
+from awareness.config_files import INSTANCE_FILE
+from tobe.runtime.private_files import create_once
 
 DATA_DIR = "data"
 # A data/ copy in progress; a crash mid-copy leaves it, and the next start copies again.

@@ -8,8 +8,10 @@ before, or by something that ignored the umask, and names each path it fixed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -47,6 +49,28 @@ def private_file(path: Path) -> Path:
     finally:
         os.close(descriptor)
     return path
+
+
+def create_once(path: Path, content: bytes) -> None:
+    """Write `path` whole (0600, fsync'd) unless a file is already there.
+
+    The content goes to a private temporary file that is then hard-linked into place: `link`
+    fails when the target exists, so writers racing to create it never see a partial file and
+    never overwrite each other; the first one's content stays.
+    """
+    descriptor, temporary = tempfile.mkstemp(
+        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
+    )
+    try:
+        os.fchmod(descriptor, FILE_MODE)
+        with os.fdopen(descriptor, "wb") as out:
+            out.write(content)
+            out.flush()
+            os.fsync(out.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(temporary, path)
+    finally:
+        os.unlink(temporary)
 
 
 def tighten(root: Path, warn: Callable[[str], None]) -> list[Path]:

@@ -12,14 +12,12 @@ that a Mind and an Awareness on one machine share it without setup.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import secrets
-import tempfile
 from pathlib import Path
 
 from tobe.config import Settings
-from tobe.runtime.private_files import DIRECTORY_MODE, FILE_MODE
+from tobe.runtime.private_files import DIRECTORY_MODE, FILE_MODE, create_once
 
 AWARENESS = "awareness"
 
@@ -49,17 +47,7 @@ def create_token(path: Path) -> None:
     Linked into place, so two processes creating it at once end up sharing one token.
     """
     path.parent.mkdir(parents=True, exist_ok=True, mode=DIRECTORY_MODE)
-    fd, temp = tempfile.mkstemp(prefix=".token.", dir=path.parent)
-    try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "w") as out:
-            out.write(secrets.token_urlsafe(32) + "\n")
-            out.flush()
-            os.fsync(out.fileno())
-        with contextlib.suppress(FileExistsError):
-            os.link(temp, path)
-    finally:
-        os.unlink(temp)
+    create_once(path, (secrets.token_urlsafe(32) + "\n").encode())
 
 
 def awareness_token_file(settings: Settings) -> Path:
