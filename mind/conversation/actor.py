@@ -45,13 +45,6 @@ class ChatInput:
     source: dict[str, Any] = field(default_factory=dict)
 
 
-def run_origin(source: dict[str, Any], default: str) -> tuple[str, dict[str, Any]]:
-    """(trigger, permissions) of a run started by an input with this source."""
-    if source.get("kind") == "observation":
-        return f"observation:{source.get('trust', '')}", dict(source.get("permissions", {}))
-    return default, {}
-
-
 @dataclass(frozen=True)
 class SendResult:
     input_id: int
@@ -157,15 +150,7 @@ class ConversationActor:
                 if closing:
                     raise ShuttingDown("the Mind is shutting down; send again after it restarts")
                 if idle and inputs.oldest_queued(tx, self.key) is None:
-                    trigger, permissions = run_origin(chat.source, "user")
-                    run = runs.start(
-                        tx,
-                        key=self.key,
-                        trigger=trigger,
-                        mode=chat.mode,
-                        audience=self.audience,
-                        permissions=permissions,
-                    )
+                    run = self._start_with(tx, chat.source, "user", chat.mode)
                     row = inputs.accept(
                         tx,
                         key=self.key,
@@ -259,15 +244,7 @@ class ConversationActor:
             row = inputs.oldest_queued(tx, self.key)
             if row is None:
                 return None
-            trigger, permissions = run_origin(row.source, "followup")
-            run = runs.start(
-                tx,
-                key=self.key,
-                trigger=trigger,
-                mode=row.detail_mode,
-                audience=self.audience,
-                permissions=permissions,
-            )
+            run = self._start_with(tx, row.source, "followup", row.detail_mode)
             inputs.deliver(tx, row, run.id, self.audience)
             return run, row.principal
 
@@ -275,6 +252,24 @@ class ConversationActor:
         if started is not None:
             run, principal = started
             self._launch(run, principal)
+
+    def _start_with(
+        self, tx: WriteTx, source: dict[str, Any], trigger: str, mode: str
+    ) -> models.Run:
+        """Start a run for an input with this source: an observation's run is triggered by its
+        trust and carries its permissions; any other input's is `trigger`, with none."""
+        permissions: dict[str, Any] = {}
+        if source.get("kind") == "observation":
+            trigger = f"observation:{source.get('trust', '')}"
+            permissions = dict(source.get("permissions", {}))
+        return runs.start(
+            tx,
+            key=self.key,
+            trigger=trigger,
+            mode=mode,
+            audience=self.audience,
+            permissions=permissions,
+        )
 
     async def _resume(self, tool_call_id: str) -> bool:
         """Start the continuation run of an open call; False when the call is no longer open."""
