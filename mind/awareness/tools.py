@@ -13,6 +13,7 @@ a JSON string whose `status` is "success" or "error"; `call_id` is the tool call
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -54,10 +55,15 @@ def _error(context: ToolContext, adapter_id: str, action: str, message: str) -> 
     return _envelope(result)
 
 
-def _unreachable(
-    context: ToolContext, adapter_id: str, action: str, exc: AwarenessLinkError
+async def _answer(
+    context: ToolContext, adapter_id: str, action: str, call: Awaitable[pb.ToolCallResult]
 ) -> ToolOutcome:
-    return _error(context, adapter_id, action, f"Awareness did not answer: {exc.details}")
+    """The envelope of Awareness's result, or of the failure when Awareness did not answer."""
+    try:
+        result = await call
+    except AwarenessLinkError as exc:
+        return _error(context, adapter_id, action, f"Awareness did not answer: {exc.details}")
+    return _envelope(result)
 
 
 _ARGS = {"type": "object", "description": "Arguments of the action (see list_adapters)."}
@@ -89,13 +95,10 @@ class AwarenessObserveTool:
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         adapter_id, action = arguments.get("adapter_id", ""), arguments["action"]
-        try:
-            result = await self._client.observe(
-                context.tool_call_id, adapter_id, action, arguments.get("args", {})
-            )
-        except AwarenessLinkError as exc:
-            return _unreachable(context, adapter_id, action, exc)
-        return _envelope(result)
+        call = self._client.observe(
+            context.tool_call_id, adapter_id, action, arguments.get("args", {})
+        )
+        return await _answer(context, adapter_id, action, call)
 
 
 class AwarenessInteractTool:
@@ -123,13 +126,10 @@ class AwarenessInteractTool:
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
         adapter_id, action = arguments["adapter_id"], arguments["action"]
-        try:
-            result = await self._client.interact(
-                context.tool_call_id, adapter_id, action, arguments.get("args", {})
-            )
-        except AwarenessLinkError as exc:
-            return _unreachable(context, adapter_id, action, exc)
-        return _envelope(result)
+        call = self._client.interact(
+            context.tool_call_id, adapter_id, action, arguments.get("args", {})
+        )
+        return await _answer(context, adapter_id, action, call)
 
 
 class AwarenessEngineTool:
@@ -166,14 +166,11 @@ class AwarenessEngineTool:
         key = "adapter_name" if action == "register_adapter" else "adapter_id"
         if not args.get(key):
             return _error(context, args.get("adapter_id", ""), action, f"{action} needs args.{key}")
-        try:
-            if action == "register_adapter":
-                result = await self._client.register(context.tool_call_id, args[key])
-            else:
-                result = await self._client.unregister(context.tool_call_id, args[key])
-        except AwarenessLinkError as exc:
-            return _unreachable(context, args.get("adapter_id", ""), action, exc)
-        return _envelope(result)
+        if action == "register_adapter":
+            call = self._client.register(context.tool_call_id, args[key])
+        else:
+            call = self._client.unregister(context.tool_call_id, args[key])
+        return await _answer(context, args.get("adapter_id", ""), action, call)
 
 
 class AwarenessToolSource:
