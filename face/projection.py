@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
@@ -136,11 +136,7 @@ def project_event(
 def project_snapshot(
     snapshot: mind_pb2.GetSnapshotResponse, viewer: int
 ) -> mind_pb2.GetSnapshotResponse:
-    modes = _modes_of(snapshot.tools)
-    result = mind_pb2.GetSnapshotResponse()
-    result.CopyFrom(snapshot)
-    _replace(result.messages, [project_message(m, viewer, modes) for m in snapshot.messages])
-    _replace(result.tools, [project_tool(t, viewer) for t in snapshot.tools])
+    result, modes = _project_transcript(snapshot, viewer)
     _replace(
         result.pending_approvals,
         [project_approval(a, viewer, modes) for a in snapshot.pending_approvals],
@@ -151,12 +147,21 @@ def project_snapshot(
 def project_history(
     history: mind_pb2.GetHistoryResponse, viewer: int
 ) -> mind_pb2.GetHistoryResponse:
-    modes = _modes_of(history.tools)
-    result = mind_pb2.GetHistoryResponse()
-    result.CopyFrom(history)
-    _replace(result.messages, [project_message(m, viewer, modes) for m in history.messages])
-    _replace(result.tools, [project_tool(t, viewer) for t in history.tools])
-    return result
+    return _project_transcript(history, viewer)[0]
+
+
+_Transcript = TypeVar("_Transcript", mind_pb2.GetSnapshotResponse, mind_pb2.GetHistoryResponse)
+
+
+def _project_transcript(response: _Transcript, viewer: int) -> tuple[_Transcript, AdmissionModes]:
+    """A copy of `response` with its messages and tools as `viewer` sees them, and the tools'
+    admitted modes (what the rest of the response is projected by)."""
+    modes = _modes_of(response.tools)
+    result = type(response)()
+    result.CopyFrom(response)
+    _replace(result.messages, [project_message(m, viewer, modes) for m in response.messages])
+    _replace(result.tools, [project_tool(t, viewer) for t in response.tools])
+    return result, modes
 
 
 def _modes_of(tools: Iterable[common_pb2.ToolProjection]) -> AdmissionModes:
