@@ -32,6 +32,8 @@ the adapter started. `AdapterContext.emit` may be called from the loop or from a
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +124,20 @@ class AdapterContext:
             shown = "/".join(parts)
             raise DataPathError(f"path {shown!r} is outside the adapter's data/ directory")
         return candidate
+
+    def load_json(self, name: str) -> Any | None:
+        """The JSON document an adapter keeps in `data/<name>`; None before the first save."""
+        try:
+            return json.loads(self.data_path(name).read_text())
+        except FileNotFoundError:
+            return None
+
+    def save_json(self, name: str, document: Any) -> None:
+        """Replace `data/<name>` with `document` whole (a crash leaves the old or the new)."""
+        target = self.data_path(name)
+        temp = self.data_path(f"{name}.tmp")
+        temp.write_text(json.dumps(document, indent=1))
+        os.replace(temp, target)
 
     def emit(
         self,

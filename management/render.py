@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -198,30 +198,36 @@ class Printer:
     def json(self, document: Any) -> None:
         self.console.out(json.dumps(document, indent=2, sort_keys=False), highlight=False)
 
-    def credentials(self, items: list[dict[str, Any]]) -> None:
+    def _listing(
+        self,
+        items: list[dict[str, Any]],
+        empty: str,
+        columns: Sequence[str],
+        row: Callable[[dict[str, Any]], Sequence[str]],
+    ) -> None:
+        """A list: JSON, a note when it is empty, or a table of one row per item."""
         if self.as_json:
             return self.json(items)
         if not items:
-            self.console.print("No credentials. Create one with `tobe admin credentials create`.")
+            self.console.print(empty)
             return
-        self.console.print(
-            _table(
-                None,
-                ("ID", "KIND", "PRINCIPAL", "SCOPES", "PREFIX", "STATE", "CREATED", "EXPIRES"),
-                (
-                    (
-                        c["id"],
-                        c["kind"],
-                        c["principal"],
-                        ",".join(c["scopes"]) or "-",
-                        c["prefix"],
-                        c["state"],
-                        human_time(c["created_at"]),
-                        human_time(c["expires_at"]),
-                    )
-                    for c in items
-                ),
-            )
+        self.console.print(_table(None, columns, (row(item) for item in items)))
+
+    def credentials(self, items: list[dict[str, Any]]) -> None:
+        self._listing(
+            items,
+            "No credentials. Create one with `tobe admin credentials create`.",
+            ("ID", "KIND", "PRINCIPAL", "SCOPES", "PREFIX", "STATE", "CREATED", "EXPIRES"),
+            lambda c: (
+                c["id"],
+                c["kind"],
+                c["principal"],
+                ",".join(c["scopes"]) or "-",
+                c["prefix"],
+                c["state"],
+                human_time(c["created_at"]),
+                human_time(c["expires_at"]),
+            ),
         )
 
     def credential(self, item: dict[str, Any], *, extra: dict[str, Any] | None = None) -> None:
@@ -302,51 +308,33 @@ class Printer:
             )
 
     def audit(self, items: list[dict[str, Any]]) -> None:
-        if self.as_json:
-            return self.json(items)
-        if not items:
-            self.console.print("No audit entries match.")
-            return
-        self.console.print(
-            _table(
-                None,
-                ("ID", "TIME", "ACTION", "ACTOR", "TARGET", "DETAILS"),
-                (
-                    (
-                        str(e["id"]),
-                        human_time(e["time"]),
-                        e["action"],
-                        e["actor"],
-                        e["target"],
-                        json.dumps(e["details"], sort_keys=True),
-                    )
-                    for e in items
-                ),
-            )
+        self._listing(
+            items,
+            "No audit entries match.",
+            ("ID", "TIME", "ACTION", "ACTOR", "TARGET", "DETAILS"),
+            lambda e: (
+                str(e["id"]),
+                human_time(e["time"]),
+                e["action"],
+                e["actor"],
+                e["target"],
+                json.dumps(e["details"], sort_keys=True),
+            ),
         )
 
     def conversations(self, items: list[dict[str, Any]]) -> None:
-        if self.as_json:
-            return self.json(items)
-        if not items:
-            self.console.print("No conversations.")
-            return
-        self.console.print(
-            _table(
-                None,
-                ("KEY", "OWNER", "TITLE", "MEMBERS", "CREATED", "LAST EVENT"),
-                (
-                    (
-                        c["key"],
-                        c["owner"],
-                        c["title"] or "-",
-                        ",".join(c["members"]) or "-",
-                        human_time(c["created_at"]),
-                        str(c["last_event_id"]),
-                    )
-                    for c in items
-                ),
-            )
+        self._listing(
+            items,
+            "No conversations.",
+            ("KEY", "OWNER", "TITLE", "MEMBERS", "CREATED", "LAST EVENT"),
+            lambda c: (
+                c["key"],
+                c["owner"],
+                c["title"] or "-",
+                ",".join(c["members"]) or "-",
+                human_time(c["created_at"]),
+                str(c["last_event_id"]),
+            ),
         )
 
     def inspection(self, item: dict[str, Any]) -> None:
@@ -371,27 +359,18 @@ class Printer:
         )
 
     def approvals(self, items: list[dict[str, Any]]) -> None:
-        if self.as_json:
-            return self.json(items)
-        if not items:
-            self.console.print("No approval requests match.")
-            return
-        self.console.print(
-            _table(
-                None,
-                ("ID", "CONVERSATION", "TOOL", "STATE", "REQUESTED", "DECISION TEXT"),
-                (
-                    (
-                        a["id"],
-                        a["conversation_key"],
-                        a["tool"],
-                        a["state"],
-                        human_time(a["requested_at"]),
-                        a["decision_text"] or a["arguments_summary"],
-                    )
-                    for a in items
-                ),
-            )
+        self._listing(
+            items,
+            "No approval requests match.",
+            ("ID", "CONVERSATION", "TOOL", "STATE", "REQUESTED", "DECISION TEXT"),
+            lambda a: (
+                a["id"],
+                a["conversation_key"],
+                a["tool"],
+                a["state"],
+                human_time(a["requested_at"]),
+                a["decision_text"] or a["arguments_summary"],
+            ),
         )
 
     def approval(self, item: dict[str, Any]) -> None:

@@ -334,6 +334,15 @@ def stream_error(wire: Wire, body: Any, fallback: str) -> ProviderError:
     return ProviderError(ErrorKind.STREAM, f"{wire.provider}: {message}", status)
 
 
+def chunk_error(wire: Wire, chunk: Any, raw: str) -> ProviderError | None:
+    """Why a streamed JSON chunk cannot be used: not an object, or an error event."""
+    if not isinstance(chunk, dict):
+        return ProviderError(ErrorKind.PROTOCOL, f"{wire.provider}: unreadable chunk {raw[:200]!r}")
+    if "error" in chunk:
+        return stream_error(wire, chunk, "error event")
+    return None
+
+
 def non_stream_body_error(wire: Wire, raw: bytes) -> ProviderError:
     body = parse_json(raw)
     if _error_object(body):

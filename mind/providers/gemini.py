@@ -26,7 +26,13 @@ from typing import Any
 
 from mind.providers._adapter import StreamingAdapter
 from mind.providers._assembly import Assembly, PendingThinking
-from mind.providers._http import SSEBody, image_placeholders, parse_json, stream_error
+from mind.providers._http import (
+    SSEBody,
+    chunk_error,
+    image_placeholders,
+    parse_json,
+    stream_error,
+)
 from mind.providers.base import (
     ErrorKind,
     ProviderError,
@@ -116,15 +122,9 @@ class GeminiProvider(StreamingAdapter):
             chunk = parse_json(event.data)
             if isinstance(chunk, list) and chunk:
                 chunk = chunk[0]
-            if not isinstance(chunk, dict):
-                assembly.fail(
-                    ProviderError(
-                        ErrorKind.PROTOCOL, f"gemini: unreadable chunk {event.data[:200]!r}"
-                    )
-                )
-                return
-            if "error" in chunk:
-                assembly.fail(stream_error(self._wire, chunk, "error event"))
+            problem = chunk_error(self._wire, chunk, event.data)
+            if problem is not None:
+                assembly.fail(problem)
                 return
             state.feed(chunk)
         trailing = sse.trailing_text()

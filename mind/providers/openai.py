@@ -17,10 +17,14 @@ from typing import Any
 
 from mind.providers._adapter import StreamingAdapter
 from mind.providers._assembly import Assembly
-from mind.providers._http import SSEBody, data_url, image_placeholders, parse_json, stream_error
+from mind.providers._http import (
+    SSEBody,
+    chunk_error,
+    data_url,
+    image_placeholders,
+    parse_json,
+)
 from mind.providers.base import (
-    ErrorKind,
-    ProviderError,
     ProviderMessage,
     ProviderRequest,
     StopReason,
@@ -124,13 +128,9 @@ class OpenAIProvider(StreamingAdapter):
                 assembly.ended = True
                 break
             chunk = parse_json(data)
-            if not isinstance(chunk, dict):
-                assembly.fail(
-                    ProviderError(ErrorKind.PROTOCOL, f"openai: unreadable chunk {data[:200]!r}")
-                )
-                return
-            if "error" in chunk:
-                assembly.fail(stream_error(self._wire, chunk, "error event"))
+            problem = chunk_error(self._wire, chunk, data)
+            if problem is not None:
+                assembly.fail(problem)
                 return
             if isinstance(chunk.get("usage"), dict):
                 assembly.usage = _usage(chunk["usage"])

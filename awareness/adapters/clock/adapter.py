@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
-import os
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -18,6 +16,8 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from awareness.adapter import Action, ActionFailed, Adapter, AdapterContext
+
+TIMERS = "timers.json"  # in data/
 
 
 @dataclass
@@ -39,7 +39,6 @@ class ClockAdapter(Adapter):
             raise ValueError("config field timezone is not a known IANA time zone") from None
         self.trust = config["trust"]
         self.schedules = {s["name"]: s for s in config["schedules"]}
-        self.timers_file = context.data_path("timers.json")
         self._next: dict[str, datetime] = {}
         self._changed = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -147,16 +146,11 @@ class ClockAdapter(Adapter):
     # -- timers ---------------------------------------------------------------------------
 
     def _load_timers(self) -> dict[str, dict[str, str]]:
-        try:
-            timers: dict[str, dict[str, str]] = json.loads(self.timers_file.read_text())
-        except FileNotFoundError:
-            return {}
+        timers: dict[str, dict[str, str]] = self.context.load_json(TIMERS) or {}
         return timers
 
     def _save_timers(self, timers: dict[str, dict[str, str]]) -> None:
-        temp = self.context.data_path("timers.json.tmp")
-        temp.write_text(json.dumps(timers, indent=1))
-        os.replace(temp, self.timers_file)
+        self.context.save_json(TIMERS, timers)
         self._changed.set()
 
     async def _set_timer(self, args: dict[str, Any]) -> dict[str, Any]:

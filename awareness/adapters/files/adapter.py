@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fnmatch
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from typing import Any
 from awareness.adapter import Action, Adapter, AdapterContext, MediaInput
 
 Stamp = tuple[int, int]  # (size, mtime_ns)
+SEEN = "seen.json"  # in data/
 
 
 class FilesAdapter(Adapter):
@@ -32,7 +32,6 @@ class FilesAdapter(Adapter):
         self.poll_seconds = float(config["poll_seconds"])
         self.max_file_bytes = config["max_file_bytes"]
         self.trust = config["trust"]
-        self.seen_file = context.data_path("seen.json")
         self._pending: dict[str, Stamp] = {}
         self._task: asyncio.Task[None] | None = None
 
@@ -44,7 +43,7 @@ class FilesAdapter(Adapter):
             raise ValueError("config field folder must be set to an absolute path")
         if not self.folder.is_dir():
             raise ValueError("config field folder does not name an existing directory")
-        if not self.seen_file.exists():
+        if self.context.load_json(SEEN) is None:
             self._save_seen(await asyncio.to_thread(self._scan))
         self._task = asyncio.create_task(self._run(), name="files-watch")
 
@@ -103,15 +102,11 @@ class FilesAdapter(Adapter):
         self.context.emit(actor="signal", trust=self.trust, content=content, media=media)
 
     def _load_seen(self) -> dict[str, Stamp]:
-        try:
-            return {k: tuple(v) for k, v in json.loads(self.seen_file.read_text()).items()}
-        except FileNotFoundError:
-            return {}
+        seen: dict[str, list[int]] = self.context.load_json(SEEN) or {}
+        return {name: (stamp[0], stamp[1]) for name, stamp in seen.items()}
 
     def _save_seen(self, seen: dict[str, Stamp]) -> None:
-        temp = self.context.data_path("seen.json.tmp")
-        temp.write_text(json.dumps(seen))
-        os.replace(temp, self.seen_file)
+        self.context.save_json(SEEN, seen)
 
     async def _list(self, args: dict[str, Any]) -> dict[str, Any]:
         if self.folder is None or not self.folder.is_dir():
