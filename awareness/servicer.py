@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from datetime import datetime
 from typing import Any
 
 import grpc
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from awareness import calls
 from awareness.engine import Engine
@@ -16,6 +14,7 @@ from awareness.errors import CursorAhead, InvalidRequest, PushClosed
 from awareness.model import Actor, CallResult, MediaRef, Observation, PublishedBatch, Trust
 from awareness.registry import RegisteredAdapter
 from tobe.runtime.status import StatusTable, status_codes
+from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
 
@@ -41,18 +40,12 @@ AWARENESS_STATUS_CODES: StatusTable = {
 }
 
 
-def _timestamp(value: datetime) -> Timestamp:
-    stamp = Timestamp()
-    stamp.FromDatetime(value)
-    return stamp
-
-
 def result_to_proto(result: CallResult) -> pb.ToolCallResult:
     return pb.ToolCallResult(
         call_id=result.call_id,
         adapter_id=result.adapter_id,
         action=result.action,
-        timestamp=_timestamp(result.timestamp),
+        timestamp=to_timestamp(result.timestamp),
         content_json=json.dumps(result.content),
     )
 
@@ -75,7 +68,7 @@ def observation_to_proto(observation: Observation) -> pb.Observation:
         adapter_name=observation.adapter_name,
         actor=ACTOR_TO_PROTO[observation.actor],
         trust=TRUST_TO_PROTO[observation.trust],
-        timestamp=_timestamp(observation.timestamp),
+        timestamp=to_timestamp(observation.timestamp),
         content_json=json.dumps(observation.content),
         media=[media_to_proto(m) for m in observation.media],
         permissions=pb.Permissions(**observation.permissions.as_dict()),

@@ -16,8 +16,8 @@ from management.cli_support import (
     output_options,
     parse_when,
     printer,
-    timestamp,
 )
+from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import management_pb2 as pb
 
 
@@ -67,7 +67,7 @@ def audit(action: str, target: str, actor: str, since: str | None, limit: int) -
         action=action,
         target=target,
         actor=actor,
-        since=timestamp(parse_when(since, ago=True)) if since else None,
+        since=to_timestamp(parse_when(since, ago=True)) if since else None,
         limit=limit,
     )
     printer().audit([render.audit_entry(e) for e in call("ListAudit", request).entries])

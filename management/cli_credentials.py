@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from management import render
-from management.cli_support import call, output_options, parse_when, printer, timestamp
+from management.cli_support import call, output_options, parse_when, printer
+from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import management_pb2 as pb
 
 KIND_TO_PROTO = {name: kind for kind, name in render.KIND_NAMES.items()}
@@ -34,7 +35,7 @@ def create(
         kind=KIND_TO_PROTO[kind],
         principal=principal,
         scopes=list(scopes),
-        expires_at=timestamp(parse_when(expires, ago=False)) if expires else None,
+        expires_at=to_timestamp(parse_when(expires, ago=False)) if expires else None,
         label=label,
     )
     response = call("CreateCredential", request)

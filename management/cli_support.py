@@ -15,7 +15,6 @@ from typing import Any, TypeVar
 import click
 import grpc
 from google.protobuf.message import Message
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from management.render import Printer
 from tobe.config import Settings, load_settings
@@ -145,10 +144,3 @@ def parse_when(text: str, *, ago: bool) -> datetime:
     if moment.tzinfo is None:
         moment = moment.astimezone()
     return moment.astimezone(UTC)
-
-
-def timestamp(moment: datetime) -> Timestamp:
-    """A request's time field for `moment` (from `parse_when`)."""
-    stamp = Timestamp()
-    stamp.FromDatetime(moment.astimezone(UTC))
-    return stamp

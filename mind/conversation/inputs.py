@@ -8,7 +8,8 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from mind.events.payloads import message_view, queued_view
+from mind.conversation.messages import append_message
+from mind.events.payloads import queued_view
 from mind.store import models
 from mind.store.database import WriteTx
 from mind.tools.base import DetailMode
@@ -112,8 +113,10 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
     A person's input becomes a user message; an input with a `source` (an observation)
     becomes a runtime note, which the model sees as platform data, not as the user speaking.
     """
-    message = models.Message(
-        conversation_key=row.conversation_key,
+    message = append_message(
+        tx,
+        audience,
+        key=row.conversation_key,
         run_id=run_id,
         role="note" if row.source else "user",
         text=row.text,
@@ -124,14 +127,7 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
             "steer": row.steer,
             **({"source": row.source} if row.source else {}),
         },
-        created_at=datetime.now(UTC),
+        mode=DetailMode.TRANSPARENT,
     )
-    tx.insert(message)
     tx.execute(_DELIVERED, input_id=row.id, message_id=message.id, run_id=run_id)
-    tx.event(
-        "message_appended",
-        row.conversation_key,
-        audience,
-        message_view(message, DetailMode.TRANSPARENT).to_payload(),
-    )
     return message

@@ -9,9 +9,10 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 
 from mind.conversation import inputs
+from mind.conversation.messages import append_message
 from mind.conversation.records import assistant_payload, history_message
 from mind.core.history import HistoryMessage
-from mind.events.payloads import message_view, projection_view
+from mind.events.payloads import projection_view
 from mind.providers.base import ProviderResult, ToolCall
 from mind.store import models
 from mind.store.database import Database, WriteTx
@@ -59,18 +60,16 @@ class RunRecorder:
         self, step: int, result: ProviderResult, calls: list[ToolCall]
     ) -> HistoryMessage:
         def unit(tx: WriteTx) -> HistoryMessage:
-            row = tx.insert(
-                models.Message(
-                    conversation_key=self.key,
-                    run_id=self.run_id,
-                    role="assistant",
-                    text=result.text,
-                    payload=assistant_payload(result, calls, self.mode, step),
-                    created_at=datetime.now(UTC),
-                )
+            row = append_message(
+                tx,
+                self.audience,
+                key=self.key,
+                run_id=self.run_id,
+                role="assistant",
+                text=result.text,
+                payload=assistant_payload(result, calls, self.mode, step),
+                mode=DetailMode(self.mode),
             )
-            view = message_view(row, DetailMode(self.mode))
-            self._event(tx, "message_appended", view.to_payload())
             return history_message(row)
 
         return await self.database.write(unit)
@@ -144,25 +143,25 @@ class RunRecorder:
             result_projection=row.result_projection,
             finished_at=now,
         )
-        message = tx.insert(
-            models.Message(
-                conversation_key=self.key,
-                run_id=self.run_id,
-                role="tool",
-                text=terminal.model_text,
-                payload={
-                    "tool_call_id": terminal.tool_call_id,
-                    "tool_name": terminal.tool,
-                    "is_error": terminal.is_error,
-                    "detail_mode": terminal.mode.value,
-                    "result_summary": terminal.result_summary,
-                    "status": terminal.status,
-                },
-                created_at=now,
-            )
-        )
         self._event(
             tx, "tool_changed", projection_view(row, DetailMode(row.admitted_mode)).to_payload()
         )
-        self._event(tx, "message_appended", message_view(message, terminal.mode).to_payload())
+        message = append_message(
+            tx,
+            self.audience,
+            key=self.key,
+            run_id=self.run_id,
+            role="tool",
+            text=terminal.model_text,
+            payload={
+                "tool_call_id": terminal.tool_call_id,
+                "tool_name": terminal.tool,
+                "is_error": terminal.is_error,
+                "detail_mode": terminal.mode.value,
+                "result_summary": terminal.result_summary,
+                "status": terminal.status,
+            },
+            mode=terminal.mode,
+            at=now,
+        )
         return history_message(message)

@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
-
-from google.protobuf.timestamp_pb2 import Timestamp
 
 from mind.approvals.model import ApprovalRecord
 from mind.events.payloads import approval_view
@@ -17,6 +14,7 @@ from mind.management.records import (
     StatusReport,
 )
 from mind.service.convert import approval_to_proto
+from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import common_pb2, management_pb2
 
 KIND_FROM_PROTO: dict[management_pb2.CredentialKind.ValueType, str] = {
@@ -25,19 +23,6 @@ KIND_FROM_PROTO: dict[management_pb2.CredentialKind.ValueType, str] = {
     management_pb2.CREDENTIAL_KIND_SERVICE: "service",
 }
 KIND_TO_PROTO = {value: key for key, value in KIND_FROM_PROTO.items()}
-
-
-def timestamp(value: datetime | None) -> Timestamp | None:
-    if value is None:
-        return None
-    stamp = Timestamp()
-    stamp.FromDatetime(value.astimezone(UTC))
-    return stamp
-
-
-def moment(stamp: Timestamp, present: bool) -> datetime | None:
-    """A timezone-aware datetime, or None when the field is unset."""
-    return stamp.ToDatetime(tzinfo=UTC) if present else None
 
 
 def kind_name(kind: management_pb2.CredentialKind.ValueType) -> str:
@@ -52,9 +37,9 @@ def credential(info: CredentialInfo) -> management_pb2.Credential:
         principal=info.principal,
         scopes=list(info.scopes),
         prefix=info.prefix,
-        created_at=timestamp(info.created_at),
-        expires_at=timestamp(info.expires_at),
-        revoked_at=timestamp(info.revoked_at),
+        created_at=to_timestamp(info.created_at),
+        expires_at=to_timestamp(info.expires_at),
+        revoked_at=to_timestamp(info.revoked_at),
         label=info.label,
     )
 
@@ -65,7 +50,7 @@ def hand(info: HandInfo) -> management_pb2.HandStatus:
         name=info.name,
         principal=info.principal,
         tools=info.tools,
-        connected_at=timestamp(info.connected_at),
+        connected_at=to_timestamp(info.connected_at),
         version=info.version,
     )
 
@@ -93,7 +78,7 @@ def status(report: StatusReport) -> management_pb2.GetStatusResponse:
 def audit_entry(record: AuditRecord) -> management_pb2.AuditEntry:
     return management_pb2.AuditEntry(
         id=record.id,
-        time=timestamp(record.time),
+        time=to_timestamp(record.time),
         action=record.action,
         actor=record.actor,
         target=record.target,

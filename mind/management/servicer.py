@@ -18,6 +18,7 @@ from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
 from mind.service.convert import conversation_to_proto
 from tobe.runtime.status import StatusTable, status_codes
+from tobe.runtime.timestamps import optional_moment
 from tobe.v1 import management_pb2 as pb
 from tobe.v1 import management_pb2_grpc
 
@@ -89,7 +90,7 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             kind=_kind(request.kind, required=True),
             principal=request.principal,
             scopes=list(request.scopes),
-            expires_at=convert.moment(request.expires_at, request.HasField("expires_at")),
+            expires_at=optional_moment(request, "expires_at"),
             label=request.label,
             actor=actor_of(context),
         )
@@ -161,7 +162,7 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             action=request.action,
             target=request.target,
             actor=request.actor,
-            since=convert.moment(request.since, request.HasField("since")),
+            since=optional_moment(request, "since"),
             limit=request.limit,
         )
         return pb.ListAuditResponse(entries=[convert.audit_entry(r) for r in records])

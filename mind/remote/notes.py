@@ -7,10 +7,8 @@ it to the model. A summary-mode admission stays summary: viewers get the result 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from mind.conversation.messages import append_message
 from mind.conversation.queries import members_of
-from mind.events.payloads import message_view
 from mind.remote.model import TaskRecord
 from mind.remote.taskservice import summarize_result
 from mind.remote.tools import background_note
@@ -31,8 +29,11 @@ def _append_note(tx: WriteTx, record: TaskRecord) -> None:
     if conversation is None:
         return  # deleted meanwhile: nobody to tell
     audience = [conversation.owner, *members_of(tx.session, conversation.key)]
-    message = models.Message(
-        conversation_key=record.conversation_key,
+    append_message(
+        tx,
+        audience,
+        key=record.conversation_key,
+        run_id=None,
         role="note",
         text=background_note(record),
         payload={
@@ -43,13 +44,5 @@ def _append_note(tx: WriteTx, record: TaskRecord) -> None:
             "detail_mode": record.detail_mode.value,
             "result_summary": summarize_result(record),
         },
-        created_at=datetime.now(UTC),
-    )
-    tx.session.add(message)
-    tx.session.flush()
-    tx.event(
-        "message_appended",
-        record.conversation_key,
-        audience,
-        message_view(message, record.detail_mode).to_payload(),
+        mode=record.detail_mode,
     )

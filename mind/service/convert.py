@@ -7,10 +7,6 @@ A field renamed or dropped on either side fails there instead of going missing o
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
-from google.protobuf.timestamp_pb2 import Timestamp
-
 from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
@@ -26,6 +22,7 @@ from mind.events.views import (
     ToolView,
 )
 from mind.tools.base import DetailMode, Effect
+from tobe.runtime.timestamps import from_timestamp, optional_moment, to_timestamp
 from tobe.v1 import common_pb2, events_pb2
 
 MODES: dict[DetailMode | None, common_pb2.DetailMode.ValueType] = {
@@ -88,18 +85,6 @@ def _admitted(mode: common_pb2.DetailMode.ValueType) -> DetailMode:
     return admitted
 
 
-def _timestamp(moment: datetime | None) -> Timestamp | None:
-    if moment is None:
-        return None
-    stamp = Timestamp()
-    stamp.FromDatetime(moment)
-    return stamp
-
-
-def _moment(stamp: Timestamp) -> datetime:
-    return stamp.ToDatetime(tzinfo=UTC)
-
-
 def message_to_proto(view: MessageView) -> common_pb2.Message:
     return common_pb2.Message(
         id=view.id,
@@ -110,7 +95,7 @@ def message_to_proto(view: MessageView) -> common_pb2.Message:
         tool_calls=[common_pb2.ToolCallRef(id=call.id, name=call.name) for call in view.tool_calls],
         tool_call_id=view.tool_call_id,
         run_id=view.run_id,
-        created_at=_timestamp(view.created_at),
+        created_at=to_timestamp(view.created_at),
         admitted_mode=MODES[view.admitted_mode],
         result_summary=view.result_summary,
         idempotency_key=view.idempotency_key,
@@ -128,7 +113,7 @@ def message_from_proto(message: common_pb2.Message) -> MessageView:
         tool_calls=tuple(ToolCallRef(id=call.id, name=call.name) for call in message.tool_calls),
         tool_call_id=message.tool_call_id,
         run_id=message.run_id,
-        created_at=_moment(message.created_at),
+        created_at=from_timestamp(message.created_at),
         admitted_mode=_MODES_BACK[message.admitted_mode],
         result_summary=message.result_summary,
         idempotency_key=message.idempotency_key,
@@ -149,8 +134,8 @@ def tool_to_proto(view: ToolView) -> common_pb2.ToolProjection:
         status=TOOL_STATUSES[view.status],
         result_summary=view.result_summary,
         result_text=view.result_text,
-        admitted_at=_timestamp(view.admitted_at),
-        finished_at=_timestamp(view.finished_at),
+        admitted_at=to_timestamp(view.admitted_at),
+        finished_at=to_timestamp(view.finished_at),
         hand_id=view.hand_id,
         projection_version=view.projection_version,
     )
@@ -169,8 +154,8 @@ def tool_from_proto(message: common_pb2.ToolProjection) -> ToolView:
         status=_TOOL_STATUSES_BACK[message.status],
         result_summary=message.result_summary,
         result_text=message.result_text,
-        admitted_at=_moment(message.admitted_at),
-        finished_at=_moment(message.finished_at) if message.HasField("finished_at") else None,
+        admitted_at=from_timestamp(message.admitted_at),
+        finished_at=optional_moment(message, "finished_at"),
         hand_id=message.hand_id,
         projection_version=message.projection_version,
     )
@@ -183,8 +168,8 @@ def run_to_proto(view: RunView) -> common_pb2.Run:
         state=RUN_STATES[view.state],
         reason=view.reason,
         admitted_mode=MODES[view.admitted_mode],
-        started_at=_timestamp(view.started_at),
-        finished_at=_timestamp(view.finished_at),
+        started_at=to_timestamp(view.started_at),
+        finished_at=to_timestamp(view.finished_at),
         trigger=view.trigger,
     )
 
@@ -196,8 +181,8 @@ def run_from_proto(message: common_pb2.Run) -> RunView:
         state=_RUN_STATES_BACK[message.state],
         reason=message.reason,
         admitted_mode=_admitted(message.admitted_mode),
-        started_at=_moment(message.started_at),
-        finished_at=_moment(message.finished_at) if message.HasField("finished_at") else None,
+        started_at=from_timestamp(message.started_at),
+        finished_at=optional_moment(message, "finished_at"),
         trigger=message.trigger,
     )
 
@@ -228,7 +213,7 @@ def conversation_to_proto(view: ConversationView) -> common_pb2.Conversation:
         title=view.title,
         owner=view.owner,
         members=list(view.members),
-        created_at=_timestamp(view.created_at),
+        created_at=to_timestamp(view.created_at),
         last_event_id=view.last_event_id,
     )
 
@@ -239,7 +224,7 @@ def conversation_from_proto(message: common_pb2.Conversation) -> ConversationVie
         title=message.title,
         owner=message.owner,
         members=tuple(message.members),
-        created_at=_moment(message.created_at),
+        created_at=from_timestamp(message.created_at),
         last_event_id=message.last_event_id,
     )
 
@@ -257,8 +242,8 @@ def approval_to_proto(view: ApprovalView) -> common_pb2.Approval:
         arguments_json=view.arguments_json,
         arguments_digest=view.arguments_digest,
         decision=DECISIONS[view.decision],
-        requested_at=_timestamp(view.requested_at),
-        expires_at=_timestamp(view.expires_at),
+        requested_at=to_timestamp(view.requested_at),
+        expires_at=to_timestamp(view.expires_at),
         reason=view.reason,
         decision_text=view.decision_text,
     )
@@ -277,8 +262,8 @@ def approval_from_proto(message: common_pb2.Approval) -> ApprovalView:
         arguments_json=message.arguments_json,
         arguments_digest=message.arguments_digest,
         decision=_DECISIONS_BACK[message.decision],
-        requested_at=_moment(message.requested_at),
-        expires_at=_moment(message.expires_at),
+        requested_at=from_timestamp(message.requested_at),
+        expires_at=from_timestamp(message.expires_at),
         reason=message.reason,
         decision_text=message.decision_text,
     )
