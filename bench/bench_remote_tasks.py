@@ -2,10 +2,19 @@
 
 A round trip is one remote tool call: offer → accepted → result, each transition committed to
 the store (SQLite file, WAL, through the store's group-committing writer) before it is
-acknowledged, through the real HandLink servicer, the Authority, the Registry and an SDK Hand
-with a no-op tool. The baseline is a bidirectional stream on the same kind of server that
-answers every frame at once. Both run with 1 and with 32 round trips in flight, in this
-process, one after the other.
+acknowledged, through the real HandLink servicer (behind the authenticating interceptor), the
+Authority, the Registry, and an SDK Hand with a no-op tool in a process of its own, as in a
+deployment.
+
+Two baselines run in the same invocation, on the same kind of server, each with its peer in a
+process of its own and the server's side measured, as the Mind's is:
+
+* **echo**: the server writes a frame and reads the peer's answer;
+* **messages**: the server exchanges exactly the frames of a round trip (offer, accepted, ack,
+  result, ack) and does nothing else: no store, no registry, no timers. It is the ceiling the
+  protocol allows on this machine; `messages/echo` shows what the frames alone cost.
+
+Each runs with 1 and with 32 round trips in flight.
 
 Reproduce:
 
@@ -18,13 +27,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
+import os
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from functools import partial
 from pathlib import Path
 
-from hand import Hand
+import grpc
+
 from mind.auth import AuthInterceptor
 from mind.credentials import issue, store_authenticator
 from mind.remote.execution import RemoteExecution
@@ -38,69 +53,138 @@ from tobe.runtime.server import ServiceSpec, start_server
 from tobe.v1 import hand_pb2, hand_pb2_grpc
 
 CONVERSATION = "p_bench"
+IN_FLIGHT = (1, 32)
+TOKEN_VARIABLE = "TOBE_BENCH_HAND_TOKEN"
+WARM_UP = 0.5
+
+OFFER = hand_pb2.AttachResponse(offer=hand_pb2.TaskOffer(task_id="t", attempt=1, tool="noop"))
+ACK = hand_pb2.AttachResponse(ack=hand_pb2.ReportAck(task_id="t", attempt=1))
+ACCEPTED = hand_pb2.AttachRequest(accepted=hand_pb2.TaskAccepted(task_id="t", attempt=1))
+RESULT = hand_pb2.AttachRequest(
+    result=hand_pb2.TaskResult(task_id="t", attempt=1, ok=True, output="ok")
+)
 
 
-class EchoLink(hand_pb2_grpc.HandLinkServicer):
-    """Answers every frame with an ack at once: the cost of the stream alone."""
+class Counter:
+    """Round trips completed by the server's side; counted only while `open`."""
+
+    def __init__(self) -> None:
+        self.done = 0
+        self.open = True
+
+
+class BaselineLink(hand_pb2_grpc.HandLinkServicer):
+    """The server side of a baseline stream: the echo's two frames, or a round trip's five."""
+
+    def __init__(self, pattern: str, counter: Counter) -> None:
+        self._pattern = pattern
+        self._counter = counter
 
     async def Attach(  # noqa: N802 - gRPC method name
-        self, request_iterator: AsyncIterator[hand_pb2.AttachRequest], context: object
-    ) -> AsyncIterator[hand_pb2.AttachResponse]:
-        async for frame in request_iterator:
-            yield hand_pb2.AttachResponse(
-                ack=hand_pb2.ReportAck(task_id=frame.accepted.task_id, attempt=1)
-            )
+        self,
+        request_iterator: AsyncIterator[hand_pb2.AttachRequest],
+        context: grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse],
+    ) -> None:
+        frames = aiter(request_iterator)
+        with contextlib.suppress(StopAsyncIteration):  # the peer is gone: the run is over
+            while self._counter.open:
+                await context.write(OFFER)
+                await anext(frames)
+                if self._pattern == "messages":
+                    await context.write(ACK)
+                    await anext(frames)
+                    await context.write(ACK)
+                self._counter.done += 1
+
+
+async def baseline_peer(target: str, streams: int) -> None:
+    """The client side of `streams` baseline streams: answers an offer with accepted and
+    every second ack with a result, as a Hand does."""
+
+    async def stream(channel: grpc.aio.Channel) -> None:
+        call = hand_pb2_grpc.HandLinkStub(channel).Attach()
+        acks = 0
+        async for response in call:
+            if response.WhichOneof("frame") == "offer":
+                await call.write(ACCEPTED)
+            else:
+                acks += 1
+                if acks % 2:
+                    await call.write(RESULT)
+
+    async with open_channel(target) as channel:
+        await asyncio.gather(*(stream(channel) for _ in range(streams)), return_exceptions=True)
+
+
+async def hand_peer(target: str) -> None:
+    """An SDK Hand with one no-op tool, attached until killed."""
+    from hand import Hand
+
+    hand = Hand("bench")
+
+    @hand.tool
+    async def noop() -> str:
+        """Does nothing."""
+        return "ok"
+
+    await hand.serve(target, os.environ[TOKEN_VARIABLE])
+
+
+@contextlib.contextmanager
+def peer(*arguments: str, env: dict[str, str] | None = None) -> Iterator[None]:
+    """This script, run as a peer process, killed on the way out."""
+    command = [sys.executable, __file__, "--peer", *arguments]
+    process = subprocess.Popen(command, env={**os.environ, **(env or {})})
+    try:
+        yield
+    finally:
+        process.kill()
+        process.wait()
+
+
+async def baseline_rates(pattern: str, seconds: float) -> dict[int, float]:
+    rates: dict[int, float] = {}
+    for in_flight in IN_FLIGHT:
+        counter = Counter()
+        link = BaselineLink(pattern, counter)
+        spec = ServiceSpec(
+            "tobe.v1.HandLink", partial(hand_pb2_grpc.add_HandLinkServicer_to_server, link)
+        )
+        server = await start_server([spec], ["127.0.0.1:0"])
+        try:
+            with peer("baseline", f"127.0.0.1:{server.bound['127.0.0.1:0']}", str(in_flight)):
+                while not counter.done:  # the peer process is still starting
+                    await asyncio.sleep(0.05)
+                await asyncio.sleep(WARM_UP)
+                start, before = time.perf_counter(), counter.done
+                await asyncio.sleep(seconds)
+                rates[in_flight] = (counter.done - before) / (time.perf_counter() - start)
+                counter.open = False
+        finally:
+            await server.stop(0)
+    return rates
 
 
 async def measure(
-    round_trip: Callable[[int], Awaitable[None]], in_flight: int, seconds: float
+    round_trip: Callable[[], Awaitable[None]], in_flight: int, seconds: float
 ) -> float:
     """Round trips per second with `in_flight` workers looping until the time is up."""
     deadline = time.perf_counter() + seconds
     done = 0
 
-    async def worker(index: int) -> None:
+    async def worker() -> None:
         nonlocal done
         while time.perf_counter() < deadline:
-            await round_trip(index)
+            await round_trip()
             done += 1
 
     start = time.perf_counter()
-    await asyncio.gather(*(worker(i) for i in range(in_flight)))
+    await asyncio.gather(*(worker() for _ in range(in_flight)))
     return done / (time.perf_counter() - start)
 
 
-def echo_round_trip(calls: list) -> Callable[[int], Awaitable[None]]:
-    """One frame out and its answer back, on worker `index`'s own stream."""
-    frame = hand_pb2.AttachRequest(accepted=hand_pb2.TaskAccepted(task_id="t", attempt=1))
-
-    async def round_trip(index: int) -> None:
-        await calls[index].write(frame)
-        await calls[index].read()
-
-    return round_trip
-
-
-async def echo_rates(seconds: float) -> dict[int, float]:
-    spec = ServiceSpec(
-        "tobe.v1.HandLink", lambda s: hand_pb2_grpc.add_HandLinkServicer_to_server(EchoLink(), s)
-    )
-    server = await start_server([spec], ["127.0.0.1:0"])
-    target = f"127.0.0.1:{server.bound['127.0.0.1:0']}"
-    rates: dict[int, float] = {}
-    try:
-        async with open_channel(target) as channel:
-            for in_flight in (1, 32):
-                calls = [hand_pb2_grpc.HandLinkStub(channel).Attach() for _ in range(in_flight)]
-                rates[in_flight] = await measure(echo_round_trip(calls), in_flight, seconds)
-                for call in calls:
-                    call.cancel()
-    finally:
-        await server.stop(0)
-    return rates
-
-
-async def task_rates(seconds: float, url: str) -> dict[int, float]:
+async def task_rates(seconds: float, url: str) -> tuple[dict[int, float], dict[int, float]]:
+    """Round trips per second, and the Mind process's CPU milliseconds per round trip."""
     upgrade(url)
     database = Database.open(url)
 
@@ -115,50 +199,61 @@ async def task_rates(seconds: float, url: str) -> dict[int, float]:
         ["127.0.0.1:0"],
         interceptors=[AuthInterceptor(store_authenticator(database))],
     )
-    hand = Hand("bench")
-
-    @hand.tool
-    async def noop() -> str:
-        """Does nothing."""
-        return "ok"
-
-    serving = asyncio.create_task(hand.serve(f"127.0.0.1:{server.bound['127.0.0.1:0']}", token))
     rates: dict[int, float] = {}
+    cpu: dict[int, float] = {}
+    target = f"127.0.0.1:{server.bound['127.0.0.1:0']}"
     try:
-        await asyncio.wait_for(hand.attached.wait(), 10)
-        (tool,) = remote.tools.tools_for(CONVERSATION)
-        context = ToolContext(
-            CONVERSATION, "run", "call", "bench", DetailMode.SUMMARY, lambda _m, _f: None
-        )
+        with peer("hand", target, env={TOKEN_VARIABLE: token}):
+            while not remote.tools.tools_for(CONVERSATION):
+                await asyncio.sleep(0.05)
+            (tool,) = remote.tools.tools_for(CONVERSATION)
+            context = ToolContext(
+                CONVERSATION, "run", "call", "bench", DetailMode.SUMMARY, lambda _m, _f: None
+            )
 
-        async def round_trip(_index: int) -> None:
-            outcome = await tool.run({}, context)
-            assert outcome.ok, outcome.error
+            async def round_trip() -> None:
+                outcome = await tool.run({}, context)
+                assert outcome.ok, outcome.error
 
-        for in_flight in (1, 32):
-            rates[in_flight] = await measure(round_trip, in_flight, seconds)
+            await measure(round_trip, 1, WARM_UP)
+            for in_flight in IN_FLIGHT:
+                started = time.process_time()
+                rates[in_flight] = await measure(round_trip, in_flight, seconds)
+                spent = time.process_time() - started
+                cpu[in_flight] = spent * 1000 / (rates[in_flight] * seconds)
     finally:
-        serving.cancel()
-        await asyncio.gather(serving, return_exceptions=True)
         await remote.close()
         await server.stop(0)
         await database.close()
-    return rates
+    return rates, cpu
 
 
 async def main(seconds: float, url: str) -> None:
     logging.basicConfig(level=logging.ERROR)
-    echo = await echo_rates(seconds)
+    echo = await baseline_rates("echo", seconds)
+    messages = await baseline_rates("messages", seconds)
     with tempfile.TemporaryDirectory() as directory:
-        tasks = await task_rates(seconds, url or f"sqlite:///{Path(directory) / 'bench.db'}")
-    print(f"{'in flight':>9}  {'echo rt/s':>10}  {'task rt/s':>10}  {'task/echo':>9}")
-    for in_flight in (1, 32):
-        ratio = tasks[in_flight] / echo[in_flight]
-        print(f"{in_flight:>9}  {echo[in_flight]:>10.0f}  {tasks[in_flight]:>10.0f}  {ratio:>9.3f}")
-    print(f"scaling 32/1: echo {echo[32] / echo[1]:.2f}x, tasks {tasks[32] / tasks[1]:.2f}x")
+        tasks, cpu = await task_rates(seconds, url or f"sqlite:///{Path(directory) / 'bench.db'}")
+    print(
+        f"{'in flight':>9}  {'echo rt/s':>10}  {'messages rt/s':>13}  {'task rt/s':>10}  "
+        f"{'messages/echo':>13}  {'task/echo':>9}  {'Mind CPU ms/rt':>14}"
+    )
+    for n in IN_FLIGHT:
+        print(
+            f"{n:>9}  {echo[n]:>10.0f}  {messages[n]:>13.0f}  {tasks[n]:>10.0f}  "
+            f"{messages[n] / echo[n]:>13.3f}  {tasks[n] / echo[n]:>9.3f}  {cpu[n]:>14.2f}"
+        )
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--peer"]:
+        logging.basicConfig(level=logging.ERROR)
+        role, target, *streams = sys.argv[2:]
+        if role == "baseline":
+            asyncio.run(baseline_peer(target, int(streams[0])))
+        else:
+            asyncio.run(hand_peer(target))
+        sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each measurement")
     parser.add_argument("--url", default="", help="store URL (default: a temporary SQLite file)")

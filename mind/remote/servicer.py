@@ -310,8 +310,18 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     @staticmethod
     async def _end(context: Context, frame: CloseFrame) -> None:
         code = _CLOSE_CODES.get(frame.reason)
-        if code is not None:
+        if code is None:
+            return
+        try:
             await context.abort(code, frame.message)
+        except grpc.aio.AbortError:
+            raise
+        except Exception:
+            # gRPC could not send the status: the Hand is already gone and nobody is left to
+            # tell why the stream ends. Any other failure is the Mind's own.
+            if not context.done():
+                raise
+            log.info("hand stream already gone; not sent: %s %s", code.name, frame.message)
 
     async def _next(
         self, frames: AsyncIterator[hand_pb2.AttachRequest]
