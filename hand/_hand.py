@@ -32,7 +32,7 @@ from hand._progress import bind_progress
 from hand._tools import Effect, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
-from tobe.runtime.digest import arguments_digest
+from tobe.runtime.digest import NotCanonicalizable, arguments_digest
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -320,8 +320,10 @@ class Hand:
         if not isinstance(arguments, dict):
             return "arguments must be a JSON object", None, None
         digest = offer.approval.arguments_digest if offer.HasField("approval") else ""
-        if digest and digest != arguments_digest(arguments):
-            return "the arguments differ from what was approved (digest mismatch)", None, None
+        if digest:
+            problem = _digest_problem(arguments, digest)
+            if problem is not None:
+                return problem, None, None
         if self.policy is not None:
             reason = self.policy(
                 Offer(
@@ -410,3 +412,14 @@ class Hand:
         """Send the held result (again); it stays held until the Mind acknowledges it."""
         assert held.result is not None
         self._send(hand_pb2.AttachRequest(result=held.result))
+
+
+def _digest_problem(arguments: dict[str, Any], digest: str) -> str | None:
+    """Why the approved digest does not cover these arguments (None when it does)."""
+    try:
+        actual = arguments_digest(arguments)
+    except NotCanonicalizable as exc:
+        return f"the arguments cannot be bound to an approval: {exc}"
+    if actual != digest:
+        return "the arguments differ from what was approved (digest mismatch)"
+    return None
