@@ -95,20 +95,24 @@ model's call returns at once with the task id, and the task's result is appended
 conversation as a note when the task ends. For the Hand nothing differs: offer, accepted,
 progress, result as usual.
 
-Approvals. An offer for a call that needed approval carries `approval.arguments_digest`: the
-digest of the call's arguments. The rule, the same for the Mind and every Hand:
+Approvals. Every offer of a call whose tool's effect is not read-only carries an `approval`
+binding: what allowed the call (`source`: a person, a conversation grant, the policy, or the
+Reviewer; `approval_id` and `detail` say which) and `arguments_digest`, the digest of the
+call's arguments. A read-only call may come without one (it has one when a person or grant
+approved it). A Hand may reject an effectful offer that has no binding, and must reject one
+whose digest differs from its own. The digest rule, the same for the Mind and every Hand:
   1. parse `arguments_json` (a JSON object) with any conforming JSON parser;
   2. write the result as RFC 8785 (JSON Canonicalization Scheme) canonical JSON: no
      whitespace, numbers as ECMAScript writes them (`2.0` and `2` are both `2`, `1e21` is
      `1e+21`, `-0.0` is `0`), strings with only `"`, `\\` and control characters escaped,
      object keys sorted by their UTF-16 code units;
   3. encode that text as UTF-8 and take its SHA-256, written as 64 lowercase hex digits.
-A Hand recomputes the digest this way and rejects the offer when it differs. RFC 8785 has
+RFC 8785 has
 no form for an integer outside ±(2^53−1) = ±9007199254740991 (a double cannot hold it, so
 two languages would read it differently), for a number beyond a double's range, or for a
 string that is not Unicode (a lone surrogate). The Mind never binds an approval to such
-arguments: a call that needs a digest and holds one is refused before anything reaches a
-Hand, and the model is told where (e.g. `arguments.ids[3]`) and to pass such a number as a
+arguments: a call that needs a digest (effectful, or asked about) and holds one is refused
+before a person, the Reviewer or a Hand sees it, and the model is told where (e.g. `arguments.ids[3]`) and to pass such a number as a
 string. Test vectors, `arguments_json` and then its digest or refusal (the same vectors,
 with each canonical text, are in `testdata/arguments_digest_vectors.json`):
   {"count":2.0}
@@ -183,6 +187,36 @@ HELD_TASK_STATE_RUNNING: HeldTaskState.ValueType  # 1
 HELD_TASK_STATE_FINISHED: HeldTaskState.ValueType  # 2
 """Finished locally; the result may not have reached the Mind."""
 Global___HeldTaskState: _TypeAlias = HeldTaskState  # noqa: Y015
+
+class _ApprovalSource:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ApprovalSourceEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ApprovalSource.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    APPROVAL_SOURCE_UNSPECIFIED: _ApprovalSource.ValueType  # 0
+    APPROVAL_SOURCE_PERSON: _ApprovalSource.ValueType  # 1
+    """A person approved this call."""
+    APPROVAL_SOURCE_GRANT: _ApprovalSource.ValueType  # 2
+    """A person's earlier "approve for this conversation" covers calls of this tool."""
+    APPROVAL_SOURCE_POLICY: _ApprovalSource.ValueType  # 3
+    """A rule (or an effect class default) of the Mind's approval policy allowed it."""
+    APPROVAL_SOURCE_REVIEWER: _ApprovalSource.ValueType  # 4
+    """The Mind's isolated Reviewer allowed it."""
+
+class ApprovalSource(_ApprovalSource, metaclass=_ApprovalSourceEnumTypeWrapper):
+    """What allowed a call."""
+
+APPROVAL_SOURCE_UNSPECIFIED: ApprovalSource.ValueType  # 0
+APPROVAL_SOURCE_PERSON: ApprovalSource.ValueType  # 1
+"""A person approved this call."""
+APPROVAL_SOURCE_GRANT: ApprovalSource.ValueType  # 2
+"""A person's earlier "approve for this conversation" covers calls of this tool."""
+APPROVAL_SOURCE_POLICY: ApprovalSource.ValueType  # 3
+"""A rule (or an effect class default) of the Mind's approval policy allowed it."""
+APPROVAL_SOURCE_REVIEWER: ApprovalSource.ValueType  # 4
+"""The Mind's isolated Reviewer allowed it."""
+Global___ApprovalSource: _TypeAlias = ApprovalSource  # noqa: Y015
 
 class _AckStatus:
     ValueType = _typing.NewType("ValueType", _builtins.int)
@@ -641,7 +675,9 @@ class TaskOffer(_message.Message):
     conversation_key: _builtins.str
     @_builtins.property
     def approval(self) -> Global___ApprovalBinding:
-        """Present when a person or policy approved this exact call."""
+        """What allowed this exact call; present for every tool whose effect is not read-only (see
+        "Approvals" above). A Hand may reject an effectful offer without one.
+        """
 
     def __init__(
         self,
@@ -665,23 +701,37 @@ Global___TaskOffer: _TypeAlias = TaskOffer  # noqa: Y015
 
 @_typing.final
 class ApprovalBinding(_message.Message):
-    """What an approval covered."""
+    """What allowed a call, and the exact arguments it covers."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
     APPROVAL_ID_FIELD_NUMBER: _builtins.int
     ARGUMENTS_DIGEST_FIELD_NUMBER: _builtins.int
+    SOURCE_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
     approval_id: _builtins.str
+    """The approval request a person decided (PERSON), or the one whose "approve for this
+    conversation" covers the call (GRANT); empty for POLICY and REVIEWER.
+    """
     arguments_digest: _builtins.str
+    """Digest of the arguments (see "Approvals" above)."""
+    source: Global___ApprovalSource.ValueType
+    detail: _builtins.str
+    """For people, not for decisions: who decided (PERSON), the policy rule that allowed the call
+    (POLICY: `rules[<index>]` of the Mind's `[approvals] rules`, or `default.<effect>`), the
+    Reviewer's note (REVIEWER), `conversation grant` (GRANT).
+    """
     def __init__(
         self,
         *,
         approval_id: _builtins.str = ...,
         arguments_digest: _builtins.str = ...,
+        source: Global___ApprovalSource.ValueType = ...,
+        detail: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_id", b"approval_id", "arguments_digest", b"arguments_digest"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_id", b"approval_id", "arguments_digest", b"arguments_digest", "detail", b"detail", "source", b"source"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -95,20 +95,24 @@ model's call returns at once with the task id, and the task's result is appended
 conversation as a note when the task ends. For the Hand nothing differs: offer, accepted,
 progress, result as usual.
 
-Approvals. An offer for a call that needed approval carries `approval.arguments_digest`: the
-digest of the call's arguments. The rule, the same for the Mind and every Hand:
+Approvals. Every offer of a call whose tool's effect is not read-only carries an `approval`
+binding: what allowed the call (`source`: a person, a conversation grant, the policy, or the
+Reviewer; `approval_id` and `detail` say which) and `arguments_digest`, the digest of the
+call's arguments. A read-only call may come without one (it has one when a person or grant
+approved it). A Hand may reject an effectful offer that has no binding, and must reject one
+whose digest differs from its own. The digest rule, the same for the Mind and every Hand:
   1. parse `arguments_json` (a JSON object) with any conforming JSON parser;
   2. write the result as RFC 8785 (JSON Canonicalization Scheme) canonical JSON: no
      whitespace, numbers as ECMAScript writes them (`2.0` and `2` are both `2`, `1e21` is
      `1e+21`, `-0.0` is `0`), strings with only `"`, `\\` and control characters escaped,
      object keys sorted by their UTF-16 code units;
   3. encode that text as UTF-8 and take its SHA-256, written as 64 lowercase hex digits.
-A Hand recomputes the digest this way and rejects the offer when it differs. RFC 8785 has
+RFC 8785 has
 no form for an integer outside ±(2^53−1) = ±9007199254740991 (a double cannot hold it, so
 two languages would read it differently), for a number beyond a double's range, or for a
 string that is not Unicode (a lone surrogate). The Mind never binds an approval to such
-arguments: a call that needs a digest and holds one is refused before anything reaches a
-Hand, and the model is told where (e.g. `arguments.ids[3]`) and to pass such a number as a
+arguments: a call that needs a digest (effectful, or asked about) and holds one is refused
+before a person, the Reviewer or a Hand sees it, and the model is told where (e.g. `arguments.ids[3]`) and to pass such a number as a
 string. Test vectors, `arguments_json` and then its digest or refusal (the same vectors,
 with each canonical text, are in `testdata/arguments_digest_vectors.json`):
   {"count":2.0}
