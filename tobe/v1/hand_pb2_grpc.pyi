@@ -107,14 +107,14 @@ whose digest differs from its own. The digest rule, the same for the Mind and ev
      `1e+21`, `-0.0` is `0`), strings with only `"`, `\\` and control characters escaped,
      object keys sorted by their UTF-16 code units;
   3. encode that text as UTF-8 and take its SHA-256, written as 64 lowercase hex digits.
-RFC 8785 has
-no form for an integer outside ±(2^53−1) = ±9007199254740991 (a double cannot hold it, so
-two languages would read it differently), for a number beyond a double's range, or for a
-string that is not Unicode (a lone surrogate). The Mind never binds an approval to such
-arguments: a call that needs a digest (effectful, or asked about) and holds one is refused
-before a person, the Reviewer or a Hand sees it, and the model is told where (e.g. `arguments.ids[3]`) and to pass such a number as a
-string. Test vectors, `arguments_json` and then its digest or refusal (the same vectors,
-with each canonical text, are in `testdata/arguments_digest_vectors.json`):
+RFC 8785 has no form for an integer outside ±(2^53−1) = ±9007199254740991 (a double cannot
+hold it, so two languages would read it differently), for a number beyond a double's range,
+or for a string that is not Unicode (a lone surrogate). The Mind never binds an approval to
+such arguments: a call that needs a digest (effectful, or asked about) and holds one is
+refused before a person, the Reviewer or a Hand sees it, and the model is told where (e.g.
+`arguments.ids[3]`) and to pass such a number as a string. Test vectors, `arguments_json`
+and then its digest or refusal (the same vectors, with each canonical text, are in
+`testdata/arguments_digest_vectors.json`):
   {"count":2.0}
       57413ce83ee1d989e384dfd3a82c6e2d9052a23c4204706bd2d7df11aa4c2d7c
   {"count":2}
