@@ -10,6 +10,10 @@
 
     asyncio.run(hand.serve("127.0.0.1:7410", token))
 
+Every offer whose approval binding carries a digest is checked against the arguments. With
+`Hand(..., require_binding=True)` the Hand also rejects an offer for a tool that is not
+read-only when it comes without a binding (what allowed the call and its digest).
+
 `serve` keeps one stream to the Mind, reconnecting with backoff (1 s doubling to 30 s) and
 listing the tasks it still holds, so the Mind can tell it to keep going, drop them or resend
 their results. Results are kept until the Mind acknowledges them.
@@ -32,7 +36,7 @@ from hand._progress import bind_progress
 from hand._tools import Effect, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
-from tobe.runtime.digest import arguments_digest
+from tobe.runtime.digest import NotCanonicalizable, arguments_digest
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -41,6 +45,12 @@ _EFFECTS = {
     Effect.READ_ONLY: common_pb2.EFFECT_CLASS_READ_ONLY,
     Effect.WORKSPACE_WRITE: common_pb2.EFFECT_CLASS_WORKSPACE_WRITE,
     Effect.EXTERNAL_SIDE_EFFECT: common_pb2.EFFECT_CLASS_EXTERNAL_SIDE_EFFECT,
+}
+_SOURCES = {
+    hand_pb2.APPROVAL_SOURCE_PERSON: "person",
+    hand_pb2.APPROVAL_SOURCE_GRANT: "grant",
+    hand_pb2.APPROVAL_SOURCE_POLICY: "policy",
+    hand_pb2.APPROVAL_SOURCE_REVIEWER: "reviewer",
 }
 # Refusals that retrying cannot fix: the operator must change the credential or the Hand.
 _FATAL = (
@@ -69,6 +79,8 @@ class Offer:
     arguments: dict[str, Any]
     conversation_key: str
     approval_id: str
+    # What allowed the call: "person", "grant", "policy", "reviewer"; "" without a binding.
+    approval_source: str = ""
 
 
 # Returns a reason to reject the offer, or None to accept it.
@@ -89,10 +101,19 @@ class HeldTask:
 
 
 class Hand:
-    def __init__(self, name: str, *, version: str = "", policy: Policy | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        *,
+        version: str = "",
+        policy: Policy | None = None,
+        require_binding: bool = False,
+    ) -> None:
         self.name = name
         self.version = version
         self.policy = policy
+        # Reject effectful offers that come without an approval binding.
+        self.require_binding = require_binding
         self.tools: dict[str, ToolFunction] = {}
         self.held: dict[str, HeldTask] = {}
         self.hand_id = ""
@@ -320,8 +341,17 @@ class Hand:
         if not isinstance(arguments, dict):
             return "arguments must be a JSON object", None, None
         digest = offer.approval.arguments_digest if offer.HasField("approval") else ""
-        if digest and digest != arguments_digest(arguments):
-            return "the arguments differ from what was approved (digest mismatch)", None, None
+        if not digest and self.require_binding and tool.effect is not Effect.READ_ONLY:
+            return (
+                f"this Hand requires an approval binding for {tool.effect.value} tools "
+                "and the offer has none",
+                None,
+                None,
+            )
+        if digest:
+            problem = _digest_problem(arguments, digest)
+            if problem is not None:
+                return problem, None, None
         if self.policy is not None:
             reason = self.policy(
                 Offer(
@@ -331,6 +361,7 @@ class Hand:
                     arguments,
                     offer.conversation_key,
                     offer.approval.approval_id,
+                    _SOURCES.get(offer.approval.source, ""),
                 )
             )
             if reason:
@@ -410,3 +441,14 @@ class Hand:
         """Send the held result (again); it stays held until the Mind acknowledges it."""
         assert held.result is not None
         self._send(hand_pb2.AttachRequest(result=held.result))
+
+
+def _digest_problem(arguments: dict[str, Any], digest: str) -> str | None:
+    """Why the approved digest does not cover these arguments (None when it does)."""
+    try:
+        actual = arguments_digest(arguments)
+    except NotCanonicalizable as exc:
+        return f"the arguments cannot be bound to an approval: {exc}"
+    if actual != digest:
+        return "the arguments differ from what was approved (digest mismatch)"
+    return None

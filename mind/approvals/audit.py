@@ -17,6 +17,8 @@ class AuditSource(StrEnum):
     GRANT = "grant"
     # The run waiting for the decision ended first (cancelled).
     RUN = "run"
+    # The arguments have no canonical form, so nothing could be bound to them (refused).
+    ARGUMENTS = "arguments"
 
 
 def add_audit(

@@ -76,18 +76,15 @@ class Authority:
         record = await self.registry.create(spec)
         waiter = TaskWaiter(record.id, on_progress)
         self._waiters[record.id] = waiter
-        self.send_offer(connection, record, approval_id=spec.approval_id)
+        self.send_offer(connection, record)
         return waiter
 
-    def send_offer(
-        self, connection: HandConnection, record: TaskRecord, *, approval_id: str = ""
-    ) -> None:
+    def send_offer(self, connection: HandConnection, record: TaskRecord) -> None:
         """Send (or resend, after a re-offer) the offer for the task's current attempt."""
         self._arm(record, self.settings.accept_timeout, "accept timeout: the Hand did not answer")
         connection.send(
             OfferFrame(
                 task=record,
-                approval_id=approval_id,
                 accept_timeout=self.settings.accept_timeout,
                 run_timeout=self.settings.run_timeout,
             )

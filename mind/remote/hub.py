@@ -48,7 +48,6 @@ class CloseReason(StrEnum):
 @dataclass(frozen=True)
 class OfferFrame:
     task: TaskRecord
-    approval_id: str
     accept_timeout: float
     run_timeout: float
 

@@ -10,7 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from mind.tools.base import DetailMode, Effect
+from mind.tools.base import ApprovalBinding, DetailMode, Effect
 
 
 class TaskState(StrEnum):
@@ -76,8 +76,8 @@ class NewTask:
     arguments: dict[str, Any]
     detail_mode: DetailMode
     background: bool = False
-    approval_id: str = ""
-    arguments_digest: str = ""
+    # What allowed the call; sent with every offer (and re-offer) of its task.
+    approval: ApprovalBinding | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +94,7 @@ class TaskRecord:
     attempt: int
     state: TaskState
     arguments: dict[str, Any]
-    arguments_digest: str
+    approval: ApprovalBinding | None
     detail_mode: DetailMode
     background: bool
     cancel_requested_at: datetime | None

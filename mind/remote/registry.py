@@ -39,7 +39,7 @@ from mind.remote.model import (
 )
 from mind.store.database import Database, WriteTx
 from mind.store.models import RemoteRun, Task, TaskTransition, utcnow
-from mind.tools.base import DetailMode
+from mind.tools.base import ApprovalBinding, ApprovalSource, DetailMode
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ def _record(row: Any) -> TaskRecord:
         attempt=row.attempt,
         state=TaskState(row.state),
         arguments=dict(row.arguments),
-        arguments_digest=row.arguments_digest,
+        approval=_binding(row),
         detail_mode=DetailMode(row.detail_mode),
         background=row.background,
         cancel_requested_at=row.cancel_requested_at,
@@ -106,6 +106,34 @@ def _record(row: Any) -> TaskRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
+
+
+def _binding(row: Any) -> ApprovalBinding | None:
+    """The task's stored binding; none when no digest was bound (a read-only call)."""
+    if not row.arguments_digest:
+        return None
+    return ApprovalBinding(
+        ApprovalSource(row.approval_source),
+        row.arguments_digest,
+        row.approval_id,
+        row.approval_detail,
+    )
+
+
+def _binding_columns(binding: ApprovalBinding | None) -> dict[str, str]:
+    if binding is None:
+        return {
+            "arguments_digest": "",
+            "approval_source": "",
+            "approval_id": "",
+            "approval_detail": "",
+        }
+    return {
+        "arguments_digest": binding.arguments_digest,
+        "approval_source": binding.source.value,
+        "approval_id": binding.approval_id,
+        "approval_detail": binding.detail,
+    }
 
 
 class Registry:
@@ -130,7 +158,7 @@ class Registry:
             attempt=1,
             state=TaskState.OFFERED,
             arguments=dict(spec.arguments),
-            arguments_digest=spec.arguments_digest,
+            approval=spec.approval,
             detail_mode=spec.detail_mode,
             background=spec.background,
             cancel_requested_at=None,
@@ -158,7 +186,7 @@ class Registry:
             "attempt": 1,
             "state": TaskState.OFFERED.value,
             "arguments": record.arguments,
-            "arguments_digest": record.arguments_digest,
+            **_binding_columns(record.approval),
             "created_at": now,
             "updated_at": now,
         }

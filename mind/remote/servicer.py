@@ -46,7 +46,7 @@ from mind.remote.model import (
     ToolDecl,
 )
 from mind.remote.taskservice import TaskService
-from mind.tools.base import Effect
+from mind.tools.base import ApprovalBinding, ApprovalSource, Effect
 from tobe.config import RemoteSettings
 from tobe.runtime.decision_template import TemplateError, check_template
 from tobe.runtime.status import StatusTable, status_codes
@@ -72,6 +72,12 @@ _ACTIONS = {
     ReconcileAction.KEEP_RUNNING: hand_pb2.RECONCILE_ACTION_KEEP_RUNNING,
     ReconcileAction.DROP: hand_pb2.RECONCILE_ACTION_DROP,
     ReconcileAction.RESEND_RESULT: hand_pb2.RECONCILE_ACTION_RESEND_RESULT,
+}
+_SOURCES = {
+    ApprovalSource.PERSON: hand_pb2.APPROVAL_SOURCE_PERSON,
+    ApprovalSource.GRANT: hand_pb2.APPROVAL_SOURCE_GRANT,
+    ApprovalSource.POLICY: hand_pb2.APPROVAL_SOURCE_POLICY,
+    ApprovalSource.REVIEWER: hand_pb2.APPROVAL_SOURCE_REVIEWER,
 }
 _CLOSE_CODES = {
     CloseReason.REPLACED: grpc.StatusCode.ABORTED,
@@ -167,6 +173,15 @@ def held_tasks(hello: hand_pb2.HandHello) -> list[HeldTask]:
     ]
 
 
+def binding_to_proto(binding: ApprovalBinding) -> hand_pb2.ApprovalBinding:
+    return hand_pb2.ApprovalBinding(
+        approval_id=binding.approval_id,
+        arguments_digest=binding.arguments_digest,
+        source=_SOURCES[binding.source],
+        detail=binding.detail,
+    )
+
+
 def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
     match frame:
         case OfferFrame(task=task):
@@ -179,9 +194,8 @@ def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
                 run_timeout_ms=_ms(frame.run_timeout),
                 conversation_key=task.conversation_key,
             )
-            if task.arguments_digest:
-                offer.approval.approval_id = frame.approval_id
-                offer.approval.arguments_digest = task.arguments_digest
+            if task.approval is not None:
+                offer.approval.CopyFrom(binding_to_proto(task.approval))
             return hand_pb2.AttachResponse(offer=offer)
         case CancelFrame():
             return hand_pb2.AttachResponse(

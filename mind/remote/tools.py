@@ -90,8 +90,7 @@ class RemoteTool:
             arguments=arguments,
             detail_mode=context.detail_mode,
             background=self._decl.background,
-            approval_id=context.approval.approval_id if context.approval else "",
-            arguments_digest=context.approval.arguments_digest if context.approval else "",
+            approval=context.approval,
         )
         progress = None if self._decl.background else context.report_progress
         # Shielded: a cancel arriving while the task is being recorded must still reach the

@@ -329,7 +329,7 @@ class ApprovalAudit(Base):
     conversation_key: Mapped[str] = mapped_column(String(64), index=True)
     tool_call_id: Mapped[str] = mapped_column(String(128))
     tool: Mapped[str] = mapped_column(String(128))
-    # "policy", "reviewer", "user", "expiry", "grant".
+    # "policy", "reviewer", "user", "expiry", "grant", "run", "arguments" (`AuditSource`).
     source: Mapped[str] = mapped_column(String(16))
     verdict: Mapped[str] = mapped_column(String(32))
     principal: Mapped[str] = mapped_column(String(128), default="")
@@ -369,7 +369,11 @@ class Task(Base):
     attempt: Mapped[int] = mapped_column(Integer, default=1)
     state: Mapped[str] = mapped_column(String(16), default="offered")
     arguments: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # The call's `ApprovalBinding`, sent with every offer; all empty when it has none.
     arguments_digest: Mapped[str] = mapped_column(String(64), default="")
+    approval_source: Mapped[str] = mapped_column(String(16), default="")
+    approval_id: Mapped[str] = mapped_column(String(40), default="")
+    approval_detail: Mapped[str] = mapped_column(Text, default="")
     cancel_requested_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     cancel_reason: Mapped[str] = mapped_column(Text, default="")
     output: Mapped[str] = mapped_column(Text, default="")

@@ -29,12 +29,32 @@ class DetailMode(StrEnum):
     TRANSPARENT = "transparent"
 
 
+class ApprovalSource(StrEnum):
+    """What allowed a call (`ApprovalBinding.source`)."""
+
+    # A person approved this call.
+    PERSON = "person"
+    # A person's earlier "approve for this conversation" covered it.
+    GRANT = "grant"
+    # A rule (or an effect class default) of the approval policy allowed it.
+    POLICY = "policy"
+    # The isolated Reviewer allowed it.
+    REVIEWER = "reviewer"
+
+
 @dataclass(frozen=True)
 class ApprovalBinding:
-    """The approval that covers this exact call (tool, Hand, argument digest)."""
+    """What allowed this exact call, and the digest of the arguments it covers.
 
-    approval_id: str
+    Every call whose effect is not read-only runs with one, so a Hand can insist on it.
+    """
+
+    source: ApprovalSource
     arguments_digest: str
+    # The approval request a person decided (PERSON, GRANT); "" otherwise.
+    approval_id: str = ""
+    # Who decided (PERSON), the policy rule (POLICY), the Reviewer's note (REVIEWER).
+    detail: str = ""
 
 
 @dataclass

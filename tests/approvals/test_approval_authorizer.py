@@ -24,7 +24,7 @@ from mind.providers.scripted import ScriptedProvider
 from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit, OutboxEvent
 from mind.tools.authorizer import CallUnderReview, Verdict, VerdictKind
-from mind.tools.base import Effect
+from mind.tools.base import ApprovalBinding, ApprovalSource, Effect
 from tobe.config import ApprovalRule, ApprovalSettings
 from tobe.runtime.digest import arguments_digest
 
@@ -253,3 +253,81 @@ async def test_sensitive_argument_never_reaches_audit_events_or_logs(
     assert audit and approvals and events
     for text in [*audit, *approvals, *events, caplog.text]:
         assert SECRET not in text
+
+
+# -- bindings: what allowed an effectful call, and the digest it covers --------------------
+
+ALLOW_ALL = ApprovalSettings(workspace_write="allow", external_side_effect="allow")
+
+
+async def test_a_policy_allow_binds_the_rule_and_the_digest(harness: Harness) -> None:
+    call = make_call(effect=Effect.EXTERNAL_SIDE_EFFECT)
+    verdict = await harness.authorizer(ALLOW_ALL).authorize(call)
+    digest = arguments_digest(call.arguments)
+    expected = ApprovalBinding(ApprovalSource.POLICY, digest, "", "default.external_side_effect")
+    assert verdict == Verdict.allow(expected)
+    ruled = ApprovalSettings(rules=[ApprovalRule(tool="write_*", verdict="allow")])
+    verdict = await harness.authorizer(ruled).authorize(make_call())
+    assert verdict.approval is not None and verdict.approval.detail == "rules[0]"
+
+
+async def test_a_read_only_call_the_policy_allows_has_no_binding(harness: Harness) -> None:
+    verdict = await harness.authorizer().authorize(make_call(effect=Effect.READ_ONLY))
+    assert verdict == Verdict.allow()
+
+
+async def test_a_persons_approval_binds_the_approval_and_who_decided(harness: Harness) -> None:
+    call = make_call()
+    verdict = await decide_when_asked(harness, harness.authorizer(), call, Decision.APPROVE_ONCE)
+    record = await harness.broker.for_tool_call(call.tool_call_id)
+    assert record is not None
+    assert verdict.approval == ApprovalBinding(
+        ApprovalSource.PERSON, arguments_digest(call.arguments), record.id, OWNER
+    )
+
+
+async def test_a_grant_and_the_reviewer_name_themselves(harness: Harness) -> None:
+    authorizer = harness.authorizer()
+    await decide_when_asked(harness, authorizer, make_call(), Decision.APPROVE_CONVERSATION)
+    later = make_call(tool_call_id="call_2", arguments={"path": "b.txt", "text": "x"})
+    granted = await asyncio.wait_for(authorizer.authorize(later), 30)
+    assert granted.approval is not None
+    assert (granted.approval.source, granted.approval.detail) == (
+        ApprovalSource.GRANT,
+        "conversation grant",
+    )
+    assert granted.approval.approval_id
+    settings = ApprovalSettings()
+    ungranted = make_call(tool="send_note", tool_call_id="call_3")
+    reviewer = reviewer_answering("allow")
+    reviewed = await harness.authorizer(settings, reviewer).authorize(ungranted)
+    assert reviewed.approval is not None and reviewed.approval.source is ApprovalSource.REVIEWER
+    assert reviewed.approval.arguments_digest == arguments_digest(ungranted.arguments)
+
+
+async def test_an_integer_beyond_2_53_in_an_effectful_call_is_refused_naming_its_path(
+    harness: Harness,
+) -> None:
+    call = make_call(arguments={"ids": [1, 2, 3, 2**53]})
+    verdict = await harness.authorizer(ALLOW_ALL).authorize(call)
+    assert verdict.kind is VerdictKind.DENY
+    assert "arguments.ids[3]" in verdict.reason
+    assert "pass such a number as a string" in verdict.reason
+    assert await harness.broker.pending() == []
+    audit = [(row.source, row.verdict) for row in await harness.audit()]
+    assert audit == [("policy", "allow"), ("arguments", "deny")]
+
+
+async def test_a_read_only_call_needs_no_digest_unless_it_is_asked_about(
+    harness: Harness,
+) -> None:
+    huge = {"ids": [2**53]}
+    allowed = await harness.authorizer().authorize(
+        make_call(effect=Effect.READ_ONLY, arguments=huge)
+    )
+    assert allowed == Verdict.allow()
+    asking = ApprovalSettings(read_only="ask")
+    asked = await harness.authorizer(asking).authorize(
+        make_call(effect=Effect.READ_ONLY, arguments=huge, tool_call_id="call_2")
+    )
+    assert asked.kind is VerdictKind.DENY and "arguments.ids[0]" in asked.reason

@@ -261,3 +261,32 @@ async def test_reconnect_hello_lists_running_and_finished_tasks() -> None:
     assert h.kinds() == ["result"] and h.sent[0].result.output == "quick"
     assert set(h.held) == {"t_1"}
     gate.set()
+
+
+async def test_a_hand_requiring_bindings_rejects_only_effectful_offers_without_one() -> None:
+    h = Recorder()
+    h.require_binding = True
+
+    @h.tool(effect="external_side_effect")
+    async def send(text: str) -> str:
+        """Sends."""
+        return text
+
+    @h.tool
+    async def look(text: str) -> str:
+        """Looks."""
+        return text
+
+    h._on_offer(offer("send", {"text": "hi"}))
+    assert h.kinds() == ["rejected"]
+    assert "requires an approval binding for external_side_effect tools" in (
+        h.sent[0].rejected.reason
+    )
+    h._on_offer(offer("look", {"text": "hi"}))
+    await finished(h)
+    h.sent.clear()
+    bound = offer("send", {"text": "hi"}, digest=arguments_digest({"text": "hi"}))
+    bound.task_id = "t_2"
+    h._on_offer(bound)
+    await finished(h)
+    assert h.kinds() == ["accepted", "result"]

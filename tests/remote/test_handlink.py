@@ -12,7 +12,7 @@ from remote_harness import AUDIENCES, CONVERSATION, Link, tool_context
 
 from hand import Hand, HandRefused, report_progress
 from mind.remote.model import TaskState
-from mind.tools.base import ApprovalBinding
+from mind.tools.base import ApprovalBinding, ApprovalSource
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import arguments_digest
 from tobe.v1 import hand_pb2, hand_pb2_grpc
@@ -116,16 +116,19 @@ async def test_policy_rejection_is_the_tool_result(link: Link, serve) -> None:
     assert await terminals(link, await only_task(link)) == ["rejected"]
 
 
+PERSON = ApprovalSource.PERSON
+
+
 async def test_offer_whose_arguments_differ_from_the_approval_is_rejected(
     link: Link, serve
 ) -> None:
     await serve(echo_hand(), link.target, link.token)
-    approval = ApprovalBinding("ap_1", arguments_digest({"text": "approved"}))
+    approval = ApprovalBinding(PERSON, arguments_digest({"text": "approved"}), "ap_1")
     outcome = await link.tool("laptop__echo").run(
         {"text": "something else"}, tool_context(approval=approval)
     )
     assert not outcome.ok and "digest" in outcome.error
-    matching = ApprovalBinding("ap_2", arguments_digest({"text": "approved"}))
+    matching = ApprovalBinding(PERSON, arguments_digest({"text": "approved"}), "ap_2")
     ok = await link.tool("laptop__echo").run(
         {"text": "approved"}, tool_context(approval=matching, call_id="call_2")
     )

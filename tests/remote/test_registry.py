@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from dataclasses import replace
 
 import pytest
 
@@ -11,7 +12,7 @@ from mind.remote.model import AckStatus, HandResult, NewTask, TaskState
 from mind.remote.registry import Registry
 from mind.store.database import Database, WriteTx
 from mind.store.models import Task
-from mind.tools.base import DetailMode
+from mind.tools.base import ApprovalBinding, ApprovalSource, DetailMode
 
 HAND = "laptop"
 CONVERSATION = "p_remote"
@@ -42,6 +43,22 @@ async def test_offer_accept_result_records_each_transition(registry: Registry) -
         ("offered", "accepted", False),
         ("accepted", "succeeded", True),
     ]
+
+
+async def test_a_task_keeps_its_binding_across_a_reoffer_and_a_fresh_read(
+    registry: Registry,
+) -> None:
+    binding = ApprovalBinding(ApprovalSource.POLICY, "ab" * 32, "", "rules[1]")
+    task = await registry.create(replace(new_task(), approval=binding))
+    report = await registry.reoffer(task.id, 1)
+    assert report.task is not None and report.task.attempt == 2
+    assert report.task.approval == binding
+    stored = await registry.get(task.id)
+    assert stored is not None and stored.approval == binding
+    plain = await registry.create(replace(new_task(), tool_call_id="call_2"))
+    assert plain.approval is None
+    fresh = await registry.get(plain.id)
+    assert fresh is not None and fresh.approval is None
 
 
 async def test_second_terminal_is_refused(registry: Registry) -> None:

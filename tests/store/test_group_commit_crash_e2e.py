@@ -3,6 +3,7 @@ caller of the group was acknowledged, and after the restart none of their change
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
@@ -63,9 +64,9 @@ def test_units_held_in_an_uncommitted_group_were_never_acknowledged(tmp_path: Pa
     hold = tmp_path / "hold"
     script = tmp_path / "script.yaml"
     script.write_text(SCRIPT)
-    with running_mind(
-        tmp_path, script=script, PYTHONPATH=str(hooks), TEST_WRITER_HOLD=str(hold)
-    ) as mind:
+    # The hooks come first; the code under test stays importable as the caller found it.
+    path = os.pathsep.join(filter(None, [str(hooks), os.environ.get("PYTHONPATH", "")]))
+    with running_mind(tmp_path, script=script, PYTHONPATH=path, TEST_WRITER_HOLD=str(hold)) as mind:
         gateway = Gateway.connect(mind)
         keys = [gateway.create(f"p_held_{n}") for n in range(SENDS)]
         hold.touch()

@@ -95,10 +95,60 @@ model's call returns at once with the task id, and the task's result is appended
 conversation as a note when the task ends. For the Hand nothing differs: offer, accepted,
 progress, result as usual.
 
-Approvals. An offer for a call that needed approval carries `approval.arguments_digest`: the
-lowercase hex SHA-256 of the canonical arguments JSON (object keys sorted, separators "," and
-":" with no whitespace, non-ASCII characters unescaped, UTF-8). A Hand must recompute the
-digest over the parsed `arguments_json` and reject the offer when it differs.
+Approvals. Every offer of a call whose tool's effect is not read-only carries an `approval`
+binding: what allowed the call (`source`: a person, a conversation grant, the policy, or the
+Reviewer; `approval_id` and `detail` say which) and `arguments_digest`, the digest of the
+call's arguments. A read-only call may come without one (it has one when a person or grant
+approved it). A Hand may reject an effectful offer that has no binding, and must reject one
+whose digest differs from its own. The digest rule, the same for the Mind and every Hand:
+  1. parse `arguments_json` (a JSON object) with any conforming JSON parser;
+  2. write the result as RFC 8785 (JSON Canonicalization Scheme) canonical JSON: no
+     whitespace, numbers as ECMAScript writes them (`2.0` and `2` are both `2`, `1e21` is
+     `1e+21`, `-0.0` is `0`), strings with only `"`, `\\` and control characters escaped,
+     object keys sorted by their UTF-16 code units;
+  3. encode that text as UTF-8 and take its SHA-256, written as 64 lowercase hex digits.
+RFC 8785 has no form for an integer outside ±(2^53−1) = ±9007199254740991 (a double cannot
+hold it, so two languages would read it differently), for a number beyond a double's range,
+or for a string that is not Unicode (a lone surrogate). The Mind never binds an approval to
+such arguments: a call that needs a digest (effectful, or asked about) and holds one is
+refused before a person, the Reviewer or a Hand sees it, and the model is told where (e.g.
+`arguments.ids[3]`) and to pass such a number as a string. Test vectors, `arguments_json`
+and then its digest or refusal (the same vectors, with each canonical text, are in
+`testdata/arguments_digest_vectors.json`):
+  {"count":2.0}
+      57413ce83ee1d989e384dfd3a82c6e2d9052a23c4204706bd2d7df11aa4c2d7c
+  {"count":2}
+      57413ce83ee1d989e384dfd3a82c6e2d9052a23c4204706bd2d7df11aa4c2d7c
+  {"n":1e16}
+      eeaabeef190f1cc3c67e3f9fb3c801baa5703ab64870a35f3f0d404117cc5c0b
+  {"n":1e-05}
+      694af9772b95df9403774a048bc7b0d78618b2af451e2d50378f639027727b2d
+  {"n":1e21}
+      f1ee2b60ee95a3170fdc07a577e5f3514ced26867443d69da265acadead81007
+  {"n":-0.0}
+      f3013f933b9fb80ab6d995e7ad9da36f683837ba1d81e950c943d40111eac2f0
+  {"n":0.1}
+      c20c34ed16c837e86b4dcdb33f98c274c9f7da1231f64302082d2cd50743f951
+  {"text":"café ☕ 😀"}
+      8b7ec48a85f31603a46463396c63f56376ad67f4d2c3b9bcd9bbb2998a04ce17
+  {"text":"tab\\there\\nnew \\"q\\" \\\\ \\u0001\\u001f\\u007f"}
+      1f463dc8bd0c0964878269d35c17a547a136993d81dbc70683af3e94984b61c0
+  {"\\ue000":1,"\\ud83d\\ude00":2,"é":3,"a":4,"B":5}
+      c949c6a1d9665cea6515cfd3b64977e65bf61f00129b3e7600836af45ec3f1c7
+  {"b":{"z":[1,{"y":true,"x":null}],"a":[]},"a":"x","c":[[],{}]}
+      4f209ddbcb37a56f602f8f4634a3caa974740d4c763259e58406b9e44c4542be
+  {"n":9007199254740991}
+      e1da48c6a6089f06ecb4e0a2259e658e3786b2420f52baccdf929ec6460d7b41
+  {"n":-9007199254740991}
+      d49d713821fc149f81ef6ca8054beeba696f5da052f0ab3e2d773808c5a9d625
+  {"ids":[1,2,3,9007199254740992]}
+      refused at arguments.ids[3] (integer_out_of_range)
+  {"n":{"deep":-9007199254740992}}
+      refused at arguments.n.deep (integer_out_of_range)
+  {"n":1e400}
+      refused at arguments.n (not_finite)
+  {"s":"\\ud800"}
+      refused at arguments.s (not_unicode)
 """
 
 from collections import abc as _abc
