@@ -269,7 +269,7 @@ class AttachRequest(_message.Message):
     seq: _builtins.int
     """A number the Hand chooses for each report (accepted, rejected, progress, result), echoed
     in the report's `ack.seq` so the Hand knows which report an ack answers. Any value works;
-    the Python SDK counts up from 1 per process. 0 means not set: the ack then carries 0 too.
+    the Python SDK counts up from 1 per Hand. 0 means not set: the ack then carries 0 too.
     Ignored on hello and heartbeat.
     """
     @_builtins.property
