@@ -16,7 +16,9 @@ read-only when it comes without a binding (what allowed the call and its digest)
 
 `serve` keeps one stream to the Mind, reconnecting with backoff (1 s doubling to 30 s) and
 listing the tasks it still holds, so the Mind can tell it to keep going, drop them or resend
-their results. Results are kept until the Mind acknowledges them.
+their results; a final ending (see "Stream endings" in hand.proto) raises `HandRefused`
+instead. Every report carries a sequence number, and a result is kept until the ack naming
+it (kind and number) arrives.
 """
 
 from __future__ import annotations
@@ -52,16 +54,22 @@ _SOURCES = {
     hand_pb2.APPROVAL_SOURCE_POLICY: "policy",
     hand_pb2.APPROVAL_SOURCE_REVIEWER: "reviewer",
 }
-# Refusals that retrying cannot fix: the operator must change the credential or the Hand.
-_FATAL = (
+# Endings that retrying cannot fix ("Stream endings" in hand.proto): the operator must change
+# the credential or the Hand. ABORTED: another Hand process took this credential's name over;
+# reconnecting would take it back, and the two would replace each other forever.
+_FINAL = (
     grpc.StatusCode.UNAUTHENTICATED,
     grpc.StatusCode.PERMISSION_DENIED,
     grpc.StatusCode.INVALID_ARGUMENT,
+    grpc.StatusCode.ALREADY_EXISTS,
+    grpc.StatusCode.FAILED_PRECONDITION,
+    grpc.StatusCode.ABORTED,
 )
 
 
 class HandRefused(Exception):
-    """The Mind refused this Hand for good (bad or revoked credential, invalid declaration)."""
+    """The Mind ended this Hand's stream for good (bad or revoked credential, invalid
+    declaration, a name held by another Hand, or taken over by another Hand process)."""
 
     def __init__(self, code: grpc.StatusCode, details: str) -> None:
         super().__init__(f"{code.name}: {details}")
@@ -98,6 +106,8 @@ class HeldTask:
     attempt: int
     job: asyncio.Task[None] | None = None
     result: hand_pb2.TaskResult | None = None
+    # The sequence number the result was last sent with; only its ack releases the result.
+    result_seq: int = 0
 
 
 class Hand:
@@ -119,6 +129,7 @@ class Hand:
         self.hand_id = ""
         self._outbox: asyncio.Queue[hand_pb2.AttachRequest] | None = None
         self._heartbeat_interval = 10.0
+        self._last_seq = 0
         self.attached = asyncio.Event()
 
     # -- declaring tools ------------------------------------------------------------------
@@ -195,7 +206,7 @@ class Hand:
                     await self._attach(stub, token, backoff)
                     log.warning("the Mind ended the stream; reconnecting")
                 except grpc.aio.AioRpcError as exc:
-                    if exc.code() in _FATAL:
+                    if exc.code() in _FINAL:
                         raise HandRefused(exc.code(), exc.details() or "") from None
                     log.warning(
                         "stream to the Mind failed (%s: %s); reconnecting",
@@ -249,6 +260,13 @@ class Hand:
             return False
         self._outbox.put_nowait(frame)
         return True
+
+    def _report(self, frame: hand_pb2.AttachRequest) -> int:
+        """Send a report under the next sequence number, which its ack echoes; returns it."""
+        self._last_seq += 1
+        frame.seq = self._last_seq
+        self._send(frame)
+        return frame.seq
 
     def _hello(self) -> hand_pb2.HandHello:
         hello = hand_pb2.HandHello(name=self.name, version=self.version)
@@ -309,7 +327,7 @@ class Hand:
         reason, tool, arguments = self._screen(offer)
         if reason is not None:
             log.info("rejected task %s (%s): %s", offer.task_id, offer.tool, reason)
-            self._send(
+            self._report(
                 hand_pb2.AttachRequest(
                     rejected=hand_pb2.TaskRejected(
                         task_id=offer.task_id, attempt=offer.attempt, reason=reason
@@ -320,7 +338,7 @@ class Hand:
         assert tool is not None and arguments is not None
         held = HeldTask(offer.task_id, offer.attempt)
         self.held[held.task_id] = held
-        self._send(
+        self._report(
             hand_pb2.AttachRequest(
                 accepted=hand_pb2.TaskAccepted(task_id=held.task_id, attempt=held.attempt)
             )
@@ -381,8 +399,10 @@ class Hand:
         if held is None or held.attempt != ack.attempt:
             return
         if held.result is not None:
-            # Any verdict on a result settles it: applied, or refused for good.
-            del self.held[held.task_id]
+            # Only the result's own ack settles it (any verdict: applied, or refused for good);
+            # acks of earlier reports, progress above all, may still be on their way.
+            if ack.kind == hand_pb2.REPORT_KIND_RESULT and ack.seq == held.result_seq:
+                del self.held[held.task_id]
         elif ack.status != hand_pb2.ACK_STATUS_OK:
             log.info(
                 "the Mind refused task %s (%s); dropping it",
@@ -410,7 +430,7 @@ class Hand:
     async def _execute(self, held: HeldTask, tool: ToolFunction, arguments: dict[str, Any]) -> None:
         def progress(message: str, fraction: float | None) -> None:
             if self.held.get(held.task_id) is held and held.result is None:
-                self._send(
+                self._report(
                     hand_pb2.AttachRequest(
                         progress=hand_pb2.TaskProgress(
                             task_id=held.task_id,
@@ -440,7 +460,7 @@ class Hand:
     def _send_result(self, held: HeldTask) -> None:
         """Send the held result (again); it stays held until the Mind acknowledges it."""
         assert held.result is not None
-        self._send(hand_pb2.AttachRequest(result=held.result))
+        held.result_seq = self._report(hand_pb2.AttachRequest(result=held.result))
 
 
 def _digest_problem(arguments: dict[str, Any], digest: str) -> str | None:

@@ -15,7 +15,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from mind.remote.hub import AckFrame, CancelFrame, HandConnection, HandHub, OfferFrame
-from mind.remote.model import AckStatus, HandResult, NewTask, Report, TaskRecord, TaskState
+from mind.remote.model import (
+    AckStatus,
+    HandResult,
+    NewTask,
+    Report,
+    ReportKind,
+    TaskRecord,
+    TaskState,
+)
 from mind.remote.registry import Registry
 from mind.store.models import utcnow
 from tobe.config import RemoteSettings
@@ -162,7 +170,11 @@ class Authority:
 
     # -- Hand reports ---------------------------------------------------------------------
 
-    async def accepted(self, connection: HandConnection, task_id: str, attempt: int) -> Report:
+    # Each report is answered with an ack naming its kind and echoing its `seq` (0: none).
+
+    async def accepted(
+        self, connection: HandConnection, task_id: str, attempt: int, *, seq: int = 0
+    ) -> Report:
         report = await self.registry.accept(task_id, attempt, hand_name=connection.name)
         if report.applied and report.task is not None:
             self._arm(
@@ -170,13 +182,13 @@ class Authority:
             )
             if report.task.cancel_requested_at is not None:
                 connection.send(CancelFrame(task_id, attempt, report.task.cancel_reason))
-        return self._ack(connection, task_id, attempt, report)
+        return self._ack(connection, task_id, attempt, report, ReportKind.ACCEPTED, seq)
 
     async def rejected(
-        self, connection: HandConnection, task_id: str, attempt: int, reason: str
+        self, connection: HandConnection, task_id: str, attempt: int, reason: str, *, seq: int = 0
     ) -> Report:
         report = await self.registry.reject(task_id, attempt, reason, hand_name=connection.name)
-        return self._ack(connection, task_id, attempt, report)
+        return self._ack(connection, task_id, attempt, report, ReportKind.REJECTED, seq)
 
     async def progress(
         self,
@@ -185,24 +197,38 @@ class Authority:
         attempt: int,
         message: str,
         fraction: float | None,
+        *,
+        seq: int = 0,
     ) -> Report:
         report = await self.registry.check_progress(task_id, attempt, hand_name=connection.name)
         if report.applied:
             waiter = self._waiters.get(task_id)
             if waiter is not None and waiter.on_progress is not None:
                 waiter.on_progress(message, fraction)
-        return self._ack(connection, task_id, attempt, report)
+        return self._ack(connection, task_id, attempt, report, ReportKind.PROGRESS, seq)
 
     async def result(
-        self, connection: HandConnection, task_id: str, attempt: int, result: HandResult
+        self,
+        connection: HandConnection,
+        task_id: str,
+        attempt: int,
+        result: HandResult,
+        *,
+        seq: int = 0,
     ) -> Report:
         report = await self.registry.finish(task_id, attempt, result, hand_name=connection.name)
-        return self._ack(connection, task_id, attempt, report)
+        return self._ack(connection, task_id, attempt, report, ReportKind.RESULT, seq)
 
     # -- internals ------------------------------------------------------------------------
 
     def _ack(
-        self, connection: HandConnection, task_id: str, attempt: int, report: Report
+        self,
+        connection: HandConnection,
+        task_id: str,
+        attempt: int,
+        report: Report,
+        kind: ReportKind,
+        seq: int,
     ) -> Report:
         if report.status is AckStatus.UNKNOWN_TASK:
             log.warning(
@@ -212,7 +238,7 @@ class Authority:
             )
         if report.applied and report.task is not None and report.task.terminal:
             self._settle(report.task)
-        connection.send(AckFrame(task_id, attempt, report.status, report.message))
+        connection.send(AckFrame(task_id, attempt, report.status, report.message, kind, seq))
         return report
 
     def _settle(self, record: TaskRecord) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
-from mind.remote.model import AckStatus, ReconcileVerdict, TaskRecord, ToolDecl
+from mind.remote.model import AckStatus, ReconcileVerdict, ReportKind, TaskRecord, ToolDecl
 from mind.store.models import utcnow
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,14 @@ class AckFrame:
     attempt: int
     status: AckStatus
     message: str
+    # The report this ack answers: its kind, and the sequence number the Hand gave it.
+    kind: ReportKind
+    seq: int
+
+
+@dataclass(frozen=True)
+class PingFrame:
+    """Asks a quiet Hand for a sign of life."""
 
 
 @dataclass(frozen=True)
@@ -73,7 +81,7 @@ class CloseFrame:
     message: str
 
 
-Outbound = OfferFrame | CancelFrame | AckFrame | ReconcileVerdict | CloseFrame
+Outbound = OfferFrame | CancelFrame | AckFrame | PingFrame | ReconcileVerdict | CloseFrame
 
 
 SERVE_SCOPE = "serve:"

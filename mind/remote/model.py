@@ -39,6 +39,15 @@ class AckStatus(StrEnum):
     INVALID = "invalid"
 
 
+class ReportKind(StrEnum):
+    """The kind of Hand report an ack answers."""
+
+    ACCEPTED = "accepted"
+    REJECTED = "rejected"
+    PROGRESS = "progress"
+    RESULT = "result"
+
+
 class ReconcileAction(StrEnum):
     KEEP_RUNNING = "keep_running"
     DROP = "drop"

@@ -1,8 +1,9 @@
 """The HandLink gRPC servicer: converts frames to domain calls and domain verdicts to status.
 
 One `Attach` stream per Hand. A reader task applies the Hand's frames in order (each report
-is committed before its ack is queued); the response generator writes whatever the
-HandConnection queues: acks, offers, cancels, and finally the reason the stream closes.
+is committed before its ack is queued) and pings a Hand silent for half the heartbeat timeout;
+the response generator writes whatever the HandConnection queues: acks, offers, cancels,
+pings, and finally the reason the stream closes.
 A hello that cannot be accepted ends the stream with the status `HANDLINK_STATUS_CODES` gives
 its refusal (`tobe.runtime.status`); a stream the Mind closes later ends with the status its
 close reason names.
@@ -14,6 +15,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -33,6 +35,7 @@ from mind.remote.hub import (
     HandNameTaken,
     OfferFrame,
     Outbound,
+    PingFrame,
     granted_names,
     served_principals,
 )
@@ -43,6 +46,7 @@ from mind.remote.model import (
     HeldTask,
     ReconcileAction,
     ReconcileVerdict,
+    ReportKind,
     ToolDecl,
 )
 from mind.remote.taskservice import TaskService
@@ -67,6 +71,12 @@ _ACKS = {
     AckStatus.ALREADY_TERMINAL: hand_pb2.ACK_STATUS_ALREADY_TERMINAL,
     AckStatus.UNKNOWN_TASK: hand_pb2.ACK_STATUS_UNKNOWN_TASK,
     AckStatus.INVALID: hand_pb2.ACK_STATUS_INVALID,
+}
+_KINDS = {
+    ReportKind.ACCEPTED: hand_pb2.REPORT_KIND_ACCEPTED,
+    ReportKind.REJECTED: hand_pb2.REPORT_KIND_REJECTED,
+    ReportKind.PROGRESS: hand_pb2.REPORT_KIND_PROGRESS,
+    ReportKind.RESULT: hand_pb2.REPORT_KIND_RESULT,
 }
 _ACTIONS = {
     ReconcileAction.KEEP_RUNNING: hand_pb2.RECONCILE_ACTION_KEEP_RUNNING,
@@ -210,8 +220,12 @@ def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
                     attempt=frame.attempt,
                     status=_ACKS[frame.status],
                     message=frame.message,
+                    kind=_KINDS[frame.kind],
+                    seq=frame.seq,
                 )
             )
+        case PingFrame():
+            return hand_pb2.AttachResponse(ping=hand_pb2.Ping(unix_millis=int(time.time() * 1000)))
         case ReconcileVerdict():
             return hand_pb2.AttachResponse(
                 reconcile=hand_pb2.Reconcile(
@@ -277,7 +291,10 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         try:
             first = await self._next(frames)
         except TimeoutError:
-            first = None
+            raise HelloError(
+                f"no hello within {self._settings.heartbeat_timeout:g} s: "
+                "the first frame must be hello"
+            ) from None
         if first is None or first.WhichOneof("frame") != "hello":
             raise HelloError("the first frame must be hello")
         hello = first.hello
@@ -289,18 +306,20 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             tools=parse_tools(list(hello.tools)),
             serves=served_principals(identity.principal, identity.scopes),
         )
+        welcome = hand_pb2.HandWelcome(
+            hand_id=connection.hand_id,
+            hand_name=connection.name,
+            heartbeat_interval_ms=_ms(self._settings.heartbeat_interval),
+            accept_timeout_ms=_ms(self._settings.accept_timeout),
+            run_timeout_ms=_ms(self._settings.run_timeout),
+            heartbeat_timeout_ms=_ms(self._settings.heartbeat_timeout),
+            serves=sorted(connection.serves - {"*"}),
+            serves_all="*" in connection.serves,
+        )
         self._hub.attach(connection)
         reader: asyncio.Task[None] | None = None
         try:
-            yield hand_pb2.AttachResponse(
-                welcome=hand_pb2.HandWelcome(
-                    hand_id=connection.hand_id,
-                    hand_name=connection.name,
-                    heartbeat_interval_ms=_ms(self._settings.heartbeat_interval),
-                    accept_timeout_ms=_ms(self._settings.accept_timeout),
-                    run_timeout_ms=_ms(self._settings.run_timeout),
-                )
-            )
+            yield hand_pb2.AttachResponse(welcome=welcome)
             verdicts = await self._guarded(self._tasks.hand_attached(connection, held_tasks(hello)))
             for verdict in verdicts:
                 yield to_proto(verdict)
@@ -338,13 +357,27 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             log.info("hand stream already gone; not sent: %s %s", code.name, frame.message)
 
     async def _next(
-        self, frames: AsyncIterator[hand_pb2.AttachRequest]
+        self,
+        frames: AsyncIterator[hand_pb2.AttachRequest],
+        ping: HandConnection | None = None,
     ) -> hand_pb2.AttachRequest | None:
-        """The next frame; None when the Hand ended the stream or stayed silent too long."""
+        """The next frame; None when the Hand ended the stream. Raises TimeoutError when the
+        Hand stayed silent for the heartbeat timeout; `ping`, when given, is sent a ping once
+        half of it has passed."""
+        timeout = self._settings.heartbeat_timeout
+        reading = asyncio.ensure_future(_read_one(frames))
         try:
-            return await asyncio.wait_for(anext(frames), self._settings.heartbeat_timeout)
-        except StopAsyncIteration:
-            return None
+            if ping is not None:
+                await asyncio.wait([reading], timeout=timeout / 2)
+                if not reading.done():
+                    ping.send(PingFrame())
+                    timeout -= timeout / 2
+            await asyncio.wait([reading], timeout=timeout)
+            if not reading.done():
+                raise TimeoutError
+            return reading.result()
+        finally:
+            reading.cancel()
 
     async def _read(
         self, connection: HandConnection, frames: AsyncIterator[hand_pb2.AttachRequest]
@@ -352,7 +385,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         reason, message = CloseReason.ENDED, "the Hand ended the stream"
         reports = _Reports(connection, self._spawn, self._apply)
         try:
-            while (frame := await self._next(frames)) is not None:
+            while (frame := await self._next(frames, ping=connection)) is not None:
                 if _task_of(frame):
                     await reports.apply(frame)
                 else:
@@ -377,31 +410,48 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         connection.close(reason, message)
 
     async def _apply(self, connection: HandConnection, frame: hand_pb2.AttachRequest) -> None:
-        kind = frame.WhichOneof("frame")
+        kind, seq = frame.WhichOneof("frame"), frame.seq
         authority = self._authority
         if kind == "accepted":
-            await authority.accepted(connection, frame.accepted.task_id, frame.accepted.attempt)
+            accepted = frame.accepted
+            await authority.accepted(connection, accepted.task_id, accepted.attempt, seq=seq)
         elif kind == "rejected":
             rejected = frame.rejected
             await authority.rejected(
-                connection, rejected.task_id, rejected.attempt, rejected.reason
+                connection, rejected.task_id, rejected.attempt, rejected.reason, seq=seq
             )
         elif kind == "progress":
             progress = frame.progress
             fraction = progress.fraction if progress.fraction >= 0 else None
             await authority.progress(
-                connection, progress.task_id, progress.attempt, progress.message, fraction
+                connection,
+                progress.task_id,
+                progress.attempt,
+                progress.message,
+                fraction,
+                seq=seq,
             )
         elif kind == "result":
             report = frame.result
             result = HandResult(
                 ok=report.ok, output=report.output, error=report.error, cancelled=report.cancelled
             )
-            await authority.result(connection, report.task_id, report.attempt, result)
+            await authority.result(connection, report.task_id, report.attempt, result, seq=seq)
         elif kind == "hello":
             log.info("hand %s sent a second hello; ending its stream", connection.name)
             connection.close(CloseReason.PROTOCOL, SECOND_HELLO)
         # Heartbeats need no answer: receiving any frame already proved the Hand alive.
+
+
+async def _read_one(
+    frames: AsyncIterator[hand_pb2.AttachRequest],
+) -> hand_pb2.AttachRequest | None:
+    """The next frame, None at the end of the stream (as a coroutine, so it can be awaited
+    in steps without being cancelled in between)."""
+    try:
+        return await anext(frames)
+    except StopAsyncIteration:
+        return None
 
 
 def _task_of(frame: hand_pb2.AttachRequest) -> str:

@@ -9,6 +9,7 @@ import pytest
 
 import hand
 from hand import Effect, Hand, InvalidArguments, ToolError, ToolFunction, report_progress
+from tobe.runtime.backoff import Backoff
 from tobe.runtime.digest import arguments_digest, canonical_json
 from tobe.v1 import hand_pb2
 
@@ -153,7 +154,46 @@ async def test_offer_runs_the_tool_and_reports_progress_then_result() -> None:
     assert h.sent[1].progress.fraction == 0.5
     assert h.sent[2].result.ok and h.sent[2].result.output == "3"
     assert "t_1" in h.held, "the result is held until the Mind acknowledges it"
-    h._on_ack(hand_pb2.ReportAck(task_id="t_1", attempt=1, status=hand_pb2.ACK_STATUS_OK))
+    h._on_ack(ack_of(h.sent[2]))
+    assert h.held == {}
+
+
+def ack_of(frame: hand_pb2.AttachRequest) -> hand_pb2.ReportAck:
+    """The Mind's OK ack of a report: its task, attempt, kind and seq."""
+    kind = frame.WhichOneof("frame")
+    report = getattr(frame, kind)
+    return hand_pb2.ReportAck(
+        task_id=report.task_id,
+        attempt=report.attempt,
+        status=hand_pb2.ACK_STATUS_OK,
+        kind=hand_pb2.ReportKind.Value(f"REPORT_KIND_{kind.upper()}"),
+        seq=frame.seq,
+    )
+
+
+async def test_only_the_results_own_ack_releases_it() -> None:
+    """A progress frame's ack arriving after the result went out must not release the result:
+    the result would then never be resent if the stream dropped before its own ack."""
+    h = Recorder()
+
+    @h.tool
+    async def count(upto: int) -> int:
+        """Count."""
+        report_progress("half", 0.5)
+        return upto
+
+    h._on_offer(offer("count", {"upto": 3}))
+    await finished(h)
+    accepted, progress, result = h.sent
+    assert len({accepted.seq, progress.seq, result.seq}) == 3, "each report has its own seq"
+    for early in (accepted, progress):
+        h._on_ack(ack_of(early))
+        assert "t_1" in h.held, f"the {early.WhichOneof('frame')} ack released the result"
+    resent = ack_of(result)
+    resent.seq += 1
+    h._on_ack(resent)
+    assert "t_1" in h.held, "an ack naming another seq released the result"
+    h._on_ack(ack_of(result))
     assert h.held == {}
 
 
@@ -290,3 +330,9 @@ async def test_a_hand_requiring_bindings_rejects_only_effectful_offers_without_o
     h._on_offer(bound)
     await finished(h)
     assert h.kinds() == ["accepted", "result"]
+
+
+async def test_a_ping_is_answered_at_once_with_a_heartbeat() -> None:
+    h = Recorder()
+    await h._handle(hand_pb2.AttachResponse(ping=hand_pb2.Ping()), Backoff())
+    assert h.kinds() == ["heartbeat"]

@@ -81,6 +81,12 @@ def answered(mind: MindProcess) -> bool:
     return "Marked one." in store.answers("p_once") and ended
 
 
+def check_no_cancel(hand: HandProcess) -> None:
+    """A stop leaves the task running: the Hand never got a `cancel` (the SDK logs each)."""
+    cancels = [line for line in hand.output if "cancelling task" in line]
+    assert not cancels, f"the Hand was asked to cancel: {cancels}"
+
+
 def check_one_execution_with_its_result(mind: MindProcess, workspace: Path) -> None:
     eventually(lambda: answered(mind), 90, what="the answer built on the Hand's result")
     store = read_store(mind)
@@ -98,7 +104,7 @@ def test_a_hand_result_after_a_mind_stop_reaches_the_conversation_once(
     started: Callable, workspace: Path, how: str
 ) -> None:
     """Unapproved call (policy allow): the Mind dies while the Hand runs the task."""
-    mind, _hand, chat = started(ALLOW)
+    mind, hand, chat = started(ALLOW)
     chat.send("p_once", "mark one", "k1")
     eventually(
         lambda: task_state(mind),
@@ -107,6 +113,7 @@ def test_a_hand_result_after_a_mind_stop_reaches_the_conversation_once(
     )
     stop_mind(mind, how)
     check_one_execution_with_its_result(mind, workspace)
+    check_no_cancel(hand)
 
 
 @pytest.mark.parametrize("how", ["kill", "term"])

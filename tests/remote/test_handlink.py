@@ -292,3 +292,78 @@ async def test_a_slow_report_of_one_task_never_holds_back_another_tasks(
         call.cancel()
     assert (first.task_id, first.status) == (quick, hand_pb2.ACK_STATUS_OK)
     assert (second.task_id, second.status) == (slow, hand_pb2.ACK_STATUS_OK)
+
+
+async def test_the_welcome_lists_whom_the_hand_serves(link: Link) -> None:
+    _, token = await link.issue(principal="laptop", scopes=("serve:bob", "serve:alice"))
+    _, everyone = await link.issue(principal="laptop", scopes=("serve-all",))
+    welcomes = []
+    for credential in (token, everyone):
+        async with open_channel(link.target) as channel:
+            call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(credential))
+            await call.write(_hello("laptop"))
+            welcomes.append((await call.read()).welcome)
+            call.cancel()
+    assert (list(welcomes[0].serves), welcomes[0].serves_all) == (["alice", "bob", "laptop"], False)
+    assert (list(welcomes[1].serves), welcomes[1].serves_all) == (["laptop"], True)
+    assert welcomes[0].heartbeat_timeout_ms == 3000
+
+
+async def test_each_ack_names_its_reports_kind_and_echoes_its_seq(link: Link) -> None:
+    from mind.remote.model import NewTask
+    from mind.tools.base import DetailMode
+
+    async with open_channel(link.target) as channel:
+        call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(link.token))
+        tool = hand_pb2.ToolSpec(name="echo", description="echo", parameters_json_schema="{}")
+        await call.write(hand_pb2.AttachRequest(hello=hand_pb2.HandHello(tools=[tool])))
+        assert (await call.read()).WhichOneof("frame") == "welcome"
+        spec = NewTask(CONVERSATION, "run_1", "call_1", "laptop", "echo", {}, DetailMode.SUMMARY)
+        task_id = (await link.remote.authority.offer(spec)).task_id
+        assert (await call.read()).WhichOneof("frame") == "offer"
+        reports = [
+            hand_pb2.AttachRequest(
+                seq=7, accepted=hand_pb2.TaskAccepted(task_id=task_id, attempt=1)
+            ),
+            hand_pb2.AttachRequest(
+                seq=8, progress=hand_pb2.TaskProgress(task_id=task_id, attempt=1, fraction=-1)
+            ),
+            hand_pb2.AttachRequest(
+                seq=9, result=hand_pb2.TaskResult(task_id=task_id, attempt=1, ok=True)
+            ),
+            hand_pb2.AttachRequest(
+                progress=hand_pb2.TaskProgress(task_id=task_id, attempt=1, fraction=-1)
+            ),
+        ]
+        for report in reports:
+            await call.write(report)
+        acks = []
+        while len(acks) < len(reports):
+            frame = await asyncio.wait_for(call.read(), 10)
+            if frame.WhichOneof("frame") == "ack":
+                acks.append((frame.ack.kind, frame.ack.seq, frame.ack.status))
+        call.cancel()
+    assert acks == [
+        (hand_pb2.REPORT_KIND_ACCEPTED, 7, hand_pb2.ACK_STATUS_OK),
+        (hand_pb2.REPORT_KIND_PROGRESS, 8, hand_pb2.ACK_STATUS_OK),
+        (hand_pb2.REPORT_KIND_RESULT, 9, hand_pb2.ACK_STATUS_OK),
+        (hand_pb2.REPORT_KIND_PROGRESS, 0, hand_pb2.ACK_STATUS_ALREADY_TERMINAL),
+    ]
+
+
+async def test_a_hand_replaced_by_another_with_its_credential_stops_for_good(
+    link: Link, serve
+) -> None:
+    """Two Hand processes sharing one credential and name: the newer takes the name over, and
+    the replaced one stops with HandRefused(ABORTED) instead of taking it back in a loop."""
+    first_job = await serve(echo_hand(), link.target, link.token)
+    first_attach = link.remote.hub.get("laptop")
+    second = echo_hand()
+    await serve(second, link.target, link.token)
+    with pytest.raises(HandRefused) as refused:
+        await asyncio.wait_for(first_job, 10)
+    assert refused.value.code == grpc.StatusCode.ABORTED
+    assert "a newer stream of this Hand attached" in refused.value.details
+    current = link.remote.hub.get("laptop")
+    assert current is not None and current is not first_attach
+    assert current.hand_id == second.hand_id, "the replaced Hand did not take the name back"

@@ -156,7 +156,7 @@ async def test_result_finished_while_disconnected_is_resent_and_accepted_once(
     await asyncio.wait_for(started.wait(), 10)
     connection = link.remote.hub.get("laptop")
     assert connection is not None
-    connection.close(CloseReason.REPLACED, "network dropped (test)")
+    connection.close(CloseReason.SILENT, "network dropped (test)")
     await eventually_async(lambda: not hand.attached.is_set(), 10, what="the Hand detached")
     release.set()  # finishes while the stream is down: the result waits in `held`
     outcome = await asyncio.wait_for(call, 15)
@@ -249,12 +249,30 @@ async def test_unanswered_offer_times_out_and_the_hand_is_told(link: Link) -> No
 
 
 @pytest.mark.parametrize("link_settings", [remote_settings(heartbeat_timeout=0.3)], indirect=True)
-async def test_silent_stream_is_closed_as_unavailable(link: Link) -> None:
+async def test_a_silent_stream_is_pinged_then_closed_as_unavailable(link: Link) -> None:
     channel, call = await raw_attach(link)
     try:
+        assert (await asyncio.wait_for(call.read(), 10)).WhichOneof("frame") == "ping"
         with pytest.raises(grpc.aio.AioRpcError) as ended:
             await asyncio.wait_for(call.read(), 10)
         assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert "no frame from the Hand for 0.3 s" in (ended.value.details() or "")
         assert link.remote.hub.get("laptop") is None
     finally:
+        await channel.close()
+
+
+@pytest.mark.parametrize("link_settings", [remote_settings(heartbeat_timeout=0.4)], indirect=True)
+async def test_a_hand_that_sends_nothing_but_answers_pings_stays_attached(link: Link) -> None:
+    """Each ping comes after half the timeout without a frame: five answered pings span more
+    than two whole timeouts in which the Hand sent nothing else."""
+    channel, call = await raw_attach(link)
+    try:
+        attached = link.remote.hub.get("laptop")
+        for _ in range(5):
+            assert (await asyncio.wait_for(call.read(), 10)).WhichOneof("frame") == "ping"
+            await call.write(hand_pb2.AttachRequest(heartbeat=hand_pb2.Heartbeat()))
+        assert attached is not None and link.remote.hub.get("laptop") is attached
+    finally:
+        call.cancel()
         await channel.close()

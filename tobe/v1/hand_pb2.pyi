@@ -19,26 +19,51 @@ Frame order:
   AttachRequest{accepted|rejected}  ─────▶    within the accept timeout
   AttachRequest{progress}*          ─────▶    any number
   AttachRequest{result}             ─────▶    exactly one per accepted attempt
-                                    ◀─────    AttachResponse{ack}       for every report
+                                    ◀─────    AttachResponse{ack}       one per report
                                     ◀─────    AttachResponse{cancel}    at any time after offer
   AttachRequest{heartbeat}          ─────▶    at least every heartbeat_interval
                                     ◀─────    AttachResponse{ping}      answer with a heartbeat
 
-The Mind may send `ping` to probe a quiet Hand; the Hand answers with a `heartbeat`.
-Any frame from the Hand counts as a sign of life. A stream that stays silent for the
-heartbeat timeout (a few heartbeat intervals, configured on the Mind) is considered dead: the
-Mind ends it with UNAVAILABLE and treats the Hand as disconnected.
+Hello deadline. The Mind waits the heartbeat timeout (`welcome.heartbeat_timeout_ms`, 30 s
+by default) for the first frame; a stream without one in time, or whose first frame is not
+a hello, ends with INVALID_ARGUMENT.
+
+Liveness. Any frame from the Hand counts as a sign of life. A Hand sends a `heartbeat` at
+least every `welcome.heartbeat_interval_ms`. When no frame has arrived for half of
+`welcome.heartbeat_timeout_ms`, the Mind sends one `ping`; the Hand answers it at once with
+a `heartbeat`. When no frame has arrived for the whole `heartbeat_timeout_ms` (both measured
+from the Hand's last frame), the Mind ends the stream with UNAVAILABLE and treats the Hand
+as disconnected (its tasks stay open; see "Reconnect" below).
+
+Whom a Hand serves. A Hand's tools are offered only to conversations whose owner or a member
+is a principal its credential serves: the credential's own principal, every principal named
+by a `serve:<principal>` scope, and everyone when it has the `serve-all` scope. The welcome
+lists them (`serves`, `serves_all`): a Hand whose tools never appear in a conversation is
+not serving any of its people.
 
 Names. `hello.name` (or, when empty, the credential's principal) must match
 [a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,47}. The model sees a Hand's
 tools as `<hand name>__<tool name>` (at most 64 characters), so two Hands never clash. A
-credential binds the names it may use: its principal, and every name given by a
-`hand:<name>` scope; asking for any other name ends the stream with PERMISSION_DENIED. One
-stream holds a name at a time: a new stream with the same credential principal replaces the
-old one (ended with ABORTED); a stream with another principal is refused with
-ALREADY_EXISTS while the name is in use. Errors in the hello end the stream with
-INVALID_ARGUMENT and a message naming the field. A frame that is not a valid AttachRequest
-ends the stream with INVALID_ARGUMENT.
+credential may attach only under the names it is granted: its principal, and every name
+given by one of its `hand:<name>` scopes; asking for any other name ends the stream with
+PERMISSION_DENIED. One stream holds a name at a time: a new stream whose credential has the
+same principal replaces the old one (the old stream ends with ABORTED); a stream of another
+principal is refused with ALREADY_EXISTS while the name is in use. Errors in the hello end
+the stream with INVALID_ARGUMENT and a message naming the field. A frame that is not a valid
+AttachRequest ends the stream with INVALID_ARGUMENT.
+
+Stream endings. These are final: the Hand must not reconnect with the same credential and
+hello until an operator changed something, or two Hands would take turns forever:
+  UNAUTHENTICATED      bad, revoked or non-hand credential
+  PERMISSION_DENIED    the Hand name is not granted to the credential
+  INVALID_ARGUMENT     invalid hello or frame, or no hello in time
+  ALREADY_EXISTS       another principal's Hand holds the name
+  FAILED_PRECONDITION  the Hand broke the frame order (a second hello)
+  ABORTED              a newer stream with the same principal took the name over (another
+                       Hand process using the same credential and name)
+Every other ending is retryable (reconnect with backoff, see "Reconnect"): UNAVAILABLE (the
+Mind stopped, or the stream was silent too long), the stream ending with OK, and any status
+not listed above.
 
 Tasks and attempts. Every offer names `(task_id, attempt)`. The attempt number is a fencing
 token: every report (accepted, rejected, progress, result) must name the attempt it is about.
@@ -49,39 +74,53 @@ apply changes nothing, is logged, and gets an `ack` saying why:
   ACK_STATUS_ALREADY_TERMINAL   the task already has its terminal state
   ACK_STATUS_STALE              the attempt is not the task's current one
   ACK_STATUS_INVALID            not allowed in the task's state (e.g. result before accepted)
-An `ack` is sent only after the report's effect is committed to the Mind's store; a Hand
-keeps a result until it has an ack for it (any status), and resends it after a reconnect
-when told RESEND_RESULT. Reports about one task are applied in the order the Hand sent
-them; reports about different tasks are applied independently (one task's slow commit never
-holds back another's), so their acks may come in another order than the reports went out.
+
+Acks. Every report gets exactly one `ack`, progress included (though progress itself is
+ephemeral: the Mind may drop it on the way to the conversation); heartbeats and hellos get
+none. An ack names the report's `kind` (accepted, rejected, progress, result) and echoes the
+report's `AttachRequest.seq`; a Hand matches an ack to its report by `(task_id, attempt,
+kind, seq)`, never by the task alone: an ack of a progress frame sent before the result
+must not be taken for the result's. An ack is sent only after the report's effect is
+committed to the Mind's store. Order: the acks of one task's reports come in the order the
+Hand sent those reports; acks of different tasks' reports may come in any order (one
+task's slow commit never holds back another's). The Mind may also send an ack for an
+`accepted` the Hand sent on an earlier stream, when it records it at reconnect (kind
+ACCEPTED, seq 0). A Hand keeps a result until it has the result's ack (any status), and
+resends it after a reconnect when told RESEND_RESULT.
 
 Terminal states (exactly one per task, arbitrated and persisted by the Mind's Registry):
 SUCCEEDED, FAILED, REJECTED, CANCELLED, TIMED_OUT, LOST. The first terminal committed wins;
 any later one is refused (ack ACK_STATUS_ALREADY_TERMINAL) and logged as a conflict. A cancel
 is a request recorded on the task, not a state: after a `cancel` frame the Hand should stop
-and report a result (ok = false, cancelled = true) — but if its successful result is committed
-first, the task ends SUCCEEDED. A `cancel` for a task the Hand no longer holds is ignored.
-The Mind also sends `cancel` when it ends a task on its own side (timed out, lost), so the Hand
-stops work nobody waits for.
+and report a result (ok = false, cancelled = true). The Mind waits for that result for its
+cancel wait (configured on the Mind, 10 s by default), then ends the task CANCELLED on its
+own side and refuses any later result. A result committed within the wait stands, whatever
+it says: a Hand that finished before it could stop reports ok = true, the task ends
+SUCCEEDED and the call records that success with its output (the work happened, so it
+counts); the run that was cancelled still ends cancelled. A `cancel` for a task the Hand no
+longer holds is ignored. The Mind also sends `cancel` when it ends a task on its own side
+(timed out, lost, cancelled after the wait), so the Hand stops work nobody waits for.
 
 Timeouts (configured on the Mind, echoed in `welcome` and in each `offer`):
   accept    offer not answered by accepted/rejected          -> TIMED_OUT
   run       accepted but no result                           -> TIMED_OUT
-  heartbeat no frame at all from the Hand in time            -> the stream is considered dead
+  heartbeat no frame at all from the Hand in time            -> the stream ends (UNAVAILABLE)
 
-When the Mind stops or crashes, it ends (or loses) every stream; tasks stay open in its store
-and keep running on their Hands. The rule across restarts: the work happened, so it counts.
+Stops and crashes. A stopping Mind (SIGTERM) sends no `cancel`: it ends every stream with
+UNAVAILABLE and leaves every task open in its store, running on its Hand. A crashed Mind
+loses its streams the same way. The rule across restarts: the work happened, so it counts.
 A restarted Mind tells a reconnecting Hand to KEEP_RUNNING (or RESEND_RESULT) each open task,
 takes its result, and hands that result to the tool call that offered it, which the
-conversation then continues with. A tool call is offered at most once: the Mind never
-offers a new task for a call that already has one, so a Hand never runs one call twice.
-Every task's terminal (succeeded, failed, rejected, cancelled, timed out, lost) is the
-terminal the conversation records for its call.
+conversation then continues with; a run interrupted by the stop or crash is recorded
+interrupted, and its open call is continued by the next start. A tool call is offered at
+most once: the Mind never offers a new task for a call that already has one, so a Hand never
+runs one call twice. Every task's terminal (succeeded, failed, rejected, cancelled, timed
+out, lost) is the terminal the conversation records for its call.
 
-Reconnect and reconciliation. A Hand that loses its stream reconnects with backoff (1 s
-doubling to 30 s, reset after a welcome) and lists in `hello.held_tasks` every task it still
-holds and its local state. The Mind answers one `reconcile` per listed task with the
-authoritative instruction:
+Reconnect and reconciliation. A Hand that loses its stream with a retryable ending
+reconnects with backoff (1 s doubling to 30 s, reset after a welcome) and lists in
+`hello.held_tasks` every task it still holds and its local state. The Mind answers one
+`reconcile` per listed task with the authoritative instruction:
   KEEP_RUNNING   the task is still open on the Mind's side; keep going and report later
   DROP           the task is terminal (or unknown, or a stale attempt); stop it, forget it
   RESEND_RESULT  the Hand says it finished; send the `result` frame again
@@ -252,6 +291,28 @@ ACK_STATUS_INVALID: AckStatus.ValueType  # 5
 """The report is not allowed in the task's state (e.g. result before accepted)."""
 Global___AckStatus: _TypeAlias = AckStatus  # noqa: Y015
 
+class _ReportKind:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ReportKindEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ReportKind.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    REPORT_KIND_UNSPECIFIED: _ReportKind.ValueType  # 0
+    REPORT_KIND_ACCEPTED: _ReportKind.ValueType  # 1
+    REPORT_KIND_REJECTED: _ReportKind.ValueType  # 2
+    REPORT_KIND_PROGRESS: _ReportKind.ValueType  # 3
+    REPORT_KIND_RESULT: _ReportKind.ValueType  # 4
+
+class ReportKind(_ReportKind, metaclass=_ReportKindEnumTypeWrapper):
+    """The kind of Hand report an ack answers."""
+
+REPORT_KIND_UNSPECIFIED: ReportKind.ValueType  # 0
+REPORT_KIND_ACCEPTED: ReportKind.ValueType  # 1
+REPORT_KIND_REJECTED: ReportKind.ValueType  # 2
+REPORT_KIND_PROGRESS: ReportKind.ValueType  # 3
+REPORT_KIND_RESULT: ReportKind.ValueType  # 4
+Global___ReportKind: _TypeAlias = ReportKind  # noqa: Y015
+
 class _ReconcileAction:
     ValueType = _typing.NewType("ValueType", _builtins.int)
     V: _TypeAlias = ValueType  # noqa: Y015
@@ -284,6 +345,13 @@ class AttachRequest(_message.Message):
     PROGRESS_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     HEARTBEAT_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
+    seq: _builtins.int
+    """A number the Hand chooses for each report (accepted, rejected, progress, result), echoed
+    in the report's `ack.seq` so the Hand knows which report an ack answers. Any value works;
+    the Python SDK counts up from 1 per Hand. 0 means not set: the ack then carries 0 too.
+    Ignored on hello and heartbeat.
+    """
     @_builtins.property
     def hello(self) -> Global___HandHello: ...
     @_builtins.property
@@ -305,10 +373,11 @@ class AttachRequest(_message.Message):
         progress: Global___TaskProgress | None = ...,
         result: Global___TaskResult | None = ...,
         heartbeat: Global___Heartbeat | None = ...,
+        seq: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "seq", b"seq"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "accepted", "rejected", "progress", "result", "heartbeat"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
@@ -627,6 +696,9 @@ class HandWelcome(_message.Message):
     HEARTBEAT_INTERVAL_MS_FIELD_NUMBER: _builtins.int
     ACCEPT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     RUN_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
+    SERVES_FIELD_NUMBER: _builtins.int
+    SERVES_ALL_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """Runtime id of this attachment."""
     hand_name: _builtins.str
@@ -634,6 +706,18 @@ class HandWelcome(_message.Message):
     """Send a heartbeat at least this often."""
     accept_timeout_ms: _builtins.int
     run_timeout_ms: _builtins.int
+    heartbeat_timeout_ms: _builtins.int
+    """The Mind ends the stream with UNAVAILABLE when no frame at all arrived from the Hand for
+    this long; after half of it without a frame it sends one `ping` (see "Liveness" above).
+    """
+    serves_all: _builtins.bool
+    """True when the credential has the `serve-all` scope: the Hand serves every conversation."""
+    @_builtins.property
+    def serves(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Principals whose conversations this Hand serves: its credential's principal and every
+        `serve:<principal>` scope (see "Whom a Hand serves" above). Sorted.
+        """
+
     def __init__(
         self,
         *,
@@ -642,10 +726,13 @@ class HandWelcome(_message.Message):
         heartbeat_interval_ms: _builtins.int = ...,
         accept_timeout_ms: _builtins.int = ...,
         run_timeout_ms: _builtins.int = ...,
+        heartbeat_timeout_ms: _builtins.int = ...,
+        serves: _abc.Iterable[_builtins.str] | None = ...,
+        serves_all: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "hand_id", b"hand_id", "hand_name", b"hand_name", "heartbeat_interval_ms", b"heartbeat_interval_ms", "run_timeout_ms", b"run_timeout_ms"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "hand_id", b"hand_id", "hand_name", b"hand_name", "heartbeat_interval_ms", b"heartbeat_interval_ms", "heartbeat_timeout_ms", b"heartbeat_timeout_ms", "run_timeout_ms", b"run_timeout_ms", "serves", b"serves", "serves_all", b"serves_all"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -764,16 +851,24 @@ Global___TaskCancel: _TypeAlias = TaskCancel  # noqa: Y015
 
 @_typing.final
 class ReportAck(_message.Message):
+    """The answer to one Hand report; see "Acks" above."""
+
     DESCRIPTOR: _descriptor.Descriptor
 
     TASK_ID_FIELD_NUMBER: _builtins.int
     ATTEMPT_FIELD_NUMBER: _builtins.int
     STATUS_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    SEQ_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     attempt: _builtins.int
     status: Global___AckStatus.ValueType
     message: _builtins.str
+    kind: Global___ReportKind.ValueType
+    """Which kind of report this ack answers."""
+    seq: _builtins.int
+    """The report's `AttachRequest.seq`, echoed (0 when the report had none)."""
     def __init__(
         self,
         *,
@@ -781,10 +876,12 @@ class ReportAck(_message.Message):
         attempt: _builtins.int = ...,
         status: Global___AckStatus.ValueType = ...,
         message: _builtins.str = ...,
+        kind: Global___ReportKind.ValueType = ...,
+        seq: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "message", b"message", "status", b"status", "task_id", b"task_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "kind", b"kind", "message", b"message", "seq", b"seq", "status", b"status", "task_id", b"task_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
