@@ -9,10 +9,11 @@ from pathlib import Path
 import click
 from rich.console import Console
 
-from tobe.config import load_settings
+from tobe.config import ClientTlsSettings, load_settings
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask
 from tobe.runtime.tokens import token_file
+from tobe.tls_options import TlsOptions, tls_client_options
 
 CHAT_HELP = """Chat with ToBe in the terminal, through the Face gateway.
 
@@ -26,6 +27,9 @@ may a log or a recording of this terminal.
 
 The credential is --token, else TOBE_CHAT_TOKEN, else the local client credential that
 `tobe up` writes to <data dir>/credentials/client.token.
+
+A Face serving TLS is reached with --ca (its CA), or an address tls://host:port that the
+system's roots vouch for; --cert and --key present a client certificate (mTLS).
 """
 
 
@@ -73,21 +77,35 @@ def _client_token(explicit: str | None, credentials_dir: Path) -> str:
 @click.option("--address", help="Face address (default: face.listen).")
 @click.option("--conversation", "-c", help="Conversation key to open (default: the latest).")
 @click.option("--summary", is_flag=True, help="Summary detail mode instead of transparent.")
-def chat(token: str | None, address: str | None, conversation: str | None, summary: bool) -> None:
+@tls_client_options
+def chat(
+    token: str | None,
+    address: str | None,
+    conversation: str | None,
+    summary: bool,
+    tls: TlsOptions,
+) -> None:
     from face.chat.repl import ChatRepl
     from face.chat.session import ChatSession, CommandFailed, FatalSessionError
     from tobe.v1 import common_pb2, events_pb2
 
     settings = load_settings()
     secret = _client_token(token, settings.credentials_dir)
-    target = address or settings.face.listen
+    target, channel_tls = tls.resolve(ClientTlsSettings(), address or settings.face.listen)
     mode = common_pb2.DETAIL_MODE_SUMMARY if summary else common_pb2.DETAIL_MODE_TRANSPARENT
     console = Console()
 
     def session(
         on_event: Callable[[events_pb2.Event], None], on_status: Callable[[str], None]
     ) -> ChatSession:
-        return ChatSession(target, secret, on_event=on_event, on_status=on_status, detail_mode=mode)
+        return ChatSession(
+            target,
+            secret,
+            on_event=on_event,
+            on_status=on_status,
+            detail_mode=mode,
+            tls=channel_tls,
+        )
 
     try:
         asyncio.run(ChatRepl(console, session).run(conversation))

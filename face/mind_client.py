@@ -13,6 +13,7 @@ import grpc
 from face.connection import Identity
 from face.errors import MindCallError
 from tobe.runtime.channel import ServiceClient
+from tobe.runtime.tls import ClientTls
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
 # Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
@@ -27,9 +28,9 @@ def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
 
 
 class MindClient:
-    def __init__(self, address: str, token: str) -> None:
+    def __init__(self, address: str, token: str, *, tls: ClientTls | None = None) -> None:
         self._mind: ServiceClient[mind_pb2_grpc.MindAsyncStub] = ServiceClient(
-            address, token, mind_pb2_grpc.MindStub, _error, timeout=CALL_TIMEOUT
+            address, token, mind_pb2_grpc.MindStub, _error, timeout=CALL_TIMEOUT, tls=tls
         )
 
     async def close(self) -> None:

@@ -15,6 +15,7 @@ from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
 from tobe.config import Settings
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
+from tobe.runtime.tls import ServerTls, TlsConfigError, client_tls, server_tls, setting_names
 from tobe.runtime.tokens import token_file
 
 log = logging.getLogger(__name__)
@@ -51,13 +52,23 @@ class Gateway:
     mind: MindClient
     feed: EventFeed
     servicer: FaceGatewayServicer
+    # TLS on a TCP `face.listen`; None serves plaintext.
+    tls: ServerTls | None = None
 
 
 def build(settings: Settings) -> Gateway:
     """Assemble a Face; nothing connects until `serve`."""
-    mind = MindClient(settings.face.mind_address, mind_token(settings))
+    config = settings.face
+    try:
+        tls = server_tls(config.tls, "face.tls")
+        address, mind_tls = client_tls(
+            config.mind_tls, config.mind_address, setting_names("face.mind_tls")
+        )
+    except TlsConfigError as exc:
+        raise FaceConfigError(str(exc)) from None
+    mind = MindClient(address, mind_token(settings), tls=mind_tls)
     feed = EventFeed(mind, AdmissionModes())
-    return Gateway(settings, mind, feed, FaceGatewayServicer(mind, feed, settings.face))
+    return Gateway(settings, mind, feed, FaceGatewayServicer(mind, feed, config), tls)
 
 
 async def serve(gateway: Gateway) -> None:
@@ -68,6 +79,7 @@ async def serve(gateway: Gateway) -> None:
         [settings.listen],
         max_message_bytes=MAX_SEND_BYTES,
         max_receive_bytes=settings.max_frame_bytes,
+        tls=gateway.tls,
     )
     feed_task = asyncio.create_task(gateway.feed.run())
 

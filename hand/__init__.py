@@ -5,16 +5,21 @@ A custom Hand is a few lines: see `hand.Hand`.
 
 from hand._hand import Hand, HandRefused, Offer, Policy
 from hand._progress import report_progress
+from hand._tls import client_tls
 from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction
+from tobe.runtime.tls import ClientTls, TlsConfigError
 
 __all__ = [
+    "ClientTls",
     "Effect",
     "Hand",
     "HandRefused",
     "InvalidArguments",
     "Offer",
     "Policy",
+    "TlsConfigError",
     "ToolError",
     "ToolFunction",
+    "client_tls",
     "report_progress",
 ]

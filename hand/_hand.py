@@ -39,6 +39,7 @@ from hand._tools import Effect, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest
+from tobe.runtime.tls import ClientTls
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -196,10 +197,13 @@ class Hand:
 
     # -- the stream -----------------------------------------------------------------------
 
-    async def serve(self, target: str, token: str) -> None:
-        """Stay attached to the Mind at `target` until cancelled; raises HandRefused."""
+    async def serve(self, target: str, token: str, *, tls: ClientTls | None = None) -> None:
+        """Stay attached to the Mind at `target` until cancelled; raises HandRefused.
+
+        With `tls` (see `hand.client_tls`), or for a `tls://host:port` target, over TLS.
+        """
         backoff = Backoff()
-        async with open_channel(target) as channel:
+        async with open_channel(target, tls=tls) as channel:
             stub = hand_pb2_grpc.HandLinkStub(channel)
             while True:
                 try:

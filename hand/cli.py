@@ -13,6 +13,7 @@ from hand.health import HealthListenError
 from tobe.config import load_settings
 from tobe.runtime import tokens
 from tobe.runtime.logs import configure_logging
+from tobe.tls_options import TlsOptions, tls_client_options
 
 TOKEN_ENV = "TOBE_HAND_TOKEN"
 
@@ -68,6 +69,7 @@ def hand_group() -> None:
     "--health-listen",
     help="Also serve gRPC health here (host:port or unix:/path): SERVING while attached.",
 )
+@tls_client_options
 def serve(
     mind_address: str | None,
     name: str | None,
@@ -77,8 +79,13 @@ def serve(
     allowed: tuple[str, ...],
     allow_unconfined_commands: bool,
     health_listen: str | None,
+    tls: TlsOptions,
 ) -> None:
-    """Run the reference Hand: workspace file tools and allowed commands."""
+    """Run the reference Hand: workspace file tools and allowed commands.
+
+    Over TLS with --ca (or a tls://host:port address, trusting the system roots); with
+    --cert and --key it presents a client certificate (a Mind that requires them: mTLS).
+    """
     from hand.server import HandConfigError, build
     from hand.server import serve as run
 
@@ -100,8 +107,9 @@ def serve(
     except HandConfigError as exc:
         raise click.ClickException(str(exc)) from None
     token = _token(token_file, settings.credentials_dir)
+    address, channel_tls = tls.resolve(config.tls, mind_address or config.mind_address, "hand.tls")
     try:
-        asyncio.run(run(hand, mind_address or config.mind_address, token, health_listen))
+        asyncio.run(run(hand, address, token, health_listen, channel_tls))
     except HandRefused as exc:
         raise click.ClickException(f"the Mind refused this Hand: {exc}") from None
     except HealthListenError as exc:

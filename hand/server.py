@@ -16,6 +16,7 @@ from hand.reference import build_reference_hand
 from hand.sandbox import Confinement, Sandbox, Unconfined
 from tobe import __version__
 from tobe.config import HandSettings
+from tobe.runtime.tls import ClientTls
 
 log = logging.getLogger(__name__)
 
@@ -75,11 +76,17 @@ def build(config: HandSettings) -> Hand:
     )
 
 
-async def serve(hand: Hand, mind_address: str, token: str, health_listen: str | None) -> None:
+async def serve(
+    hand: Hand,
+    mind_address: str,
+    token: str,
+    health_listen: str | None,
+    tls: ClientTls | None = None,
+) -> None:
     """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`)."""
     loop = asyncio.get_running_loop()
     health = await HealthEndpoint.start(hand, health_listen) if health_listen else None
-    serving = asyncio.create_task(hand.serve(mind_address, token))
+    serving = asyncio.create_task(hand.serve(mind_address, token, tls=tls))
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)
     try:

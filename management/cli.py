@@ -17,6 +17,7 @@ from management.cli_support import (
     parse_when,
     printer,
 )
+from management.cli_tls import tls
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import management_pb2 as pb
 
@@ -76,3 +77,4 @@ def audit(action: str, target: str, actor: str, since: str | None, limit: int) -
 admin.add_command(credentials)
 admin.add_command(conversations)
 admin.add_command(approvals)
+admin.add_command(tls)

@@ -53,12 +53,17 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
     from mind.providers.script import ScriptError
     from mind.server import build, serve
     from mind.store.migrate import upgrade
+    from tobe.runtime.tls import TlsConfigError, server_tls
 
     settings = load_settings()
     configure_logging(settings.log_level, process="mind")
     private_umask()
     tighten(settings.data_dir, log.warning)
     address = listen or settings.mind.listen
+    try:
+        tls = server_tls(settings.mind.tls, "mind.tls")
+    except TlsConfigError as exc:
+        raise click.ClickException(f"cannot start the Mind: {exc}") from None
     if services_dir is not None:
         _provision(settings, services_dir)
     lock = StateLock(settings.data_dir, f"tobe mind serve on {address}")
@@ -74,6 +79,6 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
         except (ProviderConfigError, ScriptError) as exc:
             raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
         upgrade(settings.store_url)
-        asyncio.run(serve(build(settings, provider), address))
+        asyncio.run(serve(build(settings, provider), address, tls))
     finally:
         lock.release()

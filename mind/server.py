@@ -36,6 +36,7 @@ from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
 from tobe.config import Settings
 from tobe.runtime.server import GrpcServer, ServiceSpec, run_until_signal, start_server
+from tobe.runtime.tls import ServerTls, client_certificates
 from tobe.v1 import mind_pb2, mind_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -75,8 +76,9 @@ class MindApp:
     async def authenticate_client(self, token: str) -> Identity | None:
         return await self.authenticate(token)
 
-    async def start(self, listen: str) -> GrpcServer:
-        """Recover from the last stop, run start hooks, then start serving."""
+    async def start(self, listen: str, tls: ServerTls | None = None) -> GrpcServer:
+        """Recover from the last stop, run start hooks, then start serving (TLS on a TCP
+        `listen` with `tls`)."""
         await self.manager.recover()
         for hook in self.on_start:
             await hook()
@@ -84,6 +86,7 @@ class MindApp:
             self.services,
             [listen],
             interceptors=[AuthInterceptor(self.authenticate, live=self.live_calls)],
+            tls=tls,
         )
         self.address = server.address(listen)
         return server
@@ -152,12 +155,14 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     return app
 
 
-async def serve(app: MindApp, listen: str) -> None:
+async def serve(app: MindApp, listen: str, tls: ServerTls | None = None) -> None:
     """Start `app` on `listen`, say where it listens, and stop it at SIGTERM or SIGINT."""
     server = None
     try:
-        server = await app.start(listen)
+        server = await app.start(listen, tls)
         line = f"mind listening on {app.address}"
+        if tls is not None:
+            log.info("TLS on %s; %s", listen, client_certificates(tls))
 
         def ready() -> None:
             # Supervisors and tests wait for this line (the real port when listening on port 0).

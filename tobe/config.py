@@ -36,8 +36,41 @@ def config_file() -> Path:
     return Path(base) / "tobe" / "config.toml"
 
 
+class ServerTlsSettings(BaseModel):
+    """TLS on a process's TCP listener (`tobe.runtime.tls`); Unix sockets stay plaintext.
+
+    Off while `cert_file` and `key_file` are unset. `tobe admin tls init` creates both.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    # CA whose client certificates are accepted (mTLS); required when
+    # `require_client_cert` is set.
+    client_ca_file: Path | None = None
+    require_client_cert: bool = False
+
+
+class ClientTlsSettings(BaseModel):
+    """How a client dials a TLS listener: the CA it trusts, and its own certificate for mTLS.
+
+    TLS is used when any of these is set or the address starts with `tls://`; with no
+    `ca_file` the system's trusted roots apply.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    ca_file: Path | None = None
+    # SHA-256 fingerprint the CA in `ca_file` must have (as `tobe admin tls init` prints it).
+    ca_fingerprint: str = ""
+    cert_file: Path | None = None
+    key_file: Path | None = None
+
+
 class MindSettings(BaseModel):
     listen: str = "127.0.0.1:7410"
+    tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     # Provider steps per run before the run ends with an error.
     step_limit: int = Field(default=24, ge=1, le=1000)
     # Largest user message accepted by SendChat, in bytes of UTF-8.
@@ -67,7 +100,10 @@ class StoreSettings(BaseModel):
 
 class FaceSettings(BaseModel):
     listen: str = "127.0.0.1:7420"
+    tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     mind_address: str = "127.0.0.1:7410"
+    # How Face dials a Mind that serves TLS.
+    mind_tls: ClientTlsSettings = Field(default_factory=ClientTlsSettings)
     # Outbound frames buffered per client connection.
     queue_size: int = Field(default=1024, ge=8)
     # Seconds a client may leave one frame unread before it is cut off.
@@ -81,6 +117,8 @@ class FaceSettings(BaseModel):
 
 class HandSettings(BaseModel):
     mind_address: str = "127.0.0.1:7410"
+    # How the Hand dials a Mind that serves TLS (`tobe hand serve --ca/--cert/--key`).
+    tls: ClientTlsSettings = Field(default_factory=ClientTlsSettings)
     name: str = "local"
     workspace: Path | None = None
     read_only: bool = False
@@ -243,6 +281,11 @@ class Settings(BaseSettings):
     @property
     def management_socket(self) -> Path:
         return self.data_dir / "mind.sock"
+
+    @property
+    def tls_dir(self) -> Path:
+        """The CA and certificates `tobe admin tls` writes by default."""
+        return self.data_dir / "tls"
 
     @property
     def credentials_dir(self) -> Path:

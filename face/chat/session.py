@@ -19,6 +19,7 @@ import grpc
 
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
+from tobe.runtime.tls import ClientTls
 from tobe.v1 import common_pb2, events_pb2, face_pb2, face_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -62,8 +63,10 @@ class ChatSession:
         on_status: Callable[[str], None],
         detail_mode: common_pb2.DetailMode.ValueType = common_pb2.DETAIL_MODE_TRANSPARENT,
         client_name: str = "tobe-chat",
+        tls: ClientTls | None = None,
     ) -> None:
         self._address = address
+        self._tls = tls
         self._token = token
         self._on_event = on_event
         self._on_status = on_status
@@ -133,7 +136,7 @@ class ChatSession:
             await asyncio.sleep(delay)
 
     async def _connect_once(self, backoff: Backoff) -> None:
-        async with open_channel(self._address) as channel:
+        async with open_channel(self._address, tls=self._tls) as channel:
             stub = face_pb2_grpc.FaceGatewayStub(channel)
             call = stub.Connect(metadata=bearer_metadata(self._token))
             await call.write(

@@ -16,14 +16,17 @@ from tobe.v1 import hand_pb2
 
 def test_public_exports_are_pinned() -> None:
     assert sorted(hand.__all__) == [
+        "ClientTls",
         "Effect",
         "Hand",
         "HandRefused",
         "InvalidArguments",
         "Offer",
         "Policy",
+        "TlsConfigError",
         "ToolError",
         "ToolFunction",
+        "client_tls",
         "report_progress",
     ]
 

@@ -78,6 +78,14 @@ class HandProcess:
             ok = self._changed.wait_for(lambda: self.attached >= count, timeout)
         assert ok, "the Hand did not attach:\n" + "\n".join(self.output[-30:])
 
+    def wait_output(self, needle: str, timeout: float = 30) -> None:
+        """Wait until the Hand printed a line containing `needle`."""
+        with self._changed:
+            ok = self._changed.wait_for(
+                lambda: any(needle in line for line in self.output), timeout
+            )
+        assert ok, f"the Hand never printed {needle!r}:\n" + "\n".join(self.output[-30:])
+
     def wait_exit(self, timeout: float = 30) -> int:
         assert self.process is not None
         return self.process.wait(timeout)

@@ -12,6 +12,7 @@ import grpc
 from google.protobuf.message import Message
 
 from tobe.runtime.server import DEFAULT_MAX_MESSAGE_BYTES
+from tobe.runtime.tls import ClientTls, split_target
 
 KEEPALIVE_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
@@ -33,13 +34,23 @@ def bearer_metadata(token: str) -> tuple[tuple[str, str], ...]:
 
 
 def open_channel(
-    target: str, *, extra_options: list[tuple[str, int | str]] | None = None
+    target: str,
+    *,
+    tls: ClientTls | None = None,
+    extra_options: list[tuple[str, int | str]] | None = None,
 ) -> grpc.aio.Channel:
-    """An insecure aio channel (loopback, Unix socket or a private network) with keepalive.
+    """An aio channel with keepalive: TLS with `tls`, or for a `tls://host:port` target (then
+    trusting the system roots); plaintext otherwise (loopback, Unix socket, private network).
 
-    `target` is `host:port` or `unix:/path`.
+    `target` is `host:port`, `tls://host:port` or `unix:/path`.
     """
-    return grpc.aio.insecure_channel(target, options=KEEPALIVE_OPTIONS + (extra_options or []))
+    address, asked = split_target(target)
+    options = KEEPALIVE_OPTIONS + (extra_options or [])
+    if tls is None and asked:
+        tls = ClientTls()
+    if tls is None:
+        return grpc.aio.insecure_channel(address, options=options)
+    return grpc.aio.secure_channel(address, tls.credentials(), options=options)
 
 
 def unix_target(path: str) -> str:
@@ -66,8 +77,10 @@ class ServiceClient(Generic[Stub]):
         error: Callable[[grpc.aio.AioRpcError], Exception],
         *,
         timeout: float,
+        tls: ClientTls | None = None,
     ) -> None:
         self.address = address
+        self._tls = tls
         self.metadata = bearer_metadata(token)
         self._make_stub = stub
         self._error = error
@@ -78,7 +91,7 @@ class ServiceClient(Generic[Stub]):
     @property
     def stub(self) -> Stub:
         if self._stub is None:
-            self._channel = open_channel(self.address)
+            self._channel = open_channel(self.address, tls=self._tls)
             self._stub = self._make_stub(self._channel)
         return self._stub
 

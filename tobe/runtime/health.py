@@ -8,14 +8,17 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tobe.runtime.channel import open_channel
+from tobe.runtime.tls import ClientTls
 
 
-async def check(target: str, service: str = "", timeout: float = 3.0) -> str:
+async def check(
+    target: str, service: str = "", timeout: float = 3.0, *, tls: ClientTls | None = None
+) -> str:
     """Return the serving status name of `service` at `target` ("SERVING", "NOT_SERVING", …).
 
     Raises grpc.aio.AioRpcError when the server cannot be reached in `timeout` seconds.
     """
-    async with open_channel(target) as channel:
+    async with open_channel(target, tls=tls) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         # The grpc_health stubs declare HealthStub without its methods.
         response: health_pb2.HealthCheckResponse = await stub.Check(  # type: ignore[attr-defined]

@@ -23,6 +23,7 @@ from grpc_reflection.v1alpha import reflection
 
 from tobe.runtime.decoding import DecodingInterceptor
 from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
+from tobe.runtime.tls import ServerTls
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ async def start_server(
     unix_socket_mode: int = FILE_MODE,
     max_receive_bytes: int | None = None,
     serving: bool = True,
+    tls: ServerTls | None = None,
 ) -> GrpcServer:
     """Create, bind and start a server; returns it already SERVING (or NOT_SERVING: `serving`).
 
@@ -90,6 +92,8 @@ async def start_server(
     (an unauthenticated call is refused as such whatever its body).
     `unix_socket_mode` chmods every `unix:` socket after binding (default 0o600, owner-only).
     Binding a TCP address with port 0 picks a free port, reported in `GrpcServer.bound`.
+    With `tls`, every TCP address serves TLS only; Unix sockets stay plaintext (the file's
+    owner-only mode is their protection).
     """
     server = grpc.aio.server(
         interceptors=[*interceptors, DecodingInterceptor()],
@@ -118,7 +122,10 @@ async def start_server(
                 path = address.removeprefix("unix:").removeprefix("//")
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
-            port = server.add_insecure_port(address)
+            if tls is None or address.startswith("unix:"):
+                port = server.add_insecure_port(address)
+            else:
+                port = server.add_secure_port(address, tls.credentials())
             if port == 0 and not address.startswith("unix:"):
                 raise OSError(f"could not bind {address}")
             bound[address] = port
