@@ -55,6 +55,11 @@ def hand_group() -> None:
 )
 @click.option("--read-only/--read-write", default=None, help="Refuse every tool that writes.")
 @click.option(
+    "--require-binding",
+    is_flag=True,
+    help="Reject every offer for a tool that is not read-only without an approval binding.",
+)
+@click.option(
     "--allow",
     "allowed",
     multiple=True,
@@ -76,6 +81,7 @@ def serve(
     workspace: Path | None,
     token_file: Path | None,
     read_only: bool | None,
+    require_binding: bool,
     allowed: tuple[str, ...],
     allow_unconfined_commands: bool,
     health_listen: str | None,
@@ -98,6 +104,8 @@ def serve(
         config.workspace = workspace
     if read_only is not None:
         config.read_only = read_only
+    if require_binding:
+        config.require_binding = True
     if allowed:
         config.allowed_commands = list(allowed)
     if allow_unconfined_commands:

@@ -93,6 +93,7 @@ def build_reference_hand(
     workspace_dir: Path,
     *,
     read_only: bool = False,
+    require_binding: bool = False,
     allowed_commands: list[str] | tuple[str, ...] = (),
     command_timeout: float = 30.0,
     max_output_bytes: int = 64 * 1024,
@@ -103,7 +104,7 @@ def build_reference_hand(
     workspace = Workspace(workspace_dir)
     commands: Confinement = confinement or Sandbox()
     policy = ReferencePolicy(read_only, frozenset(allowed_commands))
-    hand = Hand(name, version=version)
+    hand = Hand(name, version=version, require_binding=require_binding)
     hand.policy = lambda offer: policy(offer, {t.name: t.effect for t in hand.tools.values()})
 
     @hand.tool(effect=Effect.READ_ONLY)

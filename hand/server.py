@@ -68,6 +68,7 @@ def build(config: HandSettings) -> Hand:
         config.name,
         root,
         read_only=config.read_only,
+        require_binding=config.require_binding,
         allowed_commands=config.allowed_commands,
         command_timeout=config.command_timeout,
         max_output_bytes=config.max_output_bytes,

@@ -9,7 +9,9 @@
    else the offline demo script, announced as such.
 3. Start every service this installation has, in dependency order (Awareness, Mind, Face,
    the local Hand), all sharing one data directory, waiting for each gRPC health check
-   before starting the next. Each service logs to `<data dir>/logs/<name>.log`.
+   before starting the next. Each service logs to `<data dir>/logs/<name>.log`. With TLS on the
+   Mind's or Face's listener, the probes and the local Face and Hand trust it as
+   `management.up_tls` says.
 4. Print how to connect, then watch: a service that exits is reported with its last log lines
    and the others are stopped; Ctrl-C or SIGTERM stops them all in reverse order (SIGTERM,
    then SIGKILL after a grace period).
@@ -33,8 +35,10 @@ import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
 from tobe.runtime.private_files import private_directory, private_umask, tighten
+from tobe.runtime.tls import ClientTls, TlsConfigError
 
 STOP_GRACE = 10.0
 HEALTH_DEADLINE = 60.0
@@ -49,6 +53,7 @@ class ServicePlan:
     name: str
     group: str
     health_target: str | None
+    health_tls: ClientTls | None = None
     env: dict[str, str] = field(default_factory=dict)
     args: tuple[str, ...] = ()
 
@@ -81,11 +86,15 @@ def available_services() -> set[str]:
     return found
 
 
-def plan_services(settings: Settings, available: set[str]) -> list[ServicePlan]:
+def plan_services(
+    settings: Settings, available: set[str], tls: LocalTls | None = None
+) -> list[ServicePlan]:
+    tls = tls or LocalTls()
     mind_env = {}
     if "awareness" in available and not settings.mind.awareness_address:
         mind_env["TOBE_MIND__AWARENESS_ADDRESS"] = settings.awareness.listen
-    hand_env = {"TOBE_HAND__MIND_ADDRESS": settings.mind.listen}
+    hand_env = {"TOBE_HAND__MIND_ADDRESS": settings.mind.listen, **tls.env.get("hand", {})}
+    face_env = {"TOBE_FACE__MIND_ADDRESS": settings.mind.listen, **tls.env.get("face", {})}
     hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
     if settings.hand.workspace is None:
         workspace = settings.data_dir.resolve() / "workspace"
@@ -93,12 +102,10 @@ def plan_services(settings: Settings, available: set[str]) -> list[ServicePlan]:
         hand_env["TOBE_HAND__WORKSPACE"] = str(workspace)
     plans = [
         ServicePlan("awareness", "awareness", settings.awareness.listen),
-        ServicePlan("mind", "mind", settings.mind.listen, mind_env),
-        ServicePlan(
-            "face", "face", settings.face.listen, {"TOBE_FACE__MIND_ADDRESS": settings.mind.listen}
-        ),
+        ServicePlan("mind", "mind", settings.mind.listen, tls.mind_probe, mind_env),
+        ServicePlan("face", "face", settings.face.listen, tls.face_probe, face_env),
         # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
-        ServicePlan("hand", "hand", hand_health, hand_env, ("--health-listen", hand_health)),
+        ServicePlan("hand", "hand", hand_health, None, hand_env, ("--health-listen", hand_health)),
     ]
     return [plan for plan in plans if plan.group in available]
 
@@ -168,7 +175,13 @@ class Supervisor:
         if target is None:
             return
         deadline = time.monotonic() + HEALTH_DEADLINE
-        with grpc.insecure_channel(target) as channel:
+        tls = service.plan.health_tls
+        channel = (
+            grpc.secure_channel(target, tls.credentials())
+            if tls is not None
+            else grpc.insecure_channel(target)
+        )
+        with channel:
             stub = health_pb2_grpc.HealthStub(channel)
             while time.monotonic() < deadline and not self.stopping.is_set():
                 if service.process.poll() is not None:
@@ -244,7 +257,11 @@ def run_up(settings: Settings) -> int:
     click.echo(f"Data directory: {data_dir}")
     private_umask()
     tighten(data_dir, lambda warning: click.secho(f"Warning: {warning}", fg="yellow", err=True))
-    plans = plan_services(settings, available)
+    try:
+        tls = local_tls(settings)
+    except TlsConfigError as exc:
+        raise UpError(str(exc)) from None
+    plans = plan_services(settings, available, tls)
     try:
         created = provision(settings)
     except StateLockBusy as exc:
@@ -274,7 +291,7 @@ def run_up(settings: Settings) -> int:
             supervisor.wait_healthy(supervisor.start(plan, base_env))
         if supervisor.stopping.is_set():
             return 0
-        _print_ready(settings, data_dir)
+        _print_ready(settings, data_dir, tls)
         crashed = supervisor.watch()
         if crashed is not None:
             click.secho(supervisor.crash_report(crashed), fg="red", err=True)
@@ -287,11 +304,23 @@ def run_up(settings: Settings) -> int:
             signal.signal(sig, handler)
 
 
-def _print_ready(settings: Settings, data_dir: Path) -> None:
+def _print_ready(settings: Settings, data_dir: Path, tls: LocalTls) -> None:
     prefix = "" if data_dir == default_data_dir().resolve() else f"TOBE_DATA_DIR={data_dir} "
+    chat_tls = f" --ca {tls.face_ca}" if tls.face_ca else ""
     click.secho("ToBe is up.", fg="green", bold=True)
-    click.echo(f"  Chat (in another terminal):         {prefix}tobe chat")
-    click.echo(f"  Face gateway (gRPC):                {settings.face.listen}")
+    click.echo(f"  Chat (in another terminal):         {prefix}tobe chat{chat_tls}")
+    face_tls = f" (TLS: trust {tls.face_ca})" if tls.face_ca else ""
+    click.echo(f"  Face gateway (gRPC):                {settings.face.listen}{face_tls}")
+    if tls.mind_ca is not None:
+        client = (
+            " --cert client-NAME.pem --key client-NAME.key"
+            if settings.mind.tls.require_client_cert
+            else ""
+        )
+        click.echo(
+            f"  Hand on another machine:            tobe hand serve --mind HOST:"
+            f"{settings.mind.listen.rsplit(':', 1)[-1]} --ca {tls.mind_ca}{client}"
+        )
     click.echo(f"  Manage credentials:                 {prefix}tobe admin credentials list")
     click.echo("Press Ctrl-C to stop every service.")
 

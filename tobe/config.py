@@ -122,6 +122,9 @@ class HandSettings(BaseModel):
     name: str = "local"
     workspace: Path | None = None
     read_only: bool = False
+    # Reject an offer for a tool that is not read-only when it comes without an approval
+    # binding (`tobe hand serve --require-binding`), so nothing effectful runs unapproved.
+    require_binding: bool = False
     # Commands the reference Hand may run (first argv element); empty allows none.
     allowed_commands: list[str] = Field(
         default_factory=lambda: ["ls", "cat", "echo", "grep", "wc", "head", "tail", "python3"]
