@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
 from helpers.mind_events import events_until
+from helpers.mind_process import MindProcess, issue_token
 
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -94,6 +96,24 @@ class HandProcess:
         if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.wait(10)
+
+
+@contextlib.contextmanager
+def attached_sdk_hand(
+    mind: MindProcess, workspace: Path, source: str, name: str = "sdk_hand"
+) -> Iterator[HandProcess]:
+    """A Hand program written with the SDK (`source`), run with a credential of principal
+    `laptop` serving alice, attached to `mind`; killed on the way out."""
+    program = workspace.parent / f"{name}.py"
+    program.write_text(source)
+    token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
+    process = HandProcess(mind.address, token, workspace, program=program)
+    process.start()
+    try:
+        process.wait_attached()
+        yield process
+    finally:
+        process.kill()
 
 
 @dataclass

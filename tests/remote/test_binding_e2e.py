@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from helpers.mind_process import MindProcess, issue_token, running_mind
-from remote_processes import Chat, HandProcess, approval_requested, run_ended
+from helpers.mind_process import MindProcess, running_mind
+from remote_processes import Chat, HandProcess, approval_requested, attached_sdk_hand, run_ended
 from sqlalchemy import create_engine, select
 
 from mind.store.engine import sync_url
@@ -88,17 +88,9 @@ def mind(tmp_path: Path, approvals: dict[str, str]) -> Iterator[MindProcess]:
 
 
 @pytest.fixture
-def hand(mind: MindProcess, workspace: Path, tmp_path: Path) -> Iterator[HandProcess]:
-    program = tmp_path / "strict_hand.py"
-    program.write_text(STRICT_HAND)
-    token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
-    process = HandProcess(mind.address, token, workspace, program=program)
-    process.start()
-    try:
-        process.wait_attached()
+def hand(mind: MindProcess, workspace: Path) -> Iterator[HandProcess]:
+    with attached_sdk_hand(mind, workspace, STRICT_HAND, "strict_hand") as process:
         yield process
-    finally:
-        process.kill()
 
 
 def stored_tasks(mind: MindProcess) -> dict[str, Task]:

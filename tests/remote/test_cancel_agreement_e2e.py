@@ -10,8 +10,8 @@ import pytest
 import yaml
 from crash_checks import PROJECTION_OF_TASK, read_store
 from helpers.eventually import eventually
-from helpers.mind_process import MindProcess, issue_token, running_mind
-from remote_processes import Chat, HandProcess
+from helpers.mind_process import MindProcess, running_mind
+from remote_processes import Chat, HandProcess, attached_sdk_hand
 
 from tobe.v1 import mind_pb2
 
@@ -63,16 +63,8 @@ def mind(tmp_path: Path) -> Iterator[MindProcess]:
 
 @pytest.fixture
 def hand(mind: MindProcess, workspace: Path) -> Iterator[HandProcess]:
-    program = workspace.parent / "stubborn_hand.py"
-    program.write_text(STUBBORN_HAND)
-    token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
-    process = HandProcess(mind.address, token, workspace, program=program)
-    process.start()
-    try:
-        process.wait_attached()
+    with attached_sdk_hand(mind, workspace, STUBBORN_HAND, "stubborn_hand") as process:
         yield process
-    finally:
-        process.kill()
 
 
 def test_a_success_reported_after_a_cancel_is_the_calls_terminal_with_its_output(
