@@ -32,6 +32,11 @@ class EphemeralEvent:
     time: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 
+# An ephemeral event with the last durable id the bus knew committed when it was published:
+# it belongs after that durable event and before any later one.
+Heard = tuple[int, EphemeralEvent]
+
+
 class BusSubscription:
     """One subscriber's view of the bus; `wait()` returns when there is something to do."""
 
@@ -39,14 +44,14 @@ class BusSubscription:
         self._bus = bus
         self._include_ephemeral = include_ephemeral
         self._capacity = capacity
-        self._items: deque[EphemeralEvent] = deque()
+        self._items: deque[Heard] = deque()
         self._rows: list[OutboxEvent] = []
         self._must_read = False
         self._wakeup = asyncio.Event()
 
-    def _offer(self, event: EphemeralEvent) -> None:
+    def _offer(self, event: EphemeralEvent, after_id: int) -> None:
         if self._include_ephemeral and len(self._items) < self._capacity:
-            self._items.append(event)
+            self._items.append((after_id, event))
             self._wakeup.set()
 
     def _durable(self, rows: list[OutboxEvent]) -> None:
@@ -77,7 +82,7 @@ class BusSubscription:
         self._rows, self._must_read = [], False
         return rows, must_read
 
-    def take_ephemeral(self) -> list[EphemeralEvent]:
+    def take_ephemeral(self) -> list[Heard]:
         items = list(self._items)
         self._items.clear()
         return items
@@ -94,6 +99,7 @@ class EventBus:
     def __init__(self, capacity: int = 1024) -> None:
         self._subscriptions: set[BusSubscription] = set()
         self._capacity = capacity
+        self._last_durable_id = 0  # the newest outbox id a writer handed over
         self.closed = False
 
     def subscribe(self, include_ephemeral: bool) -> BusSubscription:
@@ -108,7 +114,7 @@ class EventBus:
 
     def publish(self, event: EphemeralEvent) -> None:
         for subscription in list(self._subscriptions):
-            subscription._offer(event)
+            subscription._offer(event, self._last_durable_id)
 
     def close(self) -> None:
         """End every subscription's live phase (at shutdown), after one last outbox read."""
@@ -118,5 +124,7 @@ class EventBus:
     def durable_committed(self, rows: Iterable[OutboxEvent] = ()) -> None:
         """Call after a commit that appended outbox rows; pass them when you have them."""
         committed = list(rows)
+        if committed:
+            self._last_durable_id = max(self._last_durable_id, max(row.id for row in committed))
         for subscription in list(self._subscriptions):
             subscription._durable(committed)

@@ -12,7 +12,7 @@ from mind.conversation.access import Viewer
 from mind.conversation.actor import ChatInput, ConversationActor
 from mind.conversation.manager import INTERRUPTED, ConversationManager
 from mind.core.loop import AgentCore
-from mind.events.bus import EphemeralEvent, EventBus
+from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.store import models
@@ -113,7 +113,7 @@ async def test_a_send_runs_a_tool_turn_and_commits_each_step_with_its_events(
         "run_changed",
     ]
     assert [e.id for e in database_events] == list(range(1, len(database_events) + 1))
-    assert any(isinstance(e, EphemeralEvent) for e in deltas.take_ephemeral())
+    assert any(event.kind == "text_delta" for _, event in deltas.take_ephemeral())
     await manager.shutdown()
 
 

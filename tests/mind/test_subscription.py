@@ -6,10 +6,12 @@ import asyncio
 
 import pytest
 
+import mind.events.subscription as subscription_module
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.subscription import ReplayDone, SnapshotRequired, subscribe
 from mind.store import outbox
 from mind.store.database import Database, WriteTx
+from mind.store.models import OutboxEvent
 from mind.store.outbox import prune
 
 TOTAL = 120
@@ -149,3 +151,39 @@ async def test_handed_over_rows_after_a_gap_are_not_used_before_the_missing_ones
     await _write(database, bus, 1, deltas=False)  # hands over row 2 while row 1 was never seen
     durable, _, _ = await asyncio.wait_for(collector, 30)
     assert durable == [1, 2]
+
+
+async def test_deltas_keep_their_place_among_durable_events_read_from_the_outbox(
+    database: Database, monkeypatch: pytest.MonkeyPatch
+):
+    bus = _bus(database)
+    delta = EphemeralEvent("text_delta", "p_x", ("alice",), "run", text="before")
+    later = EphemeralEvent("text_delta", "p_x", ("alice",), "run", text="after")
+    real_page = subscription_module._page
+    armed = False
+
+    async def page_racing_a_run(db: Database, after_id: int) -> list[OutboxEvent]:
+        # While the subscriber reads the outbox, a run publishes a delta, commits its message
+        # and publishes the next delta: the read then sees the commit.
+        nonlocal armed
+        if armed:
+            armed = False
+            bus.publish(delta)
+            await _write(database, bus, 1, deltas=False)
+            bus.publish(later)
+        return await real_page(db, after_id)
+
+    monkeypatch.setattr(subscription_module, "_page", page_racing_a_run)
+    items: list[object] = []
+    stream = subscribe(database, bus, 0, include_ephemeral=True)
+    try:
+        async with asyncio.timeout(30):
+            assert isinstance(await anext(stream), ReplayDone)
+            armed = True
+            bus.durable_committed()  # a bare notice: the subscriber reads the outbox
+            while len(items) < 3:
+                item = await anext(stream)
+                items.append(item.id if isinstance(item, OutboxEvent) else item)
+    finally:
+        await stream.aclose()
+    assert items == [delta, 1, later]
