@@ -2,7 +2,7 @@
 // A ToBe Hand in Node.js, written from proto/tobe/v1/hand.proto (its file comment is the
 // contract quoted below). Usage: node hand.js [options] MIND_TARGET   (see README.md)
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import grpc from '@grpc/grpc-js';
 import protoLoader from '@grpc/proto-loader';
@@ -56,7 +56,7 @@ function options() {
   return { target: positionals[0], name: values.name, token, tools, ca: values.ca };
 }
 
-class Hand {
+export class Hand {
   constructor({ target, name, token, tools, ca }) {
     const definition = protoLoader.loadSync('tobe/v1/hand.proto', {
       includeDirs: [PROTO_ROOT],
@@ -284,8 +284,9 @@ class Hand {
   }
 }
 
-const hand = new Hand(options());
-const ending = await hand.serve();
-// A final ending: the operator must change something before this Hand may come back.
-console.error(`the Mind refused this Hand: ${STATUS_NAMES[ending.code]}: ${ending.details}`);
-process.exit(2);
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const ending = await new Hand(options()).serve();
+  // A final ending: the operator must change something before this Hand may come back.
+  console.error(`the Mind refused this Hand: ${STATUS_NAMES[ending.code]}: ${ending.details}`);
+  process.exit(2);
+}
