@@ -30,6 +30,8 @@ class HandProcess:
     extra_args: list[str] = field(default_factory=list)
     # A custom Hand program run instead of `tobe hand serve` (gets the Mind address as argv[1]).
     program: Path | None = None
+    # Any other Hand program, run as given (e.g. a Hand in another language).
+    argv: list[str] | None = None
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
     attached: int = 0
@@ -59,6 +61,8 @@ class HandProcess:
         ]
         if self.program is not None:
             command = [sys.executable, str(self.program), self.mind_address]
+        if self.argv is not None:
+            command = self.argv
         self.process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
         )
