@@ -26,6 +26,7 @@ def test_public_exports_are_pinned() -> None:
         "TlsConfigError",
         "ToolError",
         "ToolFunction",
+        "add_conformance_tools",
         "client_tls",
         "report_progress",
     ]
