@@ -10,7 +10,7 @@ from dataclasses import dataclass
 class Outcome:
     name: str
     passed: bool
-    quote: str
+    quote: tuple[str, ...]
     # What the Hand did, for a failure.
     detail: str = ""
 
@@ -27,7 +27,7 @@ def render(outcomes: list[Outcome]) -> str:
             lines += [
                 "",
                 f"FAIL {outcome.name}",
-                f"  hand.proto says: {outcome.quote}",
+                f"  hand.proto says: {' … '.join(outcome.quote)}",
                 f"  the Hand: {outcome.detail}",
             ]
     failed = sum(not outcome.passed for outcome in outcomes)

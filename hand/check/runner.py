@@ -48,10 +48,10 @@ async def run_check(
         [listen],
     )
     try:
-        address = server.address(listen)
-        say(f"HandLink for the check: {address}")
         if token_file is not None:
             write_token(token_file, token)
+        say(f"HandLink for the check: {server.address(listen)}")
+        if token_file is not None:
             say(f"one-time Hand credential written to {token_file}")
         else:
             say(f"one-time Hand credential: {token}")

@@ -44,8 +44,8 @@ TRICKY_ARGUMENTS = (
 @dataclass(frozen=True)
 class Scenario:
     name: str
-    # Sentences of the hand.proto comments, quoted in a failure.
-    quote: str
+    # Passages of the hand.proto comments, each verbatim, quoted in a failure.
+    quote: tuple[str, ...]
     run: Callable[[Session], Awaitable[None]]
 
 
@@ -317,82 +317,104 @@ async def final(session: Session) -> None:
 SCENARIOS = (
     Scenario(
         "hello",
-        "`hello.name` (or, when empty, the credential's principal) must match "
-        "[a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,47}. "
-        "JSON Schema (draft 2020-12) of the arguments object.",
+        (
+            "`hello.name` (or, when empty, the credential's principal) must match "
+            "[a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,47}.",
+            "JSON Schema (draft 2020-12) of the arguments object.",
+        ),
         hello,
     ),
     Scenario(
         "normal",
-        "a Hand matches an ack to its report by `(task_id, attempt, kind, seq)`, never by the "
-        "task alone. A Hand keeps a result until it has the result's ack (any status), and "
-        "resends it after a reconnect when told RESEND_RESULT.",
+        (
+            "exactly one per accepted attempt",
+            "a Hand matches an ack to its report by `(task_id, attempt, kind, seq)`, never by "
+            "the task alone",
+            "A Hand keeps a result until it has the result's ack (any status), and resends it "
+            "after a reconnect when told RESEND_RESULT.",
+        ),
         normal,
     ),
     Scenario(
         "progress",
-        "sends at least one progress frame at once (fraction 0..1, or negative), then waits "
-        '`seconds`; result ok = true, output "done".',
+        (
+            "sends at least one progress frame at once (fraction 0..1, or negative), then waits "
+            '`seconds`; result ok = true, output "done".',
+        ),
         progress,
     ),
     Scenario(
         "reject",
-        "Every Hand rejects an offer for a tool it did not declare, and one whose arguments do "
-        "not match the tool's schema.",
+        (
+            "Every Hand rejects an offer for a tool it did not declare, and one whose arguments do "
+            "not match the tool's schema.",
+        ),
         reject,
     ),
     Scenario(
         "cancel",
-        "after a `cancel` frame the Hand should stop and report a result (ok = false, "
-        "cancelled = true).",
+        (
+            "after a `cancel` frame the Hand should stop and report a result (ok = false, "
+            "cancelled = true).",
+        ),
         cancel,
     ),
     Scenario(
         "stale-cancel",
-        "The attempt number is a fencing token. A `cancel` for a task the Hand no longer "
-        "holds is ignored.",
+        (
+            "The attempt number is a fencing token",
+            "A `cancel` for a task the Hand no longer holds is ignored.",
+        ),
         stale_cancel,
     ),
     Scenario(
         "heartbeat",
-        "A Hand sends a `heartbeat` at least every `welcome.heartbeat_interval_ms`. When no "
-        "frame has arrived for half of `welcome.heartbeat_timeout_ms`, the Mind sends one "
-        "`ping`; the Hand answers it at once with a `heartbeat`.",
+        (
+            "A Hand sends a `heartbeat` at least every `welcome.heartbeat_interval_ms`. When no "
+            "frame has arrived for half of `welcome.heartbeat_timeout_ms`, the Mind sends one "
+            "`ping`; the Hand answers it at once with a `heartbeat`.",
+        ),
         heartbeat,
     ),
     Scenario(
         "refused-ack",
-        "A Hand keeps a result until it has the result's ack (any status)",
+        ("A Hand keeps a result until it has the result's ack (any status)",),
         refused_ack,
     ),
     Scenario(
         "reconnect-keep-running",
-        "A Hand that loses its stream with a retryable ending reconnects with backoff (1 s "
-        "doubling to 30 s, reset after a welcome) and lists in `hello.held_tasks` every task "
-        "it still holds and its local state. KEEP_RUNNING the task is still open on the "
-        "Mind's side; keep going and report later",
+        (
+            "A Hand that loses its stream with a retryable ending reconnects with backoff (1 s "
+            "doubling to 30 s, reset after a welcome) and lists in `hello.held_tasks` every "
+            "task it still holds and its local state.",
+            "KEEP_RUNNING the task is still open on the Mind's side; keep going and report later",
+        ),
         reconnect_keep_running,
     ),
     Scenario(
         "reconnect-resend-result",
-        "RESEND_RESULT the Hand says it finished; send the `result` frame again",
+        ("RESEND_RESULT the Hand says it finished; send the `result` frame again",),
         reconnect_resend_result,
     ),
     Scenario(
         "reconnect-drop",
-        "DROP the task is terminal (or unknown, or a stale attempt); stop it, forget it",
+        ("DROP the task is terminal (or unknown, or a stale attempt); stop it, forget it",),
         reconnect_drop,
     ),
     Scenario(
         "approvals",
-        "A Hand may reject an effectful offer that has no binding, and must reject one whose "
-        "digest differs from its own.",
+        (
+            "A Hand may reject an effectful offer that has no binding, and must reject one whose "
+            "digest differs from its own.",
+        ),
         approvals,
     ),
     Scenario(
         "final",
-        "These are final: the Hand must not reconnect with the same credential and hello "
-        "until an operator changed something",
+        (
+            "These are final: the Hand must not reconnect with the same credential and hello "
+            "until an operator changed something",
+        ),
         final,
     ),
 )

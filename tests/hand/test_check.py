@@ -37,7 +37,8 @@ def test_every_scenario_quotes_the_proto_comments_verbatim() -> None:
         )
     )
     for scenario in SCENARIOS:
-        assert _normalized(scenario.quote) in comments, scenario.name
+        for passage in scenario.quote:
+            assert _normalized(passage) in comments, (scenario.name, passage)
 
 
 def test_the_approval_arguments_are_digest_test_vector_inputs() -> None:
@@ -177,7 +178,7 @@ def test_a_broken_hand_fails_the_scenario_that_checks_its_fault(
     assert status == 1, output
     assert failed(output) == {scenario}, output
     quote = next(s.quote for s in SCENARIOS if s.name == scenario)
-    assert f"hand.proto says: {quote}" in output
+    assert f"hand.proto says: {' … '.join(quote)}" in output
     assert explanation in output
 
 
