@@ -3,6 +3,7 @@
 A custom Hand is a few lines: see `hand.Hand`.
 """
 
+from hand._conformance import add_conformance_tools
 from hand._hand import Hand, HandRefused, Offer, Policy
 from hand._progress import report_progress
 from hand._tls import client_tls
@@ -20,6 +21,7 @@ __all__ = [
     "TlsConfigError",
     "ToolError",
     "ToolFunction",
+    "add_conformance_tools",
     "client_tls",
     "report_progress",
 ]

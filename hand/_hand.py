@@ -10,7 +10,8 @@
 
     asyncio.run(hand.serve("127.0.0.1:7410", token))
 
-Every offer whose approval binding carries a digest is checked against the arguments. With
+An offer whose arguments do not match the tool's schema is rejected, and every offer whose
+approval binding carries a digest is checked against the arguments. With
 `Hand(..., require_binding=True)` the Hand also rejects an offer for a tool that is not
 read-only when it comes without a binding (what allowed the call and its digest).
 
@@ -35,7 +36,7 @@ from typing import Any, TypeVar, overload
 import grpc
 
 from hand._progress import bind_progress
-from hand._tools import Effect, ToolError, ToolFunction
+from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest
@@ -250,6 +251,8 @@ class Hand:
             await call.write(await outbox.get())
 
     async def _beat(self) -> None:
+        # The welcome sets the interval: beat at its pace from the first heartbeat on.
+        await self.attached.wait()
         while True:
             await asyncio.sleep(self._heartbeat_interval)
             self._send(
@@ -362,6 +365,10 @@ class Hand:
             return f"arguments are not JSON: {exc}", None, None
         if not isinstance(arguments, dict):
             return "arguments must be a JSON object", None, None
+        try:
+            tool.validate(arguments)
+        except InvalidArguments as exc:
+            return str(exc), None, None
         digest = offer.approval.arguments_digest if offer.HasField("approval") else ""
         if not digest and self.require_binding and tool.effect is not Effect.READ_ONLY:
             return (

@@ -68,6 +68,8 @@ class ToolFunction:
     arguments: type[pydantic.BaseModel]
     # What a person approves, e.g. "{argv}" (rule: `ToolSpec.decision_template`); "" = default.
     decision: str = ""
+    # The declared JSON Schema, when it is written out rather than derived from `arguments`.
+    schema: dict[str, Any] | None = None
 
     @classmethod
     def wrap(
@@ -100,6 +102,8 @@ class ToolFunction:
 
     @property
     def json_schema(self) -> dict[str, Any]:
+        if self.schema is not None:
+            return self.schema
         schema = self.arguments.model_json_schema()
         schema.pop("title", None)
         return schema

@@ -8,7 +8,9 @@ from pathlib import Path
 
 import click
 
+from hand._conformance import add_conformance_tools
 from hand._hand import HandRefused
+from hand.check.scenarios import SCENARIOS
 from hand.health import HealthListenError
 from tobe.config import load_settings
 from tobe.runtime import tokens
@@ -74,6 +76,11 @@ def hand_group() -> None:
     "--health-listen",
     help="Also serve gRPC health here (host:port or unix:/path): SERVING while attached.",
 )
+@click.option(
+    "--conformance",
+    is_flag=True,
+    help="Also declare the conformance tools `tobe hand check` drives.",
+)
 @tls_client_options
 def serve(
     mind_address: str | None,
@@ -85,6 +92,7 @@ def serve(
     allowed: tuple[str, ...],
     allow_unconfined_commands: bool,
     health_listen: str | None,
+    conformance: bool,
     tls: TlsOptions,
 ) -> None:
     """Run the reference Hand: workspace file tools and allowed commands.
@@ -114,6 +122,8 @@ def serve(
         hand = build(config)
     except HandConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    if conformance:
+        add_conformance_tools(hand)
     token = _token(token_file, settings.credentials_dir)
     address, channel_tls = tls.resolve(config.tls, mind_address or config.mind_address, "hand.tls")
     try:
@@ -122,3 +132,47 @@ def serve(
         raise click.ClickException(f"the Mind refused this Hand: {exc}") from None
     except HealthListenError as exc:
         raise click.ClickException(str(exc)) from None
+
+
+@hand_group.command("check")
+@click.option(
+    "--listen",
+    default="127.0.0.1:0",
+    show_default=True,
+    help="Where the check serves HandLink for the Hand under test (port 0: any free port).",
+)
+@click.option(
+    "--token-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the one-time Hand credential here (mode 0600) instead of printing it.",
+)
+@click.option(
+    "--timeout",
+    type=float,
+    default=120.0,
+    show_default=True,
+    help="Seconds to wait for the Hand to attach.",
+)
+@click.option(
+    "--only",
+    multiple=True,
+    type=click.Choice([scenario.name for scenario in SCENARIOS]),
+    help="Run only this scenario (repeatable).",
+)
+def check(listen: str, token_file: Path | None, timeout: float, only: tuple[str, ...]) -> None:
+    """Check a Hand against the HandLink contract (hand.proto).
+
+    Serves a scripted Mind, prints its address and a one-time credential, waits for your Hand
+    (which must declare the conformance tools) to dial in, runs the scenarios and prints a
+    pass/fail table. Exits 0 only when every scenario passes.
+    """
+    from hand.check.report import render
+    from hand.check.runner import CheckAborted, run_check
+
+    try:
+        outcomes = asyncio.run(run_check(listen, token_file, timeout, only, click.echo))
+    except CheckAborted as exc:
+        raise click.ClickException(str(exc)) from None
+    click.echo(render(outcomes))
+    if not all(outcome.passed for outcome in outcomes):
+        raise SystemExit(1)

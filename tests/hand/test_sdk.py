@@ -8,7 +8,15 @@ import json
 import pytest
 
 import hand
-from hand import Effect, Hand, InvalidArguments, ToolError, ToolFunction, report_progress
+from hand import (
+    Effect,
+    Hand,
+    InvalidArguments,
+    ToolError,
+    ToolFunction,
+    add_conformance_tools,
+    report_progress,
+)
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.digest import arguments_digest, canonical_json
 from tobe.v1 import hand_pb2
@@ -26,6 +34,7 @@ def test_public_exports_are_pinned() -> None:
         "TlsConfigError",
         "ToolError",
         "ToolFunction",
+        "add_conformance_tools",
         "client_tls",
         "report_progress",
     ]
@@ -271,6 +280,19 @@ async def test_policy_and_digest_mismatch_reject_offers() -> None:
     h._on_offer(offer("act", {"write": False}, digest=arguments_digest({"write": False})))
     await finished(h)
     assert h.kinds()[3:] == ["accepted", "result"]
+
+
+async def test_an_offer_whose_arguments_do_not_match_the_schema_is_rejected() -> None:
+    h = Recorder()
+    add_conformance_tools(h)
+    h._on_offer(offer("conformance_echo", {}))
+    h._on_offer(offer("conformance_echo", {"text": 7}))
+    assert h.kinds() == ["rejected", "rejected"]
+    assert "text: Field required" in h.sent[0].rejected.reason
+    h._on_offer(offer("conformance_echo", {"text": "hi", "extra": 1.0}))
+    await finished(h)
+    assert h.kinds()[2:] == ["accepted", "result"]
+    assert h.sent[3].result.output == "hi"
 
 
 async def test_reconnect_hello_lists_running_and_finished_tasks() -> None:

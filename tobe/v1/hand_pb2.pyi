@@ -188,6 +188,22 @@ and then its digest or refusal (the same vectors, with each canonical text, are 
       refused at arguments.n (not_finite)
   {"s":"\\ud800"}
       refused at arguments.s (not_unicode)
+
+Conformance (tobe hand check). `tobe hand check` plays the Mind for a Hand under test and
+drives the scenarios of this contract against three tools the Hand declares for it (the
+Python SDK: `hand.add_conformance_tools`; the reference Hand: `tobe hand serve --conformance`):
+  conformance_echo   effect READ_ONLY, parameters `{"type":"object","properties":
+                     {"text":{"type":"string"}},"required":["text"]}`; result ok = true,
+                     output = the text exactly.
+  conformance_wait   effect READ_ONLY, parameters `{"type":"object","properties":
+                     {"seconds":{"type":"number"}},"required":["seconds"]}`; sends at least
+                     one progress frame at once (fraction 0..1, or negative), then waits
+                     `seconds`; result ok = true, output "done". When cancelled meanwhile:
+                     result ok = false, cancelled = true.
+  conformance_write  effect EXTERNAL_SIDE_EFFECT, parameters as conformance_echo; result
+                     ok = true, output = the text. Its offers carry approval bindings.
+Every Hand rejects an offer for a tool it did not declare, and one whose arguments do not
+match the tool's schema.
 """
 
 from collections import abc as _abc
