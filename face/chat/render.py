@@ -134,6 +134,10 @@ class Renderer:
                 self._live.update(final)
             self._live.stop()
             self._live = None
+            if not self.console.is_terminal:
+                # Rich ends a live display's last render with a newline only on a terminal;
+                # piped output would run it into the next line.
+                self.console.line()
         self._text = ""
         self._thinking = ""
 
