@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -117,6 +118,21 @@ def reference_hand(tmp_path: Path) -> list[str]:
     return ["sh", str(script)]
 
 
+def node_hand() -> list[str]:
+    """The Node.js example Hand (`examples/node-hand`) with the conformance tools; fails,
+    never skips, without Node or the example's packages (CI installs both)."""
+    example = ROOT / "examples" / "node-hand"
+    node = shutil.which("node")
+    assert node is not None, "Node.js is missing: install nodejs (CI does, see .ci/run)"
+    assert (example / "node_modules").is_dir(), f"run `npm ci --prefix {example}` first"
+    return [
+        "sh",
+        "-c",
+        f'exec "{node}" "{example / "hand.js"}" --conformance --token-file "$2" "$1"',
+        "node-hand",
+    ]
+
+
 def sdk_hand(tmp_path: Path, source: str) -> list[str]:
     """A Hand program with the conformance tools; `source` defines `hand`."""
     program = tmp_path / "broken_hand.py"
@@ -138,6 +154,12 @@ def failed(output: str) -> set[str]:
 
 def test_the_reference_hand_passes_every_scenario(tmp_path: Path) -> None:
     status, output = run_check(tmp_path, reference_hand(tmp_path))
+    assert status == 0, output
+    assert f"{len(SCENARIOS)} passed, 0 failed" in output
+
+
+def test_the_node_example_hand_passes_every_scenario(tmp_path: Path) -> None:
+    status, output = run_check(tmp_path, node_hand())
     assert status == 0, output
     assert f"{len(SCENARIOS)} passed, 0 failed" in output
 
