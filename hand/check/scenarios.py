@@ -183,7 +183,11 @@ async def heartbeat(session: Session) -> None:
 
 
 async def refused_ack(session: Session) -> None:
-    for status in (hand_pb2.ACK_STATUS_ALREADY_TERMINAL, hand_pb2.ACK_STATUS_UNKNOWN_TASK):
+    for status in (
+        hand_pb2.ACK_STATUS_ALREADY_TERMINAL,
+        hand_pb2.ACK_STATUS_STALE,
+        hand_pb2.ACK_STATUS_UNKNOWN_TASK,
+    ):
         task_id = session.task_id("refused")
         session.offer(task_id, ECHO, _text("refused"))
         await session.accepted(task_id)
@@ -327,6 +331,7 @@ SCENARIOS = (
     Scenario(
         "normal",
         (
+            "within the accept timeout",
             "exactly one per accepted attempt",
             "a Hand matches an ack to its report by `(task_id, attempt, kind, seq)`, never by "
             "the task alone",
@@ -378,7 +383,10 @@ SCENARIOS = (
     ),
     Scenario(
         "refused-ack",
-        ("A Hand keeps a result until it has the result's ack (any status)",),
+        (
+            "A report that cannot apply changes nothing, is logged, and gets an `ack` saying why",
+            "A Hand keeps a result until it has the result's ack (any status)",
+        ),
         refused_ack,
     ),
     Scenario(
