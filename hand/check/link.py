@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 import grpc
 
+from tobe.runtime.status import status_codes
 from tobe.v1 import hand_pb2, hand_pb2_grpc
 
 Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
@@ -107,6 +108,8 @@ class Stream:
             self._changed.notify_all()
 
 
+# The check raises no domain errors of its own: anything unexpected is INTERNAL and logged.
+@status_codes({})
 class ScriptedLink(hand_pb2_grpc.HandLinkServicer):
     """The check's HandLink servicer; new streams arrive on `streams`."""
 

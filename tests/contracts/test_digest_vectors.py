@@ -11,9 +11,10 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pydantic
 import pytest
 
-from hand import Hand
+from hand import Effect, Hand, ToolFunction
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest, canonical_json
 from tobe.v1 import hand_pb2
 
@@ -25,14 +26,29 @@ _COMMENT_VECTOR = re.compile(r"^//   (\{.*\})\n//       (.+)$", re.MULTILINE)
 _REFUSAL = re.compile(r"refused at (\S+) \((\w+)\)")
 
 
+class AnyArguments(pydantic.BaseModel):
+    """Whatever object a vector holds: the Hand checks only the digest here."""
+
+    model_config = pydantic.ConfigDict(extra="allow")
+
+
+async def _act(**_: Any) -> str:
+    return "done"
+
+
 def _hand() -> Hand:
     hand = Hand("laptop")
-
-    @hand.tool(name="act", effect="external_side_effect")
-    async def act() -> str:
-        """Acts."""
-        return "done"
-
+    hand.add_tool(
+        ToolFunction(
+            name="act",
+            description="Acts.",
+            effect=Effect.EXTERNAL_SIDE_EFFECT,
+            background=False,
+            function=_act,
+            arguments=AnyArguments,
+            schema={"type": "object"},
+        )
+    )
     return hand
 
 

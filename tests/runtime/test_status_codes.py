@@ -181,5 +181,6 @@ def test_every_servicer_maps_its_errors_through_a_table() -> None:
         "HandLinkServicer",
         "ManagementServicer",
         "MindServicer",
+        "ScriptedLink",
     }
     assert [cls.__name__ for cls in servicers if not hasattr(cls, "status_table")] == []
