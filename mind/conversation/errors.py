@@ -5,7 +5,8 @@ ConversationError
 ├── NotFound             NOT_FOUND          unknown, or not visible to the principal
 ├── AlreadyExists        ALREADY_EXISTS     the conversation key is taken
 ├── NotAllowed           PERMISSION_DENIED  the caller lacks a scope
-├── WrongState           FAILED_PRECONDITION e.g. no active run to cancel
+├── WrongState           FAILED_PRECONDITION e.g. no active run to cancel, nothing to compact
+├── CompactionFailed     UNAVAILABLE        the summarising provider call failed; nothing changed
 └── ShuttingDown         UNAVAILABLE        the Mind is stopping; retry elsewhere/later
 """
 
@@ -37,4 +38,8 @@ class WrongState(ConversationError):
 
 
 class ShuttingDown(ConversationError):
+    pass
+
+
+class CompactionFailed(ConversationError):
     pass

@@ -5,7 +5,7 @@ payload) and the snapshot and history reads (rendered in the viewer's mode, neve
 detailed than the admission). Rows are read by attribute, so ORM objects and the store's named
 tuples of the same columns (`mind.store.statements`) both serve. Event `type` is the name of
 the `Event.payload` field: message_appended, run_changed, tool_changed, approval_changed,
-conversation_created, credential_revoked, message_queued.
+conversation_created, credential_revoked, message_queued, context_compacted.
 """
 
 from __future__ import annotations

@@ -258,6 +258,51 @@ class QueuedView:
         )
 
 
+class CompactionTrigger(StrEnum):
+    BUDGET = "budget"
+    REQUESTED = "requested"
+    OVERFLOW = "overflow"
+
+
+@dataclass(frozen=True)
+class CompactionView:
+    """A committed compaction: the summary's generation and what it covers and saved."""
+
+    generation: int
+    through_message_id: int
+    messages_summarised: int
+    tokens_before: int
+    tokens_after: int
+    trigger: CompactionTrigger
+    summary_calls: int
+    run_id: str
+
+    def to_payload(self) -> Payload:
+        return {
+            "generation": self.generation,
+            "through_message_id": self.through_message_id,
+            "messages_summarised": self.messages_summarised,
+            "tokens_before": self.tokens_before,
+            "tokens_after": self.tokens_after,
+            "trigger": self.trigger.value,
+            "summary_calls": self.summary_calls,
+            "run_id": self.run_id,
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Payload) -> CompactionView:
+        return cls(
+            generation=payload["generation"],
+            through_message_id=payload["through_message_id"],
+            messages_summarised=payload["messages_summarised"],
+            tokens_before=payload["tokens_before"],
+            tokens_after=payload["tokens_after"],
+            trigger=CompactionTrigger(payload["trigger"]),
+            summary_calls=payload["summary_calls"],
+            run_id=payload["run_id"],
+        )
+
+
 @dataclass(frozen=True)
 class ConversationView:
     key: str

@@ -10,6 +10,8 @@ from __future__ import annotations
 from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
+    CompactionTrigger,
+    CompactionView,
     ConversationView,
     CredentialRevokedView,
     MessageRole,
@@ -204,6 +206,40 @@ def queued_from_proto(message: events_pb2.QueuedMessage) -> QueuedView:
         text=message.text,
         idempotency_key=message.idempotency_key,
         input_id=message.input_id,
+    )
+
+
+_COMPACTION_TRIGGERS = {
+    CompactionTrigger.BUDGET: events_pb2.COMPACTION_TRIGGER_BUDGET,
+    CompactionTrigger.REQUESTED: events_pb2.COMPACTION_TRIGGER_REQUESTED,
+    CompactionTrigger.OVERFLOW: events_pb2.COMPACTION_TRIGGER_OVERFLOW,
+}
+_COMPACTION_TRIGGERS_BACK = {wire: word for word, wire in _COMPACTION_TRIGGERS.items()}
+
+
+def compaction_to_proto(view: CompactionView) -> events_pb2.ContextCompacted:
+    return events_pb2.ContextCompacted(
+        generation=view.generation,
+        through_message_id=view.through_message_id,
+        messages_summarised=view.messages_summarised,
+        tokens_before=view.tokens_before,
+        tokens_after=view.tokens_after,
+        trigger=_COMPACTION_TRIGGERS[view.trigger],
+        summary_calls=view.summary_calls,
+        run_id=view.run_id,
+    )
+
+
+def compaction_from_proto(message: events_pb2.ContextCompacted) -> CompactionView:
+    return CompactionView(
+        generation=message.generation,
+        through_message_id=message.through_message_id,
+        messages_summarised=message.messages_summarised,
+        tokens_before=message.tokens_before,
+        tokens_after=message.tokens_after,
+        trigger=_COMPACTION_TRIGGERS_BACK[message.trigger],
+        summary_calls=message.summary_calls,
+        run_id=message.run_id,
     )
 
 

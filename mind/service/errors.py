@@ -25,6 +25,7 @@ MIND_STATUS_CODES: StatusTable = {
     conversations.NotAllowed: StatusCode.PERMISSION_DENIED,
     conversations.WrongState: StatusCode.FAILED_PRECONDITION,
     conversations.ShuttingDown: StatusCode.UNAVAILABLE,
+    conversations.CompactionFailed: StatusCode.UNAVAILABLE,
     SnapshotRequired: StatusCode.FAILED_PRECONDITION,
     InvalidCursor: StatusCode.INVALID_ARGUMENT,
     approvals.ApprovalNotFound: StatusCode.NOT_FOUND,

@@ -9,6 +9,7 @@ from __future__ import annotations
 from mind.events.bus import EphemeralEvent
 from mind.events.views import (
     ApprovalView,
+    CompactionView,
     ConversationView,
     CredentialRevokedView,
     MessageView,
@@ -52,6 +53,10 @@ def durable_event(row: OutboxEvent) -> events_pb2.Event:
             )
         case "message_queued":
             event.message_queued.CopyFrom(convert.queued_to_proto(QueuedView.from_payload(payload)))
+        case "context_compacted":
+            event.context_compacted.CopyFrom(
+                convert.compaction_to_proto(CompactionView.from_payload(payload))
+            )
     return event
 
 

@@ -20,6 +20,7 @@ from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from tobe.v1 import common_pb2 as _common_pb2
 import builtins as _builtins
 import sys
@@ -31,6 +32,32 @@ else:
     from typing_extensions import TypeAlias as _TypeAlias, Never as _Never
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class _CompactionTrigger:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _CompactionTriggerEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_CompactionTrigger.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    COMPACTION_TRIGGER_UNSPECIFIED: _CompactionTrigger.ValueType  # 0
+    COMPACTION_TRIGGER_BUDGET: _CompactionTrigger.ValueType  # 1
+    """The next provider request would have exceeded the context budget."""
+    COMPACTION_TRIGGER_REQUESTED: _CompactionTrigger.ValueType  # 2
+    """A client or operator asked for it."""
+    COMPACTION_TRIGGER_OVERFLOW: _CompactionTrigger.ValueType  # 3
+    """The provider answered that the request was too long for the model's context window."""
+
+class CompactionTrigger(_CompactionTrigger, metaclass=_CompactionTriggerEnumTypeWrapper):
+    """Why a conversation's context was compacted."""
+
+COMPACTION_TRIGGER_UNSPECIFIED: CompactionTrigger.ValueType  # 0
+COMPACTION_TRIGGER_BUDGET: CompactionTrigger.ValueType  # 1
+"""The next provider request would have exceeded the context budget."""
+COMPACTION_TRIGGER_REQUESTED: CompactionTrigger.ValueType  # 2
+"""A client or operator asked for it."""
+COMPACTION_TRIGGER_OVERFLOW: CompactionTrigger.ValueType  # 3
+"""The provider answered that the request was too long for the model's context window."""
+Global___CompactionTrigger: _TypeAlias = CompactionTrigger  # noqa: Y015
 
 @_typing.final
 class Event(_message.Message):
@@ -49,6 +76,7 @@ class Event(_message.Message):
     CONVERSATION_CREATED_FIELD_NUMBER: _builtins.int
     CREDENTIAL_REVOKED_FIELD_NUMBER: _builtins.int
     MESSAGE_QUEUED_FIELD_NUMBER: _builtins.int
+    CONTEXT_COMPACTED_FIELD_NUMBER: _builtins.int
     TEXT_DELTA_FIELD_NUMBER: _builtins.int
     THINKING_DELTA_FIELD_NUMBER: _builtins.int
     TOOL_PROGRESS_FIELD_NUMBER: _builtins.int
@@ -95,6 +123,12 @@ class Event(_message.Message):
         """DURABLE. A message was queued while a run was active (follow-up or steer)."""
 
     @_builtins.property
+    def context_compacted(self) -> Global___ContextCompacted:
+        """DURABLE. A context summary now stands for an old prefix of the conversation in what the
+        model sees; the messages themselves are all still stored.
+        """
+
+    @_builtins.property
     def text_delta(self) -> Global___TextDelta:
         """EPHEMERAL. A fragment of assistant text (chat.text.delta)."""
 
@@ -120,15 +154,16 @@ class Event(_message.Message):
         conversation_created: _common_pb2.Conversation | None = ...,
         credential_revoked: Global___CredentialRevoked | None = ...,
         message_queued: Global___QueuedMessage | None = ...,
+        context_compacted: Global___ContextCompacted | None = ...,
         text_delta: Global___TextDelta | None = ...,
         thinking_delta: Global___TextDelta | None = ...,
         tool_progress: Global___ToolProgress | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "context_compacted", b"context_compacted", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "audience", b"audience", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "audience", b"audience", "context_compacted", b"context_compacted", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "context_compacted", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -157,6 +192,54 @@ class CredentialRevoked(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CredentialRevoked: _TypeAlias = CredentialRevoked  # noqa: Y015
+
+@_typing.final
+class ContextCompacted(_message.Message):
+    """A compaction: which messages the new summary covers, and what it saved."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GENERATION_FIELD_NUMBER: _builtins.int
+    THROUGH_MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    MESSAGES_SUMMARISED_FIELD_NUMBER: _builtins.int
+    TOKENS_BEFORE_FIELD_NUMBER: _builtins.int
+    TOKENS_AFTER_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
+    SUMMARY_CALLS_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    generation: _builtins.int
+    """1 for the conversation's first summary, one more for each later one."""
+    through_message_id: _builtins.int
+    """The summary stands for every message with an id up to and including this one."""
+    messages_summarised: _builtins.int
+    """Messages newly covered (after the previous summary, up to through_message_id)."""
+    tokens_before: _builtins.int
+    """Estimated tokens of the provider request before and after."""
+    tokens_after: _builtins.int
+    trigger: Global___CompactionTrigger.ValueType
+    summary_calls: _builtins.int
+    """Summarisation calls made: more than one when the prefix was summarised in chunks."""
+    run_id: _builtins.str
+    """The run it happened in; empty when requested while no run was active."""
+    def __init__(
+        self,
+        *,
+        generation: _builtins.int = ...,
+        through_message_id: _builtins.int = ...,
+        messages_summarised: _builtins.int = ...,
+        tokens_before: _builtins.int = ...,
+        tokens_after: _builtins.int = ...,
+        trigger: Global___CompactionTrigger.ValueType = ...,
+        summary_calls: _builtins.int = ...,
+        run_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["generation", b"generation", "messages_summarised", b"messages_summarised", "run_id", b"run_id", "summary_calls", b"summary_calls", "through_message_id", b"through_message_id", "tokens_after", b"tokens_after", "tokens_before", b"tokens_before", "trigger", b"trigger"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ContextCompacted: _TypeAlias = ContextCompacted  # noqa: Y015
 
 @_typing.final
 class QueuedMessage(_message.Message):

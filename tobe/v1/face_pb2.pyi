@@ -88,6 +88,7 @@ class ConnectRequest(_message.Message):
     SUBSCRIBE_FIELD_NUMBER: _builtins.int
     REPLAY_FIELD_NUMBER: _builtins.int
     DECIDE_APPROVAL_FIELD_NUMBER: _builtins.int
+    COMPACT_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Echoed in the reply; required on commands."""
     @_builtins.property
@@ -108,6 +109,8 @@ class ConnectRequest(_message.Message):
     def replay(self) -> Global___ReplayCommand: ...
     @_builtins.property
     def decide_approval(self) -> Global___DecideApprovalCommand: ...
+    @_builtins.property
+    def compact(self) -> Global___CompactCommand: ...
     def __init__(
         self,
         *,
@@ -121,12 +124,13 @@ class ConnectRequest(_message.Message):
         subscribe: Global___SubscribeCommand | None = ...,
         replay: Global___ReplayCommand | None = ...,
         decide_approval: Global___DecideApprovalCommand | None = ...,
+        compact: Global___CompactCommand | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "replay", b"replay", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "replay", b"replay", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval"]  # noqa: Y015
+    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_frame) -> _WhichOneofReturnType_frame | None: ...
 
@@ -256,6 +260,27 @@ class CancelRunCommand(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelRunCommand: _TypeAlias = CancelRunCommand  # noqa: Y015
+
+@_typing.final
+class CompactCommand(_message.Message):
+    """Compacts the conversation's context now (Mind.CompactConversation)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompactCommand: _TypeAlias = CompactCommand  # noqa: Y015
 
 @_typing.final
 class SnapshotCommand(_message.Message):
@@ -478,6 +503,7 @@ class Reply(_message.Message):
     SUBSCRIBE_FIELD_NUMBER: _builtins.int
     REPLAY_FIELD_NUMBER: _builtins.int
     DECIDE_APPROVAL_FIELD_NUMBER: _builtins.int
+    COMPACT_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     @_builtins.property
     def error(self) -> Global___CommandError: ...
@@ -499,6 +525,8 @@ class Reply(_message.Message):
     def replay(self) -> _mind_pb2.GetHistoryResponse: ...
     @_builtins.property
     def decide_approval(self) -> _mind_pb2.DecideApprovalResponse: ...
+    @_builtins.property
+    def compact(self) -> _mind_pb2.CompactConversationResponse: ...
     def __init__(
         self,
         *,
@@ -512,12 +540,13 @@ class Reply(_message.Message):
         subscribe: Global___SubscribeAck | None = ...,
         replay: _mind_pb2.GetHistoryResponse | None = ...,
         decide_approval: _mind_pb2.DecideApprovalResponse | None = ...,
+        compact: _mind_pb2.CompactConversationResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "error", b"error", "list_conversations", b"list_conversations", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "error", b"error", "list_conversations", b"list_conversations", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "error", b"error", "list_conversations", b"list_conversations", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "error", b"error", "list_conversations", b"list_conversations", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 

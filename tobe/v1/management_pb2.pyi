@@ -22,6 +22,7 @@ from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from tobe.v1 import common_pb2 as _common_pb2
+from tobe.v1 import events_pb2 as _events_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -671,6 +672,45 @@ class InspectConversationResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___InspectConversationResponse: _TypeAlias = InspectConversationResponse  # noqa: Y015
+
+@_typing.final
+class CompactContextRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompactContextRequest: _TypeAlias = CompactContextRequest  # noqa: Y015
+
+@_typing.final
+class CompactContextResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPACTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def compaction(self) -> _events_pb2.ContextCompacted: ...
+    def __init__(
+        self,
+        *,
+        compaction: _events_pb2.ContextCompacted | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompactContextResponse: _TypeAlias = CompactContextResponse  # noqa: Y015
 
 @_typing.final
 class DeleteConversationRequest(_message.Message):

@@ -85,6 +85,11 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.DeleteConversationRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.DeleteConversationResponse.FromString,
                 _registered_method=True)
+        self.CompactContext = channel.unary_unary(
+                '/tobe.v1.Management/CompactContext',
+                request_serializer=tobe_dot_v1_dot_management__pb2.CompactContextRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.CompactContextResponse.FromString,
+                _registered_method=True)
         self.ListApprovals = channel.unary_unary(
                 '/tobe.v1.Management/ListApprovals',
                 request_serializer=tobe_dot_v1_dot_management__pb2.ListApprovalsRequest.SerializeToString,
@@ -179,6 +184,16 @@ class ManagementServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CompactContext(self, request, context):
+        """Compacts a conversation's context now (see Mind.CompactConversation); audited. Needs the
+        running Mind, which calls the model: FAILED_PRECONDITION when served offline, when there is
+        nothing old enough to summarise; NOT_FOUND for an unknown key; UNAVAILABLE when the
+        summarising call failed (nothing changed).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListApprovals(self, request, context):
         """Approval requests of every conversation, newest first, each with its `decision_text`.
         INVALID_ARGUMENT for a limit out of range.
@@ -246,6 +261,11 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.DeleteConversation,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.DeleteConversationRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.DeleteConversationResponse.SerializeToString,
+            ),
+            'CompactContext': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompactContext,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.CompactContextRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.CompactContextResponse.SerializeToString,
             ),
             'ListApprovals': grpc.unary_unary_rpc_method_handler(
                     servicer.ListApprovals,
@@ -529,6 +549,33 @@ class Management:
             '/tobe.v1.Management/DeleteConversation',
             tobe_dot_v1_dot_management__pb2.DeleteConversationRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.DeleteConversationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompactContext(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/CompactContext',
+            tobe_dot_v1_dot_management__pb2.CompactContextRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.CompactContextResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -78,6 +78,12 @@ class ManagementStub:
     approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
     an unknown key; FAILED_PRECONDITION while a run of it is running.
     """
+    CompactContext: _grpc.UnaryUnaryMultiCallable[_management_pb2.CompactContextRequest, _management_pb2.CompactContextResponse]
+    """Compacts a conversation's context now (see Mind.CompactConversation); audited. Needs the
+    running Mind, which calls the model: FAILED_PRECONDITION when served offline, when there is
+    nothing old enough to summarise; NOT_FOUND for an unknown key; UNAVAILABLE when the
+    summarising call failed (nothing changed).
+    """
     ListApprovals: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListApprovalsRequest, _management_pb2.ListApprovalsResponse]
     """Approval requests of every conversation, newest first, each with its `decision_text`.
     INVALID_ARGUMENT for a limit out of range.
@@ -122,6 +128,12 @@ class ManagementAsyncStub(ManagementStub):
     """Deletes a conversation and everything that belongs to it (messages, runs, tool projections,
     approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
     an unknown key; FAILED_PRECONDITION while a run of it is running.
+    """
+    CompactContext: _aio.UnaryUnaryMultiCallable[_management_pb2.CompactContextRequest, _management_pb2.CompactContextResponse]  # type: ignore[assignment]
+    """Compacts a conversation's context now (see Mind.CompactConversation); audited. Needs the
+    running Mind, which calls the model: FAILED_PRECONDITION when served offline, when there is
+    nothing old enough to summarise; NOT_FOUND for an unknown key; UNAVAILABLE when the
+    summarising call failed (nothing changed).
     """
     ListApprovals: _aio.UnaryUnaryMultiCallable[_management_pb2.ListApprovalsRequest, _management_pb2.ListApprovalsResponse]  # type: ignore[assignment]
     """Approval requests of every conversation, newest first, each with its `decision_text`.
@@ -224,6 +236,18 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         """Deletes a conversation and everything that belongs to it (messages, runs, tool projections,
         approvals, remote work, summaries, its outbox events); says what was removed. NOT_FOUND for
         an unknown key; FAILED_PRECONDITION while a run of it is running.
+        """
+
+    @_abc_1.abstractmethod
+    def CompactContext(
+        self,
+        request: _management_pb2.CompactContextRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.CompactContextResponse, _abc.Awaitable[_management_pb2.CompactContextResponse]]:
+        """Compacts a conversation's context now (see Mind.CompactConversation); audited. Needs the
+        running Mind, which calls the model: FAILED_PRECONDITION when served offline, when there is
+        nothing old enough to summarise; NOT_FOUND for an unknown key; UNAVAILABLE when the
+        summarising call failed (nothing changed).
         """
 
     @_abc_1.abstractmethod

@@ -311,6 +311,49 @@ class CancelRunResponse(_message.Message):
 Global___CancelRunResponse: _TypeAlias = CancelRunResponse  # noqa: Y015
 
 @_typing.final
+class CompactConversationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompactConversationRequest: _TypeAlias = CompactConversationRequest  # noqa: Y015
+
+@_typing.final
+class CompactConversationResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    COMPACTION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def compaction(self) -> _events_pb2.ContextCompacted: ...
+    def __init__(
+        self,
+        *,
+        compaction: _events_pb2.ContextCompacted | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["compaction", b"compaction"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CompactConversationResponse: _TypeAlias = CompactConversationResponse  # noqa: Y015
+
+@_typing.final
 class GetSnapshotRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

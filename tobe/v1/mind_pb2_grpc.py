@@ -80,6 +80,11 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.DecideApprovalRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.DecideApprovalResponse.FromString,
                 _registered_method=True)
+        self.CompactConversation = channel.unary_unary(
+                '/tobe.v1.Mind/CompactConversation',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.CompactConversationRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.CompactConversationResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -176,6 +181,18 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CompactConversation(self, request, context):
+        """Compacts the conversation's context now: every message but the most recent ones is
+        summarised, and the summary stands for them in what the model sees (the messages stay
+        stored). Waits for an active run to end first; answers after the summary is committed, with
+        the same ContextCompacted the durable event carries. FAILED_PRECONDITION when there is
+        nothing old enough to summarise; UNAVAILABLE when the summarising provider call failed (the
+        conversation is unchanged and usable). NOT_FOUND: unknown or foreign conversation.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -223,6 +240,11 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.DecideApproval,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.DecideApprovalRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.DecideApprovalResponse.SerializeToString,
+            ),
+            'CompactConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.CompactConversation,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.CompactConversationRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.CompactConversationResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -469,6 +491,33 @@ class Mind:
             '/tobe.v1.Mind/DecideApproval',
             tobe_dot_v1_dot_mind__pb2.DecideApprovalRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.DecideApprovalResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CompactConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/CompactConversation',
+            tobe_dot_v1_dot_mind__pb2.CompactConversationRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.CompactConversationResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -92,6 +92,14 @@ class MindStub:
     wakes; any later decision answers FAILED_PRECONDITION. NOT_FOUND for unknown approvals or
     ones in conversations on_behalf_of cannot see. PERMISSION_DENIED without scope `approve`.
     """
+    CompactConversation: _grpc.UnaryUnaryMultiCallable[_mind_pb2.CompactConversationRequest, _mind_pb2.CompactConversationResponse]
+    """Compacts the conversation's context now: every message but the most recent ones is
+    summarised, and the summary stands for them in what the model sees (the messages stay
+    stored). Waits for an active run to end first; answers after the summary is committed, with
+    the same ContextCompacted the durable event carries. FAILED_PRECONDITION when there is
+    nothing old enough to summarise; UNAVAILABLE when the summarising provider call failed (the
+    conversation is unchanged and usable). NOT_FOUND: unknown or foreign conversation.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -149,6 +157,14 @@ class MindAsyncStub(MindStub):
     """Decides a pending approval. The first decision is committed before the waiting tool call
     wakes; any later decision answers FAILED_PRECONDITION. NOT_FOUND for unknown approvals or
     ones in conversations on_behalf_of cannot see. PERMISSION_DENIED without scope `approve`.
+    """
+    CompactConversation: _aio.UnaryUnaryMultiCallable[_mind_pb2.CompactConversationRequest, _mind_pb2.CompactConversationResponse]  # type: ignore[assignment]
+    """Compacts the conversation's context now: every message but the most recent ones is
+    summarised, and the summary stands for them in what the model sees (the messages stay
+    stored). Waits for an active run to end first; answers after the summary is committed, with
+    the same ContextCompacted the durable event carries. FAILED_PRECONDITION when there is
+    nothing old enough to summarise; UNAVAILABLE when the summarising provider call failed (the
+    conversation is unchanged and usable). NOT_FOUND: unknown or foreign conversation.
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -258,6 +274,20 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         """Decides a pending approval. The first decision is committed before the waiting tool call
         wakes; any later decision answers FAILED_PRECONDITION. NOT_FOUND for unknown approvals or
         ones in conversations on_behalf_of cannot see. PERMISSION_DENIED without scope `approve`.
+        """
+
+    @_abc_1.abstractmethod
+    def CompactConversation(
+        self,
+        request: _mind_pb2.CompactConversationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.CompactConversationResponse, _abc.Awaitable[_mind_pb2.CompactConversationResponse]]:
+        """Compacts the conversation's context now: every message but the most recent ones is
+        summarised, and the summary stands for them in what the model sees (the messages stay
+        stored). Waits for an active run to end first; answers after the summary is committed, with
+        the same ContextCompacted the durable event carries. FAILED_PRECONDITION when there is
+        nothing old enough to summarise; UNAVAILABLE when the summarising provider call failed (the
+        conversation is unchanged and usable). NOT_FOUND: unknown or foreign conversation.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
