@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
+from mind.context.budget import Budget, TokenEstimator
+from mind.context.engine import CompactionEngine
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.credentials import store_authenticator
@@ -25,6 +27,7 @@ from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
 from mind.providers.base import Provider
+from mind.providers.catalog import ModelInfo
 from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
@@ -34,7 +37,7 @@ from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
-from tobe.config import Settings
+from tobe.config import ContextSettings, Settings
 from tobe.runtime.server import GrpcServer, ServiceSpec, run_until_signal, start_server
 from tobe.runtime.tls import ServerTls, client_certificates
 from tobe.v1 import mind_pb2, mind_pb2_grpc
@@ -108,6 +111,17 @@ class MindApp:
         await self.database.close()
 
 
+def compaction_engine(
+    settings: ContextSettings, database: Database, provider: Provider
+) -> CompactionEngine | None:
+    """Compaction for a provider whose model has a catalog entry (a known window)."""
+    info = getattr(provider, "info", None)
+    if not isinstance(info, ModelInfo):
+        return None
+    estimator = TokenEstimator(settings.chars_per_token)
+    return CompactionEngine(database, provider, Budget.of(info, settings), estimator, settings)
+
+
 def build(settings: Settings, provider: Provider) -> MindApp:
     """Assemble every component; nothing touches the database until `MindApp.start`."""
     bus, live_calls = EventBus(), LiveCalls()
@@ -131,6 +145,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         runtime,
         step_limit=settings.mind.step_limit,
         thinking=thinking_level(settings.provider),
+        compaction=compaction_engine(settings.context, database, provider),
     )
     manager = ConversationManager(database, core, settings.mind, bus=bus)
     app = MindApp(

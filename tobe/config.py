@@ -172,6 +172,25 @@ class AwarenessSettings(BaseModel):
     token_file: Path | None = None
 
 
+class ContextSettings(BaseModel):
+    """How much of the model's context window a request may fill, and how compaction trims it.
+
+    A request's prompt may take `context_window - output - reserve_tokens`, where `output` is
+    the model's largest output capped at `max_output_tokens` (what each request asks for).
+    """
+
+    # Tokens kept free for estimation error (the estimate is calibrated, not exact).
+    reserve_tokens: int = Field(default=4096, ge=0)
+    # Largest output a request asks for (the model's own maximum if lower).
+    max_output_tokens: int = Field(default=16_384, ge=256)
+    # Share of the budget the most recent messages may keep verbatim after a compaction.
+    keep_ratio: float = Field(default=0.25, gt=0, lt=1)
+    # Largest summary a compaction asks the model to write, in tokens.
+    summary_tokens: int = Field(default=2048, ge=128)
+    # Characters per token assumed until a provider reports usage for the conversation.
+    chars_per_token: float = Field(default=3.0, gt=0)
+
+
 class ModelEntry(BaseModel):
     """A model the built-in catalog does not know (see `mind.providers.catalog`)."""
 
@@ -264,6 +283,7 @@ class Settings(BaseSettings):
     awareness: AwarenessSettings = Field(default_factory=AwarenessSettings)
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
     @classmethod
     def settings_customise_sources(

@@ -1,8 +1,10 @@
 """One actor per conversation: accepts messages, runs them one run at a time, cancels.
 
 The actor's state lock serialises decisions (start a run now, or queue; which input runs
-next); the mutation lease serialises mutations of the conversation (runs, later compaction).
-Queued inputs live in the store, so a restart picks them up again in order.
+next); the mutation lease serialises mutations of the conversation: runs, and compactions
+(a run compacts within itself; a requested compaction takes the lease between runs, before
+the next queued input). Queued inputs live in the store, so a restart picks them up again in
+order.
 """
 
 from __future__ import annotations
@@ -13,17 +15,17 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select
-
+from mind.context import records as context_records
 from mind.conversation import continuation, inputs, runs
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
 from mind.conversation.records import history_message
-from mind.core.history import HistoryMessage
+from mind.core.history import ContextSummary, HistoryMessage
 from mind.core.loop import AgentCore, RunOutcome
 from mind.core.view import ProviderView
 from mind.events.bus import EphemeralEvent, EventBus
+from mind.events.views import CompactionTrigger, CompactionView
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
@@ -32,6 +34,7 @@ from mind.tools.runtime import RunScope
 log = logging.getLogger(__name__)
 
 RUN_HOLDER = "run"
+COMPACTION_HOLDER = "compaction"
 
 
 @dataclass(frozen=True)
@@ -78,15 +81,6 @@ class ActiveRun:
     permissions: dict[str, bool] = field(default_factory=dict)
 
 
-_MESSAGES_AFTER = (
-    select(models.Message.__table__)
-    .where(
-        models.Message.conversation_key == bindparam("key"), models.Message.id > bindparam("after")
-    )
-    .order_by(models.Message.id)
-)
-
-
 class ConversationActor:
     def __init__(
         self, key: str, audience: list[str], database: Database, core: AgentCore, *, bus: EventBus
@@ -97,7 +91,9 @@ class ConversationActor:
         self.core = core
         self.bus = bus
         self.lease = MutationLease()
-        # The transcript as last read (`_history`), and as last rendered for the provider.
+        # The context as last read (`_history`): the latest summary and the messages after
+        # it; and that transcript as last rendered for the provider.
+        self._summary: ContextSummary | None = None
         self._transcript: list[HistoryMessage] = []
         self._view = ProviderView()
         self._lock = asyncio.Lock()
@@ -108,6 +104,8 @@ class ConversationActor:
         # False once the queue was seen empty, until this actor queues an input (the only
         # way one gets queued); at first unknown (inputs may wait from before a restart).
         self._maybe_queued = True
+        # Requested compactions waiting for the lease, each answered with its outcome.
+        self._compactions: list[asyncio.Future[CompactionView]] = []
 
     # The entry points that may start a run are shielded from their caller's cancellation: a
     # unit commits even when its caller is gone, and a run whose start is committed must be
@@ -216,6 +214,53 @@ class ConversationActor:
             run.task.cancel()
         await run.done.wait()
 
+    async def compact(self) -> CompactionView:
+        """Compact the context now (after the active run, if any; before the next queued
+        input). Raises `WrongState` when there is nothing to compact and `CompactionFailed`
+        when summarising failed (nothing changed either way), `ShuttingDown` when stopping."""
+        async with self._lock:
+            if self._closing:
+                raise ShuttingDown("the Mind is shutting down; compact again after it restarts")
+            if self.core.compaction is None:
+                raise WrongState("compaction is not available: the model has no known window")
+            answer: asyncio.Future[CompactionView] = asyncio.get_running_loop().create_future()
+            self._compactions.append(answer)
+            await self._start_next()
+        return await answer
+
+    def _launch_compaction(self) -> None:
+        if not self.lease.try_acquire(COMPACTION_HOLDER):
+            raise RuntimeError(f"{self.key}: mutation lease held by {self.lease.holder}")
+        waiting, self._compactions = self._compactions, []
+        asyncio.create_task(self._compact(waiting), name=f"compact {self.key}")
+
+    async def _compact(self, waiting: list[asyncio.Future[CompactionView]]) -> None:
+        """One compaction answers every request that waited for it."""
+        engine = self.core.compaction
+        assert engine is not None
+        try:
+            compacted = await engine.compact(
+                self.key,
+                self.audience,
+                trigger=CompactionTrigger.REQUESTED,
+                fixed_tokens=self.core.fixed_tokens(self.key),
+                protected=frozenset(self._resumes),
+            )
+        except Exception as exc:  # every waiter gets the refusal; a bug is logged too
+            if not isinstance(exc, (WrongState, ShuttingDown)):
+                log.warning("compaction of %s failed: %s", self.key, exc)
+            for answer in waiting:
+                if not answer.done():
+                    answer.set_exception(exc)
+        else:
+            for answer in waiting:
+                if not answer.done():
+                    answer.set_result(compacted.view)
+        finally:
+            async with self._lock:
+                self.lease.release(COMPACTION_HOLDER)
+                await self._start_next()
+
     async def _drain(self) -> None:
         async with self._lock:
             await self._start_next()
@@ -228,6 +273,9 @@ class ConversationActor:
 
     async def _start_next(self) -> None:
         if self._run is not None or self.lease.held or self._closing:
+            return
+        if self._compactions:
+            self._launch_compaction()
             return
         while self._resumes:
             if await self._resume(self._resumes.pop(0)):
@@ -360,6 +408,7 @@ class ConversationActor:
 
     async def _run_core(self, active: ActiveRun) -> RunOutcome:
         history = await self._history()
+        summary = self._summary
         recorder = RunRecorder(
             self.database,
             conversation_key=self.key,
@@ -383,6 +432,7 @@ class ConversationActor:
                 fraction=-1.0 if fraction is None else fraction,
             ),
             permissions=active.permissions,
+            audience=self.audience,
         )
 
         def on_delta(kind: str, step: int, text: str) -> None:
@@ -403,16 +453,31 @@ class ConversationActor:
             )
             if not continuation.batch_is_last(history, active.resume_call):
                 return RunOutcome(state="completed", reason="later messages followed the batch")
-        return await self.core.run(scope, history, recorder, on_delta, view=self._view)
+        protected = frozenset([*self._resumes, active.resume_call]) - {""}
+        return await self.core.run(
+            scope,
+            history,
+            recorder,
+            on_delta,
+            view=self._view,
+            summary=summary,
+            protected=protected,
+        )
 
     async def _history(self) -> list[HistoryMessage]:
-        """The whole transcript. Messages are append-only, so where ids follow commit order
-        (SQLite's single writer) only the ones after the last seen are read; elsewhere a
-        lower id may still commit later, so the transcript is read whole."""
-        known = self._transcript if self.database.ids_follow_commits else []
-        after = known[-1].id if known else 0
+        """The messages after the latest context summary (`_summary`), or all without one.
 
-        rows = await self.database.rows(_MESSAGES_AFTER, key=self.key, after=after)
+        Messages are append-only, so where ids follow commit order (SQLite's single writer)
+        only the ones after the last seen are read; elsewhere a lower id may still commit
+        later, so the messages after the summary are read whole. Either way the history the
+        summary covers is never read again."""
+        summary = await context_records.latest_summary(self.database, self.key)
+        floor = summary.through_message_id if summary else 0
+        known = self._transcript if self.database.ids_follow_commits else []
+        known = [message for message in known if message.id > floor]
+        after = known[-1].id if known else floor
+        rows = await self.database.rows(context_records.MESSAGES_AFTER, key=self.key, after=after)
+        self._summary = summary
         self._transcript = known + [history_message(row) for row in rows]
         return list(self._transcript)
 

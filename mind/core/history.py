@@ -28,3 +28,16 @@ class HistoryMessage:
     tool_name: str = ""
     is_error: bool = False
     run_id: str = ""
+
+
+@dataclass(frozen=True)
+class ContextSummary:
+    """A compaction's summary: it stands for every message up to `through_message_id`."""
+
+    generation: int
+    version: int
+    through_message_id: int
+    text: str
+    # What was going on when it was written: active Hand, pending approvals and tasks, ...
+    environment: str
+    created_at: datetime

@@ -2,9 +2,11 @@
 
 `AgentCore.run` walks these steps:
 
-1. build the request: system prompt, the provider view of the complete history, the tools
-   this conversation may call right now;
-2. call the provider (streamed deltas go to the ephemeral sink as they arrive);
+1. build the request: system prompt, the provider view of the history (the latest context
+   summary and the messages after it), the tools this conversation may call right now; with a
+   compaction engine, when the request's estimated size exceeds the budget, compact first;
+2. call the provider (streamed deltas go to the ephemeral sink as they arrive); when it
+   answers that the request was too long for the model, compact and retry once;
 3. give every tool call a Mind-wide id (`call_<uuid hex>`), which everything in the Mind uses
    (projections, approvals, tasks, events), and store the assistant message; each call keeps
    the model's own id in `provider_id` for the provider view to send back;
@@ -13,7 +15,8 @@
 5. deliver waiting steering messages; go back to 1 while there were tool calls or steering
    messages, else stop.
 
-The outcome is `completed` or `failed` (provider error, step limit). Cancellation propagates
+The outcome is `completed` or `failed` (provider error, step limit, a context over budget that
+compaction could not bring back within it). Cancellation propagates
 as `asyncio.CancelledError` after the calls not yet started are recorded as skipped.
 """
 
@@ -27,10 +30,15 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
-from mind.core.history import HistoryMessage
+from mind.context.budget import Size, fixed_size, request_size
+from mind.context.engine import CompactionEngine
+from mind.conversation.errors import CompactionFailed, WrongState
+from mind.core.history import ContextSummary, HistoryMessage
 from mind.core.prompt import PLATFORM_PROMPT, system_prompt
 from mind.core.view import ProviderView
+from mind.events.views import CompactionTrigger
 from mind.providers.base import (
+    ErrorKind,
     Provider,
     ProviderRequest,
     ProviderResult,
@@ -73,6 +81,18 @@ class RunOutcome:
     usage: Usage = field(default_factory=Usage)
 
 
+# The current-time note every request ends with.
+_TIME_NOTE = Size(64)
+
+
+@dataclass
+class _Context:
+    """What a run's requests are built from; a compaction replaces both."""
+
+    messages: list[HistoryMessage]
+    summary: ContextSummary | None
+
+
 def new_tool_call_id() -> str:
     return f"call_{uuid.uuid4().hex}"
 
@@ -100,8 +120,10 @@ class AgentCore:
         platform_prompt: str = PLATFORM_PROMPT,
         clock: Callable[[], datetime] = _utcnow,
         thinking: ThinkingLevel = ThinkingLevel.OFF,
+        compaction: CompactionEngine | None = None,
     ) -> None:
         self.provider = provider
+        self.compaction = compaction
         self.registry = registry
         self.runtime = runtime
         self.step_limit = step_limit
@@ -135,29 +157,47 @@ class AgentCore:
         persona: str = "",
         catalogs: list[str] | None = None,
         view: ProviderView | None = None,
+        summary: ContextSummary | None = None,
+        protected: frozenset[str] = frozenset(),
     ) -> RunOutcome:
-        """Run until the model stops; see the module docstring for the steps. `view` keeps
-        the conversation's rendering between runs (a fresh one renders everything)."""
-        history = list(history)
+        """Run until the model stops; see the module docstring for the steps. `history` holds
+        the messages after `summary` (all of them without one); `view` keeps the
+        conversation's rendering between runs (a fresh one renders everything); `protected`
+        names open calls whose batches a compaction must leave alone."""
+        context = _Context(list(history), summary)
         view = view or ProviderView()
         system = system_prompt(self.platform_prompt, persona, catalogs or [])
+        key = scope.conversation_key
         outcome = RunOutcome(state="completed")
+        retried_overflow = False
         while True:
             if outcome.steps >= self.step_limit:
                 outcome.state = "failed"
                 outcome.reason = f"step limit reached: {self.step_limit} provider calls"
                 return outcome
-            tools = self.registry.tools_for(scope.conversation_key)
-            request = ProviderRequest(
-                system=system,
-                messages=view.messages(history, self.clock()),
-                tools=self.registry.definitions(tools),
-                thinking=self.thinking_for(scope.conversation_key),
-            )
+            tools = self.registry.tools_for(key)
+            request = self._request(system, view, context, tools, key)
+            if self.compaction is not None:
+                refused = await self._fit(scope, request, context, protected)
+                if refused:
+                    outcome.state, outcome.reason = "failed", refused
+                    return outcome
+                request = self._request(system, view, context, tools, key)
             step = outcome.steps
             result = await self.provider.complete(request, self._sink(on_delta, step))
             outcome.steps += 1
             outcome.usage = _add(outcome.usage, result.usage)
+            if self.compaction is not None:
+                self.compaction.estimator.observe(key, request_size(request), result.usage)
+            overflow = result.error is not None and result.error.kind is ErrorKind.CONTEXT_OVERFLOW
+            if overflow and self.compaction is not None and not retried_overflow:
+                retried_overflow = True
+                refused = await self._after_overflow(scope, request, context, protected)
+                if refused:
+                    outcome.state, outcome.reason = "failed", refused
+                    return outcome
+                continue
+            retried_overflow = False
             if result.error is not None or result.stop_reason in (
                 StopReason.ERROR,
                 StopReason.ABORTED,
@@ -169,14 +209,106 @@ class AgentCore:
                 return outcome
             # `provider_id` (the model's own id) is kept; only `id` becomes the Mind's.
             calls = [replace(call, id=new_tool_call_id()) for call in result.tool_calls]
-            history.append(await journal.record_assistant(step, result, calls))
-            history.extend(await self._run_calls(calls, tools, scope, journal))
+            context.messages.append(await journal.record_assistant(step, result, calls))
+            context.messages.extend(await self._run_calls(calls, tools, scope, journal))
             steers = await journal.take_steers()
-            history.extend(steers)
+            context.messages.extend(steers)
             if not calls and not steers:
                 if result.stop_reason is not StopReason.STOP:
                     outcome.reason = f"model stopped: {result.stop_reason.value}"
                 return outcome
+
+    def _request(
+        self,
+        system: str,
+        view: ProviderView,
+        context: _Context,
+        tools: dict[str, Tool],
+        key: str,
+    ) -> ProviderRequest:
+        return ProviderRequest(
+            system=system,
+            messages=view.messages(context.messages, self.clock(), context.summary),
+            tools=self.registry.definitions(tools),
+            thinking=self.thinking_for(key),
+            max_output_tokens=self.compaction.budget.output_tokens if self.compaction else None,
+        )
+
+    def fixed_tokens(self, key: str, persona: str = "", catalogs: list[str] | None = None) -> int:
+        """Estimated tokens of what every request of `key` carries besides its messages."""
+        if self.compaction is None:
+            return 0
+        request = ProviderRequest(
+            system=system_prompt(self.platform_prompt, persona, catalogs or []),
+            messages=[],
+            tools=self.registry.definitions(self.registry.tools_for(key)),
+        )
+        return self.compaction.estimator.tokens(key, fixed_size(request))
+
+    async def _fit(
+        self,
+        scope: RunScope,
+        request: ProviderRequest,
+        context: _Context,
+        protected: frozenset[str],
+    ) -> str:
+        """Compact when `request` would exceed the budget; "" when it fits (now), else why
+        the run cannot go on."""
+        engine = self.compaction
+        assert engine is not None
+        key = scope.conversation_key
+        estimate = engine.estimator.estimate(key, request_size(request))
+        limit = engine.budget.prompt_limit
+        if estimate <= limit:
+            return ""
+        why = await self._compact(scope, request, context, protected, CompactionTrigger.BUDGET)
+        if why:
+            return f"the context is over budget (~{estimate} of {limit} tokens) and {why}"
+        return ""
+
+    async def _after_overflow(
+        self,
+        scope: RunScope,
+        request: ProviderRequest,
+        context: _Context,
+        protected: frozenset[str],
+    ) -> str:
+        """The provider found `request` too long: recalibrate, compact; "" to retry once."""
+        engine = self.compaction
+        assert engine is not None
+        at_least = engine.budget.context_window - engine.budget.output_tokens + 1
+        engine.estimator.observe_overflow(scope.conversation_key, request_size(request), at_least)
+        why = await self._compact(scope, request, context, protected, CompactionTrigger.OVERFLOW)
+        if why:
+            return f"the model found the request too long for its context window and {why}"
+        return ""
+
+    async def _compact(
+        self,
+        scope: RunScope,
+        request: ProviderRequest,
+        context: _Context,
+        protected: frozenset[str],
+        trigger: CompactionTrigger,
+    ) -> str:
+        """Compact within this run (which holds the lease); "" when done, else why not."""
+        engine = self.compaction
+        assert engine is not None
+        key = scope.conversation_key
+        try:
+            compacted = await engine.compact(
+                key,
+                scope.audience,
+                trigger=trigger,
+                run_id=scope.run_id,
+                fixed_tokens=engine.estimator.tokens(key, fixed_size(request) + _TIME_NOTE),
+                protected=protected,
+            )
+        except (CompactionFailed, WrongState) as exc:
+            log.warning("run %s: compaction failed: %s", scope.run_id, exc)
+            return f"compaction failed: {exc}"
+        context.summary, context.messages = compacted.summary, list(compacted.messages)
+        return ""
 
     async def _run_calls(
         self,

@@ -11,7 +11,9 @@ A pure function, recomputed from the complete history before every provider requ
   ids back; the Mind's id stands in where the model sent none (history stored before the
   model's id was kept has none either) or where the model gave one id to several calls of the
   same message, which would leave their results ambiguous;
-* a current-time note is appended for this request only; it is never stored.
+* a current-time note is appended for this request only; it is never stored;
+* with a context summary (compaction), the view starts with a note carrying it, stamped with
+  the time it was written, and goes on with the messages after the ones it covers.
 """
 
 from __future__ import annotations
@@ -22,8 +24,8 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from functools import lru_cache
 
-from mind.core.history import HistoryMessage
-from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK
+from mind.core.history import ContextSummary, HistoryMessage
+from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, summary_note
 from mind.providers.base import ProviderMessage, ToolCall
 
 NOT_EXECUTED = "error: this tool call was not executed (the run ended before it ran)"
@@ -102,9 +104,19 @@ def _missing_results(
     ]
 
 
-def provider_messages(history: Sequence[HistoryMessage], now: datetime) -> list[ProviderMessage]:
+def provider_messages(
+    history: Sequence[HistoryMessage], now: datetime, summary: ContextSummary | None = None
+) -> list[ProviderMessage]:
     """The request messages for `history` at time `now` (see the module docstring)."""
-    return ProviderView().messages(history, now)
+    return ProviderView().messages(history, now, summary)
+
+
+def summary_message(summary: ContextSummary) -> ProviderMessage:
+    """The note standing for the messages a summary covers."""
+    return ProviderMessage(
+        role="user",
+        text=gmt_stamp(summary.created_at) + summary_note(summary.text, summary.environment),
+    )
 
 
 class ProviderView:
@@ -121,7 +133,14 @@ class ProviderView:
         self._ids: list[int] = []  # the messages whose rendering is kept, in order
         self._rendered: list[ProviderMessage] = []
 
-    def messages(self, history: Sequence[HistoryMessage], now: datetime) -> list[ProviderMessage]:
+    def messages(
+        self,
+        history: Sequence[HistoryMessage],
+        now: datetime,
+        summary: ContextSummary | None = None,
+    ) -> list[ProviderMessage]:
+        """`history` holds the messages after the ones `summary` covers (all, without one)."""
+        head = [summary_message(summary)] if summary is not None else []
         start = len(self._ids)
         if start > len(history) or [m.id for m in history[:start]] != self._ids:
             start, self._ids, self._rendered = 0, [], []  # not the transcript we rendered
@@ -153,4 +172,4 @@ class ProviderView:
         self._rendered = out[: kept[1]]
         out.extend(_missing_results(pending, answered, wire_ids, pending_at))
         out.append(ProviderMessage(role="user", text=gmt_stamp(now) + CURRENT_TIME_NOTE))
-        return out
+        return head + out

@@ -47,10 +47,21 @@ def build_provider(settings: ProviderSettings) -> Provider:
                 "provider kind 'scripted' needs a script file: set [provider] script "
                 "(TOBE_PROVIDER__SCRIPT)"
             )
-        return ScriptedProvider.from_file(settings.script)
+        return ScriptedProvider.from_file(settings.script, _scripted_model(settings))
     if settings.kind in _ADAPTERS:
         return _wire_provider(settings)
     raise ProviderConfigError(f"provider kind {settings.kind!r} is not available in this build")
+
+
+def _scripted_model(settings: ProviderSettings) -> ModelInfo | None:
+    """The scripted model's catalog entry when `[provider] model` names one (its window is
+    then enforced and compaction keeps requests within it)."""
+    if not settings.model:
+        return None
+    try:
+        return lookup(settings)
+    except UnknownModelError as exc:
+        raise ProviderConfigError(str(exc)) from exc
 
 
 _ADAPTERS: dict[str, Callable[[ProviderSettings, ModelInfo], Provider]] = {

@@ -6,7 +6,16 @@ request that is not a platform note. Within it, the step played is the provider 
 inside the run: the number of assistant messages after that user message. Both are derived
 from the request alone, so any number of conversations can play one script at once.
 
+A request from the compaction engine (its system prompt is the summariser's) is answered by the
+first of `summaries` whose `match` is found in its input, else with a digest of the person's
+messages in it. With a model entry (`[provider] model` naming a `[[provider.models]]` entry),
+the provider reports prompt tokens (UTF-8 bytes / 4, plus 4 per message) and refuses, as a
+real one does, a request whose prompt plus requested output exceeds the context window, with
+error kind `context_overflow`.
+
 ```yaml
+summaries:
+  - {match: "secret plan", error: "refused", error_kind: request}
 runs:
   - match: "what time"
     steps:
@@ -102,8 +111,26 @@ class ScriptedRun(_Strict):
         return value
 
 
+class ScriptedSummary(_Strict):
+    """How a summarising request (a compaction's) is answered, when `match` (a regular
+    expression) is found in its input; `text` None means the built-in digest."""
+
+    match: str = ""
+    text: str | None = None
+    delay: float = Field(default=0.0, ge=0)
+    error: str | None = None
+    error_kind: ErrorKind = ErrorKind.STREAM
+
+
 class Script(_Strict):
     runs: list[ScriptedRun] = Field(min_length=1)
+    summaries: list[ScriptedSummary] = Field(default_factory=list)
+
+    def summary_for(self, text: str) -> ScriptedSummary:
+        for summary in self.summaries:
+            if re.search(summary.match, text):
+                return summary
+        return ScriptedSummary()
 
     def run_for(self, message: str) -> tuple[int, ScriptedRun] | None:
         for index, run in enumerate(self.runs):

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from pathlib import Path
 
-from mind.core.prompt import CURRENT_TIME_NOTE
+from mind.core.prompt import CURRENT_TIME_NOTE, SUMMARISER_PROMPT
 from mind.core.view import is_runtime_note, strip_stamp
 from mind.providers.base import (
     ErrorKind,
@@ -27,7 +28,37 @@ from mind.providers.base import (
     ToolCallDelta,
     Usage,
 )
+from mind.providers.catalog import ModelInfo
 from mind.providers.script import Expectation, Script, ScriptedStep, ScriptedToolCall, load_script
+
+# How the summariser's system prompt starts (the rest depends on the summary length asked).
+_SUMMARISER = SUMMARISER_PROMPT.split("{", 1)[0]
+# Digest of the person's messages for a summary with no scripted text.
+_PERSON_LINE = re.compile(r"GMT\] User: (.{0,80})")
+
+
+def prompt_tokens(request: ProviderRequest) -> int:
+    """The scripted model's token count: UTF-8 bytes / 4, plus 4 per message."""
+    size = len(request.system.encode())
+    for tool in request.tools:
+        size += len(json.dumps(tool.parameters).encode()) + len(tool.description.encode())
+    for message in request.messages:
+        size += len(message.text.encode()) + 16
+        size += sum(len(call.raw_arguments.encode()) for call in message.tool_calls)
+        size += sum(len(block.text.encode()) for block in message.thinking)
+    return size // 4 + 1000 * sum(len(message.images) for message in request.messages)
+
+
+def _digest(request: ProviderRequest) -> str:
+    """A summary naming what the person said, within the output the request allows."""
+    source = request.messages[-1].text if request.messages else ""
+    earlier = ""
+    if source.startswith("Earlier summary:\n"):
+        earlier = source.split("\n", 1)[1].split("\n\nMessages to fold", 1)[0]
+    said = "; ".join(match.strip() for match in _PERSON_LINE.findall(source))
+    text = f"{earlier} | then the user said: {said}" if earlier else f"The user said: {said}"
+    limit = 4 * (request.max_output_tokens or 256)
+    return text if len(text) <= limit else "…" + text[-(limit - 1) :]
 
 
 def _chunks(text: str, count: int) -> list[str]:
@@ -126,15 +157,62 @@ class ScriptedProvider:
 
     name = "scripted"
 
-    def __init__(self, script: Script, model: str = "script") -> None:
+    def __init__(
+        self, script: Script, model: str = "script", info: ModelInfo | None = None
+    ) -> None:
         self.script = script
         self.model = model
+        # The model's catalog entry, when it has one: its window is then enforced.
+        self.info = info
 
     @classmethod
-    def from_file(cls, path: Path) -> ScriptedProvider:
-        return cls(load_script(path), model=Path(path).name)
+    def from_file(cls, path: Path, info: ModelInfo | None = None) -> ScriptedProvider:
+        return cls(load_script(path), model=info.id if info else Path(path).name, info=info)
 
     async def complete(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
+        refused = self._overflow(request)
+        if refused is not None:
+            return refused
+        if request.system.startswith(_SUMMARISER):
+            return await self._summarise(request)
+        result = await self._respond(request, on_event)
+        result.usage = Usage(prompt_tokens(request), result.usage.output_tokens)
+        return result
+
+    def _overflow(self, request: ProviderRequest) -> ProviderResult | None:
+        if self.info is None:
+            return None
+        tokens = prompt_tokens(request)
+        output = request.max_output_tokens or self.info.max_output
+        if tokens + output <= self.info.context_window:
+            return None
+        return ProviderResult(
+            stop_reason=StopReason.ERROR,
+            error=ProviderError(
+                ErrorKind.CONTEXT_OVERFLOW,
+                f"prompt is too long: {tokens} tokens + {output} output > "
+                f"{self.info.context_window} maximum",
+                400,
+            ),
+            model=self.model,
+        )
+
+    async def _summarise(self, request: ProviderRequest) -> ProviderResult:
+        source = request.messages[-1].text if request.messages else ""
+        rule = self.script.summary_for(source)
+        if rule.delay:
+            await asyncio.sleep(rule.delay)
+        if rule.error is not None:
+            return ProviderResult(
+                stop_reason=StopReason.ERROR,
+                error=ProviderError(rule.error_kind, rule.error),
+                model=self.model,
+            )
+        text = rule.text if rule.text is not None else _digest(request)
+        usage = Usage(prompt_tokens(request), len(text) // 4)
+        return ProviderResult(text=text, usage=usage, model=self.model)
+
+    async def _respond(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
         started_by, step_index, last = _position(request.messages)
         chosen = self.script.run_for(started_by)
         if chosen is None:

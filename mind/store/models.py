@@ -123,6 +123,8 @@ class Conversation(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     # Hand this conversation's tools run on (its name); empty means none chosen.
     active_hand: Mapped[str] = mapped_column(String(128), default="")
+    # Generation of the latest context summary (0: none); compaction compares and sets it.
+    context_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
 
 class ConversationMember(Base):
@@ -197,11 +199,15 @@ class Message(Base):
     """Append-only conversation history."""
 
     __tablename__ = "messages"
-    __table_args__ = (CheckConstraint(_in("role", MESSAGE_ROLES), name="role"),)
+    __table_args__ = (
+        CheckConstraint(_in("role", MESSAGE_ROLES), name="role"),
+        # Restores read the messages after a summary: cost independent of the history before.
+        Index("ix_messages_conversation_key_id", "conversation_key", "id"),
+    )
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     conversation_key: Mapped[str] = mapped_column(
-        ForeignKey("conversations.key", ondelete="CASCADE"), index=True
+        ForeignKey("conversations.key", ondelete="CASCADE")
     )
     session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
     run_id: Mapped[str | None] = mapped_column(String(40), index=True)

@@ -109,6 +109,8 @@ class RunScope:
     journal: ProjectionJournal
     report_progress: Callable[[str, str, float | None], None]
     permissions: dict[str, bool] = field(default_factory=dict)
+    # Who sees the conversation's events (its owner and members).
+    audience: list[str] = field(default_factory=list)
 
 
 def _terminal(scope: RunScope, call: ToolCall, status: str, text: str, ok: bool) -> Terminal:

@@ -1,0 +1,1 @@
+"""Context that lasts: the token budget of a provider request, and compaction."""
