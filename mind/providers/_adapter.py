@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import httpx
 
 from mind.providers._assembly import Assembly
 from mind.providers._http import (
+    OverflowSign,
     RetryBudget,
     Secret,
     SSEBody,
@@ -42,11 +43,15 @@ class StreamingAdapter(ABC):
     connection) and lets `CancelledError` propagate. Retries share one budget per call: HTTP
     429/5xx/529 and transport failures before the body, and an overload reported inside the
     stream before anything reached `on_event`; once a delta was reported nothing is retried.
+    A request too long for the context window (`overflow`) is never retried, whatever its status.
     """
 
     name = ""
     key_env = ""
     default_base_url = ""
+    # How this wire says a request does not fit the context window; every other error body
+    # keeps its usual kind.
+    overflow: ClassVar[tuple[OverflowSign, ...]]
 
     def __init__(
         self,
@@ -65,7 +70,9 @@ class StreamingAdapter(ABC):
         self._owns_client = client is None
         key = settings.api_key.get_secret_value() if settings.api_key else ""
         self._key = Secret(key)
-        self._wire = Wire(self.name, self.key_env, self._key, settings.max_retries, backoff_factory)
+        self._wire = Wire(
+            self.name, self.key_env, self._key, settings.max_retries, backoff_factory, self.overflow
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model={self.model!r}, base_url={self.base_url!r})"

@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import httpx
 from httpx_sse import EventSource, ServerSentEvent
@@ -50,6 +50,14 @@ class Secret:
         return redact(text)
 
 
+class OverflowSign(NamedTuple):
+    """One way a wire's error body says the request does not fit the model's context window:
+    a field of the error object and a pattern its value (as text) contains."""
+
+    field: str
+    pattern: re.Pattern[str]
+
+
 @dataclass(frozen=True)
 class Wire:
     """What the retry loop needs to know about one provider."""
@@ -60,6 +68,8 @@ class Wire:
     secret: Secret
     max_retries: int
     backoff_factory: Callable[[], Backoff]
+    # How this wire's error bodies say the request is too long for the context window.
+    overflow: tuple[OverflowSign, ...]
 
 
 def image_placeholders(images: list[ImagePart]) -> str:
@@ -104,6 +114,22 @@ def _error_object(body: Any) -> dict[str, Any]:
     return error if isinstance(error, dict) else {}
 
 
+def _error_fields(body: Any) -> dict[str, Any]:
+    """The fields describing an error: the `error` object, or the body itself when it has
+    none (vLLM's `{"object": "error", "message": …}`)."""
+    error = _error_object(body)
+    if error:
+        return error
+    return body if isinstance(body, dict) else {}
+
+
+def _is_context_overflow(signs: tuple[OverflowSign, ...], body: Any) -> bool:
+    fields = _error_fields(body)
+    return any(
+        sign.field in fields and sign.pattern.search(str(fields[sign.field])) for sign in signs
+    )
+
+
 def _error_details(body: Any) -> list[dict[str, Any]]:
     details = _error_object(body).get("details")
     return [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
@@ -144,6 +170,13 @@ def classify_status(
             "config file, and check that it may use the configured model"
         )
         return ProviderError(ErrorKind.CONFIGURATION, message, status), False, None
+    if _is_context_overflow(wire.overflow, body):
+        # Checked before the retryable statuses: the same request would fail the same way.
+        message = (
+            f"{wire.provider} refused the request as too long for the model's context window "
+            f"(HTTP {status}: {detail})"
+        )
+        return ProviderError(ErrorKind.CONTEXT_OVERFLOW, message, status), False, None
     if status in _RETRYABLE:
         message = f"{wire.provider} is unavailable (HTTP {status}: {detail})"
         return (

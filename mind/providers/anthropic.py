@@ -14,11 +14,18 @@ and tool results are `tool_result` blocks inside one user message.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mind.providers._adapter import StreamingAdapter
 from mind.providers._assembly import Assembly, PendingThinking
-from mind.providers._http import SSEBody, image_placeholders, parse_json, stream_error
+from mind.providers._http import (
+    OverflowSign,
+    SSEBody,
+    image_placeholders,
+    parse_json,
+    stream_error,
+)
 from mind.providers.base import (
     ProviderMessage,
     ProviderRequest,
@@ -38,11 +45,26 @@ BUDGETS = {
 }
 # Room left for the answer itself when a thinking budget is set.
 _ANSWER_ROOM = 4096
+# A request too long for the context window: HTTP 400 with the generic
+# `invalid_request_error` type, so the message, in its two forms: the prompt alone is too long
+# (recorded: anthropics/claude-code#12186), or the prompt plus `max_tokens` is (recorded:
+# continuedev/continue#8454).
+_OVERFLOW = (
+    OverflowSign("message", re.compile(r"prompt is too long: \d+ tokens > \d+ maximum")),
+    OverflowSign(
+        "message",
+        re.compile(r"input length and `max_tokens` exceed context limit: \d+ \+ \d+ > \d+"),
+    ),
+)
 _STOP = {
     "end_turn": StopReason.STOP,
     "stop_sequence": StopReason.STOP,
     "pause_turn": StopReason.STOP,
     "max_tokens": StopReason.LENGTH,
+    # The window filled while the answer was being written (the request was accepted, with
+    # less room left than `max_tokens`): the answer is cut short exactly as by `max_tokens`
+    # and nothing failed, so it is LENGTH, not an error; CONTEXT_OVERFLOW is for a request
+    # refused before any output.
     "model_context_window_exceeded": StopReason.LENGTH,
     "tool_use": StopReason.TOOL_USE,
     "refusal": StopReason.REFUSAL,
@@ -53,6 +75,7 @@ class AnthropicProvider(StreamingAdapter):
     name = "anthropic"
     key_env = "ANTHROPIC_API_KEY"
     default_base_url = "https://api.anthropic.com"
+    overflow = _OVERFLOW
 
     def url(self) -> str:
         return f"{self.base_url}/v1/messages"
@@ -84,6 +107,7 @@ class AnthropicProvider(StreamingAdapter):
 
     async def read_events(self, sse: SSEBody, assembly: Assembly) -> None:
         blocks: dict[int, PendingThinking | None] = {}
+        counts: dict[str, int] = {}
         async for event in sse.events():
             data = parse_json(event.data) if event.data.strip() else None
             if not isinstance(data, dict):
@@ -91,7 +115,7 @@ class AnthropicProvider(StreamingAdapter):
             kind = data.get("type") or event.event
             if kind == "message_start":
                 message = data.get("message") or {}
-                assembly.usage = _usage(assembly.usage, message.get("usage") or {})
+                assembly.usage = _usage(counts, message.get("usage") or {})
             elif kind == "content_block_start":
                 self._start_block(assembly, blocks, data)
             elif kind == "content_block_delta":
@@ -100,7 +124,7 @@ class AnthropicProvider(StreamingAdapter):
                 reason = (data.get("delta") or {}).get("stop_reason")
                 if reason:
                     assembly.stop_reason = _STOP.get(reason, StopReason.STOP)
-                assembly.usage = _usage(assembly.usage, data.get("usage") or {})
+                assembly.usage = _usage(counts, data.get("usage") or {})
             elif kind == "message_stop":
                 if assembly.stop_reason is None:
                     assembly.stop_reason = StopReason.STOP
@@ -157,19 +181,22 @@ def _delta(
         assembly.call_fragment(index, delta.get("partial_json") or "")
 
 
-def _usage(current: Usage, raw: dict[str, Any]) -> Usage:
-    """Input counts all prompt tokens (fresh, cache writes and cache reads), like OpenAI's."""
-    cached = raw.get("cache_read_input_tokens")
-    fresh = raw.get("input_tokens")
-    written = raw.get("cache_creation_input_tokens")
-    output = raw.get("output_tokens")
-    input_tokens = current.input_tokens
-    if fresh is not None:
-        input_tokens = int(fresh) + int(written or 0) + int(cached or 0)
+def _usage(counts: dict[str, int], raw: dict[str, Any]) -> Usage:
+    """Folds one event's usage into `counts` and reads the total so far.
+
+    `message_start` carries the input and cache counts, `message_delta` the output count and
+    sometimes the input counts again (cumulative), each of them possibly null or left out:
+    a count keeps its last value until an event carries a new one. Input counts all prompt
+    tokens (fresh, cache writes and cache reads), like OpenAI's `prompt_tokens`.
+    """
+    counts.update((key, value) for key, value in raw.items() if type(value) is int)
+    cached = counts.get("cache_read_input_tokens", 0)
     return Usage(
-        input_tokens=input_tokens,
-        output_tokens=int(output) if output is not None else current.output_tokens,
-        cached_tokens=int(cached) if cached is not None else current.cached_tokens,
+        input_tokens=counts.get("input_tokens", 0)
+        + counts.get("cache_creation_input_tokens", 0)
+        + cached,
+        output_tokens=counts.get("output_tokens", 0),
+        cached_tokens=cached,
     )
 
 

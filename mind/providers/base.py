@@ -45,6 +45,10 @@ class ErrorKind(StrEnum):
     UNAVAILABLE = "unavailable"
     # The server rejected the request (400 other than a bad key).
     REQUEST = "request"
+    # The request (prompt plus requested output) does not fit the model's context window: the
+    # caller should compact the conversation and retry once. Never retried by the adapter's
+    # retry budget, since the same request fails the same way.
+    CONTEXT_OVERFLOW = "context_overflow"
     # An error event or malformed data in the middle of a stream.
     STREAM = "stream"
     # The provider script (Scripted fixture) or the response made no sense.
@@ -137,6 +141,15 @@ class ProviderRequest:
 
 @dataclass(frozen=True)
 class Usage:
+    """Token counts of one response, meaning the same on every wire.
+
+    `input_tokens` is the whole prompt the request carried, cached parts included (OpenAI
+    `prompt_tokens` and Gemini `promptTokenCount` already count them; Anthropic's
+    `input_tokens` leaves out cache reads and writes, so its adapter adds them): compared with
+    the model's context window, it says how full the window was. `cached_tokens` is the part of
+    it read from the provider's prompt cache.
+    """
+
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0

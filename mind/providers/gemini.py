@@ -22,11 +22,13 @@ or text from a proxy, ends the result as an error).
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mind.providers._adapter import StreamingAdapter
 from mind.providers._assembly import Assembly, PendingThinking
 from mind.providers._http import (
+    OverflowSign,
     SSEBody,
     chunk_error,
     image_placeholders,
@@ -52,6 +54,16 @@ BUDGETS = {
     ThinkingLevel.HIGH: 24576,
     ThinkingLevel.XHIGH: 32768,
 }
+# A request too long for the context window: HTTP 400 with the generic INVALID_ARGUMENT
+# status, so the message, "The input token count (1200293) exceeds the maximum number of tokens
+# allowed (1048576)." (recorded: google-gemini/gemini-cli#4231, #6678), matched with or
+# without the count.
+_OVERFLOW = (
+    OverflowSign(
+        "message",
+        re.compile(r"input token count (?:\(\d+\) )?exceeds the maximum number of tokens allowed"),
+    ),
+)
 _FINISH = {
     "STOP": StopReason.STOP,
     "MAX_TOKENS": StopReason.LENGTH,
@@ -68,6 +80,7 @@ class GeminiProvider(StreamingAdapter):
     name = "gemini"
     key_env = "GEMINI_API_KEY"
     default_base_url = "https://generativelanguage.googleapis.com"
+    overflow = _OVERFLOW
 
     def url(self) -> str:
         base = self.base_url

@@ -13,11 +13,13 @@ before; an error after the 200 is a `data:` object with an `error` member, which
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from mind.providers._adapter import StreamingAdapter
 from mind.providers._assembly import Assembly
 from mind.providers._http import (
+    OverflowSign,
     SSEBody,
     chunk_error,
     data_url,
@@ -32,6 +34,19 @@ from mind.providers.base import (
     Usage,
 )
 
+# A request too long for the context window, as each server family says it.
+_OVERFLOW = (
+    # OpenAI: HTTP 400 with the documented `error.code` "context_length_exceeded" (a recorded
+    # body: mckaywrigley/chatbot-ui#102).
+    OverflowSign("code", re.compile(r"^context_length_exceeded$")),
+    # llama.cpp server: HTTP 400 with `error.type` "exceed_context_size_error"; the message has
+    # changed between builds, the type has not (ggml-org/llama.cpp,
+    # tools/server/server-common.cpp `format_error_response`, server-context.cpp `send_error`).
+    OverflowSign("type", re.compile(r"^exceed_context_size_error$")),
+    # vLLM: HTTP 400 with only the generic type "BadRequestError", so the message
+    # (vllm-project/vllm, vllm/entrypoints/openai/serving_engine.py); DeepSeek words it alike.
+    OverflowSign("message", re.compile(r"This model's maximum context length is \d+ tokens")),
+)
 _FINISH = {
     "stop": StopReason.STOP,
     "length": StopReason.LENGTH,
@@ -45,6 +60,7 @@ class OpenAIProvider(StreamingAdapter):
     name = "openai"
     key_env = "OPENAI_API_KEY"
     default_base_url = "https://api.openai.com/v1"
+    overflow = _OVERFLOW
 
     def url(self) -> str:
         return f"{self.base_url}/chat/completions"

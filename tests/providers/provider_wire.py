@@ -22,12 +22,17 @@ from typing import Any
 import yaml
 
 DATA = Path(__file__).with_name("data")
+FIXTURES = Path(__file__).with_name("fixtures")
 SSE = {"content-type": "text/event-stream"}
 JSON = {"content-type": "application/json"}
 
 
 def data_file(name: str) -> bytes:
     return (DATA / name).read_bytes()
+
+
+def fixture_file(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
 
 
 def cassette_bodies(name: str) -> list[bytes]:
