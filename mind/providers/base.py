@@ -53,9 +53,6 @@ class ErrorKind(StrEnum):
     STREAM = "stream"
     # The provider script (Scripted fixture) or the response made no sense.
     PROTOCOL = "protocol"
-    # The request (prompt plus requested output) does not fit the model's context window; the
-    # caller should compact and retry once. Never retried by the adapter's retry budget.
-    CONTEXT_OVERFLOW = "context_overflow"
 
 
 @dataclass(frozen=True)
