@@ -202,7 +202,9 @@ class CompactionEngine:
         items = [transcript.render(message, item_chars) for message in prefix]
         text = previous.text if previous else ""
         calls = 0
-        for chunk in self._chunks(key, items, chunk_tokens):
+        chunks = self._chunks(key, items, chunk_tokens)
+        log.info("compacting %s: summarising %d messages in %d chunks", key, len(items), len(chunks))
+        for chunk in chunks:
             text, used = await self._fold(text, chunk, _SPLITS)
             calls += used
         return text, calls
