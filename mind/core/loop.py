@@ -22,13 +22,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
 from mind.core.history import HistoryMessage
-from mind.core.prompt import PLATFORM_PROMPT, system_prompt
+from mind.core.prompt import PLATFORM_PROMPT, PromptCatalog, system_prompt
 from mind.core.view import ProviderView
 from mind.providers.base import (
     Provider,
@@ -100,6 +100,7 @@ class AgentCore:
         platform_prompt: str = PLATFORM_PROMPT,
         clock: Callable[[], datetime] = _utcnow,
         thinking: ThinkingLevel = ThinkingLevel.OFF,
+        catalog_sources: Sequence[PromptCatalog] = (),
     ) -> None:
         self.provider = provider
         self.registry = registry
@@ -109,6 +110,8 @@ class AgentCore:
         self.clock = clock
         self.thinking = thinking
         self._thinking_warned: set[str] = set()
+        # Read once per run, in order (skills, then resources), when `run` gets no catalogs.
+        self.catalog_sources = catalog_sources
 
     def thinking_for(self, conversation_key: str) -> ThinkingLevel:
         """The configured level clamped to what the model supports; warns once per conversation.
@@ -140,7 +143,9 @@ class AgentCore:
         the conversation's rendering between runs (a fresh one renders everything)."""
         history = list(history)
         view = view or ProviderView()
-        system = system_prompt(self.platform_prompt, persona, catalogs or [])
+        if catalogs is None:
+            catalogs = [s.catalog_for(scope.conversation_key) for s in self.catalog_sources]
+        system = system_prompt(self.platform_prompt, persona, catalogs)
         outcome = RunOutcome(state="completed")
         while True:
             if outcome.steps >= self.step_limit:
