@@ -31,7 +31,10 @@ from mind.providers.catalog import ModelInfo
 from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
+from mind.resources.store import ResourceStore
 from mind.service.mind_servicer import MindServicer
+from mind.skills.store import SkillStore
+from mind.skills.watcher import DirectoryWatcher
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
@@ -137,6 +140,9 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         sqlite_synchronous=settings.store.sqlite_synchronous,
     )
     tools = ToolRegistry(builtin_tools())
+    skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
+    tools.add_source(skills)
+    tools.add_source(resources)
     approvals = Approvals.build(settings.approvals, database, provider)
     runtime = ToolRuntime(approvals.authorizer)
     core = AgentCore(
@@ -146,6 +152,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         step_limit=settings.mind.step_limit,
         thinking=thinking_level(settings.provider),
         compaction=compaction_engine(settings.context, database, provider),
+        catalog_sources=[skills, resources],
     )
     manager = ConversationManager(database, core, settings.mind, bus=bus)
     app = MindApp(
@@ -158,6 +165,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     tools.add_source(app.remote.tools)
     runtime.ledger = app.remote.ledger
     app.services.append(app.remote.service_spec())
+    attach_content(app, skills, resources)
     app.on_start.append(app.remote.start)
     app.on_stop.append(app.remote.close)
     app.on_start.append(lambda: approvals.start(manager.continue_call))
@@ -168,6 +176,19 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     attach_management(app)
     attach_awareness(app)
     return app
+
+
+def attach_content(app: MindApp, skills: SkillStore, resources: ResourceStore) -> None:
+    """Load skills and resources at start, then keep them current until the stop."""
+    watcher = DirectoryWatcher([skills, resources])
+
+    async def start() -> None:
+        skills.reload()
+        resources.reload()
+        await watcher.start()
+
+    app.on_start.append(start)
+    app.on_stop.append(watcher.stop)
 
 
 async def serve(app: MindApp, listen: str, tls: ServerTls | None = None) -> None:

@@ -5,7 +5,9 @@ if it exists. Nested keys use `__` in the environment: `TOBE_FACE__LISTEN=127.0.
 `[face] listen = "127.0.0.1:7420"` in the file.
 
 The data directory defaults to `$XDG_DATA_HOME/tobe` (`~/.local/share/tobe`) and holds the
-SQLite store, the state lock, the Management socket and the local service credentials.
+SQLite store, the state lock, the Management socket and the local service credentials, and is
+where the Mind looks for skills (`<data_dir>/skills`) and resources (`<data_dir>/resources`)
+unless `[skills] dirs` or `[resources] dirs` say otherwise.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -264,6 +266,29 @@ class ApprovalSettings(BaseModel):
     reviewer: ReviewerSettings = Field(default_factory=ReviewerSettings)
 
 
+class SkillsSettings(BaseModel):
+    """Where the Mind loads `.skill.md` files from (`mind.skills`), recursively.
+
+    Unset: `<data_dir>/skills`. A directory listed later is more specific: its skill wins a
+    name clash. Directories that do not exist are empty, and are picked up once created.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    dirs: list[Path] = Field(default_factory=list)
+
+
+class ResourcesSettings(BaseModel):
+    """Where the Mind reads `.md` resources from (`mind.resources`), recursively.
+
+    Unset: `<data_dir>/resources`. On the same relative path, a directory listed later wins.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    dirs: list[Path] = Field(default_factory=list)
+
+
 class Settings(BaseSettings):
     """All settings of every ToBe process; each process reads the section it needs."""
 
@@ -284,6 +309,17 @@ class Settings(BaseSettings):
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
+    skills: SkillsSettings = Field(default_factory=SkillsSettings)
+    resources: ResourcesSettings = Field(default_factory=ResourcesSettings)
+
+    @model_validator(mode="after")
+    def _default_content_dirs(self) -> Settings:
+        """Unset content dirs live in the data directory; an explicit `dirs = []` stays empty."""
+        if "dirs" not in self.skills.model_fields_set:
+            self.skills.dirs = [self.data_dir / "skills"]
+        if "dirs" not in self.resources.model_fields_set:
+            self.resources.dirs = [self.data_dir / "resources"]
+        return self
 
     @classmethod
     def settings_customise_sources(

@@ -203,7 +203,9 @@ class CompactionEngine:
         text = previous.text if previous else ""
         calls = 0
         chunks = self._chunks(key, items, chunk_tokens)
-        log.info("compacting %s: summarising %d messages in %d chunks", key, len(items), len(chunks))
+        log.info(
+            "compacting %s: summarising %d messages in %d chunks", key, len(items), len(chunks)
+        )
         for chunk in chunks:
             text, used = await self._fold(text, chunk, _SPLITS)
             calls += used

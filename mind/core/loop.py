@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Literal, Protocol
@@ -34,7 +34,7 @@ from mind.context.budget import Size, fixed_size, request_size
 from mind.context.engine import CompactionEngine
 from mind.conversation.errors import CompactionFailed, WrongState
 from mind.core.history import ContextSummary, HistoryMessage
-from mind.core.prompt import PLATFORM_PROMPT, system_prompt
+from mind.core.prompt import PLATFORM_PROMPT, PromptCatalog, system_prompt
 from mind.core.view import ProviderView
 from mind.events.views import CompactionTrigger
 from mind.providers.base import (
@@ -121,6 +121,7 @@ class AgentCore:
         clock: Callable[[], datetime] = _utcnow,
         thinking: ThinkingLevel = ThinkingLevel.OFF,
         compaction: CompactionEngine | None = None,
+        catalog_sources: Sequence[PromptCatalog] = (),
     ) -> None:
         self.provider = provider
         self.compaction = compaction
@@ -131,6 +132,8 @@ class AgentCore:
         self.clock = clock
         self.thinking = thinking
         self._thinking_warned: set[str] = set()
+        # Read once per run, in order (skills, then resources), when `run` gets no catalogs.
+        self.catalog_sources = catalog_sources
 
     def thinking_for(self, conversation_key: str) -> ThinkingLevel:
         """The configured level clamped to what the model supports; warns once per conversation.
@@ -166,7 +169,9 @@ class AgentCore:
         names open calls whose batches a compaction must leave alone."""
         context = _Context(list(history), summary)
         view = view or ProviderView()
-        system = system_prompt(self.platform_prompt, persona, catalogs or [])
+        if catalogs is None:
+            catalogs = [s.catalog_for(scope.conversation_key) for s in self.catalog_sources]
+        system = system_prompt(self.platform_prompt, persona, catalogs)
         key = scope.conversation_key
         outcome = RunOutcome(state="completed")
         retried_overflow = False
@@ -234,12 +239,13 @@ class AgentCore:
             max_output_tokens=self.compaction.budget.output_tokens if self.compaction else None,
         )
 
-    def fixed_tokens(self, key: str, persona: str = "", catalogs: list[str] | None = None) -> int:
+    def fixed_tokens(self, key: str, persona: str = "") -> int:
         """Estimated tokens of what every request of `key` carries besides its messages."""
         if self.compaction is None:
             return 0
+        catalogs = [source.catalog_for(key) for source in self.catalog_sources]
         request = ProviderRequest(
-            system=system_prompt(self.platform_prompt, persona, catalogs or []),
+            system=system_prompt(self.platform_prompt, persona, catalogs),
             messages=[],
             tools=self.registry.definitions(self.registry.tools_for(key)),
         )

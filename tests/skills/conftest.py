@@ -1,0 +1,48 @@
+"""Fixtures for skills: writing `.skill.md` files and a tool context for a conversation."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from mind.tools.base import DetailMode, ToolContext
+
+# The `write_skill` fixture: (directory, relative path, name, **front matter) -> path.
+WriteSkill = Callable[..., Path]
+
+
+def skill_text(name: str, description: str = "", body: str = "", **fields: str) -> str:
+    """A skill file; `fields` are extra front matter lines given as YAML text."""
+    lines = [f"name: {name}", f"description: {description or f'About {name}.'}"]
+    lines += [f"{key}: {value}" for key, value in fields.items()]
+    return "---\n" + "\n".join(lines) + f"\n---\n{body or f'Body of {name}.'}\n"
+
+
+@pytest.fixture
+def write_skill() -> WriteSkill:
+    def write(directory: Path, relative: str, name: str, **kwargs: str) -> Path:
+        path = directory / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(skill_text(name, **kwargs), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def tool_context() -> Callable[[str], ToolContext]:
+    """A tool call's context in the conversation with this key."""
+
+    def context(conversation_key: str) -> ToolContext:
+        return ToolContext(
+            conversation_key=conversation_key,
+            run_id="run_1",
+            tool_call_id="call_1",
+            principal="alice",
+            detail_mode=DetailMode.TRANSPARENT,
+            report_progress=lambda message, fraction: None,
+        )
+
+    return context
