@@ -41,6 +41,7 @@ UnaryCommand = (
     | face_pb2.ListConversationsCommand
     | face_pb2.SendChatCommand
     | face_pb2.CancelRunCommand
+    | face_pb2.CompactCommand
     | face_pb2.SnapshotCommand
     | face_pb2.ReplayCommand
     | face_pb2.DecideApprovalCommand
@@ -95,6 +96,13 @@ class CommandRouter:
                 )
             case face_pb2.SubscribeCommand():
                 await self.subscribe(request_id, frame.after_id)
+            case face_pb2.CompactCommand() if not frame.conversation_key:
+                # Answered here without a round trip: the Mind refuses it the same way.
+                self._connection.reply_error(
+                    request_id,
+                    INVALID_ARGUMENT,
+                    "conversation_key is required: name the conversation to compact",
+                )
             case _:
                 await self._answer(request_id, frame)
 
@@ -145,6 +153,13 @@ class CommandRouter:
                     )
                 )
                 return face_pb2.Reply(cancel_run=cancelled)
+            case face_pb2.CompactCommand():
+                compacted = await mind.compact_conversation(
+                    mind_pb2.CompactConversationRequest(
+                        on_behalf_of=who, conversation_key=command.conversation_key
+                    )
+                )
+                return face_pb2.Reply(compact=compacted)
             case face_pb2.SnapshotCommand():
                 snapshot = await mind.get_snapshot(
                     mind_pb2.GetSnapshotRequest(

@@ -18,6 +18,9 @@ from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
 # Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
 CALL_TIMEOUT = 60.0
+# A compaction first waits for the conversation's active run to end, then makes the model
+# summarise the old messages: it may take minutes, not seconds.
+COMPACT_TIMEOUT = 600.0
 
 
 def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
@@ -58,6 +61,13 @@ class MindClient:
 
     async def cancel_run(self, request: mind_pb2.CancelRunRequest) -> mind_pb2.CancelRunResponse:
         return await self._mind.unary(self._mind.stub.CancelRun, request)
+
+    async def compact_conversation(
+        self, request: mind_pb2.CompactConversationRequest
+    ) -> mind_pb2.CompactConversationResponse:
+        return await self._mind.unary(
+            self._mind.stub.CompactConversation, request, timeout=COMPACT_TIMEOUT
+        )
 
     async def get_snapshot(
         self, request: mind_pb2.GetSnapshotRequest

@@ -1,4 +1,4 @@
-"""`tobe admin conversations …`: list, show, delete."""
+"""`tobe admin conversations …`: list, show, compact, delete."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import click
 from management import render
 from management.cli_support import call, output_options, printer
 from tobe.v1 import management_pb2 as pb
+
+# A compaction waits for the conversation's active run to end, then for the model's summary.
+COMPACT_TIMEOUT = 600.0
 
 
 @click.group()
@@ -35,6 +38,15 @@ def show(key: str) -> None:
     """Show a conversation and how much it holds."""
     response = call("InspectConversation", pb.InspectConversationRequest(key=key))
     printer().inspection(render.inspection(response))
+
+
+@conversations.command()
+@click.argument("key")
+@output_options
+def compact(key: str) -> None:
+    """Summarise a conversation's older messages now, to free its context (needs the Mind)."""
+    response = call("CompactContext", pb.CompactContextRequest(key=key), timeout=COMPACT_TIMEOUT)
+    printer().compaction(key, render.compaction(response.compaction))
 
 
 @conversations.command()

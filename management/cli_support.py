@@ -92,10 +92,11 @@ def _describe(error: grpc.aio.AioRpcError, settings: Settings) -> str:
     return details
 
 
-def call(rpc: str, request: Message) -> Any:
+def call(rpc: str, request: Message, *, timeout: float = CALL_TIMEOUT) -> Any:
     """Make one Management call, online or offline, and return its response.
 
     Refusals and unreachable services end the command with exit status 1 and the reason.
+    `timeout` is for calls that are slow by nature (a compaction waits for the model).
     """
     # Imported here: the store and gRPC stacks are heavy, and every `tobe` command (even
     # `tobe --help`) imports this module.
@@ -112,7 +113,7 @@ def call(rpc: str, request: Message) -> Any:
                 click.echo(f"mode: {connection.description}", err=True)
             method = getattr(connection.stub, rpc)
             return await method(
-                request, metadata=((ACTOR_METADATA, operator_name()),), timeout=CALL_TIMEOUT
+                request, metadata=((ACTOR_METADATA, operator_name()),), timeout=timeout
             )
 
     try:

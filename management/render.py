@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tobe.v1 import common_pb2, management_pb2
+from tobe.v1 import common_pb2, events_pb2, management_pb2
 
 PIPE_WIDTH = 200
 KIND_NAMES = {
@@ -119,6 +119,21 @@ def inspection(message: management_pb2.InspectConversationResponse) -> dict[str,
 
 def deletion(message: management_pb2.DeleteConversationResponse) -> dict[str, Any]:
     return {"key": message.key, "removed": dict(sorted(message.removed.items()))}
+
+
+def compaction(message: events_pb2.ContextCompacted) -> dict[str, Any]:
+    return {
+        "generation": message.generation,
+        "through_message_id": message.through_message_id,
+        "messages_summarised": message.messages_summarised,
+        "tokens_before": message.tokens_before,
+        "tokens_after": message.tokens_after,
+        "trigger": _enum_word(
+            events_pb2.CompactionTrigger.Name(message.trigger), "COMPACTION_TRIGGER_"
+        ),
+        "summary_calls": message.summary_calls,
+        "run_id": message.run_id,
+    }
 
 
 def _enum_word(name: str, prefix: str) -> str:
@@ -398,6 +413,19 @@ class Printer:
         # Unwrapped, so the text can be read and copied exactly as it will be approved.
         self.console.out(
             item["decision_text"] or "(not recorded for this request)", highlight=False
+        )
+
+    def compaction(self, key: str, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json({"key": key, **item})
+        count = item["messages_summarised"]
+        self.console.print(
+            Text(
+                f"Compacted conversation {key}: {count} message{'' if count == 1 else 's'} "
+                f"summarised (generation {item['generation']}, through message "
+                f"{item['through_message_id']}); context ~{item['tokens_before']:,} → "
+                f"~{item['tokens_after']:,} tokens"
+            )
         )
 
     def deletion(self, item: dict[str, Any]) -> None:

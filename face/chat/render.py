@@ -35,7 +35,23 @@ _DECISIONS = {
     common_pb2.APPROVAL_DECISION_DENY: "denied",
     common_pb2.APPROVAL_DECISION_EXPIRED: "expired (denied)",
 }
+# What made the Mind compact, as said after "compacted"; a requested one needs no reason.
+_COMPACTION_REASONS = {
+    events_pb2.COMPACTION_TRIGGER_REQUESTED: "",
+    events_pb2.COMPACTION_TRIGGER_BUDGET: " (context budget reached)",
+    events_pb2.COMPACTION_TRIGGER_OVERFLOW: " (the model's context window overflowed)",
+}
 RESULT_PREVIEW_CHARS = 600
+
+
+def compaction_line(compaction: events_pb2.ContextCompacted) -> str:
+    """One line saying what a compaction summarised and what it saved."""
+    count = compaction.messages_summarised
+    return (
+        f"compacted{_COMPACTION_REASONS.get(compaction.trigger, '')}: {count} "
+        f"message{'' if count == 1 else 's'} summarised (generation {compaction.generation}); "
+        f"context ~{compaction.tokens_before:,} → ~{compaction.tokens_after:,} tokens"
+    )
 
 
 class Renderer:
@@ -55,6 +71,9 @@ class Renderer:
         self._finished_steps: dict[str, int] = {}
         # Called with each pending approval of the current conversation (the REPL asks y/a/n).
         self.on_approval_request: Callable[[common_pb2.Approval], None] | None = None
+        # Compactions shown, by conversation and generation: a `/compact` reply and its event
+        # say the same, and whichever arrives second is not shown again.
+        self._compactions_shown: set[tuple[str, int]] = set()
 
     def run_finished(self, run_id: str) -> asyncio.Event:
         return self._run_ended.setdefault(run_id, asyncio.Event())
@@ -73,6 +92,13 @@ class Renderer:
                 self.console.print(Markdown(message.text))
         elif role == common_pb2.MESSAGE_ROLE_NOTE:
             self.console.print(Text(f"note: {message.text}", style="magenta"))
+
+    def show_compaction(self, key: str, compaction: events_pb2.ContextCompacted) -> None:
+        """Say what a compaction of conversation `key` did, once per generation."""
+        shown = (key, compaction.generation)
+        if shown not in self._compactions_shown:
+            self._compactions_shown.add(shown)
+            self.status(compaction_line(compaction))
 
     def on_event(self, event: events_pb2.Event) -> None:
         if event.conversation_key and event.conversation_key != self.conversation:
@@ -160,6 +186,9 @@ class Renderer:
     def _on_message_queued(self, queued: events_pb2.QueuedMessage) -> None:
         how = "steers the running reply" if queued.steer else "queued as a follow-up"
         self.status(f"message {how}")
+
+    def _on_context_compacted(self, compaction: events_pb2.ContextCompacted) -> None:
+        self.show_compaction(self.conversation, compaction)
 
     def _on_tool_changed(self, tool: common_pb2.ToolProjection) -> None:
         self._stop_live()

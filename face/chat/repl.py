@@ -24,9 +24,9 @@ from tobe.v1 import common_pb2, events_pb2, face_pb2
 
 HELP = (
     "/new [title]  new conversation   /list  conversations   /switch <key>  change conversation\n"
-    '/cancel  stop the running reply   /quit  leave   (end a line with \\ or use """ for '
-    "multi-line input)\napproval requests: y = approve once, a = always in this conversation, "
-    "n [reason] = deny"
+    "/cancel  stop the running reply   /compact  summarise older messages to free context\n"
+    '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
+    "approval requests: y = approve once, a = always in this conversation, n [reason] = deny"
 )
 APPROVAL_PROMPT = "approve? [y]es once / [a]lways here / [n]o [reason]: "
 _ANSWERS = {
@@ -122,10 +122,19 @@ class ChatRepl:
                         conversation_key=self.renderer.conversation
                     )
                 )
+            elif name == "/compact":
+                await self._compact()
             else:
                 self.console.print(Text(HELP, style="dim"))
         except CommandFailed as exc:
             self.console.print(Text(exc.message, style="red"))
+
+    async def _compact(self) -> None:
+        """Compact the current conversation now; its reply says what was summarised."""
+        key = self.renderer.conversation
+        self.renderer.status("compacting (after the running reply, if any)…")
+        reply = await self.session.command(compact=face_pb2.CompactCommand(conversation_key=key))
+        self.renderer.show_compaction(key, reply.compact.compaction)
 
     async def _list(self) -> None:
         reply = await self.session.command(

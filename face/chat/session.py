@@ -36,6 +36,7 @@ class Command(TypedDict, total=False):
     list_conversations: face_pb2.ListConversationsCommand
     send_chat: face_pb2.SendChatCommand
     cancel_run: face_pb2.CancelRunCommand
+    compact: face_pb2.CompactCommand
     snapshot: face_pb2.SnapshotCommand
     subscribe: face_pb2.SubscribeCommand
     replay: face_pb2.ReplayCommand

@@ -30,7 +30,7 @@ from mind.conversation.errors import (
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
-from mind.events.views import ConversationView
+from mind.events.views import CompactionView, ConversationView
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.store.outbox import prune
@@ -202,6 +202,20 @@ class ConversationManager:
     async def cancel(self, viewer: Viewer, key: str) -> str:
         check_principal(viewer.principal)
         return await (await self._visible_actor(viewer, key)).cancel()
+
+    async def compact(self, viewer: Viewer, key: str) -> CompactionView:
+        """Requested compaction by a client: NotFound if not visible, WrongState when nothing to
+        compact, CompactionFailed when the summarising call failed, ShuttingDown."""
+        check_principal(viewer.principal)
+        return await (await self._visible_actor(viewer, key)).compact()
+
+    async def compact_for_operator(self, key: str) -> CompactionView:
+        """The same for `tobe admin` (no visibility check); NotFound for an unknown key.
+
+        `_actor` would make an actor for any key, so the conversation must exist first.
+        """
+        await self.database.read(lambda session: queries.access(session, key))
+        return await (await self._actor(key)).compact()
 
     async def snapshot(
         self, viewer: Viewer, key: str, message_limit: int, mode: DetailMode

@@ -54,6 +54,7 @@ def link_mind(app: MindApp) -> MindLink:
         gateway_subscribers=lambda: app.bus.subscriber_count,
         services=lambda: mind_services(app.settings, app.address),
         forget_conversation=app.manager.forget,
+        compact_conversation=app.manager.compact_for_operator,
     )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from mind.events.views import CompactionView
 from mind.management.records import HandInfo, ServiceInfo
 
 
@@ -22,7 +23,9 @@ class MindLink:
     durable `credential_revoked` event, so they are not counted (the store hands that event to
     the event bus as it commits, so gateways see it at once). `forget_conversation` drops the
     Mind's cached actor of a deleted conversation, so a conversation created later under the
-    same key starts afresh.
+    same key starts afresh. `compact_conversation` compacts a conversation's context through
+    its actor (after its active run, if any) and returns the committed compaction; it raises
+    the conversation errors (`mind.conversation.errors`) the Mind's own clients get.
     """
 
     disconnect_credential: Callable[[str], int]
@@ -30,3 +33,4 @@ class MindLink:
     gateway_subscribers: Callable[[], int]
     services: Callable[[], Sequence[ServiceInfo]]
     forget_conversation: Callable[[str], Awaitable[None]]
+    compact_conversation: Callable[[str], Awaitable[CompactionView]]

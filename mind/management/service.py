@@ -2,9 +2,11 @@
 
 Each mutation is one unit of the store's writer with its audit row (and, for a revocation, the
 durable `credential_revoked` event, which the store hands to the event bus once committed), so
-a failure anywhere leaves none of them. Live effects of an online mutation happen only at or
-after that commit: the Mind cuts a revoked credential's streams as the commit is handed to its
-event bus (`mind.live_calls`), and drops a deleted conversation's actor afterwards.
+a failure anywhere leaves none of them; the exception is a compaction, which the running Mind
+commits itself and which is audited in a unit of its own once it has. Live effects of an
+online mutation happen only at or after that commit: the Mind cuts a revoked credential's
+streams as the commit is handed to its event bus (`mind.live_calls`), and drops a deleted
+conversation's actor afterwards.
 """
 
 from __future__ import annotations
@@ -18,10 +20,10 @@ from sqlalchemy.orm import Session
 
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
-from mind.events.views import ConversationView, CredentialRevokedView
+from mind.events.views import CompactionView, ConversationView, CredentialRevokedView
 from mind.live_calls import CREDENTIAL_REVOKED
 from mind.management import approvals, audit, conversations, status
-from mind.management.errors import InvalidArgument, NotFound
+from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.records import (
     AuditRecord,
@@ -38,6 +40,10 @@ from mind.store.models import Credential
 from tobe import __version__
 
 MAX_LIMIT = 10_000
+COMPACT_OFFLINE = (
+    "compacting needs the running Mind, which calls the model: start it (`tobe up`) and run "
+    "this again"
+)
 
 
 def _credential_details(info: CredentialInfo) -> dict[str, object]:
@@ -266,6 +272,33 @@ class ManagementService:
         if self._mind is not None:
             await self._mind.forget_conversation(key)
         return deletion
+
+    async def compact_context(self, key: str, *, actor: str) -> CompactionView:
+        """Compact a conversation's context now, through the running Mind, and audit it.
+
+        The summary is made by the model, which only the running Mind calls, so offline this
+        refuses. The audit row is its own unit after the compaction committed: the compaction
+        is the actor's unit of work, and a failed audit cannot undo it.
+        """
+        if self._mind is None:
+            raise FailedPrecondition(COMPACT_OFFLINE)
+        compaction = await self._mind.compact_conversation(key)
+
+        def unit(tx: WriteTx) -> None:
+            audit.record(
+                tx.session,
+                action="conversation.compact",
+                actor=actor,
+                target=key,
+                details={
+                    "generation": compaction.generation,
+                    "through_message_id": compaction.through_message_id,
+                    "messages_summarised": compaction.messages_summarised,
+                },
+            )
+
+        await self._database.write(unit)
+        return compaction
 
     # Approvals
 

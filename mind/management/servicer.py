@@ -12,11 +12,12 @@ from typing import Any
 import grpc
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
+from mind.conversation import errors as conversations
 from mind.credentials import CredentialInactive, CredentialNotFound, InvalidCredentialRequest
 from mind.management import convert
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
-from mind.service.convert import conversation_to_proto
+from mind.service.convert import compaction_to_proto, conversation_to_proto
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.runtime.timestamps import optional_moment
 from tobe.v1 import management_pb2 as pb
@@ -49,6 +50,11 @@ MANAGEMENT_STATUS_CODES: StatusTable = {
     CredentialNotFound: grpc.StatusCode.NOT_FOUND,
     FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
     CredentialInactive: grpc.StatusCode.FAILED_PRECONDITION,
+    # A compaction is the running Mind's own: it refuses as it does for its gateways.
+    conversations.NotFound: grpc.StatusCode.NOT_FOUND,
+    conversations.WrongState: grpc.StatusCode.FAILED_PRECONDITION,
+    conversations.CompactionFailed: grpc.StatusCode.UNAVAILABLE,
+    conversations.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
     SQLAlchemyError: _store_failure,
 }
 
@@ -208,6 +214,16 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             _required(request.key, "conversation key"), actor=actor_of(context)
         )
         return pb.DeleteConversationResponse(key=deletion.key, removed=deletion.removed)
+
+    async def CompactContext(
+        self,
+        request: pb.CompactContextRequest,
+        context: grpc.aio.ServicerContext[pb.CompactContextRequest, pb.CompactContextResponse],
+    ) -> pb.CompactContextResponse:
+        compaction = await self._service.compact_context(
+            _required(request.key, "conversation key"), actor=actor_of(context)
+        )
+        return pb.CompactContextResponse(compaction=compaction_to_proto(compaction))
 
     async def ListApprovals(
         self,

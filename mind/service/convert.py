@@ -209,12 +209,12 @@ def queued_from_proto(message: events_pb2.QueuedMessage) -> QueuedView:
     )
 
 
-_COMPACTION_TRIGGERS = {
+COMPACTION_TRIGGERS = {
     CompactionTrigger.BUDGET: events_pb2.COMPACTION_TRIGGER_BUDGET,
     CompactionTrigger.REQUESTED: events_pb2.COMPACTION_TRIGGER_REQUESTED,
     CompactionTrigger.OVERFLOW: events_pb2.COMPACTION_TRIGGER_OVERFLOW,
 }
-_COMPACTION_TRIGGERS_BACK = {wire: word for word, wire in _COMPACTION_TRIGGERS.items()}
+_COMPACTION_TRIGGERS_BACK = {wire: word for word, wire in COMPACTION_TRIGGERS.items()}
 
 
 def compaction_to_proto(view: CompactionView) -> events_pb2.ContextCompacted:
@@ -224,7 +224,7 @@ def compaction_to_proto(view: CompactionView) -> events_pb2.ContextCompacted:
         messages_summarised=view.messages_summarised,
         tokens_before=view.tokens_before,
         tokens_after=view.tokens_after,
-        trigger=_COMPACTION_TRIGGERS[view.trigger],
+        trigger=COMPACTION_TRIGGERS[view.trigger],
         summary_calls=view.summary_calls,
         run_id=view.run_id,
     )

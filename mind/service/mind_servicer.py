@@ -19,6 +19,7 @@ from mind.events.payloads import approval_view
 from mind.events.subscription import ReplayDone, subscribe
 from mind.service.convert import (
     approval_to_proto,
+    compaction_to_proto,
     conversation_to_proto,
     detail_mode,
     message_to_proto,
@@ -132,6 +133,15 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     ) -> mind_pb2.CancelRunResponse:
         run_id = await self.manager.cancel(_viewer(request.on_behalf_of), request.conversation_key)
         return mind_pb2.CancelRunResponse(run_id=run_id)
+
+    async def CompactConversation(  # noqa: N802
+        self, request: mind_pb2.CompactConversationRequest, context: Context
+    ) -> mind_pb2.CompactConversationResponse:
+        viewer = _viewer(request.on_behalf_of)
+        if not request.conversation_key:
+            raise InvalidInput("conversation_key is required: name the conversation to compact")
+        view = await self.manager.compact(viewer, request.conversation_key)
+        return mind_pb2.CompactConversationResponse(compaction=compaction_to_proto(view))
 
     async def GetSnapshot(  # noqa: N802
         self, request: mind_pb2.GetSnapshotRequest, context: Context

@@ -20,6 +20,8 @@ from google.protobuf.message import Message as ProtoMessage
 from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
+    CompactionTrigger,
+    CompactionView,
     ConversationView,
     CredentialRevokedView,
     MessageRole,
@@ -188,6 +190,31 @@ MAPPINGS = {
             decision_text="",
         ),
     ),
+    "ContextCompacted": Mapping(
+        events_pb2.ContextCompacted,
+        convert.compaction_to_proto,
+        convert.compaction_from_proto,
+        CompactionView(
+            generation=2,
+            through_message_id=48,
+            messages_summarised=30,
+            tokens_before=41_200,
+            tokens_after=9_800,
+            trigger=CompactionTrigger.BUDGET,
+            summary_calls=2,
+            run_id="run_1",
+        ),
+        CompactionView(
+            generation=1,
+            through_message_id=12,
+            messages_summarised=10,
+            tokens_before=5_000,
+            tokens_after=900,
+            trigger=CompactionTrigger.REQUESTED,
+            summary_calls=1,
+            run_id="",
+        ),
+    ),
     "CredentialRevoked": Mapping(
         events_pb2.CredentialRevoked,
         convert.revoked_to_proto,
@@ -249,6 +276,7 @@ ENUMS: list[tuple[dict[Any, int], type[Enum], EnumDescriptor]] = [
     (convert.TOOL_STATUSES, ToolStatus, common_pb2.ToolStatus.DESCRIPTOR),
     (convert.EFFECTS, Effect, common_pb2.EffectClass.DESCRIPTOR),
     (convert.DECISIONS, Decision, common_pb2.ApprovalDecision.DESCRIPTOR),
+    (convert.COMPACTION_TRIGGERS, CompactionTrigger, events_pb2.CompactionTrigger.DESCRIPTOR),
 ]
 
 

@@ -31,3 +31,68 @@ def test_a_streamed_reply_ends_its_line_when_output_is_piped() -> None:
     renderer.status("next line")
     lines = [line.strip() for line in output.getvalue().splitlines()]
     assert lines == ["saved it", "next line"]
+
+
+def _compacted(
+    generation: int, trigger: events_pb2.CompactionTrigger.ValueType
+) -> events_pb2.ContextCompacted:
+    return events_pb2.ContextCompacted(
+        generation=generation,
+        through_message_id=60,
+        messages_summarised=48,
+        tokens_before=41_200,
+        tokens_after=9_800,
+        trigger=trigger,
+        summary_calls=1,
+    )
+
+
+def test_a_compaction_event_is_one_line_naming_what_triggered_it() -> None:
+    output = io.StringIO()
+    renderer = Renderer(Console(file=output, width=200))
+    renderer.conversation = KEY
+    for generation, trigger in enumerate(
+        (
+            events_pb2.COMPACTION_TRIGGER_REQUESTED,
+            events_pb2.COMPACTION_TRIGGER_BUDGET,
+            events_pb2.COMPACTION_TRIGGER_OVERFLOW,
+        ),
+        start=1,
+    ):
+        renderer.on_event(_event(context_compacted=_compacted(generation, trigger)))
+    assert output.getvalue().splitlines() == [
+        "compacted: 48 messages summarised (generation 1); context ~41,200 → ~9,800 tokens",
+        "compacted (context budget reached): 48 messages summarised (generation 2); "
+        "context ~41,200 → ~9,800 tokens",
+        "compacted (the model's context window overflowed): 48 messages summarised "
+        "(generation 3); context ~41,200 → ~9,800 tokens",
+    ]
+
+
+def test_a_compact_reply_and_its_event_are_shown_once_whichever_comes_first() -> None:
+    output = io.StringIO()
+    renderer = Renderer(Console(file=output, width=200))
+    renderer.conversation = KEY
+    requested = events_pb2.COMPACTION_TRIGGER_REQUESTED
+    renderer.show_compaction(KEY, _compacted(1, requested))
+    renderer.on_event(_event(context_compacted=_compacted(1, requested)))
+    renderer.on_event(_event(context_compacted=_compacted(2, requested)))
+    renderer.show_compaction(KEY, _compacted(2, requested))
+    lines = output.getvalue().splitlines()
+    assert [line.split(";")[0] for line in lines] == [
+        "compacted: 48 messages summarised (generation 1)",
+        "compacted: 48 messages summarised (generation 2)",
+    ]
+
+
+def test_a_compaction_elsewhere_is_not_drawn_in_the_current_conversation() -> None:
+    output = io.StringIO()
+    renderer = Renderer(Console(file=output, width=200))
+    renderer.conversation = KEY
+    renderer.on_event(
+        events_pb2.Event(
+            conversation_key="p_other",
+            context_compacted=_compacted(1, events_pb2.COMPACTION_TRIGGER_BUDGET),
+        )
+    )
+    assert output.getvalue() == ""

@@ -12,7 +12,7 @@ from face.connection import Connection, Identity
 from face.errors import MindCallError
 from face.feed import EventFeed
 from face.projection import SUMMARY, TRANSPARENT, AdmissionModes
-from tobe.v1 import common_pb2, face_pb2, mind_pb2
+from tobe.v1 import common_pb2, events_pb2, face_pb2, mind_pb2
 
 ALICE = Identity("alice", ("chat", "approve"), "cred-a")
 WHO = mind_pb2.OnBehalfOf(principal="alice", scopes=["chat", "approve"], credential_id="cred-a")
@@ -24,6 +24,15 @@ TOOL = common_pb2.ToolProjection(
     result_text="the secret",
 )
 CONVERSATION = common_pb2.Conversation(key="p_k", owner="alice")
+COMPACTION = events_pb2.ContextCompacted(
+    generation=1,
+    through_message_id=12,
+    messages_summarised=10,
+    tokens_before=5_000,
+    tokens_after=900,
+    trigger=events_pb2.COMPACTION_TRIGGER_REQUESTED,
+    summary_calls=1,
+)
 
 
 class RecordingMind:
@@ -54,6 +63,9 @@ class RecordingMind:
 
     async def cancel_run(self, request: Any) -> Any:
         return self._answer(request, mind_pb2.CancelRunResponse(run_id="run-1"))
+
+    async def compact_conversation(self, request: Any) -> Any:
+        return self._answer(request, mind_pb2.CompactConversationResponse(compaction=COMPACTION))
 
     async def get_snapshot(self, request: Any) -> Any:
         return self._answer(
@@ -121,6 +133,10 @@ COMMANDS = [
     (
         face_pb2.ConnectRequest(cancel_run=face_pb2.CancelRunCommand(conversation_key="p_k")),
         mind_pb2.CancelRunRequest(on_behalf_of=WHO, conversation_key="p_k"),
+    ),
+    (
+        face_pb2.ConnectRequest(compact=face_pb2.CompactCommand(conversation_key="p_k")),
+        mind_pb2.CompactConversationRequest(on_behalf_of=WHO, conversation_key="p_k"),
     ),
     (
         face_pb2.ConnectRequest(
@@ -211,3 +227,16 @@ async def test_a_mind_refusal_is_the_command_error_with_its_status_number() -> N
     )
     assert reply.WhichOneof("result") == "error"
     assert (reply.error.code, reply.error.message) == (5, "no conversation p_k")
+
+
+async def test_a_compact_without_a_conversation_key_is_refused_without_a_mind_call() -> None:
+    mind = RecordingMind()
+    reply = await answer(
+        mind, face_pb2.ConnectRequest(request_id="r1", compact=face_pb2.CompactCommand())
+    )
+    assert mind.requests == []
+    assert reply.WhichOneof("result") == "error"
+    assert (reply.error.code, reply.error.message) == (
+        3,
+        "conversation_key is required: name the conversation to compact",
+    )

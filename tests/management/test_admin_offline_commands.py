@@ -219,3 +219,15 @@ def test_deleting_a_conversation_with_a_running_run_is_refused(admin: Admin) -> 
     result = admin.run("conversations", "delete", "p_bob", "--yes", ok=False)
     assert "running run" in result.stderr
     assert admin.json("conversations", "show", "p_bob")["runs"] == 1
+
+
+def test_compacting_offline_is_refused_naming_the_mind_it_needs(admin: Admin) -> None:
+    upgrade(admin.store_url)
+    seed_conversations(admin.store_url)
+    result = admin.run("conversations", "compact", "g_team", ok=False)
+    assert (
+        "Error: compacting needs the running Mind, which calls the model: start it (`tobe up`) "
+        "and run this again"
+    ) in result.stderr
+    assert admin.json("conversations", "show", "g_team")["messages"] == 3
+    assert admin.json("audit") == []

@@ -3,6 +3,8 @@
 One scenario runs every command, once against a fresh data directory with no Mind and once
 against a fresh data directory served by a running `tobe mind serve`. Ids, prefixes, secrets
 and times differ by nature, so they are replaced by stable placeholders before comparing.
+`conversations compact` is the one command that differs by design: only the running Mind calls
+the model (`test_admin_offline_commands.py` and `test_admin_compact_e2e.py` show each side).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from rich.console import Console
 from management import render
 from management.cli_support import parse_when
 from management.render import Printer, credential_state, human_size
-from tobe.v1 import management_pb2
+from tobe.v1 import events_pb2, management_pb2
 
 
 def test_durations_count_forward_for_expiry_and_back_for_since() -> None:
@@ -80,3 +80,33 @@ def test_operator_text_is_shown_as_typed_never_as_markup() -> None:
     Printer(as_json=False, console=console).credential(listed)
     text = console.export_text()
     assert text.count("[red]x") == 2 and "[/oops]" in text
+
+
+def test_a_compaction_is_one_line_for_people_and_every_field_in_json() -> None:
+    compaction = render.compaction(
+        events_pb2.ContextCompacted(
+            generation=2,
+            through_message_id=60,
+            messages_summarised=48,
+            tokens_before=41_200,
+            tokens_after=9_800,
+            trigger=events_pb2.COMPACTION_TRIGGER_REQUESTED,
+            summary_calls=1,
+        )
+    )
+    console = Console(record=True, width=200)
+    Printer(as_json=False, console=console).compaction("p_k", compaction)
+    assert console.export_text().splitlines() == [
+        "Compacted conversation p_k: 48 messages summarised (generation 2, through message 60); "
+        "context ~41,200 → ~9,800 tokens"
+    ]
+    assert compaction == {
+        "generation": 2,
+        "through_message_id": 60,
+        "messages_summarised": 48,
+        "tokens_before": 41_200,
+        "tokens_after": 9_800,
+        "trigger": "requested",
+        "summary_calls": 1,
+        "run_id": "",
+    }

@@ -7,6 +7,7 @@ store's `on_commit` (the event bus in the Mind).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,12 @@ from admin_store import TEAM_ROWS, seed_conversations
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from mind.conversation.errors import WrongState
 from mind.credentials import CredentialRevoked
-from mind.management.errors import NotFound
-from mind.management.service import ManagementService
+from mind.events.views import CompactionTrigger, CompactionView
+from mind.management.errors import FailedPrecondition, NotFound
+from mind.management.live import MindLink
+from mind.management.service import COMPACT_OFFLINE, ManagementService
 from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
 
@@ -109,3 +113,75 @@ async def test_deleting_a_conversation_removes_everything_it_owns(
         await service.inspect_conversation("g_team")
     (entry,) = await service.audit_entries(action="conversation.")
     assert entry.details == {"removed": TEAM_ROWS}
+
+
+COMPACTION = CompactionView(
+    generation=2,
+    through_message_id=60,
+    messages_summarised=48,
+    tokens_before=41_200,
+    tokens_after=9_800,
+    trigger=CompactionTrigger.REQUESTED,
+    summary_calls=1,
+    run_id="",
+)
+
+
+def linked(compact: Callable[[str], Awaitable[CompactionView]]) -> MindLink:
+    """A running Mind's link that only compacts (through `compact`)."""
+
+    async def forget(key: str) -> None:
+        raise AssertionError(f"nothing is deleted here ({key})")
+
+    return MindLink(
+        disconnect_credential=lambda credential_id: 0,
+        hands=list,
+        gateway_subscribers=lambda: 0,
+        services=list,
+        forget_conversation=forget,
+        compact_conversation=compact,
+    )
+
+
+async def test_a_compaction_through_the_mind_is_audited_after_it_committed(
+    database: Database, store_url: str, tmp_path: Path
+) -> None:
+    asked: list[str] = []
+
+    async def compact(key: str) -> CompactionView:
+        asked.append(key)
+        return COMPACTION
+
+    service = ManagementService(
+        database, database_url=store_url, data_dir=tmp_path, mind=linked(compact)
+    )
+    assert await service.compact_context("g_team", actor="ops") == COMPACTION
+    assert asked == ["g_team"]
+    (entry,) = await service.audit_entries(action="conversation.compact")
+    assert (entry.actor, entry.target) == ("ops", "g_team")
+    assert entry.details == {
+        "generation": 2,
+        "through_message_id": 60,
+        "messages_summarised": 48,
+    }
+
+
+async def test_a_compaction_the_mind_refuses_is_not_audited(
+    database: Database, store_url: str, tmp_path: Path
+) -> None:
+    async def compact(key: str) -> CompactionView:
+        raise WrongState(f"nothing in {key} is old enough to summarise")
+
+    service = ManagementService(
+        database, database_url=store_url, data_dir=tmp_path, mind=linked(compact)
+    )
+    with pytest.raises(WrongState):
+        await service.compact_context("p_bob", actor="ops")
+    assert await service.audit_entries() == []
+
+
+async def test_compacting_without_a_running_mind_is_refused(service: ManagementService) -> None:
+    with pytest.raises(FailedPrecondition) as refused:
+        await service.compact_context("p_bob", actor="ops")
+    assert str(refused.value) == COMPACT_OFFLINE
+    assert await service.audit_entries() == []

@@ -104,11 +104,16 @@ class ServiceClient(Generic[Stub]):
         return stub
 
     async def unary(
-        self, method: grpc.aio.UnaryUnaryMultiCallable[Request, Response], request: Request
+        self,
+        method: grpc.aio.UnaryUnaryMultiCallable[Request, Response],
+        request: Request,
+        *,
+        timeout: float | None = None,
     ) -> Response:
-        """The reply of one unary call made with the credential."""
+        """The reply of one unary call made with the credential, within `timeout` seconds (the
+        client's own when None: a call that is slow by nature names its own)."""
         try:
-            return await method(request, metadata=self.metadata, timeout=self._timeout)
+            return await method(request, metadata=self.metadata, timeout=timeout or self._timeout)
         except grpc.aio.AioRpcError as exc:
             raise self._error(exc) from exc
 
