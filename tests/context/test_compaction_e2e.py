@@ -15,7 +15,7 @@ import pytest
 from helpers.mind_gateway import Gateway, ended_runs, payloads
 from helpers.mind_process import MindProcess, running_mind
 
-from tobe.v1 import common_pb2, events_pb2
+from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
 pytestmark = pytest.mark.e2e
 
@@ -178,3 +178,32 @@ def test_compacting_one_conversation_does_not_delay_another_conversations_run(
         or (e.WhichOneof("payload") == "run_changed" and e.run_changed.state != 1)
     ]
     assert marks.index(other_run) < marks.index("compacted") < marks.index(compacting_run)
+
+
+def test_a_requested_compaction_waits_for_the_active_run_of_its_conversation(gateway: Gateway):
+    key = gateway.create(_key())
+    for turn in range(3):
+        _turn(gateway, key, f"turn {turn}: short")
+    start = gateway.head()
+    running = gateway.send(key, "wait a moment", uuid.uuid4().hex).run_id
+    request = mind_pb2.CompactConversationRequest(
+        on_behalf_of=gateway.who("alice"), conversation_key=key
+    )
+    answer = gateway.stub.CompactConversation(request, metadata=gateway.md, timeout=60)
+
+    assert answer.compaction.trigger == events_pb2.COMPACTION_TRIGGER_REQUESTED
+    assert answer.compaction.generation == 1 and answer.compaction.run_id == ""
+    events = gateway.wait_for(
+        start, lambda evs: bool(payloads(evs, "context_compacted")) and running in ended_runs(evs)
+    )
+    marks = [
+        "compacted" if e.WhichOneof("payload") == "context_compacted" else e.run_changed.id
+        for e in events
+        if e.conversation_key == key
+        and (
+            e.WhichOneof("payload") == "context_compacted"
+            or (e.WhichOneof("payload") == "run_changed" and e.run_changed.state != 1)
+        )
+    ]
+    assert marks == [running, "compacted"], "the compaction ran after the run, not within it"
+    assert payloads(events, "context_compacted")[0] == answer.compaction

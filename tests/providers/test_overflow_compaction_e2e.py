@@ -57,9 +57,7 @@ def test_a_context_overflow_compacts_once_and_retries_once(
             wire.play(*[good] * 8)  # summaries (one per chunk), then the retried request
             start = gateway.head()
             run = gateway.send(key, f"part 3: {SAID}", uuid.uuid4().hex).run_id
-            events = [
-                e for e in gateway.wait_runs_ended(start, {run}) if e.conversation_key == key
-            ]
+            events = [e for e in gateway.wait_runs_ended(start, {run}) if e.conversation_key == key]
         finally:
             gateway.close()
 
