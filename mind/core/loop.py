@@ -182,12 +182,15 @@ class AgentCore:
                 return outcome
             tools = self.registry.tools_for(key)
             request = self._request(system, view, context, tools, key)
-            if self.compaction is not None:
+            if self._over_budget(key, request):
                 refused = await self._fit(scope, request, context, protected)
+                if not refused:
+                    request = self._request(system, view, context, tools, key)
+                    if self._over_budget(key, request):
+                        refused = self._still_over(key, request)
                 if refused:
                     outcome.state, outcome.reason = "failed", refused
                     return outcome
-                request = self._request(system, view, context, tools, key)
             step = outcome.steps
             result = await self.provider.complete(request, self._sink(on_delta, step))
             outcome.steps += 1
@@ -251,6 +254,21 @@ class AgentCore:
         )
         return self.compaction.estimator.tokens(key, fixed_size(request))
 
+    def _over_budget(self, key: str, request: ProviderRequest) -> bool:
+        engine = self.compaction
+        if engine is None:
+            return False
+        return engine.estimator.estimate(key, request_size(request)) > engine.budget.prompt_limit
+
+    def _still_over(self, key: str, request: ProviderRequest) -> str:
+        engine = self.compaction
+        assert engine is not None
+        estimate = engine.estimator.estimate(key, request_size(request))
+        return (
+            f"the context is over budget (~{estimate} of {engine.budget.prompt_limit} tokens) "
+            "even after compaction: the latest messages alone are too long for the model"
+        )
+
     async def _fit(
         self,
         scope: RunScope,
@@ -258,17 +276,14 @@ class AgentCore:
         context: _Context,
         protected: frozenset[str],
     ) -> str:
-        """Compact when `request` would exceed the budget; "" when it fits (now), else why
-        the run cannot go on."""
+        """Compact a request over the budget; "" when done, else why the run cannot go on."""
         engine = self.compaction
         assert engine is not None
         key = scope.conversation_key
         estimate = engine.estimator.estimate(key, request_size(request))
-        limit = engine.budget.prompt_limit
-        if estimate <= limit:
-            return ""
         why = await self._compact(scope, request, context, protected, CompactionTrigger.BUDGET)
         if why:
+            limit = engine.budget.prompt_limit
             return f"the context is over budget (~{estimate} of {limit} tokens) and {why}"
         return ""
 
