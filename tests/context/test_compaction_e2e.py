@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 from helpers.mind_gateway import Gateway, ended_runs, payloads
 from helpers.mind_process import MindProcess, running_mind
@@ -26,6 +27,7 @@ SCRIPT = """
 summaries:
   - {match: "SLOW", delay: 60}
   - {match: "ALPHA", delay: 4}
+  - {match: "POISON", error: "the summariser is down", error_kind: unavailable}
 runs:
   - match: "turn \\\\d+"
     steps:
@@ -207,3 +209,33 @@ def test_a_requested_compaction_waits_for_the_active_run_of_its_conversation(gat
     ]
     assert marks == [running, "compacted"], "the compaction ran after the run, not within it"
     assert payloads(events, "context_compacted")[0] == answer.compaction
+
+
+def test_a_failed_compaction_changes_nothing_says_why_and_leaves_the_conversation_usable(
+    mind: MindProcess, gateway: Gateway
+):
+    key = gateway.create(_key())
+    for turn in range(3):
+        _turn(gateway, key, f"turn {turn}: POISON short")
+    request = mind_pb2.CompactConversationRequest(
+        on_behalf_of=gateway.who("alice"), conversation_key=key
+    )
+    with pytest.raises(grpc.RpcError) as refused:
+        gateway.stub.CompactConversation(request, metadata=gateway.md, timeout=60)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert "the summariser is down" in refused.value.details()
+    assert _summaries(mind, key) == []
+    assert _run_states(_turn(gateway, key, "turn 3: short")) == [common_pb2.RUN_STATE_COMPLETED]
+
+    for turn in range(4, 40):
+        events = _turn(gateway, key, f"turn {turn}: {FILLER}")
+        ended = [r for r in payloads(events, "run_changed") if r.state != 1][-1]
+        if ended.state != common_pb2.RUN_STATE_COMPLETED:
+            break
+    else:
+        pytest.fail("the conversation never went over its budget")
+    assert ended.state == common_pb2.RUN_STATE_FAILED
+    assert "over budget" in ended.reason and "the summariser is down" in ended.reason
+    assert _summaries(mind, key) == []
+    history = gateway.history(key).messages
+    assert sum(m.role == common_pb2.MESSAGE_ROLE_USER for m in history) == turn + 1
