@@ -69,6 +69,8 @@ class CommandRouter:
             credential_id=identity.credential_id,
         )
         self._subscription: asyncio.Task[None] | None = None
+        # Commands answered when they end, not in order (compactions).
+        self._background: set[asyncio.Task[None]] = set()
 
     @property
     def subscribed(self) -> bool:
@@ -103,8 +105,19 @@ class CommandRouter:
                     INVALID_ARGUMENT,
                     "conversation_key is required: name the conversation to compact",
                 )
+            case face_pb2.CompactCommand():
+                # A compaction waits for the active run and for the model: later commands of
+                # this connection (a cancel, an approval that run waits for) must not wait.
+                task = asyncio.create_task(self._answer(request_id, frame))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
             case _:
                 await self._answer(request_id, frame)
+
+    async def settle(self) -> None:
+        """Wait for the commands still being answered (the client half-closed its side)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
 
     async def _answer(self, request_id: str, command: UnaryCommand) -> None:
         try:
@@ -222,6 +235,8 @@ class CommandRouter:
         self._subscription = asyncio.create_task(self._follow(stream, first))
 
     async def stop(self) -> None:
+        for task in list(self._background):
+            task.cancel()
         if self._subscription is not None:
             self._subscription.cancel()
             with contextlib.suppress(asyncio.CancelledError):

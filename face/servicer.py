@@ -239,4 +239,5 @@ async def _read_frames(
     # The client half-closed: a subscribed connection keeps receiving events; otherwise the
     # stream ends once the queued replies are written.
     if not router.subscribed:
+        await router.settle()
         connection.queue.finish(Closing("OK", "client closed its side"))

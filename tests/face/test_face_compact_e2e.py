@@ -23,6 +23,10 @@ CHATS = 6
 PROMPT = "you› "
 SCRIPT = """
 runs:
+  - match: "take your time"
+    steps:
+      - tool_calls: [{name: wait, arguments: {seconds: 120}}]
+      - text: "waited"
   - match: ".*"
     steps:
       - {text: "echo reply", chunks: 2}
@@ -137,3 +141,31 @@ def test_slash_compact_in_tobe_chat_says_what_was_summarised(
         chat.close(force=True)
     # The reply and the event it announces make one line, not two.
     assert chat.logfile_read.getvalue().count("(generation 1)") == 1
+
+
+async def test_a_compaction_waiting_for_a_run_holds_back_no_later_command_of_its_connection(
+    mind: MindProcess, face: FaceProcess
+) -> None:
+    client = await FaceClient.connect(face.address, mind.client_tokens["alice"])
+    try:
+        await client.command(subscribe=face_pb2.SubscribeCommand(after_id=0))
+        await client.command(create_conversation=face_pb2.CreateConversationCommand(key=KEY))
+        await chat(client, CHATS)
+        await client.command(
+            send_chat=face_pb2.SendChatCommand(
+                conversation_key=KEY, text="take your time", idempotency_key="slow"
+            )
+        )
+        compact = await client.send(compact=face_pb2.CompactCommand(conversation_key=KEY))
+        cancel = await client.send(cancel_run=face_pb2.CancelRunCommand(conversation_key=KEY))
+        answered: dict[str, face_pb2.Reply] = {}
+        while len(answered) < 2:
+            frame = await client.next_frame()
+            if frame.HasField("reply"):
+                answered[frame.reply.request_id] = frame.reply
+        # The cancel was answered first: it ended the run the compaction was waiting for.
+        assert list(answered) == [cancel, compact]
+        assert answered[cancel].WhichOneof("result") == "cancel_run"
+        assert answered[compact].compact.compaction.generation == 1
+    finally:
+        await client.close()
