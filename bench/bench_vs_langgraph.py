@@ -38,6 +38,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import json
 import os
 import signal
 import statistics
@@ -321,6 +322,9 @@ class Platform:
         return int(units), int(commits), int(reads)
 
 
+BENCH_MODEL = {"id": "bench-model", "context_window": 128_000, "max_output": 16_384}
+
+
 @contextmanager
 def tobe_platform(root: Path, synchronous: str, conversations: int) -> Iterator[Platform]:
     """Awareness, Mind, Face and the Hand on a fresh data directory under `root`."""
@@ -342,6 +346,10 @@ def tobe_platform(root: Path, synchronous: str, conversations: int) -> Iterator[
                 script=script,
                 clients=users,
                 TOBE_STORE__SQLITE_SYNCHRONOUS=synchronous,
+                # A model with a known window, as every wire provider's is: each request is
+                # measured against the context budget, as in a real deployment.
+                TOBE_PROVIDER__MODEL="bench-model",
+                TOBE_PROVIDER__MODELS=json.dumps([BENCH_MODEL]),
                 TOBE_MIND__AWARENESS_ADDRESS=awareness.target,
                 TOBE_AWARENESS__TOKEN=AWARENESS_TOKEN,
                 PYTHONPATH=python_path,

@@ -14,10 +14,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from mind.core.history import HistoryMessage
-from mind.providers.base import ProviderMessage, ProviderRequest, Usage
+from mind.providers.base import ProviderMessage, ProviderRequest, ThinkingBlock, ToolCall, Usage
 from mind.providers.catalog import ModelInfo
 from tobe.config import ContextSettings
 
@@ -63,15 +65,49 @@ class Size:
         return Size(self.chars + other.chars, self.images + other.images)
 
 
-def message_size(message: ProviderMessage) -> Size:
-    chars = MESSAGE_OVERHEAD_CHARS + len(message.text) + len(message.tool_name)
-    for block in message.thinking:
+class _ByIdentity:
+    """Sizes of objects that come back request after request (rendered messages the provider
+    view keeps, tool schemas), remembered by identity: every step of every run measures its
+    whole request, and measuring it again from scratch was most of the budget's cost. Each
+    entry holds its object, so the id cannot be reused while it is remembered."""
+
+    def __init__(self, limit: int = 16_384) -> None:
+        self._limit = limit
+        self._seen: dict[int, tuple[object, int]] = {}
+
+    def chars(self, item: object, measure: Callable[[Any], int]) -> int:
+        hit = self._seen.get(id(item))
+        if hit is not None and hit[0] is item:
+            return hit[1]
+        if len(self._seen) >= self._limit:
+            self._seen.clear()
+        value = measure(item)
+        self._seen[id(item)] = (item, value)
+        return value
+
+
+_MEASURED = _ByIdentity()
+
+
+def _content_chars(
+    text: str, tool_name: str, thinking: Iterable[ThinkingBlock], calls: Iterable[ToolCall]
+) -> int:
+    chars = MESSAGE_OVERHEAD_CHARS + len(text) + len(tool_name)
+    for block in thinking:
         chars += len(block.text) + len(block.signature or "") + len(block.redacted_data or "")
-    for call in message.tool_calls:
+    for call in calls:
         chars += MESSAGE_OVERHEAD_CHARS + len(call.name) + len(call.raw_arguments)
         if not call.raw_arguments and call.arguments is not None:
             chars += len(json.dumps(call.arguments, ensure_ascii=False))
-    return Size(chars, len(message.images))
+    return chars
+
+
+def _message_chars(message: ProviderMessage) -> int:
+    return _content_chars(message.text, message.tool_name, message.thinking, message.tool_calls)
+
+
+def _schema_chars(schema: dict[str, Any]) -> int:
+    return len(json.dumps(schema, ensure_ascii=False, separators=(",", ":")))
 
 
 # `[YYYY-MM-DD HH:MM:SS GMT] `: the stamp the provider view puts before every message.
@@ -80,14 +116,8 @@ _STAMP_CHARS = 26
 
 def history_size(message: HistoryMessage) -> Size:
     """A stored message's size as the provider view will render it (stamp included)."""
-    chars = MESSAGE_OVERHEAD_CHARS + _STAMP_CHARS + len(message.text) + len(message.tool_name)
-    for block in message.thinking:
-        chars += len(block.text) + len(block.signature or "") + len(block.redacted_data or "")
-    for call in message.tool_calls:
-        chars += MESSAGE_OVERHEAD_CHARS + len(call.name) + len(call.raw_arguments)
-        if not call.raw_arguments and call.arguments is not None:
-            chars += len(json.dumps(call.arguments, ensure_ascii=False))
-    return Size(chars, len(message.images))
+    chars = _content_chars(message.text, message.tool_name, message.thinking, message.tool_calls)
+    return Size(_STAMP_CHARS + chars, len(message.images))
 
 
 def fixed_size(request: ProviderRequest) -> Size:
@@ -95,15 +125,16 @@ def fixed_size(request: ProviderRequest) -> Size:
     chars = len(request.system)
     for tool in request.tools:
         chars += len(tool.name) + len(tool.description)
-        chars += len(json.dumps(tool.parameters, ensure_ascii=False, separators=(",", ":")))
+        chars += _MEASURED.chars(tool.parameters, _schema_chars)
     return Size(chars)
 
 
 def request_size(request: ProviderRequest) -> Size:
-    size = fixed_size(request)
+    chars, images = fixed_size(request).chars, 0
     for message in request.messages:
-        size = size + message_size(message)
-    return size
+        chars += _MEASURED.chars(message, _message_chars)
+        images += len(message.images)
+    return Size(chars, images)
 
 
 @dataclass

@@ -92,6 +92,9 @@ class CompactionEngine:
         self.settings = settings
         # A small window cannot give a quarter of itself to a summary.
         self.summary_tokens = min(settings.summary_tokens, max(64, budget.context_window // 8))
+        # The generation of the latest summary this process committed, per conversation: an
+        # actor re-reads its summary only when it moved (only this process writes them).
+        self.committed: dict[str, int] = {}
 
     async def compact(
         self,
@@ -147,6 +150,7 @@ class CompactionEngine:
             except records.SummaryConflict as conflict:
                 log.info("compaction of %s starts again: %s", key, conflict)
                 continue
+            self.committed[key] = summary.generation
             return Compacted(summary, plan.tail, view)
         raise CompactionFailed(
             f"the context of {key} kept changing while it was being compacted; try again"

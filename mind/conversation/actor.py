@@ -94,6 +94,7 @@ class ConversationActor:
         # The context as last read (`_history`): the latest summary and the messages after
         # it; and that transcript as last rendered for the provider.
         self._summary: ContextSummary | None = None
+        self._summary_read = False
         self._transcript: list[HistoryMessage] = []
         self._view = ProviderView()
         self._lock = asyncio.Lock()
@@ -471,7 +472,7 @@ class ConversationActor:
         only the ones after the last seen are read; elsewhere a lower id may still commit
         later, so the messages after the summary are read whole. Either way the history the
         summary covers is never read again."""
-        summary = await context_records.latest_summary(self.database, self.key)
+        summary = await self._latest_summary()
         floor = summary.through_message_id if summary else 0
         known = self._transcript if self.database.ids_follow_commits else []
         known = [message for message in known if message.id > floor]
@@ -480,6 +481,17 @@ class ConversationActor:
         self._summary = summary
         self._transcript = known + [history_message(row) for row in rows]
         return list(self._transcript)
+
+    async def _latest_summary(self) -> ContextSummary | None:
+        """Read once, then again only when this process committed a newer one: summaries are
+        written only by the Mind that holds the store's state lock."""
+        engine = self.core.compaction
+        generation = self._summary.generation if self._summary else 0
+        moved = engine is not None and engine.committed.get(self.key, generation) != generation
+        if not self._summary_read or moved:
+            self._summary = await context_records.latest_summary(self.database, self.key)
+            self._summary_read = True
+        return self._summary
 
     def _publish(self, kind: str, run_id: str, **fields: object) -> None:
         self.bus.publish(

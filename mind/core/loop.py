@@ -182,12 +182,14 @@ class AgentCore:
                 return outcome
             tools = self.registry.tools_for(key)
             request = self._request(system, view, context, tools, key)
-            if self._over_budget(key, request):
-                refused = await self._fit(scope, request, context, protected)
+            size = request_size(request)
+            if self._over_budget(key, size):
+                refused = await self._fit(scope, request, size, context, protected)
                 if not refused:
                     request = self._request(system, view, context, tools, key)
-                    if self._over_budget(key, request):
-                        refused = self._still_over(key, request)
+                    size = request_size(request)
+                    if self._over_budget(key, size):
+                        refused = self._still_over(key, size)
                 if refused:
                     outcome.state, outcome.reason = "failed", refused
                     return outcome
@@ -196,11 +198,11 @@ class AgentCore:
             outcome.steps += 1
             outcome.usage = _add(outcome.usage, result.usage)
             if self.compaction is not None:
-                self.compaction.estimator.observe(key, request_size(request), result.usage)
+                self.compaction.estimator.observe(key, size, result.usage)
             overflow = result.error is not None and result.error.kind is ErrorKind.CONTEXT_OVERFLOW
             if overflow and self.compaction is not None and not retried_overflow:
                 retried_overflow = True
-                refused = await self._after_overflow(scope, request, context, protected)
+                refused = await self._after_overflow(scope, request, size, context, protected)
                 if refused:
                     outcome.state, outcome.reason = "failed", refused
                     return outcome
@@ -254,16 +256,16 @@ class AgentCore:
         )
         return self.compaction.estimator.tokens(key, fixed_size(request))
 
-    def _over_budget(self, key: str, request: ProviderRequest) -> bool:
+    def _over_budget(self, key: str, size: Size) -> bool:
         engine = self.compaction
         if engine is None:
             return False
-        return engine.estimator.estimate(key, request_size(request)) > engine.budget.prompt_limit
+        return engine.estimator.estimate(key, size) > engine.budget.prompt_limit
 
-    def _still_over(self, key: str, request: ProviderRequest) -> str:
+    def _still_over(self, key: str, size: Size) -> str:
         engine = self.compaction
         assert engine is not None
-        estimate = engine.estimator.estimate(key, request_size(request))
+        estimate = engine.estimator.estimate(key, size)
         return (
             f"the context is over budget (~{estimate} of {engine.budget.prompt_limit} tokens) "
             "even after compaction: the latest messages alone are too long for the model"
@@ -273,6 +275,7 @@ class AgentCore:
         self,
         scope: RunScope,
         request: ProviderRequest,
+        size: Size,
         context: _Context,
         protected: frozenset[str],
     ) -> str:
@@ -280,7 +283,7 @@ class AgentCore:
         engine = self.compaction
         assert engine is not None
         key = scope.conversation_key
-        estimate = engine.estimator.estimate(key, request_size(request))
+        estimate = engine.estimator.estimate(key, size)
         why = await self._compact(scope, request, context, protected, CompactionTrigger.BUDGET)
         if why:
             limit = engine.budget.prompt_limit
@@ -291,6 +294,7 @@ class AgentCore:
         self,
         scope: RunScope,
         request: ProviderRequest,
+        size: Size,
         context: _Context,
         protected: frozenset[str],
     ) -> str:
@@ -298,7 +302,7 @@ class AgentCore:
         engine = self.compaction
         assert engine is not None
         at_least = engine.budget.context_window - engine.budget.output_tokens + 1
-        engine.estimator.observe_overflow(scope.conversation_key, request_size(request), at_least)
+        engine.estimator.observe_overflow(scope.conversation_key, size, at_least)
         why = await self._compact(scope, request, context, protected, CompactionTrigger.OVERFLOW)
         if why:
             return f"the model found the request too long for its context window and {why}"

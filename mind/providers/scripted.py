@@ -170,19 +170,19 @@ class ScriptedProvider:
         return cls(load_script(path), model=info.id if info else Path(path).name, info=info)
 
     async def complete(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
-        refused = self._overflow(request)
+        tokens = prompt_tokens(request)
+        refused = self._overflow(request, tokens)
         if refused is not None:
             return refused
         if request.system.startswith(_SUMMARISER):
-            return await self._summarise(request)
+            return await self._summarise(request, tokens)
         result = await self._respond(request, on_event)
-        result.usage = Usage(prompt_tokens(request), result.usage.output_tokens)
+        result.usage = Usage(tokens, result.usage.output_tokens)
         return result
 
-    def _overflow(self, request: ProviderRequest) -> ProviderResult | None:
+    def _overflow(self, request: ProviderRequest, tokens: int) -> ProviderResult | None:
         if self.info is None:
             return None
-        tokens = prompt_tokens(request)
         output = request.max_output_tokens or self.info.max_output
         if tokens + output <= self.info.context_window:
             return None
@@ -197,7 +197,7 @@ class ScriptedProvider:
             model=self.model,
         )
 
-    async def _summarise(self, request: ProviderRequest) -> ProviderResult:
+    async def _summarise(self, request: ProviderRequest, tokens: int) -> ProviderResult:
         source = request.messages[-1].text if request.messages else ""
         rule = self.script.summary_for(source)
         if rule.delay:
@@ -209,7 +209,7 @@ class ScriptedProvider:
                 model=self.model,
             )
         text = rule.text if rule.text is not None else _digest(request)
-        usage = Usage(prompt_tokens(request), len(text) // 4)
+        usage = Usage(tokens, len(text) // 4)
         return ProviderResult(text=text, usage=usage, model=self.model)
 
     async def _respond(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
