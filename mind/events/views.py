@@ -70,6 +70,44 @@ class ToolCallRef:
 
 
 @dataclass(frozen=True)
+class ImageRefView:
+    """An image a message carries, stored once by the SHA-256 of its bytes."""
+
+    digest: str
+    media_type: str
+    size_bytes: int
+
+    def to_payload(self) -> Payload:
+        return {"digest": self.digest, "media_type": self.media_type, "size_bytes": self.size_bytes}
+
+    @classmethod
+    def from_payload(cls, payload: Payload) -> ImageRefView:
+        return cls(payload["digest"], payload["media_type"], payload["size_bytes"])
+
+
+@dataclass(frozen=True)
+class MemoryChangedView:
+    """A memory entry written or deleted; the text is read with ListMemory."""
+
+    key: str
+    deleted: bool
+    size_bytes: int
+    run_id: str
+
+    def to_payload(self) -> Payload:
+        return {
+            "key": self.key,
+            "deleted": self.deleted,
+            "size_bytes": self.size_bytes,
+            "run_id": self.run_id,
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Payload) -> MemoryChangedView:
+        return cls(payload["key"], payload["deleted"], payload["size_bytes"], payload["run_id"])
+
+
+@dataclass(frozen=True)
 class MessageView:
     id: int
     conversation_key: str
@@ -86,6 +124,9 @@ class MessageView:
     result_summary: str = ""
     idempotency_key: str = ""
     is_error: bool = False
+    images: tuple[ImageRefView, ...] = ()
+    posted_by: str = ""
+    redacted: bool = False
 
     def to_payload(self) -> Payload:
         return {
@@ -102,6 +143,9 @@ class MessageView:
             "result_summary": self.result_summary,
             "idempotency_key": self.idempotency_key,
             "is_error": self.is_error,
+            "images": [image.to_payload() for image in self.images],
+            "posted_by": self.posted_by,
+            "redacted": self.redacted,
         }
 
     @classmethod
@@ -126,6 +170,9 @@ class MessageView:
             result_summary=payload.get("result_summary", ""),
             idempotency_key=payload.get("idempotency_key", ""),
             is_error=payload.get("is_error", False),
+            images=tuple(ImageRefView.from_payload(image) for image in payload.get("images", [])),
+            posted_by=payload.get("posted_by", ""),
+            redacted=payload.get("redacted", False),
         )
 
 
@@ -311,6 +358,8 @@ class ConversationView:
     members: tuple[str, ...]
     created_at: datetime
     last_event_id: int
+    profile: str = ""
+    active_hand: str = ""
 
     def to_payload(self) -> Payload:
         return {
@@ -320,6 +369,8 @@ class ConversationView:
             "members": list(self.members),
             "created_at": _iso(self.created_at),
             "last_event_id": self.last_event_id,
+            "profile": self.profile,
+            "active_hand": self.active_hand,
         }
 
     @classmethod
@@ -331,6 +382,8 @@ class ConversationView:
             members=tuple(payload["members"]),
             created_at=_required_moment(payload["created_at"]),
             last_event_id=payload["last_event_id"],
+            profile=payload.get("profile", ""),
+            active_hand=payload.get("active_hand", ""),
         )
 
 

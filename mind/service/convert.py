@@ -14,6 +14,8 @@ from mind.events.views import (
     CompactionView,
     ConversationView,
     CredentialRevokedView,
+    ImageRefView,
+    MemoryChangedView,
     MessageRole,
     MessageView,
     QueuedView,
@@ -102,7 +104,30 @@ def message_to_proto(view: MessageView) -> common_pb2.Message:
         result_summary=view.result_summary,
         idempotency_key=view.idempotency_key,
         is_error=view.is_error,
+        images=[image_to_proto(image) for image in view.images],
+        posted_by=view.posted_by,
+        redacted=view.redacted,
     )
+
+
+def image_to_proto(view: ImageRefView) -> common_pb2.ImageRef:
+    return common_pb2.ImageRef(
+        digest=view.digest, media_type=view.media_type, size_bytes=view.size_bytes
+    )
+
+
+def image_from_proto(message: common_pb2.ImageRef) -> ImageRefView:
+    return ImageRefView(message.digest, message.media_type, message.size_bytes)
+
+
+def memory_changed_to_proto(view: MemoryChangedView) -> events_pb2.MemoryChanged:
+    return events_pb2.MemoryChanged(
+        key=view.key, deleted=view.deleted, size_bytes=view.size_bytes, run_id=view.run_id
+    )
+
+
+def memory_changed_from_proto(message: events_pb2.MemoryChanged) -> MemoryChangedView:
+    return MemoryChangedView(message.key, message.deleted, message.size_bytes, message.run_id)
 
 
 def message_from_proto(message: common_pb2.Message) -> MessageView:
@@ -120,6 +145,9 @@ def message_from_proto(message: common_pb2.Message) -> MessageView:
         result_summary=message.result_summary,
         idempotency_key=message.idempotency_key,
         is_error=message.is_error,
+        images=tuple(image_from_proto(image) for image in message.images),
+        posted_by=message.posted_by,
+        redacted=message.redacted,
     )
 
 
@@ -251,6 +279,8 @@ def conversation_to_proto(view: ConversationView) -> common_pb2.Conversation:
         members=list(view.members),
         created_at=to_timestamp(view.created_at),
         last_event_id=view.last_event_id,
+        profile=view.profile,
+        active_hand=view.active_hand,
     )
 
 
@@ -262,6 +292,8 @@ def conversation_from_proto(message: common_pb2.Conversation) -> ConversationVie
         members=tuple(message.members),
         created_at=from_timestamp(message.created_at),
         last_event_id=message.last_event_id,
+        profile=message.profile,
+        active_hand=message.active_hand,
     )
 
 

@@ -12,6 +12,7 @@ from mind.events.views import (
     CompactionView,
     ConversationView,
     CredentialRevokedView,
+    MemoryChangedView,
     MessageView,
     QueuedView,
     RunView,
@@ -53,6 +54,14 @@ def durable_event(row: OutboxEvent) -> events_pb2.Event:
             )
         case "message_queued":
             event.message_queued.CopyFrom(convert.queued_to_proto(QueuedView.from_payload(payload)))
+        case "memory_changed":
+            event.memory_changed.CopyFrom(
+                convert.memory_changed_to_proto(MemoryChangedView.from_payload(payload))
+            )
+        case "conversation_changed":
+            event.conversation_changed.CopyFrom(
+                convert.conversation_to_proto(ConversationView.from_payload(payload))
+            )
         case "context_compacted":
             event.context_compacted.CopyFrom(
                 convert.compaction_to_proto(CompactionView.from_payload(payload))

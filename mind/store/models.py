@@ -26,6 +26,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Text,
@@ -125,6 +126,8 @@ class Conversation(Base):
     active_hand: Mapped[str] = mapped_column(String(128), default="")
     # Generation of the latest context summary (0: none); compaction compares and sets it.
     context_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Profile the conversation runs with; empty: the default profile.
+    profile: Mapped[str] = mapped_column(String(64), default="", server_default="")
 
 
 class ConversationMember(Base):
@@ -440,6 +443,31 @@ class ManagementAudit(Base):
     actor: Mapped[str] = mapped_column(String(128), default="")
     target: Mapped[str] = mapped_column(String(256), default="")
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class MemoryEntry(Base):
+    """One entry of a conversation's memory (the profiles' memory tools, the owner)."""
+
+    __tablename__ = "memory_entries"
+
+    conversation_key: Mapped[str] = mapped_column(
+        ForeignKey("conversations.key", ondelete="CASCADE"), primary_key=True
+    )
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+class Media(Base):
+    """Image bytes, stored once under their SHA-256; messages refer to them by digest."""
+
+    __tablename__ = "media"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    media_type: Mapped[str] = mapped_column(String(64))
+    size_bytes: Mapped[int] = mapped_column(BigInteger)
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Summary(Base):

@@ -24,6 +24,8 @@ from mind.events.views import (
     CompactionView,
     ConversationView,
     CredentialRevokedView,
+    ImageRefView,
+    MemoryChangedView,
     MessageRole,
     MessageView,
     QueuedView,
@@ -69,6 +71,9 @@ FULL_MESSAGE = MessageView(
     result_summary="ok, 3 bytes",
     idempotency_key="k1",
     is_error=True,
+    images=(ImageRefView(digest="ab" * 32, media_type="image/png", size_bytes=2048),),
+    posted_by="welcome",
+    redacted=True,
 )
 FULL_TOOL = ToolView(
     tool_call_id="call_1",
@@ -171,6 +176,8 @@ MAPPINGS = {
             members=("bob", "carol"),
             created_at=START,
             last_event_id=42,
+            profile="coach",
+            active_hand="laptop",
         ),
         ConversationView(
             key="p_x", title="", owner="alice", members=(), created_at=START, last_event_id=0
@@ -214,6 +221,13 @@ MAPPINGS = {
             summary_calls=1,
             run_id="",
         ),
+    ),
+    "MemoryChanged": Mapping(
+        events_pb2.MemoryChanged,
+        convert.memory_changed_to_proto,
+        convert.memory_changed_from_proto,
+        MemoryChangedView(key="diet", deleted=True, size_bytes=120, run_id="run_1"),
+        MemoryChangedView(key="diet", deleted=False, size_bytes=0, run_id=""),
     ),
     "CredentialRevoked": Mapping(
         events_pb2.CredentialRevoked,

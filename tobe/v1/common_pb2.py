@@ -25,35 +25,43 @@ _sym_db = _symbol_database.Default()
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14tobe/v1/common.proto\x12\x07tobe.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x91\x01\n\x0c\x43onversation\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0f\n\x07members\x18\x04 \x03(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rlast_event_id\x18\x06 \x01(\x03\"\xe2\x02\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\"\n\x04role\x18\x03 \x01(\x0e\x32\x14.tobe.v1.MessageRole\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x10\n\x08thinking\x18\x05 \x01(\t\x12(\n\ntool_calls\x18\x06 \x03(\x0b\x32\x14.tobe.v1.ToolCallRef\x12\x14\n\x0ctool_call_id\x18\x07 \x01(\t\x12\x0e\n\x06run_id\x18\x08 \x01(\t\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\radmitted_mode\x18\n \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x16\n\x0eresult_summary\x18\x0b \x01(\t\x12\x17\n\x0fidempotency_key\x18\x0c \x01(\t\x12\x10\n\x08is_error\x18\r \x01(\x08\"\'\n\x0bToolCallRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"\xc7\x03\n\x0eToolProjection\x12\x14\n\x0ctool_call_id\x18\x01 \x01(\t\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x0e\n\x06run_id\x18\x03 \x01(\t\x12\x0c\n\x04tool\x18\x04 \x01(\t\x12*\n\radmitted_mode\x18\x05 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\'\n\nshown_mode\x18\x06 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x19\n\x11\x61rguments_summary\x18\x07 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x08 \x01(\t\x12#\n\x06status\x18\t \x01(\x0e\x32\x13.tobe.v1.ToolStatus\x12\x16\n\x0eresult_summary\x18\n \x01(\t\x12\x13\n\x0bresult_text\x18\x0b \x01(\t\x12/\n\x0b\x61\x64mitted_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07hand_id\x18\x0e \x01(\t\x12\x1a\n\x12projection_version\x18\x0f \x01(\x05\"\xfb\x01\n\x03Run\x12\n\n\x02id\x18\x01 \x01(\t\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12 \n\x05state\x18\x03 \x01(\x0e\x32\x11.tobe.v1.RunState\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12*\n\radmitted_mode\x18\x05 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12.\n\nstarted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07trigger\x18\x08 \x01(\t\"\x9e\x03\n\x08\x41pproval\x12\n\n\x02id\x18\x01 \x01(\t\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x0e\n\x06run_id\x18\x03 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x04 \x01(\t\x12\x0c\n\x04tool\x18\x05 \x01(\t\x12$\n\x06\x65\x66\x66\x65\x63t\x18\x06 \x01(\x0e\x32\x14.tobe.v1.EffectClass\x12\x0f\n\x07hand_id\x18\x07 \x01(\t\x12\x19\n\x11\x61rguments_summary\x18\x08 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\t \x01(\t\x12\x18\n\x10\x61rguments_digest\x18\n \x01(\t\x12+\n\x08\x64\x65\x63ision\x18\x0b \x01(\x0e\x32\x19.tobe.v1.ApprovalDecision\x12\x30\n\x0crequested_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06reason\x18\x0e \x01(\t\x12\x15\n\rdecision_text\x18\x0f \x01(\t*_\n\nDetailMode\x12\x1b\n\x17\x44\x45TAIL_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13\x44\x45TAIL_MODE_SUMMARY\x10\x01\x12\x1b\n\x17\x44\x45TAIL_MODE_TRANSPARENT\x10\x02*\x8c\x01\n\x0bMessageRole\x12\x1c\n\x18MESSAGE_ROLE_UNSPECIFIED\x10\x00\x12\x15\n\x11MESSAGE_ROLE_USER\x10\x01\x12\x1a\n\x16MESSAGE_ROLE_ASSISTANT\x10\x02\x12\x15\n\x11MESSAGE_ROLE_TOOL\x10\x03\x12\x15\n\x11MESSAGE_ROLE_NOTE\x10\x04*\x9f\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_RUNNING\x10\x01\x12\x17\n\x13RUN_STATE_COMPLETED\x10\x02\x12\x14\n\x10RUN_STATE_FAILED\x10\x03\x12\x17\n\x13RUN_STATE_CANCELLED\x10\x04\x12\x19\n\x15RUN_STATE_INTERRUPTED\x10\x05*\xc1\x01\n\nToolStatus\x12\x1b\n\x17TOOL_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13TOOL_STATUS_RUNNING\x10\x01\x12\x19\n\x15TOOL_STATUS_SUCCEEDED\x10\x02\x12\x16\n\x12TOOL_STATUS_FAILED\x10\x03\x12\x16\n\x12TOOL_STATUS_DENIED\x10\x04\x12\x17\n\x13TOOL_STATUS_SKIPPED\x10\x05\x12\x19\n\x15TOOL_STATUS_CANCELLED\x10\x06*\x90\x01\n\x0b\x45\x66\x66\x65\x63tClass\x12\x1c\n\x18\x45\x46\x46\x45\x43T_CLASS_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x45\x46\x46\x45\x43T_CLASS_READ_ONLY\x10\x01\x12 \n\x1c\x45\x46\x46\x45\x43T_CLASS_WORKSPACE_WRITE\x10\x02\x12%\n!EFFECT_CLASS_EXTERNAL_SIDE_EFFECT\x10\x03*\xc0\x01\n\x10\x41pprovalDecision\x12!\n\x1d\x41PPROVAL_DECISION_UNSPECIFIED\x10\x00\x12\"\n\x1e\x41PPROVAL_DECISION_APPROVE_ONCE\x10\x01\x12*\n&APPROVAL_DECISION_APPROVE_CONVERSATION\x10\x02\x12\x1a\n\x16\x41PPROVAL_DECISION_DENY\x10\x03\x12\x1d\n\x19\x41PPROVAL_DECISION_EXPIRED\x10\x04\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14tobe/v1/common.proto\x12\x07tobe.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\xb7\x01\n\x0c\x43onversation\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\r\n\x05owner\x18\x03 \x01(\t\x12\x0f\n\x07members\x18\x04 \x03(\t\x12.\n\ncreated_at\x18\x05 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x15\n\rlast_event_id\x18\x06 \x01(\x03\x12\x0f\n\x07profile\x18\x07 \x01(\t\x12\x13\n\x0b\x61\x63tive_hand\x18\x08 \x01(\t\"\xaa\x03\n\x07Message\x12\n\n\x02id\x18\x01 \x01(\x03\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\"\n\x04role\x18\x03 \x01(\x0e\x32\x14.tobe.v1.MessageRole\x12\x0c\n\x04text\x18\x04 \x01(\t\x12\x10\n\x08thinking\x18\x05 \x01(\t\x12(\n\ntool_calls\x18\x06 \x03(\x0b\x32\x14.tobe.v1.ToolCallRef\x12\x14\n\x0ctool_call_id\x18\x07 \x01(\t\x12\x0e\n\x06run_id\x18\x08 \x01(\t\x12.\n\ncreated_at\x18\t \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12*\n\radmitted_mode\x18\n \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x16\n\x0eresult_summary\x18\x0b \x01(\t\x12\x17\n\x0fidempotency_key\x18\x0c \x01(\t\x12\x10\n\x08is_error\x18\r \x01(\x08\x12!\n\x06images\x18\x0e \x03(\x0b\x32\x11.tobe.v1.ImageRef\x12\x11\n\tposted_by\x18\x0f \x01(\t\x12\x10\n\x08redacted\x18\x10 \x01(\x08\"B\n\x08ImageRef\x12\x0e\n\x06\x64igest\x18\x01 \x01(\t\x12\x12\n\nmedia_type\x18\x02 \x01(\t\x12\x12\n\nsize_bytes\x18\x03 \x01(\x03\"/\n\x0bImageUpload\x12\x12\n\nmedia_type\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c\"\\\n\x0bProfileInfo\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x16\n\x0eplatform_tools\x18\x03 \x03(\t\x12\x12\n\nis_default\x18\x04 \x01(\x08\"X\n\x0bMemoryEntry\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\'\n\x0bToolCallRef\x12\n\n\x02id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"\xc7\x03\n\x0eToolProjection\x12\x14\n\x0ctool_call_id\x18\x01 \x01(\t\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x0e\n\x06run_id\x18\x03 \x01(\t\x12\x0c\n\x04tool\x18\x04 \x01(\t\x12*\n\radmitted_mode\x18\x05 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\'\n\nshown_mode\x18\x06 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x19\n\x11\x61rguments_summary\x18\x07 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x08 \x01(\t\x12#\n\x06status\x18\t \x01(\x0e\x32\x13.tobe.v1.ToolStatus\x12\x16\n\x0eresult_summary\x18\n \x01(\t\x12\x13\n\x0bresult_text\x18\x0b \x01(\t\x12/\n\x0b\x61\x64mitted_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07hand_id\x18\x0e \x01(\t\x12\x1a\n\x12projection_version\x18\x0f \x01(\x05\"\xfb\x01\n\x03Run\x12\n\n\x02id\x18\x01 \x01(\t\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12 \n\x05state\x18\x03 \x01(\x0e\x32\x11.tobe.v1.RunState\x12\x0e\n\x06reason\x18\x04 \x01(\t\x12*\n\radmitted_mode\x18\x05 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12.\n\nstarted_at\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0b\x66inished_at\x18\x07 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0f\n\x07trigger\x18\x08 \x01(\t\"\x9e\x03\n\x08\x41pproval\x12\n\n\x02id\x18\x01 \x01(\t\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12\x0e\n\x06run_id\x18\x03 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x04 \x01(\t\x12\x0c\n\x04tool\x18\x05 \x01(\t\x12$\n\x06\x65\x66\x66\x65\x63t\x18\x06 \x01(\x0e\x32\x14.tobe.v1.EffectClass\x12\x0f\n\x07hand_id\x18\x07 \x01(\t\x12\x19\n\x11\x61rguments_summary\x18\x08 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\t \x01(\t\x12\x18\n\x10\x61rguments_digest\x18\n \x01(\t\x12+\n\x08\x64\x65\x63ision\x18\x0b \x01(\x0e\x32\x19.tobe.v1.ApprovalDecision\x12\x30\n\x0crequested_at\x18\x0c \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12.\n\nexpires_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x0e\n\x06reason\x18\x0e \x01(\t\x12\x15\n\rdecision_text\x18\x0f \x01(\t*_\n\nDetailMode\x12\x1b\n\x17\x44\x45TAIL_MODE_UNSPECIFIED\x10\x00\x12\x17\n\x13\x44\x45TAIL_MODE_SUMMARY\x10\x01\x12\x1b\n\x17\x44\x45TAIL_MODE_TRANSPARENT\x10\x02*\x8c\x01\n\x0bMessageRole\x12\x1c\n\x18MESSAGE_ROLE_UNSPECIFIED\x10\x00\x12\x15\n\x11MESSAGE_ROLE_USER\x10\x01\x12\x1a\n\x16MESSAGE_ROLE_ASSISTANT\x10\x02\x12\x15\n\x11MESSAGE_ROLE_TOOL\x10\x03\x12\x15\n\x11MESSAGE_ROLE_NOTE\x10\x04*\x9f\x01\n\x08RunState\x12\x19\n\x15RUN_STATE_UNSPECIFIED\x10\x00\x12\x15\n\x11RUN_STATE_RUNNING\x10\x01\x12\x17\n\x13RUN_STATE_COMPLETED\x10\x02\x12\x14\n\x10RUN_STATE_FAILED\x10\x03\x12\x17\n\x13RUN_STATE_CANCELLED\x10\x04\x12\x19\n\x15RUN_STATE_INTERRUPTED\x10\x05*\xc1\x01\n\nToolStatus\x12\x1b\n\x17TOOL_STATUS_UNSPECIFIED\x10\x00\x12\x17\n\x13TOOL_STATUS_RUNNING\x10\x01\x12\x19\n\x15TOOL_STATUS_SUCCEEDED\x10\x02\x12\x16\n\x12TOOL_STATUS_FAILED\x10\x03\x12\x16\n\x12TOOL_STATUS_DENIED\x10\x04\x12\x17\n\x13TOOL_STATUS_SKIPPED\x10\x05\x12\x19\n\x15TOOL_STATUS_CANCELLED\x10\x06*\x90\x01\n\x0b\x45\x66\x66\x65\x63tClass\x12\x1c\n\x18\x45\x46\x46\x45\x43T_CLASS_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x45\x46\x46\x45\x43T_CLASS_READ_ONLY\x10\x01\x12 \n\x1c\x45\x46\x46\x45\x43T_CLASS_WORKSPACE_WRITE\x10\x02\x12%\n!EFFECT_CLASS_EXTERNAL_SIDE_EFFECT\x10\x03*\xc0\x01\n\x10\x41pprovalDecision\x12!\n\x1d\x41PPROVAL_DECISION_UNSPECIFIED\x10\x00\x12\"\n\x1e\x41PPROVAL_DECISION_APPROVE_ONCE\x10\x01\x12*\n&APPROVAL_DECISION_APPROVE_CONVERSATION\x10\x02\x12\x1a\n\x16\x41PPROVAL_DECISION_DENY\x10\x03\x12\x1d\n\x19\x41PPROVAL_DECISION_EXPIRED\x10\x04\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tobe.v1.common_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_DETAILMODE']._serialized_start=1741
-  _globals['_DETAILMODE']._serialized_end=1836
-  _globals['_MESSAGEROLE']._serialized_start=1839
-  _globals['_MESSAGEROLE']._serialized_end=1979
-  _globals['_RUNSTATE']._serialized_start=1982
-  _globals['_RUNSTATE']._serialized_end=2141
-  _globals['_TOOLSTATUS']._serialized_start=2144
-  _globals['_TOOLSTATUS']._serialized_end=2337
-  _globals['_EFFECTCLASS']._serialized_start=2340
-  _globals['_EFFECTCLASS']._serialized_end=2484
-  _globals['_APPROVALDECISION']._serialized_start=2487
-  _globals['_APPROVALDECISION']._serialized_end=2679
+  _globals['_DETAILMODE']._serialized_start=2152
+  _globals['_DETAILMODE']._serialized_end=2247
+  _globals['_MESSAGEROLE']._serialized_start=2250
+  _globals['_MESSAGEROLE']._serialized_end=2390
+  _globals['_RUNSTATE']._serialized_start=2393
+  _globals['_RUNSTATE']._serialized_end=2552
+  _globals['_TOOLSTATUS']._serialized_start=2555
+  _globals['_TOOLSTATUS']._serialized_end=2748
+  _globals['_EFFECTCLASS']._serialized_start=2751
+  _globals['_EFFECTCLASS']._serialized_end=2895
+  _globals['_APPROVALDECISION']._serialized_start=2898
+  _globals['_APPROVALDECISION']._serialized_end=3090
   _globals['_CONVERSATION']._serialized_start=67
-  _globals['_CONVERSATION']._serialized_end=212
-  _globals['_MESSAGE']._serialized_start=215
-  _globals['_MESSAGE']._serialized_end=569
-  _globals['_TOOLCALLREF']._serialized_start=571
-  _globals['_TOOLCALLREF']._serialized_end=610
-  _globals['_TOOLPROJECTION']._serialized_start=613
-  _globals['_TOOLPROJECTION']._serialized_end=1068
-  _globals['_RUN']._serialized_start=1071
-  _globals['_RUN']._serialized_end=1322
-  _globals['_APPROVAL']._serialized_start=1325
-  _globals['_APPROVAL']._serialized_end=1739
+  _globals['_CONVERSATION']._serialized_end=250
+  _globals['_MESSAGE']._serialized_start=253
+  _globals['_MESSAGE']._serialized_end=679
+  _globals['_IMAGEREF']._serialized_start=681
+  _globals['_IMAGEREF']._serialized_end=747
+  _globals['_IMAGEUPLOAD']._serialized_start=749
+  _globals['_IMAGEUPLOAD']._serialized_end=796
+  _globals['_PROFILEINFO']._serialized_start=798
+  _globals['_PROFILEINFO']._serialized_end=890
+  _globals['_MEMORYENTRY']._serialized_start=892
+  _globals['_MEMORYENTRY']._serialized_end=980
+  _globals['_TOOLCALLREF']._serialized_start=982
+  _globals['_TOOLCALLREF']._serialized_end=1021
+  _globals['_TOOLPROJECTION']._serialized_start=1024
+  _globals['_TOOLPROJECTION']._serialized_end=1479
+  _globals['_RUN']._serialized_start=1482
+  _globals['_RUN']._serialized_end=1733
+  _globals['_APPROVAL']._serialized_start=1736
+  _globals['_APPROVAL']._serialized_end=2150
 # @@protoc_insertion_point(module_scope)

@@ -216,12 +216,18 @@ class Conversation(_message.Message):
     MEMBERS_FIELD_NUMBER: _builtins.int
     CREATED_AT_FIELD_NUMBER: _builtins.int
     LAST_EVENT_ID_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    ACTIVE_HAND_FIELD_NUMBER: _builtins.int
     key: _builtins.str
     title: _builtins.str
     owner: _builtins.str
     """Principal that created the conversation."""
     last_event_id: _builtins.int
     """Durable id of the latest event of this conversation (0 when none)."""
+    profile: _builtins.str
+    """Profile the conversation runs with: persona, tools, thinking level (Mind.ListProfiles)."""
+    active_hand: _builtins.str
+    """Name of the Hand whose tools the conversation's model sees; empty: every Hand of its owner."""
     @_builtins.property
     def members(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Principals allowed besides the owner (group conversations only)."""
@@ -237,10 +243,12 @@ class Conversation(_message.Message):
         members: _abc.Iterable[_builtins.str] | None = ...,
         created_at: _timestamp_pb2.Timestamp | None = ...,
         last_event_id: _builtins.int = ...,
+        profile: _builtins.str = ...,
+        active_hand: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "key", b"key", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_hand", b"active_hand", "created_at", b"created_at", "key", b"key", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "profile", b"profile", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -267,6 +275,9 @@ class Message(_message.Message):
     RESULT_SUMMARY_FIELD_NUMBER: _builtins.int
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
     IS_ERROR_FIELD_NUMBER: _builtins.int
+    IMAGES_FIELD_NUMBER: _builtins.int
+    POSTED_BY_FIELD_NUMBER: _builtins.int
+    REDACTED_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     conversation_key: _builtins.str
     role: Global___MessageRole.ValueType
@@ -287,12 +298,24 @@ class Message(_message.Message):
     """User messages: the idempotency key of the SendChat that created it."""
     is_error: _builtins.bool
     """Tool messages: true when the result is an error (failed, denied, skipped, cancelled)."""
+    posted_by: _builtins.str
+    """Assistant messages written by code rather than the model: "welcome", "error_reply", or the
+    principal that posted it (Mind.PostMessage). Empty for the model's own messages.
+    """
+    redacted: _builtins.bool
+    """Set when the turn used a sensitive tool: its arguments, results and thinking were replaced,
+    everywhere they were stored, by which datasets were queried and with what status.
+    """
     @_builtins.property
     def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCallRef]:
         """Tool calls requested by an assistant message."""
 
     @_builtins.property
     def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[Global___ImageRef]:
+        """Images the message carries (a person's message; an observation's media)."""
+
     def __init__(
         self,
         *,
@@ -309,14 +332,135 @@ class Message(_message.Message):
         result_summary: _builtins.str = ...,
         idempotency_key: _builtins.str = ...,
         is_error: _builtins.bool = ...,
+        images: _abc.Iterable[Global___ImageRef] | None = ...,
+        posted_by: _builtins.str = ...,
+        redacted: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["admitted_mode", b"admitted_mode", "conversation_key", b"conversation_key", "created_at", b"created_at", "id", b"id", "idempotency_key", b"idempotency_key", "is_error", b"is_error", "result_summary", b"result_summary", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["admitted_mode", b"admitted_mode", "conversation_key", b"conversation_key", "created_at", b"created_at", "id", b"id", "idempotency_key", b"idempotency_key", "images", b"images", "is_error", b"is_error", "posted_by", b"posted_by", "redacted", b"redacted", "result_summary", b"result_summary", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Message: _TypeAlias = Message  # noqa: Y015
+
+@_typing.final
+class ImageRef(_message.Message):
+    """An image a message carries, stored once under the SHA-256 of its bytes."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    DIGEST_FIELD_NUMBER: _builtins.int
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    SIZE_BYTES_FIELD_NUMBER: _builtins.int
+    digest: _builtins.str
+    """SHA-256 of the image bytes, lowercase hex."""
+    media_type: _builtins.str
+    """e.g. image/png, image/jpeg, image/webp, image/gif."""
+    size_bytes: _builtins.int
+    def __init__(
+        self,
+        *,
+        digest: _builtins.str = ...,
+        media_type: _builtins.str = ...,
+        size_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["digest", b"digest", "media_type", b"media_type", "size_bytes", b"size_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageRef: _TypeAlias = ImageRef  # noqa: Y015
+
+@_typing.final
+class ImageUpload(_message.Message):
+    """An image sent with a message: its bytes and media type."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    media_type: _builtins.str
+    """image/png, image/jpeg, image/webp or image/gif (INVALID_ARGUMENT otherwise)."""
+    data: _builtins.bytes
+    """At most the configured maximum per image (INVALID_ARGUMENT otherwise)."""
+    def __init__(
+        self,
+        *,
+        media_type: _builtins.str = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "media_type", b"media_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ImageUpload: _TypeAlias = ImageUpload  # noqa: Y015
+
+@_typing.final
+class ProfileInfo(_message.Message):
+    """A profile a conversation can run with."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    PLATFORM_TOOLS_FIELD_NUMBER: _builtins.int
+    IS_DEFAULT_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    description: _builtins.str
+    """What the operator wrote about it."""
+    is_default: _builtins.bool
+    """The profile new conversations get when they name none."""
+    @_builtins.property
+    def platform_tools(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Platform tools it offers, by name (e.g. memory_write, read_resource)."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        description: _builtins.str = ...,
+        platform_tools: _abc.Iterable[_builtins.str] | None = ...,
+        is_default: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "is_default", b"is_default", "name", b"name", "platform_tools", b"platform_tools"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ProfileInfo: _TypeAlias = ProfileInfo  # noqa: Y015
+
+@_typing.final
+class MemoryEntry(_message.Message):
+    """One entry of a conversation's memory."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    text: _builtins.str
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        text: _builtins.str = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["updated_at", b"updated_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "text", b"text", "updated_at", b"updated_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryEntry: _TypeAlias = MemoryEntry  # noqa: Y015
 
 @_typing.final
 class ToolCallRef(_message.Message):

@@ -77,6 +77,8 @@ class Event(_message.Message):
     CREDENTIAL_REVOKED_FIELD_NUMBER: _builtins.int
     MESSAGE_QUEUED_FIELD_NUMBER: _builtins.int
     CONTEXT_COMPACTED_FIELD_NUMBER: _builtins.int
+    MEMORY_CHANGED_FIELD_NUMBER: _builtins.int
+    CONVERSATION_CHANGED_FIELD_NUMBER: _builtins.int
     TEXT_DELTA_FIELD_NUMBER: _builtins.int
     THINKING_DELTA_FIELD_NUMBER: _builtins.int
     TOOL_PROGRESS_FIELD_NUMBER: _builtins.int
@@ -129,6 +131,14 @@ class Event(_message.Message):
         """
 
     @_builtins.property
+    def memory_changed(self) -> Global___MemoryChanged:
+        """DURABLE. A memory entry was written or deleted (by the model's tools or the owner)."""
+
+    @_builtins.property
+    def conversation_changed(self) -> _common_pb2.Conversation:
+        """DURABLE. A conversation's profile or active Hand changed."""
+
+    @_builtins.property
     def text_delta(self) -> Global___TextDelta:
         """EPHEMERAL. A fragment of assistant text (chat.text.delta)."""
 
@@ -155,15 +165,17 @@ class Event(_message.Message):
         credential_revoked: Global___CredentialRevoked | None = ...,
         message_queued: Global___QueuedMessage | None = ...,
         context_compacted: Global___ContextCompacted | None = ...,
+        memory_changed: Global___MemoryChanged | None = ...,
+        conversation_changed: _common_pb2.Conversation | None = ...,
         text_delta: Global___TextDelta | None = ...,
         thinking_delta: Global___TextDelta | None = ...,
         tool_progress: Global___ToolProgress | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "context_compacted", b"context_compacted", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "audience", b"audience", "context_compacted", b"context_compacted", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "audience", b"audience", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "context_compacted", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "context_compacted", "memory_changed", "conversation_changed", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -192,6 +204,38 @@ class CredentialRevoked(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CredentialRevoked: _TypeAlias = CredentialRevoked  # noqa: Y015
+
+@_typing.final
+class MemoryChanged(_message.Message):
+    """A change of one memory entry; the text itself is read with Mind.ListMemory."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    DELETED_FIELD_NUMBER: _builtins.int
+    SIZE_BYTES_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    deleted: _builtins.bool
+    size_bytes: _builtins.int
+    """Bytes of the entry's text after the change (0 when deleted)."""
+    run_id: _builtins.str
+    """The run whose tool changed it; empty when the owner did."""
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        deleted: _builtins.bool = ...,
+        size_bytes: _builtins.int = ...,
+        run_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["deleted", b"deleted", "key", b"key", "run_id", b"run_id", "size_bytes", b"size_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryChanged: _TypeAlias = MemoryChanged  # noqa: Y015
 
 @_typing.final
 class ContextCompacted(_message.Message):

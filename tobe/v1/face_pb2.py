@@ -27,7 +27,7 @@ from tobe.v1 import events_pb2 as tobe_dot_v1_dot_events__pb2
 from tobe.v1 import mind_pb2 as tobe_dot_v1_dot_mind__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tobe/v1/face.proto\x12\x07tobe.v1\x1a\x14tobe/v1/common.proto\x1a\x14tobe/v1/events.proto\x1a\x12tobe/v1/mind.proto\"\xa1\x04\n\x0e\x43onnectRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x1f\n\x05hello\x18\x02 \x01(\x0b\x32\x0e.tobe.v1.HelloH\x00\x12\x41\n\x13\x63reate_conversation\x18\n \x01(\x0b\x32\".tobe.v1.CreateConversationCommandH\x00\x12?\n\x12list_conversations\x18\x0b \x01(\x0b\x32!.tobe.v1.ListConversationsCommandH\x00\x12-\n\tsend_chat\x18\x0c \x01(\x0b\x32\x18.tobe.v1.SendChatCommandH\x00\x12/\n\ncancel_run\x18\r \x01(\x0b\x32\x19.tobe.v1.CancelRunCommandH\x00\x12,\n\x08snapshot\x18\x0e \x01(\x0b\x32\x18.tobe.v1.SnapshotCommandH\x00\x12.\n\tsubscribe\x18\x0f \x01(\x0b\x32\x19.tobe.v1.SubscribeCommandH\x00\x12(\n\x06replay\x18\x10 \x01(\x0b\x32\x16.tobe.v1.ReplayCommandH\x00\x12\x39\n\x0f\x64\x65\x63ide_approval\x18\x11 \x01(\x0b\x32\x1e.tobe.v1.DecideApprovalCommandH\x00\x12*\n\x07\x63ompact\x18\x12 \x01(\x0b\x32\x17.tobe.v1.CompactCommandH\x00\x42\x07\n\x05\x66rame\"_\n\x05Hello\x12(\n\x0b\x64\x65tail_mode\x18\x01 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\x12\x17\n\x0fresume_after_id\x18\x03 \x01(\x03\"H\n\x19\x43reateConversationCommand\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07members\x18\x03 \x03(\t\")\n\x18ListConversationsCommand\x12\r\n\x05limit\x18\x01 \x01(\x05\"a\n\x0fSendChatCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x03 \x01(\t\x12\r\n\x05steer\x18\x04 \x01(\x08\",\n\x10\x43\x61ncelRunCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\"*\n\x0e\x43ompactCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\"B\n\x0fSnapshotCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x15\n\rmessage_limit\x18\x02 \x01(\x05\"$\n\x10SubscribeCommand\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\"R\n\rReplayCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x18\n\x10\x61\x66ter_message_id\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x05\"i\n\x15\x44\x65\x63ideApprovalCommand\x12\x13\n\x0b\x61pproval_id\x18\x01 \x01(\t\x12+\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x19.tobe.v1.ApprovalDecision\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\xdd\x01\n\x0f\x43onnectResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12#\n\x07welcome\x18\x02 \x01(\x0b\x32\x10.tobe.v1.WelcomeH\x00\x12\x1f\n\x05reply\x18\x03 \x01(\x0b\x32\x0e.tobe.v1.ReplyH\x00\x12\x1f\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x0e.tobe.v1.EventH\x00\x12*\n\x0breplay_done\x18\x05 \x01(\x0b\x32\x13.tobe.v1.ReplayDoneH\x00\x12!\n\x06resync\x18\x06 \x01(\x0b\x32\x0f.tobe.v1.ResyncH\x00\x42\x07\n\x05\x66rame\"\x9d\x01\n\x07Welcome\x12\x15\n\rconnection_id\x18\x01 \x01(\t\x12\x11\n\tprincipal\x18\x02 \x01(\t\x12\x0e\n\x06scopes\x18\x03 \x03(\t\x12(\n\x0b\x64\x65tail_mode\x18\x04 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x16\n\x0equeue_capacity\x18\x05 \x01(\x05\x12\x16\n\x0eserver_version\x18\x06 \x01(\t\"-\n\x0c\x43ommandError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"\xb7\x04\n\x05Reply\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12&\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x15.tobe.v1.CommandErrorH\x00\x12\x42\n\x13\x63reate_conversation\x18\n \x01(\x0b\x32#.tobe.v1.CreateConversationResponseH\x00\x12@\n\x12list_conversations\x18\x0b \x01(\x0b\x32\".tobe.v1.ListConversationsResponseH\x00\x12.\n\tsend_chat\x18\x0c \x01(\x0b\x32\x19.tobe.v1.SendChatResponseH\x00\x12\x30\n\ncancel_run\x18\r \x01(\x0b\x32\x1a.tobe.v1.CancelRunResponseH\x00\x12\x30\n\x08snapshot\x18\x0e \x01(\x0b\x32\x1c.tobe.v1.GetSnapshotResponseH\x00\x12*\n\tsubscribe\x18\x0f \x01(\x0b\x32\x15.tobe.v1.SubscribeAckH\x00\x12-\n\x06replay\x18\x10 \x01(\x0b\x32\x1b.tobe.v1.GetHistoryResponseH\x00\x12:\n\x0f\x64\x65\x63ide_approval\x18\x11 \x01(\x0b\x32\x1f.tobe.v1.DecideApprovalResponseH\x00\x12\x37\n\x07\x63ompact\x18\x12 \x01(\x0b\x32$.tobe.v1.CompactConversationResponseH\x00\x42\x08\n\x06result\" \n\x0cSubscribeAck\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\"*\n\x06Resync\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\x12\x0e\n\x06reason\x18\x02 \x01(\t2O\n\x0b\x46\x61\x63\x65Gateway\x12@\n\x07\x43onnect\x12\x17.tobe.v1.ConnectRequest\x1a\x18.tobe.v1.ConnectResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tobe/v1/face.proto\x12\x07tobe.v1\x1a\x14tobe/v1/common.proto\x1a\x14tobe/v1/events.proto\x1a\x12tobe/v1/mind.proto\"\xe4\x06\n\x0e\x43onnectRequest\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x1f\n\x05hello\x18\x02 \x01(\x0b\x32\x0e.tobe.v1.HelloH\x00\x12\x41\n\x13\x63reate_conversation\x18\n \x01(\x0b\x32\".tobe.v1.CreateConversationCommandH\x00\x12?\n\x12list_conversations\x18\x0b \x01(\x0b\x32!.tobe.v1.ListConversationsCommandH\x00\x12-\n\tsend_chat\x18\x0c \x01(\x0b\x32\x18.tobe.v1.SendChatCommandH\x00\x12/\n\ncancel_run\x18\r \x01(\x0b\x32\x19.tobe.v1.CancelRunCommandH\x00\x12,\n\x08snapshot\x18\x0e \x01(\x0b\x32\x18.tobe.v1.SnapshotCommandH\x00\x12.\n\tsubscribe\x18\x0f \x01(\x0b\x32\x19.tobe.v1.SubscribeCommandH\x00\x12(\n\x06replay\x18\x10 \x01(\x0b\x32\x16.tobe.v1.ReplayCommandH\x00\x12\x39\n\x0f\x64\x65\x63ide_approval\x18\x11 \x01(\x0b\x32\x1e.tobe.v1.DecideApprovalCommandH\x00\x12*\n\x07\x63ompact\x18\x12 \x01(\x0b\x32\x17.tobe.v1.CompactCommandH\x00\x12\x35\n\rlist_profiles\x18\x13 \x01(\x0b\x32\x1c.tobe.v1.ListProfilesCommandH\x00\x12\x31\n\x0bset_profile\x18\x14 \x01(\x0b\x32\x1a.tobe.v1.SetProfileCommandH\x00\x12\x38\n\x0fset_active_hand\x18\x15 \x01(\x0b\x32\x1d.tobe.v1.SetActiveHandCommandH\x00\x12\x33\n\x0cpost_message\x18\x16 \x01(\x0b\x32\x1b.tobe.v1.PostMessageCommandH\x00\x12\x31\n\x0blist_memory\x18\x17 \x01(\x0b\x32\x1a.tobe.v1.ListMemoryCommandH\x00\x12\x35\n\rdelete_memory\x18\x18 \x01(\x0b\x32\x1c.tobe.v1.DeleteMemoryCommandH\x00\x42\x07\n\x05\x66rame\"_\n\x05Hello\x12(\n\x0b\x64\x65tail_mode\x18\x01 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x13\n\x0b\x63lient_name\x18\x02 \x01(\t\x12\x17\n\x0fresume_after_id\x18\x03 \x01(\x03\"Y\n\x19\x43reateConversationCommand\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\r\n\x05title\x18\x02 \x01(\t\x12\x0f\n\x07members\x18\x03 \x03(\t\x12\x0f\n\x07profile\x18\x04 \x01(\t\")\n\x18ListConversationsCommand\x12\r\n\x05limit\x18\x01 \x01(\x05\"\x87\x01\n\x0fSendChatCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x03 \x01(\t\x12\r\n\x05steer\x18\x04 \x01(\x08\x12$\n\x06images\x18\x05 \x03(\x0b\x32\x14.tobe.v1.ImageUpload\",\n\x10\x43\x61ncelRunCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\"\x15\n\x13ListProfilesCommand\">\n\x11SetProfileCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x0f\n\x07profile\x18\x02 \x01(\t\">\n\x14SetActiveHandCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x0c\n\x04hand\x18\x02 \x01(\t\"U\n\x12PostMessageCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x0c\n\x04text\x18\x02 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x03 \x01(\t\"-\n\x11ListMemoryCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\"<\n\x13\x44\x65leteMemoryCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x0b\n\x03key\x18\x02 \x01(\t\"*\n\x0e\x43ompactCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\"B\n\x0fSnapshotCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x15\n\rmessage_limit\x18\x02 \x01(\x05\"$\n\x10SubscribeCommand\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\"R\n\rReplayCommand\x12\x18\n\x10\x63onversation_key\x18\x01 \x01(\t\x12\x18\n\x10\x61\x66ter_message_id\x18\x02 \x01(\x03\x12\r\n\x05limit\x18\x03 \x01(\x05\"i\n\x15\x44\x65\x63ideApprovalCommand\x12\x13\n\x0b\x61pproval_id\x18\x01 \x01(\t\x12+\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0e\x32\x19.tobe.v1.ApprovalDecision\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\xdd\x01\n\x0f\x43onnectResponse\x12\x0b\n\x03seq\x18\x01 \x01(\x03\x12#\n\x07welcome\x18\x02 \x01(\x0b\x32\x10.tobe.v1.WelcomeH\x00\x12\x1f\n\x05reply\x18\x03 \x01(\x0b\x32\x0e.tobe.v1.ReplyH\x00\x12\x1f\n\x05\x65vent\x18\x04 \x01(\x0b\x32\x0e.tobe.v1.EventH\x00\x12*\n\x0breplay_done\x18\x05 \x01(\x0b\x32\x13.tobe.v1.ReplayDoneH\x00\x12!\n\x06resync\x18\x06 \x01(\x0b\x32\x0f.tobe.v1.ResyncH\x00\x42\x07\n\x05\x66rame\"\x9d\x01\n\x07Welcome\x12\x15\n\rconnection_id\x18\x01 \x01(\t\x12\x11\n\tprincipal\x18\x02 \x01(\t\x12\x0e\n\x06scopes\x18\x03 \x03(\t\x12(\n\x0b\x64\x65tail_mode\x18\x04 \x01(\x0e\x32\x13.tobe.v1.DetailMode\x12\x16\n\x0equeue_capacity\x18\x05 \x01(\x05\x12\x16\n\x0eserver_version\x18\x06 \x01(\t\"-\n\x0c\x43ommandError\x12\x0c\n\x04\x63ode\x18\x01 \x01(\x05\x12\x0f\n\x07message\x18\x02 \x01(\t\"\x8c\x07\n\x05Reply\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12&\n\x05\x65rror\x18\x02 \x01(\x0b\x32\x15.tobe.v1.CommandErrorH\x00\x12\x42\n\x13\x63reate_conversation\x18\n \x01(\x0b\x32#.tobe.v1.CreateConversationResponseH\x00\x12@\n\x12list_conversations\x18\x0b \x01(\x0b\x32\".tobe.v1.ListConversationsResponseH\x00\x12.\n\tsend_chat\x18\x0c \x01(\x0b\x32\x19.tobe.v1.SendChatResponseH\x00\x12\x30\n\ncancel_run\x18\r \x01(\x0b\x32\x1a.tobe.v1.CancelRunResponseH\x00\x12\x30\n\x08snapshot\x18\x0e \x01(\x0b\x32\x1c.tobe.v1.GetSnapshotResponseH\x00\x12*\n\tsubscribe\x18\x0f \x01(\x0b\x32\x15.tobe.v1.SubscribeAckH\x00\x12-\n\x06replay\x18\x10 \x01(\x0b\x32\x1b.tobe.v1.GetHistoryResponseH\x00\x12:\n\x0f\x64\x65\x63ide_approval\x18\x11 \x01(\x0b\x32\x1f.tobe.v1.DecideApprovalResponseH\x00\x12\x37\n\x07\x63ompact\x18\x12 \x01(\x0b\x32$.tobe.v1.CompactConversationResponseH\x00\x12\x36\n\rlist_profiles\x18\x13 \x01(\x0b\x32\x1d.tobe.v1.ListProfilesResponseH\x00\x12>\n\x0bset_profile\x18\x14 \x01(\x0b\x32\'.tobe.v1.SetConversationProfileResponseH\x00\x12\x39\n\x0fset_active_hand\x18\x15 \x01(\x0b\x32\x1e.tobe.v1.SetActiveHandResponseH\x00\x12\x34\n\x0cpost_message\x18\x16 \x01(\x0b\x32\x1c.tobe.v1.PostMessageResponseH\x00\x12\x32\n\x0blist_memory\x18\x17 \x01(\x0b\x32\x1b.tobe.v1.ListMemoryResponseH\x00\x12\x36\n\rdelete_memory\x18\x18 \x01(\x0b\x32\x1d.tobe.v1.DeleteMemoryResponseH\x00\x42\x08\n\x06result\" \n\x0cSubscribeAck\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\"*\n\x06Resync\x12\x10\n\x08\x61\x66ter_id\x18\x01 \x01(\x03\x12\x0e\n\x06reason\x18\x02 \x01(\t2O\n\x0b\x46\x61\x63\x65Gateway\x12@\n\x07\x43onnect\x12\x17.tobe.v1.ConnectRequest\x1a\x18.tobe.v1.ConnectResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -35,39 +35,51 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tobe.v1.face_pb2', _globals
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_CONNECTREQUEST']._serialized_start=96
-  _globals['_CONNECTREQUEST']._serialized_end=641
-  _globals['_HELLO']._serialized_start=643
-  _globals['_HELLO']._serialized_end=738
-  _globals['_CREATECONVERSATIONCOMMAND']._serialized_start=740
-  _globals['_CREATECONVERSATIONCOMMAND']._serialized_end=812
-  _globals['_LISTCONVERSATIONSCOMMAND']._serialized_start=814
-  _globals['_LISTCONVERSATIONSCOMMAND']._serialized_end=855
-  _globals['_SENDCHATCOMMAND']._serialized_start=857
-  _globals['_SENDCHATCOMMAND']._serialized_end=954
-  _globals['_CANCELRUNCOMMAND']._serialized_start=956
-  _globals['_CANCELRUNCOMMAND']._serialized_end=1000
-  _globals['_COMPACTCOMMAND']._serialized_start=1002
-  _globals['_COMPACTCOMMAND']._serialized_end=1044
-  _globals['_SNAPSHOTCOMMAND']._serialized_start=1046
-  _globals['_SNAPSHOTCOMMAND']._serialized_end=1112
-  _globals['_SUBSCRIBECOMMAND']._serialized_start=1114
-  _globals['_SUBSCRIBECOMMAND']._serialized_end=1150
-  _globals['_REPLAYCOMMAND']._serialized_start=1152
-  _globals['_REPLAYCOMMAND']._serialized_end=1234
-  _globals['_DECIDEAPPROVALCOMMAND']._serialized_start=1236
-  _globals['_DECIDEAPPROVALCOMMAND']._serialized_end=1341
-  _globals['_CONNECTRESPONSE']._serialized_start=1344
-  _globals['_CONNECTRESPONSE']._serialized_end=1565
-  _globals['_WELCOME']._serialized_start=1568
-  _globals['_WELCOME']._serialized_end=1725
-  _globals['_COMMANDERROR']._serialized_start=1727
-  _globals['_COMMANDERROR']._serialized_end=1772
-  _globals['_REPLY']._serialized_start=1775
-  _globals['_REPLY']._serialized_end=2342
-  _globals['_SUBSCRIBEACK']._serialized_start=2344
-  _globals['_SUBSCRIBEACK']._serialized_end=2376
-  _globals['_RESYNC']._serialized_start=2378
-  _globals['_RESYNC']._serialized_end=2420
-  _globals['_FACEGATEWAY']._serialized_start=2422
-  _globals['_FACEGATEWAY']._serialized_end=2501
+  _globals['_CONNECTREQUEST']._serialized_end=964
+  _globals['_HELLO']._serialized_start=966
+  _globals['_HELLO']._serialized_end=1061
+  _globals['_CREATECONVERSATIONCOMMAND']._serialized_start=1063
+  _globals['_CREATECONVERSATIONCOMMAND']._serialized_end=1152
+  _globals['_LISTCONVERSATIONSCOMMAND']._serialized_start=1154
+  _globals['_LISTCONVERSATIONSCOMMAND']._serialized_end=1195
+  _globals['_SENDCHATCOMMAND']._serialized_start=1198
+  _globals['_SENDCHATCOMMAND']._serialized_end=1333
+  _globals['_CANCELRUNCOMMAND']._serialized_start=1335
+  _globals['_CANCELRUNCOMMAND']._serialized_end=1379
+  _globals['_LISTPROFILESCOMMAND']._serialized_start=1381
+  _globals['_LISTPROFILESCOMMAND']._serialized_end=1402
+  _globals['_SETPROFILECOMMAND']._serialized_start=1404
+  _globals['_SETPROFILECOMMAND']._serialized_end=1466
+  _globals['_SETACTIVEHANDCOMMAND']._serialized_start=1468
+  _globals['_SETACTIVEHANDCOMMAND']._serialized_end=1530
+  _globals['_POSTMESSAGECOMMAND']._serialized_start=1532
+  _globals['_POSTMESSAGECOMMAND']._serialized_end=1617
+  _globals['_LISTMEMORYCOMMAND']._serialized_start=1619
+  _globals['_LISTMEMORYCOMMAND']._serialized_end=1664
+  _globals['_DELETEMEMORYCOMMAND']._serialized_start=1666
+  _globals['_DELETEMEMORYCOMMAND']._serialized_end=1726
+  _globals['_COMPACTCOMMAND']._serialized_start=1728
+  _globals['_COMPACTCOMMAND']._serialized_end=1770
+  _globals['_SNAPSHOTCOMMAND']._serialized_start=1772
+  _globals['_SNAPSHOTCOMMAND']._serialized_end=1838
+  _globals['_SUBSCRIBECOMMAND']._serialized_start=1840
+  _globals['_SUBSCRIBECOMMAND']._serialized_end=1876
+  _globals['_REPLAYCOMMAND']._serialized_start=1878
+  _globals['_REPLAYCOMMAND']._serialized_end=1960
+  _globals['_DECIDEAPPROVALCOMMAND']._serialized_start=1962
+  _globals['_DECIDEAPPROVALCOMMAND']._serialized_end=2067
+  _globals['_CONNECTRESPONSE']._serialized_start=2070
+  _globals['_CONNECTRESPONSE']._serialized_end=2291
+  _globals['_WELCOME']._serialized_start=2294
+  _globals['_WELCOME']._serialized_end=2451
+  _globals['_COMMANDERROR']._serialized_start=2453
+  _globals['_COMMANDERROR']._serialized_end=2498
+  _globals['_REPLY']._serialized_start=2501
+  _globals['_REPLY']._serialized_end=3409
+  _globals['_SUBSCRIBEACK']._serialized_start=3411
+  _globals['_SUBSCRIBEACK']._serialized_end=3443
+  _globals['_RESYNC']._serialized_start=3445
+  _globals['_RESYNC']._serialized_end=3487
+  _globals['_FACEGATEWAY']._serialized_start=3489
+  _globals['_FACEGATEWAY']._serialized_end=3568
 # @@protoc_insertion_point(module_scope)

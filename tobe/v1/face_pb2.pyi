@@ -91,6 +91,12 @@ class ConnectRequest(_message.Message):
     REPLAY_FIELD_NUMBER: _builtins.int
     DECIDE_APPROVAL_FIELD_NUMBER: _builtins.int
     COMPACT_FIELD_NUMBER: _builtins.int
+    LIST_PROFILES_FIELD_NUMBER: _builtins.int
+    SET_PROFILE_FIELD_NUMBER: _builtins.int
+    SET_ACTIVE_HAND_FIELD_NUMBER: _builtins.int
+    POST_MESSAGE_FIELD_NUMBER: _builtins.int
+    LIST_MEMORY_FIELD_NUMBER: _builtins.int
+    DELETE_MEMORY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Echoed in the reply; required on commands."""
     @_builtins.property
@@ -113,6 +119,18 @@ class ConnectRequest(_message.Message):
     def decide_approval(self) -> Global___DecideApprovalCommand: ...
     @_builtins.property
     def compact(self) -> Global___CompactCommand: ...
+    @_builtins.property
+    def list_profiles(self) -> Global___ListProfilesCommand: ...
+    @_builtins.property
+    def set_profile(self) -> Global___SetProfileCommand: ...
+    @_builtins.property
+    def set_active_hand(self) -> Global___SetActiveHandCommand: ...
+    @_builtins.property
+    def post_message(self) -> Global___PostMessageCommand: ...
+    @_builtins.property
+    def list_memory(self) -> Global___ListMemoryCommand: ...
+    @_builtins.property
+    def delete_memory(self) -> Global___DeleteMemoryCommand: ...
     def __init__(
         self,
         *,
@@ -127,12 +145,18 @@ class ConnectRequest(_message.Message):
         replay: Global___ReplayCommand | None = ...,
         decide_approval: Global___DecideApprovalCommand | None = ...,
         compact: Global___CompactCommand | None = ...,
+        list_profiles: Global___ListProfilesCommand | None = ...,
+        set_profile: Global___SetProfileCommand | None = ...,
+        set_active_hand: Global___SetActiveHandCommand | None = ...,
+        post_message: Global___PostMessageCommand | None = ...,
+        list_memory: Global___ListMemoryCommand | None = ...,
+        delete_memory: Global___DeleteMemoryCommand | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "replay", b"replay", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact"]  # noqa: Y015
+    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_frame) -> _WhichOneofReturnType_frame | None: ...
 
@@ -177,8 +201,11 @@ class CreateConversationCommand(_message.Message):
     KEY_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
     MEMBERS_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
     key: _builtins.str
     title: _builtins.str
+    profile: _builtins.str
+    """Empty: the default profile."""
     @_builtins.property
     def members(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     def __init__(
@@ -187,10 +214,11 @@ class CreateConversationCommand(_message.Message):
         key: _builtins.str = ...,
         title: _builtins.str = ...,
         members: _abc.Iterable[_builtins.str] | None = ...,
+        profile: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "members", b"members", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "members", b"members", "profile", b"profile", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -223,11 +251,14 @@ class SendChatCommand(_message.Message):
     TEXT_FIELD_NUMBER: _builtins.int
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
     STEER_FIELD_NUMBER: _builtins.int
+    IMAGES_FIELD_NUMBER: _builtins.int
     conversation_key: _builtins.str
     text: _builtins.str
     idempotency_key: _builtins.str
     """Required; a retried command with the same key creates nothing new."""
     steer: _builtins.bool
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ImageUpload]: ...
     def __init__(
         self,
         *,
@@ -235,10 +266,11 @@ class SendChatCommand(_message.Message):
         text: _builtins.str = ...,
         idempotency_key: _builtins.str = ...,
         steer: _builtins.bool = ...,
+        images: _abc.Iterable[_common_pb2.ImageUpload] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "idempotency_key", b"idempotency_key", "steer", b"steer", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "idempotency_key", b"idempotency_key", "images", b"images", "steer", b"steer", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -262,6 +294,134 @@ class CancelRunCommand(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelRunCommand: _TypeAlias = CancelRunCommand  # noqa: Y015
+
+@_typing.final
+class ListProfilesCommand(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListProfilesCommand: _TypeAlias = ListProfilesCommand  # noqa: Y015
+
+@_typing.final
+class SetProfileCommand(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    profile: _builtins.str
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+        profile: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetProfileCommand: _TypeAlias = SetProfileCommand  # noqa: Y015
+
+@_typing.final
+class SetActiveHandCommand(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    hand: _builtins.str
+    """Empty: every Hand of the owner."""
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+        hand: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "hand", b"hand"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetActiveHandCommand: _TypeAlias = SetActiveHandCommand  # noqa: Y015
+
+@_typing.final
+class PostMessageCommand(_message.Message):
+    """Posts an assistant message written by the client's code (Mind.PostMessage; scope `post`)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    text: _builtins.str
+    idempotency_key: _builtins.str
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+        text: _builtins.str = ...,
+        idempotency_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "idempotency_key", b"idempotency_key", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostMessageCommand: _TypeAlias = PostMessageCommand  # noqa: Y015
+
+@_typing.final
+class ListMemoryCommand(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMemoryCommand: _TypeAlias = ListMemoryCommand  # noqa: Y015
+
+@_typing.final
+class DeleteMemoryCommand(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    key: _builtins.str
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+        key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "key", b"key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteMemoryCommand: _TypeAlias = DeleteMemoryCommand  # noqa: Y015
 
 @_typing.final
 class CompactCommand(_message.Message):
@@ -506,6 +666,12 @@ class Reply(_message.Message):
     REPLAY_FIELD_NUMBER: _builtins.int
     DECIDE_APPROVAL_FIELD_NUMBER: _builtins.int
     COMPACT_FIELD_NUMBER: _builtins.int
+    LIST_PROFILES_FIELD_NUMBER: _builtins.int
+    SET_PROFILE_FIELD_NUMBER: _builtins.int
+    SET_ACTIVE_HAND_FIELD_NUMBER: _builtins.int
+    POST_MESSAGE_FIELD_NUMBER: _builtins.int
+    LIST_MEMORY_FIELD_NUMBER: _builtins.int
+    DELETE_MEMORY_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     @_builtins.property
     def error(self) -> Global___CommandError: ...
@@ -529,6 +695,18 @@ class Reply(_message.Message):
     def decide_approval(self) -> _mind_pb2.DecideApprovalResponse: ...
     @_builtins.property
     def compact(self) -> _mind_pb2.CompactConversationResponse: ...
+    @_builtins.property
+    def list_profiles(self) -> _mind_pb2.ListProfilesResponse: ...
+    @_builtins.property
+    def set_profile(self) -> _mind_pb2.SetConversationProfileResponse: ...
+    @_builtins.property
+    def set_active_hand(self) -> _mind_pb2.SetActiveHandResponse: ...
+    @_builtins.property
+    def post_message(self) -> _mind_pb2.PostMessageResponse: ...
+    @_builtins.property
+    def list_memory(self) -> _mind_pb2.ListMemoryResponse: ...
+    @_builtins.property
+    def delete_memory(self) -> _mind_pb2.DeleteMemoryResponse: ...
     def __init__(
         self,
         *,
@@ -543,12 +721,18 @@ class Reply(_message.Message):
         replay: _mind_pb2.GetHistoryResponse | None = ...,
         decide_approval: _mind_pb2.DecideApprovalResponse | None = ...,
         compact: _mind_pb2.CompactConversationResponse | None = ...,
+        list_profiles: _mind_pb2.ListProfilesResponse | None = ...,
+        set_profile: _mind_pb2.SetConversationProfileResponse | None = ...,
+        set_active_hand: _mind_pb2.SetActiveHandResponse | None = ...,
+        post_message: _mind_pb2.PostMessageResponse | None = ...,
+        list_memory: _mind_pb2.ListMemoryResponse | None = ...,
+        delete_memory: _mind_pb2.DeleteMemoryResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "error", b"error", "list_conversations", b"list_conversations", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "error", b"error", "list_conversations", b"list_conversations", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 

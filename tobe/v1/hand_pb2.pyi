@@ -455,6 +455,8 @@ class ToolSpec(_message.Message):
     EFFECT_FIELD_NUMBER: _builtins.int
     BACKGROUND_FIELD_NUMBER: _builtins.int
     DECISION_TEMPLATE_FIELD_NUMBER: _builtins.int
+    SENSITIVE_FIELD_NUMBER: _builtins.int
+    DATASET_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     parameters_json_schema: _builtins.str
@@ -477,6 +479,15 @@ class ToolSpec(_message.Message):
     JSON. INVALID_ARGUMENT (stream ends) for a template with an unmatched brace or a
     placeholder that names no property of `parameters_json_schema`.
     """
+    sensitive: _builtins.bool
+    """Results are someone's personal data (health, finances, messages): once a turn called this
+    tool, that turn's tool arguments, results and thinking are replaced, in everything the Mind
+    keeps, by which datasets were queried and with what status; the reply stays.
+    """
+    dataset: _builtins.str
+    """The dataset the tool reads, as the replacement names it (e.g. `health.sleep`); empty: the
+    tool's name.
+    """
     def __init__(
         self,
         *,
@@ -486,10 +497,12 @@ class ToolSpec(_message.Message):
         effect: _common_pb2.EffectClass.ValueType = ...,
         background: _builtins.bool = ...,
         decision_template: _builtins.str = ...,
+        sensitive: _builtins.bool = ...,
+        dataset: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["background", b"background", "decision_template", b"decision_template", "description", b"description", "effect", b"effect", "name", b"name", "parameters_json_schema", b"parameters_json_schema"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["background", b"background", "dataset", b"dataset", "decision_template", b"decision_template", "description", b"description", "effect", b"effect", "name", b"name", "parameters_json_schema", b"parameters_json_schema", "sensitive", b"sensitive"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

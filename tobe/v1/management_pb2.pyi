@@ -674,6 +674,131 @@ class InspectConversationResponse(_message.Message):
 Global___InspectConversationResponse: _TypeAlias = InspectConversationResponse  # noqa: Y015
 
 @_typing.final
+class ListConversationMemoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListConversationMemoryRequest: _TypeAlias = ListConversationMemoryRequest  # noqa: Y015
+
+@_typing.final
+class ListConversationMemoryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    TOTAL_BYTES_FIELD_NUMBER: _builtins.int
+    total_bytes: _builtins.int
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.MemoryEntry]: ...
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[_common_pb2.MemoryEntry] | None = ...,
+        total_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "total_bytes", b"total_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListConversationMemoryResponse: _TypeAlias = ListConversationMemoryResponse  # noqa: Y015
+
+@_typing.final
+class DeleteConversationMemoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    MEMORY_KEY_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    memory_key: _builtins.str
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        memory_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "memory_key", b"memory_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteConversationMemoryRequest: _TypeAlias = DeleteConversationMemoryRequest  # noqa: Y015
+
+@_typing.final
+class DeleteConversationMemoryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXISTED_FIELD_NUMBER: _builtins.int
+    existed: _builtins.bool
+    def __init__(
+        self,
+        *,
+        existed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existed", b"existed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteConversationMemoryResponse: _TypeAlias = DeleteConversationMemoryResponse  # noqa: Y015
+
+@_typing.final
+class ChangeConversationProfileRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    profile: _builtins.str
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        profile: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeConversationProfileRequest: _TypeAlias = ChangeConversationProfileRequest  # noqa: Y015
+
+@_typing.final
+class ChangeConversationProfileResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def conversation(self) -> _common_pb2.Conversation: ...
+    def __init__(
+        self,
+        *,
+        conversation: _common_pb2.Conversation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeConversationProfileResponse: _TypeAlias = ChangeConversationProfileResponse  # noqa: Y015
+
+@_typing.final
 class CompactContextRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -90,6 +90,21 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.CompactContextRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.CompactContextResponse.FromString,
                 _registered_method=True)
+        self.ListConversationMemory = channel.unary_unary(
+                '/tobe.v1.Management/ListConversationMemory',
+                request_serializer=tobe_dot_v1_dot_management__pb2.ListConversationMemoryRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.ListConversationMemoryResponse.FromString,
+                _registered_method=True)
+        self.DeleteConversationMemory = channel.unary_unary(
+                '/tobe.v1.Management/DeleteConversationMemory',
+                request_serializer=tobe_dot_v1_dot_management__pb2.DeleteConversationMemoryRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.DeleteConversationMemoryResponse.FromString,
+                _registered_method=True)
+        self.ChangeConversationProfile = channel.unary_unary(
+                '/tobe.v1.Management/ChangeConversationProfile',
+                request_serializer=tobe_dot_v1_dot_management__pb2.ChangeConversationProfileRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.ChangeConversationProfileResponse.FromString,
+                _registered_method=True)
         self.ListApprovals = channel.unary_unary(
                 '/tobe.v1.Management/ListApprovals',
                 request_serializer=tobe_dot_v1_dot_management__pb2.ListApprovalsRequest.SerializeToString,
@@ -194,6 +209,28 @@ class ManagementServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListConversationMemory(self, request, context):
+        """A conversation's memory, sorted by key. NOT_FOUND for an unknown conversation.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteConversationMemory(self, request, context):
+        """Deletes one memory entry of a conversation (a missing entry succeeds); audited.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ChangeConversationProfile(self, request, context):
+        """Changes the profile a conversation runs with; audited. INVALID_ARGUMENT for an unknown
+        profile, naming the known ones; NOT_FOUND for an unknown conversation.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def ListApprovals(self, request, context):
         """Approval requests of every conversation, newest first, each with its `decision_text`.
         INVALID_ARGUMENT for a limit out of range.
@@ -266,6 +303,21 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.CompactContext,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.CompactContextRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.CompactContextResponse.SerializeToString,
+            ),
+            'ListConversationMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListConversationMemory,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.ListConversationMemoryRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.ListConversationMemoryResponse.SerializeToString,
+            ),
+            'DeleteConversationMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteConversationMemory,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.DeleteConversationMemoryRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.DeleteConversationMemoryResponse.SerializeToString,
+            ),
+            'ChangeConversationProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChangeConversationProfile,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.ChangeConversationProfileRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.ChangeConversationProfileResponse.SerializeToString,
             ),
             'ListApprovals': grpc.unary_unary_rpc_method_handler(
                     servicer.ListApprovals,
@@ -576,6 +628,87 @@ class Management:
             '/tobe.v1.Management/CompactContext',
             tobe_dot_v1_dot_management__pb2.CompactContextRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.CompactContextResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListConversationMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/ListConversationMemory',
+            tobe_dot_v1_dot_management__pb2.ListConversationMemoryRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.ListConversationMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteConversationMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/DeleteConversationMemory',
+            tobe_dot_v1_dot_management__pb2.DeleteConversationMemoryRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.DeleteConversationMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ChangeConversationProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/ChangeConversationProfile',
+            tobe_dot_v1_dot_management__pb2.ChangeConversationProfileRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.ChangeConversationProfileResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -84,6 +84,14 @@ class ManagementStub:
     nothing old enough to summarise; NOT_FOUND for an unknown key; UNAVAILABLE when the
     summarising call failed (nothing changed).
     """
+    ListConversationMemory: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListConversationMemoryRequest, _management_pb2.ListConversationMemoryResponse]
+    """A conversation's memory, sorted by key. NOT_FOUND for an unknown conversation."""
+    DeleteConversationMemory: _grpc.UnaryUnaryMultiCallable[_management_pb2.DeleteConversationMemoryRequest, _management_pb2.DeleteConversationMemoryResponse]
+    """Deletes one memory entry of a conversation (a missing entry succeeds); audited."""
+    ChangeConversationProfile: _grpc.UnaryUnaryMultiCallable[_management_pb2.ChangeConversationProfileRequest, _management_pb2.ChangeConversationProfileResponse]
+    """Changes the profile a conversation runs with; audited. INVALID_ARGUMENT for an unknown
+    profile, naming the known ones; NOT_FOUND for an unknown conversation.
+    """
     ListApprovals: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListApprovalsRequest, _management_pb2.ListApprovalsResponse]
     """Approval requests of every conversation, newest first, each with its `decision_text`.
     INVALID_ARGUMENT for a limit out of range.
@@ -134,6 +142,14 @@ class ManagementAsyncStub(ManagementStub):
     running Mind, which calls the model: FAILED_PRECONDITION when served offline, when there is
     nothing old enough to summarise; NOT_FOUND for an unknown key; UNAVAILABLE when the
     summarising call failed (nothing changed).
+    """
+    ListConversationMemory: _aio.UnaryUnaryMultiCallable[_management_pb2.ListConversationMemoryRequest, _management_pb2.ListConversationMemoryResponse]  # type: ignore[assignment]
+    """A conversation's memory, sorted by key. NOT_FOUND for an unknown conversation."""
+    DeleteConversationMemory: _aio.UnaryUnaryMultiCallable[_management_pb2.DeleteConversationMemoryRequest, _management_pb2.DeleteConversationMemoryResponse]  # type: ignore[assignment]
+    """Deletes one memory entry of a conversation (a missing entry succeeds); audited."""
+    ChangeConversationProfile: _aio.UnaryUnaryMultiCallable[_management_pb2.ChangeConversationProfileRequest, _management_pb2.ChangeConversationProfileResponse]  # type: ignore[assignment]
+    """Changes the profile a conversation runs with; audited. INVALID_ARGUMENT for an unknown
+    profile, naming the known ones; NOT_FOUND for an unknown conversation.
     """
     ListApprovals: _aio.UnaryUnaryMultiCallable[_management_pb2.ListApprovalsRequest, _management_pb2.ListApprovalsResponse]  # type: ignore[assignment]
     """Approval requests of every conversation, newest first, each with its `decision_text`.
@@ -248,6 +264,32 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         running Mind, which calls the model: FAILED_PRECONDITION when served offline, when there is
         nothing old enough to summarise; NOT_FOUND for an unknown key; UNAVAILABLE when the
         summarising call failed (nothing changed).
+        """
+
+    @_abc_1.abstractmethod
+    def ListConversationMemory(
+        self,
+        request: _management_pb2.ListConversationMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.ListConversationMemoryResponse, _abc.Awaitable[_management_pb2.ListConversationMemoryResponse]]:
+        """A conversation's memory, sorted by key. NOT_FOUND for an unknown conversation."""
+
+    @_abc_1.abstractmethod
+    def DeleteConversationMemory(
+        self,
+        request: _management_pb2.DeleteConversationMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.DeleteConversationMemoryResponse, _abc.Awaitable[_management_pb2.DeleteConversationMemoryResponse]]:
+        """Deletes one memory entry of a conversation (a missing entry succeeds); audited."""
+
+    @_abc_1.abstractmethod
+    def ChangeConversationProfile(
+        self,
+        request: _management_pb2.ChangeConversationProfileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.ChangeConversationProfileResponse, _abc.Awaitable[_management_pb2.ChangeConversationProfileResponse]]:
+        """Changes the profile a conversation runs with; audited. INVALID_ARGUMENT for an unknown
+        profile, naming the known ones; NOT_FOUND for an unknown conversation.
         """
 
     @_abc_1.abstractmethod

@@ -104,8 +104,11 @@ class CreateConversationRequest(_message.Message):
     KEY_FIELD_NUMBER: _builtins.int
     TITLE_FIELD_NUMBER: _builtins.int
     MEMBERS_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
     key: _builtins.str
     title: _builtins.str
+    profile: _builtins.str
+    """Profile to run with; empty: the default profile. INVALID_ARGUMENT for an unknown one."""
     @_builtins.property
     def on_behalf_of(self) -> Global___OnBehalfOf: ...
     @_builtins.property
@@ -119,10 +122,11 @@ class CreateConversationRequest(_message.Message):
         key: _builtins.str = ...,
         title: _builtins.str = ...,
         members: _abc.Iterable[_builtins.str] | None = ...,
+        profile: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "members", b"members", "on_behalf_of", b"on_behalf_of", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "members", b"members", "on_behalf_of", b"on_behalf_of", "profile", b"profile", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -202,6 +206,7 @@ class SendChatRequest(_message.Message):
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
     STEER_FIELD_NUMBER: _builtins.int
     DETAIL_MODE_FIELD_NUMBER: _builtins.int
+    IMAGES_FIELD_NUMBER: _builtins.int
     conversation_key: _builtins.str
     text: _builtins.str
     idempotency_key: _builtins.str
@@ -211,6 +216,12 @@ class SendChatRequest(_message.Message):
     """Detail mode of the sending connection; frozen on the run and its tool calls when admitted."""
     @_builtins.property
     def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ImageUpload]:
+        """Images sent with the text (the text may then be empty). At most the configured number and
+        size; INVALID_ARGUMENT otherwise.
+        """
+
     def __init__(
         self,
         *,
@@ -220,10 +231,11 @@ class SendChatRequest(_message.Message):
         idempotency_key: _builtins.str = ...,
         steer: _builtins.bool = ...,
         detail_mode: _common_pb2.DetailMode.ValueType = ...,
+        images: _abc.Iterable[_common_pb2.ImageUpload] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "detail_mode", b"detail_mode", "idempotency_key", b"idempotency_key", "on_behalf_of", b"on_behalf_of", "steer", b"steer", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "detail_mode", b"detail_mode", "idempotency_key", b"idempotency_key", "images", b"images", "on_behalf_of", b"on_behalf_of", "steer", b"steer", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -309,6 +321,292 @@ class CancelRunResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___CancelRunResponse: _TypeAlias = CancelRunResponse  # noqa: Y015
+
+@_typing.final
+class ListProfilesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListProfilesRequest: _TypeAlias = ListProfilesRequest  # noqa: Y015
+
+@_typing.final
+class ListProfilesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PROFILES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def profiles(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ProfileInfo]: ...
+    def __init__(
+        self,
+        *,
+        profiles: _abc.Iterable[_common_pb2.ProfileInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["profiles", b"profiles"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListProfilesResponse: _TypeAlias = ListProfilesResponse  # noqa: Y015
+
+@_typing.final
+class SetConversationProfileRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    profile: _builtins.str
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        profile: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "on_behalf_of", b"on_behalf_of", "profile", b"profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetConversationProfileRequest: _TypeAlias = SetConversationProfileRequest  # noqa: Y015
+
+@_typing.final
+class SetConversationProfileResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def conversation(self) -> _common_pb2.Conversation: ...
+    def __init__(
+        self,
+        *,
+        conversation: _common_pb2.Conversation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetConversationProfileResponse: _TypeAlias = SetConversationProfileResponse  # noqa: Y015
+
+@_typing.final
+class SetActiveHandRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    HAND_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    hand: _builtins.str
+    """A Hand's name; empty: every Hand of the owner."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        hand: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "hand", b"hand", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetActiveHandRequest: _TypeAlias = SetActiveHandRequest  # noqa: Y015
+
+@_typing.final
+class SetActiveHandResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def conversation(self) -> _common_pb2.Conversation: ...
+    def __init__(
+        self,
+        *,
+        conversation: _common_pb2.Conversation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SetActiveHandResponse: _TypeAlias = SetActiveHandResponse  # noqa: Y015
+
+@_typing.final
+class PostMessageRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    text: _builtins.str
+    idempotency_key: _builtins.str
+    """Required, at most 128 chars, unique per conversation (shared with SendChat's keys)."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        text: _builtins.str = ...,
+        idempotency_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "idempotency_key", b"idempotency_key", "on_behalf_of", b"on_behalf_of", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostMessageRequest: _TypeAlias = PostMessageRequest  # noqa: Y015
+
+@_typing.final
+class PostMessageResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    QUEUED_FIELD_NUMBER: _builtins.int
+    DUPLICATE_FIELD_NUMBER: _builtins.int
+    INPUT_ID_FIELD_NUMBER: _builtins.int
+    message_id: _builtins.int
+    """The stored message; 0 while it waits behind the active run."""
+    queued: _builtins.bool
+    duplicate: _builtins.bool
+    """A retry of an earlier post: nothing new was created."""
+    input_id: _builtins.int
+    def __init__(
+        self,
+        *,
+        message_id: _builtins.int = ...,
+        queued: _builtins.bool = ...,
+        duplicate: _builtins.bool = ...,
+        input_id: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["duplicate", b"duplicate", "input_id", b"input_id", "message_id", b"message_id", "queued", b"queued"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PostMessageResponse: _TypeAlias = PostMessageResponse  # noqa: Y015
+
+@_typing.final
+class ListMemoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMemoryRequest: _TypeAlias = ListMemoryRequest  # noqa: Y015
+
+@_typing.final
+class ListMemoryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ENTRIES_FIELD_NUMBER: _builtins.int
+    TOTAL_BYTES_FIELD_NUMBER: _builtins.int
+    total_bytes: _builtins.int
+    """Bytes of text held, against the conversation's quota."""
+    @_builtins.property
+    def entries(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.MemoryEntry]: ...
+    def __init__(
+        self,
+        *,
+        entries: _abc.Iterable[_common_pb2.MemoryEntry] | None = ...,
+        total_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["entries", b"entries", "total_bytes", b"total_bytes"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListMemoryResponse: _TypeAlias = ListMemoryResponse  # noqa: Y015
+
+@_typing.final
+class DeleteMemoryRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    key: _builtins.str
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "key", b"key", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteMemoryRequest: _TypeAlias = DeleteMemoryRequest  # noqa: Y015
+
+@_typing.final
+class DeleteMemoryResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXISTED_FIELD_NUMBER: _builtins.int
+    existed: _builtins.bool
+    """False when there was no such entry (the delete still succeeded)."""
+    def __init__(
+        self,
+        *,
+        existed: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["existed", b"existed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteMemoryResponse: _TypeAlias = DeleteMemoryResponse  # noqa: Y015
 
 @_typing.final
 class CompactConversationRequest(_message.Message):

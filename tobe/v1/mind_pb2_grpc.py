@@ -85,6 +85,36 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.CompactConversationRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.CompactConversationResponse.FromString,
                 _registered_method=True)
+        self.ListProfiles = channel.unary_unary(
+                '/tobe.v1.Mind/ListProfiles',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.ListProfilesRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.ListProfilesResponse.FromString,
+                _registered_method=True)
+        self.SetConversationProfile = channel.unary_unary(
+                '/tobe.v1.Mind/SetConversationProfile',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.SetConversationProfileRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.SetConversationProfileResponse.FromString,
+                _registered_method=True)
+        self.SetActiveHand = channel.unary_unary(
+                '/tobe.v1.Mind/SetActiveHand',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.SetActiveHandRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.SetActiveHandResponse.FromString,
+                _registered_method=True)
+        self.PostMessage = channel.unary_unary(
+                '/tobe.v1.Mind/PostMessage',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.PostMessageRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.PostMessageResponse.FromString,
+                _registered_method=True)
+        self.ListMemory = channel.unary_unary(
+                '/tobe.v1.Mind/ListMemory',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.ListMemoryRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.ListMemoryResponse.FromString,
+                _registered_method=True)
+        self.DeleteMemory = channel.unary_unary(
+                '/tobe.v1.Mind/DeleteMemory',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -193,6 +223,55 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListProfiles(self, request, context):
+        """The profiles conversations can run with (configured by the operator).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetConversationProfile(self, request, context):
+        """Changes the profile a conversation runs with; takes effect at its next run. Owner only
+        (PERMISSION_DENIED for members). INVALID_ARGUMENT for an unknown profile, naming the known
+        ones. NOT_FOUND: unknown or foreign conversation.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SetActiveHand(self, request, context):
+        """Chooses the Hand whose tools the conversation's model sees (empty: every Hand of the
+        owner); takes effect at the next provider step. Owner only. A Hand not attached now is
+        accepted (it may attach later).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PostMessage(self, request, context):
+        """Posts an assistant message written by code (not by the model) into the conversation. It
+        joins the conversation's ordered queue: after the replies of the active run, never inside
+        them; it starts no model run. Idempotent per `idempotency_key` like SendChat: a retried post
+        appears once. PERMISSION_DENIED without scope `post`; INVALID_ARGUMENT for empty text.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListMemory(self, request, context):
+        """The conversation's memory, sorted by key (owner and members).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteMemory(self, request, context):
+        """Deletes one memory entry; a missing key succeeds. Owner only.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -245,6 +324,36 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.CompactConversation,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.CompactConversationRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.CompactConversationResponse.SerializeToString,
+            ),
+            'ListProfiles': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListProfiles,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.ListProfilesRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.ListProfilesResponse.SerializeToString,
+            ),
+            'SetConversationProfile': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetConversationProfile,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.SetConversationProfileRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.SetConversationProfileResponse.SerializeToString,
+            ),
+            'SetActiveHand': grpc.unary_unary_rpc_method_handler(
+                    servicer.SetActiveHand,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.SetActiveHandRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.SetActiveHandResponse.SerializeToString,
+            ),
+            'PostMessage': grpc.unary_unary_rpc_method_handler(
+                    servicer.PostMessage,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.PostMessageRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.PostMessageResponse.SerializeToString,
+            ),
+            'ListMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListMemory,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.ListMemoryRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.ListMemoryResponse.SerializeToString,
+            ),
+            'DeleteMemory': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteMemory,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -518,6 +627,168 @@ class Mind:
             '/tobe.v1.Mind/CompactConversation',
             tobe_dot_v1_dot_mind__pb2.CompactConversationRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.CompactConversationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListProfiles(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/ListProfiles',
+            tobe_dot_v1_dot_mind__pb2.ListProfilesRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.ListProfilesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetConversationProfile(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/SetConversationProfile',
+            tobe_dot_v1_dot_mind__pb2.SetConversationProfileRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.SetConversationProfileResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SetActiveHand(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/SetActiveHand',
+            tobe_dot_v1_dot_mind__pb2.SetActiveHandRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.SetActiveHandResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PostMessage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/PostMessage',
+            tobe_dot_v1_dot_mind__pb2.PostMessageRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.PostMessageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/ListMemory',
+            tobe_dot_v1_dot_mind__pb2.ListMemoryRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.ListMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteMemory(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/DeleteMemory',
+            tobe_dot_v1_dot_mind__pb2.DeleteMemoryRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.DeleteMemoryResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -100,6 +100,28 @@ class MindStub:
     nothing old enough to summarise; UNAVAILABLE when the summarising provider call failed (the
     conversation is unchanged and usable). NOT_FOUND: unknown or foreign conversation.
     """
+    ListProfiles: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ListProfilesRequest, _mind_pb2.ListProfilesResponse]
+    """The profiles conversations can run with (configured by the operator)."""
+    SetConversationProfile: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SetConversationProfileRequest, _mind_pb2.SetConversationProfileResponse]
+    """Changes the profile a conversation runs with; takes effect at its next run. Owner only
+    (PERMISSION_DENIED for members). INVALID_ARGUMENT for an unknown profile, naming the known
+    ones. NOT_FOUND: unknown or foreign conversation.
+    """
+    SetActiveHand: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SetActiveHandRequest, _mind_pb2.SetActiveHandResponse]
+    """Chooses the Hand whose tools the conversation's model sees (empty: every Hand of the
+    owner); takes effect at the next provider step. Owner only. A Hand not attached now is
+    accepted (it may attach later).
+    """
+    PostMessage: _grpc.UnaryUnaryMultiCallable[_mind_pb2.PostMessageRequest, _mind_pb2.PostMessageResponse]
+    """Posts an assistant message written by code (not by the model) into the conversation. It
+    joins the conversation's ordered queue: after the replies of the active run, never inside
+    them; it starts no model run. Idempotent per `idempotency_key` like SendChat: a retried post
+    appears once. PERMISSION_DENIED without scope `post`; INVALID_ARGUMENT for empty text.
+    """
+    ListMemory: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ListMemoryRequest, _mind_pb2.ListMemoryResponse]
+    """The conversation's memory, sorted by key (owner and members)."""
+    DeleteMemory: _grpc.UnaryUnaryMultiCallable[_mind_pb2.DeleteMemoryRequest, _mind_pb2.DeleteMemoryResponse]
+    """Deletes one memory entry; a missing key succeeds. Owner only."""
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -166,6 +188,28 @@ class MindAsyncStub(MindStub):
     nothing old enough to summarise; UNAVAILABLE when the summarising provider call failed (the
     conversation is unchanged and usable). NOT_FOUND: unknown or foreign conversation.
     """
+    ListProfiles: _aio.UnaryUnaryMultiCallable[_mind_pb2.ListProfilesRequest, _mind_pb2.ListProfilesResponse]  # type: ignore[assignment]
+    """The profiles conversations can run with (configured by the operator)."""
+    SetConversationProfile: _aio.UnaryUnaryMultiCallable[_mind_pb2.SetConversationProfileRequest, _mind_pb2.SetConversationProfileResponse]  # type: ignore[assignment]
+    """Changes the profile a conversation runs with; takes effect at its next run. Owner only
+    (PERMISSION_DENIED for members). INVALID_ARGUMENT for an unknown profile, naming the known
+    ones. NOT_FOUND: unknown or foreign conversation.
+    """
+    SetActiveHand: _aio.UnaryUnaryMultiCallable[_mind_pb2.SetActiveHandRequest, _mind_pb2.SetActiveHandResponse]  # type: ignore[assignment]
+    """Chooses the Hand whose tools the conversation's model sees (empty: every Hand of the
+    owner); takes effect at the next provider step. Owner only. A Hand not attached now is
+    accepted (it may attach later).
+    """
+    PostMessage: _aio.UnaryUnaryMultiCallable[_mind_pb2.PostMessageRequest, _mind_pb2.PostMessageResponse]  # type: ignore[assignment]
+    """Posts an assistant message written by code (not by the model) into the conversation. It
+    joins the conversation's ordered queue: after the replies of the active run, never inside
+    them; it starts no model run. Idempotent per `idempotency_key` like SendChat: a retried post
+    appears once. PERMISSION_DENIED without scope `post`; INVALID_ARGUMENT for empty text.
+    """
+    ListMemory: _aio.UnaryUnaryMultiCallable[_mind_pb2.ListMemoryRequest, _mind_pb2.ListMemoryResponse]  # type: ignore[assignment]
+    """The conversation's memory, sorted by key (owner and members)."""
+    DeleteMemory: _aio.UnaryUnaryMultiCallable[_mind_pb2.DeleteMemoryRequest, _mind_pb2.DeleteMemoryResponse]  # type: ignore[assignment]
+    """Deletes one memory entry; a missing key succeeds. Owner only."""
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
     """Agent core operations for gateways."""
@@ -289,5 +333,63 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         nothing old enough to summarise; UNAVAILABLE when the summarising provider call failed (the
         conversation is unchanged and usable). NOT_FOUND: unknown or foreign conversation.
         """
+
+    @_abc_1.abstractmethod
+    def ListProfiles(
+        self,
+        request: _mind_pb2.ListProfilesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.ListProfilesResponse, _abc.Awaitable[_mind_pb2.ListProfilesResponse]]:
+        """The profiles conversations can run with (configured by the operator)."""
+
+    @_abc_1.abstractmethod
+    def SetConversationProfile(
+        self,
+        request: _mind_pb2.SetConversationProfileRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.SetConversationProfileResponse, _abc.Awaitable[_mind_pb2.SetConversationProfileResponse]]:
+        """Changes the profile a conversation runs with; takes effect at its next run. Owner only
+        (PERMISSION_DENIED for members). INVALID_ARGUMENT for an unknown profile, naming the known
+        ones. NOT_FOUND: unknown or foreign conversation.
+        """
+
+    @_abc_1.abstractmethod
+    def SetActiveHand(
+        self,
+        request: _mind_pb2.SetActiveHandRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.SetActiveHandResponse, _abc.Awaitable[_mind_pb2.SetActiveHandResponse]]:
+        """Chooses the Hand whose tools the conversation's model sees (empty: every Hand of the
+        owner); takes effect at the next provider step. Owner only. A Hand not attached now is
+        accepted (it may attach later).
+        """
+
+    @_abc_1.abstractmethod
+    def PostMessage(
+        self,
+        request: _mind_pb2.PostMessageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.PostMessageResponse, _abc.Awaitable[_mind_pb2.PostMessageResponse]]:
+        """Posts an assistant message written by code (not by the model) into the conversation. It
+        joins the conversation's ordered queue: after the replies of the active run, never inside
+        them; it starts no model run. Idempotent per `idempotency_key` like SendChat: a retried post
+        appears once. PERMISSION_DENIED without scope `post`; INVALID_ARGUMENT for empty text.
+        """
+
+    @_abc_1.abstractmethod
+    def ListMemory(
+        self,
+        request: _mind_pb2.ListMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.ListMemoryResponse, _abc.Awaitable[_mind_pb2.ListMemoryResponse]]:
+        """The conversation's memory, sorted by key (owner and members)."""
+
+    @_abc_1.abstractmethod
+    def DeleteMemory(
+        self,
+        request: _mind_pb2.DeleteMemoryRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.DeleteMemoryResponse, _abc.Awaitable[_mind_pb2.DeleteMemoryResponse]]:
+        """Deletes one memory entry; a missing key succeeds. Owner only."""
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
