@@ -40,6 +40,7 @@ UnaryCommand = (
     face_pb2.CreateConversationCommand
     | face_pb2.ListConversationsCommand
     | face_pb2.SendChatCommand
+    | face_pb2.PostMessageCommand
     | face_pb2.CancelRunCommand
     | face_pb2.CompactCommand
     | face_pb2.SnapshotCommand
@@ -159,6 +160,16 @@ class CommandRouter:
                     )
                 )
                 return face_pb2.Reply(send_chat=sent)
+            case face_pb2.PostMessageCommand():
+                posted = await mind.post_message(
+                    mind_pb2.PostMessageRequest(
+                        on_behalf_of=who,
+                        conversation_key=command.conversation_key,
+                        text=command.text,
+                        idempotency_key=command.idempotency_key,
+                    )
+                )
+                return face_pb2.Reply(post_message=posted)
             case face_pb2.CancelRunCommand():
                 cancelled = await mind.cancel_run(
                     mind_pb2.CancelRunRequest(

@@ -59,6 +59,11 @@ class MindClient:
     async def send_chat(self, request: mind_pb2.SendChatRequest) -> mind_pb2.SendChatResponse:
         return await self._mind.unary(self._mind.stub.SendChat, request)
 
+    async def post_message(
+        self, request: mind_pb2.PostMessageRequest
+    ) -> mind_pb2.PostMessageResponse:
+        return await self._mind.unary(self._mind.stub.PostMessage, request)
+
     async def cancel_run(self, request: mind_pb2.CancelRunRequest) -> mind_pb2.CancelRunResponse:
         return await self._mind.unary(self._mind.stub.CancelRun, request)
 

@@ -75,7 +75,7 @@ class MindSettings(BaseModel):
     tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     # Provider steps per run before the run ends with an error.
     step_limit: int = Field(default=24, ge=1, le=1000)
-    # Largest user message accepted by SendChat, in bytes of UTF-8.
+    # Largest message accepted by SendChat and PostMessage, in bytes of UTF-8.
     max_message_bytes: int = Field(default=64 * 1024, ge=1)
     # Most members a group conversation may be created with (the owner not counted).
     max_members: int = Field(default=256, ge=1)
@@ -89,6 +89,10 @@ class MindSettings(BaseModel):
     awareness_owner: str = ""
     # Outbox events older than this many events behind the head may be pruned.
     outbox_keep: int = Field(default=100_000, ge=100)
+    # Posted as the first message of every new conversation (posted_by "welcome"); empty: none.
+    welcome: str = ""
+    # Posted after a run that failed (posted_by "error_reply"); empty: none.
+    error_reply: str = ""
 
 
 SqliteSynchronous = Literal["normal", "full"]

@@ -88,6 +88,9 @@ class Renderer:
         if role == common_pb2.MESSAGE_ROLE_USER:
             self.console.print(Text.assemble(("you› ", "bold cyan"), message.text))
         elif role == common_pb2.MESSAGE_ROLE_ASSISTANT:
+            if message.posted_by:
+                # Written by code, not the model: a reply all the same, marked as posted.
+                self.console.print(Text(f"posted by {message.posted_by}", style="dim"))
             if message.text:
                 self.console.print(Markdown(message.text))
         elif role == common_pb2.MESSAGE_ROLE_NOTE:
@@ -173,7 +176,10 @@ class Renderer:
         if message.role == common_pb2.MESSAGE_ROLE_USER and message.text in self.sent_texts:
             self.sent_texts.remove(message.text)
             return
-        if message.role == common_pb2.MESSAGE_ROLE_ASSISTANT:
+        if message.role == common_pb2.MESSAGE_ROLE_ASSISTANT and message.posted_by:
+            self._stop_live()  # never inside a run: whatever streamed before has ended
+            self.show_message(message)
+        elif message.role == common_pb2.MESSAGE_ROLE_ASSISTANT:
             self._finished_steps[message.run_id] = self._finished_steps.get(message.run_id, 0) + 1
             streamed = self._live is not None
             self._stop_live(Markdown(message.text) if message.text else None)

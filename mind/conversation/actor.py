@@ -4,7 +4,9 @@ The actor's state lock serialises decisions (start a run now, or queue; which in
 next); the mutation lease serialises mutations of the conversation: runs, and compactions
 (a run compacts within itself; a requested compaction takes the lease between runs, before
 the next queued input). Queued inputs live in the store, so a restart picks them up again in
-order.
+order. Posts (`mind.conversation.posts`) join the same queue: appended at once when nothing
+holds the lease and nothing waits, else delivered in their turn after the active run ended,
+each as its message, without a run; the queue then goes on.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mind.context import records as context_records
-from mind.conversation import continuation, inputs, runs
+from mind.conversation import continuation, inputs, posts, runs
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
 from mind.conversation.records import history_message
+from mind.conversation.replies import ReplyTexts
 from mind.core.history import ContextSummary, HistoryMessage
 from mind.core.loop import AgentCore, RunOutcome
 from mind.core.view import ProviderView
@@ -81,15 +84,34 @@ class ActiveRun:
     permissions: dict[str, bool] = field(default_factory=dict)
 
 
+def _duplicate(existing: Any) -> SendResult:
+    """The answer to a retry: what the input sent first with its key became."""
+    return SendResult(
+        existing.id,
+        existing.message_id or 0,
+        existing.run_id or "",
+        existing.state == "queued",
+        True,
+    )
+
+
 class ConversationActor:
     def __init__(
-        self, key: str, audience: list[str], database: Database, core: AgentCore, *, bus: EventBus
+        self,
+        key: str,
+        audience: list[str],
+        database: Database,
+        core: AgentCore,
+        *,
+        bus: EventBus,
+        replies: ReplyTexts,
     ) -> None:
         self.key = key
         self.audience = audience
         self.database = database
         self.core = core
         self.bus = bus
+        self.replies = replies
         self.lease = MutationLease()
         # The context as last read (`_history`): the latest summary and the messages after
         # it; and that transcript as last rendered for the provider.
@@ -121,6 +143,11 @@ class ConversationActor:
         """
         return await asyncio.shield(self._submit(chat))
 
+    async def post(self, text: str, idempotency_key: str, posted_by: str) -> SendResult:
+        """Append a message written by code, now or after the active run; see the module
+        docstring. Idempotent per key (shared with `submit`); one unit of work, like it."""
+        return await asyncio.shield(self._post(text, idempotency_key, posted_by))
+
     async def drain(self) -> None:
         """Start the next queued input's run when idle (after a restart or a lease release)."""
         await asyncio.shield(self._drain())
@@ -139,13 +166,7 @@ class ConversationActor:
             def unit(tx: WriteTx) -> SendResult | _Accepted:
                 existing = inputs.find(tx, self.key, chat.idempotency_key)
                 if existing is not None:
-                    return SendResult(
-                        existing.id,
-                        existing.message_id or 0,
-                        existing.run_id or "",
-                        existing.state == "queued",
-                        True,
-                    )
+                    return _duplicate(existing)
                 if closing:
                     raise ShuttingDown("the Mind is shutting down; send again after it restarts")
                 if idle and inputs.oldest_queued(tx, self.key) is None:
@@ -193,6 +214,40 @@ class ConversationActor:
             if active is None:
                 await self._start_next()  # the lease was free but older inputs were waiting
             return SendResult(accepted.input_id, 0, "", True, False)
+
+    async def _post(self, text: str, idempotency_key: str, posted_by: str) -> SendResult:
+        async with self._lock:
+            closing = self._closing
+            idle = self._run is None and not self.lease.held
+
+            def unit(tx: WriteTx) -> SendResult:
+                existing = inputs.find(tx, self.key, idempotency_key)
+                if existing is not None:
+                    return _duplicate(existing)
+                if closing:
+                    raise ShuttingDown("the Mind is shutting down; post again after it restarts")
+                now = idle and inputs.oldest_queued(tx, self.key) is None
+                row = inputs.accept(
+                    tx,
+                    key=self.key,
+                    principal=posted_by,
+                    text=text,
+                    idempotency_key=idempotency_key,
+                    steer=False,
+                    mode=DetailMode.SUMMARY.value,
+                    source=posts.source(posted_by),
+                )
+                if not now:
+                    return SendResult(row.id, 0, "", True, False)
+                message = inputs.deliver_post(tx, row, self.audience)
+                return SendResult(row.id, message.id, "", False, False)
+
+            result = await self.database.write(unit)
+            if result.queued and not result.duplicate:
+                self._maybe_queued = True
+                if idle:
+                    await self._start_next()  # the lease was free but older inputs were waiting
+            return result
 
     async def cancel(self) -> str:
         async with self._lock:
@@ -290,15 +345,21 @@ class ConversationActor:
             return
 
         def deliver_next(tx: WriteTx) -> tuple[models.Run, str] | None:
-            row = inputs.oldest_queued(tx, self.key)
-            if row is None:
-                return None
-            run = self._start_with(tx, row.source, "followup", row.detail_mode)
-            inputs.deliver(tx, row, run.id, self.audience)
-            return run, row.principal
+            """Posts at the head of the queue become messages; the first input after them
+            starts a run."""
+            while (row := inputs.oldest_queued(tx, self.key)) is not None:
+                if posts.is_post(row.source):
+                    inputs.deliver_post(tx, row, self.audience)
+                    continue
+                run = self._start_with(tx, row.source, "followup", row.detail_mode)
+                inputs.deliver(tx, row, run.id, self.audience)
+                return run, row.principal
+            return None
 
         started = await self.database.write(deliver_next)
-        if started is not None:
+        if started is None:
+            self._maybe_queued = False
+        else:
             run, principal = started
             self._launch(run, principal)
 
@@ -380,6 +441,8 @@ class ConversationActor:
                 "cached_tokens": outcome.usage.cached_tokens,
             }
         run_id, steps = active.run_id, outcome.steps if outcome else None
+        # Only a failure is answered: a cancel or a stop was someone's choice.
+        error_reply = self.replies.error_reply(self.key) if state == "failed" else ""
 
         def unit(tx: WriteTx) -> None:
             # A stop leaves calls waiting for an approval open, as a crash would; the next
@@ -387,7 +450,7 @@ class ConversationActor:
             keep_open = (
                 continuation.open_call_ids(tx.session, run_id) if state == "interrupted" else ()
             )
-            runs.finish(
+            ended = runs.finish(
                 tx,
                 run_id,
                 state=state,
@@ -397,6 +460,10 @@ class ConversationActor:
                 usage=usage,
                 keep_open=keep_open,
             )
+            if ended is not None and error_reply:
+                posts.append(
+                    tx, self.audience, key=self.key, text=error_reply, posted_by=posts.ERROR_REPLY
+                )
 
         try:
             await self.database.write(unit)

@@ -1,4 +1,5 @@
-"""The inputs queue: user messages accepted by SendChat, delivered to runs in order."""
+"""The inputs queue: user messages accepted by SendChat, delivered to runs in order, and the
+posts (`mind.conversation.posts`) waiting in the same order for the active run to end."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
+from mind.conversation import posts
 from mind.conversation.messages import append_message
 from mind.events.payloads import queued_view
 from mind.store import models
@@ -30,6 +32,11 @@ _DELIVERED = (
     update(models.Input)
     .where(models.Input.id == bindparam("input_id"))
     .values(state="delivered", message_id=bindparam("message_id"), run_id=bindparam("run_id"))
+)
+_POST_DELIVERED = (
+    update(models.Input)
+    .where(models.Input.id == bindparam("input_id"))
+    .values(state="delivered", message_id=bindparam("message_id"))
 )
 
 
@@ -130,4 +137,18 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
         mode=DetailMode.TRANSPARENT,
     )
     tx.execute(_DELIVERED, input_id=row.id, message_id=message.id, run_id=run_id)
+    return message
+
+
+def deliver_post(tx: WriteTx, row: Any, audience: list[str]) -> models.Message:
+    """Turn a post input into its assistant message; it belongs to no run."""
+    message = posts.append(
+        tx,
+        audience,
+        key=row.conversation_key,
+        text=row.text,
+        posted_by=row.source["posted_by"],
+        extra={"input_id": row.id, "idempotency_key": row.idempotency_key},
+    )
+    tx.execute(_POST_DELIVERED, input_id=row.id, message_id=message.id)
     return message

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from mind.conversation import inputs, queries, runs
+from mind.conversation import inputs, posts, queries, runs
 from mind.conversation.access import Viewer, can_see, check_key, check_principal
 from mind.conversation.actor import ChatInput, ConversationActor, SendResult
 from mind.conversation.continuation import open_call_ids
@@ -27,6 +27,7 @@ from mind.conversation.errors import (
     NotFound,
     ShuttingDown,
 )
+from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
@@ -57,15 +58,39 @@ def _clamp(value: int, default: int, maximum: int) -> int:
     return min(value or default, maximum)
 
 
+def _check_text(text: str, what: str, max_bytes: int) -> None:
+    if not text.strip():
+        raise InvalidInput(f"text is empty: {what} a message with some content")
+    size = len(text.encode())
+    if size > max_bytes:
+        raise InvalidInput(f"text is {size} bytes; the maximum is {max_bytes} bytes")
+
+
+def _check_idempotency_key(idempotency_key: str, what: str) -> None:
+    if not idempotency_key or len(idempotency_key) > MAX_IDEMPOTENCY_KEY:
+        raise InvalidInput(
+            f"idempotency_key is required (1 to {MAX_IDEMPOTENCY_KEY} characters); reuse "
+            f"the same key when retrying a {what}"
+        )
+
+
 class ConversationManager:
     def __init__(
-        self, database: Database, core: AgentCore, settings: MindSettings, *, bus: EventBus
+        self,
+        database: Database,
+        core: AgentCore,
+        settings: MindSettings,
+        *,
+        bus: EventBus,
+        replies: ReplyTexts | None = None,
     ) -> None:
         self.database = database
         self.core = core
         # Where the runs' ephemeral events (text and thinking deltas, tool progress) go.
         self.bus = bus
         self.settings = settings
+        # The welcome and error reply of each conversation (default: the Mind-wide settings).
+        self.replies = replies or ConfiguredReplies.from_settings(settings)
         self._actors: dict[str, ConversationActor] = {}
         self._access: dict[str, tuple[str, list[str]]] = {}  # owner and members, by key
         self._actors_lock = asyncio.Lock()
@@ -115,6 +140,7 @@ class ConversationManager:
         if len(title) > MAX_TITLE:
             raise InvalidInput(f"title is {len(title)} characters; the maximum is {MAX_TITLE}")
         members = sorted(set(members) - {viewer.principal})
+        welcome = self.replies.welcome(key)
 
         def unit(tx: WriteTx) -> ConversationView:
             if tx.session.get(models.Conversation, key) is not None:
@@ -128,9 +154,10 @@ class ConversationManager:
             )
             tx.session.flush()
             view = conversation_view(row, members)
-            event_id = tx.event(
-                "conversation_created", key, [viewer.principal, *members], view.to_payload()
-            )
+            audience = [viewer.principal, *members]
+            event_id = tx.event("conversation_created", key, audience, view.to_payload())
+            if welcome:
+                posts.append(tx, audience, key=key, text=welcome, posted_by=posts.WELCOME)
             return dataclasses.replace(view, last_event_id=event_id)
 
         try:
@@ -171,21 +198,39 @@ class ConversationManager:
         mode: DetailMode,
     ) -> SendResult:
         check_principal(viewer.principal)
-        if not text.strip():
-            raise InvalidInput("text is empty: send a message with some content")
-        size = len(text.encode())
-        if size > self.settings.max_message_bytes:
-            raise InvalidInput(
-                f"text is {size} bytes; the maximum is {self.settings.max_message_bytes} bytes"
-            )
-        if not idempotency_key or len(idempotency_key) > MAX_IDEMPOTENCY_KEY:
-            raise InvalidInput(
-                f"idempotency_key is required (1 to {MAX_IDEMPOTENCY_KEY} characters); reuse "
-                "the same key when retrying a send"
-            )
+        _check_text(text, "send", self.settings.max_message_bytes)
+        _check_idempotency_key(idempotency_key, "send")
         actor = await self._visible_actor(viewer, key)
         chat = ChatInput(viewer.principal, text, idempotency_key, steer, mode.value)
         return await actor.submit(chat)
+
+    async def post_as(
+        self, viewer: Viewer, key: str, text: str, idempotency_key: str
+    ) -> SendResult:
+        """A client's post (Mind.PostMessage), posted by its principal; NotFound when it cannot
+        see the conversation. The caller checks that it may post at all (scope `post`)."""
+        check_principal(viewer.principal)
+        _check_text(text, "post", self.settings.max_message_bytes)
+        _check_idempotency_key(idempotency_key, "post")
+        actor = await self._visible_actor(viewer, key)
+        return await actor.post(text, idempotency_key, viewer.principal)
+
+    async def post(
+        self, key: str, text: str, idempotency_key: str, *, posted_by: str
+    ) -> SendResult:
+        """Post an assistant message written by the Mind's own code (no viewer checks).
+
+        It joins the conversation's queue (see `mind.conversation.actor`): appended now when
+        no run is active, else right after the active run's messages. Idempotent per key, in
+        the key space of SendChat. NotFound for an unknown conversation, InvalidInput for bad
+        text or key, ShuttingDown while stopping.
+        """
+        _check_text(text, "post", self.settings.max_message_bytes)
+        _check_idempotency_key(idempotency_key, "post")
+        if not posted_by:
+            raise InvalidInput("posted_by is required: name who posts the message")
+        await self.database.read(lambda session: queries.access(session, key))
+        return await (await self._actor(key)).post(text, idempotency_key, posted_by)
 
     async def deliver_observation(
         self, key: str, text: str, idempotency_key: str, steer: bool, source: dict[str, object]
@@ -279,6 +324,8 @@ class ConversationManager:
             actor = self._actors.get(key)
             if actor is None:
                 audience = await self.database.read(lambda session: _audience(session, key))
-                actor = ConversationActor(key, audience, self.database, self.core, bus=self.bus)
+                actor = ConversationActor(
+                    key, audience, self.database, self.core, bus=self.bus, replies=self.replies
+                )
                 self._actors[key] = actor
             return actor

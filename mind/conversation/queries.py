@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
+from mind.conversation import posts
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.errors import NotFound
 from mind.events.payloads import (
@@ -170,7 +171,12 @@ def snapshot(
         tools=tuple(projection_view(p, mode) for p in _projections(session, _call_ids(recent))),
         active_run=run_view(active) if active else None,
         pending_approvals=tuple(approval_view(a) for a in approvals),
-        queued=tuple(queued_view(i, active.id if active and i.steer else "") for i in waiting),
+        # Posts waiting for their turn are not shown: they appear as the messages they become.
+        queued=tuple(
+            queued_view(i, active.id if active and i.steer else "")
+            for i in waiting
+            if not posts.is_post(i.source)
+        ),
         last_event_id=last_event_id,
     )
 

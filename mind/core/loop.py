@@ -15,8 +15,13 @@
 5. deliver waiting steering messages; go back to 1 while there were tool calls or steering
    messages, else stop.
 
+An empty reply (no text but blanks, no tool calls) is never stored: a person would see an
+empty message, and a provider may refuse it when the history is sent back. It ends the run
+(unless steering messages wait), as `failed` when the run showed no reply text at all, so
+that the conversation's error reply is posted instead of silence.
+
 The outcome is `completed` or `failed` (provider error, step limit, a context over budget that
-compaction could not bring back within it). Cancellation propagates
+compaction could not bring back within it, a run that replied nothing). Cancellation propagates
 as `asyncio.CancelledError` after the calls not yet started are recorded as skipped.
 """
 
@@ -175,6 +180,7 @@ class AgentCore:
         key = scope.conversation_key
         outcome = RunOutcome(state="completed")
         retried_overflow = False
+        replied = False  # whether an assistant message with text was stored in this run
         while True:
             if outcome.steps >= self.step_limit:
                 outcome.state = "failed"
@@ -219,10 +225,20 @@ class AgentCore:
                 return outcome
             # `provider_id` (the model's own id) is kept; only `id` becomes the Mind's.
             calls = [replace(call, id=new_tool_call_id()) for call in result.tool_calls]
-            context.messages.append(await journal.record_assistant(step, result, calls))
+            empty = not calls and not result.text.strip()
+            if not empty:
+                context.messages.append(await journal.record_assistant(step, result, calls))
+                replied = replied or bool(result.text.strip())
             context.messages.extend(await self._run_calls(calls, tools, scope, journal))
             steers = await journal.take_steers()
             context.messages.extend(steers)
+            if empty and not steers:
+                if replied:
+                    outcome.reason = "the model's last reply was empty (not stored)"
+                else:
+                    outcome.state = "failed"
+                    outcome.reason = "empty reply: the model answered with neither text nor tools"
+                return outcome
             if not calls and not steers:
                 if result.stop_reason is not StopReason.STOP:
                     outcome.reason = f"model stopped: {result.stop_reason.value}"

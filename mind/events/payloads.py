@@ -182,6 +182,7 @@ def message_view(row: MessageRow, viewer: DetailMode) -> MessageView:
         result_summary=summary,
         idempotency_key=payload.get("idempotency_key", "") if role is MessageRole.USER else "",
         is_error=result and bool(payload.get("is_error")),
+        posted_by=payload.get("posted_by", "") if assistant else "",
     )
 
 

@@ -37,6 +37,7 @@ Context = grpc.aio.ServicerContext[Any, Any]
 
 GATEWAY_SCOPE = "gateway"
 APPROVE_SCOPE = "approve"
+POST_SCOPE = "post"
 _DECISIONS = {
     common_pb2.APPROVAL_DECISION_APPROVE_ONCE: Decision.APPROVE_ONCE,
     common_pb2.APPROVAL_DECISION_APPROVE_CONVERSATION: Decision.APPROVE_CONVERSATION,
@@ -123,6 +124,22 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         return mind_pb2.SendChatResponse(
             message_id=result.message_id,
             run_id=result.run_id,
+            queued=result.queued,
+            duplicate=result.duplicate,
+            input_id=result.input_id,
+        )
+
+    async def PostMessage(  # noqa: N802
+        self, request: mind_pb2.PostMessageRequest, context: Context
+    ) -> mind_pb2.PostMessageResponse:
+        viewer = _viewer(request.on_behalf_of)
+        if POST_SCOPE not in viewer.scopes:
+            raise NotAllowed(f"posting messages needs scope '{POST_SCOPE}'")
+        result = await self.manager.post_as(
+            viewer, request.conversation_key, request.text, request.idempotency_key
+        )
+        return mind_pb2.PostMessageResponse(
+            message_id=result.message_id,
             queued=result.queued,
             duplicate=result.duplicate,
             input_id=result.input_id,

@@ -243,7 +243,8 @@ class Input(Base):
     steer: Mapped[bool] = mapped_column(Boolean, default=False)
     detail_mode: Mapped[str] = mapped_column(String(16), default="summary")
     # Set when not a person's message: {"kind": "observation", "trust", "permissions", ...};
-    # such an input is delivered as a note and its run carries `permissions`.
+    # such an input is delivered as a note and its run carries `permissions`. A post's is
+    # {"kind": "post", "posted_by": ...}: delivered as an assistant message, with no run.
     source: Mapped[dict[str, Any]] = mapped_column(default=dict)
     state: Mapped[str] = mapped_column(String(16), default="queued")
     # Set once delivered: the message it became and the run that took it.

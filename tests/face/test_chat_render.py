@@ -96,3 +96,18 @@ def test_a_compaction_elsewhere_is_not_drawn_in_the_current_conversation() -> No
         )
     )
     assert output.getvalue() == ""
+
+
+def test_a_posted_message_is_shown_as_a_reply_marked_with_who_posted_it() -> None:
+    output = io.StringIO()
+    renderer = Renderer(Console(file=output, width=80))
+    renderer.conversation = KEY
+    renderer.on_event(
+        _event(
+            message_appended=common_pb2.Message(
+                role=common_pb2.MESSAGE_ROLE_ASSISTANT, text="Build finished.", posted_by="ci"
+            )
+        )
+    )
+    lines = [line.strip() for line in output.getvalue().splitlines()]
+    assert lines == ["posted by ci", "Build finished."]

@@ -347,3 +347,45 @@ async def test_an_unsupported_thinking_level_is_clamped_with_one_warning_per_con
     warnings = [r.getMessage() for r in caplog.records if "thinking level" in r.getMessage()]
     assert len(warnings) == 2
     assert "p_c" in warnings[0] and "p_other" in warnings[1]
+
+
+EMPTY_REPLIES = """
+runs:
+  - match: "^go quiet"
+    steps:
+      - {text: " \\n", thinking: "nothing to say"}
+  - match: "^go check"
+    steps:
+      - text: "checking"
+        tool_calls: [{name: current_time, arguments: {}}]
+      - {text: ""}
+  - match: "^now"
+    steps:
+      - {text: "answered"}
+"""
+
+
+async def test_an_empty_reply_is_not_stored_and_fails_a_run_that_replied_nothing():
+    journal = MemoryJournal()
+    outcome, _ = await _run(_core(EMPTY_REPLIES), journal, "go quiet")
+    assert journal.messages == []
+    assert outcome.state == "failed" and outcome.reason.startswith("empty reply")
+
+
+async def test_an_empty_last_reply_after_a_visible_one_is_dropped_and_the_run_completes():
+    journal = MemoryJournal()
+    outcome, _ = await _run(_core(EMPTY_REPLIES), journal, "go check")
+    assert [(m.role, m.text) for m in journal.messages if m.role != "tool"] == [
+        ("assistant", "checking")
+    ]
+    assert outcome.state == "completed" and "empty" in outcome.reason
+
+
+async def test_an_empty_reply_with_a_steer_waiting_goes_on_to_answer_the_steer():
+    journal = MemoryJournal(steers=["now please"])
+    outcome, _ = await _run(_core(EMPTY_REPLIES), journal, "go quiet")
+    assert [(m.role, m.text) for m in journal.messages] == [
+        ("user", "now please"),
+        ("assistant", "answered"),
+    ]
+    assert outcome.state == "completed" and outcome.steps == 2

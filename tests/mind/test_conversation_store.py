@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from helpers.eventually import eventually_async
 from sqlalchemy import select
 
 from mind.conversation import inputs, runs
 from mind.conversation.access import Viewer
 from mind.conversation.actor import ChatInput, ConversationActor
+from mind.conversation.errors import NotFound
 from mind.conversation.manager import INTERRUPTED, ConversationManager
+from mind.conversation.replies import ConfiguredReplies
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.providers.script import parse_script
@@ -212,7 +215,9 @@ async def test_a_send_whose_caller_went_away_still_starts_its_committed_run(
 ) -> None:
     manager = _manager(database, EventBus())
     await manager.create(ALICE, "p_g", "", [])
-    actor = ConversationActor("p_g", ["alice"], database, _core(), bus=EventBus())
+    actor = ConversationActor(
+        "p_g", ["alice"], database, _core(), bus=EventBus(), replies=ConfiguredReplies()
+    )
     chat = ChatInput("alice", "later", "k1", False, "summary")
     send = asyncio.create_task(actor.submit(chat))
     await asyncio.sleep(0)  # the send is under way
@@ -221,3 +226,28 @@ async def test_a_send_whose_caller_went_away_still_starts_its_committed_run(
     retried = await actor.submit(chat)
     assert retried.duplicate and retried.run_id
     await actor.stop("test over")
+
+
+async def test_the_mind_posts_through_the_manager_with_its_own_poster_name(
+    database: Database,
+) -> None:
+    manager = ConversationManager(
+        database,
+        _core(),
+        MindSettings(),
+        bus=EventBus(),
+        replies=ConfiguredReplies(welcome_text="Hi from the profile."),
+    )
+    await manager.create(ALICE, "p_p", "", [])
+    posted = await manager.post("p_p", "Time to stretch.", "stretch-1", posted_by="schedule")
+    assert not posted.queued and posted.message_id
+    again = await manager.post("p_p", "Time to stretch.", "stretch-1", posted_by="schedule")
+    assert again.duplicate and again.message_id == posted.message_id
+    snapshot = await manager.snapshot(ALICE, "p_p", 0, DetailMode.TRANSPARENT)
+    assert [(m.text, m.posted_by, m.run_id) for m in snapshot.messages] == [
+        ("Hi from the profile.", "welcome", ""),
+        ("Time to stretch.", "schedule", ""),
+    ]
+    with pytest.raises(NotFound):
+        await manager.post("p_nobody", "hello", "k", posted_by="schedule")
+    await manager.shutdown()
