@@ -46,6 +46,8 @@ UnaryCommand = (
     | face_pb2.SnapshotCommand
     | face_pb2.ReplayCommand
     | face_pb2.DecideApprovalCommand
+    | face_pb2.ListMemoryCommand
+    | face_pb2.DeleteMemoryCommand
 )
 Frame = face_pb2.Hello | face_pb2.SubscribeCommand | UnaryCommand
 
@@ -215,6 +217,20 @@ class CommandRouter:
                     )
                 )
                 return face_pb2.Reply(decide_approval=decided)
+            case face_pb2.ListMemoryCommand():
+                memory = await mind.list_memory(
+                    mind_pb2.ListMemoryRequest(
+                        on_behalf_of=who, conversation_key=command.conversation_key
+                    )
+                )
+                return face_pb2.Reply(list_memory=memory)
+            case face_pb2.DeleteMemoryCommand():
+                deleted = await mind.delete_memory(
+                    mind_pb2.DeleteMemoryRequest(
+                        on_behalf_of=who, conversation_key=command.conversation_key, key=command.key
+                    )
+                )
+                return face_pb2.Reply(delete_memory=deleted)
             case _:
                 assert_never(command)
 

@@ -87,6 +87,14 @@ class MindClient:
     ) -> mind_pb2.DecideApprovalResponse:
         return await self._mind.unary(self._mind.stub.DecideApproval, request)
 
+    async def list_memory(self, request: mind_pb2.ListMemoryRequest) -> mind_pb2.ListMemoryResponse:
+        return await self._mind.unary(self._mind.stub.ListMemory, request)
+
+    async def delete_memory(
+        self, request: mind_pb2.DeleteMemoryRequest
+    ) -> mind_pb2.DeleteMemoryResponse:
+        return await self._mind.unary(self._mind.stub.DeleteMemory, request)
+
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:

@@ -121,6 +121,17 @@ def deletion(message: management_pb2.DeleteConversationResponse) -> dict[str, An
     return {"key": message.key, "removed": dict(sorted(message.removed.items()))}
 
 
+def memory(key: str, message: management_pb2.ListConversationMemoryResponse) -> dict[str, Any]:
+    return {
+        "key": key,
+        "entries": [
+            {"key": e.key, "text": e.text, "updated_at": _time(e, "updated_at")}
+            for e in message.entries
+        ],
+        "total_bytes": message.total_bytes,
+    }
+
+
 def compaction(message: events_pb2.ContextCompacted) -> dict[str, Any]:
     return {
         "generation": message.generation,
@@ -427,6 +438,38 @@ class Printer:
                 f"~{item['tokens_after']:,} tokens"
             )
         )
+
+    def memory(self, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        entries = item["entries"]
+        if not entries:
+            self.console.print(f"Conversation {item['key']} remembers nothing.")
+            return
+        self.console.print(
+            _table(
+                None,
+                ("KEY", "UPDATED", "TEXT"),
+                ((e["key"], human_time(e["updated_at"]), e["text"]) for e in entries),
+            )
+        )
+        count = len(entries)
+        self.console.print(
+            f"{count} entr{'y' if count == 1 else 'ies'}, {item['total_bytes']} bytes"
+        )
+
+    def memory_deletion(self, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        if item["existed"]:
+            self.console.print(Text(f"Deleted memory {item['memory_key']} of {item['key']}."))
+        else:
+            self.console.print(
+                Text(
+                    f"Conversation {item['key']} had no memory {item['memory_key']}; "
+                    "nothing to delete."
+                )
+            )
 
     def deletion(self, item: dict[str, Any]) -> None:
         if self.as_json:

@@ -26,6 +26,8 @@ from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
+from mind.memory.store import Memory
+from mind.memory.tools import memory_tools
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import thinking_level
@@ -140,6 +142,8 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         sqlite_synchronous=settings.store.sqlite_synchronous,
     )
     tools = ToolRegistry(builtin_tools())
+    for tool in memory_tools(Memory(database)):
+        tools.add_builtin(tool)
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
     tools.add_source(skills)
     tools.add_source(resources)

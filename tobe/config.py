@@ -265,6 +265,9 @@ class ApprovalSettings(BaseModel):
     workspace_write: Literal["allow", "ask", "deny"] = "ask"
     external_side_effect: Literal["allow", "ask", "deny"] = "ask"
     unknown: Literal["allow", "ask", "deny"] = "ask"
+    # Verdict for the Mind's memory_write and memory_delete when no rule matches: they change
+    # only the calling conversation's own memory.
+    memory: Literal["allow", "ask", "deny"] = "allow"
     # Seconds a request waits for a person before it expires (= denied).
     expiry: float = Field(default=600.0, gt=0)
     reviewer: ReviewerSettings = Field(default_factory=ReviewerSettings)

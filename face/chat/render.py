@@ -13,7 +13,7 @@ from rich.padding import Padding
 from rich.spinner import Spinner
 from rich.text import Text
 
-from tobe.v1 import common_pb2, events_pb2
+from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
 TERMINAL_RUN_STATES = {
     common_pb2.RUN_STATE_COMPLETED,
@@ -42,6 +42,8 @@ _COMPACTION_REASONS = {
     events_pb2.COMPACTION_TRIGGER_OVERFLOW: " (the model's context window overflowed)",
 }
 RESULT_PREVIEW_CHARS = 600
+# Characters of a memory entry's text shown by `/memory` (its first line).
+MEMORY_PREVIEW_CHARS = 100
 
 
 def compaction_line(compaction: events_pb2.ContextCompacted) -> str:
@@ -52,6 +54,30 @@ def compaction_line(compaction: events_pb2.ContextCompacted) -> str:
         f"message{'' if count == 1 else 's'} summarised (generation {compaction.generation}); "
         f"context ~{compaction.tokens_before:,} → ~{compaction.tokens_after:,} tokens"
     )
+
+
+def memory_changed_line(change: events_pb2.MemoryChanged) -> str:
+    """One line saying which memory entry changed, and whether the model or the owner did it."""
+    what = "forgot" if change.deleted else f"remembered ({change.size_bytes} bytes)"
+    by = "" if change.run_id else " by the owner"
+    return f"memory {change.key}: {what}{by}"
+
+
+def memory_lines(memory: mind_pb2.ListMemoryResponse) -> list[str]:
+    """`/memory`: each entry as `key: start of its text`, then the total."""
+    lines = []
+    for entry in memory.entries:
+        text = " ".join(entry.text.split())
+        if len(text) > MEMORY_PREVIEW_CHARS:
+            text = text[:MEMORY_PREVIEW_CHARS] + "…"
+        lines.append(f"{entry.key}: {text}")
+    count = len(memory.entries)
+    lines.append(
+        f"{count} entr{'y' if count == 1 else 'ies'}, {memory.total_bytes} bytes"
+        if count
+        else "nothing remembered"
+    )
+    return lines
 
 
 class Renderer:
@@ -102,6 +128,11 @@ class Renderer:
         if shown not in self._compactions_shown:
             self._compactions_shown.add(shown)
             self.status(compaction_line(compaction))
+
+    def show_memory(self, memory: mind_pb2.ListMemoryResponse) -> None:
+        self._stop_live()
+        for line in memory_lines(memory):
+            self.console.print(Text(line))
 
     def on_event(self, event: events_pb2.Event) -> None:
         if event.conversation_key and event.conversation_key != self.conversation:
@@ -195,6 +226,9 @@ class Renderer:
 
     def _on_context_compacted(self, compaction: events_pb2.ContextCompacted) -> None:
         self.show_compaction(self.conversation, compaction)
+
+    def _on_memory_changed(self, change: events_pb2.MemoryChanged) -> None:
+        self.status(memory_changed_line(change))
 
     def _on_tool_changed(self, tool: common_pb2.ToolProjection) -> None:
         self._stop_live()

@@ -25,6 +25,7 @@ from tobe.v1 import common_pb2, events_pb2, face_pb2
 HELP = (
     "/new [title]  new conversation   /list  conversations   /switch <key>  change conversation\n"
     "/cancel  stop the running reply   /compact  summarise older messages to free context\n"
+    "/memory  what this conversation remembers   /forget <key>  delete one memory entry\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
     "approval requests: y = approve once, a = always in this conversation, n [reason] = deny"
 )
@@ -124,6 +125,10 @@ class ChatRepl:
                 )
             elif name == "/compact":
                 await self._compact()
+            elif name == "/memory":
+                await self._memory()
+            elif name == "/forget" and argument.strip():
+                await self._forget(argument.strip())
             else:
                 self.console.print(Text(HELP, style="dim"))
         except CommandFailed as exc:
@@ -135,6 +140,23 @@ class ChatRepl:
         self.renderer.status("compacting (after the running reply, if any)…")
         reply = await self.session.command(compact=face_pb2.CompactCommand(conversation_key=key))
         self.renderer.show_compaction(key, reply.compact.compaction)
+
+    async def _memory(self) -> None:
+        """The conversation's memory: one line per entry, its key and the start of its text."""
+        key = self.renderer.conversation
+        reply = await self.session.command(
+            list_memory=face_pb2.ListMemoryCommand(conversation_key=key)
+        )
+        self.renderer.show_memory(reply.list_memory)
+
+    async def _forget(self, memory_key: str) -> None:
+        reply = await self.session.command(
+            delete_memory=face_pb2.DeleteMemoryCommand(
+                conversation_key=self.renderer.conversation, key=memory_key
+            )
+        )
+        existed = reply.delete_memory.existed
+        self.renderer.status(f"forgot {memory_key}" if existed else f"no memory {memory_key!r}")
 
     async def _list(self) -> None:
         reply = await self.session.command(

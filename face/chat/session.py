@@ -41,6 +41,8 @@ class Command(TypedDict, total=False):
     subscribe: face_pb2.SubscribeCommand
     replay: face_pb2.ReplayCommand
     decide_approval: face_pb2.DecideApprovalCommand
+    list_memory: face_pb2.ListMemoryCommand
+    delete_memory: face_pb2.DeleteMemoryCommand
 
 
 class CommandFailed(Exception):

@@ -17,7 +17,11 @@ Evaluation order, first match wins:
        verdict = "deny"
        reason = "no shell on the laptop"
 
-3. **Defaults by effect class** (`[approvals] read_only = "allow"` etc.): read-only calls are
+3. **Memory** (`[approvals] memory = "allow"`): the Mind's own `memory_write` and
+   `memory_delete` change only the calling conversation's memory, its notebook, so by
+   default nobody is asked; they still declare `workspace_write`, so the trust rule above
+   keeps a low-trust observation from rewriting what later runs read.
+4. **Defaults by effect class** (`[approvals] read_only = "allow"` etc.): read-only calls are
    allowed; workspace writes, external side effects and unknown effects ask.
 
 `ask` hands the call to the Reviewer (when enabled) and then to a person through the Broker.
@@ -28,6 +32,7 @@ The whole section, with its defaults:
     workspace_write = "ask"
     external_side_effect = "ask"
     unknown = "ask"
+    memory = "allow"
     expiry = 600.0              # seconds a request waits; then it is `expired` (= denied)
 
     [approvals.reviewer]
@@ -41,6 +46,7 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 
 from mind.approvals.model import PolicyVerdict
+from mind.memory.tools import CHANGING_TOOLS
 from mind.tools.authorizer import CallUnderReview, VerdictKind
 from mind.tools.base import Effect
 from tobe.config import ApprovalRule, ApprovalSettings
@@ -89,6 +95,9 @@ class Policy:
                     rule.reason or _default_reason(rule.verdict, call),
                     f"rules[{index}]",
                 )
+        if call.tool in CHANGING_TOOLS and not call.hand_id:
+            verdict = VerdictKind(self._settings.memory)
+            return PolicyVerdict(verdict, _default_reason(verdict, call), "default.memory")
         verdict = VerdictKind(getattr(self._settings, call.effect.value))
         return PolicyVerdict(
             verdict, _default_reason(verdict, call), f"default.{call.effect.value}"

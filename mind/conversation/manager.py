@@ -24,6 +24,7 @@ from mind.conversation.errors import (
     AlreadyExists,
     ConversationError,
     InvalidInput,
+    NotAllowed,
     NotFound,
     ShuttingDown,
 )
@@ -32,6 +33,7 @@ from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
 from mind.events.views import CompactionView, ConversationView
+from mind.memory.store import Memory, MemoryListing, listing
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.store.outbox import prune
@@ -95,6 +97,7 @@ class ConversationManager:
         self._access: dict[str, tuple[str, list[str]]] = {}  # owner and members, by key
         self._actors_lock = asyncio.Lock()
         self._closing = False
+        self.memory = Memory(database)
 
     async def recover(self) -> None:
         """At start: end runs a crash left `running`, then resume the queued inputs."""
@@ -279,6 +282,29 @@ class ConversationManager:
         return await self.database.read(
             lambda session: queries.history(session, viewer, key, after_message_id, page_size, mode)
         )
+
+    async def list_memory(self, viewer: Viewer, key: str) -> MemoryListing:
+        """A conversation's memory, for its owner and members (NotFound for anyone else)."""
+        check_principal(viewer.principal)
+
+        def read(session: Session) -> MemoryListing:
+            queries.visible(session, viewer, key)
+            return listing(session, key)
+
+        return await self.database.read(read)
+
+    async def delete_memory(self, viewer: Viewer, key: str, memory_key: str) -> bool:
+        """Delete one memory entry as the conversation's owner; whether it existed.
+
+        Members see the memory but may not delete from it (NotAllowed): it is the owner's.
+        """
+        check_principal(viewer.principal)
+        owner = await self.database.read(
+            lambda session: queries.visible(session, viewer, key)[0].owner
+        )
+        if viewer.principal != owner:
+            raise NotAllowed(f"only the owner of {key} may delete from its memory")
+        return await self.memory.delete(key, memory_key, run_id="")
 
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""

@@ -94,7 +94,7 @@ def _count(session: OrmSession, query: Select[int]) -> int:
     return int(session.scalar(query) or 0)
 
 
-def _require(session: OrmSession, key: str) -> Conversation:
+def require(session: OrmSession, key: str) -> Conversation:
     row = session.get(Conversation, key)
     if row is None:
         raise NotFound(
@@ -104,7 +104,7 @@ def _require(session: OrmSession, key: str) -> Conversation:
 
 
 def inspect_conversation(session: OrmSession, key: str) -> ConversationDetail:
-    row = _require(session, key)
+    row = require(session, key)
     (view,) = _views(session, [row])
 
     def count(model: type[Message | Run | ToolProjection | Approval]) -> Select[int]:
@@ -124,7 +124,7 @@ def delete_conversation(session: OrmSession, key: str) -> Deletion:
 
     Refused while a run is running: the Mind's actor is still writing to it.
     """
-    _require(session, key)
+    require(session, key)
     running = _count(
         session,
         select(func.count())

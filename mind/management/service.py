@@ -35,6 +35,7 @@ from mind.management.records import (
     Rotation,
     StatusReport,
 )
+from mind.memory.store import MemoryListing, delete_entry, listing
 from mind.store.database import Database, WriteTx
 from mind.store.models import Credential
 from tobe import __version__
@@ -272,6 +273,30 @@ class ManagementService:
         if self._mind is not None:
             await self._mind.forget_conversation(key)
         return deletion
+
+    async def list_memory(self, key: str) -> MemoryListing:
+        def read(session: Session) -> MemoryListing:
+            conversations.require(session, key)
+            return listing(session, key)
+
+        return await self._database.read(read)
+
+    async def delete_memory(self, key: str, memory_key: str, *, actor: str) -> bool:
+        """Delete one memory entry (announced like the owner's delete) with its audit row."""
+
+        def unit(tx: WriteTx) -> bool:
+            conversations.require(tx.session, key)
+            existed = delete_entry(tx, key, memory_key, run_id="")
+            audit.record(
+                tx.session,
+                action="memory.delete",
+                actor=actor,
+                target=key,
+                details={"key": memory_key, "existed": existed},
+            )
+            return existed
+
+        return await self._database.write(unit)
 
     async def compact_context(self, key: str, *, actor: str) -> CompactionView:
         """Compact a conversation's context now, through the running Mind, and audit it.

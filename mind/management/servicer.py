@@ -17,7 +17,12 @@ from mind.credentials import CredentialInactive, CredentialNotFound, InvalidCred
 from mind.management import convert
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
-from mind.service.convert import compaction_to_proto, conversation_to_proto
+from mind.memory.rules import MemoryRefused
+from mind.service.convert import (
+    compaction_to_proto,
+    conversation_to_proto,
+    memory_entry_to_proto,
+)
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.runtime.timestamps import optional_moment
 from tobe.v1 import management_pb2 as pb
@@ -46,6 +51,7 @@ def _store_failure(error: SQLAlchemyError) -> tuple[grpc.StatusCode, str]:
 MANAGEMENT_STATUS_CODES: StatusTable = {
     InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
     InvalidCredentialRequest: grpc.StatusCode.INVALID_ARGUMENT,
+    MemoryRefused: grpc.StatusCode.INVALID_ARGUMENT,
     NotFound: grpc.StatusCode.NOT_FOUND,
     CredentialNotFound: grpc.StatusCode.NOT_FOUND,
     FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
@@ -214,6 +220,33 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             _required(request.key, "conversation key"), actor=actor_of(context)
         )
         return pb.DeleteConversationResponse(key=deletion.key, removed=deletion.removed)
+
+    async def ListConversationMemory(
+        self,
+        request: pb.ListConversationMemoryRequest,
+        context: grpc.aio.ServicerContext[
+            pb.ListConversationMemoryRequest, pb.ListConversationMemoryResponse
+        ],
+    ) -> pb.ListConversationMemoryResponse:
+        found = await self._service.list_memory(_required(request.key, "conversation key"))
+        return pb.ListConversationMemoryResponse(
+            entries=[memory_entry_to_proto(entry) for entry in found.entries],
+            total_bytes=found.total_bytes,
+        )
+
+    async def DeleteConversationMemory(
+        self,
+        request: pb.DeleteConversationMemoryRequest,
+        context: grpc.aio.ServicerContext[
+            pb.DeleteConversationMemoryRequest, pb.DeleteConversationMemoryResponse
+        ],
+    ) -> pb.DeleteConversationMemoryResponse:
+        existed = await self._service.delete_memory(
+            _required(request.key, "conversation key"),
+            request.memory_key,
+            actor=actor_of(context),
+        )
+        return pb.DeleteConversationMemoryResponse(existed=existed)
 
     async def CompactContext(
         self,

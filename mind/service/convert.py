@@ -25,6 +25,7 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.memory.store import MemoryEntryView
 from mind.tools.base import DetailMode, Effect
 from tobe.runtime.timestamps import from_timestamp, optional_moment, to_timestamp
 from tobe.v1 import common_pb2, events_pb2
@@ -128,6 +129,16 @@ def memory_changed_to_proto(view: MemoryChangedView) -> events_pb2.MemoryChanged
 
 def memory_changed_from_proto(message: events_pb2.MemoryChanged) -> MemoryChangedView:
     return MemoryChangedView(message.key, message.deleted, message.size_bytes, message.run_id)
+
+
+def memory_entry_to_proto(view: MemoryEntryView) -> common_pb2.MemoryEntry:
+    return common_pb2.MemoryEntry(
+        key=view.key, text=view.text, updated_at=to_timestamp(view.updated_at)
+    )
+
+
+def memory_entry_from_proto(message: common_pb2.MemoryEntry) -> MemoryEntryView:
+    return MemoryEntryView(message.key, message.text, from_timestamp(message.updated_at))
 
 
 def message_from_proto(message: common_pb2.Message) -> MessageView:

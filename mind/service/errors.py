@@ -11,6 +11,7 @@ from grpc import StatusCode
 from mind.approvals import errors as approvals
 from mind.conversation import errors as conversations
 from mind.events.subscription import InvalidCursor, SnapshotRequired
+from mind.memory.rules import MemoryRefused
 from tobe.runtime.status import StatusTable
 
 
@@ -26,6 +27,7 @@ MIND_STATUS_CODES: StatusTable = {
     conversations.WrongState: StatusCode.FAILED_PRECONDITION,
     conversations.ShuttingDown: StatusCode.UNAVAILABLE,
     conversations.CompactionFailed: StatusCode.UNAVAILABLE,
+    MemoryRefused: StatusCode.INVALID_ARGUMENT,
     SnapshotRequired: StatusCode.FAILED_PRECONDITION,
     InvalidCursor: StatusCode.INVALID_ARGUMENT,
     approvals.ApprovalNotFound: StatusCode.NOT_FOUND,

@@ -22,6 +22,7 @@ from mind.service.convert import (
     compaction_to_proto,
     conversation_to_proto,
     detail_mode,
+    memory_entry_to_proto,
     message_to_proto,
     queued_to_proto,
     run_to_proto,
@@ -159,6 +160,25 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             raise InvalidInput("conversation_key is required: name the conversation to compact")
         view = await self.manager.compact(viewer, request.conversation_key)
         return mind_pb2.CompactConversationResponse(compaction=compaction_to_proto(view))
+
+    async def ListMemory(  # noqa: N802
+        self, request: mind_pb2.ListMemoryRequest, context: Context
+    ) -> mind_pb2.ListMemoryResponse:
+        found = await self.manager.list_memory(
+            _viewer(request.on_behalf_of), request.conversation_key
+        )
+        return mind_pb2.ListMemoryResponse(
+            entries=[memory_entry_to_proto(entry) for entry in found.entries],
+            total_bytes=found.total_bytes,
+        )
+
+    async def DeleteMemory(  # noqa: N802
+        self, request: mind_pb2.DeleteMemoryRequest, context: Context
+    ) -> mind_pb2.DeleteMemoryResponse:
+        existed = await self.manager.delete_memory(
+            _viewer(request.on_behalf_of), request.conversation_key, request.key
+        )
+        return mind_pb2.DeleteMemoryResponse(existed=existed)
 
     async def GetSnapshot(  # noqa: N802
         self, request: mind_pb2.GetSnapshotRequest, context: Context

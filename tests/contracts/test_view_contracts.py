@@ -35,6 +35,7 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.memory.store import MemoryEntryView
 from mind.service import convert
 from mind.tools.base import DetailMode, Effect
 from tobe.v1 import common_pb2, events_pb2
@@ -228,6 +229,13 @@ MAPPINGS = {
         convert.memory_changed_from_proto,
         MemoryChangedView(key="diet", deleted=True, size_bytes=120, run_id="run_1"),
         MemoryChangedView(key="diet", deleted=False, size_bytes=0, run_id=""),
+    ),
+    "MemoryEntry": Mapping(
+        common_pb2.MemoryEntry,
+        convert.memory_entry_to_proto,
+        convert.memory_entry_from_proto,
+        MemoryEntryView(key="diet", text="no peanuts", updated_at=START),
+        MemoryEntryView(key="empty", text="", updated_at=START),
     ),
     "CredentialRevoked": Mapping(
         events_pb2.CredentialRevoked,
