@@ -41,6 +41,9 @@ class Command(TypedDict, total=False):
     subscribe: face_pb2.SubscribeCommand
     replay: face_pb2.ReplayCommand
     decide_approval: face_pb2.DecideApprovalCommand
+    list_profiles: face_pb2.ListProfilesCommand
+    set_profile: face_pb2.SetProfileCommand
+    set_active_hand: face_pb2.SetActiveHandCommand
 
 
 class CommandFailed(Exception):

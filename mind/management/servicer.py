@@ -17,6 +17,7 @@ from mind.credentials import CredentialInactive, CredentialNotFound, InvalidCred
 from mind.management import convert
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
+from mind.profiles.errors import ProfileError
 from mind.service.convert import compaction_to_proto, conversation_to_proto
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.runtime.timestamps import optional_moment
@@ -55,6 +56,8 @@ MANAGEMENT_STATUS_CODES: StatusTable = {
     conversations.WrongState: grpc.StatusCode.FAILED_PRECONDITION,
     conversations.CompactionFailed: grpc.StatusCode.UNAVAILABLE,
     conversations.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
+    conversations.InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
+    ProfileError: grpc.StatusCode.FAILED_PRECONDITION,
     SQLAlchemyError: _store_failure,
 }
 
@@ -224,6 +227,18 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             _required(request.key, "conversation key"), actor=actor_of(context)
         )
         return pb.CompactContextResponse(compaction=compaction_to_proto(compaction))
+
+    async def ChangeConversationProfile(
+        self,
+        request: pb.ChangeConversationProfileRequest,
+        context: grpc.aio.ServicerContext[
+            pb.ChangeConversationProfileRequest, pb.ChangeConversationProfileResponse
+        ],
+    ) -> pb.ChangeConversationProfileResponse:
+        view = await self._service.change_profile(
+            _required(request.key, "conversation key"), request.profile, actor=actor_of(context)
+        )
+        return pb.ChangeConversationProfileResponse(conversation=conversation_to_proto(view))
 
     async def ListApprovals(
         self,

@@ -11,6 +11,7 @@ from grpc import StatusCode
 from mind.approvals import errors as approvals
 from mind.conversation import errors as conversations
 from mind.events.subscription import InvalidCursor, SnapshotRequired
+from mind.profiles.errors import ProfileError
 from tobe.runtime.status import StatusTable
 
 
@@ -32,4 +33,6 @@ MIND_STATUS_CODES: StatusTable = {
     approvals.ApprovalAlreadyDecided: StatusCode.FAILED_PRECONDITION,
     approvals.InvalidDecision: StatusCode.INVALID_ARGUMENT,
     ClientUnauthenticated: StatusCode.UNAUTHENTICATED,
+    # The conversation's profile cannot run (a compaction needs it too).
+    ProfileError: StatusCode.FAILED_PRECONDITION,
 }
