@@ -48,6 +48,9 @@ UnaryCommand = (
     | face_pb2.DecideApprovalCommand
     | face_pb2.ListMemoryCommand
     | face_pb2.DeleteMemoryCommand
+    | face_pb2.ListProfilesCommand
+    | face_pb2.SetProfileCommand
+    | face_pb2.SetActiveHandCommand
 )
 Frame = face_pb2.Hello | face_pb2.SubscribeCommand | UnaryCommand
 
@@ -142,9 +145,31 @@ class CommandRouter:
                         key=command.key,
                         title=command.title,
                         members=command.members,
+                        profile=command.profile,
                     )
                 )
                 return face_pb2.Reply(create_conversation=created)
+            case face_pb2.ListProfilesCommand():
+                profiles = await mind.list_profiles(mind_pb2.ListProfilesRequest(on_behalf_of=who))
+                return face_pb2.Reply(list_profiles=profiles)
+            case face_pb2.SetProfileCommand():
+                changed = await mind.set_conversation_profile(
+                    mind_pb2.SetConversationProfileRequest(
+                        on_behalf_of=who,
+                        conversation_key=command.conversation_key,
+                        profile=command.profile,
+                    )
+                )
+                return face_pb2.Reply(set_profile=changed)
+            case face_pb2.SetActiveHandCommand():
+                chosen = await mind.set_active_hand(
+                    mind_pb2.SetActiveHandRequest(
+                        on_behalf_of=who,
+                        conversation_key=command.conversation_key,
+                        hand=command.hand,
+                    )
+                )
+                return face_pb2.Reply(set_active_hand=chosen)
             case face_pb2.ListConversationsCommand():
                 listed = await mind.list_conversations(
                     mind_pb2.ListConversationsRequest(on_behalf_of=who, limit=command.limit)

@@ -51,6 +51,21 @@ class MindClient:
     ) -> mind_pb2.CreateConversationResponse:
         return await self._mind.unary(self._mind.stub.CreateConversation, request)
 
+    async def list_profiles(
+        self, request: mind_pb2.ListProfilesRequest
+    ) -> mind_pb2.ListProfilesResponse:
+        return await self._mind.unary(self._mind.stub.ListProfiles, request)
+
+    async def set_conversation_profile(
+        self, request: mind_pb2.SetConversationProfileRequest
+    ) -> mind_pb2.SetConversationProfileResponse:
+        return await self._mind.unary(self._mind.stub.SetConversationProfile, request)
+
+    async def set_active_hand(
+        self, request: mind_pb2.SetActiveHandRequest
+    ) -> mind_pb2.SetActiveHandResponse:
+        return await self._mind.unary(self._mind.stub.SetActiveHand, request)
+
     async def list_conversations(
         self, request: mind_pb2.ListConversationsRequest
     ) -> mind_pb2.ListConversationsResponse:

@@ -1,4 +1,4 @@
-"""`tobe admin conversations …`: list, show, compact, delete."""
+"""`tobe admin conversations …`: list, show, compact, set-profile, delete."""
 
 from __future__ import annotations
 
@@ -47,6 +47,19 @@ def compact(key: str) -> None:
     """Summarise a conversation's older messages now, to free its context (needs the Mind)."""
     response = call("CompactContext", pb.CompactContextRequest(key=key), timeout=COMPACT_TIMEOUT)
     printer().compaction(key, render.compaction(response.compaction))
+
+
+@conversations.command("set-profile")
+@click.argument("key")
+@click.argument("profile")
+@output_options
+def set_profile(key: str, profile: str) -> None:
+    """Set the profile a conversation runs with (from its next run)."""
+    response = call(
+        "ChangeConversationProfile",
+        pb.ChangeConversationProfileRequest(key=key, profile=profile),
+    )
+    printer().profile_change(render.conversation(response.conversation))
 
 
 @conversations.command()

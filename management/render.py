@@ -104,6 +104,8 @@ def conversation(message: common_pb2.Conversation) -> dict[str, Any]:
         "members": list(message.members),
         "created_at": _time(message, "created_at"),
         "last_event_id": message.last_event_id,
+        "profile": message.profile,
+        "active_hand": message.active_hand,
     }
 
 
@@ -424,6 +426,13 @@ class Printer:
         # Unwrapped, so the text can be read and copied exactly as it will be approved.
         self.console.out(
             item["decision_text"] or "(not recorded for this request)", highlight=False
+        )
+
+    def profile_change(self, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        self.console.print(
+            Text(f"Conversation {item['key']} now runs with profile {item['profile']}")
         )
 
     def compaction(self, key: str, item: dict[str, Any]) -> None:

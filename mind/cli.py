@@ -49,6 +49,7 @@ def mind() -> None:
 def serve(listen: str | None, services_dir: Path | None) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
     # Imported here so that every other `tobe` command starts without the Mind's stack.
+    from mind.profiles.errors import ProfileError
     from mind.providers.factory import ProviderConfigError, build_provider
     from mind.providers.script import ScriptError
     from mind.server import build, serve
@@ -79,6 +80,10 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
         except (ProviderConfigError, ScriptError) as exc:
             raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
         upgrade(settings.store_url)
-        asyncio.run(serve(build(settings, provider), address, tls))
+        try:
+            app = build(settings, provider)
+        except ProfileError as exc:
+            raise click.ClickException(f"cannot start the Mind: {exc}") from exc
+        asyncio.run(serve(app, address, tls))
     finally:
         lock.release()

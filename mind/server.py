@@ -28,13 +28,16 @@ from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
 from mind.memory.store import Memory
 from mind.memory.tools import memory_tools
+from mind.profiles.book import ProfileBook
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
+from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
 from mind.service.mind_servicer import MindServicer
+from mind.skills.prompt import VIEW_SKILL
 from mind.skills.store import SkillStore
 from mind.skills.watcher import DirectoryWatcher
 from mind.store.database import Database
@@ -128,7 +131,10 @@ def compaction_engine(
 
 
 def build(settings: Settings, provider: Provider) -> MindApp:
-    """Assemble every component; nothing touches the database until `MindApp.start`."""
+    """Assemble every component; nothing touches the database until `MindApp.start`.
+
+    ProfileError when `[profiles]` as a whole is wrong (a factory that does not import, two
+    profiles with one name, a default that names none)."""
     bus, live_calls = EventBus(), LiveCalls()
 
     def committed(events: list[OutboxEvent]) -> None:
@@ -145,8 +151,9 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
-    tools.add_source(skills)
-    tools.add_source(resources)
+    tools.add_platform_source(skills, [VIEW_SKILL])
+    tools.add_platform_source(resources, [READ_RESOURCE])
+    profiles = ProfileBook.from_settings(settings.profiles, tools.platform_names)
     approvals = Approvals.build(settings.approvals, database, provider)
     runtime = ToolRuntime(approvals.authorizer)
     core = AgentCore(
@@ -158,13 +165,17 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         compaction=compaction_engine(settings.context, database, provider),
         catalog_sources=[skills, resources],
     )
-    manager = ConversationManager(database, core, settings.mind, bus=bus)
+    manager = ConversationManager(database, core, settings.mind, bus=bus, profiles=profiles)
     app = MindApp(
         settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
     )
     notes = BackgroundNotes(database)
     app.remote = RemoteExecution.build(
-        database, settings.remote, audience=manager.audience_of, background_sink=notes.deliver
+        database,
+        settings.remote,
+        audience=manager.audience_of,
+        background_sink=notes.deliver,
+        active_hand=manager.active_hand_of,
     )
     tools.add_source(app.remote.tools)
     runtime.ledger = app.remote.ledger

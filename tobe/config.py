@@ -296,6 +296,43 @@ class ResourcesSettings(BaseModel):
     dirs: list[Path] = Field(default_factory=list)
 
 
+class ProfileEntry(BaseModel):
+    """One declarative profile (`[[profiles.profile]]`; see `mind.profiles.declared`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    description: str = ""
+    # Static text the system prompt carries after the platform prompt.
+    persona: str = ""
+    # The platform tools it offers, by name (current_time, wait, view_skill, read_resource, ...).
+    platform_tools: list[str]
+    hand_tools: bool = True
+    awareness_tools: bool = True
+    # off, minimal, low, medium, high, xhigh; empty: `[provider] thinking`.
+    thinking: str = ""
+    welcome: str = ""
+    error_reply: str = ""
+    # Hooks by import path (`package.module:function`); empty: none.
+    before_tool_call: str = ""
+    after_tool_call: str = ""
+    should_stop_after_turn: str = ""
+
+
+class ProfilesSettings(BaseModel):
+    """The profiles conversations run with (`mind.profiles`).
+
+    `default` is the profile of a conversation created without one; `factory` names code
+    (`package.module:function`) called once per conversation to make or adjust its profile.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    default: str = "default"
+    factory: str = ""
+    profile: list[ProfileEntry] = Field(default_factory=list)
+
+
 class Settings(BaseSettings):
     """All settings of every ToBe process; each process reads the section it needs."""
 
@@ -318,6 +355,7 @@ class Settings(BaseSettings):
     context: ContextSettings = Field(default_factory=ContextSettings)
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     resources: ResourcesSettings = Field(default_factory=ResourcesSettings)
+    profiles: ProfilesSettings = Field(default_factory=ProfilesSettings)
 
     @model_validator(mode="after")
     def _default_content_dirs(self) -> Settings:

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from face.chat import choices
 from face.chat.render import Renderer
 from face.chat.session import ChatSession, CommandFailed
 from tobe.v1 import common_pb2, events_pb2, face_pb2
@@ -26,6 +27,7 @@ HELP = (
     "/new [title]  new conversation   /list  conversations   /switch <key>  change conversation\n"
     "/cancel  stop the running reply   /compact  summarise older messages to free context\n"
     "/memory  what this conversation remembers   /forget <key>  delete one memory entry\n"
+    "/profile [name]  list or switch profiles   /hand <name>|all  which Hand's tools to use\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
     "approval requests: y = approve once, a = always in this conversation, n [reason] = deny"
 )
@@ -129,6 +131,14 @@ class ChatRepl:
                 await self._memory()
             elif name == "/forget" and argument.strip():
                 await self._forget(argument.strip())
+            elif name == "/profile":
+                await choices.profile(
+                    self.session, self.console, self.renderer.conversation, argument.strip()
+                )
+            elif name == "/hand" and argument.strip():
+                await choices.hand(
+                    self.session, self.console, self.renderer.conversation, argument.strip()
+                )
             else:
                 self.console.print(Text(HELP, style="dim"))
         except CommandFailed as exc:

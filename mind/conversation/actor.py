@@ -7,6 +7,10 @@ the next queued input). Queued inputs live in the store, so a restart picks them
 order. Posts (`mind.conversation.posts`) join the same queue: appended at once when nothing
 holds the lease and nothing waits, else delivered in their turn after the active run ended,
 each as its message, without a run; the queue then goes on.
+
+The actor keeps the conversation's profile, made once (`ProfileBook.resolve`) and again only
+after the profile changed (`set_profile`), and its active Hand, which the Hand tool source
+reads on every step: a run's steps read neither from the store.
 """
 
 from __future__ import annotations
@@ -29,6 +33,9 @@ from mind.core.loop import AgentCore, RunOutcome
 from mind.core.view import ProviderView
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.views import CompactionTrigger, CompactionView
+from mind.profiles.book import ProfileBook
+from mind.profiles.errors import ProfileError
+from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
@@ -95,6 +102,17 @@ def _duplicate(existing: Any) -> SendResult:
     )
 
 
+@dataclass
+class ConversationSettings:
+    """Who owns the conversation and what it runs with, as stored (`conversations` row)."""
+
+    owner: str = ""
+    # "" = the default profile.
+    profile: str = ""
+    # "" = every Hand of the owner.
+    active_hand: str = ""
+
+
 class ConversationActor:
     def __init__(
         self,
@@ -105,9 +123,15 @@ class ConversationActor:
         *,
         bus: EventBus,
         replies: ReplyTexts,
+        settings: ConversationSettings | None = None,
+        profiles: ProfileBook | None = None,
     ) -> None:
         self.key = key
         self.audience = audience
+        self.settings = settings or ConversationSettings()
+        # Without a book every run uses the built-in default profile.
+        self._profiles = profiles
+        self._profile: Profile | None = None
         self.database = database
         self.core = core
         self.bus = bus
@@ -284,6 +308,23 @@ class ConversationActor:
             await self._start_next()
         return await answer
 
+    def set_profile(self, name: str) -> None:
+        """The conversation now runs with `name`: its next run makes that profile."""
+        self.settings.profile = name
+        self._profile = None
+
+    async def profile(self) -> Profile:
+        """The conversation's profile, made on first use; ProfileError when it cannot run.
+
+        A failure is not kept: the next run tries again (a factory may fail only for a while).
+        """
+        if self._profile is None:
+            if self._profiles is None:
+                return DEFAULT_PROFILE
+            info = ConversationInfo(self.key, self.settings.owner, self.settings.profile)
+            self._profile = await self._profiles.resolve(info)
+        return self._profile
+
     def _launch_compaction(self) -> None:
         if not self.lease.try_acquire(COMPACTION_HOLDER):
             raise RuntimeError(f"{self.key}: mutation lease held by {self.lease.holder}")
@@ -299,7 +340,7 @@ class ConversationActor:
                 self.key,
                 self.audience,
                 trigger=CompactionTrigger.REQUESTED,
-                fixed_tokens=self.core.fixed_tokens(self.key),
+                fixed_tokens=self.core.fixed_tokens(self.key, await self.profile()),
                 protected=frozenset(self._resumes),
             )
         except Exception as exc:  # every waiter gets the refusal; a bug is logged too
@@ -425,6 +466,9 @@ class ConversationActor:
             state, reason = outcome.state, outcome.reason
         except asyncio.CancelledError:
             state, reason = active.stop_as
+        except ProfileError as exc:  # this conversation's profile cannot run; others can
+            log.warning("run %s of %s: %s", active.run_id, self.key, exc)
+            state, reason = "failed", str(exc)
         except Exception as exc:  # a bug must still end the run with a terminal
             log.exception("run %s crashed", active.run_id)
             state, reason = "failed", f"internal error: {type(exc).__name__}"
@@ -442,7 +486,8 @@ class ConversationActor:
             }
         run_id, steps = active.run_id, outcome.steps if outcome else None
         # Only a failure is answered: a cancel or a stop was someone's choice.
-        error_reply = self.replies.error_reply(self.key) if state == "failed" else ""
+        own = self._profile.error_reply if self._profile is not None else ""
+        error_reply = (own or self.replies.error_reply(self.key)) if state == "failed" else ""
 
         def unit(tx: WriteTx) -> None:
             # A stop leaves calls waiting for an approval open, as a crash would; the next
@@ -475,6 +520,7 @@ class ConversationActor:
                 await self._start_next()
 
     async def _run_core(self, active: ActiveRun) -> RunOutcome:
+        profile = await self.profile()
         history = await self._history()
         summary = self._summary
         recorder = RunRecorder(
@@ -501,6 +547,7 @@ class ConversationActor:
             ),
             permissions=active.permissions,
             audience=self.audience,
+            profile=profile,
         )
 
         def on_delta(kind: str, step: int, text: str) -> None:

@@ -199,11 +199,11 @@ async def finish_batch(
     open_call = batch[position]
     finished = await runtime.reconcile(open_call, scope)
     if finished is None:
-        tool = await _wait_for_tool(registry, scope.conversation_key, open_call.name, tool_wait)
+        tool = await _wait_for_tool(registry, scope, open_call.name, tool_wait)
         finished = await runtime.resume(open_call, tool, scope)
     results.append(finished)
     rest = [call for call in batch[position + 1 :] if call.id not in answered]
-    tools = registry.tools_for(scope.conversation_key)
+    tools = registry.tools_for(scope.conversation_key, scope.profile)
     for index, call in enumerate(rest):
         try:
             results.append(await runtime.execute(call, tools.get(call.name), scope))
@@ -234,12 +234,12 @@ def _batch_of(history: list[HistoryMessage], tool_call_id: str) -> list[ToolCall
 
 
 async def _wait_for_tool(
-    registry: ToolRegistry, conversation_key: str, name: str, patience: float
+    registry: ToolRegistry, scope: RunScope, name: str, patience: float
 ) -> Tool | None:
     loop = asyncio.get_running_loop()
     deadline = loop.time() + patience
     while True:
-        tool = registry.tools_for(conversation_key).get(name)
+        tool = registry.tools_for(scope.conversation_key, scope.profile).get(name)
         if tool is not None or loop.time() >= deadline:
             return tool
         await asyncio.sleep(0.2)

@@ -1,7 +1,8 @@
 """The conversation manager: the entry point for every conversation operation.
 
 It checks input and visibility, keeps one actor per conversation (created on first use and
-restored after a restart), and owns crash recovery and graceful shutdown.
+restored after a restart), and owns crash recovery and graceful shutdown. The owner's choices
+(profile, active Hand) are written here and handed to the loaded actor, which keeps them.
 """
 
 from __future__ import annotations
@@ -16,9 +17,14 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from mind.conversation import inputs, posts, queries, runs
+from mind.conversation import choices, inputs, posts, queries, runs
 from mind.conversation.access import Viewer, can_see, check_key, check_principal
-from mind.conversation.actor import ChatInput, ConversationActor, SendResult
+from mind.conversation.actor import (
+    ChatInput,
+    ConversationActor,
+    ConversationSettings,
+    SendResult,
+)
 from mind.conversation.continuation import open_call_ids
 from mind.conversation.errors import (
     AlreadyExists,
@@ -34,11 +40,13 @@ from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
 from mind.events.views import CompactionView, ConversationView
 from mind.memory.store import Memory, MemoryListing, listing
+from mind.profiles.book import ProfileBook, ProfileSummary
+from mind.profiles.errors import ProfileError
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.store.outbox import prune
 from mind.tools.base import DetailMode
-from tobe.config import MindSettings
+from tobe.config import MindSettings, ProfilesSettings
 
 log = logging.getLogger(__name__)
 
@@ -47,11 +55,16 @@ MAX_TITLE = 256
 INTERRUPTED = "interrupted: the Mind stopped while the run was active"
 
 
-def _audience(session: Session, key: str) -> list[str]:
-    """Owner and members of a conversation (the members alone when it is gone)."""
+def _loaded(session: Session, key: str) -> tuple[list[str], ConversationSettings]:
+    """Owner and members of a conversation (the members alone when it is gone), and what it
+    runs with."""
     conversation = session.get(models.Conversation, key)
-    owner = [conversation.owner] if conversation else []
-    return owner + queries.members_of(session, key)
+    if conversation is None:
+        return queries.members_of(session, key), ConversationSettings()
+    settings = ConversationSettings(
+        conversation.owner, conversation.profile, conversation.active_hand
+    )
+    return [conversation.owner, *queries.members_of(session, key)], settings
 
 
 def _clamp(value: int, default: int, maximum: int) -> int:
@@ -85,9 +98,13 @@ class ConversationManager:
         *,
         bus: EventBus,
         replies: ReplyTexts | None = None,
+        profiles: ProfileBook | None = None,
     ) -> None:
         self.database = database
         self.core = core
+        self.profiles = profiles or ProfileBook.from_settings(
+            ProfilesSettings(), core.registry.platform_names
+        )
         # Where the runs' ephemeral events (text and thinking deltas, tool progress) go.
         self.bus = bus
         self.settings = settings
@@ -126,9 +143,10 @@ class ConversationManager:
             await (await self._actor(key)).drain()
 
     async def create(
-        self, viewer: Viewer, key: str, title: str, members: list[str]
+        self, viewer: Viewer, key: str, title: str, members: list[str], profile: str = ""
     ) -> ConversationView:
         check_principal(viewer.principal)
+        profile = self._known_profile(profile)
         key = key or f"p_{secrets.token_hex(8)}"
         check_key(key)
         if members and not key.startswith("g_"):
@@ -143,13 +161,19 @@ class ConversationManager:
         if len(title) > MAX_TITLE:
             raise InvalidInput(f"title is {len(title)} characters; the maximum is {MAX_TITLE}")
         members = sorted(set(members) - {viewer.principal})
-        welcome = self.replies.welcome(key)
+        declared = self.profiles.declared(profile)
+        # The profile's own welcome, else the Mind-wide one.
+        welcome = (declared.welcome if declared else "") or self.replies.welcome(key)
 
         def unit(tx: WriteTx) -> ConversationView:
             if tx.session.get(models.Conversation, key) is not None:
                 raise self._key_taken(tx.session, viewer, key)
             row = models.Conversation(
-                key=key, owner=viewer.principal, title=title, created_at=datetime.now(UTC)
+                key=key,
+                owner=viewer.principal,
+                title=title,
+                created_at=datetime.now(UTC),
+                profile=profile,
             )
             tx.session.add(row)
             tx.session.add_all(
@@ -183,6 +207,67 @@ class ConversationManager:
         except NotFound as hidden:
             return hidden
         return AlreadyExists(f"conversation {key!r} already exists")
+
+    def list_profiles(self) -> builtins.list[ProfileSummary]:
+        return self.profiles.summaries()
+
+    async def set_profile(self, viewer: Viewer, key: str, profile: str) -> ConversationView:
+        """The owner sets the profile the conversation's next run uses (InvalidInput when it
+        is unknown or known to be bad, NotAllowed for members, NotFound when hidden)."""
+        check_principal(viewer.principal)
+        name = self._known_profile(profile)
+
+        def unit(tx: WriteTx) -> ConversationView:
+            row = choices.owned(tx, viewer, key)
+            return choices.change(tx, row, lambda r: setattr(r, "profile", name))
+
+        return await self._changed(key, await self.database.write(unit))
+
+    async def set_profile_for_operator(self, key: str, profile: str) -> ConversationView:
+        """The same for `tobe admin` (no owner check); NotFound for an unknown key."""
+        name = self._known_profile(profile)
+
+        def unit(tx: WriteTx) -> ConversationView:
+            row = tx.session.get(models.Conversation, key)
+            if row is None:
+                raise NotFound(f"no conversation {key!r}")
+            return choices.change(tx, row, lambda r: setattr(r, "profile", name))
+
+        return await self._changed(key, await self.database.write(unit))
+
+    async def set_active_hand(self, viewer: Viewer, key: str, hand: str) -> ConversationView:
+        """The owner chooses the Hand whose tools the model sees ("" = every Hand)."""
+        check_principal(viewer.principal)
+        hand = choices.check_hand(hand)
+
+        def unit(tx: WriteTx) -> ConversationView:
+            row = choices.owned(tx, viewer, key)
+            return choices.change(tx, row, lambda r: setattr(r, "active_hand", hand))
+
+        return await self._changed(key, await self.database.write(unit))
+
+    def active_hand_of(self, key: str) -> str:
+        """The active Hand of a conversation with a loaded actor ("" = every Hand): the Hand
+        tool source asks on every step, so this reads no store."""
+        actor = self._actors.get(key)
+        return actor.settings.active_hand if actor is not None else ""
+
+    def _known_profile(self, profile: str) -> str:
+        try:
+            return self.profiles.check(profile)
+        except ProfileError as exc:
+            raise InvalidInput(str(exc)) from exc
+
+    async def _changed(self, key: str, view: ConversationView) -> ConversationView:
+        """Hand a committed change to the loaded actor (a run already going keeps its
+        profile; the active Hand applies from its next step)."""
+        async with self._actors_lock:
+            actor = self._actors.get(key)
+            if actor is not None:
+                actor.settings.active_hand = view.active_hand
+                if actor.settings.profile != view.profile:
+                    actor.set_profile(view.profile)
+        return view
 
     async def list(self, viewer: Viewer, limit: int) -> list[ConversationView]:
         check_principal(viewer.principal)
@@ -349,9 +434,16 @@ class ConversationManager:
                 raise ShuttingDown("the Mind is shutting down; retry after it restarts")
             actor = self._actors.get(key)
             if actor is None:
-                audience = await self.database.read(lambda session: _audience(session, key))
+                audience, settings = await self.database.read(lambda s: _loaded(s, key))
                 actor = ConversationActor(
-                    key, audience, self.database, self.core, bus=self.bus, replies=self.replies
+                    key,
+                    audience,
+                    self.database,
+                    self.core,
+                    bus=self.bus,
+                    replies=self.replies,
+                    settings=settings,
+                    profiles=self.profiles,
                 )
                 self._actors[key] = actor
             return actor

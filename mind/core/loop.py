@@ -2,8 +2,9 @@
 
 `AgentCore.run` walks these steps:
 
-1. build the request: system prompt, the provider view of the history (the latest context
-   summary and the messages after it), the tools this conversation may call right now; with a
+1. build the request: system prompt (the platform prompt, the profile's persona, the
+   catalogs), the provider view of the history (the latest context summary and the messages
+   after it), the tools the conversation's profile offers right now; with a
    compaction engine, when the request's estimated size exceeds the budget, compact first;
 2. call the provider (streamed deltas go to the ephemeral sink as they arrive); when it
    answers that the request was too long for the model, compact and retry once;
@@ -13,15 +14,16 @@
 4. run the tool calls in order through the tool runtime; when a steering message is waiting,
    the calls not yet started are recorded as skipped;
 5. deliver waiting steering messages; go back to 1 while there were tool calls or steering
-   messages, else stop.
+   messages (and the profile's `should_stop_after_turn` does not end the run), else stop.
 
 An empty reply (no text but blanks, no tool calls) is never stored: a person would see an
 empty message, and a provider may refuse it when the history is sent back. It ends the run
 (unless steering messages wait), as `failed` when the run showed no reply text at all, so
 that the conversation's error reply is posted instead of silence.
 
-The outcome is `completed` or `failed` (provider error, step limit, a context over budget that
-compaction could not bring back within it, a run that replied nothing). Cancellation propagates
+The profile is the run's `RunScope.profile`. The outcome is `completed` or `failed` (provider
+error, step limit, a context over budget that compaction could not bring back within it, a
+run that replied nothing, two tools under one name). Cancellation propagates
 as `asyncio.CancelledError` after the calls not yet started are recorded as skipped.
 """
 
@@ -42,6 +44,8 @@ from mind.core.history import ContextSummary, HistoryMessage
 from mind.core.prompt import PLATFORM_PROMPT, PromptCatalog, system_prompt
 from mind.core.view import ProviderView
 from mind.events.views import CompactionTrigger
+from mind.profiles import hooks
+from mind.profiles.model import Profile, TurnInfo
 from mind.providers.base import (
     ErrorKind,
     Provider,
@@ -57,7 +61,7 @@ from mind.providers.base import (
 )
 from mind.providers.catalog import ModelInfo, clamp_thinking
 from mind.tools.base import Tool
-from mind.tools.registry import ToolRegistry
+from mind.tools.registry import ToolClash, ToolRegistry
 from mind.tools.runtime import ProjectionJournal, RunScope, ToolRuntime
 
 log = logging.getLogger(__name__)
@@ -140,16 +144,20 @@ class AgentCore:
         # Read once per run, in order (skills, then resources), when `run` gets no catalogs.
         self.catalog_sources = catalog_sources
 
-    def thinking_for(self, conversation_key: str) -> ThinkingLevel:
-        """The configured level clamped to what the model supports; warns once per conversation.
+    def thinking_for(
+        self, conversation_key: str, wanted: ThinkingLevel | None = None
+    ) -> ThinkingLevel:
+        """`wanted` (the profile's level; None: the configured one) clamped to what the model
+        supports; warns once per conversation.
 
         Wire adapters expose their catalog entry as `info`; a provider without one (the
         Scripted fixture) gets the level unchanged.
         """
+        wanted = self.thinking if wanted is None else wanted
         info = getattr(self.provider, "info", None)
         if not isinstance(info, ModelInfo):
-            return self.thinking
-        level, warning = clamp_thinking(info, self.thinking)
+            return wanted
+        level, warning = clamp_thinking(info, wanted)
         if warning and conversation_key not in self._thinking_warned:
             self._thinking_warned.add(conversation_key)
             log.warning("conversation %s: %s", conversation_key, warning)
@@ -162,7 +170,6 @@ class AgentCore:
         journal: RunJournal,
         on_delta: DeltaSink,
         *,
-        persona: str = "",
         catalogs: list[str] | None = None,
         view: ProviderView | None = None,
         summary: ContextSummary | None = None,
@@ -174,10 +181,10 @@ class AgentCore:
         names open calls whose batches a compaction must leave alone."""
         context = _Context(list(history), summary)
         view = view or ProviderView()
+        profile, key = scope.profile, scope.conversation_key
         if catalogs is None:
-            catalogs = [s.catalog_for(scope.conversation_key) for s in self.catalog_sources]
-        system = system_prompt(self.platform_prompt, persona, catalogs)
-        key = scope.conversation_key
+            catalogs = [s.catalog_for(key, profile.name) for s in self.catalog_sources]
+        system = system_prompt(self.platform_prompt, profile.persona, catalogs)
         outcome = RunOutcome(state="completed")
         retried_overflow = False
         replied = False  # whether an assistant message with text was stored in this run
@@ -186,13 +193,17 @@ class AgentCore:
                 outcome.state = "failed"
                 outcome.reason = f"step limit reached: {self.step_limit} provider calls"
                 return outcome
-            tools = self.registry.tools_for(key)
-            request = self._request(system, view, context, tools, key)
+            try:
+                tools = self.registry.tools_for(key, profile)
+            except ToolClash as clash:
+                outcome.state, outcome.reason = "failed", str(clash)
+                return outcome
+            request = self._request(system, view, context, tools, profile, key)
             size = request_size(request)
             if self._over_budget(key, size):
                 refused = await self._fit(scope, request, size, context, protected)
                 if not refused:
-                    request = self._request(system, view, context, tools, key)
+                    request = self._request(system, view, context, tools, profile, key)
                     size = request_size(request)
                     if self._over_budget(key, size):
                         refused = self._still_over(key, size)
@@ -243,6 +254,10 @@ class AgentCore:
                 if result.stop_reason is not StopReason.STOP:
                     outcome.reason = f"model stopped: {result.stop_reason.value}"
                 return outcome
+            turn = TurnInfo(key, scope.run_id, step, result.text, tuple(c.name for c in calls))
+            if await hooks.stops_after(profile, turn):
+                outcome.reason = f"stopped by profile {profile.name!r} after step {step}"
+                return outcome
 
     def _request(
         self,
@@ -250,25 +265,27 @@ class AgentCore:
         view: ProviderView,
         context: _Context,
         tools: dict[str, Tool],
+        profile: Profile,
         key: str,
     ) -> ProviderRequest:
         return ProviderRequest(
             system=system,
             messages=view.messages(context.messages, self.clock(), context.summary),
             tools=self.registry.definitions(tools),
-            thinking=self.thinking_for(key),
+            thinking=self.thinking_for(key, profile.thinking),
             max_output_tokens=self.compaction.budget.output_tokens if self.compaction else None,
         )
 
-    def fixed_tokens(self, key: str, persona: str = "") -> int:
-        """Estimated tokens of what every request of `key` carries besides its messages."""
+    def fixed_tokens(self, key: str, profile: Profile) -> int:
+        """Estimated tokens of what every request of `key` carries besides its messages
+        (ToolClash when its profile's tools clash)."""
         if self.compaction is None:
             return 0
-        catalogs = [source.catalog_for(key) for source in self.catalog_sources]
+        catalogs = [source.catalog_for(key, profile.name) for source in self.catalog_sources]
         request = ProviderRequest(
-            system=system_prompt(self.platform_prompt, persona, catalogs),
+            system=system_prompt(self.platform_prompt, profile.persona, catalogs),
             messages=[],
-            tools=self.registry.definitions(self.registry.tools_for(key)),
+            tools=self.registry.definitions(self.registry.tools_for(key, profile)),
         )
         return self.compaction.estimator.tokens(key, fixed_size(request))
 

@@ -28,8 +28,9 @@ did not do what you asked; read the error and adjust."""
 class PromptCatalog(Protocol):
     """Text a conversation's system prompt carries after the persona (skills, resources)."""
 
-    def catalog_for(self, conversation_key: str) -> str:
-        """The catalog as this conversation sees it now; "" when there is nothing to list."""
+    def catalog_for(self, conversation_key: str, profile: str) -> str:
+        """The catalog as this conversation, running with the profile named `profile`, sees it
+        now; "" when there is nothing to list."""
         ...
 
 

@@ -117,6 +117,10 @@ class ConversationRow(Protocol):
     def owner(self) -> str: ...
     @property
     def created_at(self) -> datetime: ...
+    @property
+    def profile(self) -> str: ...
+    @property
+    def active_hand(self) -> str: ...
 
 
 class ApprovalRow(Protocol):
@@ -254,6 +258,8 @@ def conversation_view(
         members=tuple(members),
         created_at=row.created_at,
         last_event_id=last_event_id,
+        profile=row.profile,
+        active_hand=row.active_hand,
     )
 
 

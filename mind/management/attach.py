@@ -55,6 +55,7 @@ def link_mind(app: MindApp) -> MindLink:
         services=lambda: mind_services(app.settings, app.address),
         forget_conversation=app.manager.forget,
         compact_conversation=app.manager.compact_for_operator,
+        change_profile=app.manager.set_profile_for_operator,
     )
 
 
@@ -72,6 +73,7 @@ def attach_management(app: MindApp) -> None:
             app.database,
             database_url=app.settings.store_url,
             data_dir=app.settings.data_dir,
+            profiles=app.settings.profiles,
             mind=link_mind(app),
         )
         endpoint = await serve_management(service, app.settings.management_socket)

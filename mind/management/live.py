@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from mind.events.views import CompactionView
+from mind.events.views import CompactionView, ConversationView
 from mind.management.records import HandInfo, ServiceInfo
 
 
@@ -26,6 +26,8 @@ class MindLink:
     same key starts afresh. `compact_conversation` compacts a conversation's context through
     its actor (after its active run, if any) and returns the committed compaction; it raises
     the conversation errors (`mind.conversation.errors`) the Mind's own clients get.
+    `change_profile` sets a conversation's profile through the Mind's conversation manager,
+    so its actor makes the new profile for its next run.
     """
 
     disconnect_credential: Callable[[str], int]
@@ -34,3 +36,4 @@ class MindLink:
     services: Callable[[], Sequence[ServiceInfo]]
     forget_conversation: Callable[[str], Awaitable[None]]
     compact_conversation: Callable[[str], Awaitable[CompactionView]]
+    change_profile: Callable[[str, str], Awaitable[ConversationView]]

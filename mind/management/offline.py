@@ -87,7 +87,10 @@ async def _serving(settings: Settings) -> AsyncIterator[str]:
     private_dir = Path(tempfile.mkdtemp(prefix="tobe-admin-"))
     try:
         service = ManagementService(
-            database, database_url=settings.store_url, data_dir=settings.data_dir
+            database,
+            database_url=settings.store_url,
+            data_dir=settings.data_dir,
+            profiles=settings.profiles,
         )
         endpoint = await serve_management(service, private_dir / "management.sock")
         try:

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
+from mind.conversation import choices
 from mind.events.views import CompactionView, ConversationView, CredentialRevokedView
 from mind.live_calls import CREDENTIAL_REVOKED
 from mind.management import approvals, audit, conversations, status
@@ -36,9 +37,12 @@ from mind.management.records import (
     StatusReport,
 )
 from mind.memory.store import MemoryListing, delete_entry, listing
+from mind.profiles.declared import declared_profiles
+from mind.profiles.errors import ProfileError
 from mind.store.database import Database, WriteTx
-from mind.store.models import Credential
+from mind.store.models import Conversation, Credential
 from tobe import __version__
+from tobe.config import ProfilesSettings
 
 MAX_LIMIT = 10_000
 COMPACT_OFFLINE = (
@@ -84,9 +88,11 @@ class ManagementService:
         *,
         database_url: str,
         data_dir: Path,
+        profiles: ProfilesSettings | None = None,
         mind: MindLink | None = None,
     ) -> None:
         self._database = database
+        self._profiles = profiles or ProfilesSettings()
         self._database_url = database_url
         self._data_dir = data_dir
         self._mind = mind
@@ -324,6 +330,55 @@ class ManagementService:
 
         await self._database.write(unit)
         return compaction
+
+    async def change_profile(self, key: str, profile: str, *, actor: str) -> ConversationView:
+        """Set the profile a conversation runs with, and audit it.
+
+        Online the running Mind changes it (and checks the profile against its tools); offline
+        the row changes here, the profile checked against the configured ones.
+        """
+        if self._mind is not None:
+            view = await self._mind.change_profile(key, profile)
+
+            def audited(tx: WriteTx) -> None:
+                self._audit_profile(tx, key, view.profile, actor)
+
+            await self._database.write(audited)
+            return view
+        name = self._configured_profile(profile)
+
+        def unit(tx: WriteTx) -> ConversationView:
+            row = tx.session.get(Conversation, key)
+            if row is None:
+                raise NotFound(f"no conversation {key!r}")
+            view = choices.change(tx, row, lambda r: setattr(r, "profile", name))
+            self._audit_profile(tx, key, name, actor)
+            return view
+
+        return await self._database.write(unit)
+
+    def _configured_profile(self, profile: str) -> str:
+        name = profile or self._profiles.default
+        try:
+            known = declared_profiles(self._profiles)
+        except ProfileError as exc:
+            raise FailedPrecondition(str(exc)) from exc
+        found = known.get(name)
+        if found is None:
+            raise InvalidArgument(f"no profile {name!r}; known profiles: {', '.join(known)}")
+        if isinstance(found, ProfileError):
+            raise InvalidArgument(str(found))
+        return name
+
+    @staticmethod
+    def _audit_profile(tx: WriteTx, key: str, profile: str, actor: str) -> None:
+        audit.record(
+            tx.session,
+            action="conversation.profile",
+            actor=actor,
+            target=key,
+            details={"profile": profile},
+        )
 
     # Approvals
 

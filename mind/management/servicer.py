@@ -18,6 +18,7 @@ from mind.management import convert
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
 from mind.memory.rules import MemoryRefused
+from mind.profiles.errors import ProfileError
 from mind.service.convert import (
     compaction_to_proto,
     conversation_to_proto,
@@ -61,6 +62,8 @@ MANAGEMENT_STATUS_CODES: StatusTable = {
     conversations.WrongState: grpc.StatusCode.FAILED_PRECONDITION,
     conversations.CompactionFailed: grpc.StatusCode.UNAVAILABLE,
     conversations.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
+    conversations.InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
+    ProfileError: grpc.StatusCode.FAILED_PRECONDITION,
     SQLAlchemyError: _store_failure,
 }
 
@@ -257,6 +260,18 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             _required(request.key, "conversation key"), actor=actor_of(context)
         )
         return pb.CompactContextResponse(compaction=compaction_to_proto(compaction))
+
+    async def ChangeConversationProfile(
+        self,
+        request: pb.ChangeConversationProfileRequest,
+        context: grpc.aio.ServicerContext[
+            pb.ChangeConversationProfileRequest, pb.ChangeConversationProfileResponse
+        ],
+    ) -> pb.ChangeConversationProfileResponse:
+        view = await self._service.change_profile(
+            _required(request.key, "conversation key"), request.profile, actor=actor_of(context)
+        )
+        return pb.ChangeConversationProfileResponse(conversation=conversation_to_proto(view))
 
     async def ListApprovals(
         self,

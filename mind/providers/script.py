@@ -25,7 +25,7 @@ runs:
         tool_calls:
           - name: current_time
             arguments: {timezone: "Europe/Paris"}
-      - expect: {last_role: tool, last_contains: "utc"}
+      - expect: {last_role: tool, last_contains: "utc", tools_exclude: [wait]}
         text: "Done."
   - match: ".*"
     steps:
@@ -81,6 +81,8 @@ class Expectation(_Strict):
     last_is_error: bool | None = None
     system_contains: str | None = None
     tools_include: list[str] = Field(default_factory=list)
+    # Tools that must not be offered (a profile or an active Hand left them out).
+    tools_exclude: list[str] = Field(default_factory=list)
 
 
 class ScriptedStep(_Strict):

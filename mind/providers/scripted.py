@@ -137,6 +137,9 @@ def _check(
     missing = [name for name in expect.tools_include if name not in offered]
     if missing:
         return f"expected tools {missing} to be offered; offered: {sorted(offered)}"
+    unwanted = [name for name in expect.tools_exclude if name in offered]
+    if unwanted:
+        return f"expected tools {unwanted} not to be offered; offered: {sorted(offered)}"
     return None
 
 

@@ -30,7 +30,8 @@ class ResourceStore:
         self.catalog = catalog
         return catalog
 
-    def catalog_for(self, conversation_key: str) -> str:
+    def catalog_for(self, conversation_key: str, profile: str = "") -> str:
+        """Every conversation sees every resource, whatever its profile."""
         return self.catalog.prompt()
 
     def tools_for(self, conversation_key: str) -> list[Tool]:

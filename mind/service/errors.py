@@ -12,6 +12,7 @@ from mind.approvals import errors as approvals
 from mind.conversation import errors as conversations
 from mind.events.subscription import InvalidCursor, SnapshotRequired
 from mind.memory.rules import MemoryRefused
+from mind.profiles.errors import ProfileError
 from tobe.runtime.status import StatusTable
 
 
@@ -34,4 +35,6 @@ MIND_STATUS_CODES: StatusTable = {
     approvals.ApprovalAlreadyDecided: StatusCode.FAILED_PRECONDITION,
     approvals.InvalidDecision: StatusCode.INVALID_ARGUMENT,
     ClientUnauthenticated: StatusCode.UNAUTHENTICATED,
+    # The conversation's profile cannot run (a compaction needs it too).
+    ProfileError: StatusCode.FAILED_PRECONDITION,
 }

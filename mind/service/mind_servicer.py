@@ -99,9 +99,43 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.CreateConversationRequest, context: Context
     ) -> mind_pb2.CreateConversationResponse:
         view = await self.manager.create(
-            _viewer(request.on_behalf_of), request.key, request.title, list(request.members)
+            _viewer(request.on_behalf_of),
+            request.key,
+            request.title,
+            list(request.members),
+            request.profile,
         )
         return mind_pb2.CreateConversationResponse(conversation=conversation_to_proto(view))
+
+    async def ListProfiles(  # noqa: N802
+        self, request: mind_pb2.ListProfilesRequest, context: Context
+    ) -> mind_pb2.ListProfilesResponse:
+        _viewer(request.on_behalf_of)
+        return mind_pb2.ListProfilesResponse(
+            profiles=[
+                common_pb2.ProfileInfo(
+                    name=p.name,
+                    description=p.description,
+                    platform_tools=list(p.platform_tools),
+                    is_default=p.is_default,
+                )
+                for p in self.manager.list_profiles()
+            ]
+        )
+
+    async def SetConversationProfile(  # noqa: N802
+        self, request: mind_pb2.SetConversationProfileRequest, context: Context
+    ) -> mind_pb2.SetConversationProfileResponse:
+        viewer = _viewer(request.on_behalf_of)
+        view = await self.manager.set_profile(viewer, request.conversation_key, request.profile)
+        return mind_pb2.SetConversationProfileResponse(conversation=conversation_to_proto(view))
+
+    async def SetActiveHand(  # noqa: N802
+        self, request: mind_pb2.SetActiveHandRequest, context: Context
+    ) -> mind_pb2.SetActiveHandResponse:
+        viewer = _viewer(request.on_behalf_of)
+        view = await self.manager.set_active_hand(viewer, request.conversation_key, request.hand)
+        return mind_pb2.SetActiveHandResponse(conversation=conversation_to_proto(view))
 
     async def ListConversations(  # noqa: N802
         self, request: mind_pb2.ListConversationsRequest, context: Context

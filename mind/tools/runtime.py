@@ -3,8 +3,10 @@
 1. admission: a projection with the detail mode frozen, an argument summary and a versioned
    argument projection (raw arguments only for TRANSPARENT admissions) is committed;
 2. checks: unknown tool, unparseable arguments, arguments failing the tool's JSON Schema;
+   then the profile's `before_tool_call` hook, which may block the call (`denied`);
 3. authorization (`Authorizer`);
-4. execution, with progress reported on the ephemeral bus;
+4. execution, with progress reported on the ephemeral bus; the profile's `after_tool_call`
+   hook may replace the outcome the model sees;
 5. terminal: the projection's terminal and the tool result message commit together, once.
 
 Every failure is a tool result the model reads (`is_error`); nothing here ends the run except
@@ -26,6 +28,8 @@ from typing import Any, Protocol
 import jsonschema
 
 from mind.core.history import HistoryMessage
+from mind.profiles import hooks
+from mind.profiles.model import DEFAULT_PROFILE, Profile, ToolCallInfo
 from mind.providers.base import ToolCall
 from mind.tools.authorizer import Authorizer, CallUnderReview, Verdict, VerdictKind
 from mind.tools.base import (
@@ -111,6 +115,8 @@ class RunScope:
     permissions: dict[str, bool] = field(default_factory=dict)
     # Who sees the conversation's events (its owner and members).
     audience: list[str] = field(default_factory=list)
+    # What the conversation runs with: its tools, thinking level and hooks.
+    profile: Profile = DEFAULT_PROFILE
 
 
 def _terminal(scope: RunScope, call: ToolCall, status: str, text: str, ok: bool) -> Terminal:
@@ -235,6 +241,13 @@ class ToolRuntime:
         problem = _schema_problem(tool, arguments)
         if problem is not None:
             return "failed", f"error: {problem}", False
+        profile = scope.profile
+        info = ToolCallInfo(
+            scope.conversation_key, scope.run_id, call.id, call.name, dict(arguments)
+        )
+        blocked = await hooks.blocked(profile, info)
+        if blocked is not None:
+            return "denied", f"error: the call was denied: {blocked}", False
         try:
             verdict = await self._authorize(call, arguments, tool, scope)
         except asyncio.CancelledError:
@@ -247,6 +260,7 @@ class ToolRuntime:
                 reason = f"approval required and not given: {reason}"
             return "denied", f"error: the call was denied: {reason}", False
         outcome = await self._run(call, tool, scope, verdict.approval)
+        outcome = await hooks.after_call(profile, info, outcome)
         finished = _finished(scope, call, outcome)
         return finished.status, finished.model_text, not finished.is_error
 

@@ -17,7 +17,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mind.conversation.errors import WrongState
 from mind.credentials import CredentialRevoked
-from mind.events.views import CompactionTrigger, CompactionView
+from mind.events.views import CompactionTrigger, CompactionView, ConversationView
 from mind.management.errors import FailedPrecondition, NotFound
 from mind.management.live import MindLink
 from mind.management.service import COMPACT_OFFLINE, ManagementService
@@ -133,6 +133,9 @@ def linked(compact: Callable[[str], Awaitable[CompactionView]]) -> MindLink:
     async def forget(key: str) -> None:
         raise AssertionError(f"nothing is deleted here ({key})")
 
+    async def change_profile(key: str, profile: str) -> ConversationView:
+        raise AssertionError(f"no profile changes here ({key})")
+
     return MindLink(
         disconnect_credential=lambda credential_id: 0,
         hands=list,
@@ -140,6 +143,7 @@ def linked(compact: Callable[[str], Awaitable[CompactionView]]) -> MindLink:
         services=list,
         forget_conversation=forget,
         compact_conversation=compact,
+        change_profile=change_profile,
     )
 
 

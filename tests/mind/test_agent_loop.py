@@ -25,7 +25,7 @@ from mind.providers.scripted import ScriptedProvider
 from mind.tools.authorizer import AllowAll, CallUnderReview, Verdict
 from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
 from mind.tools.builtin import builtin_tools
-from mind.tools.registry import ToolRegistry
+from mind.tools.registry import ToolClash, ToolRegistry
 from mind.tools.runtime import Admission, RunScope, Terminal, ToolRuntime
 
 T = datetime(2026, 9, 10, 14, 0, 30, tzinfo=UTC)
@@ -295,15 +295,18 @@ class FakeSource:
         return self.tools if conversation_key == "p_c" else []
 
 
-def test_the_registry_adds_source_tools_per_conversation_and_keeps_names_unique():
+def test_the_registry_adds_source_tools_per_conversation_and_refuses_a_taken_name():
     registry = ToolRegistry(builtin_tools())
-    clash, extra = Boom(), Boom()
-    clash.name, extra.name = "wait", "remote_boom"
-    registry.add_source(FakeSource(clash, extra))
-    tools = registry.tools_for("p_c")
-    assert sorted(tools) == ["current_time", "remote_boom", "wait"]
-    assert tools["wait"] is not clash
+    extra = Boom()
+    extra.name = "remote_boom"
+    registry.add_source(FakeSource(extra))
+    assert sorted(registry.tools_for("p_c")) == ["current_time", "remote_boom", "wait"]
     assert sorted(registry.tools_for("p_other")) == ["current_time", "wait"]
+    clash = Boom()
+    clash.name = "wait"
+    registry.add_source(FakeSource(clash))
+    with pytest.raises(ToolClash, match="profile 'default': two tools are named 'wait'"):
+        registry.tools_for("p_c")
     with pytest.raises(ValueError, match="two built-in tools"):
         ToolRegistry([*builtin_tools(), *builtin_tools()])
 

@@ -1,0 +1,20 @@
+"""Why a profile cannot be used.
+
+ProfileError              the profile cannot run (its message names the profile and the cause)
+├── UnknownProfile        no profile has that name (the message lists the known ones)
+└── ToolNameProblem       an unknown or duplicate platform tool name, or two tools share a name
+"""
+
+from __future__ import annotations
+
+
+class ProfileError(Exception):
+    pass
+
+
+class UnknownProfile(ProfileError):
+    pass
+
+
+class ToolNameProblem(ProfileError):
+    pass
