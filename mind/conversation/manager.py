@@ -11,6 +11,7 @@ import builtins
 import dataclasses
 import logging
 import secrets
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from sqlalchemy.exc import IntegrityError
@@ -27,6 +28,7 @@ from mind.conversation.errors import (
     NotFound,
     ShuttingDown,
 )
+from mind.conversation.images import ImageUpload, check_images
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
@@ -169,10 +171,15 @@ class ConversationManager:
         idempotency_key: str,
         steer: bool,
         mode: DetailMode,
+        images: Sequence[ImageUpload] = (),
     ) -> SendResult:
+        """Accept a person's message: text, images, or both (see `mind.conversation.images`)."""
         check_principal(viewer.principal)
-        if not text.strip():
-            raise InvalidInput("text is empty: send a message with some content")
+        checked = check_images(
+            images, max_bytes=self.settings.max_image_bytes, max_count=self.settings.max_images
+        )
+        if not text.strip() and not checked:
+            raise InvalidInput("text is empty: send a message with some content or an image")
         size = len(text.encode())
         if size > self.settings.max_message_bytes:
             raise InvalidInput(
@@ -184,7 +191,9 @@ class ConversationManager:
                 "the same key when retrying a send"
             )
         actor = await self._visible_actor(viewer, key)
-        chat = ChatInput(viewer.principal, text, idempotency_key, steer, mode.value)
+        chat = ChatInput(
+            viewer.principal, text, idempotency_key, steer, mode.value, images=tuple(checked)
+        )
         return await actor.submit(chat)
 
     async def deliver_observation(

@@ -19,7 +19,10 @@ class HistoryMessage:
     role: Role
     text: str
     created_at: datetime
+    # The images it carries whose bytes were read, and how many could not be (their bytes
+    # are gone from the store): those are shown to the model as unreadable.
     images: tuple[ImagePart, ...] = ()
+    unreadable_images: int = 0
     # Assistant only.
     thinking: tuple[ThinkingBlock, ...] = ()
     tool_calls: tuple[ToolCall, ...] = ()

@@ -11,6 +11,14 @@ from typing import Protocol
 
 NOTE_MARK = "(platform note, not said by anyone)"
 CURRENT_TIME_NOTE = f"The current time {NOTE_MARK}"
+# Shown instead of an image whose bytes are gone from the store (seed 004 §3.3.5).
+IMAGE_UNREADABLE = "[image could not be read]"
+
+
+def image_marker(message_id: int) -> str:
+    """What a message with images starts with, so the model can name the image by message."""
+    return f"[image #{message_id}]"
+
 
 PLATFORM_PROMPT = f"""\
 You are the assistant of a personal agent platform.

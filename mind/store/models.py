@@ -245,6 +245,9 @@ class Input(Base):
     # Set when not a person's message: {"kind": "observation", "trust", "permissions", ...};
     # such an input is delivered as a note and its run carries `permissions`.
     source: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # References of the images sent with it (`[{digest, media_type, size_bytes}]`; the bytes
+    # are in `media`), copied into the message's payload on delivery.
+    images: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
     state: Mapped[str] = mapped_column(String(16), default="queued")
     # Set once delivered: the message it became and the run that took it.
     message_id: Mapped[int | None] = mapped_column(BigInteger)
