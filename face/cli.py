@@ -105,10 +105,12 @@ def chat(
             on_status=on_status,
             detail_mode=mode,
             tls=channel_tls,
+            max_send_bytes=settings.face.max_frame_bytes,
         )
 
+    repl = ChatRepl(console, session, max_image_bytes=settings.mind.max_image_bytes)
     try:
-        asyncio.run(ChatRepl(console, session).run(conversation))
+        asyncio.run(repl.run(conversation))
     except (FatalSessionError, CommandFailed) as exc:
         raise click.ClickException(str(exc)) from exc
     except KeyboardInterrupt:

@@ -184,6 +184,7 @@ class CommandRouter:
                         idempotency_key=command.idempotency_key,
                         steer=command.steer,
                         detail_mode=mode,
+                        images=command.images,
                     )
                 )
                 return face_pb2.Reply(send_chat=sent)

@@ -31,9 +31,23 @@ def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
 
 
 class MindClient:
-    def __init__(self, address: str, token: str, *, tls: ClientTls | None = None) -> None:
+    def __init__(
+        self,
+        address: str,
+        token: str,
+        *,
+        tls: ClientTls | None = None,
+        max_send_bytes: int | None = None,
+    ) -> None:
+        """`max_send_bytes`: the largest request forwarded (Face's largest client frame)."""
         self._mind: ServiceClient[mind_pb2_grpc.MindAsyncStub] = ServiceClient(
-            address, token, mind_pb2_grpc.MindStub, _error, timeout=CALL_TIMEOUT, tls=tls
+            address,
+            token,
+            mind_pb2_grpc.MindStub,
+            _error,
+            timeout=CALL_TIMEOUT,
+            tls=tls,
+            max_send_bytes=max_send_bytes,
         )
 
     async def close(self) -> None:

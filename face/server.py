@@ -66,7 +66,9 @@ def build(settings: Settings) -> Gateway:
         )
     except TlsConfigError as exc:
         raise FaceConfigError(str(exc)) from None
-    mind = MindClient(address, mind_token(settings), tls=mind_tls)
+    mind = MindClient(
+        address, mind_token(settings), tls=mind_tls, max_send_bytes=config.max_frame_bytes
+    )
     feed = EventFeed(mind, AdmissionModes())
     return Gateway(settings, mind, feed, FaceGatewayServicer(mind, feed, config), tls)
 

@@ -45,8 +45,14 @@ from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
-from tobe.config import ContextSettings, Settings
-from tobe.runtime.server import GrpcServer, ServiceSpec, run_until_signal, start_server
+from tobe.config import ContextSettings, MindSettings, Settings
+from tobe.runtime.server import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    GrpcServer,
+    ServiceSpec,
+    run_until_signal,
+    start_server,
+)
 from tobe.runtime.tls import ServerTls, client_certificates
 from tobe.v1 import mind_pb2, mind_pb2_grpc
 
@@ -56,6 +62,13 @@ MIND_SERVICE = mind_pb2.DESCRIPTOR.services_by_name["Mind"].full_name
 SHUTDOWN_GRACE_SECONDS = 3.0
 
 Hook = Callable[[], Awaitable[None]]
+
+
+def max_request_bytes(settings: MindSettings) -> int:
+    """The largest request the Mind reads: a SendChat with the most and largest images allowed
+    and the longest text, plus room for the framing (never below the platform default)."""
+    images = settings.max_images * settings.max_image_bytes
+    return max(DEFAULT_MAX_MESSAGE_BYTES, images + settings.max_message_bytes + 1024 * 1024)
 
 
 @dataclass
@@ -97,6 +110,7 @@ class MindApp:
             self.services,
             [listen],
             interceptors=[AuthInterceptor(self.authenticate, live=self.live_calls)],
+            max_receive_bytes=max_request_bytes(self.settings.mind),
             tls=tls,
         )
         self.address = server.address(listen)

@@ -77,6 +77,10 @@ class MindSettings(BaseModel):
     step_limit: int = Field(default=24, ge=1, le=1000)
     # Largest message accepted by SendChat and PostMessage, in bytes of UTF-8.
     max_message_bytes: int = Field(default=64 * 1024, ge=1)
+    # Largest image accepted by SendChat, in bytes, and most images one message may carry
+    # (0: images are refused).
+    max_image_bytes: int = Field(default=5 * 1024 * 1024, ge=1)
+    max_images: int = Field(default=8, ge=0, le=64)
     # Most members a group conversation may be created with (the owner not counted).
     max_members: int = Field(default=256, ge=1)
     # How long to wait for the state lock at start (seconds) before refusing to start.
@@ -114,8 +118,9 @@ class FaceSettings(BaseModel):
     queue_size: int = Field(default=1024, ge=8)
     # Seconds a client may leave one frame unread before it is cut off.
     write_timeout: float = Field(default=10.0, gt=0)
-    # Largest client frame accepted, in bytes.
-    max_frame_bytes: int = Field(default=1024 * 1024, ge=1024)
+    # Largest client frame accepted, in bytes: room for a message with the Mind's default
+    # image limits (8 images of 5 MiB) and its text.
+    max_frame_bytes: int = Field(default=48 * 1024 * 1024, ge=1024)
     # Face's own service credential (scope `gateway`) for the Mind; when unset, Face reads
     # `<data_dir>/credentials/face.token`, which `tobe up` writes.
     mind_token: SecretStr | None = None

@@ -112,7 +112,9 @@ class Renderer:
         """Print a stored message (used for snapshots and for durable events)."""
         role = message.role
         if role == common_pb2.MESSAGE_ROLE_USER:
-            self.console.print(Text.assemble(("you› ", "bold cyan"), message.text))
+            images = " ".join("[image]" for _ in message.images)
+            text = f"{images} {message.text}" if images and message.text else images or message.text
+            self.console.print(Text.assemble(("you› ", "bold cyan"), text))
         elif role == common_pb2.MESSAGE_ROLE_ASSISTANT:
             if message.posted_by:
                 # Written by code, not the model: a reply all the same, marked as posted.

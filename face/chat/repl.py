@@ -19,8 +19,10 @@ from rich.table import Table
 from rich.text import Text
 
 from face.chat import choices
+from face.chat.attach import ImageRefused, read_image, split_argument
 from face.chat.render import Renderer
 from face.chat.session import ChatSession, CommandFailed
+from tobe.config import MindSettings
 from tobe.v1 import common_pb2, events_pb2, face_pb2
 
 HELP = (
@@ -28,6 +30,7 @@ HELP = (
     "/cancel  stop the running reply   /compact  summarise older messages to free context\n"
     "/memory  what this conversation remembers   /forget <key>  delete one memory entry\n"
     "/profile [name]  list or switch profiles   /hand <name>|all  which Hand's tools to use\n"
+    "/image PATH [text]  send an image (PNG, JPEG, WebP, GIF) with optional text\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
     "approval requests: y = approve once, a = always in this conversation, n [reason] = deny"
 )
@@ -44,8 +47,16 @@ SessionFactory = Callable[[Callable[[events_pb2.Event], None], Callable[[str], N
 
 
 class ChatRepl:
-    def __init__(self, console: Console, session_factory: SessionFactory) -> None:
+    def __init__(
+        self,
+        console: Console,
+        session_factory: SessionFactory,
+        *,
+        max_image_bytes: int = MindSettings().max_image_bytes,
+    ) -> None:
+        """`max_image_bytes`: the largest image `/image` sends (the Mind's `max_image_bytes`)."""
         self.console = console
+        self.max_image_bytes = max_image_bytes
         self.renderer = Renderer(console)
         self.session: ChatSession = session_factory(self.renderer.on_event, self.renderer.status)
         self.session.on_snapshot_required = self._restart_from_snapshot
@@ -139,6 +150,8 @@ class ChatRepl:
                 await choices.hand(
                     self.session, self.console, self.renderer.conversation, argument.strip()
                 )
+            elif name == "/image":
+                await self._send_image(argument)
             else:
                 self.console.print(Text(HELP, style="dim"))
         except CommandFailed as exc:
@@ -180,7 +193,18 @@ class ChatRepl:
 
     # -- chatting -------------------------------------------------------------------------------
 
-    async def _send(self, text: str) -> None:
+    async def _send_image(self, argument: str) -> None:
+        path, text = split_argument(argument)
+        try:
+            attachment = read_image(path, self.max_image_bytes)
+        except ImageRefused as exc:
+            self.console.print(Text(str(exc), style="red"))
+            return
+        self.console.print(Text(attachment.label(), style="cyan"))
+        upload = common_pb2.ImageUpload(media_type=attachment.media_type, data=attachment.data)
+        await self._send(text, [upload])
+
+    async def _send(self, text: str, images: list[common_pb2.ImageUpload] | None = None) -> None:
         self.renderer.sent_texts.append(text)
         try:
             reply = await self.session.command(
@@ -188,6 +212,7 @@ class ChatRepl:
                     conversation_key=self.renderer.conversation,
                     text=text,
                     idempotency_key=uuid.uuid4().hex,
+                    images=images or [],
                 )
             )
         except CommandFailed as exc:

@@ -70,9 +70,14 @@ class ChatSession:
         detail_mode: common_pb2.DetailMode.ValueType = common_pb2.DETAIL_MODE_TRANSPARENT,
         client_name: str = "tobe-chat",
         tls: ClientTls | None = None,
+        max_send_bytes: int | None = None,
     ) -> None:
+        """`max_send_bytes`: the largest frame sent (images); the channel's default otherwise."""
         self._address = address
         self._tls = tls
+        self._options: list[tuple[str, int | str]] = (
+            [("grpc.max_send_message_length", max_send_bytes)] if max_send_bytes else []
+        )
         self._token = token
         self._on_event = on_event
         self._on_status = on_status
@@ -142,7 +147,9 @@ class ChatSession:
             await asyncio.sleep(delay)
 
     async def _connect_once(self, backoff: Backoff) -> None:
-        async with open_channel(self._address, tls=self._tls) as channel:
+        async with open_channel(
+            self._address, tls=self._tls, extra_options=self._options
+        ) as channel:
             stub = face_pb2_grpc.FaceGatewayStub(channel)
             call = stub.Connect(metadata=bearer_metadata(self._token))
             await call.write(

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import bindparam, select, update
 
 from mind.conversation.errors import NotFound
+from mind.conversation.media import digests_of, read_images
 from mind.conversation.records import history_message
 from mind.core.history import ContextSummary, HistoryMessage
 from mind.events.views import CompactionView
@@ -67,11 +68,14 @@ async def latest_summary(database: Database, key: str) -> ContextSummary | None:
 
 
 async def load(database: Database, key: str) -> StoredContext:
-    """Two indexed reads, whatever the length of the history the summary covers."""
+    """Two indexed reads, whatever the length of the history the summary covers (and one of
+    the images the messages after it carry)."""
     summary = await latest_summary(database, key)
     after = summary.through_message_id if summary else 0
     rows = await database.rows(MESSAGES_AFTER, key=key, after=after)
-    return StoredContext(summary, [history_message(row) for row in rows])
+    digests = digests_of(row.payload for row in rows)
+    images = await database.read(lambda session: read_images(session, digests)) if digests else {}
+    return StoredContext(summary, [history_message(row, images) for row in rows])
 
 
 def commit_summary(

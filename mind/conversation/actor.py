@@ -24,8 +24,10 @@ from typing import Any
 from mind.context import records as context_records
 from mind.conversation import continuation, inputs, posts, runs
 from mind.conversation.errors import ShuttingDown, WrongState
+from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
+from mind.conversation.media import digests_of, read_images, store_images
 from mind.conversation.records import history_message
 from mind.conversation.replies import ReplyTexts
 from mind.core.history import ContextSummary, HistoryMessage
@@ -36,6 +38,7 @@ from mind.events.views import CompactionTrigger, CompactionView
 from mind.profiles.book import ProfileBook
 from mind.profiles.errors import ProfileError
 from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
+from mind.providers.base import ImagePart
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
@@ -56,6 +59,8 @@ class ChatInput:
     mode: str
     # Non-person inputs (observations): delivered as a note; its run carries `permissions`.
     source: dict[str, Any] = field(default_factory=dict)
+    # Checked images sent with the text, stored in the unit that accepts the input.
+    images: tuple[CheckedImage, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -142,6 +147,8 @@ class ConversationActor:
         self._summary: ContextSummary | None = None
         self._summary_read = False
         self._transcript: list[HistoryMessage] = []
+        # The images of the messages last read, by digest: read once, not on every read.
+        self._images: dict[str, ImagePart] = {}
         self._view = ProviderView()
         self._lock = asyncio.Lock()
         self._run: ActiveRun | None = None
@@ -193,6 +200,8 @@ class ConversationActor:
                     return _duplicate(existing)
                 if closing:
                     raise ShuttingDown("the Mind is shutting down; send again after it restarts")
+                store_images(tx.session, chat.images)
+                images = [image.ref() for image in chat.images]
                 if idle and inputs.oldest_queued(tx, self.key) is None:
                     run = self._start_with(tx, chat.source, "user", chat.mode)
                     row = inputs.accept(
@@ -204,6 +213,7 @@ class ConversationActor:
                         steer=chat.steer,
                         mode=chat.mode,
                         source=chat.source,
+                        images=images,
                     )
                     message = inputs.deliver(tx, row, run.id, self.audience)
                     return _Accepted(row.id, run, message.id)
@@ -218,6 +228,7 @@ class ConversationActor:
                     active_run_id=active_run_id,
                     audience=self.audience,
                     source=chat.source,
+                    images=images,
                 )
                 return _Accepted(row.id)
 
@@ -592,9 +603,19 @@ class ConversationActor:
         known = [message for message in known if message.id > floor]
         after = known[-1].id if known else floor
         rows = await self.database.rows(context_records.MESSAGES_AFTER, key=self.key, after=after)
+        await self._read_images(digests_of(row.payload for row in rows))
         self._summary = summary
-        self._transcript = known + [history_message(row) for row in rows]
+        self._transcript = known + [history_message(row, self._images) for row in rows]
         return list(self._transcript)
+
+    async def _read_images(self, wanted: set[str]) -> None:
+        """Keep the images of `wanted` (the messages being read), reading only new ones: the
+        provider view renders every step, but image bytes come from the store once."""
+        kept = {digest: part for digest, part in self._images.items() if digest in wanted}
+        missing = wanted - kept.keys()
+        if missing:
+            kept.update(await self.database.read(lambda session: read_images(session, missing)))
+        self._images = kept
 
     async def _latest_summary(self) -> ContextSummary | None:
         """Read once, then again only when this process committed a newer one: summaries are

@@ -70,8 +70,11 @@ def accept(
     steer: bool,
     mode: str,
     source: dict[str, Any] | None = None,
+    images: list[dict[str, Any]] | None = None,
 ) -> models.Input:
-    """Store a new input, queued (no event: the caller delivers it or announces it)."""
+    """Store a new input, queued (no event: the caller delivers it or announces it).
+
+    `images` are references to rows of `media` the same unit stored."""
     row = models.Input(
         conversation_key=key,
         idempotency_key=idempotency_key,
@@ -80,6 +83,7 @@ def accept(
         steer=steer,
         detail_mode=mode,
         source=source or {},
+        images=images or [],
         state="queued",
         created_at=datetime.now(UTC),
     )
@@ -98,6 +102,7 @@ def enqueue(
     active_run_id: str,
     audience: list[str],
     source: dict[str, Any] | None = None,
+    images: list[dict[str, Any]] | None = None,
 ) -> models.Input:
     """Store a new input that waits behind an active run, and announce it."""
     row = accept(
@@ -109,6 +114,7 @@ def enqueue(
         steer=steer,
         mode=mode,
         source=source,
+        images=images,
     )
     tx.event("message_queued", key, audience, queued_view(row, active_run_id).to_payload())
     return row
@@ -133,6 +139,7 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
             "principal": row.principal,
             "steer": row.steer,
             **({"source": row.source} if row.source else {}),
+            **({"images": list(row.images)} if row.images else {}),
         },
         mode=DetailMode.TRANSPARENT,
     )

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 
 from mind.conversation import inputs
+from mind.conversation.media import digests_of, read_images
 from mind.conversation.messages import append_message
 from mind.conversation.records import assistant_payload, history_message
 from mind.core.history import HistoryMessage
@@ -97,7 +98,8 @@ class RunRecorder:
         def unit(tx: WriteTx) -> list[HistoryMessage]:
             rows = inputs.queued(tx, self.key, steer_only=True)
             delivered = [inputs.deliver(tx, row, self.run_id, self.audience) for row in rows]
-            return [history_message(m) for m in delivered]
+            images = read_images(tx.session, digests_of(m.payload for m in delivered))
+            return [history_message(m, images) for m in delivered]
 
         steers = await self.database.write(unit)
         self._on_steers_taken()

@@ -12,6 +12,7 @@ import builtins
 import dataclasses
 import logging
 import secrets
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from sqlalchemy.exc import IntegrityError
@@ -34,6 +35,7 @@ from mind.conversation.errors import (
     NotFound,
     ShuttingDown,
 )
+from mind.conversation.images import ImageUpload, check_images
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
@@ -73,9 +75,12 @@ def _clamp(value: int, default: int, maximum: int) -> int:
     return min(value or default, maximum)
 
 
-def _check_text(text: str, what: str, max_bytes: int) -> None:
-    if not text.strip():
-        raise InvalidInput(f"text is empty: {what} a message with some content")
+def _check_text(text: str, what: str, max_bytes: int, *, images: int | None = None) -> None:
+    """Text within the size limit, not empty unless images carry the message (`images` is
+    None where a message cannot carry any)."""
+    if not text.strip() and not images:
+        carriers = "some content" if images is None else "some content or an image"
+        raise InvalidInput(f"text is empty: {what} a message with {carriers}")
     size = len(text.encode())
     if size > max_bytes:
         raise InvalidInput(f"text is {size} bytes; the maximum is {max_bytes} bytes")
@@ -284,12 +289,19 @@ class ConversationManager:
         idempotency_key: str,
         steer: bool,
         mode: DetailMode,
+        images: Sequence[ImageUpload] = (),
     ) -> SendResult:
+        """Accept a person's message: text, images, or both (see `mind.conversation.images`)."""
         check_principal(viewer.principal)
-        _check_text(text, "send", self.settings.max_message_bytes)
+        checked = check_images(
+            images, max_bytes=self.settings.max_image_bytes, max_count=self.settings.max_images
+        )
+        _check_text(text, "send", self.settings.max_message_bytes, images=len(checked))
         _check_idempotency_key(idempotency_key, "send")
         actor = await self._visible_actor(viewer, key)
-        chat = ChatInput(viewer.principal, text, idempotency_key, steer, mode.value)
+        chat = ChatInput(
+            viewer.principal, text, idempotency_key, steer, mode.value, images=tuple(checked)
+        )
         return await actor.submit(chat)
 
     async def post_as(

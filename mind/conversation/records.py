@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from mind.conversation.media import image_refs
 from mind.core.history import HistoryMessage
-from mind.providers.base import ProviderResult, ThinkingBlock, ToolCall
+from mind.providers.base import ImagePart, ProviderResult, ThinkingBlock, ToolCall
 from mind.store import models
 
 
@@ -30,19 +32,28 @@ def _call(data: dict[str, Any]) -> ToolCall:
     )
 
 
-def history_message(row: models.Message) -> HistoryMessage:
+def history_message(
+    row: models.Message, images: Mapping[str, ImagePart] | None = None
+) -> HistoryMessage:
+    """The message of `row`; its images are taken from `images` (by digest, read with
+    `mind.conversation.media.read_images`), and one missing there is unreadable."""
     payload = row.payload or {}
+    digests = [ref["digest"] for ref in image_refs(payload)]
+    found = images or {}
     return HistoryMessage(
         id=row.id,
         role=row.role,  # type: ignore[arg-type]
         text=row.text,
         created_at=row.created_at,
+        images=tuple(found[digest] for digest in digests if digest in found),
+        unreadable_images=sum(1 for digest in digests if digest not in found),
         thinking=tuple(_thinking(b) for b in payload.get("thinking", [])),
         tool_calls=tuple(_call(c) for c in payload.get("tool_calls", [])),
         tool_call_id=payload.get("tool_call_id", ""),
         tool_name=payload.get("tool_name", ""),
         is_error=bool(payload.get("is_error")),
         run_id=row.run_id or "",
+        posted_by=payload.get("posted_by", "") if row.role == "assistant" else "",
     )
 
 

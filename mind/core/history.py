@@ -19,9 +19,14 @@ class HistoryMessage:
     role: Role
     text: str
     created_at: datetime
+    # The images it carries whose bytes were read, and how many could not be (their bytes
+    # are gone from the store): those are shown to the model as unreadable.
     images: tuple[ImagePart, ...] = ()
+    unreadable_images: int = 0
     # Assistant only.
     thinking: tuple[ThinkingBlock, ...] = ()
+    # Written by code, not the model: "welcome", "error_reply" or the posting principal.
+    posted_by: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     # Tool results only.
     tool_call_id: str = ""

@@ -11,6 +11,13 @@ A pure function, recomputed from the complete history before every provider requ
   ids back; the Mind's id stands in where the model sent none (history stored before the
   model's id was kept has none either) or where the model gave one id to several calls of the
   same message, which would leave their results ambiguous;
+* a message with images starts with `[image #<message id>]` (after its stamp), then its text,
+  then the images; an image whose bytes are gone is replaced by `[image could not be read]`
+  after the text (whether the model sees the images is its adapter's business: one that
+  cannot gets a placeholder instead);
+* a message posted by code (a welcome, an error reply, a client's post) becomes a platform
+  note saying so: the model did not write it, and a history that starts with, or repeats, the
+  assistant's turn is refused by some wires;
 * a current-time note is appended for this request only; it is never stored;
 * with a context summary (compaction), the view starts with a note carrying it, stamped with
   the time it was written, and goes on with the messages after the ones it covers.
@@ -25,7 +32,14 @@ from datetime import UTC, datetime
 from functools import lru_cache
 
 from mind.core.history import ContextSummary, HistoryMessage
-from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, summary_note
+from mind.core.prompt import (
+    CURRENT_TIME_NOTE,
+    IMAGE_UNREADABLE,
+    NOTE_MARK,
+    image_marker,
+    posted_note,
+    summary_note,
+)
 from mind.providers.base import ProviderMessage, ToolCall
 
 NOT_EXECUTED = "error: this tool call was not executed (the run ended before it ran)"
@@ -64,11 +78,27 @@ def _wire_ids(calls: Sequence[ToolCall]) -> dict[str, str]:
     }
 
 
+def _with_images(message: HistoryMessage, text: str) -> str:
+    """`text` marked with the message's images, and a placeholder per unreadable one."""
+    if not message.images and not message.unreadable_images:
+        return text
+    lines = [f"{image_marker(message.id)} {text}" if text else image_marker(message.id)]
+    lines.extend(IMAGE_UNREADABLE for _ in range(message.unreadable_images))
+    return "\n".join(lines)
+
+
 def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessage:
     stamp = gmt_stamp(message.created_at)
     if message.role == "note":
         return ProviderMessage(
-            role="user", text=f"{stamp}{NOTE_MARK} {message.text}", images=list(message.images)
+            role="user",
+            text=f"{stamp}{NOTE_MARK} {_with_images(message, message.text)}",
+            images=list(message.images),
+        )
+    if message.posted_by:
+        return ProviderMessage(
+            role="user",
+            text=f"{stamp}{NOTE_MARK} {posted_note(message.posted_by, message.text)}",
         )
     if message.role == "tool":
         return ProviderMessage(
@@ -80,7 +110,7 @@ def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessag
         )
     return ProviderMessage(
         role=message.role,
-        text=stamp + message.text,
+        text=stamp + _with_images(message, message.text),
         images=list(message.images),
         thinking=list(message.thinking),
         tool_calls=[replace(call, id=wire_ids[call.id]) for call in message.tool_calls],

@@ -18,6 +18,7 @@ from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
     ConversationView,
+    ImageRefView,
     MessageRole,
     MessageView,
     QueuedView,
@@ -187,6 +188,7 @@ def message_view(row: MessageRow, viewer: DetailMode) -> MessageView:
         idempotency_key=payload.get("idempotency_key", "") if role is MessageRole.USER else "",
         is_error=result and bool(payload.get("is_error")),
         posted_by=payload.get("posted_by", "") if assistant else "",
+        images=tuple(ImageRefView.from_payload(ref) for ref in payload.get("images", [])),
     )
 
 

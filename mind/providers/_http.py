@@ -25,8 +25,6 @@ from tobe.runtime.redact import MASK, redact
 
 log = logging.getLogger("mind.providers")
 
-# Shown instead of an image to a model that cannot see images (seed 004 §3.3.5).
-IMAGE_UNSUPPORTED = "[Image: the current model cannot see images]"
 # The longest wait a `retry-after` hint may impose before the call gives up instead.
 MAX_RETRY_WAIT = 60.0
 # Bytes of an error body kept for the message.
@@ -70,10 +68,6 @@ class Wire:
     backoff_factory: Callable[[], Backoff]
     # How this wire's error bodies say the request is too long for the context window.
     overflow: tuple[OverflowSign, ...]
-
-
-def image_placeholders(images: list[ImagePart]) -> str:
-    return "\n".join(IMAGE_UNSUPPORTED for _ in images)
 
 
 def data_url(image: ImagePart) -> str:

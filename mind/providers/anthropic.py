@@ -22,7 +22,6 @@ from mind.providers._assembly import Assembly, PendingThinking
 from mind.providers._http import (
     OverflowSign,
     SSEBody,
-    image_placeholders,
     parse_json,
     stream_error,
 )
@@ -33,6 +32,7 @@ from mind.providers.base import (
     ThinkingLevel,
     Usage,
 )
+from mind.providers.vision import blind_text
 
 API_VERSION = "2023-06-01"
 # Thinking budget per level; the API's minimum budget is 1024 tokens.
@@ -202,9 +202,7 @@ def _usage(counts: dict[str, int], raw: dict[str, Any]) -> Usage:
 
 def _user_content(message: ProviderMessage, vision: bool) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
-    text = message.text
-    if message.images and not vision:
-        text = "\n".join(t for t in (text, image_placeholders(message.images)) if t)
+    text = message.text if vision else blind_text(message.text, message.images)
     if text:
         content.append({"type": "text", "text": text})
     if vision:

@@ -31,7 +31,6 @@ from mind.providers._http import (
     OverflowSign,
     SSEBody,
     chunk_error,
-    image_placeholders,
     parse_json,
     stream_error,
 )
@@ -44,6 +43,7 @@ from mind.providers.base import (
     ThinkingLevel,
     Usage,
 )
+from mind.providers.vision import blind_text
 
 # Gemini 2.x takes a token budget; later models take a named level.
 BUDGETS = {
@@ -221,9 +221,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 
 def _user_parts(message: ProviderMessage, vision: bool) -> list[dict[str, Any]]:
-    text = message.text
-    if message.images and not vision:
-        text = "\n".join(t for t in (text, image_placeholders(message.images)) if t)
+    text = message.text if vision else blind_text(message.text, message.images)
     parts: list[dict[str, Any]] = [{"text": text}] if text else []
     if vision:
         parts.extend(

@@ -23,7 +23,6 @@ from mind.providers._http import (
     SSEBody,
     chunk_error,
     data_url,
-    image_placeholders,
     parse_json,
 )
 from mind.providers.base import (
@@ -33,6 +32,7 @@ from mind.providers.base import (
     ThinkingLevel,
     Usage,
 )
+from mind.providers.vision import blind_text
 
 # A request too long for the context window, as each server family says it.
 _OVERFLOW = (
@@ -124,8 +124,7 @@ class OpenAIProvider(StreamingAdapter):
         if not message.images:
             return {"role": "user", "content": message.text}
         if not self.info.vision:
-            text = "\n".join(t for t in (message.text, image_placeholders(message.images)) if t)
-            return {"role": "user", "content": text}
+            return {"role": "user", "content": blind_text(message.text, message.images)}
         parts: list[dict[str, Any]] = []
         if message.text:
             parts.append({"type": "text", "text": message.text})

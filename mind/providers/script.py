@@ -13,6 +13,12 @@ the provider reports prompt tokens (UTF-8 bytes / 4, plus 4 per message) and ref
 real one does, a request whose prompt plus requested output exceeds the context window, with
 error kind `context_overflow`.
 
+Images: the model sees them only when its model entry says `vision = true`; otherwise (no
+entry, or `vision = false`) each image reaches it as the text
+`[image: the current model cannot see images]`, as with a real adapter. `expect: {images: N}`
+checks how many images the last message (before platform notes) carries as the model sees
+them: 0 for a blind model, whose `last_contains` then finds the placeholder.
+
 ```yaml
 summaries:
   - {match: "secret plan", error: "refused", error_kind: request}
@@ -27,6 +33,10 @@ runs:
             arguments: {timezone: "Europe/Paris"}
       - expect: {last_role: tool, last_contains: "utc", tools_exclude: [wait]}
         text: "Done."
+  - match: "what is in this picture"
+    steps:
+      - expect: {last_role: user, images: 1}
+        text: "A cat."
   - match: ".*"
     steps:
       - {delay: 0.5, error: "upstream overloaded", error_kind: unavailable}
@@ -80,6 +90,8 @@ class Expectation(_Strict):
     last_contains: str | None = None
     last_is_error: bool | None = None
     system_contains: str | None = None
+    # Images the last message carries as the model sees them (0 when it cannot see images).
+    images: int | None = Field(default=None, ge=0)
     tools_include: list[str] = Field(default_factory=list)
     # Tools that must not be offered (a profile or an active Hand left them out).
     tools_exclude: list[str] = Field(default_factory=list)

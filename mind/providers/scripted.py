@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from mind.core.prompt import CURRENT_TIME_NOTE, SUMMARISER_PROMPT
@@ -30,6 +31,7 @@ from mind.providers.base import (
 )
 from mind.providers.catalog import ModelInfo
 from mind.providers.script import Expectation, Script, ScriptedStep, ScriptedToolCall, load_script
+from mind.providers.vision import blind_text, sees_images
 
 # How the summariser's system prompt starts (the rest depends on the summary length asked).
 _SUMMARISER = SUMMARISER_PROMPT.split("{", 1)[0]
@@ -133,6 +135,9 @@ def _check(
         return f"expected the last message is_error={expect.last_is_error}"
     if expect.system_contains is not None and expect.system_contains not in request.system:
         return f"expected the system prompt to contain {expect.system_contains!r}"
+    carried = len(last.images) if last else 0
+    if expect.images is not None and carried != expect.images:
+        return f"expected the last message to carry {expect.images} images, got {carried}"
     offered = {tool.name for tool in request.tools}
     missing = [name for name in expect.tools_include if name not in offered]
     if missing:
@@ -141,6 +146,15 @@ def _check(
     if unwanted:
         return f"expected tools {unwanted} not to be offered; offered: {sorted(offered)}"
     return None
+
+
+def _blind(request: ProviderRequest) -> ProviderRequest:
+    """The request as a model that cannot see images gets it: placeholders for images."""
+    messages = [
+        replace(m, text=blind_text(m.text, m.images), images=[]) if m.images else m
+        for m in request.messages
+    ]
+    return replace(request, messages=messages)
 
 
 def _tool_call(index: int, run_index: int, step: int, call: ScriptedToolCall) -> ToolCall:
@@ -165,7 +179,8 @@ class ScriptedProvider:
     ) -> None:
         self.script = script
         self.model = model
-        # The model's catalog entry, when it has one: its window is then enforced.
+        # The model's catalog entry, when it has one: its window is then enforced, and images
+        # are seen only when it says `vision` (without one, the model is blind).
         self.info = info
 
     @classmethod
@@ -173,6 +188,8 @@ class ScriptedProvider:
         return cls(load_script(path), model=info.id if info else Path(path).name, info=info)
 
     async def complete(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
+        if not sees_images(self.info):
+            request = _blind(request)
         tokens = prompt_tokens(request)
         refused = self._overflow(request, tokens)
         if refused is not None:

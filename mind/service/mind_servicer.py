@@ -12,6 +12,7 @@ from mind.approvals.wiring import Approvals
 from mind.auth import current_identity
 from mind.conversation.access import Viewer
 from mind.conversation.errors import InvalidInput, NotAllowed
+from mind.conversation.images import ImageUpload
 from mind.conversation.manager import ConversationManager
 from mind.credentials import Identity
 from mind.events.bus import EphemeralEvent, EventBus
@@ -155,6 +156,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             request.idempotency_key,
             request.steer,
             detail_mode(request.detail_mode),
+            [ImageUpload(image.media_type, image.data) for image in request.images],
         )
         return mind_pb2.SendChatResponse(
             message_id=result.message_id,

@@ -246,6 +246,9 @@ class Input(Base):
     # such an input is delivered as a note and its run carries `permissions`. A post's is
     # {"kind": "post", "posted_by": ...}: delivered as an assistant message, with no run.
     source: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # References of the images sent with it (`[{digest, media_type, size_bytes}]`; the bytes
+    # are in `media`), copied into the message's payload on delivery.
+    images: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
     state: Mapped[str] = mapped_column(String(16), default="queued")
     # Set once delivered: the message it became and the run that took it.
     message_id: Mapped[int | None] = mapped_column(BigInteger)

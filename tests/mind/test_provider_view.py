@@ -56,6 +56,22 @@ def test_runtime_notes_become_user_messages_marked_as_platform_notes():
     assert not is_runtime_note("[2026-09-10 14:00:30 GMT] door opened")
 
 
+def test_a_message_posted_by_code_reaches_the_model_as_a_note_saying_who_posted_it():
+    history = [
+        _msg(1, "assistant", "Welcome! I keep your running plan.", posted_by="welcome"),
+        _msg(2, "user", "hi", 1),
+        _msg(3, "assistant", "hello", 2),
+        _msg(4, "assistant", "Reminder: stretch.", 3, posted_by="scheduler"),
+    ]
+    out = provider_messages(history, NOW)
+    assert [m.role for m in out] == ["user", "user", "assistant", "user", "user"]
+    assert out[0].text == (
+        f"[2026-09-10 14:00:30 GMT] {NOTE_MARK} Sent to the conversation on your side by "
+        "welcome, not written by you:\nWelcome! I keep your running plan."
+    )
+    assert is_runtime_note(out[3].text) and "by scheduler" in out[3].text
+
+
 def test_a_current_time_note_is_appended_per_request_and_never_stored():
     history = [_msg(1, "user", "hello")]
     first = provider_messages(history, NOW)

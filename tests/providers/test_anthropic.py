@@ -7,7 +7,6 @@ import logging
 from provider_kit import API_KEY
 from provider_wire import JSON, Reply, cassette_bodies, data_file
 
-from mind.providers._http import IMAGE_UNSUPPORTED
 from mind.providers.base import (
     ErrorKind,
     ImagePart,
@@ -22,6 +21,7 @@ from mind.providers.base import (
     ToolDefinition,
     Usage,
 )
+from mind.providers.vision import IMAGE_UNSUPPORTED
 from tobe.config import ModelEntry
 
 SIGNATURE = (

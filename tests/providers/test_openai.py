@@ -7,7 +7,6 @@ import logging
 from provider_kit import API_KEY
 from provider_wire import JSON, Reply, data_file
 
-from mind.providers._http import IMAGE_UNSUPPORTED
 from mind.providers.base import (
     ErrorKind,
     ImagePart,
@@ -21,6 +20,7 @@ from mind.providers.base import (
     ToolDefinition,
     Usage,
 )
+from mind.providers.vision import IMAGE_UNSUPPORTED
 from tobe.config import ModelEntry
 
 WEATHER = ToolDefinition(

@@ -42,10 +42,13 @@ def open_channel(
     """An aio channel with keepalive: TLS with `tls`, or for a `tls://host:port` target (then
     trusting the system roots); plaintext otherwise (loopback, Unix socket, private network).
 
-    `target` is `host:port`, `tls://host:port` or `unix:/path`.
+    `target` is `host:port`, `tls://host:port` or `unix:/path`. `extra_options` replace the
+    defaults of the same name.
     """
     address, asked = split_target(target)
-    options = KEEPALIVE_OPTIONS + (extra_options or [])
+    extra = extra_options or []
+    overridden = {name for name, _ in extra}
+    options = [option for option in KEEPALIVE_OPTIONS if option[0] not in overridden] + extra
     if tls is None and asked:
         tls = ClientTls()
     if tls is None:
@@ -78,9 +81,14 @@ class ServiceClient(Generic[Stub]):
         *,
         timeout: float,
         tls: ClientTls | None = None,
+        max_send_bytes: int | None = None,
     ) -> None:
         self.address = address
         self._tls = tls
+        # Larger than the platform default where a caller forwards big requests (Face: images).
+        self._options: list[tuple[str, int | str]] = (
+            [("grpc.max_send_message_length", max_send_bytes)] if max_send_bytes else []
+        )
         self.metadata = bearer_metadata(token)
         self._make_stub = stub
         self._error = error
@@ -91,7 +99,7 @@ class ServiceClient(Generic[Stub]):
     @property
     def stub(self) -> Stub:
         if self._stub is None:
-            self._channel = open_channel(self.address, tls=self._tls)
+            self._channel = open_channel(self.address, tls=self._tls, extra_options=self._options)
             self._stub = self._make_stub(self._channel)
         return self._stub
 

@@ -1,0 +1,69 @@
+"""Image bytes in the store: written once under their digest, read back for the provider view.
+
+A message keeps only `images: [{digest, media_type, size_bytes}]` in its payload; the bytes
+live in `media`, one row per distinct image however many messages carry it. Events, snapshots
+and history pages are rendered from the payload, so the bytes never leave the store except
+towards the model.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.orm import Session
+
+from mind.conversation.images import CheckedImage
+from mind.providers.base import ImagePart
+from mind.store import models
+
+
+def store_images(session: Session, images: Sequence[CheckedImage]) -> None:
+    """Insert the images not stored yet; the same bytes twice (in one message, in two, or in
+    two concurrent units) store one row."""
+    if not images:
+        return
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    now = datetime.now(UTC)
+    for image in {image.digest: image for image in images}.values():
+        session.execute(
+            dialect.insert(models.Media)
+            .values(
+                digest=image.digest,
+                media_type=image.media_type,
+                size_bytes=image.size_bytes,
+                data=image.data,
+                created_at=now,
+            )
+            .on_conflict_do_nothing()
+        )
+
+
+def image_refs(payload: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The image references a message's (or an input's) payload keeps."""
+    return list((payload or {}).get("images", []))
+
+
+def digests_of(payloads: Iterable[Mapping[str, Any] | None]) -> set[str]:
+    return {ref["digest"] for payload in payloads for ref in image_refs(payload)}
+
+
+def read_images(session: Session, digests: Iterable[str]) -> dict[str, ImagePart]:
+    """The stored images among `digests`, ready for a provider (base64 once, here); a digest
+    without a row is left out, and its image is shown to the model as unreadable."""
+    wanted = sorted(set(digests))
+    if not wanted:
+        return {}
+    rows = session.execute(
+        select(models.Media.digest, models.Media.media_type, models.Media.data).where(
+            models.Media.digest.in_(wanted)
+        )
+    )
+    return {
+        digest: ImagePart(media_type, base64.b64encode(data).decode("ascii"))
+        for digest, media_type, data in rows
+    }
