@@ -20,6 +20,8 @@ from tobe.cli import main
 @dataclass
 class Admin:
     data_dir: Path
+    # The configuration file `tobe admin` reads (e.g. `[profiles]`); None: none.
+    config: Path | None = None
 
     @property
     def store_url(self) -> str:
@@ -28,7 +30,7 @@ class Admin:
     def env(self) -> dict[str, str]:
         return {
             "TOBE_DATA_DIR": str(self.data_dir),
-            "TOBE_CONFIG": str(self.data_dir / "absent.toml"),
+            "TOBE_CONFIG": str(self.config or self.data_dir / "absent.toml"),
             "TOBE_DATABASE_URL": "",
         }
 
