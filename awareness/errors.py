@@ -7,6 +7,9 @@
     ├── UnknownAdapter        no adapter with that runtime id
     ├── ActionError           an action is unknown, its args are invalid, or the adapter failed
     ├── MediaError            a media ref is unknown or malformed, or media could not be stored
+    │   ├── MalformedMediaRef     a ref is not `media:<sha256 hex>`
+    │   ├── UnknownMediaRef       a well-formed ref names no stored object
+    │   └── MediaTooLarge         an object is larger than the caller takes
     ├── DataPathError         an adapter tried to use a path outside its own data/ directory
     ├── PushClosed            the push stream is closed (shutdown in progress)
     └── CursorAhead           a subscriber resumes after a sequence never published here
@@ -42,6 +45,18 @@ class ActionError(AwarenessError):
 
 
 class MediaError(AwarenessError):
+    pass
+
+
+class MalformedMediaRef(MediaError):
+    pass
+
+
+class UnknownMediaRef(MediaError):
+    pass
+
+
+class MediaTooLarge(MediaError):
     pass
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from awareness.adapter import MediaInput
-from awareness.errors import MediaError
+from awareness.errors import MalformedMediaRef, MediaError, MediaTooLarge, UnknownMediaRef
 from awareness.model import MediaRef
 from tobe.runtime.private_files import private_directory
 
@@ -65,12 +65,24 @@ class MediaStore:
         """The stored file and its analysis for a `media:<sha256>` ref."""
         match = _REF.fullmatch(ref) if isinstance(ref, str) else None
         if match is None:
-            raise MediaError(f"{ref!r} is not a media ref (expected media:<64 hex digits>)")
+            raise MalformedMediaRef(f"{ref!r} is not a media ref (expected media:<64 hex digits>)")
         blob = self.root / match.group(1)
         meta = self.root / f"{match.group(1)}.json"
         if not blob.is_file() or not meta.is_file():
-            raise MediaError(f"unknown media ref {ref}")
+            raise UnknownMediaRef(f"unknown media ref {ref}")
         return {**json.loads(meta.read_text()), "path": str(blob)}
+
+    def read(self, ref: str, max_bytes: int) -> tuple[str, bytes]:
+        """(media type, bytes) of a stored object; MediaTooLarge, checked before reading, when
+        it is larger than `max_bytes`, so a caller's limit never costs a large read."""
+        stored = self.resolve(ref)
+        blob = Path(stored["path"])
+        size = blob.stat().st_size
+        if size > max_bytes:
+            raise MediaTooLarge(
+                f"media {ref} is {size} bytes; the caller takes at most {max_bytes}"
+            )
+        return stored["mime_type"], blob.read_bytes()
 
     def resolve_args(self, args: dict[str, Any]) -> dict[str, Any]:
         """Replace `args["media"]` refs (strings or `{ref}` objects) with resolved files."""

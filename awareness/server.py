@@ -15,7 +15,12 @@ from awareness.scrub import Scrubber, ScrubbingFilter
 from awareness.servicer import AwarenessServicer
 from tobe.config import Settings
 from tobe.runtime.logs import configure_logging
-from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
+from tobe.runtime.server import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    ServiceSpec,
+    run_until_signal,
+    start_server,
+)
 from tobe.runtime.statelock import StateLock
 from tobe.runtime.tokens import awareness_token
 from tobe.v1 import awareness_pb2, awareness_pb2_grpc
@@ -40,6 +45,12 @@ def install_scrubber() -> Scrubber:
     for handler in logging.getLogger().handlers:
         handler.addFilter(ScrubbingFilter(scrubber))
     return scrubber
+
+
+def max_reply_bytes(settings: Settings) -> int:
+    """The largest reply Awareness sends: GetMedia with the largest image the Mind takes
+    (`mind.max_image_bytes`) plus room for the framing, never below the platform default."""
+    return max(DEFAULT_MAX_MESSAGE_BYTES, settings.mind.max_image_bytes + 64 * 1024)
 
 
 @dataclass
@@ -84,6 +95,8 @@ async def serve(settings: Settings) -> None:
             [settings.awareness.listen],
             interceptors=[BearerTokenInterceptor(app.token)],
             unix_socket_mode=0o600,
+            max_message_bytes=max_reply_bytes(settings),
+            max_receive_bytes=DEFAULT_MAX_MESSAGE_BYTES,
         )
         for listen in server.bound:
             log.info("awareness listening on %s", server.address(listen))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -10,7 +11,14 @@ import grpc
 
 from awareness import calls
 from awareness.engine import Engine
-from awareness.errors import CursorAhead, InvalidRequest, PushClosed
+from awareness.errors import (
+    CursorAhead,
+    InvalidRequest,
+    MalformedMediaRef,
+    MediaTooLarge,
+    PushClosed,
+    UnknownMediaRef,
+)
 from awareness.model import Actor, CallResult, MediaRef, Observation, PublishedBatch, Trust
 from awareness.registry import RegisteredAdapter
 from tobe.runtime.status import StatusTable, status_codes
@@ -37,6 +45,9 @@ AWARENESS_STATUS_CODES: StatusTable = {
     InvalidRequest: grpc.StatusCode.INVALID_ARGUMENT,
     PushClosed: grpc.StatusCode.UNAVAILABLE,
     CursorAhead: grpc.StatusCode.OUT_OF_RANGE,
+    MalformedMediaRef: grpc.StatusCode.INVALID_ARGUMENT,
+    UnknownMediaRef: grpc.StatusCode.NOT_FOUND,
+    MediaTooLarge: grpc.StatusCode.FAILED_PRECONDITION,
 }
 
 
@@ -198,3 +209,16 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
             raise InvalidRequest("after_seq must be >= 0")
         async for batch in self.engine.subscribe(request.after_seq):
             yield batch_to_proto(batch)
+
+    async def GetMedia(  # noqa: N802
+        self,
+        request: pb.GetMediaRequest,
+        context: grpc.aio.ServicerContext[pb.GetMediaRequest, pb.GetMediaResponse],
+    ) -> pb.GetMediaResponse:
+        if request.max_bytes < 1:
+            raise InvalidRequest("max_bytes must be >= 1")
+        # A file read: off the event loop, which keeps serving the push stream meanwhile.
+        mime_type, data = await asyncio.to_thread(
+            self.engine.media.read, request.ref, request.max_bytes
+        )
+        return pb.GetMediaResponse(mime_type=mime_type, data=data)

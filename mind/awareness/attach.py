@@ -8,6 +8,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from mind.awareness.client import AwarenessClient
+from mind.awareness.images import NoteImages
 from mind.awareness.router import ObservationRouter
 from mind.awareness.sink import ConversationSink
 from mind.awareness.tools import AwarenessToolSource
@@ -26,11 +27,21 @@ def attach_awareness(app: MindApp) -> None:
     address = settings.mind.awareness_address
     if not address:
         return
-    client = AwarenessClient(address, awareness_token(settings, create=True))
+    client = AwarenessClient(
+        address,
+        awareness_token(settings, create=True),
+        max_media_bytes=settings.mind.max_image_bytes,
+    )
     app.tools.add_source(AwarenessToolSource(client))
     default_key = settings.mind.awareness_conversation
+    images = NoteImages(
+        client, max_bytes=settings.mind.max_image_bytes, max_count=settings.mind.max_images
+    )
     sink = ConversationSink(
-        app.manager, default_key=default_key, owner=settings.mind.awareness_owner or local_user()
+        app.manager,
+        images,
+        default_key=default_key,
+        owner=settings.mind.awareness_owner or local_user(),
     )
     router = ObservationRouter(client, app.database, sink, default_conversation=default_key)
     task: list[asyncio.Task[None]] = []

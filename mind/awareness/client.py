@@ -14,6 +14,7 @@ import grpc
 
 from mind.awareness.errors import AwarenessLinkError, JournalReset
 from tobe.runtime.channel import ServiceClient
+from tobe.runtime.server import DEFAULT_MAX_MESSAGE_BYTES
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
 
@@ -31,9 +32,17 @@ def _link_error(exc: grpc.aio.AioRpcError) -> AwarenessLinkError:
 
 
 class AwarenessClient:
-    def __init__(self, address: str, token: str) -> None:
+    def __init__(self, address: str, token: str, *, max_media_bytes: int) -> None:
+        """`max_media_bytes`: the largest object `get_media` is asked for; replies that large
+        must fit through the channel."""
+        receive = max(DEFAULT_MAX_MESSAGE_BYTES, max_media_bytes + 64 * 1024)
         self._awareness: ServiceClient[pb_grpc.AwarenessAsyncStub] = ServiceClient(
-            address, token, pb_grpc.AwarenessStub, _link_error, timeout=CALL_TIMEOUT
+            address,
+            token,
+            pb_grpc.AwarenessStub,
+            _link_error,
+            timeout=CALL_TIMEOUT,
+            max_receive_bytes=receive,
         )
 
     async def close(self) -> None:
@@ -66,6 +75,14 @@ class AwarenessClient:
         request = pb.UnregisterAdapterRequest(call_id=call_id, adapter_id=adapter_id)
         stub = await self._awareness.ready(CONNECT_PATIENCE)
         return (await self._awareness.unary(stub.UnregisterAdapter, request)).result
+
+    async def get_media(self, ref: str, max_bytes: int) -> tuple[str, bytes]:
+        """(media type, bytes) of a stored media object; AwarenessLinkError NOT_FOUND,
+        INVALID_ARGUMENT or FAILED_PRECONDITION (larger than `max_bytes`) when refused."""
+        request = pb.GetMediaRequest(ref=ref, max_bytes=max_bytes)
+        stub = await self._awareness.ready(CONNECT_PATIENCE)
+        reply = await self._awareness.unary(stub.GetMedia, request)
+        return reply.mime_type, reply.data
 
     async def subscribe(self, after_seq: int) -> AsyncIterator[pb.SubscribeObservationsResponse]:
         """Published batches after `after_seq`; AwarenessLinkError when the link drops."""

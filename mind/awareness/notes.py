@@ -41,6 +41,14 @@ PERMISSION_FIELDS = (
 
 
 @dataclass(frozen=True)
+class NoteMedia:
+    """A media object an observation of the note carries, as Awareness analysed it."""
+
+    ref: str
+    mime_type: str
+
+
+@dataclass(frozen=True)
 class ObservationNote:
     """One delivery to one conversation: observations of a batch that route there."""
 
@@ -54,6 +62,8 @@ class ObservationNote:
     permissions: dict[str, bool]
     text: str
     sources: tuple[str, ...] = field(default=())
+    # Every media object of the observations, in order (the text describes them all).
+    media: tuple[NoteMedia, ...] = field(default=())
 
     @property
     def idempotency_key(self) -> str:
@@ -116,4 +126,5 @@ def build_note(
         permissions=permissions,
         text=render(observations),
         sources=tuple(sorted({o.adapter_name for o in observations})),
+        media=tuple(NoteMedia(m.ref, m.mime_type) for o in observations for m in o.media),
     )

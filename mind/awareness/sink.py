@@ -1,9 +1,11 @@
-"""Delivers observation notes into conversations through the conversation manager."""
+"""Delivers observation notes, with their images (`mind.awareness.images`), into conversations
+through the conversation manager."""
 
 from __future__ import annotations
 
 import logging
 
+from mind.awareness.images import NoteImages
 from mind.awareness.notes import ObservationNote
 from mind.conversation.access import Viewer
 from mind.conversation.errors import AlreadyExists
@@ -14,8 +16,11 @@ log = logging.getLogger(__name__)
 
 
 class ConversationSink:
-    def __init__(self, manager: ConversationManager, *, default_key: str, owner: str) -> None:
+    def __init__(
+        self, manager: ConversationManager, images: NoteImages, *, default_key: str, owner: str
+    ) -> None:
         self._manager = manager
+        self._images = images
         self._default = default_key
         self._owner = owner
 
@@ -46,8 +51,9 @@ class ConversationSink:
             "observation_ids": list(note.observation_ids),
             "publish_seq": note.publish_seq,
         }
+        images = await self._images.fetch(note.media)
         await self._manager.deliver_observation(
-            key, note.text, note.idempotency_key, note.steer, source
+            key, note.text, note.idempotency_key, note.steer, source, images=images
         )
         return key
 

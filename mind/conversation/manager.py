@@ -35,7 +35,7 @@ from mind.conversation.errors import (
     NotFound,
     ShuttingDown,
 )
-from mind.conversation.images import ImageUpload, check_images
+from mind.conversation.images import CheckedImage, ImageUpload, check_images
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
@@ -333,15 +333,25 @@ class ConversationManager:
         return await (await self._actor(key)).post(text, idempotency_key, posted_by)
 
     async def deliver_observation(
-        self, key: str, text: str, idempotency_key: str, steer: bool, source: dict[str, object]
+        self,
+        key: str,
+        text: str,
+        idempotency_key: str,
+        steer: bool,
+        source: dict[str, object],
+        *,
+        images: Sequence[CheckedImage],
     ) -> SendResult:
         """Hand an observation note to a conversation (Awareness router; no viewer checks).
 
         Steering notes join the running run at its next step, or start one; others wait as a
-        follow-up and start a run when the conversation is idle. Idempotent per key.
+        follow-up and start a run when the conversation is idle. Idempotent per key. `images`
+        (checked by `mind.awareness.images`) are stored with the note, as a person's are.
         """
         actor = await self._actor(key)
-        chat = ChatInput("awareness", text, idempotency_key, steer, "summary", dict(source))
+        chat = ChatInput(
+            "awareness", text, idempotency_key, steer, "summary", dict(source), tuple(images)
+        )
         return await actor.submit(chat)
 
     async def cancel(self, viewer: Viewer, key: str) -> str:

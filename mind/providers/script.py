@@ -18,6 +18,8 @@ entry, or `vision = false`) each image reaches it as the text
 `[image: the current model cannot see images]`, as with a real adapter. `expect: {images: N}`
 checks how many images the last message (before platform notes) carries as the model sees
 them: 0 for a blind model, whose `last_contains` then finds the placeholder.
+`expect: {start_images: N}` counts them on the message that started the run instead, which
+for a run an observation started is its platform note.
 
 ```yaml
 summaries:
@@ -92,6 +94,8 @@ class Expectation(_Strict):
     system_contains: str | None = None
     # Images the last message carries as the model sees them (0 when it cannot see images).
     images: int | None = Field(default=None, ge=0)
+    # The same for the message that started the run: a person's, or an observation note.
+    start_images: int | None = Field(default=None, ge=0)
     tools_include: list[str] = Field(default_factory=list)
     # Tools that must not be offered (a profile or an active Hand left them out).
     tools_exclude: list[str] = Field(default_factory=list)

@@ -105,21 +105,26 @@ def _run_start(messages: list[ProviderMessage]) -> int:
     return start
 
 
-def _position(messages: list[ProviderMessage]) -> tuple[str, int, ProviderMessage | None]:
-    """(text of the run's starting message, step index, last message before notes)."""
+def _position(
+    messages: list[ProviderMessage],
+) -> tuple[ProviderMessage | None, int, ProviderMessage | None]:
+    """(the run's starting message, step index, last message before notes)."""
     start = _run_start(messages)
     last = next(
         (m for m in reversed(messages) if not (m.role == "user" and is_runtime_note(m.text))),
         None,
     )
     if start < 0:
-        return "", 0, last
+        return None, 0, last
     step = sum(1 for m in messages[start + 1 :] if m.role == "assistant")
-    return strip_stamp(messages[start].text), step, last
+    return messages[start], step, last
 
 
 def _check(
-    expect: Expectation, request: ProviderRequest, last: ProviderMessage | None
+    expect: Expectation,
+    request: ProviderRequest,
+    start: ProviderMessage | None,
+    last: ProviderMessage | None,
 ) -> str | None:
     """The first failed expectation, described; None when all hold."""
     last_text = strip_stamp(last.text) if last else ""
@@ -138,6 +143,12 @@ def _check(
     carried = len(last.images) if last else 0
     if expect.images is not None and carried != expect.images:
         return f"expected the last message to carry {expect.images} images, got {carried}"
+    started_with = len(start.images) if start else 0
+    if expect.start_images is not None and started_with != expect.start_images:
+        return (
+            f"expected the run's starting message to carry {expect.start_images} images, "
+            f"got {started_with}"
+        )
     offered = {tool.name for tool in request.tools}
     missing = [name for name in expect.tools_include if name not in offered]
     if missing:
@@ -233,7 +244,8 @@ class ScriptedProvider:
         return ProviderResult(text=text, usage=usage, model=self.model)
 
     async def _respond(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
-        started_by, step_index, last = _position(request.messages)
+        start, step_index, last = _position(request.messages)
+        started_by = strip_stamp(start.text) if start else ""
         chosen = self.script.run_for(started_by)
         if chosen is None:
             return self._error(f"no scripted run matches the message {started_by[:200]!r}")
@@ -247,7 +259,7 @@ class ScriptedProvider:
         if step.delay:
             await asyncio.sleep(step.delay)
         if step.expect is not None:
-            failure = _check(step.expect, request, last)
+            failure = _check(step.expect, request, start, last)
             if failure is not None:
                 return self._error(f"run {run_index} step {step_index}: {failure}")
         return self._play(step, run_index, step_index, on_event)

@@ -82,13 +82,20 @@ class ServiceClient(Generic[Stub]):
         timeout: float,
         tls: ClientTls | None = None,
         max_send_bytes: int | None = None,
+        max_receive_bytes: int | None = None,
     ) -> None:
         self.address = address
         self._tls = tls
-        # Larger than the platform default where a caller forwards big requests (Face: images).
-        self._options: list[tuple[str, int | str]] = (
-            [("grpc.max_send_message_length", max_send_bytes)] if max_send_bytes else []
-        )
+        # Larger than the platform default where a caller forwards big requests (Face: images)
+        # or fetches big replies (the Mind: observation images from Awareness).
+        self._options: list[tuple[str, int | str]] = [
+            (name, size)
+            for name, size in (
+                ("grpc.max_send_message_length", max_send_bytes),
+                ("grpc.max_receive_message_length", max_receive_bytes),
+            )
+            if size
+        ]
         self.metadata = bearer_metadata(token)
         self._make_stub = stub
         self._error = error

@@ -590,3 +590,50 @@ class SubscribeObservationsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SubscribeObservationsResponse: _TypeAlias = SubscribeObservationsResponse  # noqa: Y015
+
+@_typing.final
+class GetMediaRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    REF_FIELD_NUMBER: _builtins.int
+    MAX_BYTES_FIELD_NUMBER: _builtins.int
+    ref: _builtins.str
+    """`media:<sha256 hex>`, as in `MediaRef.ref`."""
+    max_bytes: _builtins.int
+    """The largest object the caller takes, in bytes (>= 1)."""
+    def __init__(
+        self,
+        *,
+        ref: _builtins.str = ...,
+        max_bytes: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["max_bytes", b"max_bytes", "ref", b"ref"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMediaRequest: _TypeAlias = GetMediaRequest  # noqa: Y015
+
+@_typing.final
+class GetMediaResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MIME_TYPE_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    mime_type: _builtins.str
+    """As in `MediaRef.mime_type`: from the bytes for PNG, JPEG and GIF, else from the filename."""
+    data: _builtins.bytes
+    def __init__(
+        self,
+        *,
+        mime_type: _builtins.str = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "mime_type", b"mime_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetMediaResponse: _TypeAlias = GetMediaResponse  # noqa: Y015

@@ -65,6 +65,11 @@ class AwarenessStub:
                 request_serializer=tobe_dot_v1_dot_awareness__pb2.SubscribeObservationsRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_awareness__pb2.SubscribeObservationsResponse.FromString,
                 _registered_method=True)
+        self.GetMedia = channel.unary_unary(
+                '/tobe.v1.Awareness/GetMedia',
+                request_serializer=tobe_dot_v1_dot_awareness__pb2.GetMediaRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_awareness__pb2.GetMediaResponse.FromString,
+                _registered_method=True)
 
 
 class AwarenessServicer:
@@ -118,6 +123,19 @@ class AwarenessServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetMedia(self, request, context):
+        """The bytes of a stored media object (an observation's `MediaRef.ref`) and the media type
+        its analysis gave it. A ref that is not `media:<64 lowercase hex digits>`, or a max_bytes
+        below 1, is INVALID_ARGUMENT; a well-formed ref that names no stored object is NOT_FOUND;
+        an object larger than max_bytes is FAILED_PRECONDITION, refused before it is read. Not
+        RESOURCE_EXHAUSTED: that is what gRPC itself answers for a message over a channel's size
+        limit, and it reads as "try again later"; the size of an object never changes, so the
+        same call always fails and the caller must not retry it.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AwarenessServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -150,6 +168,11 @@ def add_AwarenessServicer_to_server(servicer, server):
                     servicer.SubscribeObservations,
                     request_deserializer=tobe_dot_v1_dot_awareness__pb2.SubscribeObservationsRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_awareness__pb2.SubscribeObservationsResponse.SerializeToString,
+            ),
+            'GetMedia': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetMedia,
+                    request_deserializer=tobe_dot_v1_dot_awareness__pb2.GetMediaRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_awareness__pb2.GetMediaResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -315,6 +338,33 @@ class Awareness:
             '/tobe.v1.Awareness/SubscribeObservations',
             tobe_dot_v1_dot_awareness__pb2.SubscribeObservationsRequest.SerializeToString,
             tobe_dot_v1_dot_awareness__pb2.SubscribeObservationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetMedia(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Awareness/GetMedia',
+            tobe_dot_v1_dot_awareness__pb2.GetMediaRequest.SerializeToString,
+            tobe_dot_v1_dot_awareness__pb2.GetMediaResponse.FromString,
             options,
             channel_credentials,
             insecure,

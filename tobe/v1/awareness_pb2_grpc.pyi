@@ -74,6 +74,15 @@ class AwarenessStub:
     after_seq beyond the newest publish_seq (the journal was reset) is OUT_OF_RANGE: resubscribe
     from 0 and deduplicate by observation id.
     """
+    GetMedia: _grpc.UnaryUnaryMultiCallable[_awareness_pb2.GetMediaRequest, _awareness_pb2.GetMediaResponse]
+    """The bytes of a stored media object (an observation's `MediaRef.ref`) and the media type
+    its analysis gave it. A ref that is not `media:<64 lowercase hex digits>`, or a max_bytes
+    below 1, is INVALID_ARGUMENT; a well-formed ref that names no stored object is NOT_FOUND;
+    an object larger than max_bytes is FAILED_PRECONDITION, refused before it is read. Not
+    RESOURCE_EXHAUSTED: that is what gRPC itself answers for a message over a channel's size
+    limit, and it reads as "try again later"; the size of an object never changes, so the
+    same call always fails and the caller must not retry it.
+    """
 
 @_typing.type_check_only
 class AwarenessAsyncStub(AwarenessStub):
@@ -99,6 +108,15 @@ class AwarenessAsyncStub(AwarenessStub):
     server ends this stream first, before it stops adapters (new calls: UNAVAILABLE). An
     after_seq beyond the newest publish_seq (the journal was reset) is OUT_OF_RANGE: resubscribe
     from 0 and deduplicate by observation id.
+    """
+    GetMedia: _aio.UnaryUnaryMultiCallable[_awareness_pb2.GetMediaRequest, _awareness_pb2.GetMediaResponse]  # type: ignore[assignment]
+    """The bytes of a stored media object (an observation's `MediaRef.ref`) and the media type
+    its analysis gave it. A ref that is not `media:<64 lowercase hex digits>`, or a max_bytes
+    below 1, is INVALID_ARGUMENT; a well-formed ref that names no stored object is NOT_FOUND;
+    an object larger than max_bytes is FAILED_PRECONDITION, refused before it is read. Not
+    RESOURCE_EXHAUSTED: that is what gRPC itself answers for a message over a channel's size
+    limit, and it reads as "try again later"; the size of an object never changes, so the
+    same call always fails and the caller must not retry it.
     """
 
 class AwarenessServicer(metaclass=_abc_1.ABCMeta):
@@ -158,6 +176,21 @@ class AwarenessServicer(metaclass=_abc_1.ABCMeta):
         server ends this stream first, before it stops adapters (new calls: UNAVAILABLE). An
         after_seq beyond the newest publish_seq (the journal was reset) is OUT_OF_RANGE: resubscribe
         from 0 and deduplicate by observation id.
+        """
+
+    @_abc_1.abstractmethod
+    def GetMedia(
+        self,
+        request: _awareness_pb2.GetMediaRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_awareness_pb2.GetMediaResponse, _abc.Awaitable[_awareness_pb2.GetMediaResponse]]:
+        """The bytes of a stored media object (an observation's `MediaRef.ref`) and the media type
+        its analysis gave it. A ref that is not `media:<64 lowercase hex digits>`, or a max_bytes
+        below 1, is INVALID_ARGUMENT; a well-formed ref that names no stored object is NOT_FOUND;
+        an object larger than max_bytes is FAILED_PRECONDITION, refused before it is read. Not
+        RESOURCE_EXHAUSTED: that is what gRPC itself answers for a message over a channel's size
+        limit, and it reads as "try again later"; the size of an object never changes, so the
+        same call always fails and the caller must not retry it.
         """
 
 def add_AwarenessServicer_to_server(servicer: AwarenessServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
