@@ -80,10 +80,11 @@ async def test_a_credential_without_scope_post_is_refused(
 async def test_tobe_chat_shows_a_posted_message_as_a_reply_marked_posted(
     mind: MindProcess, face: FaceProcess, poster_token: str
 ) -> None:
-    poster = await FaceClient.connect(face.address, poster_token)
     alice = await FaceClient.connect(face.address, mind.client_tokens["alice"])
     await alice.command(create_conversation=face_pb2.CreateConversationCommand(key=KEY))
     await alice.close()
+    # Forking while a stream of this process is live can crash the child before it runs
+    # `tobe chat` (gRPC skips its fork handlers then): the poster connects after the spawn.
     chat = pexpect.spawn(
         sys.executable,
         ["-m", "tobe", "chat", "--address", face.address, "--conversation", KEY],
@@ -93,6 +94,7 @@ async def test_tobe_chat_shows_a_posted_message_as_a_reply_marked_posted(
         dimensions=(50, 160),
     )
     chat.logfile_read = io.StringIO()
+    poster = await FaceClient.connect(face.address, poster_token)
     try:
         chat.expect(PROMPT)
         chat.sendline("hello")
