@@ -9,7 +9,7 @@ per backend.
 from __future__ import annotations
 
 import shutil
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from helpers.postgres import database_name, fresh_postgres_database, postgres_se
 from mind.store.database import Database
 from mind.store.migrate import upgrade
 from mind.store.models import OutboxEvent
+from mind.tools.base import DetailMode, ToolContext
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
@@ -76,3 +77,20 @@ async def database(store_url: str, database_events: list[OutboxEvent]) -> AsyncI
         yield db
     finally:
         await db.close()
+
+
+@pytest.fixture
+def tool_context() -> Callable[[str], ToolContext]:
+    """A tool call's context in the conversation with this key."""
+
+    def context(conversation_key: str) -> ToolContext:
+        return ToolContext(
+            conversation_key=conversation_key,
+            run_id="run_1",
+            tool_call_id="call_1",
+            principal="alice",
+            detail_mode=DetailMode.TRANSPARENT,
+            report_progress=lambda message, fraction: None,
+        )
+
+    return context

@@ -7,8 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from mind.tools.base import DetailMode, ToolContext
-
 # The `write_skill` fixture: (directory, relative path, name, **front matter) -> path.
 WriteSkill = Callable[..., Path]
 
@@ -29,20 +27,3 @@ def write_skill() -> WriteSkill:
         return path
 
     return write
-
-
-@pytest.fixture
-def tool_context() -> Callable[[str], ToolContext]:
-    """A tool call's context in the conversation with this key."""
-
-    def context(conversation_key: str) -> ToolContext:
-        return ToolContext(
-            conversation_key=conversation_key,
-            run_id="run_1",
-            tool_call_id="call_1",
-            principal="alice",
-            detail_mode=DetailMode.TRANSPARENT,
-            report_progress=lambda message, fraction: None,
-        )
-
-    return context
