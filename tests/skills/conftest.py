@@ -1,4 +1,4 @@
-"""Fixtures for skills: writing `.skill.md` files and a tool context for a conversation."""
+"""Fixtures for skills: writing `.skill.md` files."""
 
 from __future__ import annotations
 
