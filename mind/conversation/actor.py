@@ -40,8 +40,8 @@ from mind.profiles.errors import ProfileError
 from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
 from mind.providers.base import ImagePart
 from mind.sealing import turns as sealed_turns
-from mind.sealing.forms import Sealer, open_message
-from mind.sealing.keyring import KeyRing, Queried
+from mind.sealing.forms import Sealer, open_message, redacted_history
+from mind.sealing.keyring import KeyRing, Queried, replacement
 from mind.sealing.sensitivity import sensitive_tools
 from mind.store import models
 from mind.store.database import Database, WriteTx
@@ -542,11 +542,17 @@ class ConversationActor:
                 await self._start_next()
 
     def _shredded(self, run_id: str, redaction: list[Queried]) -> None:
-        """A sealed run's key is gone: readers render its replacement from now on, and the
-        transcript kept in memory (which held its raw values) is read again."""
+        """A sealed run's key is gone: readers render its replacement from now on, and so
+        does the transcript kept in memory (which held the run's raw values); the provider
+        view renders it again (reading it from the store again would cost every sensitive
+        turn the whole conversation)."""
         assert self.keyring is not None
         self.keyring.shred(run_id, redaction)
-        self._transcript = []
+        text = replacement(redaction)
+        self._transcript = [
+            redacted_history(message, text) if message.run_id == run_id else message
+            for message in self._transcript
+        ]
         self._view = ProviderView()
 
     async def _seal(self, active: ActiveRun, profile: Profile) -> Sealer | None:

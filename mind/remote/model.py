@@ -116,6 +116,8 @@ class TaskRecord:
     error: str
     created_at: datetime
     updated_at: datetime
+    # Its sealed turn ended (`mind.sealing`): `arguments` are gone, it must not be offered.
+    arguments_removed: bool = False
 
     @property
     def terminal(self) -> bool:

@@ -89,6 +89,7 @@ _REQUEST_CANCEL = (
 
 def _record(row: Any, ring: KeyRing) -> TaskRecord:
     """A row of `_TASKS` as a record (a sealed task's values opened while its key exists)."""
+    arguments = open_json(row.arguments, ring, None)
     return TaskRecord(
         id=row.id,
         remote_run_id=row.remote_run_id,
@@ -99,7 +100,7 @@ def _record(row: Any, ring: KeyRing) -> TaskRecord:
         tool=row.tool,
         attempt=row.attempt,
         state=TaskState(row.state),
-        arguments=dict(open_json(row.arguments, ring, {})),
+        arguments=dict(arguments or {}),
         approval=_binding(row),
         detail_mode=DetailMode(row.detail_mode),
         background=row.background,
@@ -109,6 +110,7 @@ def _record(row: Any, ring: KeyRing) -> TaskRecord:
         error=open_text(row.error, ring),
         created_at=row.created_at,
         updated_at=row.updated_at,
+        arguments_removed=arguments is None,
     )
 
 

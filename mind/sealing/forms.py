@@ -13,8 +13,10 @@ the message is marked `redacted`.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
+from mind.core.history import HistoryMessage
 from mind.sealing import cipher
 from mind.sealing.keyring import REMOVED, KeyRing
 
@@ -76,12 +78,15 @@ class Sealer:
         return {**stored, SEALED: self.seal(plain)}
 
 
+_NOTE_JSON = json.dumps(ARGUMENTS_NOTE, separators=(",", ":"))
+
+
 def _noted(call: dict[str, Any]) -> dict[str, Any]:
     return {
         "id": call["id"],
         "name": call["name"],
         "arguments": ARGUMENTS_NOTE,
-        "raw_arguments": json.dumps(ARGUMENTS_NOTE, separators=(",", ":")),
+        "raw_arguments": _NOTE_JSON,
         "argument_error": None,
         "thought_signature": None,
         "provider_id": call.get("provider_id", ""),
@@ -176,3 +181,23 @@ def redacted_text(text: str) -> str:
     """A text column's value as a reader that opens no envelope shows it (`REMOVED` when
     sealed): for readers whose output is itself stored, such as a compaction's summary."""
     return REMOVED if cipher.text_envelope(text) is not None else text
+
+
+def redacted_history(message: HistoryMessage, replacement: str) -> HistoryMessage:
+    """A message of a shredded run, kept in memory by its conversation, as it now reads from
+    the store (`open_message` once the key is gone): the same forms as `Sealer` stores."""
+    if message.role == "tool":
+        return replace(message, text=replacement)
+    if message.role != "assistant" or not (message.thinking or message.tool_calls):
+        return message
+    calls = tuple(
+        replace(
+            call,
+            arguments=ARGUMENTS_NOTE,
+            raw_arguments=_NOTE_JSON,
+            argument_error=None,
+            thought_signature=None,
+        )
+        for call in message.tool_calls
+    )
+    return replace(message, thinking=(), tool_calls=calls)

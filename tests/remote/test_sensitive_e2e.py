@@ -5,6 +5,7 @@ see which datasets were queried with what status; the reply stays."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,8 @@ PLAIN_RESULT = "PLAIN-RESULT-3003"
 SLOW_ARGUMENT = "HEART-ARG-6262"
 SLOW_RESULT = "HEART-RESULT-7373"
 SLOW_THINKING = "THINKING-HERON-8484"
+# The interrupted call's arguments as later requests show them (it has no stored result).
+ARGUMENTS_NOTE = "sensitive data removed after the turn"
 
 HAND = '''
 import asyncio, logging, os, sys
@@ -106,6 +109,18 @@ SCRIPT = {
         {
             "match": "^recall",
             "steps": [{"expect": {"request_contains": [PLAIN_RESULT]}, "text": "Recalled."}],
+        },
+        {
+            "match": "^after the crash",
+            "steps": [
+                {
+                    "expect": {
+                        "request_contains": [ARGUMENTS_NOTE],
+                        "request_excludes": [SLOW_ARGUMENT, SLOW_RESULT, SLOW_THINKING],
+                    },
+                    "text": "Answered after the crash.",
+                }
+            ],
         },
         {
             "match": "^heart report",
@@ -237,7 +252,10 @@ def test_a_kill_9_during_a_sealed_turn_leaves_no_readable_copy_once_recovery_end
     with sqlite3.connect(mind.data_dir / "tobe.db") as connection:
         assert connection.execute("SELECT count(*) FROM turn_keys").fetchone() == (0,)
         ((redaction,),) = connection.execute("SELECT redaction FROM runs").fetchall()
-    assert "health.heart" in redaction
+    assert json.loads(redaction) == [{"dataset": "health.heart", "status": "cancelled"}]
     stored = store_bytes(mind)
     for raw in (SLOW_ARGUMENT.encode(), SLOW_RESULT.encode(), SLOW_THINKING.encode(), key):
         assert raw not in stored, raw
+    # The restarted Mind reads the history from the store: the next turn's request holds the
+    # replacement (the script's expectation fails the run otherwise).
+    turn(chat, "after the crash", "k2")
