@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 from helpers.eventually import eventually_async
@@ -10,8 +11,10 @@ from sqlalchemy import select
 
 from mind.conversation.access import Viewer
 from mind.conversation.manager import ConversationManager
+from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
+from mind.providers.base import ToolCall
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.sealing.forms import Sealer, open_event, open_message
@@ -22,10 +25,11 @@ from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode, Effect, Tool, ToolContext, ToolOutcome
 from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
-from mind.tools.runtime import ToolRuntime
+from mind.tools.runtime import Admission, RunScope, Terminal, ToolRuntime
 from tobe.config import MindSettings
 
 ALICE = Viewer("alice")
+_NOW = datetime(2026, 12, 3, tzinfo=UTC)
 ARGUMENT = "NIGHT-ARG-4412"
 RESULT = "RESULT-VALUE-9931"
 THINKING = "THINKING-OWL-7731"
@@ -208,3 +212,37 @@ def test_sealed_values_open_with_the_key_and_read_as_the_replacement_once_shredd
         "text": REPLACEMENT,
         "redacted": True,
     }
+
+
+class _Journal:
+    """Keeps the terminals a runtime records, in memory."""
+
+    def __init__(self) -> None:
+        self.terminals: list[Terminal] = []
+
+    async def admit(self, admission: Admission) -> None:
+        return None
+
+    async def finish(self, terminal: Terminal) -> HistoryMessage:
+        self.terminals.append(terminal)
+        return HistoryMessage(id=1, role="tool", text=terminal.model_text, created_at=_NOW)
+
+    async def skip(self, admission: Admission, terminal: Terminal) -> HistoryMessage:
+        return await self.finish(terminal)
+
+
+async def test_a_sensitive_tool_that_appeared_after_the_run_started_is_refused() -> None:
+    journal = _Journal()
+    scope = RunScope(
+        conversation_key="p_health",
+        run_id="run_1",
+        principal="alice",
+        detail_mode=DetailMode.SUMMARY,
+        journal=journal,
+        report_progress=lambda _call, _message, _fraction: None,
+    )
+    call = ToolCall(id="call_1", name="sleep_log", arguments={"night": ARGUMENT})
+    await ToolRuntime(AllowAll()).execute(call, SleepLog(), scope)
+    (terminal,) = journal.terminals
+    assert terminal.status == "failed" and "from the next one" in terminal.model_text
+    assert RESULT not in terminal.model_text  # it never ran
