@@ -146,6 +146,8 @@ class Hand:
         effect: Effect | str = Effect.READ_ONLY,
         background: bool = False,
         decision: str = "",
+        sensitive: bool = False,
+        dataset: str = "",
     ) -> Function: ...
 
     @overload
@@ -158,6 +160,8 @@ class Hand:
         effect: Effect | str = Effect.READ_ONLY,
         background: bool = False,
         decision: str = "",
+        sensitive: bool = False,
+        dataset: str = "",
     ) -> Callable[[Function], Function]: ...
 
     def tool(
@@ -169,11 +173,16 @@ class Hand:
         effect: Effect | str = Effect.READ_ONLY,
         background: bool = False,
         decision: str = "",
+        sensitive: bool = False,
+        dataset: str = "",
     ) -> Function | Callable[[Function], Function]:
         """Decorator: offer a typed function as a tool (usable with or without arguments).
 
         `decision` is the text a person approves, as a template over the arguments (e.g.
         `"{argv}"` shows a command line; see `ToolSpec.decision_template` in hand.proto).
+        `sensitive` marks a tool that reads someone's personal data, from `dataset` (e.g.
+        `"health.sleep"`; "" = the tool's name): a turn that calls it keeps no readable
+        argument, result or thinking once it ended (`ToolSpec.sensitive`).
         """
 
         def register(target: Function) -> Function:
@@ -185,6 +194,8 @@ class Hand:
                     effect=effect,
                     background=background,
                     decision=decision,
+                    sensitive=sensitive,
+                    dataset=dataset,
                 )
             )
             return target
@@ -286,6 +297,8 @@ class Hand:
                     effect=_EFFECTS[tool.effect],
                     background=tool.background,
                     decision_template=tool.decision,
+                    sensitive=tool.sensitive,
+                    dataset=tool.dataset,
                 )
             )
         for held in self.held.values():

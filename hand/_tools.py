@@ -70,6 +70,9 @@ class ToolFunction:
     decision: str = ""
     # The declared JSON Schema, when it is written out rather than derived from `arguments`.
     schema: dict[str, Any] | None = None
+    # Reads someone's personal data (`ToolSpec.sensitive`), from `dataset` ("" = the name).
+    sensitive: bool = False
+    dataset: str = ""
 
     @classmethod
     def wrap(
@@ -81,6 +84,8 @@ class ToolFunction:
         effect: Effect | str = Effect.READ_ONLY,
         background: bool = False,
         decision: str = "",
+        sensitive: bool = False,
+        dataset: str = "",
     ) -> ToolFunction:
         tool_name = name or function.__name__
         if not TOOL_NAME.match(tool_name):
@@ -98,6 +103,8 @@ class ToolFunction:
             function=function,
             arguments=arguments,
             decision=decision,
+            sensitive=sensitive,
+            dataset=dataset,
         )
 
     @property

@@ -36,6 +36,8 @@ from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
+from mind.sealing.keyring import KeyRing
+from mind.sealing.turns import store_loader
 from mind.service.mind_servicer import MindServicer
 from mind.skills.prompt import VIEW_SKILL
 from mind.skills.store import SkillStore
@@ -168,7 +170,9 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     tools.add_platform_source(skills, [VIEW_SKILL])
     tools.add_platform_source(resources, [READ_RESOURCE])
     profiles = ProfileBook.from_settings(settings.profiles, tools.platform_names)
-    approvals = Approvals.build(settings.approvals, database, provider)
+    # The keys of sealed runs, shared by everything that writes or reads their values.
+    keyring = KeyRing(store_loader(database))
+    approvals = Approvals.build(settings.approvals, database, provider, keyring)
     runtime = ToolRuntime(approvals.authorizer)
     core = AgentCore(
         provider,
@@ -179,7 +183,9 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         compaction=compaction_engine(settings.context, database, provider),
         catalog_sources=[skills, resources],
     )
-    manager = ConversationManager(database, core, settings.mind, bus=bus, profiles=profiles)
+    manager = ConversationManager(
+        database, core, settings.mind, bus=bus, profiles=profiles, keyring=keyring
+    )
     app = MindApp(
         settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
     )
@@ -190,6 +196,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         audience=manager.audience_of,
         background_sink=notes.deliver,
         active_hand=manager.active_hand_of,
+        keyring=keyring,
     )
     tools.add_source(app.remote.tools)
     runtime.ledger = app.remote.ledger

@@ -22,6 +22,7 @@ import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any, cast
 
@@ -33,6 +34,9 @@ from mind.approvals.audit import AuditSource, add_audit
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound, InvalidDecision
 from mind.approvals.model import ApprovalRecord, Decision
 from mind.events.payloads import approval_view
+from mind.sealing.cipher import seal_text, text_envelope
+from mind.sealing.forms import Sealer, open_text
+from mind.sealing.keyring import REMOVED, KeyRing
 from mind.store.database import Database, Unit, WriteTx
 from mind.store.models import (
     Approval,
@@ -52,7 +56,9 @@ MAX_REASON = 2000
 DecisionListener = Callable[[ApprovalRecord], Awaitable[None]]
 
 
-def to_record(row: Approval) -> ApprovalRecord:
+def to_record(row: Approval, keyring: KeyRing | None = None) -> ApprovalRecord:
+    """The record of `row`; a sealed run's decision text opens with `keyring` while its key
+    exists (without a ring, or once the key is gone, it reads as removed)."""
     return ApprovalRecord(
         id=row.id,
         conversation_key=row.conversation_key,
@@ -66,7 +72,7 @@ def to_record(row: Approval) -> ApprovalRecord:
         reason=row.reason,
         requested_at=row.requested_at,
         expires_at=row.expires_at,
-        decision_text=row.decision_text,
+        decision_text=open_text(row.decision_text, keyring or KeyRing()),
         decision=Decision(row.decision) if row.decision else None,
         decided_by=row.decided_by or "",
         decision_reason=row.decision_reason,
@@ -99,8 +105,11 @@ class ApprovalBroker:
         *,
         expiry: float,
         clock: Callable[[], datetime] = utcnow,
+        keyring: KeyRing | None = None,
     ) -> None:
         self._database = database
+        # A sealed run's decision texts are stored sealed (`mind.sealing`).
+        self._keyring = keyring or KeyRing()
         self._expiry = timedelta(seconds=expiry)
         self._clock = clock
         self._waiters: dict[str, list[asyncio.Future[ApprovalRecord]]] = {}
@@ -150,8 +159,11 @@ class ApprovalBroker:
                 select(Approval).where(Approval.tool_call_id == call.tool_call_id)
             )
             if existing is not None:
-                return to_record(existing)
+                return self._record(existing)
             now = self._clock()
+            key = self._keyring.held(call.run_id)
+            text = call.decision_text
+            stored = seal_text(text, call.run_id, key) if key is not None and text else text
             row = Approval(
                 id=f"ap_{uuid.uuid4().hex}",
                 conversation_key=call.conversation_key,
@@ -163,27 +175,40 @@ class ApprovalBroker:
                 arguments_summary=arguments_summary,
                 arguments_digest=arguments_digest(call.arguments),
                 reason=reason,
-                decision_text=call.decision_text,
+                decision_text=stored,
                 requested_at=now,
                 expires_at=now + self._expiry,
             )
             session.add(row)
             session.flush()
-            record = to_record(row)
+            record = self._record(row)
             tx.event(
                 type=EVENT_TYPE,
                 conversation_key=call.conversation_key,
                 audience=audience(session, call.conversation_key),
-                payload=approval_view(record, arguments).to_payload(),
+                payload=self._payload(record, row.decision_text, arguments),
             )
             return record
 
         return await self._write(unit, self._wake_expiry)
 
+    def _record(self, row: Approval) -> ApprovalRecord:
+        return to_record(row, self._keyring)
+
+    def _payload(self, record: ApprovalRecord, stored: str, arguments: str = "") -> dict[str, Any]:
+        """The event of `record`; a sealed run's (its decision text `stored` sealed) carries
+        the text and `arguments` sealed under the run's key."""
+        key = self._keyring.held(record.run_id) if text_envelope(stored) else None
+        if key is None:
+            return approval_view(record, "" if text_envelope(stored) else arguments).to_payload()
+        redacted = approval_view(replace(record, decision_text=REMOVED)).to_payload()
+        plain = approval_view(record, arguments).to_payload()
+        return Sealer(record.run_id, key, {}).event(redacted, plain)
+
     async def get(self, approval_id: str) -> ApprovalRecord | None:
         def query(session: Session) -> ApprovalRecord | None:
             row = session.get(Approval, approval_id)
-            return to_record(row) if row is not None else None
+            return self._record(row) if row is not None else None
 
         return await self._database.read(query)
 
@@ -192,7 +217,7 @@ class ApprovalBroker:
 
         def query(session: Session) -> ApprovalRecord | None:
             row = session.scalar(select(Approval).where(Approval.tool_call_id == tool_call_id))
-            return to_record(row) if row is not None else None
+            return self._record(row) if row is not None else None
 
         return await self._database.read(query)
 
@@ -203,7 +228,7 @@ class ApprovalBroker:
             query = query.where(Approval.conversation_key == conversation_key)
         query = query.order_by(Approval.requested_at, Approval.id)
         return await self._database.read(
-            lambda session: [to_record(row) for row in session.scalars(query)]
+            lambda session: [self._record(row) for row in session.scalars(query)]
         )
 
     async def wait(self, approval_id: str) -> ApprovalRecord:
@@ -304,7 +329,7 @@ class ApprovalBroker:
                 )
                 raise ApprovalAlreadyDecided(approval_id, current or "unknown")
             session.refresh(row)
-            record = to_record(row)
+            record = self._record(row)
             if decision == Decision.APPROVE_CONVERSATION:
                 session.execute(
                     _insert_grant(
@@ -333,7 +358,7 @@ class ApprovalBroker:
                 type=EVENT_TYPE,
                 conversation_key=record.conversation_key,
                 audience=audience(session, record.conversation_key),
-                payload=approval_view(record).to_payload(),
+                payload=self._payload(record, row.decision_text),
             )
             return record
 

@@ -13,6 +13,7 @@ from mind.approvals.reviewer import Reviewer
 from mind.conversation.continuation import Continuation, Resume
 from mind.providers.base import Provider
 from mind.providers.factory import build_provider
+from mind.sealing.keyring import KeyRing
 from mind.store.database import Database
 from tobe.config import ApprovalSettings
 
@@ -31,9 +32,11 @@ class Approvals:
         settings: ApprovalSettings,
         database: Database,
         provider: Provider,
+        keyring: KeyRing | None = None,
     ) -> Approvals:
-        """`provider` serves the Reviewer unless `[approvals.reviewer] provider` names one."""
-        broker = ApprovalBroker(database, expiry=settings.expiry)
+        """`provider` serves the Reviewer unless `[approvals.reviewer] provider` names one;
+        `keyring` holds the sealed runs' keys (`mind.sealing`)."""
+        broker = ApprovalBroker(database, expiry=settings.expiry, keyring=keyring)
         continuation = Continuation(database)
         broker.on_unattended(continuation.on_decision)
         reviewer, own = None, None

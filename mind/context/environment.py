@@ -10,6 +10,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from mind.sealing.forms import redacted_text
 from mind.store import models
 
 # An environment line longer than this is cut: it describes, it does not carry content.
@@ -50,7 +51,7 @@ def environment_summary(session: Session, key: str) -> str:
     ).all()
     lines += _listed(
         "Approvals waiting for a decision",
-        [f"{a.tool}: {a.decision_text or a.arguments_summary}" for a in approvals],
+        [f"{a.tool}: {redacted_text(a.decision_text) or a.arguments_summary}" for a in approvals],
     )
     tasks = session.execute(
         select(models.Task.tool, models.Task.hand_name, models.Task.state)

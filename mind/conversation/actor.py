@@ -39,9 +39,14 @@ from mind.profiles.book import ProfileBook
 from mind.profiles.errors import ProfileError
 from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
 from mind.providers.base import ImagePart
+from mind.sealing import turns as sealed_turns
+from mind.sealing.forms import Sealer, open_message, redacted_history
+from mind.sealing.keyring import KeyRing, Queried, replacement
+from mind.sealing.sensitivity import sensitive_tools
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
+from mind.tools.registry import ToolClash
 from mind.tools.runtime import RunScope
 
 log = logging.getLogger(__name__)
@@ -130,8 +135,11 @@ class ConversationActor:
         replies: ReplyTexts,
         settings: ConversationSettings | None = None,
         profiles: ProfileBook | None = None,
+        keyring: KeyRing | None = None,
     ) -> None:
         self.key = key
+        # The keys of sealed runs; without one, no run is sealed and nothing sealed opens.
+        self.keyring = keyring
         self.audience = audience
         self.settings = settings or ConversationSettings()
         # Without a book every run uses the built-in default profile.
@@ -500,7 +508,7 @@ class ConversationActor:
         own = self._profile.error_reply if self._profile is not None else ""
         error_reply = (own or self.replies.error_reply(self.key)) if state == "failed" else ""
 
-        def unit(tx: WriteTx) -> None:
+        def unit(tx: WriteTx) -> list[dict[str, str]] | None:
             # A stop leaves calls waiting for an approval open, as a crash would; the next
             # start continues them once decided.
             keep_open = (
@@ -520,9 +528,12 @@ class ConversationActor:
                 posts.append(
                     tx, self.audience, key=self.key, text=error_reply, posted_by=posts.ERROR_REPLY
                 )
+            return ended.redaction if ended is not None else None
 
         try:
-            await self.database.write(unit)
+            redaction = await self.database.write(unit)
+            if redaction and self.keyring is not None:
+                self._shredded(run_id, [Queried.from_json(item) for item in redaction])
         finally:
             async with self._lock:
                 self._run = None
@@ -530,8 +541,37 @@ class ConversationActor:
                 active.done.set()
                 await self._start_next()
 
+    def _shredded(self, run_id: str, redaction: list[Queried]) -> None:
+        """A sealed run's key is gone: readers render its replacement from now on, and so
+        does the transcript kept in memory (which held the run's raw values); the provider
+        view renders it again (reading it from the store again would cost every sensitive
+        turn the whole conversation)."""
+        assert self.keyring is not None
+        self.keyring.shred(run_id, redaction)
+        text = replacement(redaction)
+        self._transcript = [
+            redacted_history(message, text) if message.run_id == run_id else message
+            for message in self._transcript
+        ]
+        self._view = ProviderView()
+
+    async def _seal(self, active: ActiveRun, profile: Profile) -> Sealer | None:
+        """A sealer when the run can call a sensitive tool (see `mind.sealing`); None, and
+        nothing written, otherwise."""
+        if self.keyring is None:
+            return None
+        try:
+            tools = self.core.registry.tools_for(self.key, profile)
+        except ToolClash:
+            return None  # the run ends failed at its first step, naming the clash
+        sensitive = sensitive_tools(tools.values())
+        if not sensitive:
+            return None
+        return await sealed_turns.seal_run(self.database, self.keyring, active.run_id, sensitive)
+
     async def _run_core(self, active: ActiveRun) -> RunOutcome:
         profile = await self.profile()
+        sealer = await self._seal(active, profile)
         history = await self._history()
         summary = self._summary
         recorder = RunRecorder(
@@ -542,6 +582,7 @@ class ConversationActor:
             audience=self.audience,
             steer_waiting=lambda: active.steer_waiting,
             on_steers_taken=lambda: setattr(active, "steer_waiting", False),
+            sealer=sealer,
         )
         scope = RunScope(
             conversation_key=self.key,
@@ -559,6 +600,7 @@ class ConversationActor:
             permissions=active.permissions,
             audience=self.audience,
             profile=profile,
+            sensitive=sealer.sensitive if sealer is not None else {},
         )
 
         def on_delta(kind: str, step: int, text: str) -> None:
@@ -605,6 +647,8 @@ class ConversationActor:
         rows = await self.database.rows(context_records.MESSAGES_AFTER, key=self.key, after=after)
         await self._read_images(digests_of(row.payload for row in rows))
         self._summary = summary
+        if self.keyring is not None:
+            rows = [open_message(row, self.keyring) for row in rows]
         self._transcript = known + [history_message(row, self._images) for row in rows]
         return list(self._transcript)
 

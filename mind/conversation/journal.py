@@ -15,6 +15,7 @@ from mind.conversation.records import assistant_payload, history_message
 from mind.core.history import HistoryMessage
 from mind.events.payloads import projection_view
 from mind.providers.base import ProviderResult, ToolCall
+from mind.sealing.forms import Overlay, Sealer
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
@@ -36,7 +37,10 @@ _END_CALL = (
 
 
 class RunRecorder:
-    """Implements `mind.core.loop.RunJournal` for one run of one conversation."""
+    """Implements `mind.core.loop.RunJournal` for one run of one conversation.
+
+    A sealed run's recorder has its `sealer`: what it writes that may carry raw values is
+    stored sealed, and what it returns (to the run's own history) is plain."""
 
     def __init__(
         self,
@@ -48,8 +52,10 @@ class RunRecorder:
         audience: list[str],
         steer_waiting: Callable[[], bool],
         on_steers_taken: Callable[[], None],
+        sealer: Sealer | None = None,
     ) -> None:
         self.database = database
+        self.sealer = sealer
         self.key = conversation_key
         self.run_id = run_id
         self.mode = mode
@@ -70,6 +76,7 @@ class RunRecorder:
                 text=result.text,
                 payload=assistant_payload(result, calls, self.mode, step),
                 mode=DetailMode(self.mode),
+                sealer=self.sealer,
             )
             return history_message(row)
 
@@ -109,6 +116,9 @@ class RunRecorder:
         tx.event(type, self.key, self.audience, payload)
 
     def _admit(self, tx: WriteTx, admission: Admission) -> None:
+        projection = admission.arguments_projection
+        if self.sealer is not None:
+            projection = self.sealer.projection(projection, "arguments_json")
         row = tx.insert(
             models.ToolProjection(
                 tool_call_id=admission.tool_call_id,
@@ -118,23 +128,30 @@ class RunRecorder:
                 hand_id=admission.hand_id,
                 admitted_mode=admission.mode.value,
                 arguments_summary=admission.arguments_summary,
-                arguments_projection=admission.arguments_projection,
+                arguments_projection=projection,
                 projection_version=admission.arguments_projection.get("version", 1),
                 status="running",
                 admitted_at=datetime.now(UTC),
             )
         )
-        self._event(tx, "tool_changed", projection_view(row, admission.mode).to_payload())
+        view = projection_view(row, admission.mode).to_payload()
+        if self.sealer is not None and projection is not admission.arguments_projection:
+            plain = Overlay(row, arguments_projection=admission.arguments_projection)
+            view = self.sealer.event(view, projection_view(plain, admission.mode).to_payload())
+        self._event(tx, "tool_changed", view)
 
     def _finish(self, tx: WriteTx, terminal: Terminal) -> HistoryMessage:
         row = tx.first(_PROJECTION, tool_call_id=terminal.tool_call_id)
         if row is None or row.status != "running":
             raise RuntimeError(f"tool call {terminal.tool_call_id} has no open admission")
         now = datetime.now(UTC)
+        result = terminal.result_projection
+        if self.sealer is not None:
+            result = self.sealer.projection(result, "text")
         row = row._replace(
             status=terminal.status,
             result_summary=terminal.result_summary,
-            result_projection=terminal.result_projection,
+            result_projection=result,
             finished_at=now,
         )
         tx.execute(
@@ -145,9 +162,16 @@ class RunRecorder:
             result_projection=row.result_projection,
             finished_at=now,
         )
-        self._event(
-            tx, "tool_changed", projection_view(row, DetailMode(row.admitted_mode)).to_payload()
-        )
+        mode = DetailMode(row.admitted_mode)
+        view = projection_view(row, mode).to_payload()
+        if self.sealer is not None:
+            plain = Overlay(
+                row,
+                arguments_projection=self.sealer.reveal(row.arguments_projection or {}),
+                result_projection=terminal.result_projection,
+            )
+            view = self.sealer.event(view, projection_view(plain, mode).to_payload())
+        self._event(tx, "tool_changed", view)
         message = append_message(
             tx,
             self.audience,
@@ -165,5 +189,6 @@ class RunRecorder:
             },
             mode=terminal.mode,
             at=now,
+            sealer=self.sealer,
         )
         return history_message(message)

@@ -44,6 +44,8 @@ from mind.events.views import CompactionView, ConversationView
 from mind.memory.store import Memory, MemoryListing, listing
 from mind.profiles.book import ProfileBook, ProfileSummary
 from mind.profiles.errors import ProfileError
+from mind.sealing.keyring import KeyRing, Queried
+from mind.sealing.turns import store_loader
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.store.outbox import prune
@@ -104,9 +106,12 @@ class ConversationManager:
         bus: EventBus,
         replies: ReplyTexts | None = None,
         profiles: ProfileBook | None = None,
+        keyring: KeyRing | None = None,
     ) -> None:
         self.database = database
         self.core = core
+        # The keys of sealed runs (`mind.sealing`), shared by every reader of this store.
+        self.keyring = keyring or KeyRing(store_loader(database))
         self.profiles = profiles or ProfileBook.from_settings(
             ProfilesSettings(), core.registry.platform_names
         )
@@ -130,7 +135,7 @@ class ConversationManager:
                 conversation = tx.session.get(models.Conversation, run.conversation_key)
                 members = queries.members_of(tx.session, run.conversation_key)
                 audience = [conversation.owner, *members] if conversation else members
-                runs.finish(
+                ended = runs.finish(
                     tx,
                     run.id,
                     state="interrupted",
@@ -138,11 +143,16 @@ class ConversationManager:
                     audience=audience,
                     keep_open=open_call_ids(tx.session, run.id),
                 )
+                if ended is not None and ended.redaction:
+                    shredded[run.id] = ended.redaction
             prune(tx.session, self.settings.outbox_keep)
             return interrupted
 
+        shredded: dict[str, list[dict[str, str]]] = {}
         for run in await self.database.write(unit):
             log.info("run %s of %s recorded as interrupted", run.id, run.conversation_key)
+        for run_id, redaction in shredded.items():
+            self.keyring.shred(run_id, [Queried.from_json(item) for item in redaction])
         waiting = await self.database.read(inputs.conversations_with_queued)
         for key in waiting:
             await (await self._actor(key)).drain()
@@ -378,7 +388,7 @@ class ConversationManager:
         check_principal(viewer.principal)
         limit = _clamp(message_limit, 50, 500)
         return await self.database.read(
-            lambda session: queries.snapshot(session, viewer, key, limit, mode)
+            lambda session: queries.snapshot(session, viewer, key, limit, mode, self.keyring)
         )
 
     async def history(
@@ -387,7 +397,9 @@ class ConversationManager:
         check_principal(viewer.principal)
         page_size = _clamp(limit, 100, 1000)
         return await self.database.read(
-            lambda session: queries.history(session, viewer, key, after_message_id, page_size, mode)
+            lambda session: queries.history(
+                session, viewer, key, after_message_id, page_size, mode, self.keyring
+            )
         )
 
     async def list_memory(self, viewer: Viewer, key: str) -> MemoryListing:
@@ -466,6 +478,7 @@ class ConversationManager:
                     replies=self.replies,
                     settings=settings,
                     profiles=self.profiles,
+                    keyring=self.keyring,
                 )
                 self._actors[key] = actor
             return actor

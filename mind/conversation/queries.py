@@ -26,6 +26,8 @@ from mind.events.views import (
     RunView,
     ToolView,
 )
+from mind.sealing.forms import open_message, open_projection
+from mind.sealing.keyring import KeyRing
 from mind.store import models
 from mind.store.outbox import head_event_id
 from mind.tools.base import DetailMode
@@ -132,8 +134,31 @@ def _projections(session: Session, call_ids: list[str]) -> list[models.ToolProje
     return list(rows)
 
 
+def _messages(
+    rows: list[models.Message], mode: DetailMode, keyring: KeyRing | None
+) -> tuple[MessageView, ...]:
+    """Rendered for `mode`; sealed values opened while their key exists (without a ring
+    they stay in their redacted form)."""
+    if keyring is not None:
+        return tuple(message_view(open_message(row, keyring), mode) for row in rows)
+    return tuple(message_view(row, mode) for row in rows)
+
+
+def _tools(
+    rows: list[models.ToolProjection], mode: DetailMode, keyring: KeyRing | None
+) -> tuple[ToolView, ...]:
+    if keyring is not None:
+        return tuple(projection_view(open_projection(row, keyring), mode) for row in rows)
+    return tuple(projection_view(row, mode) for row in rows)
+
+
 def snapshot(
-    session: Session, viewer: Viewer, key: str, message_limit: int, mode: DetailMode
+    session: Session,
+    viewer: Viewer,
+    key: str,
+    message_limit: int,
+    mode: DetailMode,
+    keyring: KeyRing | None = None,
 ) -> Snapshot:
     """Read inside one transaction, so `last_event_id` matches exactly what is shown."""
     conversation, members = visible(session, viewer, key)
@@ -167,8 +192,8 @@ def snapshot(
     last = _last_event_ids(session, [key])
     return Snapshot(
         conversation=conversation_view(conversation, members, last.get(key, 0)),
-        messages=tuple(message_view(m, mode) for m in recent),
-        tools=tuple(projection_view(p, mode) for p in _projections(session, _call_ids(recent))),
+        messages=_messages(recent, mode, keyring),
+        tools=_tools(_projections(session, _call_ids(recent)), mode, keyring),
         active_run=run_view(active) if active else None,
         pending_approvals=tuple(approval_view(a) for a in approvals),
         # Posts waiting for their turn are not shown: they appear as the messages they become.
@@ -188,6 +213,7 @@ def history(
     after_message_id: int,
     limit: int,
     mode: DetailMode,
+    keyring: KeyRing | None = None,
 ) -> HistoryPage:
     visible(session, viewer, key)
     rows = list(
@@ -199,7 +225,7 @@ def history(
         )
     )
     return HistoryPage(
-        messages=tuple(message_view(m, mode) for m in rows),
-        tools=tuple(projection_view(p, mode) for p in _projections(session, _call_ids(rows))),
+        messages=_messages(rows, mode, keyring),
+        tools=_tools(_projections(session, _call_ids(rows)), mode, keyring),
         next_after_message_id=rows[-1].id if len(rows) == limit else 0,
     )

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 
 from mind.events.payloads import projection_view, run_view
+from mind.sealing import turns as sealed_turns
 from mind.store import models
 from mind.store.database import WriteTx
 from mind.tools.base import DetailMode
@@ -77,7 +78,11 @@ def finish(
 ) -> Any | None:
     """Record the run's terminal; running tool calls of it end `cancelled` with `reason`,
     except those in `keep_open` (calls waiting for an approval, continued once decided).
-    Returns the run as it ended (a row of `runs`).
+    Returns the run as it ended (a row of `runs`; `redaction` set when a sealed run's key was
+    deleted, see `mind.sealing.turns.end`).
+
+    A sealed run keeps no call open: its arguments are unreadable once its key is gone, so a
+    continuation could not run them.
 
     Returns None (and writes nothing) when the run already has a terminal.
     """
@@ -85,6 +90,8 @@ def finish(
     if run is None or run.state != "running":
         return None
     now = datetime.now(UTC)
+    if run.sealed:
+        keep_open = ()
     for projection in tx.rows(_RUNNING_CALLS, run_id=run_id):
         if projection.tool_call_id in keep_open:
             continue
@@ -114,6 +121,9 @@ def finish(
         usage=run.usage,
     )
     tx.event("run_changed", run.conversation_key, audience, run_view(run).to_payload())
+    queried = sealed_turns.end(tx, run)
+    if queried is not None:
+        run = run._replace(redaction=[q.to_json() for q in queried])
     return run
 
 

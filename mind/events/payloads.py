@@ -189,6 +189,7 @@ def message_view(row: MessageRow, viewer: DetailMode) -> MessageView:
         is_error=result and bool(payload.get("is_error")),
         posted_by=payload.get("posted_by", "") if assistant else "",
         images=tuple(ImageRefView.from_payload(ref) for ref in payload.get("images", [])),
+        redacted=bool(payload.get("redacted")),
     )
 
 

@@ -20,6 +20,8 @@ checks how many images the last message (before platform notes) carries as the m
 them: 0 for a blind model, whose `last_contains` then finds the placeholder.
 `expect: {start_images: N}` counts them on the message that started the run instead, which
 for a run an observation started is its platform note.
+`expect: {request_contains: [...], request_excludes: [...]}` search the whole request (system
+prompt, texts, thinking, tool-call arguments).
 
 ```yaml
 summaries:
@@ -99,6 +101,11 @@ class Expectation(_Strict):
     tools_include: list[str] = Field(default_factory=list)
     # Tools that must not be offered (a profile or an active Hand left them out).
     tools_exclude: list[str] = Field(default_factory=list)
+    # Texts that must (or must not) appear anywhere in the request: the system prompt, and
+    # every message's text, thinking and tool-call arguments (e.g. that a sensitive turn's
+    # values are gone from a later turn's history).
+    request_contains: list[str] = Field(default_factory=list)
+    request_excludes: list[str] = Field(default_factory=list)
 
 
 class ScriptedStep(_Strict):

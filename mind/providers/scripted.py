@@ -156,7 +156,26 @@ def _check(
     unwanted = [name for name in expect.tools_exclude if name in offered]
     if unwanted:
         return f"expected tools {unwanted} not to be offered; offered: {sorted(offered)}"
+    if expect.request_contains or expect.request_excludes:
+        whole = request_text(request)
+        absent = [text for text in expect.request_contains if text not in whole]
+        if absent:
+            return f"expected the request to contain {absent}"
+        present = [text for text in expect.request_excludes if text in whole]
+        if present:
+            return f"expected the request not to contain {present}"
     return None
+
+
+def request_text(request: ProviderRequest) -> str:
+    """Everything a request shows the model, as one text: the system prompt, and each
+    message's text, thinking and tool-call arguments."""
+    parts = [request.system]
+    for message in request.messages:
+        parts.append(message.text)
+        parts.extend(block.text for block in message.thinking)
+        parts.extend(f"{call.name} {call.raw_arguments}" for call in message.tool_calls)
+    return "\n".join(parts)
 
 
 def _blind(request: ProviderRequest) -> ProviderRequest:

@@ -20,6 +20,7 @@ from mind.remote.registry import Registry
 from mind.remote.servicer import HandLinkServicer
 from mind.remote.taskservice import TaskService
 from mind.remote.tools import ActiveHand, Audience, HandTaskLedger, HandToolSource
+from mind.sealing.keyring import KeyRing
 from mind.store.database import Database
 from tobe.config import RemoteSettings
 from tobe.runtime.server import ServiceSpec
@@ -47,9 +48,10 @@ class RemoteExecution:
         audience: Audience,
         background_sink: BackgroundSink | None = None,
         active_hand: ActiveHand = lambda _key: "",
+        keyring: KeyRing | None = None,
     ) -> RemoteExecution:
         hub = HandHub()
-        registry = Registry(database)
+        registry = Registry(database, keyring)
         authority = Authority(registry, hub, settings, background_sink=background_sink)
         tasks = TaskService(registry, authority, hub, settings)
         return cls(

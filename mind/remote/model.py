@@ -71,6 +71,10 @@ class ToolDecl:
     background: bool = False
     # What a person approves, over the arguments (`ToolSpec.decision_template`); "" = default.
     decision_template: str = ""
+    # Reads someone's personal data (`ToolSpec.sensitive`): a turn calling it is sealed
+    # (`mind.sealing`) under `dataset` (`ToolSpec.dataset`; "" = the tool's name).
+    sensitive: bool = False
+    dataset: str = ""
 
 
 @dataclass(frozen=True)
@@ -112,6 +116,8 @@ class TaskRecord:
     error: str
     created_at: datetime
     updated_at: datetime
+    # Its sealed turn ended (`mind.sealing`): `arguments` are gone, it must not be offered.
+    arguments_removed: bool = False
 
     @property
     def terminal(self) -> bool:

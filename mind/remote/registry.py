@@ -37,6 +37,10 @@ from mind.remote.model import (
     TaskState,
     Transition,
 )
+from mind.sealing.cipher import is_envelope, seal, seal_text
+from mind.sealing.forms import open_json, open_text
+from mind.sealing.keyring import KeyRing
+from mind.sealing.turns import store_loader
 from mind.store.database import Database, WriteTx
 from mind.store.models import RemoteRun, Task, TaskTransition, utcnow
 from mind.tools.base import ApprovalBinding, ApprovalSource, DetailMode
@@ -83,8 +87,9 @@ _REQUEST_CANCEL = (
 )
 
 
-def _record(row: Any) -> TaskRecord:
-    """A row of `_TASKS` as a record."""
+def _record(row: Any, ring: KeyRing) -> TaskRecord:
+    """A row of `_TASKS` as a record (a sealed task's values opened while its key exists)."""
+    arguments = open_json(row.arguments, ring, None)
     return TaskRecord(
         id=row.id,
         remote_run_id=row.remote_run_id,
@@ -95,16 +100,17 @@ def _record(row: Any) -> TaskRecord:
         tool=row.tool,
         attempt=row.attempt,
         state=TaskState(row.state),
-        arguments=dict(row.arguments),
+        arguments=dict(arguments or {}),
         approval=_binding(row),
         detail_mode=DetailMode(row.detail_mode),
         background=row.background,
         cancel_requested_at=row.cancel_requested_at,
         cancel_reason=row.cancel_reason,
-        output=row.output,
-        error=row.error,
+        output=open_text(row.output, ring),
+        error=open_text(row.error, ring),
         created_at=row.created_at,
         updated_at=row.updated_at,
+        arguments_removed=arguments is None,
     )
 
 
@@ -139,8 +145,22 @@ def _binding_columns(binding: ApprovalBinding | None) -> dict[str, str]:
 class Registry:
     """Arbitrates exactly one terminal per task; safe to share across coroutines and processes."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, keyring: KeyRing | None = None) -> None:
         self.database = database
+        # A sealed run's task arguments, outputs and errors are stored sealed (`mind.sealing`).
+        self.keyring = keyring or KeyRing(store_loader(database))
+
+    def _record(self, row: Any) -> TaskRecord:
+        return _record(row, self.keyring)
+
+    def _sealed_text(self, row: Any, text: str) -> str:
+        """`text` as a task of `row` stores it: sealed when its arguments are, dropped when
+        their key is gone (the turn ended and nothing of it may be readable)."""
+        envelope = row.arguments
+        if not is_envelope(envelope):
+            return text
+        key = self.keyring.key(str(envelope["sealed_by"]))
+        return "" if key is None else seal_text(text, str(envelope["sealed_by"]), key)
 
     # -- creation -------------------------------------------------------------------------
 
@@ -185,7 +205,7 @@ class Registry:
             "tool": record.tool,
             "attempt": 1,
             "state": TaskState.OFFERED.value,
-            "arguments": record.arguments,
+            "arguments": self._sealed_arguments(record),
             **_binding_columns(record.approval),
             "created_at": now,
             "updated_at": now,
@@ -205,6 +225,13 @@ class Registry:
 
         await self.database.write(unit)
         return record
+
+    def _sealed_arguments(self, record: TaskRecord) -> Any:
+        """A sealed run's task arguments are stored sealed under its key."""
+        key = self.keyring.held(record.run_id)
+        if key is None:
+            return record.arguments
+        return seal(record.arguments, record.run_id, key)
 
     # -- Hand reports ---------------------------------------------------------------------
 
@@ -244,7 +271,7 @@ class Registry:
         refusal = self._refusal(found, attempt, hand_name, (TaskState.ACCEPTED,))
         if refusal is not None:
             return refusal
-        return Report(AckStatus.OK, _record(found))
+        return Report(AckStatus.OK, self._record(found))
 
     # -- Mind-side transitions ------------------------------------------------------------
 
@@ -290,7 +317,7 @@ class Registry:
             if refusal is not None:
                 return refusal
             assert found is not None  # refused otherwise
-            record = _record(found)
+            record = self._record(found)
             if found.cancel_requested_at is None:
                 tx.execute(_REQUEST_CANCEL, task_id=task_id, now=now, reason=reason)
                 record = replace(
@@ -304,16 +331,16 @@ class Registry:
 
     async def get(self, task_id: str) -> TaskRecord | None:
         found = await self.database.first(_BY_ID, task_id=task_id)
-        return None if found is None else _record(found)
+        return None if found is None else self._record(found)
 
     async def for_call(self, tool_call_id: str) -> TaskRecord | None:
         """The task of a tool call (a call has at most one)."""
         found = await self.database.first(_BY_CALL, tool_call_id=tool_call_id)
-        return None if found is None else _record(found)
+        return None if found is None else self._record(found)
 
     async def open_tasks(self, hand_name: str | None = None) -> list[TaskRecord]:
         found = await self.database.rows(_OPEN_TASKS)
-        return [_record(row) for row in found if hand_name in (None, row.hand_name)]
+        return [self._record(row) for row in found if hand_name in (None, row.hand_name)]
 
     async def transitions(self, task_id: str) -> list[Transition]:
         found = await self.database.rows(_TRANSITIONS, task_id=task_id)
@@ -326,8 +353,8 @@ class Registry:
 
     # -- internals ------------------------------------------------------------------------
 
-    @staticmethod
     def _refusal(
+        self,
         found: Any | None,
         attempt: int | None,
         hand_name: str | None,
@@ -336,7 +363,7 @@ class Registry:
         if found is None or (hand_name is not None and found.hand_name != hand_name):
             return Report(AckStatus.UNKNOWN_TASK, None, "no such task was offered to this Hand")
         task = found
-        record = _record(found)
+        record = self._record(found)
         if record.terminal:
             return Report(
                 AckStatus.ALREADY_TERMINAL, record, f"the task already ended {record.state}"
@@ -376,16 +403,19 @@ class Registry:
                 "attempt": attempt + 1 if next_attempt else attempt,
                 "updated_at": now,
             }
+            stored = dict(values)
             if output is not None:
                 values["output"] = output
+                stored["output"] = self._sealed_text(found, output)
             if error is not None:
                 values["error"] = error
+                stored["error"] = self._sealed_text(found, error)
             changed = tx.execute(
-                _move_statement(tuple(values)),
+                _move_statement(tuple(stored)),
                 task_id=task_id,
                 from_state=found.state,
                 from_attempt=attempt,
-                **values,
+                **stored,
             )
             if changed != 1:
                 raise _LostRace
@@ -401,7 +431,9 @@ class Registry:
                     "created_at": now,
                 },
             )
-            return Report(AckStatus.OK, replace(_record(found), **{**values, "state": to_state}))
+            return Report(
+                AckStatus.OK, replace(self._record(found), **{**values, "state": to_state})
+            )
 
         try:
             report = await self.database.write(unit)
@@ -428,7 +460,7 @@ class Registry:
         if refusal is None:
             # Still applicable after losing a race means another writer moved it and back;
             # the caller may retry, but nothing was changed by this call.
-            return Report(AckStatus.STALE, _record(found), "lost a concurrent update")
+            return Report(AckStatus.STALE, self._record(found), "lost a concurrent update")
         self._log_refusal(refusal, task_id, attempt, to_state)
         return refusal
 

@@ -150,8 +150,12 @@ def parse_tools(specs: list[hand_pb2.ToolSpec]) -> dict[str, ToolDecl]:
             description=spec.description,
             parameters=schema,
             effect=_EFFECTS.get(spec.effect, Effect.UNKNOWN),
-            background=spec.background,
+            # A sensitive call's result must reach its own turn, which seals it: a background
+            # result would arrive after the turn ended, as a note of its own.
+            background=spec.background and not spec.sensitive,
             decision_template=spec.decision_template,
+            sensitive=spec.sensitive,
+            dataset=spec.dataset,
         )
     return tools
 

@@ -185,6 +185,10 @@ class TaskService:
         return ReconcileVerdict(record.id, record.attempt, ReconcileAction.KEEP_RUNNING)
 
     async def _unlisted(self, connection: HandConnection, record: TaskRecord) -> None:
+        if record.arguments_removed:
+            reason = "cancelled: its turn ended and took its sensitive arguments with it"
+            await self.authority.end_mind_side(record, TaskState.CANCELLED, reason)
+            return
         if record.state is TaskState.OFFERED:
             report = await self.registry.reoffer(record.id, record.attempt)
             if report.applied and report.task is not None:

@@ -72,6 +72,9 @@ class RemoteTool:
         self.parameters = decl.parameters
         self.effect: Effect = decl.effect
         self.hand_id = hand_id
+        # `mind.sealing.sensitivity` reads these.
+        self.sensitive = decl.sensitive
+        self.dataset = decl.dataset or decl.name
 
     def render_decision(self, arguments: dict[str, Any]) -> str:
         """The Hand's declared decision template over the arguments ("" when it has none)."""

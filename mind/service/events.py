@@ -18,19 +18,26 @@ from mind.events.views import (
     RunView,
     ToolView,
 )
+from mind.sealing.forms import SEALED, open_event
+from mind.sealing.keyring import KeyRing
 from mind.service import convert
 from mind.store.models import OutboxEvent
 from tobe.v1 import events_pb2
 
 
-def durable_event(row: OutboxEvent) -> events_pb2.Event:
+def durable_event(row: OutboxEvent, keyring: KeyRing | None = None) -> events_pb2.Event:
     """The stored event; its payload field is the one its `type` names (none for a type this
-    release does not know)."""
+    release does not know). A sealed run's payload opens while its key exists, and reads as
+    its replacement afterwards (`mind.sealing.forms.open_event`); without a ring, in its
+    redacted form. A run sealed before this process started is looked up once, here on the
+    caller's thread (`KeyRing.state`)."""
     event = events_pb2.Event(
         durable_id=row.id, conversation_key=row.conversation_key, audience=list(row.audience)
     )
     event.time.FromDatetime(row.created_at)
     payload = row.payload
+    if SEALED in payload:
+        payload = open_event(row.type, payload, keyring or KeyRing())
     match row.type:
         case "message_appended":
             event.message_appended.CopyFrom(

@@ -265,7 +265,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             elif isinstance(item, EphemeralEvent):
                 yield mind_pb2.SubscribeResponse(event=ephemeral_event(item))
             else:
-                yield mind_pb2.SubscribeResponse(event=durable_event(item))
+                yield mind_pb2.SubscribeResponse(event=durable_event(item, self.manager.keyring))
 
     async def DecideApproval(  # noqa: N802
         self, request: mind_pb2.DecideApprovalRequest, context: Context

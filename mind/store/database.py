@@ -45,12 +45,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import Connection, Engine, Insert, Table
+from sqlalchemy import Connection, Delete, Engine, Insert, Table
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.session import JoinTransactionMode
 
 from mind.store import outbox, statements
-from mind.store.engine import create_read_engine, create_write_engine, is_sqlite
+from mind.store.engine import (
+    create_read_engine,
+    create_write_engine,
+    is_sqlite,
+    is_sqlite_dialect,
+)
 from mind.store.models import Base, OutboxEvent
 from mind.store.statements import Statement
 from tobe.config import SqliteSynchronous
@@ -80,6 +85,8 @@ class WriteTx:
         self._cursor = connection.connection.driver_connection.cursor()  # type: ignore[union-attr]
         self._savepoint = savepoint
         self._session: Session | None = None
+        # Tables whose deleted rows must leave no readable bytes once committed.
+        self.scrubbed: set[str] = set()
 
     @property
     def session(self) -> Session:
@@ -98,6 +105,26 @@ class WriteTx:
         prepared = statements.prepared(statement, self._dialect)
         self._cursor.execute(prepared.sql, prepared.bind(values))
         return int(self._cursor.rowcount)
+
+    def delete_securely(self, statement: Delete, **values: Any) -> int:
+        """Run a DELETE whose removed bytes must not stay in the database file: on SQLite with
+        `secure_delete` on for it (SQLite overwrites what it frees with zeros); PostgreSQL has
+        no such switch (see `scrub_after_commit`). Off again afterwards: it costs every
+        deletion a write of the freed space."""
+        if not is_sqlite_dialect(self._dialect):
+            return self.execute(statement, **values)
+        self._flush()
+        self._cursor.execute("PRAGMA secure_delete=ON")
+        try:
+            return self.execute(statement, **values)
+        finally:
+            self._cursor.execute("PRAGMA secure_delete=OFF")
+
+    def scrub_after_commit(self, table: str) -> None:
+        """After this unit's commit, leave no older copy of `table`'s deleted rows readable:
+        SQLite checkpoints the WAL with TRUNCATE (the rows' older page images live there);
+        PostgreSQL runs VACUUM on `table` (dead tuples stay until vacuumed)."""
+        self.scrubbed.add(table)
 
     def rows(self, statement: Statement, **values: Any) -> list[Any]:
         """The rows of a select (named tuples by column key)."""
@@ -208,6 +235,8 @@ class GroupWriter:
         self._thread: threading.Thread | None = None
         self._connection: Connection | None = None  # the writer thread's, kept open
         self._closed = False
+        # A TRUNCATE checkpoint a reader kept from finishing: the next group tries again.
+        self._retry_checkpoint = False
         self.stats = StoreStats()
 
     async def write(self, unit: Unit[T]) -> T:
@@ -282,6 +311,10 @@ class GroupWriter:
                     transaction.rollback()
                 return
             transaction.commit()
+            scrub = self._retry_checkpoint or any(
+                p.tx is not None and p.error is None and p.tx.scrubbed for p in group
+            )
+            self._retry_checkpoint = False
         except Exception as exc:  # nobody in the group is acknowledged
             log.exception("store commit of %d unit(s) failed", len(group))
             # Its state is unknown (a failed COMMIT may leave the transaction open): drop the
@@ -297,6 +330,22 @@ class GroupWriter:
             return
         self.stats.commits += 1
         self.stats.units += sum(1 for pending in group if pending.error is None)
+        if scrub:
+            self._checkpoint(connection)
+
+    def _checkpoint(self, connection: Connection) -> None:
+        """Copy the WAL into the database file and truncate it to nothing, so the page images
+        of rows deleted securely are gone from both files (between groups: the writer holds
+        no transaction; readers finishing their snapshots are waited for)."""
+        driver: Any = connection.connection.driver_connection
+        try:
+            busy, _frames, _copied = driver.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except Exception:  # the group is committed; its callers must still hear so
+            log.exception("the WAL checkpoint after a secure deletion failed; retried later")
+            busy = 1
+        if busy:
+            log.warning("the WAL could not be truncated now (a reader held it); retried later")
+            self._retry_checkpoint = True
 
     def _settle(self, group: list[_Pending]) -> None:
         events = [
@@ -399,7 +448,19 @@ class PoolWriter:
                 raise
         self.stats.commits += 1
         self.stats.units += 1
+        for table in sorted(tx.scrubbed):
+            self._vacuum(table)
         return tx, value
+
+    def _vacuum(self, table: str) -> None:
+        """Remove the dead tuples of `table` now rather than when autovacuum gets to them
+        (VACUUM runs outside a transaction)."""
+        try:
+            with self._engine.connect() as connection:
+                connection = connection.execution_options(isolation_level="AUTOCOMMIT")
+                connection.exec_driver_sql(f"VACUUM {table}")
+        except Exception:  # the unit is committed; its caller must still hear so
+            log.exception("VACUUM %s after a secure deletion failed", table)
 
     async def close(self) -> None:
         """Let the units already running commit, then release the pool."""
@@ -460,6 +521,10 @@ class Database:
     async def first(self, statement: Statement, **values: Any) -> Any | None:
         found = await self.rows(statement, **values)
         return found[0] if found else None
+
+    def read_now(self, query: Query[T]) -> T:
+        """`read` on the calling thread, for a caller that cannot await (one short read)."""
+        return self._read(query)
 
     def _rows(self, statement: Statement, values: dict[str, Any]) -> list[Any]:
         self.stats.reads += 1

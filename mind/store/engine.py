@@ -29,7 +29,7 @@ from typing import Any
 
 from sqlalchemy import Engine, event
 from sqlalchemy import create_engine as create_sync_engine
-from sqlalchemy.engine import URL, make_url
+from sqlalchemy.engine import URL, Dialect, make_url
 
 from tobe.config import SqliteSynchronous
 from tobe.runtime.private_files import private_file
@@ -69,6 +69,10 @@ def redacted_url(url: str) -> str:
 def is_sqlite(url: str | URL) -> bool:
     parsed = url if isinstance(url, URL) else _parse(url)
     return parsed.get_backend_name() == "sqlite"
+
+
+def is_sqlite_dialect(dialect: Dialect) -> bool:
+    return dialect.name == "sqlite"
 
 
 _SYNCHRONOUS_PRAGMA = {"normal": "NORMAL", "full": "FULL"}

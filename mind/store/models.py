@@ -196,6 +196,21 @@ class Run(Base):
     usage: Mapped[dict[str, Any]] = mapped_column(default=dict)
     started_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # A sealed run's sensitive tools (tool name → dataset); None for a run that is not sealed.
+    sealed: Mapped[dict[str, str] | None] = mapped_column(JSON, default=None)
+    # Once its key is deleted: which datasets were queried, with what status.
+    redaction: Mapped[list[dict[str, str]] | None] = mapped_column(JSON, default=None)
+
+
+class TurnKey(Base):
+    """The key a sealed run's raw values are encrypted under (`mind.sealing`); deleting the
+    row is what makes them unreadable."""
+
+    __tablename__ = "turn_keys"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    key: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class Message(Base):

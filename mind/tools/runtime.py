@@ -31,6 +31,7 @@ from mind.core.history import HistoryMessage
 from mind.profiles import hooks
 from mind.profiles.model import DEFAULT_PROFILE, Profile, ToolCallInfo
 from mind.providers.base import ToolCall
+from mind.sealing.sensitivity import dataset_of
 from mind.tools.authorizer import Authorizer, CallUnderReview, Verdict, VerdictKind
 from mind.tools.base import (
     ApprovalBinding,
@@ -44,6 +45,8 @@ from mind.tools.decision import decision_text
 from mind.tools.summary import argument_projection, summarize_arguments, summarize_result
 
 log = logging.getLogger(__name__)
+
+_NEXT_TURN = "it became available during this turn and can be used from the next one"
 
 
 @dataclass(frozen=True)
@@ -117,6 +120,8 @@ class RunScope:
     audience: list[str] = field(default_factory=list)
     # What the conversation runs with: its tools, thinking level and hooks.
     profile: Profile = DEFAULT_PROFILE
+    # A sealed run's sensitive tools (name → dataset, `mind.sealing`); empty when not sealed.
+    sensitive: dict[str, str] = field(default_factory=dict)
 
 
 def _terminal(scope: RunScope, call: ToolCall, status: str, text: str, ok: bool) -> Terminal:
@@ -234,6 +239,10 @@ class ToolRuntime:
     ) -> tuple[str, str, bool]:
         if tool is None:
             return "failed", f"error: there is no tool named {call.name!r}", False
+        if dataset_of(tool) and tool.name not in scope.sensitive:
+            # It appeared after the run started, which was therefore not sealed: what this
+            # run writes stays readable, so a sensitive tool must not run in it.
+            return "failed", f"error: {tool.name} reads sensitive data; {_NEXT_TURN}", False
         arguments = call.arguments
         if arguments is None:
             unreadable = call.argument_error or "arguments are not a JSON object"
