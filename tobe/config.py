@@ -15,8 +15,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -301,6 +302,67 @@ class ResourcesSettings(BaseModel):
     dirs: list[Path] = Field(default_factory=list)
 
 
+class ActionsSettings(BaseModel):
+    """The entry decision layer (`mind.actions`): extract, evaluate, plan before any action.
+
+    On, a person's input first meets the Extractor; only what passes evaluate and plan reaches
+    tools that change anything. A profile may turn it off or on for its conversations.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    # Seconds a pending confirmation waits for its owner before it expires.
+    confirmation_ttl: float = Field(default=3600.0, gt=0)
+    # Recent messages each stage is shown as context.
+    context_messages: int = Field(default=12, ge=0, le=200)
+    # Tendencies evaluated per input; more are refused as "too many at once".
+    max_tendencies: int = Field(default=3, ge=1, le=10)
+
+
+class SchedulerSettings(BaseModel):
+    """The durable scheduler (`mind.scheduler`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # The owner's IANA time zone ("Europe/Paris"): schedules are read in it, stored in UTC.
+    time_zone: str = "UTC"
+    # Per-principal zones, overriding `time_zone` for that owner.
+    owner_time_zones: dict[str, str] = Field(default_factory=dict)
+    # Longest sleep between due-time checks: wall-clock jumps (suspend, NTP) are noticed then.
+    max_sleep: float = Field(default=30.0, gt=0)
+    # After a downtime, fire once per missed time instead of once for all of them.
+    catch_up: bool = False
+    # Shortest interval a schedule may repeat at, in seconds.
+    min_interval: float = Field(default=60.0, gt=0)
+    # Read the current time from this file (an ISO-8601 instant) instead of the system clock:
+    # for rehearsing schedules; unset in normal use.
+    clock_file: Path | None = None
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        return _zone(value)
+
+    @field_validator("owner_time_zones")
+    @classmethod
+    def _known_zones(cls, value: dict[str, str]) -> dict[str, str]:
+        return {owner: _zone(zone) for owner, zone in value.items()}
+
+    def zone_of(self, owner: str) -> str:
+        return self.owner_time_zones.get(owner, self.time_zone)
+
+
+def _zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(
+            f"unknown time zone {value!r}: use an IANA name like 'Europe/Paris'"
+        ) from exc
+    return value
+
+
 class ProfileEntry(BaseModel):
     """One declarative profile (`[[profiles.profile]]`; see `mind.profiles.declared`)."""
 
@@ -322,6 +384,8 @@ class ProfileEntry(BaseModel):
     before_tool_call: str = ""
     after_tool_call: str = ""
     should_stop_after_turn: str = ""
+    # The entry decision layer for its conversations; unset: `[actions] enabled`.
+    actions: bool | None = None
 
 
 class ProfilesSettings(BaseModel):
@@ -361,6 +425,8 @@ class Settings(BaseSettings):
     skills: SkillsSettings = Field(default_factory=SkillsSettings)
     resources: ResourcesSettings = Field(default_factory=ResourcesSettings)
     profiles: ProfilesSettings = Field(default_factory=ProfilesSettings)
+    actions: ActionsSettings = Field(default_factory=ActionsSettings)
+    scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
 
     @model_validator(mode="after")
     def _default_content_dirs(self) -> Settings:

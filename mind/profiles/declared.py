@@ -41,6 +41,7 @@ def profile_of(entry: ProfileEntry) -> Profile:
         welcome=entry.welcome,
         error_reply=entry.error_reply,
         hooks=ProfileHooks(**hooks),
+        actions=entry.actions,
     )
 
 

@@ -90,6 +90,8 @@ class Profile:
     # Tools of the profile's own (from code), offered besides the platform tools.
     tools: tuple[Tool, ...] = ()
     hooks: ProfileHooks = field(default_factory=ProfileHooks)
+    # The entry decision layer (`mind.actions`) for its conversations; None: `[actions] enabled`.
+    actions: bool | None = None
 
     @property
     def offered_platform_tools(self) -> frozenset[str] | None:

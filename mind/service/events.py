@@ -6,6 +6,7 @@ of the Mind wrote it, and converted like any other view (`mind.service.convert`)
 
 from __future__ import annotations
 
+from mind.events.action_views import PendingActionView, ScheduledActionView
 from mind.events.bus import EphemeralEvent
 from mind.events.views import (
     ApprovalView,
@@ -20,7 +21,7 @@ from mind.events.views import (
 )
 from mind.sealing.forms import SEALED, open_event
 from mind.sealing.keyring import KeyRing
-from mind.service import convert
+from mind.service import convert, convert_actions
 from mind.store.models import OutboxEvent
 from tobe.v1 import events_pb2
 
@@ -64,6 +65,14 @@ def durable_event(row: OutboxEvent, keyring: KeyRing | None = None) -> events_pb
         case "memory_changed":
             event.memory_changed.CopyFrom(
                 convert.memory_changed_to_proto(MemoryChangedView.from_payload(payload))
+            )
+        case "action_changed":
+            event.action_changed.CopyFrom(
+                convert_actions.pending_action_to_proto(PendingActionView.from_payload(payload))
+            )
+        case "schedule_changed":
+            event.schedule_changed.CopyFrom(
+                convert_actions.scheduled_action_to_proto(ScheduledActionView.from_payload(payload))
             )
         case "conversation_changed":
             event.conversation_changed.CopyFrom(

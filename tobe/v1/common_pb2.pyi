@@ -204,6 +204,156 @@ APPROVAL_DECISION_EXPIRED: ApprovalDecision.ValueType  # 4
 """No decision before expires_at: treated as a deny."""
 Global___ApprovalDecision: _TypeAlias = ApprovalDecision  # noqa: Y015
 
+class _ActionTiming:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ActionTimingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionTiming.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ACTION_TIMING_UNSPECIFIED: _ActionTiming.ValueType  # 0
+    ACTION_TIMING_IMMEDIATE: _ActionTiming.ValueType  # 1
+    """Executed now, by a run offered the plan's tools."""
+    ACTION_TIMING_PLANNED: _ActionTiming.ValueType  # 2
+    """Handed to the scheduler with a trigger."""
+
+class ActionTiming(_ActionTiming, metaclass=_ActionTimingEnumTypeWrapper): ...
+
+ACTION_TIMING_UNSPECIFIED: ActionTiming.ValueType  # 0
+ACTION_TIMING_IMMEDIATE: ActionTiming.ValueType  # 1
+"""Executed now, by a run offered the plan's tools."""
+ACTION_TIMING_PLANNED: ActionTiming.ValueType  # 2
+"""Handed to the scheduler with a trigger."""
+Global___ActionTiming: _TypeAlias = ActionTiming  # noqa: Y015
+
+class _PendingActionState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _PendingActionStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_PendingActionState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    PENDING_ACTION_STATE_UNSPECIFIED: _PendingActionState.ValueType  # 0
+    PENDING_ACTION_STATE_PENDING: _PendingActionState.ValueType  # 1
+    """Waiting for the owner's confirm, cancel or amend."""
+    PENDING_ACTION_STATE_CONFIRMED: _PendingActionState.ValueType  # 2
+    PENDING_ACTION_STATE_CANCELLED: _PendingActionState.ValueType  # 3
+    PENDING_ACTION_STATE_AMENDED: _PendingActionState.ValueType  # 4
+    """Replaced by a new decision on the amended goal (`outcome` names it when it is pending or
+    scheduled).
+    """
+    PENDING_ACTION_STATE_EXPIRED: _PendingActionState.ValueType  # 5
+    """Not taken up before `expires_at`."""
+
+class PendingActionState(_PendingActionState, metaclass=_PendingActionStateEnumTypeWrapper): ...
+
+PENDING_ACTION_STATE_UNSPECIFIED: PendingActionState.ValueType  # 0
+PENDING_ACTION_STATE_PENDING: PendingActionState.ValueType  # 1
+"""Waiting for the owner's confirm, cancel or amend."""
+PENDING_ACTION_STATE_CONFIRMED: PendingActionState.ValueType  # 2
+PENDING_ACTION_STATE_CANCELLED: PendingActionState.ValueType  # 3
+PENDING_ACTION_STATE_AMENDED: PendingActionState.ValueType  # 4
+"""Replaced by a new decision on the amended goal (`outcome` names it when it is pending or
+scheduled).
+"""
+PENDING_ACTION_STATE_EXPIRED: PendingActionState.ValueType  # 5
+"""Not taken up before `expires_at`."""
+Global___PendingActionState: _TypeAlias = PendingActionState  # noqa: Y015
+
+class _ScheduleState:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ScheduleStateEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ScheduleState.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SCHEDULE_STATE_UNSPECIFIED: _ScheduleState.ValueType  # 0
+    SCHEDULE_STATE_ACTIVE: _ScheduleState.ValueType  # 1
+    SCHEDULE_STATE_PAUSED: _ScheduleState.ValueType  # 2
+    SCHEDULE_STATE_FINISHED: _ScheduleState.ValueType  # 3
+    """A one-time trigger fired; nothing more will fire."""
+    SCHEDULE_STATE_DELETED: _ScheduleState.ValueType  # 4
+
+class ScheduleState(_ScheduleState, metaclass=_ScheduleStateEnumTypeWrapper): ...
+
+SCHEDULE_STATE_UNSPECIFIED: ScheduleState.ValueType  # 0
+SCHEDULE_STATE_ACTIVE: ScheduleState.ValueType  # 1
+SCHEDULE_STATE_PAUSED: ScheduleState.ValueType  # 2
+SCHEDULE_STATE_FINISHED: ScheduleState.ValueType  # 3
+"""A one-time trigger fired; nothing more will fire."""
+SCHEDULE_STATE_DELETED: ScheduleState.ValueType  # 4
+Global___ScheduleState: _TypeAlias = ScheduleState  # noqa: Y015
+
+class _FiringOutcome:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _FiringOutcomeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_FiringOutcome.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    FIRING_OUTCOME_UNSPECIFIED: _FiringOutcome.ValueType  # 0
+    FIRING_OUTCOME_RUNNING: _FiringOutcome.ValueType  # 1
+    """Claimed; its proactive run has not ended yet."""
+    FIRING_OUTCOME_SENT: _FiringOutcome.ValueType  # 2
+    """The run sent the user a message."""
+    FIRING_OUTCOME_SKIPPED: _FiringOutcome.ValueType  # 3
+    """The run decided nothing needed saying."""
+    FIRING_OUTCOME_FAILED: _FiringOutcome.ValueType  # 4
+    FIRING_OUTCOME_ABORTED: _FiringOutcome.ValueType  # 5
+    """A message from the user arrived first and was answered instead."""
+
+class FiringOutcome(_FiringOutcome, metaclass=_FiringOutcomeEnumTypeWrapper): ...
+
+FIRING_OUTCOME_UNSPECIFIED: FiringOutcome.ValueType  # 0
+FIRING_OUTCOME_RUNNING: FiringOutcome.ValueType  # 1
+"""Claimed; its proactive run has not ended yet."""
+FIRING_OUTCOME_SENT: FiringOutcome.ValueType  # 2
+"""The run sent the user a message."""
+FIRING_OUTCOME_SKIPPED: FiringOutcome.ValueType  # 3
+"""The run decided nothing needed saying."""
+FIRING_OUTCOME_FAILED: FiringOutcome.ValueType  # 4
+FIRING_OUTCOME_ABORTED: FiringOutcome.ValueType  # 5
+"""A message from the user arrived first and was answered instead."""
+Global___FiringOutcome: _TypeAlias = FiringOutcome  # noqa: Y015
+
+class _ActionDecision:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ActionDecisionEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ActionDecision.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    ACTION_DECISION_UNSPECIFIED: _ActionDecision.ValueType  # 0
+    ACTION_DECISION_CONFIRM: _ActionDecision.ValueType  # 1
+    ACTION_DECISION_CANCEL: _ActionDecision.ValueType  # 2
+    ACTION_DECISION_AMEND: _ActionDecision.ValueType  # 3
+    """Requires `amendment`."""
+
+class ActionDecision(_ActionDecision, metaclass=_ActionDecisionEnumTypeWrapper):
+    """What an owner does with a pending action."""
+
+ACTION_DECISION_UNSPECIFIED: ActionDecision.ValueType  # 0
+ACTION_DECISION_CONFIRM: ActionDecision.ValueType  # 1
+ACTION_DECISION_CANCEL: ActionDecision.ValueType  # 2
+ACTION_DECISION_AMEND: ActionDecision.ValueType  # 3
+"""Requires `amendment`."""
+Global___ActionDecision: _TypeAlias = ActionDecision  # noqa: Y015
+
+class _ScheduleChange:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _ScheduleChangeEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_ScheduleChange.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    SCHEDULE_CHANGE_UNSPECIFIED: _ScheduleChange.ValueType  # 0
+    SCHEDULE_CHANGE_PAUSE: _ScheduleChange.ValueType  # 1
+    SCHEDULE_CHANGE_RESUME: _ScheduleChange.ValueType  # 2
+    SCHEDULE_CHANGE_DELETE: _ScheduleChange.ValueType  # 3
+
+class ScheduleChange(_ScheduleChange, metaclass=_ScheduleChangeEnumTypeWrapper):
+    """What an owner does with a scheduled action."""
+
+SCHEDULE_CHANGE_UNSPECIFIED: ScheduleChange.ValueType  # 0
+SCHEDULE_CHANGE_PAUSE: ScheduleChange.ValueType  # 1
+SCHEDULE_CHANGE_RESUME: ScheduleChange.ValueType  # 2
+SCHEDULE_CHANGE_DELETE: ScheduleChange.ValueType  # 3
+Global___ScheduleChange: _TypeAlias = ScheduleChange  # noqa: Y015
+
 @_typing.final
 class Conversation(_message.Message):
     """A conversation. Keys start with `p_` (private: one owner) or `g_` (group: owner + members)."""
@@ -689,3 +839,376 @@ class Approval(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Approval: _TypeAlias = Approval  # noqa: Y015
+
+@_typing.final
+class PlanStep(_message.Message):
+    """One step of an action's plan: a meta-action (a tool the conversation can use, or
+    `send_message`) with the steps it strictly depends on.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ORDER_FIELD_NUMBER: _builtins.int
+    ACTION_FIELD_NUMBER: _builtins.int
+    PURPOSE_FIELD_NUMBER: _builtins.int
+    AFTER_FIELD_NUMBER: _builtins.int
+    order: _builtins.int
+    """1-based position in the ordered chain."""
+    action: _builtins.str
+    """The meta-action's name."""
+    purpose: _builtins.str
+    """What the step is for, in the planner's words."""
+    @_builtins.property
+    def after(self) -> _containers.RepeatedScalarFieldContainer[_builtins.int]:
+        """The `order` of each earlier step this one needs finished first."""
+
+    def __init__(
+        self,
+        *,
+        order: _builtins.int = ...,
+        action: _builtins.str = ...,
+        purpose: _builtins.str = ...,
+        after: _abc.Iterable[_builtins.int] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "after", b"after", "order", b"order", "purpose", b"purpose"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PlanStep: _TypeAlias = PlanStep  # noqa: Y015
+
+@_typing.final
+class Trigger(_message.Message):
+    """When a scheduled action fires. Times are stored and sent in UTC; `time_zone` is the IANA zone
+    the owner's schedule is read in (cron fields, "every day at 9").
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    AT_FIELD_NUMBER: _builtins.int
+    INTERVAL_FIELD_NUMBER: _builtins.int
+    CRON_FIELD_NUMBER: _builtins.int
+    OBSERVATION_FIELD_NUMBER: _builtins.int
+    MEMORY_FIELD_NUMBER: _builtins.int
+    TIME_ZONE_FIELD_NUMBER: _builtins.int
+    time_zone: _builtins.str
+    @_builtins.property
+    def at(self) -> _timestamp_pb2.Timestamp:
+        """Once, at this instant."""
+
+    @_builtins.property
+    def interval(self) -> Global___IntervalTrigger: ...
+    @_builtins.property
+    def cron(self) -> Global___CronTrigger: ...
+    @_builtins.property
+    def observation(self) -> Global___ObservationCondition:
+        """Each matching observation (once per observation)."""
+
+    @_builtins.property
+    def memory(self) -> Global___MemoryCondition:
+        """Each change of a memory entry whose text matches."""
+
+    def __init__(
+        self,
+        *,
+        at: _timestamp_pb2.Timestamp | None = ...,
+        interval: Global___IntervalTrigger | None = ...,
+        cron: Global___CronTrigger | None = ...,
+        observation: Global___ObservationCondition | None = ...,
+        memory: Global___MemoryCondition | None = ...,
+        time_zone: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "cron", b"cron", "interval", b"interval", "kind", b"kind", "memory", b"memory", "observation", b"observation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["at", b"at", "cron", b"cron", "interval", b"interval", "kind", b"kind", "memory", b"memory", "observation", b"observation", "time_zone", b"time_zone"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_kind: _TypeAlias = _typing.Literal["at", "interval", "cron", "observation", "memory"]  # noqa: Y015
+    _WhichOneofArgType_kind: _TypeAlias = _typing.Literal["kind", b"kind"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_kind) -> _WhichOneofReturnType_kind | None: ...
+
+Global___Trigger: _TypeAlias = Trigger  # noqa: Y015
+
+@_typing.final
+class IntervalTrigger(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EVERY_SECONDS_FIELD_NUMBER: _builtins.int
+    START_AT_FIELD_NUMBER: _builtins.int
+    every_seconds: _builtins.int
+    """At least 60."""
+    @_builtins.property
+    def start_at(self) -> _timestamp_pb2.Timestamp:
+        """The first firing; unset: one interval after the action was scheduled."""
+
+    def __init__(
+        self,
+        *,
+        every_seconds: _builtins.int = ...,
+        start_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["start_at", b"start_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["every_seconds", b"every_seconds", "start_at", b"start_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IntervalTrigger: _TypeAlias = IntervalTrigger  # noqa: Y015
+
+@_typing.final
+class CronTrigger(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    EXPRESSION_FIELD_NUMBER: _builtins.int
+    expression: _builtins.str
+    """Five-field cron expression (minute hour day-of-month month day-of-week), read in the
+    trigger's time zone.
+    """
+    def __init__(
+        self,
+        *,
+        expression: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["expression", b"expression"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CronTrigger: _TypeAlias = CronTrigger  # noqa: Y015
+
+@_typing.final
+class ObservationCondition(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ADAPTER_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
+    MATCH_FIELD_NUMBER: _builtins.int
+    adapter: _builtins.str
+    """The adapter's name; empty: any adapter."""
+    kind: _builtins.str
+    """Compared with the observation content's `kind`, `event` or `type` field (the first
+    present); empty: any.
+    """
+    match: _builtins.str
+    """A regular expression searched (case-insensitively) in the content as JSON; empty: any."""
+    def __init__(
+        self,
+        *,
+        adapter: _builtins.str = ...,
+        kind: _builtins.str = ...,
+        match: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adapter", b"adapter", "kind", b"kind", "match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ObservationCondition: _TypeAlias = ObservationCondition  # noqa: Y015
+
+@_typing.final
+class MemoryCondition(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    KEY_FIELD_NUMBER: _builtins.int
+    MATCH_FIELD_NUMBER: _builtins.int
+    key: _builtins.str
+    """The memory entry's key."""
+    match: _builtins.str
+    """A regular expression searched (case-insensitively) in the entry's new text; empty: any
+    write.
+    """
+    def __init__(
+        self,
+        *,
+        key: _builtins.str = ...,
+        match: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "match", b"match"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MemoryCondition: _TypeAlias = MemoryCondition  # noqa: Y015
+
+@_typing.final
+class PendingAction(_message.Message):
+    """An action the decision layer planned and the owner must confirm before it runs."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    GOAL_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    TIMING_FIELD_NUMBER: _builtins.int
+    PLAN_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    DECIDED_AT_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """`act_<hex>`."""
+    conversation_key: _builtins.str
+    title: _builtins.str
+    """Short, what the action will do."""
+    goal: _builtins.str
+    """The goal as the Extractor found it in the input."""
+    state: Global___PendingActionState.ValueType
+    timing: Global___ActionTiming.ValueType
+    reason: _builtins.str
+    """Why it needs confirmation (the Evaluator's words)."""
+    outcome: _builtins.str
+    """What taking it up led to: the run that executed it, the scheduled action it became, or the
+    pending action an amendment produced; empty otherwise.
+    """
+    @_builtins.property
+    def plan(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlanStep]: ...
+    @_builtins.property
+    def trigger(self) -> Global___Trigger:
+        """Set when timing is PLANNED."""
+
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def decided_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        conversation_key: _builtins.str = ...,
+        title: _builtins.str = ...,
+        goal: _builtins.str = ...,
+        state: Global___PendingActionState.ValueType = ...,
+        timing: Global___ActionTiming.ValueType = ...,
+        plan: _abc.Iterable[Global___PlanStep] | None = ...,
+        trigger: Global___Trigger | None = ...,
+        reason: _builtins.str = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+        decided_at: _timestamp_pb2.Timestamp | None = ...,
+        outcome: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "decided_at", b"decided_at", "expires_at", b"expires_at", "trigger", b"trigger"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "created_at", b"created_at", "decided_at", b"decided_at", "expires_at", b"expires_at", "goal", b"goal", "id", b"id", "outcome", b"outcome", "plan", b"plan", "reason", b"reason", "state", b"state", "timing", b"timing", "title", b"title", "trigger", b"trigger"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PendingAction: _TypeAlias = PendingAction  # noqa: Y015
+
+@_typing.final
+class Firing(_message.Message):
+    """One firing of a scheduled action, claimed in a transaction before its run starts."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    DUE_AT_FIELD_NUMBER: _builtins.int
+    CLAIMED_AT_FIELD_NUMBER: _builtins.int
+    OUTCOME_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    DETAIL_FIELD_NUMBER: _builtins.int
+    id: _builtins.int
+    schedule_id: _builtins.str
+    outcome: Global___FiringOutcome.ValueType
+    run_id: _builtins.str
+    detail: _builtins.str
+    """Why it failed or was aborted; what matched for a condition."""
+    @_builtins.property
+    def due_at(self) -> _timestamp_pb2.Timestamp:
+        """When it was due (for a condition: when the matching observation or write arrived)."""
+
+    @_builtins.property
+    def claimed_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        id: _builtins.int = ...,
+        schedule_id: _builtins.str = ...,
+        due_at: _timestamp_pb2.Timestamp | None = ...,
+        claimed_at: _timestamp_pb2.Timestamp | None = ...,
+        outcome: Global___FiringOutcome.ValueType = ...,
+        run_id: _builtins.str = ...,
+        detail: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["claimed_at", b"claimed_at", "due_at", b"due_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["claimed_at", b"claimed_at", "detail", b"detail", "due_at", b"due_at", "id", b"id", "outcome", b"outcome", "run_id", b"run_id", "schedule_id", b"schedule_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Firing: _TypeAlias = Firing  # noqa: Y015
+
+@_typing.final
+class ScheduledAction(_message.Message):
+    """A durable scheduled action: the plan a trigger starts as a proactive run."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    GOAL_FIELD_NUMBER: _builtins.int
+    PLAN_FIELD_NUMBER: _builtins.int
+    TRIGGER_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    NEXT_FIRE_AT_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    FIRING_COUNT_FIELD_NUMBER: _builtins.int
+    LAST_FIRING_FIELD_NUMBER: _builtins.int
+    CATCH_UP_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    """`sch_<hex>`."""
+    conversation_key: _builtins.str
+    title: _builtins.str
+    goal: _builtins.str
+    state: Global___ScheduleState.ValueType
+    firing_count: _builtins.int
+    catch_up: _builtins.bool
+    """Fire once per missed time after a downtime, instead of once for all of them."""
+    @_builtins.property
+    def plan(self) -> _containers.RepeatedCompositeFieldContainer[Global___PlanStep]: ...
+    @_builtins.property
+    def trigger(self) -> Global___Trigger: ...
+    @_builtins.property
+    def next_fire_at(self) -> _timestamp_pb2.Timestamp:
+        """Unset for conditions and for actions that will not fire again."""
+
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def last_firing(self) -> Global___Firing:
+        """The latest firing, if any."""
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        conversation_key: _builtins.str = ...,
+        title: _builtins.str = ...,
+        goal: _builtins.str = ...,
+        plan: _abc.Iterable[Global___PlanStep] | None = ...,
+        trigger: Global___Trigger | None = ...,
+        state: Global___ScheduleState.ValueType = ...,
+        next_fire_at: _timestamp_pb2.Timestamp | None = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        firing_count: _builtins.int = ...,
+        last_firing: Global___Firing | None = ...,
+        catch_up: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "last_firing", b"last_firing", "next_fire_at", b"next_fire_at", "trigger", b"trigger"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["catch_up", b"catch_up", "conversation_key", b"conversation_key", "created_at", b"created_at", "firing_count", b"firing_count", "goal", b"goal", "id", b"id", "last_firing", b"last_firing", "next_fire_at", b"next_fire_at", "plan", b"plan", "state", b"state", "title", b"title", "trigger", b"trigger"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ScheduledAction: _TypeAlias = ScheduledAction  # noqa: Y015

@@ -79,6 +79,8 @@ class Event(_message.Message):
     CONTEXT_COMPACTED_FIELD_NUMBER: _builtins.int
     MEMORY_CHANGED_FIELD_NUMBER: _builtins.int
     CONVERSATION_CHANGED_FIELD_NUMBER: _builtins.int
+    ACTION_CHANGED_FIELD_NUMBER: _builtins.int
+    SCHEDULE_CHANGED_FIELD_NUMBER: _builtins.int
     TEXT_DELTA_FIELD_NUMBER: _builtins.int
     THINKING_DELTA_FIELD_NUMBER: _builtins.int
     TOOL_PROGRESS_FIELD_NUMBER: _builtins.int
@@ -139,6 +141,18 @@ class Event(_message.Message):
         """DURABLE. A conversation's profile or active Hand changed."""
 
     @_builtins.property
+    def action_changed(self) -> _common_pb2.PendingAction:
+        """DURABLE. An action waiting for the owner's confirmation was registered or decided
+        (confirmed, cancelled, amended, expired).
+        """
+
+    @_builtins.property
+    def schedule_changed(self) -> _common_pb2.ScheduledAction:
+        """DURABLE. A scheduled action was created, paused, resumed, deleted, fired or finished, or a
+        firing ended (its outcome in `last_firing`).
+        """
+
+    @_builtins.property
     def text_delta(self) -> Global___TextDelta:
         """EPHEMERAL. A fragment of assistant text (chat.text.delta)."""
 
@@ -167,15 +181,17 @@ class Event(_message.Message):
         context_compacted: Global___ContextCompacted | None = ...,
         memory_changed: Global___MemoryChanged | None = ...,
         conversation_changed: _common_pb2.Conversation | None = ...,
+        action_changed: _common_pb2.PendingAction | None = ...,
+        schedule_changed: _common_pb2.ScheduledAction | None = ...,
         text_delta: Global___TextDelta | None = ...,
         thinking_delta: Global___TextDelta | None = ...,
         tool_progress: Global___ToolProgress | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_changed", b"action_changed", "approval_changed", b"approval_changed", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "schedule_changed", b"schedule_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["approval_changed", b"approval_changed", "audience", b"audience", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_changed", b"action_changed", "approval_changed", b"approval_changed", "audience", b"audience", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "schedule_changed", b"schedule_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "context_compacted", "memory_changed", "conversation_changed", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "context_compacted", "memory_changed", "conversation_changed", "action_changed", "schedule_changed", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 

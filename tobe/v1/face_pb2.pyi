@@ -97,6 +97,9 @@ class ConnectRequest(_message.Message):
     POST_MESSAGE_FIELD_NUMBER: _builtins.int
     LIST_MEMORY_FIELD_NUMBER: _builtins.int
     DELETE_MEMORY_FIELD_NUMBER: _builtins.int
+    LIST_ACTIONS_FIELD_NUMBER: _builtins.int
+    DECIDE_ACTION_FIELD_NUMBER: _builtins.int
+    CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Echoed in the reply; required on commands."""
     @_builtins.property
@@ -131,6 +134,12 @@ class ConnectRequest(_message.Message):
     def list_memory(self) -> Global___ListMemoryCommand: ...
     @_builtins.property
     def delete_memory(self) -> Global___DeleteMemoryCommand: ...
+    @_builtins.property
+    def list_actions(self) -> Global___ListActionsCommand: ...
+    @_builtins.property
+    def decide_action(self) -> Global___DecideActionCommand: ...
+    @_builtins.property
+    def change_schedule(self) -> Global___ChangeScheduleCommand: ...
     def __init__(
         self,
         *,
@@ -151,12 +160,15 @@ class ConnectRequest(_message.Message):
         post_message: Global___PostMessageCommand | None = ...,
         list_memory: Global___ListMemoryCommand | None = ...,
         delete_memory: Global___DeleteMemoryCommand | None = ...,
+        list_actions: Global___ListActionsCommand | None = ...,
+        decide_action: Global___DecideActionCommand | None = ...,
+        change_schedule: Global___ChangeScheduleCommand | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory"]  # noqa: Y015
+    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_frame) -> _WhichOneofReturnType_frame | None: ...
 
@@ -424,6 +436,82 @@ class DeleteMemoryCommand(_message.Message):
 Global___DeleteMemoryCommand: _TypeAlias = DeleteMemoryCommand  # noqa: Y015
 
 @_typing.final
+class ListActionsCommand(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    INCLUDE_ENDED_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    include_ended: _builtins.bool
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+        include_ended: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "include_ended", b"include_ended"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListActionsCommand: _TypeAlias = ListActionsCommand  # noqa: Y015
+
+@_typing.final
+class DecideActionCommand(_message.Message):
+    """Confirms, cancels or amends a pending action (Mind.DecideAction)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_ID_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    AMENDMENT_FIELD_NUMBER: _builtins.int
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    action_id: _builtins.str
+    decision: _common_pb2.ActionDecision.ValueType
+    amendment: _builtins.str
+    idempotency_key: _builtins.str
+    def __init__(
+        self,
+        *,
+        action_id: _builtins.str = ...,
+        decision: _common_pb2.ActionDecision.ValueType = ...,
+        amendment: _builtins.str = ...,
+        idempotency_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "amendment", b"amendment", "decision", b"decision", "idempotency_key", b"idempotency_key"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DecideActionCommand: _TypeAlias = DecideActionCommand  # noqa: Y015
+
+@_typing.final
+class ChangeScheduleCommand(_message.Message):
+    """Pauses, resumes or deletes a scheduled action (Mind.ChangeSchedule)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    CHANGE_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    change: _common_pb2.ScheduleChange.ValueType
+    def __init__(
+        self,
+        *,
+        schedule_id: _builtins.str = ...,
+        change: _common_pb2.ScheduleChange.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "schedule_id", b"schedule_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeScheduleCommand: _TypeAlias = ChangeScheduleCommand  # noqa: Y015
+
+@_typing.final
 class CompactCommand(_message.Message):
     """Compacts the conversation's context now (Mind.CompactConversation)."""
 
@@ -672,6 +760,9 @@ class Reply(_message.Message):
     POST_MESSAGE_FIELD_NUMBER: _builtins.int
     LIST_MEMORY_FIELD_NUMBER: _builtins.int
     DELETE_MEMORY_FIELD_NUMBER: _builtins.int
+    LIST_ACTIONS_FIELD_NUMBER: _builtins.int
+    DECIDE_ACTION_FIELD_NUMBER: _builtins.int
+    CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     @_builtins.property
     def error(self) -> Global___CommandError: ...
@@ -707,6 +798,12 @@ class Reply(_message.Message):
     def list_memory(self) -> _mind_pb2.ListMemoryResponse: ...
     @_builtins.property
     def delete_memory(self) -> _mind_pb2.DeleteMemoryResponse: ...
+    @_builtins.property
+    def list_actions(self) -> _mind_pb2.ListActionsResponse: ...
+    @_builtins.property
+    def decide_action(self) -> _mind_pb2.DecideActionResponse: ...
+    @_builtins.property
+    def change_schedule(self) -> _mind_pb2.ChangeScheduleResponse: ...
     def __init__(
         self,
         *,
@@ -727,12 +824,15 @@ class Reply(_message.Message):
         post_message: _mind_pb2.PostMessageResponse | None = ...,
         list_memory: _mind_pb2.ListMemoryResponse | None = ...,
         delete_memory: _mind_pb2.DeleteMemoryResponse | None = ...,
+        list_actions: _mind_pb2.ListActionsResponse | None = ...,
+        decide_action: _mind_pb2.DecideActionResponse | None = ...,
+        change_schedule: _mind_pb2.ChangeScheduleResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "compact", b"compact", "create_conversation", b"create_conversation", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 

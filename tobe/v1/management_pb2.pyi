@@ -989,3 +989,88 @@ class GetApprovalResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetApprovalResponse: _TypeAlias = GetApprovalResponse  # noqa: Y015
+
+@_typing.final
+class ListSchedulesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    INCLUDE_ENDED_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    """Only this conversation's when set."""
+    include_ended: _builtins.bool
+    def __init__(
+        self,
+        *,
+        conversation_key: _builtins.str = ...,
+        include_ended: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "include_ended", b"include_ended"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesRequest: _TypeAlias = ListSchedulesRequest  # noqa: Y015
+
+@_typing.final
+class ListSchedulesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def scheduled(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ScheduledAction]: ...
+    def __init__(
+        self,
+        *,
+        scheduled: _abc.Iterable[_common_pb2.ScheduledAction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["scheduled", b"scheduled"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListSchedulesResponse: _TypeAlias = ListSchedulesResponse  # noqa: Y015
+
+@_typing.final
+class ChangeScheduledActionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    CHANGE_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    change: _common_pb2.ScheduleChange.ValueType
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        change: _common_pb2.ScheduleChange.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "id", b"id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeScheduledActionRequest: _TypeAlias = ChangeScheduledActionRequest  # noqa: Y015
+
+@_typing.final
+class ChangeScheduledActionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def scheduled(self) -> _common_pb2.ScheduledAction: ...
+    def __init__(
+        self,
+        *,
+        scheduled: _common_pb2.ScheduledAction | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["scheduled", b"scheduled"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["scheduled", b"scheduled"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeScheduledActionResponse: _TypeAlias = ChangeScheduledActionResponse  # noqa: Y015

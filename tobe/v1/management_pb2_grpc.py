@@ -115,6 +115,16 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.GetApprovalRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.GetApprovalResponse.FromString,
                 _registered_method=True)
+        self.ListSchedules = channel.unary_unary(
+                '/tobe.v1.Management/ListSchedules',
+                request_serializer=tobe_dot_v1_dot_management__pb2.ListSchedulesRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.ListSchedulesResponse.FromString,
+                _registered_method=True)
+        self.ChangeScheduledAction = channel.unary_unary(
+                '/tobe.v1.Management/ChangeScheduledAction',
+                request_serializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionResponse.FromString,
+                _registered_method=True)
 
 
 class ManagementServicer:
@@ -246,6 +256,23 @@ class ManagementServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListSchedules(self, request, context):
+        """Scheduled actions of every conversation (or of one), oldest first; ended ones (finished,
+        deleted) only with `include_ended`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ChangeScheduledAction(self, request, context):
+        """Pauses, resumes or deletes a scheduled action; audited. Works with the Mind stopped too
+        (its next start reads the change). FAILED_PRECONDITION for a change its state forbids;
+        NOT_FOUND for an unknown id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ManagementServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -328,6 +355,16 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.GetApproval,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.GetApprovalRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.GetApprovalResponse.SerializeToString,
+            ),
+            'ListSchedules': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListSchedules,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.ListSchedulesRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.ListSchedulesResponse.SerializeToString,
+            ),
+            'ChangeScheduledAction': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChangeScheduledAction,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -763,6 +800,60 @@ class Management:
             '/tobe.v1.Management/GetApproval',
             tobe_dot_v1_dot_management__pb2.GetApprovalRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.GetApprovalResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListSchedules(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/ListSchedules',
+            tobe_dot_v1_dot_management__pb2.ListSchedulesRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.ListSchedulesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ChangeScheduledAction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/ChangeScheduledAction',
+            tobe_dot_v1_dot_management__pb2.ChangeScheduledActionRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.ChangeScheduledActionResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -98,6 +98,15 @@ class ManagementStub:
     """
     GetApproval: _grpc.UnaryUnaryMultiCallable[_management_pb2.GetApprovalRequest, _management_pb2.GetApprovalResponse]
     """One approval request with its `decision_text`. NOT_FOUND for an unknown id."""
+    ListSchedules: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListSchedulesRequest, _management_pb2.ListSchedulesResponse]
+    """Scheduled actions of every conversation (or of one), oldest first; ended ones (finished,
+    deleted) only with `include_ended`.
+    """
+    ChangeScheduledAction: _grpc.UnaryUnaryMultiCallable[_management_pb2.ChangeScheduledActionRequest, _management_pb2.ChangeScheduledActionResponse]
+    """Pauses, resumes or deletes a scheduled action; audited. Works with the Mind stopped too
+    (its next start reads the change). FAILED_PRECONDITION for a change its state forbids;
+    NOT_FOUND for an unknown id.
+    """
 
 @_typing.type_check_only
 class ManagementAsyncStub(ManagementStub):
@@ -157,6 +166,15 @@ class ManagementAsyncStub(ManagementStub):
     """
     GetApproval: _aio.UnaryUnaryMultiCallable[_management_pb2.GetApprovalRequest, _management_pb2.GetApprovalResponse]  # type: ignore[assignment]
     """One approval request with its `decision_text`. NOT_FOUND for an unknown id."""
+    ListSchedules: _aio.UnaryUnaryMultiCallable[_management_pb2.ListSchedulesRequest, _management_pb2.ListSchedulesResponse]  # type: ignore[assignment]
+    """Scheduled actions of every conversation (or of one), oldest first; ended ones (finished,
+    deleted) only with `include_ended`.
+    """
+    ChangeScheduledAction: _aio.UnaryUnaryMultiCallable[_management_pb2.ChangeScheduledActionRequest, _management_pb2.ChangeScheduledActionResponse]  # type: ignore[assignment]
+    """Pauses, resumes or deletes a scheduled action; audited. Works with the Mind stopped too
+    (its next start reads the change). FAILED_PRECONDITION for a change its state forbids;
+    NOT_FOUND for an unknown id.
+    """
 
 class ManagementServicer(metaclass=_abc_1.ABCMeta):
     """Operator service."""
@@ -309,5 +327,26 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_management_pb2.GetApprovalResponse, _abc.Awaitable[_management_pb2.GetApprovalResponse]]:
         """One approval request with its `decision_text`. NOT_FOUND for an unknown id."""
+
+    @_abc_1.abstractmethod
+    def ListSchedules(
+        self,
+        request: _management_pb2.ListSchedulesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.ListSchedulesResponse, _abc.Awaitable[_management_pb2.ListSchedulesResponse]]:
+        """Scheduled actions of every conversation (or of one), oldest first; ended ones (finished,
+        deleted) only with `include_ended`.
+        """
+
+    @_abc_1.abstractmethod
+    def ChangeScheduledAction(
+        self,
+        request: _management_pb2.ChangeScheduledActionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.ChangeScheduledActionResponse, _abc.Awaitable[_management_pb2.ChangeScheduledActionResponse]]:
+        """Pauses, resumes or deletes a scheduled action; audited. Works with the Mind stopped too
+        (its next start reads the change). FAILED_PRECONDITION for a change its state forbids;
+        NOT_FOUND for an unknown id.
+        """
 
 def add_ManagementServicer_to_server(servicer: ManagementServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

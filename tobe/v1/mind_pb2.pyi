@@ -693,6 +693,8 @@ class GetSnapshotResponse(_message.Message):
     PENDING_APPROVALS_FIELD_NUMBER: _builtins.int
     LAST_EVENT_ID_FIELD_NUMBER: _builtins.int
     QUEUED_FIELD_NUMBER: _builtins.int
+    PENDING_ACTIONS_FIELD_NUMBER: _builtins.int
+    SCHEDULED_ACTIONS_FIELD_NUMBER: _builtins.int
     last_event_id: _builtins.int
     """Subscribe after this id to continue without a gap."""
     @_builtins.property
@@ -711,6 +713,14 @@ class GetSnapshotResponse(_message.Message):
     def queued(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.QueuedMessage]:
         """Messages waiting as follow-ups."""
 
+    @_builtins.property
+    def pending_actions(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.PendingAction]:
+        """Actions waiting for the owner's confirmation."""
+
+    @_builtins.property
+    def scheduled_actions(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ScheduledAction]:
+        """Scheduled actions that may still fire (active or paused)."""
+
     def __init__(
         self,
         *,
@@ -721,10 +731,12 @@ class GetSnapshotResponse(_message.Message):
         pending_approvals: _abc.Iterable[_common_pb2.Approval] | None = ...,
         last_event_id: _builtins.int = ...,
         queued: _abc.Iterable[_events_pb2.QueuedMessage] | None = ...,
+        pending_actions: _abc.Iterable[_common_pb2.PendingAction] | None = ...,
+        scheduled_actions: _abc.Iterable[_common_pb2.ScheduledAction] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["active_run", b"active_run", "conversation", b"conversation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_run", b"active_run", "conversation", b"conversation", "last_event_id", b"last_event_id", "messages", b"messages", "pending_approvals", b"pending_approvals", "queued", b"queued", "tools", b"tools"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_run", b"active_run", "conversation", b"conversation", "last_event_id", b"last_event_id", "messages", b"messages", "pending_actions", b"pending_actions", "pending_approvals", b"pending_approvals", "queued", b"queued", "scheduled_actions", b"scheduled_actions", "tools", b"tools"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -916,3 +928,165 @@ class DecideApprovalResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___DecideApprovalResponse: _TypeAlias = DecideApprovalResponse  # noqa: Y015
+
+@_typing.final
+class ListActionsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    INCLUDE_ENDED_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    include_ended: _builtins.bool
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        include_ended: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "include_ended", b"include_ended", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListActionsRequest: _TypeAlias = ListActionsRequest  # noqa: Y015
+
+@_typing.final
+class ListActionsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PENDING_FIELD_NUMBER: _builtins.int
+    SCHEDULED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pending(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.PendingAction]: ...
+    @_builtins.property
+    def scheduled(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ScheduledAction]: ...
+    def __init__(
+        self,
+        *,
+        pending: _abc.Iterable[_common_pb2.PendingAction] | None = ...,
+        scheduled: _abc.Iterable[_common_pb2.ScheduledAction] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pending", b"pending", "scheduled", b"scheduled"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListActionsResponse: _TypeAlias = ListActionsResponse  # noqa: Y015
+
+@_typing.final
+class DecideActionRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    ACTION_ID_FIELD_NUMBER: _builtins.int
+    DECISION_FIELD_NUMBER: _builtins.int
+    AMENDMENT_FIELD_NUMBER: _builtins.int
+    IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
+    action_id: _builtins.str
+    decision: _common_pb2.ActionDecision.ValueType
+    amendment: _builtins.str
+    """What to change, in the owner's words (AMEND only)."""
+    idempotency_key: _builtins.str
+    """Required, at most 128 chars; shared with SendChat's keys of the conversation."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        action_id: _builtins.str = ...,
+        decision: _common_pb2.ActionDecision.ValueType = ...,
+        amendment: _builtins.str = ...,
+        idempotency_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_id", b"action_id", "amendment", b"amendment", "decision", b"decision", "idempotency_key", b"idempotency_key", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DecideActionRequest: _TypeAlias = DecideActionRequest  # noqa: Y015
+
+@_typing.final
+class DecideActionResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ACTION_FIELD_NUMBER: _builtins.int
+    RUN_ID_FIELD_NUMBER: _builtins.int
+    SCHEDULED_FIELD_NUMBER: _builtins.int
+    run_id: _builtins.str
+    """The run that executes or re-plans it; empty while it waits behind the active run, and for a
+    cancel or a planned action's confirmation.
+    """
+    @_builtins.property
+    def action(self) -> _common_pb2.PendingAction: ...
+    @_builtins.property
+    def scheduled(self) -> _common_pb2.ScheduledAction:
+        """The scheduled action a confirmed planned action became."""
+
+    def __init__(
+        self,
+        *,
+        action: _common_pb2.PendingAction | None = ...,
+        run_id: _builtins.str = ...,
+        scheduled: _common_pb2.ScheduledAction | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "scheduled", b"scheduled"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action", b"action", "run_id", b"run_id", "scheduled", b"scheduled"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DecideActionResponse: _TypeAlias = DecideActionResponse  # noqa: Y015
+
+@_typing.final
+class ChangeScheduleRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    SCHEDULE_ID_FIELD_NUMBER: _builtins.int
+    CHANGE_FIELD_NUMBER: _builtins.int
+    schedule_id: _builtins.str
+    change: _common_pb2.ScheduleChange.ValueType
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        schedule_id: _builtins.str = ...,
+        change: _common_pb2.ScheduleChange.ValueType = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["change", b"change", "on_behalf_of", b"on_behalf_of", "schedule_id", b"schedule_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeScheduleRequest: _TypeAlias = ChangeScheduleRequest  # noqa: Y015
+
+@_typing.final
+class ChangeScheduleResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SCHEDULED_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def scheduled(self) -> _common_pb2.ScheduledAction: ...
+    def __init__(
+        self,
+        *,
+        scheduled: _common_pb2.ScheduledAction | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["scheduled", b"scheduled"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["scheduled", b"scheduled"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChangeScheduleResponse: _TypeAlias = ChangeScheduleResponse  # noqa: Y015

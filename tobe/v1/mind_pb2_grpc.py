@@ -115,6 +115,21 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryResponse.FromString,
                 _registered_method=True)
+        self.ListActions = channel.unary_unary(
+                '/tobe.v1.Mind/ListActions',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.ListActionsRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.ListActionsResponse.FromString,
+                _registered_method=True)
+        self.DecideAction = channel.unary_unary(
+                '/tobe.v1.Mind/DecideAction',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.DecideActionRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.DecideActionResponse.FromString,
+                _registered_method=True)
+        self.ChangeSchedule = channel.unary_unary(
+                '/tobe.v1.Mind/ChangeSchedule',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -272,6 +287,34 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListActions(self, request, context):
+        """The conversation's actions waiting for confirmation and its scheduled actions (owner and
+        members), oldest first; finished, cancelled and expired ones only with `include_ended`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DecideAction(self, request, context):
+        """Confirms, cancels or amends a pending action. Owner only (PERMISSION_DENIED for members).
+        A confirmed immediate action starts a run that executes its plan (queued behind an active
+        run); a confirmed planned one becomes a scheduled action; an amendment runs evaluate and
+        plan again on the goal with `amendment`, in a run. FAILED_PRECONDITION when the action was
+        already decided or expired; NOT_FOUND for an unknown or foreign action. Idempotent per
+        `idempotency_key` (required): a retry answers the first decision.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ChangeSchedule(self, request, context):
+        """Pauses, resumes or deletes a scheduled action. Owner only. FAILED_PRECONDITION for a change
+        its state forbids (resuming a deleted one); NOT_FOUND for an unknown or foreign one.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -354,6 +397,21 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.DeleteMemory,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.DeleteMemoryResponse.SerializeToString,
+            ),
+            'ListActions': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListActions,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.ListActionsRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.ListActionsResponse.SerializeToString,
+            ),
+            'DecideAction': grpc.unary_unary_rpc_method_handler(
+                    servicer.DecideAction,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.DecideActionRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.DecideActionResponse.SerializeToString,
+            ),
+            'ChangeSchedule': grpc.unary_unary_rpc_method_handler(
+                    servicer.ChangeSchedule,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -789,6 +847,87 @@ class Mind:
             '/tobe.v1.Mind/DeleteMemory',
             tobe_dot_v1_dot_mind__pb2.DeleteMemoryRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.DeleteMemoryResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListActions(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/ListActions',
+            tobe_dot_v1_dot_mind__pb2.ListActionsRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.ListActionsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DecideAction(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/DecideAction',
+            tobe_dot_v1_dot_mind__pb2.DecideActionRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.DecideActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ChangeSchedule(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/ChangeSchedule',
+            tobe_dot_v1_dot_mind__pb2.ChangeScheduleRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.ChangeScheduleResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -122,6 +122,22 @@ class MindStub:
     """The conversation's memory, sorted by key (owner and members)."""
     DeleteMemory: _grpc.UnaryUnaryMultiCallable[_mind_pb2.DeleteMemoryRequest, _mind_pb2.DeleteMemoryResponse]
     """Deletes one memory entry; a missing key succeeds. Owner only."""
+    ListActions: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ListActionsRequest, _mind_pb2.ListActionsResponse]
+    """The conversation's actions waiting for confirmation and its scheduled actions (owner and
+    members), oldest first; finished, cancelled and expired ones only with `include_ended`.
+    """
+    DecideAction: _grpc.UnaryUnaryMultiCallable[_mind_pb2.DecideActionRequest, _mind_pb2.DecideActionResponse]
+    """Confirms, cancels or amends a pending action. Owner only (PERMISSION_DENIED for members).
+    A confirmed immediate action starts a run that executes its plan (queued behind an active
+    run); a confirmed planned one becomes a scheduled action; an amendment runs evaluate and
+    plan again on the goal with `amendment`, in a run. FAILED_PRECONDITION when the action was
+    already decided or expired; NOT_FOUND for an unknown or foreign action. Idempotent per
+    `idempotency_key` (required): a retry answers the first decision.
+    """
+    ChangeSchedule: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ChangeScheduleRequest, _mind_pb2.ChangeScheduleResponse]
+    """Pauses, resumes or deletes a scheduled action. Owner only. FAILED_PRECONDITION for a change
+    its state forbids (resuming a deleted one); NOT_FOUND for an unknown or foreign one.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -210,6 +226,22 @@ class MindAsyncStub(MindStub):
     """The conversation's memory, sorted by key (owner and members)."""
     DeleteMemory: _aio.UnaryUnaryMultiCallable[_mind_pb2.DeleteMemoryRequest, _mind_pb2.DeleteMemoryResponse]  # type: ignore[assignment]
     """Deletes one memory entry; a missing key succeeds. Owner only."""
+    ListActions: _aio.UnaryUnaryMultiCallable[_mind_pb2.ListActionsRequest, _mind_pb2.ListActionsResponse]  # type: ignore[assignment]
+    """The conversation's actions waiting for confirmation and its scheduled actions (owner and
+    members), oldest first; finished, cancelled and expired ones only with `include_ended`.
+    """
+    DecideAction: _aio.UnaryUnaryMultiCallable[_mind_pb2.DecideActionRequest, _mind_pb2.DecideActionResponse]  # type: ignore[assignment]
+    """Confirms, cancels or amends a pending action. Owner only (PERMISSION_DENIED for members).
+    A confirmed immediate action starts a run that executes its plan (queued behind an active
+    run); a confirmed planned one becomes a scheduled action; an amendment runs evaluate and
+    plan again on the goal with `amendment`, in a run. FAILED_PRECONDITION when the action was
+    already decided or expired; NOT_FOUND for an unknown or foreign action. Idempotent per
+    `idempotency_key` (required): a retry answers the first decision.
+    """
+    ChangeSchedule: _aio.UnaryUnaryMultiCallable[_mind_pb2.ChangeScheduleRequest, _mind_pb2.ChangeScheduleResponse]  # type: ignore[assignment]
+    """Pauses, resumes or deletes a scheduled action. Owner only. FAILED_PRECONDITION for a change
+    its state forbids (resuming a deleted one); NOT_FOUND for an unknown or foreign one.
+    """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
     """Agent core operations for gateways."""
@@ -391,5 +423,39 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_mind_pb2.DeleteMemoryResponse, _abc.Awaitable[_mind_pb2.DeleteMemoryResponse]]:
         """Deletes one memory entry; a missing key succeeds. Owner only."""
+
+    @_abc_1.abstractmethod
+    def ListActions(
+        self,
+        request: _mind_pb2.ListActionsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.ListActionsResponse, _abc.Awaitable[_mind_pb2.ListActionsResponse]]:
+        """The conversation's actions waiting for confirmation and its scheduled actions (owner and
+        members), oldest first; finished, cancelled and expired ones only with `include_ended`.
+        """
+
+    @_abc_1.abstractmethod
+    def DecideAction(
+        self,
+        request: _mind_pb2.DecideActionRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.DecideActionResponse, _abc.Awaitable[_mind_pb2.DecideActionResponse]]:
+        """Confirms, cancels or amends a pending action. Owner only (PERMISSION_DENIED for members).
+        A confirmed immediate action starts a run that executes its plan (queued behind an active
+        run); a confirmed planned one becomes a scheduled action; an amendment runs evaluate and
+        plan again on the goal with `amendment`, in a run. FAILED_PRECONDITION when the action was
+        already decided or expired; NOT_FOUND for an unknown or foreign action. Idempotent per
+        `idempotency_key` (required): a retry answers the first decision.
+        """
+
+    @_abc_1.abstractmethod
+    def ChangeSchedule(
+        self,
+        request: _mind_pb2.ChangeScheduleRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.ChangeScheduleResponse, _abc.Awaitable[_mind_pb2.ChangeScheduleResponse]]:
+        """Pauses, resumes or deletes a scheduled action. Owner only. FAILED_PRECONDITION for a change
+        its state forbids (resuming a deleted one); NOT_FOUND for an unknown or foreign one.
+        """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
