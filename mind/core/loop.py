@@ -63,6 +63,7 @@ from mind.providers.catalog import ModelInfo, clamp_thinking
 from mind.tools.base import Tool
 from mind.tools.registry import ToolClash, ToolRegistry
 from mind.tools.runtime import ProjectionJournal, RunScope, ToolRuntime
+from mind.tools.selection import ToolSelection
 
 log = logging.getLogger(__name__)
 
@@ -174,11 +175,13 @@ class AgentCore:
         view: ProviderView | None = None,
         summary: ContextSummary | None = None,
         protected: frozenset[str] = frozenset(),
+        selection: ToolSelection | None = None,
     ) -> RunOutcome:
         """Run until the model stops; see the module docstring for the steps. `history` holds
         the messages after `summary` (all of them without one); `view` keeps the
         conversation's rendering between runs (a fresh one renders everything); `protected`
-        names open calls whose batches a compaction must leave alone."""
+        names open calls whose batches a compaction must leave alone; `selection` narrows the
+        tools this run may call (`mind.tools.selection`)."""
         context = _Context(list(history), summary)
         view = view or ProviderView()
         profile, key = scope.profile, scope.conversation_key
@@ -198,6 +201,8 @@ class AgentCore:
             except ToolClash as clash:
                 outcome.state, outcome.reason = "failed", str(clash)
                 return outcome
+            if selection is not None:
+                tools = selection.apply(tools)
             request = self._request(system, view, context, tools, profile, key)
             size = request_size(request)
             if self._over_budget(key, size):
