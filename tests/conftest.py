@@ -8,6 +8,7 @@ per backend.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,10 @@ from mind.store.database import Database
 from mind.store.migrate import upgrade
 from mind.store.models import OutboxEvent
 from mind.tools.base import DetailMode, ToolContext
+
+# Tests of other features run without the entry decision layer (`[actions]`); the tests of
+# initiative turn it on where they build their settings.
+os.environ.setdefault("TOBE_ACTIONS__ENABLED", "false")
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 

@@ -134,6 +134,9 @@ def mind_env(data_dir: Path, script: Path | None, **extra: str) -> dict[str, str
         TOBE_DATA_DIR=str(data_dir),
         TOBE_LOG_LEVEL="INFO",
         TOBE_MIND__LOCK_TIMEOUT="20",
+        # Tests of other features run without the entry decision layer; tests/actions turn
+        # it on (`TOBE_ACTIONS__ENABLED="true"`).
+        TOBE_ACTIONS__ENABLED="false",
     )
     if script is not None:
         env.update(TOBE_PROVIDER__KIND="scripted", TOBE_PROVIDER__SCRIPT=str(script))
