@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, exists, select, update
 
 from mind.conversation.errors import NotFound
 from mind.conversation.media import digests_of, read_images
 from mind.conversation.records import history_message
+from mind.conversation.runs import PROACTIVE_TRIGGER
 from mind.core.history import ContextSummary, HistoryMessage
 from mind.events.views import CompactionView
 from mind.store import models
@@ -25,10 +26,17 @@ LATEST_SUMMARY = (
     .limit(1)
 )
 
+# The context a conversation's runs are built from: a proactive run's messages (its firing
+# note, its steps and tool results) are left out, so no later run sees them; what it sent is
+# a post, which belongs to no run and stays.
 MESSAGES_AFTER = (
     select(models.Message.__table__)
     .where(
-        models.Message.conversation_key == bindparam("key"), models.Message.id > bindparam("after")
+        models.Message.conversation_key == bindparam("key"),
+        models.Message.id > bindparam("after"),
+        ~exists().where(
+            models.Run.id == models.Message.run_id, models.Run.trigger == PROACTIVE_TRIGGER
+        ),
     )
     .order_by(models.Message.id)
 )

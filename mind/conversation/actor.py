@@ -22,23 +22,27 @@ from datetime import UTC, datetime
 from typing import Any
 
 from mind.context import records as context_records
-from mind.conversation import continuation, inputs, posts, runs
+from mind.conversation import continuation, inputs, posts, proactive, runs
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
 from mind.conversation.media import digests_of, read_images, store_images
+from mind.conversation.proactive import ProactiveRun
 from mind.conversation.records import history_message
 from mind.conversation.replies import ReplyTexts
 from mind.core.history import ContextSummary, HistoryMessage
 from mind.core.loop import AgentCore, RunOutcome
 from mind.core.view import ProviderView
+from mind.events.action_views import FiringOutcome
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.views import CompactionTrigger, CompactionView
+from mind.memory.store import listing as memory_listing
 from mind.profiles.book import ProfileBook
 from mind.profiles.errors import ProfileError
 from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
 from mind.providers.base import ImagePart
+from mind.scheduler import records as schedule_records
 from mind.sealing import turns as sealed_turns
 from mind.sealing.forms import Sealer, open_message, redacted_history
 from mind.sealing.keyring import KeyRing, Queried, replacement
@@ -99,6 +103,8 @@ class ActiveRun:
     # Continuation run: the approval-gated tool call whose batch it finishes first.
     resume_call: str = ""
     permissions: dict[str, bool] = field(default_factory=dict)
+    # A firing's run (`mind.conversation.proactive`); None for every other run.
+    proactive: ProactiveRun | None = None
 
 
 def _duplicate(existing: Any) -> SendResult:
@@ -246,12 +252,18 @@ class ConversationActor:
             if accepted.run is None:
                 self._maybe_queued = True
             else:
-                self._launch(accepted.run, chat.principal)
+                self._launch(accepted.run, chat.principal, source=chat.source)
                 return SendResult(
                     accepted.input_id, accepted.message_id, accepted.run.id, False, False
                 )
             active = self._run
-            if active is not None and chat.steer:
+            if active is not None and active.proactive is not None and not chat.source:
+                # A person's message comes first: the proactive run ends, and `_start_next`
+                # delivers this message before any firing queued ahead of it.
+                active.stop_as = ("cancelled", proactive.ABORTED_BY_MESSAGE)
+                if active.task is not None:
+                    active.task.cancel()
+            elif active is not None and chat.steer:
                 active.steer_waiting = True
                 return SendResult(accepted.input_id, 0, active.run_id, True, False)
             if active is None:
@@ -404,35 +416,42 @@ class ConversationActor:
             self._maybe_queued = False
             return
 
-        def deliver_next(tx: WriteTx) -> tuple[models.Run, str] | None:
+        def deliver_next(tx: WriteTx) -> tuple[models.Run, str, dict[str, Any]] | None:
             """Posts at the head of the queue become messages; the first input after them
             starts a run."""
             while (row := inputs.oldest_queued(tx, self.key)) is not None:
                 if posts.is_post(row.source):
                     inputs.deliver_post(tx, row, self.audience)
                     continue
+                if proactive.is_firing(row.source):
+                    # A person waiting behind a firing is answered first.
+                    person = next((r for r in inputs.queued(tx, self.key) if not r.source), None)
+                    row = person or row
                 run = self._start_with(tx, row.source, "followup", row.detail_mode)
                 inputs.deliver(tx, row, run.id, self.audience)
-                return run, row.principal
+                return run, row.principal, row.source
             return None
 
         started = await self.database.write(deliver_next)
         if started is None:
             self._maybe_queued = False
         else:
-            run, principal = started
-            self._launch(run, principal)
+            run, principal, source = started
+            self._launch(run, principal, source=source)
 
     def _start_with(
         self, tx: WriteTx, source: dict[str, Any], trigger: str, mode: str
     ) -> models.Run:
         """Start a run for an input with this source: an observation's run is triggered by its
-        trust and carries its permissions; any other input's is `trigger`, with none."""
+        trust and carries its permissions; a firing's is proactive and names its run on the
+        firing; any other input's is `trigger`, with none."""
         permissions: dict[str, Any] = {}
         if source.get("kind") == "observation":
             trigger = f"observation:{source.get('trust', '')}"
             permissions = dict(source.get("permissions", {}))
-        return runs.start(
+        elif proactive.is_firing(source):
+            trigger = runs.PROACTIVE_TRIGGER
+        run = runs.start(
             tx,
             key=self.key,
             trigger=trigger,
@@ -440,6 +459,9 @@ class ConversationActor:
             audience=self.audience,
             permissions=permissions,
         )
+        if proactive.is_firing(source):
+            schedule_records.firing_started(tx, source["firing_id"], run.id)
+        return run
 
     async def _resume(self, tool_call_id: str) -> bool:
         """Start the continuation run of an open call; False when the call is no longer open."""
@@ -465,15 +487,23 @@ class ConversationActor:
         self._launch(run, principal, resume_call=tool_call_id)
         return True
 
-    def _launch(self, run: models.Run, principal: str, resume_call: str = "") -> None:
+    def _launch(
+        self,
+        run: models.Run,
+        principal: str,
+        resume_call: str = "",
+        source: dict[str, Any] | None = None,
+    ) -> None:
         if not self.lease.try_acquire(RUN_HOLDER):
             raise RuntimeError(f"{self.key}: mutation lease held by {self.lease.holder}")
+        firing = source is not None and proactive.is_firing(source)
         active = ActiveRun(
             run_id=run.id,
             principal=principal,
             mode=run.detail_mode,
             resume_call=resume_call,
             permissions=dict(run.permissions),
+            proactive=ProactiveRun.of(source) if source is not None and firing else None,
         )
         self._run = active
         active.task = asyncio.create_task(self._execute(active), name=f"run {run.id}")
@@ -504,9 +534,12 @@ class ConversationActor:
                 "cached_tokens": outcome.usage.cached_tokens,
             }
         run_id, steps = active.run_id, outcome.steps if outcome else None
-        # Only a failure is answered: a cancel or a stop was someone's choice.
+        # Only a failure is answered: a cancel or a stop was someone's choice; and never a
+        # proactive run's, which nobody asked for.
         own = self._profile.error_reply if self._profile is not None else ""
-        error_reply = (own or self.replies.error_reply(self.key)) if state == "failed" else ""
+        answered = state == "failed" and active.proactive is None
+        error_reply = (own or self.replies.error_reply(self.key)) if answered else ""
+        firing = active.proactive
 
         def unit(tx: WriteTx) -> list[dict[str, str]] | None:
             # A stop leaves calls waiting for an approval open, as a crash would; the next
@@ -528,6 +561,11 @@ class ConversationActor:
                 posts.append(
                     tx, self.audience, key=self.key, text=error_reply, posted_by=posts.ERROR_REPLY
                 )
+            if ended is not None and firing is not None:
+                outcome, detail = firing.outcome(state, reason)
+                if outcome is FiringOutcome.SENT:
+                    firing.post(tx, self.audience, self.key)
+                schedule_records.end_firing(tx, firing.firing_id, outcome, detail)
             return ended.redaction if ended is not None else None
 
         try:
@@ -622,6 +660,17 @@ class ConversationActor:
             if not continuation.batch_is_last(history, active.resume_call):
                 return RunOutcome(state="completed", reason="later messages followed the batch")
         protected = frozenset([*self._resumes, active.resume_call]) - {""}
+        if active.proactive is not None:
+            return await self.core.run(
+                scope,
+                [*history, *await self._proactive_context(active.run_id)],
+                recorder,
+                on_delta,
+                view=ProviderView(),  # its notes must not join the conversation's rendering
+                summary=summary,
+                protected=protected,
+                selection=active.proactive.selection(),
+            )
         return await self.core.run(
             scope,
             history,
@@ -631,6 +680,14 @@ class ConversationActor:
             summary=summary,
             protected=protected,
         )
+
+    async def _proactive_context(self, run_id: str) -> list[HistoryMessage]:
+        """What a proactive run sees after the history: its firing note, then the memory (for
+        this run only)."""
+        memory = await self.database.read(lambda session: memory_listing(session, self.key))
+        notes = await self.database.rows(proactive.RUN_MESSAGES, run_id=run_id)
+        now = self.core.clock()
+        return [*(history_message(row) for row in notes), proactive.memory_note(memory, now)]
 
     async def _history(self) -> list[HistoryMessage]:
         """The messages after the latest context summary (`_summary`), or all without one.

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from mind.conversation import choices, inputs, posts, queries, runs
+from mind.conversation import choices, inputs, posts, proactive, queries, runs
 from mind.conversation.access import Viewer, can_see, check_key, check_principal
 from mind.conversation.actor import (
     ChatInput,
@@ -44,6 +44,7 @@ from mind.events.views import CompactionView, ConversationView
 from mind.memory.store import Memory, MemoryListing, listing
 from mind.profiles.book import ProfileBook, ProfileSummary
 from mind.profiles.errors import ProfileError
+from mind.scheduler.model import FiringDelivery
 from mind.sealing.keyring import KeyRing, Queried
 from mind.sealing.turns import store_loader
 from mind.store import models
@@ -145,6 +146,8 @@ class ConversationManager:
                 )
                 if ended is not None and ended.redaction:
                     shredded[run.id] = ended.redaction
+                if ended is not None and run.trigger == runs.PROACTIVE_TRIGGER:
+                    proactive.end_interrupted(tx, run.id, INTERRUPTED)
             prune(tx.session, self.settings.outbox_keep)
             return interrupted
 
@@ -363,6 +366,21 @@ class ConversationManager:
             "awareness", text, idempotency_key, steer, "summary", dict(source), tuple(images)
         )
         return await actor.submit(chat)
+
+    async def deliver_firing(self, firing: FiringDelivery) -> None:
+        """Queue a claimed firing's input in its conversation: its proactive run starts when
+        the conversation is idle (`mind.conversation.proactive`). Idempotent per firing (the
+        input is keyed `firing:<id>`), so the scheduler may deliver again after a crash."""
+        actor = await self._actor(firing.conversation_key)
+        chat = ChatInput(
+            principal=firing.owner,
+            text=proactive.note_text(firing),
+            idempotency_key=firing.idempotency_key,
+            steer=False,
+            mode=DetailMode.SUMMARY.value,
+            source=proactive.source(firing),
+        )
+        await actor.submit(chat)
 
     async def cancel(self, viewer: Viewer, key: str) -> str:
         check_principal(viewer.principal)

@@ -38,6 +38,11 @@ _END_RUN = (
 )
 
 
+# What a scheduled action's firing starts (`mind.conversation.proactive`): a run whose
+# messages later runs never see.
+PROACTIVE_TRIGGER = "schedule"
+
+
 def new_run_id() -> str:
     return f"run_{uuid.uuid4().hex}"
 

@@ -115,6 +115,11 @@ def _add(a: Usage, b: Usage) -> Usage:
     )
 
 
+def _ended(selection: ToolSelection, results: list[HistoryMessage]) -> bool:
+    """Whether a call that ends the run succeeded in this step."""
+    return any(r.tool_name in selection.ends_run and not r.is_error for r in results)
+
+
 def _utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -245,7 +250,10 @@ class AgentCore:
             if not empty:
                 context.messages.append(await journal.record_assistant(step, result, calls))
                 replied = replied or bool(result.text.strip())
-            context.messages.extend(await self._run_calls(calls, tools, scope, journal))
+            results = await self._run_calls(calls, tools, scope, journal)
+            context.messages.extend(results)
+            if selection is not None and _ended(selection, results):
+                return outcome
             steers = await journal.take_steers()
             context.messages.extend(steers)
             if empty and not steers:

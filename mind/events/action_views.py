@@ -84,9 +84,7 @@ class PlanStepView:
 
     @classmethod
     def from_payload(cls, payload: Payload) -> PlanStepView:
-        return cls(
-            payload["order"], payload["action"], payload["purpose"], tuple(payload["after"])
-        )
+        return cls(payload["order"], payload["action"], payload["purpose"], tuple(payload["after"]))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,8 @@ class ToolSelection:
     allow: Callable[[Tool], bool]
     # Tools of the run's own, offered besides (their names must not clash with the others).
     extra: tuple[Tool, ...] = ()
+    # Tools whose successful call ends the run after its step (a proactive run's send/skip).
+    ends_run: frozenset[str] = frozenset()
 
     def apply(self, tools: dict[str, Tool]) -> dict[str, Tool]:
         chosen = {name: tool for name, tool in tools.items() if self.allow(tool)}
