@@ -36,6 +36,7 @@ from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
+from mind.scheduler.service import Scheduler
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
 from mind.service.mind_servicer import MindServicer
@@ -93,6 +94,9 @@ class MindApp:
     live_calls: LiveCalls = field(default_factory=LiveCalls)
     # Where the Mind service listens once serving (`host:port` with the bound port).
     address: str = ""
+    # Time and condition triggers (`mind.scheduler.attach`); the Awareness router shows it the
+    # observations it delivers.
+    scheduler: Scheduler | None = None
 
     def __post_init__(self) -> None:
         self.authenticate = CachedAuthenticator(

@@ -70,6 +70,14 @@ class ObservationNote:
         return f"observation:{self.observation_ids[0]}"
 
 
+@dataclass(frozen=True)
+class Routed:
+    """An observation and the conversation the router delivered it to."""
+
+    conversation_key: str
+    observation: pb.Observation
+
+
 def _permissions(observation: pb.Observation) -> dict[str, bool]:
     return {name: getattr(observation.permissions, name) for name in PERMISSION_FIELDS}
 

@@ -9,8 +9,8 @@ owner or a member of: one person's environment never fires another's schedule.
 Memory: `memory_changed` events are read from the outbox after a persisted cursor
 (`cursors` row `scheduler.memory_outbox_id`), advanced in the unit that claims what they
 fired (occasion `memory:<outbox id>`). Memory is per conversation, so an action watches its
-own conversation's entry; a deleted entry fires nothing, and the text matched is the entry's
-current one.
+own conversation's entry; the text matched is the entry's current one (so changes of one
+entry read together fire at most once, for the last), and a deleted entry fires nothing.
 """
 
 from __future__ import annotations
@@ -18,13 +18,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from mind.awareness.notes import entry
+from mind.awareness.notes import Routed, entry
 from mind.conversation import queries
 from mind.conversation.errors import NotFound
 from mind.events.action_views import TriggerKind, TriggerView
@@ -41,14 +40,6 @@ MEMORY_CURSOR = "scheduler.memory_outbox_id"
 # Outbox events read per unit while catching up on memory writes.
 _MEMORY_BATCH = 200
 _KIND_FIELDS = ("kind", "event", "type")
-
-
-@dataclass(frozen=True)
-class Routed:
-    """An observation and the conversation the router delivered it to."""
-
-    conversation_key: str
-    observation: pb.Observation
 
 
 def observation_matches(trigger: TriggerView, observation: pb.Observation) -> bool:
@@ -138,10 +129,8 @@ def _claim_memory(tx: WriteTx, now: datetime) -> tuple[list[FiringDelivery], boo
         return [], False
     watching = records.active_conditions(session, TriggerKind.MEMORY)
     claimed = []
-    for event in events:
+    for event in _latest_per_entry(events):
         change = MemoryChangedView.from_payload(event.payload)
-        if change.deleted:
-            continue
         for watch in watching:
             if (watch.conversation_key, watch.trigger.memory_key) != (
                 event.conversation_key,
@@ -158,6 +147,15 @@ def _claim_memory(tx: WriteTx, now: datetime) -> tuple[list[FiringDelivery], boo
                 claimed.append(firing)
     cursor.value = events[-1].id
     return claimed, len(events) == _MEMORY_BATCH
+
+
+def _latest_per_entry(events: list[models.OutboxEvent]) -> list[models.OutboxEvent]:
+    """The last change of each entry among `events`: only the entry's current text can be
+    read, so the earlier changes read together with it are matched by it, once."""
+    latest: dict[tuple[str, str], models.OutboxEvent] = {}
+    for event in events:
+        latest[(event.conversation_key, event.payload["key"])] = event
+    return sorted(latest.values(), key=lambda event: event.id)
 
 
 def _current_text(session: Session, conversation_key: str, key: str) -> str | None:

@@ -213,7 +213,7 @@ def undelivered(session: Session) -> list[FiringDelivery]:
         .where(Firing.outcome == FiringOutcome.RUNNING.value, Firing.run_id == "")
         .order_by(Firing.id)
     )
-    return [_delivery(row, firing) for firing, row in pairs.tuples()]
+    return [_delivery(row, firing) for firing, row in pairs]
 
 
 def earliest_due(session: Session) -> datetime | None:

@@ -21,10 +21,11 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
 
+from mind.awareness.notes import Routed
 from mind.events.bus import BusSubscription, EventBus
 from mind.memory.store import MEMORY_CHANGED
 from mind.scheduler import records
-from mind.scheduler.conditions import ConditionWatch, Routed
+from mind.scheduler.conditions import ConditionWatch
 from mind.scheduler.model import Clock, DeadlineSource, FiringDelivery
 from mind.store.database import Database
 from tobe.config import SchedulerSettings
@@ -66,6 +67,10 @@ class Scheduler:
         self._subscription = self._bus.subscribe(include_ephemeral=False)
         for firing in await self._database.read(records.undelivered):
             await self._hand_over(firing)
+        # Sets the memory cursor on a first start, so writes from now on are matched.
+        for firing in await self._conditions.memory_written():
+            await self._hand_over(firing)
+        self._memory_news = False
         self._task = asyncio.create_task(self._run(), name="scheduler")
 
     async def stop(self) -> None:
