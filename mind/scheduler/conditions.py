@@ -24,8 +24,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from mind.awareness.notes import Routed, entry
-from mind.conversation import queries
-from mind.conversation.errors import NotFound
 from mind.events.action_views import TriggerKind, TriggerView
 from mind.events.views import MemoryChangedView
 from mind.memory.store import MEMORY_CHANGED
@@ -103,11 +101,7 @@ def _claim_observations(
 
 
 def _audience(session: Session, item: Routed) -> set[str]:
-    try:
-        owner, members = queries.access(session, item.conversation_key)
-    except NotFound:
-        return set()
-    return {owner, *members}
+    return set(records.audience_of(session, item.conversation_key))
 
 
 def _claim_memory(tx: WriteTx, now: datetime) -> tuple[list[FiringDelivery], bool]:

@@ -2,6 +2,7 @@
 
 SchedulerError
 ├── InvalidTrigger        INVALID_ARGUMENT     the trigger cannot be scheduled; nothing written
+├── InvalidChange         INVALID_ARGUMENT     the request names no change (pause, resume, delete)
 ├── ScheduleNotFound      NOT_FOUND            unknown, or not the caller's to see
 └── WrongScheduleState    FAILED_PRECONDITION  the action's state forbids the change
 """
@@ -14,6 +15,10 @@ class SchedulerError(Exception):
 
 
 class InvalidTrigger(SchedulerError):
+    pass
+
+
+class InvalidChange(SchedulerError):
     pass
 
 

@@ -20,7 +20,6 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from mind.conversation import queries
 from mind.events.action_views import (
     FiringOutcome,
     FiringView,
@@ -34,7 +33,13 @@ from mind.scheduler.errors import ScheduleNotFound, WrongScheduleState
 from mind.scheduler.model import FiringDelivery
 from mind.scheduler.triggers import check_trigger, due_now, first_due, next_due
 from mind.store.database import WriteTx
-from mind.store.models import Firing, ScheduledAction, utcnow
+from mind.store.models import (
+    Conversation,
+    ConversationMember,
+    Firing,
+    ScheduledAction,
+    utcnow,
+)
 
 SCHEDULE_CHANGED = "schedule_changed"
 Change = Literal["pause", "resume", "delete"]
@@ -321,9 +326,26 @@ def _announce(tx: WriteTx, row: ScheduledAction, last: Firing | None = None) -> 
     session.flush()
     latest = last if last is not None else _latest(session, [row])[0]
     view = scheduled_view(row, latest)
-    owner, members = queries.access(session, row.conversation_key)
-    tx.event(SCHEDULE_CHANGED, row.conversation_key, [owner, *members], view.to_payload())
+    tx.event(
+        SCHEDULE_CHANGED,
+        row.conversation_key,
+        audience_of(session, row.conversation_key),
+        view.to_payload(),
+    )
     return view
+
+
+def audience_of(session: Session, conversation_key: str) -> list[str]:
+    """The conversation's owner and members (none when it is gone)."""
+    owner = session.scalar(select(Conversation.owner).where(Conversation.key == conversation_key))
+    if owner is None:
+        return []
+    members = session.scalars(
+        select(ConversationMember.principal)
+        .where(ConversationMember.conversation_key == conversation_key)
+        .order_by(ConversationMember.principal)
+    )
+    return [owner, *members]
 
 
 def _latest(session: Session, rows: Iterable[ScheduledAction]) -> list[Firing | None]:
