@@ -46,7 +46,7 @@ class Scheduler:
         bus: EventBus,
     ) -> None:
         self._database = database
-        self.clock = clock
+        self._clock = clock
         self._deliver = deliver
         self._settings = settings
         self._bus = bus
@@ -109,7 +109,7 @@ class Scheduler:
                 await asyncio.sleep(delay)
 
     async def _turn(self) -> None:
-        now = self.clock.now()
+        now = self._clock.now()
         due = await self._database.read(records.earliest_due)
         if due is not None and due <= now:
             for firing in await self._database.write(lambda tx: records.claim_due(tx, now)):
@@ -132,7 +132,7 @@ class Scheduler:
     async def _sleep(self, until: datetime | None) -> None:
         timeout = self._settings.max_sleep
         if until is not None:
-            timeout = min(timeout, max(0.0, (until - self.clock.now()).total_seconds()))
+            timeout = min(timeout, max(0.0, (until - self._clock.now()).total_seconds()))
         if timeout <= 0:
             return
         waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._woken.wait())]

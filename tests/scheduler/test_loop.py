@@ -227,3 +227,43 @@ async def test_a_failing_delivery_never_stops_the_loop(harness: Harness) -> None
     harness.set_time(START + timedelta(hours=2))
     [firing] = await harness.delivered_count(1, "the next firing")
     assert firing.due_at == START + timedelta(hours=2)
+
+
+class Deadlines:
+    """A deadline source (like expiring confirmations) with one deadline."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at: datetime | None = at
+        self.ran: list[datetime] = []
+
+    async def next_deadline(self) -> datetime | None:
+        return self.at
+
+    async def run_due(self, now: datetime) -> None:
+        self.ran.append(now)
+        self.at = None
+
+
+async def test_a_deadline_source_runs_once_its_deadline_passed(harness: Harness) -> None:
+    deadline = START + timedelta(minutes=10)
+    source = Deadlines(deadline)
+    scheduler = Scheduler(
+        harness.database,
+        FileClock(harness.clock_file),
+        harness.deliver,
+        SchedulerSettings(max_sleep=0.05),
+        harness.bus,
+    )
+    scheduler.add_deadlines(source)
+    harness.scheduler = scheduler
+    await scheduler.start()
+    await asyncio.sleep(QUIET)
+    assert source.ran == []
+    harness.set_time(deadline)
+    await eventually_async(lambda: _ran(source), what="the deadline's run")
+    await asyncio.sleep(QUIET)
+    assert source.ran == [deadline]
+
+
+async def _ran(source: Deadlines) -> list[datetime]:
+    return source.ran
