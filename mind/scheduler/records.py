@@ -127,9 +127,10 @@ def change_schedule(
     tx: WriteTx, schedule_id: str, change: Change, now: datetime
 ) -> ScheduledActionView:
     """Pause, resume or delete; WrongScheduleState when its state forbids the change (nothing
-    resumes a deleted or finished action), ScheduleNotFound for an unknown id. A resumed time
-    trigger is due next at its first occurrence after `now`: what it missed while paused is
-    not fired."""
+    resumes a deleted or finished action), ScheduleNotFound for an unknown id. A resumed
+    interval or cron is due next at its first occurrence after `now` (what it missed while
+    paused is not fired); a resumed one-time action keeps its time, so one whose time passed
+    while paused fires at once."""
     session = tx.session
     row = session.get(ScheduledAction, schedule_id, with_for_update=True)
     if row is None:
