@@ -48,6 +48,7 @@ UnaryCommand = (
     | face_pb2.DecideApprovalCommand
     | face_pb2.ListMemoryCommand
     | face_pb2.DeleteMemoryCommand
+    | face_pb2.ChangeScheduleCommand
     | face_pb2.ListProfilesCommand
     | face_pb2.SetProfileCommand
     | face_pb2.SetActiveHandCommand
@@ -257,6 +258,13 @@ class CommandRouter:
                     )
                 )
                 return face_pb2.Reply(delete_memory=deleted)
+            case face_pb2.ChangeScheduleCommand():
+                schedule = await mind.change_schedule(
+                    mind_pb2.ChangeScheduleRequest(
+                        on_behalf_of=who, schedule_id=command.schedule_id, change=command.change
+                    )
+                )
+                return face_pb2.Reply(change_schedule=schedule)
             case _:
                 assert_never(command)
 

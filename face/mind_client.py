@@ -124,6 +124,11 @@ class MindClient:
     ) -> mind_pb2.DeleteMemoryResponse:
         return await self._mind.unary(self._mind.stub.DeleteMemory, request)
 
+    async def change_schedule(
+        self, request: mind_pb2.ChangeScheduleRequest
+    ) -> mind_pb2.ChangeScheduleResponse:
+        return await self._mind.unary(self._mind.stub.ChangeSchedule, request)
+
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:

@@ -11,6 +11,7 @@ from management.cli_approvals import approvals
 from management.cli_conversations import conversations
 from management.cli_credentials import credentials
 from management.cli_memory import memory
+from management.cli_schedules import schedules
 from management.cli_support import (
     AdminOptions,
     call,
@@ -78,5 +79,6 @@ def audit(action: str, target: str, actor: str, since: str | None, limit: int) -
 admin.add_command(credentials)
 admin.add_command(conversations)
 admin.add_command(memory)
+admin.add_command(schedules)
 admin.add_command(approvals)
 admin.add_command(tls)

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tobe import schedules
 from tobe.v1 import common_pb2, events_pb2, management_pb2
 
 PIPE_WIDTH = 200
@@ -131,6 +132,24 @@ def memory(key: str, message: management_pb2.ListConversationMemoryResponse) -> 
             for e in message.entries
         ],
         "total_bytes": message.total_bytes,
+    }
+
+
+def scheduled(message: common_pb2.ScheduledAction) -> dict[str, Any]:
+    return {
+        "id": message.id,
+        "conversation_key": message.conversation_key,
+        "title": message.title,
+        "goal": message.goal,
+        "trigger": schedules.describe_trigger(message.trigger),
+        "time_zone": message.trigger.time_zone,
+        "state": schedules.state_word(message.state),
+        "next_fire_at": _time(message, "next_fire_at"),
+        "next_local": schedules.next_time(message),
+        "firing_count": message.firing_count,
+        "last_outcome": schedules.outcome_word(message),
+        "catch_up": message.catch_up,
+        "created_at": _time(message, "created_at"),
     }
 
 
@@ -466,6 +485,30 @@ class Printer:
         self.console.print(
             f"{count} entr{'y' if count == 1 else 'ies'}, {item['total_bytes']} bytes"
         )
+
+    def schedules(self, items: list[dict[str, Any]]) -> None:
+        self._listing(
+            items,
+            "No scheduled actions.",
+            ("ID", "CONVERSATION", "TITLE", "TRIGGER", "NEXT", "STATE", "FIRED", "LAST"),
+            lambda a: (
+                a["id"],
+                a["conversation_key"],
+                a["title"],
+                a["trigger"],
+                a["next_local"] or "-",
+                a["state"],
+                str(a["firing_count"]),
+                a["last_outcome"] or "-",
+            ),
+        )
+
+    def schedule_change(self, change: str, item: dict[str, Any]) -> None:
+        if self.as_json:
+            return self.json(item)
+        past = {"pause": "Paused", "resume": "Resumed", "delete": "Deleted"}[change]
+        after = f"; next {item['next_local']}" if item["next_local"] else ""
+        self.console.print(Text(f"{past} {item['id']} ({item['title']}){after}."))
 
     def memory_deletion(self, item: dict[str, Any]) -> None:
         if self.as_json:

@@ -36,6 +36,8 @@ from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
+from mind.scheduler.clock import clock_from
+from mind.scheduler.service import Scheduler
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
 from mind.service.mind_servicer import MindServicer
@@ -93,6 +95,9 @@ class MindApp:
     live_calls: LiveCalls = field(default_factory=LiveCalls)
     # Where the Mind service listens once serving (`host:port` with the bound port).
     address: str = ""
+    # Time and condition triggers (`mind.scheduler.attach`); the Awareness router shows it the
+    # observations it delivers.
+    scheduler: Scheduler | None = None
 
     def __post_init__(self) -> None:
         self.authenticate = CachedAuthenticator(
@@ -184,7 +189,13 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         catalog_sources=[skills, resources],
     )
     manager = ConversationManager(
-        database, core, settings.mind, bus=bus, profiles=profiles, keyring=keyring
+        database,
+        core,
+        settings.mind,
+        bus=bus,
+        profiles=profiles,
+        keyring=keyring,
+        clock=clock_from(settings.scheduler),
     )
     app = MindApp(
         settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls

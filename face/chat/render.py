@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -13,6 +13,7 @@ from rich.padding import Padding
 from rich.spinner import Spinner
 from rich.text import Text
 
+from tobe import schedules
 from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
 TERMINAL_RUN_STATES = {
@@ -80,6 +81,37 @@ def memory_lines(memory: mind_pb2.ListMemoryResponse) -> list[str]:
     return lines
 
 
+def schedule_line(action: common_pb2.ScheduledAction) -> str:
+    """One scheduled action: id, title, when it fires, its next time in the owner's zone, state
+    and last outcome."""
+    parts = [f"{action.id}  {action.title}", schedules.describe_trigger(action.trigger)]
+    if next_time := schedules.next_time(action):
+        parts.append(f"next {next_time}")
+    parts.append(schedules.state_word(action.state))
+    if outcome := schedules.outcome_word(action):
+        parts.append(f"last {outcome}")
+    return " · ".join(parts)
+
+
+def schedule_lines(actions: Sequence[common_pb2.ScheduledAction]) -> list[str]:
+    """`/schedules`: one line per action, or that there are none."""
+    return [schedule_line(a) for a in actions] or ["nothing scheduled"]
+
+
+def schedule_changed_line(action: common_pb2.ScheduledAction) -> str:
+    """The one status line a `schedule_changed` event shows."""
+    state = schedules.state_word(action.state)
+    if action.HasField("last_firing") and state == "active":
+        outcome = schedules.outcome_word(action)
+        what = "fired" if outcome == "running" else f"fired: {outcome}"
+    else:
+        what = state
+    following = schedules.next_time(action)
+    return f"schedule {action.id} ({action.title}): {what}" + (
+        f"; next {following}" if following else ""
+    )
+
+
 class Renderer:
     """Draws the events of the current conversation; notes activity elsewhere in one line."""
 
@@ -100,6 +132,9 @@ class Renderer:
         # Compactions shown, by conversation and generation: a `/compact` reply and its event
         # say the same, and whichever arrives second is not shown again.
         self._compactions_shown: set[tuple[str, int]] = set()
+        # The line last shown for each scheduled action: a `/pause` reply and its event say
+        # the same, and whichever arrives second is not shown again.
+        self._schedule_lines: dict[str, str] = {}
 
     def run_finished(self, run_id: str) -> asyncio.Event:
         return self._run_ended.setdefault(run_id, asyncio.Event())
@@ -135,6 +170,18 @@ class Renderer:
         self._stop_live()
         for line in memory_lines(memory):
             self.console.print(Text(line))
+
+    def show_schedules(self, actions: Sequence[common_pb2.ScheduledAction]) -> None:
+        self._stop_live()
+        for line in schedule_lines(actions):
+            self.console.print(Text(line))
+
+    def show_schedule_change(self, action: common_pb2.ScheduledAction) -> None:
+        """Say how a scheduled action changed, once per change."""
+        line = schedule_changed_line(action)
+        if self._schedule_lines.get(action.id) != line:
+            self._schedule_lines[action.id] = line
+            self.status(line)
 
     def on_event(self, event: events_pb2.Event) -> None:
         if event.conversation_key and event.conversation_key != self.conversation:
@@ -231,6 +278,9 @@ class Renderer:
 
     def _on_memory_changed(self, change: events_pb2.MemoryChanged) -> None:
         self.status(memory_changed_line(change))
+
+    def _on_schedule_changed(self, action: common_pb2.ScheduledAction) -> None:
+        self.show_schedule_change(action)
 
     def _on_tool_changed(self, tool: common_pb2.ToolProjection) -> None:
         self._stop_live()

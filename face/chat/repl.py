@@ -29,6 +29,8 @@ HELP = (
     "/new [title]  new conversation   /list  conversations   /switch <key>  change conversation\n"
     "/cancel  stop the running reply   /compact  summarise older messages to free context\n"
     "/memory  what this conversation remembers   /forget <key>  delete one memory entry\n"
+    "/schedules  what this conversation has scheduled   /pause <id>  /resume <id>  "
+    "/unschedule <id>  pause, resume or delete one\n"
     "/profile [name]  list or switch profiles   /hand <name>|all  which Hand's tools to use\n"
     "/image PATH [text]  send an image (PNG, JPEG, WebP, GIF) with optional text\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
@@ -41,6 +43,11 @@ _ANSWERS = {
     "n": common_pb2.APPROVAL_DECISION_DENY,
 }
 BLOCK = '"""'
+_SCHEDULE_CHANGES = {
+    "/pause": common_pb2.SCHEDULE_CHANGE_PAUSE,
+    "/resume": common_pb2.SCHEDULE_CHANGE_RESUME,
+    "/unschedule": common_pb2.SCHEDULE_CHANGE_DELETE,
+}
 
 # Makes the session that hands events and status lines to the renderer's callbacks.
 SessionFactory = Callable[[Callable[[events_pb2.Event], None], Callable[[str], None]], ChatSession]
@@ -142,6 +149,10 @@ class ChatRepl:
                 await self._memory()
             elif name == "/forget" and argument.strip():
                 await self._forget(argument.strip())
+            elif name == "/schedules":
+                await self._schedules()
+            elif name in _SCHEDULE_CHANGES and argument.strip():
+                await self._change_schedule(name, argument.strip())
             elif name == "/profile":
                 await choices.profile(
                     self.session, self.console, self.renderer.conversation, argument.strip()
@@ -180,6 +191,23 @@ class ChatRepl:
         )
         existed = reply.delete_memory.existed
         self.renderer.status(f"forgot {memory_key}" if existed else f"no memory {memory_key!r}")
+
+    async def _schedules(self) -> None:
+        """The conversation's scheduled actions that may still fire, from its snapshot."""
+        reply = await self.session.command(
+            snapshot=face_pb2.SnapshotCommand(
+                conversation_key=self.renderer.conversation, message_limit=1
+            )
+        )
+        self.renderer.show_schedules(reply.snapshot.scheduled_actions)
+
+    async def _change_schedule(self, name: str, schedule_id: str) -> None:
+        reply = await self.session.command(
+            change_schedule=face_pb2.ChangeScheduleCommand(
+                schedule_id=schedule_id, change=_SCHEDULE_CHANGES[name]
+            )
+        )
+        self.renderer.show_schedule_change(reply.change_schedule.scheduled)
 
     async def _list(self) -> None:
         reply = await self.session.command(

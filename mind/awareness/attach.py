@@ -43,7 +43,9 @@ def attach_awareness(app: MindApp) -> None:
         default_key=default_key,
         owner=settings.mind.awareness_owner or local_user(),
     )
-    router = ObservationRouter(client, app.database, sink, default_conversation=default_key)
+    router = ObservationRouter(
+        client, app.database, sink, default_conversation=default_key, conditions=app.scheduler
+    )
     task: list[asyncio.Task[None]] = []
 
     async def start() -> None:

@@ -70,11 +70,20 @@ class ObservationNote:
         return f"observation:{self.observation_ids[0]}"
 
 
+@dataclass(frozen=True)
+class Routed:
+    """An observation and the conversation the router delivered it to."""
+
+    conversation_key: str
+    observation: pb.Observation
+
+
 def _permissions(observation: pb.Observation) -> dict[str, bool]:
     return {name: getattr(observation.permissions, name) for name in PERMISSION_FIELDS}
 
 
-def _entry(observation: pb.Observation) -> dict[str, object]:
+def entry(observation: pb.Observation) -> dict[str, object]:
+    """The observation as the note shows it (and a condition it fires records it)."""
     try:
         content: object = json.loads(observation.content_json or "{}")
     except json.JSONDecodeError:
@@ -103,7 +112,7 @@ def _entry(observation: pb.Observation) -> dict[str, object]:
 
 
 def render(observations: list[pb.Observation]) -> str:
-    body = json.dumps([_entry(o) for o in observations], ensure_ascii=False, indent=1)
+    body = json.dumps([entry(o) for o in observations], ensure_ascii=False, indent=1)
     # "<" only occurs inside JSON strings; escaping it keeps content from closing the frame.
     body = body.replace("<", "\\u003c")
     return f"{FRAME}\n<observations>\n{body}\n</observations>"

@@ -2,16 +2,18 @@
 
 Loop: read the cursor (`cursors` row `awareness.publish_seq`), subscribe after it, and for each
 batch: skip observations already in `seen_observations`, hand the rest to the sink as one note
-per target conversation (the sink is idempotent per note key), then record them as seen and
-advance the cursor in one transaction. A crash of either side at any point replays from the
-last recorded batch; replayed notes are no-ops. The link is retried with the platform backoff
-(1 s doubling to 30 s).
+per target conversation (the sink is idempotent per note key), show them with their targets to
+the scheduler's conditions (`ObservationConditions`, idempotent per observation), then record
+them as seen and advance the cursor in one transaction. A crash of either side at any point
+replays from the last recorded batch; replayed notes and conditions are no-ops. The link is
+retried with the platform backoff (1 s doubling to 30 s).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
@@ -20,7 +22,7 @@ from sqlalchemy.orm import Session
 
 from mind.awareness.client import AwarenessClient
 from mind.awareness.errors import AwarenessLinkError, JournalReset
-from mind.awareness.notes import ObservationNote, build_note
+from mind.awareness.notes import ObservationNote, Routed, build_note
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from tobe.runtime.backoff import Backoff
@@ -37,6 +39,13 @@ class ObservationSink(Protocol):
         ...
 
 
+class ObservationConditions(Protocol):
+    async def observed(self, routed: Sequence[Routed]) -> None:
+        """Fire what the delivered observations match; idempotent per observation. Raises when
+        that could not be stored (the batch is then retried)."""
+        ...
+
+
 class ObservationRouter:
     def __init__(
         self,
@@ -45,11 +54,13 @@ class ObservationRouter:
         sink: ObservationSink,
         *,
         default_conversation: str,
+        conditions: ObservationConditions | None = None,
     ) -> None:
         self._client = client
         self._database = database
         self._sink = sink
         self._default = default_conversation
+        self._conditions = conditions
         self._backoff = Backoff()
 
     async def run(self) -> None:
@@ -92,9 +103,13 @@ class ObservationRouter:
                 key = observation.conversation_key or self._default
                 groups.setdefault(key, []).append(observation)
         delivered: dict[str, str] = {}
+        routed: list[Routed] = []
         for key, observations in groups.items():
             target = await self._sink.deliver(build_note(key, batch.publish_seq, observations))
             delivered.update({o.id: target for o in observations})
+            routed += [Routed(target, o) for o in observations]
+        if self._conditions is not None and routed:
+            await self._conditions.observed(routed)
 
         def record(tx: WriteTx) -> None:
             for observation_id, target in delivered.items():

@@ -38,13 +38,17 @@ from mind.conversation.errors import (
 from mind.conversation.images import CheckedImage, ImageUpload, check_images
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
+from mind.events.action_views import ScheduledActionView
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
 from mind.events.views import CompactionView, ConversationView
 from mind.memory.store import Memory, MemoryListing, listing
 from mind.profiles.book import ProfileBook, ProfileSummary
 from mind.profiles.errors import ProfileError
-from mind.scheduler.model import FiringDelivery
+from mind.scheduler import records as schedules
+from mind.scheduler.clock import SystemClock
+from mind.scheduler.errors import ScheduleNotFound
+from mind.scheduler.model import Clock, FiringDelivery
 from mind.sealing.keyring import KeyRing, Queried
 from mind.sealing.turns import store_loader
 from mind.store import models
@@ -108,8 +112,11 @@ class ConversationManager:
         replies: ReplyTexts | None = None,
         profiles: ProfileBook | None = None,
         keyring: KeyRing | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self.database = database
+        # The scheduler's idea of now (`[scheduler] clock_file`), for resuming an action.
+        self.clock = clock or SystemClock()
         self.core = core
         # The keys of sealed runs (`mind.sealing`), shared by every reader of this store.
         self.keyring = keyring or KeyRing(store_loader(database))
@@ -442,6 +449,28 @@ class ConversationManager:
         if viewer.principal != owner:
             raise NotAllowed(f"only the owner of {key} may delete from its memory")
         return await self.memory.delete(key, memory_key, run_id="")
+
+    async def change_schedule(
+        self, viewer: Viewer, schedule_id: str, change: schedules.Change
+    ) -> ScheduledActionView:
+        """Pause, resume or delete a scheduled action as its owner. Members see it but may
+        not change it (NotAllowed); anyone else is told it does not exist."""
+        check_principal(viewer.principal)
+
+        def read(session: Session) -> str:
+            owner, view = schedules.get_schedule(session, schedule_id)
+            try:
+                queries.visible(session, viewer, view.conversation_key)
+            except NotFound as exc:
+                raise ScheduleNotFound(f"no scheduled action {schedule_id!r}") from exc
+            return owner
+
+        if viewer.principal != await self.database.read(read):
+            raise NotAllowed(f"only the owner of scheduled action {schedule_id} may change it")
+        now = self.clock.now()
+        return await self.database.write(
+            lambda tx: schedules.change_schedule(tx, schedule_id, change, now)
+        )
 
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""

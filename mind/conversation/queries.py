@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from mind.conversation import posts
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.errors import NotFound
+from mind.events.action_views import ScheduledActionView
 from mind.events.payloads import (
     approval_view,
     conversation_view,
@@ -26,6 +27,7 @@ from mind.events.views import (
     RunView,
     ToolView,
 )
+from mind.scheduler.records import list_schedules
 from mind.sealing.forms import open_message, open_projection
 from mind.sealing.keyring import KeyRing
 from mind.store import models
@@ -42,6 +44,8 @@ class Snapshot:
     pending_approvals: tuple[ApprovalView, ...]
     queued: tuple[QueuedView, ...]
     last_event_id: int
+    # Scheduled actions that may still fire (active or paused).
+    scheduled_actions: tuple[ScheduledActionView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -203,6 +207,7 @@ def snapshot(
             if not posts.is_post(i.source)
         ),
         last_event_id=last_event_id,
+        scheduled_actions=tuple(list_schedules(session, key, include_ended=False)),
     )
 
 

@@ -75,6 +75,7 @@ def attach_management(app: MindApp) -> None:
             data_dir=app.settings.data_dir,
             profiles=app.settings.profiles,
             mind=link_mind(app),
+            clock=app.manager.clock,
         )
         endpoint = await serve_management(service, app.settings.management_socket)
 

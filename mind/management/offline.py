@@ -20,6 +20,7 @@ from pathlib import Path
 from mind.management.hosting import serve_management
 from mind.management.service import ManagementService
 from mind.management.status import display_url
+from mind.scheduler.clock import clock_from
 from mind.store.database import Database
 from mind.store.migrate import upgrade
 from tobe.config import Settings
@@ -91,6 +92,7 @@ async def _serving(settings: Settings) -> AsyncIterator[str]:
             database_url=settings.store_url,
             data_dir=settings.data_dir,
             profiles=settings.profiles,
+            clock=clock_from(settings.scheduler),
         )
         endpoint = await serve_management(service, private_dir / "management.sock")
         try:

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
 from mind.conversation import choices
+from mind.events.action_views import ScheduledActionView
 from mind.events.views import CompactionView, ConversationView, CredentialRevokedView
 from mind.live_calls import CREDENTIAL_REVOKED
 from mind.management import approvals, audit, conversations, status
@@ -39,6 +40,9 @@ from mind.management.records import (
 from mind.memory.store import MemoryListing, delete_entry, listing
 from mind.profiles.declared import declared_profiles
 from mind.profiles.errors import ProfileError
+from mind.scheduler import records as schedules
+from mind.scheduler.clock import SystemClock
+from mind.scheduler.model import Clock
 from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential
 from tobe import __version__
@@ -90,8 +94,11 @@ class ManagementService:
         data_dir: Path,
         profiles: ProfilesSettings | None = None,
         mind: MindLink | None = None,
+        clock: Clock | None = None,
     ) -> None:
         self._database = database
+        # The scheduler's clock: a resumed action is next due after its now.
+        self._clock = clock or SystemClock()
         self._profiles = profiles or ProfilesSettings()
         self._database_url = database_url
         self._data_dir = data_dir
@@ -301,6 +308,38 @@ class ManagementService:
                 details={"key": memory_key, "existed": existed},
             )
             return existed
+
+        return await self._database.write(unit)
+
+    # Scheduled actions
+
+    async def list_schedules(
+        self, conversation_key: str | None, include_ended: bool
+    ) -> list[ScheduledActionView]:
+        def read(session: Session) -> list[ScheduledActionView]:
+            if conversation_key is not None:
+                conversations.require(session, conversation_key)
+            return schedules.list_schedules(session, conversation_key, include_ended)
+
+        return await self._database.read(read)
+
+    async def change_schedule(
+        self, schedule_id: str, change: schedules.Change, *, actor: str
+    ) -> ScheduledActionView:
+        """Pause, resume or delete a scheduled action (announced like the owner's change) with
+        its audit row. Offline the Mind's next start reads the change."""
+        now = self._clock.now()
+
+        def unit(tx: WriteTx) -> ScheduledActionView:
+            view = schedules.change_schedule(tx, schedule_id, change, now)
+            audit.record(
+                tx.session,
+                action=f"schedule.{change}",
+                actor=actor,
+                target=schedule_id,
+                details={"conversation_key": view.conversation_key, "state": view.state.value},
+            )
+            return view
 
         return await self._database.write(unit)
 

@@ -19,11 +19,13 @@ from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
 from mind.memory.rules import MemoryRefused
 from mind.profiles.errors import ProfileError
+from mind.scheduler import errors as scheduler
 from mind.service.convert import (
     compaction_to_proto,
     conversation_to_proto,
     memory_entry_to_proto,
 )
+from mind.service.convert_actions import schedule_change, scheduled_action_to_proto
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.runtime.timestamps import optional_moment
 from tobe.v1 import management_pb2 as pb
@@ -64,6 +66,9 @@ MANAGEMENT_STATUS_CODES: StatusTable = {
     conversations.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
     conversations.InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
     ProfileError: grpc.StatusCode.FAILED_PRECONDITION,
+    scheduler.InvalidChange: grpc.StatusCode.INVALID_ARGUMENT,
+    scheduler.ScheduleNotFound: grpc.StatusCode.NOT_FOUND,
+    scheduler.WrongScheduleState: grpc.StatusCode.FAILED_PRECONDITION,
     SQLAlchemyError: _store_failure,
 }
 
@@ -250,6 +255,30 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             actor=actor_of(context),
         )
         return pb.DeleteConversationMemoryResponse(existed=existed)
+
+    async def ListSchedules(
+        self,
+        request: pb.ListSchedulesRequest,
+        context: grpc.aio.ServicerContext[pb.ListSchedulesRequest, pb.ListSchedulesResponse],
+    ) -> pb.ListSchedulesResponse:
+        found = await self._service.list_schedules(
+            request.conversation_key or None, request.include_ended
+        )
+        return pb.ListSchedulesResponse(scheduled=[scheduled_action_to_proto(v) for v in found])
+
+    async def ChangeScheduledAction(
+        self,
+        request: pb.ChangeScheduledActionRequest,
+        context: grpc.aio.ServicerContext[
+            pb.ChangeScheduledActionRequest, pb.ChangeScheduledActionResponse
+        ],
+    ) -> pb.ChangeScheduledActionResponse:
+        scheduled = await self._service.change_schedule(
+            _required(request.id, "scheduled action id"),
+            schedule_change(request.change),
+            actor=actor_of(context),
+        )
+        return pb.ChangeScheduledActionResponse(scheduled=scheduled_action_to_proto(scheduled))
 
     async def CompactContext(
         self,

@@ -15,6 +15,8 @@ from mind.events.action_views import (
     TriggerKind,
     TriggerView,
 )
+from mind.scheduler.errors import InvalidChange
+from mind.scheduler.records import Change
 from tobe.runtime.timestamps import from_timestamp, optional_moment, to_timestamp
 from tobe.v1 import common_pb2
 
@@ -209,3 +211,17 @@ def scheduled_action_from_proto(message: common_pb2.ScheduledAction) -> Schedule
         ),
         catch_up=message.catch_up,
     )
+
+
+SCHEDULE_CHANGES: dict[common_pb2.ScheduleChange.ValueType, Change] = {
+    common_pb2.SCHEDULE_CHANGE_PAUSE: "pause",
+    common_pb2.SCHEDULE_CHANGE_RESUME: "resume",
+    common_pb2.SCHEDULE_CHANGE_DELETE: "delete",
+}
+
+
+def schedule_change(change: common_pb2.ScheduleChange.ValueType) -> Change:
+    """The change a request names; InvalidChange for UNSPECIFIED or an unknown value."""
+    if change not in SCHEDULE_CHANGES:
+        raise InvalidChange("name the change: pause, resume or delete")
+    return SCHEDULE_CHANGES[change]

@@ -13,6 +13,7 @@ from mind.conversation import errors as conversations
 from mind.events.subscription import InvalidCursor, SnapshotRequired
 from mind.memory.rules import MemoryRefused
 from mind.profiles.errors import ProfileError
+from mind.scheduler import errors as scheduler
 from tobe.runtime.status import StatusTable
 
 
@@ -34,6 +35,10 @@ MIND_STATUS_CODES: StatusTable = {
     approvals.ApprovalNotFound: StatusCode.NOT_FOUND,
     approvals.ApprovalAlreadyDecided: StatusCode.FAILED_PRECONDITION,
     approvals.InvalidDecision: StatusCode.INVALID_ARGUMENT,
+    scheduler.InvalidTrigger: StatusCode.INVALID_ARGUMENT,
+    scheduler.InvalidChange: StatusCode.INVALID_ARGUMENT,
+    scheduler.ScheduleNotFound: StatusCode.NOT_FOUND,
+    scheduler.WrongScheduleState: StatusCode.FAILED_PRECONDITION,
     ClientUnauthenticated: StatusCode.UNAUTHENTICATED,
     # The conversation's profile cannot run (a compaction needs it too).
     ProfileError: StatusCode.FAILED_PRECONDITION,

@@ -29,6 +29,7 @@ from mind.service.convert import (
     run_to_proto,
     tool_to_proto,
 )
+from mind.service.convert_actions import schedule_change, scheduled_action_to_proto
 from mind.service.errors import MIND_STATUS_CODES, ClientUnauthenticated
 from mind.service.events import durable_event, ephemeral_event
 from mind.store.database import Database
@@ -216,6 +217,14 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.DeleteMemoryResponse(existed=existed)
 
+    async def ChangeSchedule(  # noqa: N802
+        self, request: mind_pb2.ChangeScheduleRequest, context: Context
+    ) -> mind_pb2.ChangeScheduleResponse:
+        scheduled = await self.manager.change_schedule(
+            _viewer(request.on_behalf_of), request.schedule_id, schedule_change(request.change)
+        )
+        return mind_pb2.ChangeScheduleResponse(scheduled=scheduled_action_to_proto(scheduled))
+
     async def GetSnapshot(  # noqa: N802
         self, request: mind_pb2.GetSnapshotRequest, context: Context
     ) -> mind_pb2.GetSnapshotResponse:
@@ -234,6 +243,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             pending_approvals=[approval_to_proto(a) for a in snapshot.pending_approvals],
             last_event_id=snapshot.last_event_id,
             queued=[queued_to_proto(q) for q in snapshot.queued],
+            scheduled_actions=[scheduled_action_to_proto(a) for a in snapshot.scheduled_actions],
         )
 
     async def GetHistory(  # noqa: N802

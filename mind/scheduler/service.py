@@ -1,0 +1,167 @@
+"""The scheduler's loop: claim what is due, then deliver it.
+
+1. At `start`, firings claimed but never delivered (a crash between claim and delivery) are
+   delivered again; delivery is idempotent by `FiringDelivery.idempotency_key`.
+2. Each turn claims, in one unit, every time-triggered action due now, then the firings of
+   memory writes committed since its cursor, delivers each claim, and runs the due deadline
+   sources (`add_deadlines`).
+3. It then sleeps until the earliest next due time or deadline, but never longer than
+   `[scheduler] max_sleep` (a wall-clock jump or a moved `FileClock` is noticed within one
+   sleep), waking early on a durable commit (a schedule changed, memory written) or `wake()`.
+
+A failed delivery is logged and left for the next start (`records.undelivered`); an exception
+in a turn is logged and the loop backs off and goes on: it ends only at `stop`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from datetime import datetime
+
+from mind.awareness.notes import Routed
+from mind.events.bus import BusSubscription, EventBus
+from mind.memory.store import MEMORY_CHANGED
+from mind.scheduler import records
+from mind.scheduler.conditions import ConditionWatch
+from mind.scheduler.model import Clock, DeadlineSource, FiringDelivery
+from mind.store.database import Database
+from tobe.config import SchedulerSettings
+from tobe.runtime.backoff import Backoff
+
+log = logging.getLogger(__name__)
+
+Deliver = Callable[[FiringDelivery], Awaitable[None]]
+
+
+class Scheduler:
+    def __init__(
+        self,
+        database: Database,
+        clock: Clock,
+        deliver: Deliver,
+        settings: SchedulerSettings,
+        bus: EventBus,
+    ) -> None:
+        self._database = database
+        self._clock = clock
+        self._deliver = deliver
+        self._settings = settings
+        self._bus = bus
+        self._deadlines: list[DeadlineSource] = []
+        self._conditions = ConditionWatch(database, clock)
+        self._subscription: BusSubscription | None = None
+        self._woken = asyncio.Event()
+        # Whether memory writes may wait to be matched (at start: whatever came meanwhile).
+        self._memory_news = True
+        self._task: asyncio.Task[None] | None = None
+
+    def add_deadlines(self, source: DeadlineSource) -> None:
+        """Keep `source`'s deadlines too (before `start`)."""
+        self._deadlines.append(source)
+
+    async def start(self) -> None:
+        """Deliver what a crash left undelivered, then run the loop until `stop`."""
+        self._subscription = self._bus.subscribe(include_ephemeral=False)
+        for firing in await self._database.read(records.undelivered):
+            await self._hand_over(firing)
+        # Sets the memory cursor on a first start, so writes from now on are matched.
+        for firing in await self._conditions.memory_written():
+            await self._hand_over(firing)
+        self._memory_news = False
+        self._task = asyncio.create_task(self._run(), name="scheduler")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._subscription is not None:
+            self._subscription.close()
+            self._subscription = None
+
+    def wake(self) -> None:
+        """Look at the schedules now instead of at the end of the current sleep."""
+        self._woken.set()
+
+    async def observed(self, routed: Sequence[Routed]) -> None:
+        """The Awareness router's hook: claim and deliver the firings `routed` causes. Raises
+        when the claim could not be stored, so the router retries the batch."""
+        for firing in await self._conditions.observed(routed):
+            await self._hand_over(firing)
+
+    async def _run(self) -> None:
+        backoff = Backoff()
+        while True:
+            try:
+                await self._turn()
+                backoff.reset()
+                self._take_news()
+                await self._sleep(await self._next_wake())
+            except asyncio.CancelledError:
+                raise
+            except Exception:
+                delay = backoff.next_delay()
+                log.exception("scheduler turn failed; retrying in %.1f s", delay)
+                await asyncio.sleep(delay)
+
+    async def _turn(self) -> None:
+        now = self._clock.now()
+        due = await self._database.read(records.earliest_due)
+        if due is not None and due <= now:
+            for firing in await self._database.write(lambda tx: records.claim_due(tx, now)):
+                await self._hand_over(firing)
+        if self._memory_news:
+            self._memory_news = False
+            for firing in await self._conditions.memory_written():
+                await self._hand_over(firing)
+        for source in self._deadlines:
+            deadline = await source.next_deadline()
+            if deadline is not None and deadline <= now:
+                await source.run_due(now)
+
+    async def _next_wake(self) -> datetime | None:
+        moments = [await self._database.read(records.earliest_due)]
+        moments += [await source.next_deadline() for source in self._deadlines]
+        known = [moment for moment in moments if moment is not None]
+        return min(known) if known else None
+
+    async def _sleep(self, until: datetime | None) -> None:
+        timeout = self._settings.max_sleep
+        if until is not None:
+            timeout = min(timeout, max(0.0, (until - self._clock.now()).total_seconds()))
+        if timeout <= 0:
+            return
+        waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._woken.wait())]
+        if self._subscription is not None:
+            waits.append(asyncio.ensure_future(self._subscription.wait(timeout)))
+        try:
+            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiting in waits:
+                waiting.cancel()
+
+    def _take_news(self) -> None:
+        """Forget the wake-ups so far (the next turn reads the store anew), noting whether a
+        memory write may have committed since the last look."""
+        self._woken.clear()
+        if self._subscription is None:
+            return
+        rows, must_read = self._subscription.take_durable()
+        if must_read or any(row.type == MEMORY_CHANGED for row in rows):
+            self._memory_news = True
+
+    async def _hand_over(self, firing: FiringDelivery) -> None:
+        try:
+            await self._deliver(firing)
+        except Exception:
+            # Claimed and not delivered: `undelivered` hands it over again at the next start.
+            log.exception(
+                "delivering firing %s of %s to %s failed; it is delivered again at the next start",
+                firing.firing_id,
+                firing.schedule_id,
+                firing.conversation_key,
+            )
