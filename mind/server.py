@@ -36,6 +36,7 @@ from mind.remote.execution import RemoteExecution
 from mind.remote.notes import BackgroundNotes
 from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
+from mind.scheduler.attach import attach_scheduler
 from mind.scheduler.clock import clock_from
 from mind.scheduler.service import Scheduler
 from mind.sealing.keyring import KeyRing
@@ -179,6 +180,8 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     keyring = KeyRing(store_loader(database))
     approvals = Approvals.build(settings.approvals, database, provider, keyring)
     runtime = ToolRuntime(approvals.authorizer)
+    # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
+    clock = clock_from(settings.scheduler)
     core = AgentCore(
         provider,
         tools,
@@ -187,6 +190,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         thinking=thinking_level(settings.provider),
         compaction=compaction_engine(settings.context, database, provider),
         catalog_sources=[skills, resources],
+        clock=clock.now,
     )
     manager = ConversationManager(
         database,
@@ -195,7 +199,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         bus=bus,
         profiles=profiles,
         keyring=keyring,
-        clock=clock_from(settings.scheduler),
+        clock=clock,
     )
     app = MindApp(
         settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
@@ -221,6 +225,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))
     attach_management(app)
+    attach_scheduler(app, manager.deliver_firing, clock)
     attach_awareness(app)
     return app
 
