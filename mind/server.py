@@ -13,6 +13,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from mind.actions.layer import DecisionLayer
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
@@ -183,8 +184,15 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         compaction=compaction_engine(settings.context, database, provider),
         catalog_sources=[skills, resources],
     )
+    decisions = DecisionLayer(provider, database, settings.actions, settings.scheduler)
     manager = ConversationManager(
-        database, core, settings.mind, bus=bus, profiles=profiles, keyring=keyring
+        database,
+        core,
+        settings.mind,
+        bus=bus,
+        profiles=profiles,
+        keyring=keyring,
+        decisions=decisions,
     )
     app = MindApp(
         settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls

@@ -119,6 +119,12 @@ def listing(
     return [view_of(row) for row in rows]
 
 
+def waiting(session: Session, conversation_key: str, now: datetime) -> list[PendingActionView]:
+    """The actions still waiting at `now` (an expired one may not be marked yet)."""
+    pending = listing(session, conversation_key, pending_only=True)
+    return [action for action in pending if action.expires_at > now]
+
+
 def find(session: Session, action_id: str) -> PendingAction:
     row = session.get(PendingAction, action_id)
     if row is None:

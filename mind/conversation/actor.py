@@ -8,6 +8,13 @@ order. Posts (`mind.conversation.posts`) join the same queue: appended at once w
 holds the lease and nothing waits, else delivered in their turn after the active run ended,
 each as its message, without a run; the queue then goes on.
 
+A run whose starting input is a person's message or an observation note first passes the
+entry decision layer (`mind.actions`), when the actor has one and it is on for the
+conversation's profile: its outcome is stored as a note before the first model step and
+narrows the run's tools (`ToolSelection`). The run of an owner's decision on a pending action
+(`Mind.DecideAction`) executes or re-plans that action; continuation runs and steering
+messages never pass the layer.
+
 The actor keeps the conversation's profile, made once (`ProfileBook.resolve`) and again only
 after the profile changed (`set_profile`), and its active Hand, which the Hand tool source
 reads on every step: a run's steps read neither from the store.
@@ -17,10 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from mind.actions.layer import DecisionLayer, Turn
+from mind.actions.model import PendingChoice
+from mind.actions.outcomes import Decision
 from mind.context import records as context_records
 from mind.conversation import continuation, inputs, posts, runs
 from mind.conversation.errors import ShuttingDown, WrongState
@@ -28,6 +39,7 @@ from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
 from mind.conversation.media import digests_of, read_images, store_images
+from mind.conversation.messages import append_message
 from mind.conversation.records import history_message
 from mind.conversation.replies import ReplyTexts
 from mind.core.history import ContextSummary, HistoryMessage
@@ -48,10 +60,13 @@ from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
 from mind.tools.registry import ToolClash
 from mind.tools.runtime import RunScope
+from mind.tools.selection import ToolSelection
 
 log = logging.getLogger(__name__)
 
 RUN_HOLDER = "run"
+# The `source` kind of an input carrying an owner's decision on a pending action.
+DECISION_SOURCE = "action_decision"
 COMPACTION_HOLDER = "compaction"
 
 
@@ -66,6 +81,17 @@ class ChatInput:
     source: dict[str, Any] = field(default_factory=dict)
     # Checked images sent with the text, stored in the unit that accepts the input.
     images: tuple[CheckedImage, ...] = ()
+    # Also done in the accepting unit (not for a retry), given the run it started ("" when
+    # queued): an owner's decision on a pending action commits with its input.
+    also: Callable[[WriteTx, str], None] | None = None
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """The input that started a run: what the decision layer reads."""
+
+    text: str
+    source: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -99,6 +125,8 @@ class ActiveRun:
     # Continuation run: the approval-gated tool call whose batch it finishes first.
     resume_call: str = ""
     permissions: dict[str, bool] = field(default_factory=dict)
+    # None for a continuation run.
+    start: RunStart | None = None
 
 
 def _duplicate(existing: Any) -> SendResult:
@@ -136,8 +164,11 @@ class ConversationActor:
         settings: ConversationSettings | None = None,
         profiles: ProfileBook | None = None,
         keyring: KeyRing | None = None,
+        decisions: DecisionLayer | None = None,
     ) -> None:
         self.key = key
+        # The entry decision layer; without one, every run is offered all its tools.
+        self.decisions = decisions
         # The keys of sealed runs; without one, no run is sealed and nothing sealed opens.
         self.keyring = keyring
         self.audience = audience
@@ -224,6 +255,8 @@ class ConversationActor:
                         images=images,
                     )
                     message = inputs.deliver(tx, row, run.id, self.audience)
+                    if chat.also is not None:
+                        chat.also(tx, run.id)
                     return _Accepted(row.id, run, message.id)
                 row = inputs.enqueue(
                     tx,
@@ -238,6 +271,8 @@ class ConversationActor:
                     source=chat.source,
                     images=images,
                 )
+                if chat.also is not None:
+                    chat.also(tx, "")
                 return _Accepted(row.id)
 
             accepted = await self.database.write(unit)
@@ -246,7 +281,7 @@ class ConversationActor:
             if accepted.run is None:
                 self._maybe_queued = True
             else:
-                self._launch(accepted.run, chat.principal)
+                self._launch(accepted.run, chat.principal, start=RunStart(chat.text, chat.source))
                 return SendResult(
                     accepted.input_id, accepted.message_id, accepted.run.id, False, False
                 )
@@ -404,7 +439,7 @@ class ConversationActor:
             self._maybe_queued = False
             return
 
-        def deliver_next(tx: WriteTx) -> tuple[models.Run, str] | None:
+        def deliver_next(tx: WriteTx) -> tuple[models.Run, str, RunStart] | None:
             """Posts at the head of the queue become messages; the first input after them
             starts a run."""
             while (row := inputs.oldest_queued(tx, self.key)) is not None:
@@ -413,15 +448,15 @@ class ConversationActor:
                     continue
                 run = self._start_with(tx, row.source, "followup", row.detail_mode)
                 inputs.deliver(tx, row, run.id, self.audience)
-                return run, row.principal
+                return run, row.principal, RunStart(row.text, dict(row.source))
             return None
 
         started = await self.database.write(deliver_next)
         if started is None:
             self._maybe_queued = False
         else:
-            run, principal = started
-            self._launch(run, principal)
+            run, principal, start = started
+            self._launch(run, principal, start=start)
 
     def _start_with(
         self, tx: WriteTx, source: dict[str, Any], trigger: str, mode: str
@@ -465,7 +500,13 @@ class ConversationActor:
         self._launch(run, principal, resume_call=tool_call_id)
         return True
 
-    def _launch(self, run: models.Run, principal: str, resume_call: str = "") -> None:
+    def _launch(
+        self,
+        run: models.Run,
+        principal: str,
+        resume_call: str = "",
+        start: RunStart | None = None,
+    ) -> None:
         if not self.lease.try_acquire(RUN_HOLDER):
             raise RuntimeError(f"{self.key}: mutation lease held by {self.lease.holder}")
         active = ActiveRun(
@@ -474,6 +515,7 @@ class ConversationActor:
             mode=run.detail_mode,
             resume_call=resume_call,
             permissions=dict(run.permissions),
+            start=start,
         )
         self._run = active
         active.task = asyncio.create_task(self._execute(active), name=f"run {run.id}")
@@ -621,6 +663,7 @@ class ConversationActor:
             )
             if not continuation.batch_is_last(history, active.resume_call):
                 return RunOutcome(state="completed", reason="later messages followed the batch")
+        selection = await self._decide(active, profile, history)
         protected = frozenset([*self._resumes, active.resume_call]) - {""}
         return await self.core.run(
             scope,
@@ -630,7 +673,64 @@ class ConversationActor:
             view=self._view,
             summary=summary,
             protected=protected,
+            selection=selection,
         )
+
+    async def _decide(
+        self, active: ActiveRun, profile: Profile, history: list[HistoryMessage]
+    ) -> ToolSelection | None:
+        """Pass the run's starting input through the decision layer (see the module
+        docstring); its note joins `history`. None: the run is offered all its tools."""
+        start, layer = active.start, self.decisions
+        if layer is None or start is None:
+            return None
+        kind = start.source.get("kind", "")
+        if kind not in ("", "observation", DECISION_SOURCE):
+            return None
+        if kind != DECISION_SOURCE and not layer.enabled_for(profile):
+            return None
+        try:
+            tools = self.core.registry.tools_for(self.key, profile)
+        except ToolClash:
+            return None  # the run ends failed at its first step, naming the clash
+        turn = Turn(
+            self.key,
+            self.settings.owner,
+            self.audience,
+            active.run_id,
+            start.text,
+            history[:-1],
+            tools,
+        )
+        if kind == DECISION_SOURCE:
+            choice = PendingChoice(start.source["decision"])
+            amendment = str(start.source.get("amendment", ""))
+            decision = await layer.take_up(turn, start.source["action_id"], choice, amendment)
+        else:
+            decision = await layer.decide(turn)
+        await self._note(active.run_id, decision, history)
+        return decision.selection
+
+    async def _note(self, run_id: str, decision: Decision, history: list[HistoryMessage]) -> None:
+        """Store the decision's note (when it has one) before the run's first model step."""
+        note = decision.note()
+        if note is None:
+            return
+        text, payload = note
+
+        def unit(tx: WriteTx) -> models.Message:
+            return append_message(
+                tx,
+                self.audience,
+                key=self.key,
+                run_id=run_id,
+                role="note",
+                text=text,
+                payload=payload,
+                mode=DetailMode.TRANSPARENT,
+            )
+
+        history.append(history_message(await self.database.write(unit)))
 
     async def _history(self) -> list[HistoryMessage]:
         """The messages after the latest context summary (`_summary`), or all without one.

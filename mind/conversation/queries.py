@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 from mind.conversation import posts
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.errors import NotFound
+from mind.events.action_views import PendingActionView
 from mind.events.payloads import (
     approval_view,
     conversation_view,
@@ -42,6 +43,8 @@ class Snapshot:
     pending_approvals: tuple[ApprovalView, ...]
     queued: tuple[QueuedView, ...]
     last_event_id: int
+    # Actions waiting for the owner's confirmation (`mind.actions.records.waiting`).
+    pending_actions: tuple[PendingActionView, ...] = ()
 
 
 @dataclass(frozen=True)
