@@ -172,14 +172,18 @@ class DecisionLayer:
         self, turn: Turn, action_id: str, choice: PendingChoice, amendment: str
     ) -> Decision:
         """The run of an owner's decision made outside the chat (`Mind.DecideAction`)."""
-        action = await self.database.read(
-            lambda session: records.view_of(records.find(session, action_id))
-        )
         if choice is PendingChoice.CONFIRM:
+            action = await self.database.read(
+                lambda session: records.view_of(records.find(session, action_id))
+            )
             outcome = Outcome(
                 Fate.EXECUTING, action.goal, action.title, action_id=action.id, plan=action.plan
             )
             return Decision((outcome,))
+        waiting = await self._still_pending(action_id)
+        if isinstance(waiting, Outcome):
+            return Decision((waiting,))
+        action = waiting
         context = await self._context(turn)
         try:
             return Decision((await self._amend(turn, context, action, amendment),))
