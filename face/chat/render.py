@@ -80,6 +80,26 @@ def memory_lines(memory: mind_pb2.ListMemoryResponse) -> list[str]:
     return lines
 
 
+_ACTION_STATES = {
+    common_pb2.PENDING_ACTION_STATE_CONFIRMED: "✓ confirmed",
+    common_pb2.PENDING_ACTION_STATE_CANCELLED: "✗ declined",
+    common_pb2.PENDING_ACTION_STATE_AMENDED: "✎ amended",
+    common_pb2.PENDING_ACTION_STATE_EXPIRED: "⌛ expired",
+}
+
+
+def pending_action_line(action: common_pb2.PendingAction) -> str:
+    """One status line for an action waiting for the owner, or for what became of it."""
+    if action.state == common_pb2.PENDING_ACTION_STATE_PENDING:
+        return (
+            f"⏳ waiting for your confirmation: {action.title} [{action.id}] — /confirm, "
+            "/decline or /amend"
+        )
+    state = _ACTION_STATES.get(action.state, "decided")
+    then = f" → {action.outcome}" if action.outcome else ""
+    return f"{state}: {action.title} [{action.id}]{then}"
+
+
 class Renderer:
     """Draws the events of the current conversation; notes activity elsewhere in one line."""
 
@@ -231,6 +251,9 @@ class Renderer:
 
     def _on_memory_changed(self, change: events_pb2.MemoryChanged) -> None:
         self.status(memory_changed_line(change))
+
+    def _on_action_changed(self, action: common_pb2.PendingAction) -> None:
+        self.status(pending_action_line(action))
 
     def _on_tool_changed(self, tool: common_pb2.ToolProjection) -> None:
         self._stop_live()
