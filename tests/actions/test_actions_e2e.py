@@ -316,3 +316,49 @@ def test_a_malformed_extractor_answer_twice_is_answered_as_plain_chat_and_record
         what="the failure's log line",
     )
     assert "extract" in logged[0] and "malformed please" not in "\n".join(mind.output)
+
+
+@pytest.fixture(scope="module")
+def hasty_mind() -> Iterator[MindProcess]:
+    """A Mind whose pending actions expire a millisecond after they are registered: any
+    decision arrives after that."""
+    root = Path(tempfile.mkdtemp(prefix="tact-"))
+    script = root / "script.yaml"
+    script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    try:
+        with running_mind(
+            root,
+            script=script,
+            TOBE_ACTIONS__ENABLED="true",
+            TOBE_ACTIONS__CONFIRMATION_TTL="0.001",
+        ) as process:
+            yield process
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_decision_on_an_expired_action_is_refused_and_marks_it_expired(hasty_mind: MindProcess):
+    gateway = Gateway.connect(hasty_mind)
+    try:
+        key = gateway.create("p_expire")
+        events = chat(gateway, key, "remember my diet, then let it expire")
+        (action,) = payloads(events, "action_changed")
+        assert action.state == common_pb2.PENDING_ACTION_STATE_PENDING
+        assert gateway.snapshot(key).pending_actions == []
+
+        after = gateway.head()
+        with pytest.raises(grpc.RpcError) as late:
+            decide(gateway, action.id, common_pb2.ACTION_DECISION_CONFIRM, "too-late")
+        assert late.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "expired" in late.value.details()
+        replayed = gateway.replay(after)[0]
+        assert actions_changed(replayed) == [
+            ("Remember the diet", common_pb2.PENDING_ACTION_STATE_EXPIRED)
+        ]
+        assert ended_runs(replayed) == set() and memory(gateway, key) == {}
+        with pytest.raises(grpc.RpcError) as again:
+            decide(gateway, action.id, common_pb2.ACTION_DECISION_CONFIRM, "too-late-2")
+        assert again.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+        assert "already expired" in again.value.details()
+    finally:
+        gateway.close()
