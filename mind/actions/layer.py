@@ -150,13 +150,11 @@ class DecisionLayer:
     async def decide(self, turn: Turn) -> Decision:
         """Extract → evaluate → plan for a run's starting input; see the module docstring."""
         context = await self._context(turn)
+        outcomes: list[Outcome] = []
         try:
             extraction = await extractor.extract(self.provider, turn.text, context)
-            if extraction.ordinary:
-                return Decision()
-            outcomes = [
-                await self._answer(turn, context, decision) for decision in extraction.pending
-            ]
+            for decision in extraction.pending:
+                outcomes.append(await self._answer(turn, context, decision))
             limit = self.settings.max_tendencies
             for tendency in extraction.tendencies[:limit]:
                 outcomes.append(await self._through(turn, context, tendency.goal, tendency))
@@ -165,7 +163,7 @@ class DecisionLayer:
                 for t in extraction.tendencies[limit:]
             ]
         except MalformedAnswer as failure:
-            return self._failed(turn, failure)
+            return self._failed(turn, failure, outcomes)
         return Decision(tuple(outcomes))
 
     async def take_up(
@@ -194,7 +192,10 @@ class DecisionLayer:
                 (Outcome(Fate.STALE, action.goal, action.title, str(exc), action_id=action.id),)
             )
 
-    def _failed(self, turn: Turn, failure: MalformedAnswer) -> Decision:
+    def _failed(
+        self, turn: Turn, failure: MalformedAnswer, done: Sequence[Outcome] = ()
+    ) -> Decision:
+        """The input is plain chat; what was applied before the failure stays, noted."""
         log.warning(
             "decision layer: run %s of %s: the %s stage's answer was unusable after a retry "
             "(%s); the input is handled as plain chat",
@@ -203,7 +204,7 @@ class DecisionLayer:
             failure.stage,
             failure.category,
         )
-        return Decision(failure=failure)
+        return Decision(tuple(done), failure)
 
     async def _context(self, turn: Turn) -> StageContext:
         now = self.clock.now()

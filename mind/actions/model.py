@@ -90,11 +90,6 @@ class Extraction:
     tendencies: tuple[Tendency, ...]
     pending: tuple[PendingDecision, ...]
 
-    @property
-    def ordinary(self) -> bool:
-        """Ordinary conversation: nothing to act on, nothing pending answered."""
-        return not self.tendencies and not self.pending
-
 
 @dataclass(frozen=True)
 class Evaluation:

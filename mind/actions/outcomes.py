@@ -41,7 +41,8 @@ class Outcome:
     next_fire_at: datetime | None = None
     plan: Plan = ()
 
-    def line(self) -> str:
+    def line(self, failed: bool = False) -> str:
+        """The note's line; `failed`: the decision failed later, so nothing executes now."""
         what = f"{self.title or self.goal!r}"
         match self.fate:
             case Fate.REFUSED:
@@ -54,6 +55,8 @@ class Outcome:
             case Fate.SCHEDULED:
                 when = self.next_fire_at.isoformat() if self.next_fire_at else "on its condition"
                 return f"- {what}: scheduled as {self.schedule_id}, next {when}."
+            case Fate.EXECUTING if failed:
+                return f"- {what}: not executed: the decision failed below; ask again."
             case Fate.EXECUTING:
                 steps = "; ".join(
                     f"{step.order}. {step.action} ({step.purpose})"
@@ -108,7 +111,8 @@ class Decision:
         lines = [
             "The decision layer read the input before this run:",
         ]
-        lines += [outcome.line() for outcome in self.outcomes]
+        failed = self.failure is not None
+        lines += [outcome.line(failed) for outcome in self.outcomes]
         payload: dict[str, Any] = {
             "kind": NOTE_KIND,
             "outcomes": [outcome.to_payload() for outcome in self.outcomes],

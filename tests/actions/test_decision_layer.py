@@ -322,3 +322,29 @@ def test_a_profile_turns_the_layer_off_or_on_over_the_setting():
     on.settings = ActionsSettings(enabled=False)
     assert not on.enabled_for(DEFAULT_PROFILE)
     assert on.enabled_for(replace(DEFAULT_PROFILE, actions=True))
+
+
+async def test_a_later_stage_failing_keeps_what_was_applied_and_executes_nothing(
+    home: Database,
+):
+    two = {
+        "tendencies": [{"goal": g, "evidence": g} for g in ("lights off", "heat on")],
+        "pending": [],
+    }
+    provider = RecordedProvider(
+        two,
+        _verdict("confirm", ["lights_set"], timing="immediate"),
+        _plan("lights_set"),
+        "not JSON",
+        "still not JSON",
+    )
+    decision = await _layer(home, provider, FakeScheduler()).decide(_turn("lights off, heat on"))
+    assert decision.failure is not None and decision.failure.stage == "evaluate"
+    [waiting] = decision.outcomes
+    assert waiting.fate is Fate.WAITING
+    assert list(decision.selection.apply(TOOLS)) == ["memory_read"]
+    text, _ = decision.note() or ("", {})
+    assert f"waiting for the owner's confirmation as {waiting.action_id}" in text
+    assert "could not read the model's answer at the evaluate stage" in text
+    [stored] = await _pending(home)
+    assert stored.id == waiting.action_id

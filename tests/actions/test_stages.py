@@ -83,7 +83,7 @@ EVALUATED = Evaluation(
 async def test_ordinary_chat_costs_exactly_one_small_extractor_call():
     provider = RecordedProvider({"tendencies": [], "pending": []})
     found = await extractor.extract(provider, "Explain how tides work", _context())
-    assert found.ordinary
+    assert found.tendencies == () and found.pending == ()
     assert len(provider.requests) == 1
     request = provider.requests[0]
     assert request.system.startswith(EXTRACTOR_MARK) and not request.tools
@@ -109,7 +109,7 @@ async def test_an_extractor_answer_that_does_not_parse_is_retried_once_with_why(
     fenced = '```json\n{"tendencies": [], "pending": []}\n```'
     provider = RecordedProvider("Sure! Here you go", fenced)
     found = await extractor.extract(provider, "hi", _context())
-    assert found.ordinary
+    assert found.tendencies == () and found.pending == ()
     retry = provider.requests[1].messages
     assert [m.role for m in retry] == ["user", "assistant", "user"]
     assert retry[1].text == "Sure! Here you go"
