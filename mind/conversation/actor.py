@@ -33,7 +33,7 @@ from mind.actions.layer import DecisionLayer, Turn
 from mind.actions.model import PendingChoice
 from mind.actions.outcomes import Decision
 from mind.context import records as context_records
-from mind.conversation import continuation, inputs, posts, runs
+from mind.conversation import action_decisions, continuation, inputs, posts, runs
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
@@ -65,8 +65,6 @@ from mind.tools.selection import ToolSelection
 log = logging.getLogger(__name__)
 
 RUN_HOLDER = "run"
-# The `source` kind of an input carrying an owner's decision on a pending action.
-DECISION_SOURCE = "action_decision"
 COMPACTION_HOLDER = "compaction"
 
 
@@ -685,9 +683,9 @@ class ConversationActor:
         if layer is None or start is None:
             return None
         kind = start.source.get("kind", "")
-        if kind not in ("", "observation", DECISION_SOURCE):
+        if kind not in ("", "observation", action_decisions.KIND):
             return None
-        if kind != DECISION_SOURCE and not layer.enabled_for(profile):
+        if kind != action_decisions.KIND and not layer.enabled_for(profile):
             return None
         try:
             tools = self.core.registry.tools_for(self.key, profile)
@@ -702,7 +700,7 @@ class ConversationActor:
             history[:-1],
             tools,
         )
-        if kind == DECISION_SOURCE:
+        if kind == action_decisions.KIND:
             choice = PendingChoice(start.source["decision"])
             amendment = str(start.source.get("amendment", ""))
             decision = await layer.take_up(turn, start.source["action_id"], choice, amendment)
