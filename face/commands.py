@@ -49,6 +49,8 @@ UnaryCommand = (
     | face_pb2.ListMemoryCommand
     | face_pb2.DeleteMemoryCommand
     | face_pb2.ChangeScheduleCommand
+    | face_pb2.ListActionsCommand
+    | face_pb2.DecideActionCommand
     | face_pb2.ListProfilesCommand
     | face_pb2.SetProfileCommand
     | face_pb2.SetActiveHandCommand
@@ -265,6 +267,26 @@ class CommandRouter:
                     )
                 )
                 return face_pb2.Reply(change_schedule=schedule)
+            case face_pb2.ListActionsCommand():
+                actions = await mind.list_actions(
+                    mind_pb2.ListActionsRequest(
+                        on_behalf_of=who,
+                        conversation_key=command.conversation_key,
+                        include_ended=command.include_ended,
+                    )
+                )
+                return face_pb2.Reply(list_actions=actions)
+            case face_pb2.DecideActionCommand():
+                taken = await mind.decide_action(
+                    mind_pb2.DecideActionRequest(
+                        on_behalf_of=who,
+                        action_id=command.action_id,
+                        decision=command.decision,
+                        amendment=command.amendment,
+                        idempotency_key=command.idempotency_key,
+                    )
+                )
+                return face_pb2.Reply(decide_action=taken)
             case _:
                 assert_never(command)
 

@@ -129,6 +129,16 @@ class MindClient:
     ) -> mind_pb2.ChangeScheduleResponse:
         return await self._mind.unary(self._mind.stub.ChangeSchedule, request)
 
+    async def list_actions(
+        self, request: mind_pb2.ListActionsRequest
+    ) -> mind_pb2.ListActionsResponse:
+        return await self._mind.unary(self._mind.stub.ListActions, request)
+
+    async def decide_action(
+        self, request: mind_pb2.DecideActionRequest
+    ) -> mind_pb2.DecideActionResponse:
+        return await self._mind.unary(self._mind.stub.DecideAction, request)
+
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:

@@ -13,6 +13,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from mind.actions.expiry import PendingExpiry
+from mind.actions.layer import DecisionLayer
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
@@ -192,6 +194,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         catalog_sources=[skills, resources],
         clock=clock.now,
     )
+    decisions = DecisionLayer(provider, database, settings.actions, settings.scheduler, clock=clock)
     manager = ConversationManager(
         database,
         core,
@@ -200,6 +203,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         profiles=profiles,
         keyring=keyring,
         clock=clock,
+        decisions=decisions,
     )
     app = MindApp(
         settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
@@ -225,7 +229,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))
     attach_management(app)
-    attach_scheduler(app, manager.deliver_firing, clock)
+    attach_scheduler(app, manager.deliver_firing, clock).add_deadlines(PendingExpiry(database))
     attach_awareness(app)
     return app
 

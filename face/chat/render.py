@@ -112,6 +112,26 @@ def schedule_changed_line(action: common_pb2.ScheduledAction) -> str:
     )
 
 
+_ACTION_STATES = {
+    common_pb2.PENDING_ACTION_STATE_CONFIRMED: "✓ confirmed",
+    common_pb2.PENDING_ACTION_STATE_CANCELLED: "✗ declined",
+    common_pb2.PENDING_ACTION_STATE_AMENDED: "✎ amended",
+    common_pb2.PENDING_ACTION_STATE_EXPIRED: "⌛ expired",
+}
+
+
+def pending_action_line(action: common_pb2.PendingAction) -> str:
+    """One status line for an action waiting for the owner, or for what became of it."""
+    if action.state == common_pb2.PENDING_ACTION_STATE_PENDING:
+        return (
+            f"⏳ waiting for your confirmation: {action.title} [{action.id}] — /confirm, "
+            "/decline or /amend"
+        )
+    state = _ACTION_STATES.get(action.state, "decided")
+    then = f" → {action.outcome}" if action.outcome else ""
+    return f"{state}: {action.title} [{action.id}]{then}"
+
+
 class Renderer:
     """Draws the events of the current conversation; notes activity elsewhere in one line."""
 
@@ -281,6 +301,9 @@ class Renderer:
 
     def _on_schedule_changed(self, action: common_pb2.ScheduledAction) -> None:
         self.show_schedule_change(action)
+
+    def _on_action_changed(self, action: common_pb2.PendingAction) -> None:
+        self.status(pending_action_line(action))
 
     def _on_tool_changed(self, tool: common_pb2.ToolProjection) -> None:
         self._stop_live()

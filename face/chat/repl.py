@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from face.chat import choices
+from face.chat import actions, choices
 from face.chat.attach import ImageRefused, read_image, split_argument
 from face.chat.render import Renderer
 from face.chat.session import ChatSession, CommandFailed
@@ -31,6 +31,8 @@ HELP = (
     "/memory  what this conversation remembers   /forget <key>  delete one memory entry\n"
     "/schedules  what this conversation has scheduled   /pause <id>  /resume <id>  "
     "/unschedule <id>  pause, resume or delete one\n"
+    "/actions  actions waiting for your confirmation   /confirm <id>   /decline <id>\n"
+    "/amend <id> <change>  have a waiting action planned again with the change\n"
     "/profile [name]  list or switch profiles   /hand <name>|all  which Hand's tools to use\n"
     "/image PATH [text]  send an image (PNG, JPEG, WebP, GIF) with optional text\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
@@ -122,6 +124,8 @@ class ChatRepl:
             self.renderer.on_event(
                 events_pb2.Event(conversation_key=key, approval_changed=approval)
             )
+        for action in snapshot.pending_actions:
+            self.renderer.on_event(events_pb2.Event(conversation_key=key, action_changed=action))
         await self.session.subscribe(snapshot.last_event_id)
 
     async def _restart_from_snapshot(self) -> None:
@@ -153,6 +157,10 @@ class ChatRepl:
                 await self._schedules()
             elif name in _SCHEDULE_CHANGES and argument.strip():
                 await self._change_schedule(name, argument.strip())
+            elif name == "/actions":
+                await actions.show(self.session, self.console, self.renderer.conversation)
+            elif name in actions.DECISIONS and argument.strip():
+                await actions.decide(self.session, self.console, name, argument)
             elif name == "/profile":
                 await choices.profile(
                     self.session, self.console, self.renderer.conversation, argument.strip()

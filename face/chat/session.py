@@ -44,6 +44,8 @@ class Command(TypedDict, total=False):
     list_memory: face_pb2.ListMemoryCommand
     delete_memory: face_pb2.DeleteMemoryCommand
     change_schedule: face_pb2.ChangeScheduleCommand
+    list_actions: face_pb2.ListActionsCommand
+    decide_action: face_pb2.DecideActionCommand
     list_profiles: face_pb2.ListProfilesCommand
     set_profile: face_pb2.SetProfileCommand
     set_active_hand: face_pb2.SetActiveHandCommand

@@ -8,6 +8,13 @@ order. Posts (`mind.conversation.posts`) join the same queue: appended at once w
 holds the lease and nothing waits, else delivered in their turn after the active run ended,
 each as its message, without a run; the queue then goes on.
 
+A run whose starting input is a person's message or an observation note first passes the
+entry decision layer (`mind.actions`), when the actor has one and it is on for the
+conversation's profile: its outcome is stored as a note before the first model step and
+narrows the run's tools (`ToolSelection`). The run of an owner's decision on a pending action
+(`Mind.DecideAction`) executes or re-plans that action; continuation runs and steering
+messages never pass the layer.
+
 The actor keeps the conversation's profile, made once (`ProfileBook.resolve`) and again only
 after the profile changed (`set_profile`), and its active Hand, which the Hand tool source
 reads on every step: a run's steps read neither from the store.
@@ -17,17 +24,22 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from mind.actions.layer import DecisionLayer, Turn
+from mind.actions.model import PendingChoice
+from mind.actions.outcomes import Decision
 from mind.context import records as context_records
-from mind.conversation import continuation, inputs, posts, proactive, runs
+from mind.conversation import action_decisions, continuation, inputs, posts, proactive, runs
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
 from mind.conversation.media import digests_of, read_images, store_images
+from mind.conversation.messages import append_message
 from mind.conversation.proactive import ProactiveRun
 from mind.conversation.records import history_message
 from mind.conversation.replies import ReplyTexts
@@ -52,6 +64,7 @@ from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
 from mind.tools.registry import ToolClash
 from mind.tools.runtime import RunScope
+from mind.tools.selection import ToolSelection
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +83,17 @@ class ChatInput:
     source: dict[str, Any] = field(default_factory=dict)
     # Checked images sent with the text, stored in the unit that accepts the input.
     images: tuple[CheckedImage, ...] = ()
+    # Also done in the accepting unit (not for a retry), given the run it started ("" when
+    # queued): an owner's decision on a pending action commits with its input.
+    also: Callable[[WriteTx, str], None] | None = None
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """The input that started a run: what the decision layer reads."""
+
+    text: str
+    source: dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -103,8 +127,15 @@ class ActiveRun:
     # Continuation run: the approval-gated tool call whose batch it finishes first.
     resume_call: str = ""
     permissions: dict[str, bool] = field(default_factory=dict)
+    # None for a continuation run.
+    start: RunStart | None = None
     # A firing's run (`mind.conversation.proactive`); None for every other run.
     proactive: ProactiveRun | None = None
+
+
+def _from_person(source: dict[str, Any]) -> bool:
+    """A person's message, or their decision on a pending action (not code, not the world)."""
+    return source.get("kind", "") in ("", action_decisions.KIND)
 
 
 def _duplicate(existing: Any) -> SendResult:
@@ -142,8 +173,11 @@ class ConversationActor:
         settings: ConversationSettings | None = None,
         profiles: ProfileBook | None = None,
         keyring: KeyRing | None = None,
+        decisions: DecisionLayer | None = None,
     ) -> None:
         self.key = key
+        # The entry decision layer; without one, every run is offered all its tools.
+        self.decisions = decisions
         # The keys of sealed runs; without one, no run is sealed and nothing sealed opens.
         self.keyring = keyring
         self.audience = audience
@@ -230,6 +264,8 @@ class ConversationActor:
                         images=images,
                     )
                     message = inputs.deliver(tx, row, run.id, self.audience)
+                    if chat.also is not None:
+                        chat.also(tx, run.id)
                     return _Accepted(row.id, run, message.id)
                 row = inputs.enqueue(
                     tx,
@@ -244,6 +280,8 @@ class ConversationActor:
                     source=chat.source,
                     images=images,
                 )
+                if chat.also is not None:
+                    chat.also(tx, "")
                 return _Accepted(row.id)
 
             accepted = await self.database.write(unit)
@@ -252,12 +290,12 @@ class ConversationActor:
             if accepted.run is None:
                 self._maybe_queued = True
             else:
-                self._launch(accepted.run, chat.principal, source=chat.source)
+                self._launch(accepted.run, chat.principal, start=RunStart(chat.text, chat.source))
                 return SendResult(
                     accepted.input_id, accepted.message_id, accepted.run.id, False, False
                 )
             active = self._run
-            if active is not None and active.proactive is not None and not chat.source:
+            if active is not None and active.proactive is not None and _from_person(chat.source):
                 # A person's message comes first: the proactive run ends, and `_start_next`
                 # delivers this message before any firing queued ahead of it.
                 active.stop_as = ("cancelled", proactive.ABORTED_BY_MESSAGE)
@@ -416,7 +454,7 @@ class ConversationActor:
             self._maybe_queued = False
             return
 
-        def deliver_next(tx: WriteTx) -> tuple[models.Run, str, dict[str, Any]] | None:
+        def deliver_next(tx: WriteTx) -> tuple[models.Run, str, RunStart] | None:
             """Posts at the head of the queue become messages; the first input after them
             starts a run."""
             while (row := inputs.oldest_queued(tx, self.key)) is not None:
@@ -429,15 +467,15 @@ class ConversationActor:
                     row = person or row
                 run = self._start_with(tx, row.source, "followup", row.detail_mode)
                 inputs.deliver(tx, row, run.id, self.audience)
-                return run, row.principal, row.source
+                return run, row.principal, RunStart(row.text, dict(row.source))
             return None
 
         started = await self.database.write(deliver_next)
         if started is None:
             self._maybe_queued = False
         else:
-            run, principal, source = started
-            self._launch(run, principal, source=source)
+            run, principal, start = started
+            self._launch(run, principal, start=start)
 
     def _start_with(
         self, tx: WriteTx, source: dict[str, Any], trigger: str, mode: str
@@ -492,18 +530,19 @@ class ConversationActor:
         run: models.Run,
         principal: str,
         resume_call: str = "",
-        source: dict[str, Any] | None = None,
+        start: RunStart | None = None,
     ) -> None:
         if not self.lease.try_acquire(RUN_HOLDER):
             raise RuntimeError(f"{self.key}: mutation lease held by {self.lease.holder}")
-        firing = source is not None and proactive.is_firing(source)
+        firing = start is not None and proactive.is_firing(start.source)
         active = ActiveRun(
             run_id=run.id,
             principal=principal,
             mode=run.detail_mode,
             resume_call=resume_call,
             permissions=dict(run.permissions),
-            proactive=ProactiveRun.of(source) if source is not None and firing else None,
+            start=start,
+            proactive=ProactiveRun.of(start.source) if start is not None and firing else None,
         )
         self._run = active
         active.task = asyncio.create_task(self._execute(active), name=f"run {run.id}")
@@ -659,6 +698,7 @@ class ConversationActor:
             )
             if not continuation.batch_is_last(history, active.resume_call):
                 return RunOutcome(state="completed", reason="later messages followed the batch")
+        selection = await self._decide(active, profile, history)
         protected = frozenset([*self._resumes, active.resume_call]) - {""}
         if active.proactive is not None:
             return await self.core.run(
@@ -679,6 +719,7 @@ class ConversationActor:
             view=self._view,
             summary=summary,
             protected=protected,
+            selection=selection,
         )
 
     async def _proactive_context(self, run_id: str) -> list[HistoryMessage]:
@@ -688,6 +729,62 @@ class ConversationActor:
         notes = await self.database.rows(proactive.RUN_MESSAGES, run_id=run_id)
         now = self.core.clock()
         return [*(history_message(row) for row in notes), proactive.memory_note(memory, now)]
+
+    async def _decide(
+        self, active: ActiveRun, profile: Profile, history: list[HistoryMessage]
+    ) -> ToolSelection | None:
+        """Pass the run's starting input through the decision layer (see the module
+        docstring); its note joins `history`. None: the run is offered all its tools."""
+        start, layer = active.start, self.decisions
+        if layer is None or start is None:
+            return None
+        kind = start.source.get("kind", "")
+        if kind not in ("", "observation", action_decisions.KIND):
+            return None
+        if kind != action_decisions.KIND and not layer.enabled_for(profile):
+            return None
+        try:
+            tools = self.core.registry.tools_for(self.key, profile)
+        except ToolClash:
+            return None  # the run ends failed at its first step, naming the clash
+        turn = Turn(
+            self.key,
+            self.settings.owner,
+            self.audience,
+            active.run_id,
+            start.text,
+            history[:-1],
+            tools,
+        )
+        if kind == action_decisions.KIND:
+            choice = PendingChoice(start.source["decision"])
+            amendment = str(start.source.get("amendment", ""))
+            decision = await layer.take_up(turn, start.source["action_id"], choice, amendment)
+        else:
+            decision = await layer.decide(turn)
+        await self._note(active.run_id, decision, history)
+        return decision.selection
+
+    async def _note(self, run_id: str, decision: Decision, history: list[HistoryMessage]) -> None:
+        """Store the decision's note (when it has one) before the run's first model step."""
+        note = decision.note()
+        if note is None:
+            return
+        text, payload = note
+
+        def unit(tx: WriteTx) -> models.Message:
+            return append_message(
+                tx,
+                self.audience,
+                key=self.key,
+                run_id=run_id,
+                role="note",
+                text=text,
+                payload=payload,
+                mode=DetailMode.TRANSPARENT,
+            )
+
+        history.append(history_message(await self.database.write(unit)))
 
     async def _history(self) -> list[HistoryMessage]:
         """The messages after the latest context summary (`_summary`), or all without one.

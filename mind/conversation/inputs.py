@@ -17,7 +17,7 @@ from mind.store.database import WriteTx
 from mind.tools.base import DetailMode
 
 _COLUMNS = models.Input.__table__
-_BY_IDEMPOTENCY_KEY = select(_COLUMNS).where(
+BY_IDEMPOTENCY_KEY = select(_COLUMNS).where(
     models.Input.conversation_key == bindparam("key"),
     models.Input.idempotency_key == bindparam("idempotency_key"),
 )
@@ -42,7 +42,7 @@ _POST_DELIVERED = (
 
 def find(tx: WriteTx, key: str, idempotency_key: str) -> Any | None:
     """The input sent with `idempotency_key` (a row of `inputs`), if any."""
-    return tx.first(_BY_IDEMPOTENCY_KEY, key=key, idempotency_key=idempotency_key)
+    return tx.first(BY_IDEMPOTENCY_KEY, key=key, idempotency_key=idempotency_key)
 
 
 def oldest_queued(tx: WriteTx, key: str) -> Any | None:
@@ -71,10 +71,13 @@ def accept(
     mode: str,
     source: dict[str, Any] | None = None,
     images: list[dict[str, Any]] | None = None,
+    state: str = "queued",
 ) -> models.Input:
     """Store a new input, queued (no event: the caller delivers it or announces it).
 
-    `images` are references to rows of `media` the same unit stored."""
+    `images` are references to rows of `media` the same unit stored. An input recorded
+    `dropped` is never delivered: it keeps an idempotency key for a request that started no
+    run (`mind.conversation.action_decisions`)."""
     row = models.Input(
         conversation_key=key,
         idempotency_key=idempotency_key,
@@ -84,7 +87,7 @@ def accept(
         detail_mode=mode,
         source=source or {},
         images=images or [],
-        state="queued",
+        state=state,
         created_at=datetime.now(UTC),
     )
     return tx.insert(row)

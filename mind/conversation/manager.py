@@ -18,8 +18,12 @@ from datetime import UTC, datetime
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from mind.conversation import choices, inputs, posts, proactive, queries, runs
+from mind.actions import records as action_records
+from mind.actions.layer import DecisionLayer
+from mind.actions.model import PendingChoice
+from mind.conversation import action_decisions, choices, inputs, posts, proactive, queries, runs
 from mind.conversation.access import Viewer, can_see, check_key, check_principal
+from mind.conversation.action_decisions import DecideResult, Route
 from mind.conversation.actor import (
     ChatInput,
     ConversationActor,
@@ -34,11 +38,12 @@ from mind.conversation.errors import (
     NotAllowed,
     NotFound,
     ShuttingDown,
+    WrongState,
 )
 from mind.conversation.images import CheckedImage, ImageUpload, check_images
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
-from mind.events.action_views import ScheduledActionView
+from mind.events.action_views import PendingActionView, PendingState, ScheduledActionView
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
 from mind.events.views import CompactionView, ConversationView
@@ -74,6 +79,13 @@ def _loaded(session: Session, key: str) -> tuple[list[str], ConversationSettings
         conversation.owner, conversation.profile, conversation.active_hand
     )
     return [conversation.owner, *queries.members_of(session, key)], settings
+
+
+def _action_access(session: Session, action_id: str) -> tuple[PendingActionView, str, list[str]]:
+    """A pending action with its conversation's owner and members; NotFound when unknown."""
+    action = action_records.view_of(action_records.find(session, action_id))
+    owner, members = queries.access(session, action.conversation_key)
+    return action, owner, members
 
 
 def _clamp(value: int, default: int, maximum: int) -> int:
@@ -113,10 +125,13 @@ class ConversationManager:
         profiles: ProfileBook | None = None,
         keyring: KeyRing | None = None,
         clock: Clock | None = None,
+        decisions: DecisionLayer | None = None,
     ) -> None:
         self.database = database
         # The scheduler's idea of now (`[scheduler] clock_file`), for resuming an action.
         self.clock = clock or SystemClock()
+        # The entry decision layer (`mind.actions`); None: off for every conversation.
+        self.decisions = decisions
         self.core = core
         # The keys of sealed runs (`mind.sealing`), shared by every reader of this store.
         self.keyring = keyring or KeyRing(store_loader(database))
@@ -412,9 +427,14 @@ class ConversationManager:
     ) -> queries.Snapshot:
         check_principal(viewer.principal)
         limit = _clamp(message_limit, 50, 500)
-        return await self.database.read(
-            lambda session: queries.snapshot(session, viewer, key, limit, mode, self.keyring)
-        )
+        now = datetime.now(UTC)
+
+        def read(session: Session) -> queries.Snapshot:
+            found = queries.snapshot(session, viewer, key, limit, mode, self.keyring)
+            waiting = action_records.waiting(session, key, now)
+            return dataclasses.replace(found, pending_actions=tuple(waiting))
+
+        return await self.database.read(read)
 
     async def history(
         self, viewer: Viewer, key: str, after_message_id: int, limit: int, mode: DetailMode
@@ -472,6 +492,93 @@ class ConversationManager:
             lambda tx: schedules.change_schedule(tx, schedule_id, change, now)
         )
 
+    async def list_actions(
+        self, viewer: Viewer, key: str, include_ended: bool
+    ) -> tuple[builtins.list[PendingActionView], builtins.list[ScheduledActionView]]:
+        """A conversation's actions waiting for confirmation and its scheduled actions, oldest
+        first (every one with `include_ended`), for its owner and members (NotFound for anyone
+        else)."""
+        check_principal(viewer.principal)
+        now = self.clock.now()
+
+        def read(
+            session: Session,
+        ) -> tuple[builtins.list[PendingActionView], builtins.list[ScheduledActionView]]:
+            queries.visible(session, viewer, key)
+            scheduled = schedules.list_schedules(session, key, include_ended)
+            if include_ended:
+                return action_records.listing(session, key, pending_only=False), scheduled
+            return action_records.waiting(session, key, now), scheduled
+
+        return await self.database.read(read)
+
+    async def decide_action(
+        self,
+        viewer: Viewer,
+        action_id: str,
+        choice: PendingChoice,
+        amendment: str,
+        idempotency_key: str,
+    ) -> DecideResult:
+        """The owner confirms, cancels or amends a pending action (see
+        `mind.conversation.action_decisions`). NotAllowed for members, NotFound for an
+        unknown or foreign action, WrongState when it was decided or expired."""
+        check_principal(viewer.principal)
+        _check_idempotency_key(idempotency_key, "decision")
+        amendment = amendment.strip()
+        if (choice is PendingChoice.AMEND) != bool(amendment):
+            raise InvalidInput("an amendment (and only an amendment) needs `amendment`: the change")
+        layer = self.decisions
+        if layer is None:
+            raise WrongState("the decision layer is not running in this Mind")
+        action, owner, members = await self.database.read(lambda s: _action_access(s, action_id))
+        if not can_see(viewer, owner, members):
+            raise NotFound(f"no pending action {action_id!r}")
+        if viewer.principal != owner:
+            raise NotAllowed(f"only the owner of {action.conversation_key} decides its actions")
+        key = action.conversation_key
+        earlier = await self.database.first(
+            inputs.BY_IDEMPOTENCY_KEY, key=key, idempotency_key=idempotency_key
+        )
+        if earlier is not None:
+            return await self._decided(action_decisions.decided_by(earlier), earlier.run_id or "")
+        now = layer.clock.now()
+        if await self.database.write(lambda tx: action_records.expire_if_due(tx, action_id, now)):
+            raise WrongState(f"action {action_id} expired at {action.expires_at.isoformat()}")
+        if action.state is not PendingState.PENDING:
+            raise WrongState(f"action {action_id} was already {action.state.value}")
+        actor = await self._actor(key)
+        if action_decisions.route(action, choice) is Route.RUN:
+            chat = ChatInput(
+                owner,
+                action_decisions.text(action, choice, amendment),
+                idempotency_key,
+                False,
+                DetailMode.SUMMARY.value,
+                action_decisions.source(action_id, choice, amendment),
+                also=action_decisions.in_run_unit(layer, action_id, choice),
+            )
+            sent = await actor.submit(chat)
+            return await self._decided(action_id, sent.run_id)
+        audience = [owner, *members]
+
+        def unit(tx: WriteTx) -> DecideResult | None:
+            if inputs.find(tx, key, idempotency_key) is not None:
+                return None  # a concurrent retry took it first
+            scheduled = action_decisions.at_once(tx, layer, action, choice, audience)
+            action_decisions.record_input(tx, key, owner, idempotency_key, action, choice)
+            view = action_records.view_of(action_records.find(tx.session, action_id))
+            return DecideResult(view, "", scheduled)
+
+        decided = await self.database.write(unit)
+        return decided if decided is not None else await self._decided(action_id, "")
+
+    async def _decided(self, action_id: str, run_id: str) -> DecideResult:
+        view = await self.database.read(
+            lambda s: action_records.view_of(action_records.find(s, action_id))
+        )
+        return DecideResult(view, run_id)
+
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
         try:
@@ -526,6 +633,7 @@ class ConversationManager:
                     settings=settings,
                     profiles=self.profiles,
                     keyring=self.keyring,
+                    decisions=self.decisions,
                 )
                 self._actors[key] = actor
             return actor

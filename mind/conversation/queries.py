@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 from mind.conversation import posts
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.errors import NotFound
-from mind.events.action_views import ScheduledActionView
+from mind.events.action_views import PendingActionView, ScheduledActionView
 from mind.events.payloads import (
     approval_view,
     conversation_view,
@@ -46,6 +46,8 @@ class Snapshot:
     last_event_id: int
     # Scheduled actions that may still fire (active or paused).
     scheduled_actions: tuple[ScheduledActionView, ...] = ()
+    # Actions waiting for the owner's confirmation (`mind.actions.records.waiting`).
+    pending_actions: tuple[PendingActionView, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,11 @@
-"""Typed views of initiative: actions waiting for confirmation, scheduled actions, their
-triggers and firings.
+"""Typed views of initiative: pending and scheduled actions, their plans, triggers, firings.
 
-Like `mind.events.views`: each mirrors one `tobe.v1` message under the same names
-(`mind.service.convert_actions` converts), and keeps an explicit JSON form for the outbox
-(`to_payload`, `from_payload`): enumerations as the store's lowercase words, timestamps as
-ISO-8601 strings in UTC ("" for none).
+Like `mind.events.views`: each mirrors one `tobe.v1` message field for field (converted by
+`mind.service.convert_actions`) and has an explicit JSON form for its durable event
+(`to_payload`, `from_payload`): keys are the field names, enumerations the store's lowercase
+words, timestamps ISO-8601 strings ("" for none). A `TriggerView` payload is also what the
+decision layer's Evaluator answers and what the store keeps (`pending_actions.trigger`,
+`scheduled_actions.trigger`).
 """
 
 from __future__ import annotations
@@ -61,13 +62,9 @@ def _moment(text: str) -> datetime | None:
     return datetime.fromisoformat(text) if text else None
 
 
-def _required_moment(text: str) -> datetime:
-    return datetime.fromisoformat(text)
-
-
 @dataclass(frozen=True)
 class PlanStepView:
-    """One meta-action of a plan, with the earlier steps it strictly depends on."""
+    """One meta-action of a plan, with the earlier steps (by `order`) it strictly needs."""
 
     order: int
     action: str
@@ -84,15 +81,17 @@ class PlanStepView:
 
     @classmethod
     def from_payload(cls, payload: Payload) -> PlanStepView:
-        return cls(payload["order"], payload["action"], payload["purpose"], tuple(payload["after"]))
+        return cls(
+            int(payload["order"]),
+            str(payload["action"]),
+            str(payload.get("purpose", "")),
+            tuple(int(order) for order in payload.get("after", ())),
+        )
 
 
 @dataclass(frozen=True)
 class TriggerView:
-    """When a scheduled action fires: the fields of its `kind` are set, the others empty.
-
-    Instants are aware (UTC once stored); `time_zone` is the IANA zone cron fields and the
-    owner's words are read in."""
+    """When a scheduled action fires; only the fields of its `kind` are set."""
 
     kind: TriggerKind
     time_zone: str
@@ -104,10 +103,6 @@ class TriggerView:
     observation_kind: str = ""
     match: str = ""
     memory_key: str = ""
-
-    @property
-    def is_condition(self) -> bool:
-        return self.kind in (TriggerKind.OBSERVATION, TriggerKind.MEMORY)
 
     def to_payload(self) -> Payload:
         return {
@@ -127,22 +122,20 @@ class TriggerView:
     def from_payload(cls, payload: Payload) -> TriggerView:
         return cls(
             kind=TriggerKind(payload["kind"]),
-            time_zone=payload["time_zone"],
-            at=_moment(payload["at"]),
-            every_seconds=payload["every_seconds"],
-            start_at=_moment(payload["start_at"]),
-            cron=payload["cron"],
-            adapter=payload["adapter"],
-            observation_kind=payload["observation_kind"],
-            match=payload["match"],
-            memory_key=payload["memory_key"],
+            time_zone=str(payload.get("time_zone", "")),
+            at=_moment(payload.get("at", "")),
+            every_seconds=int(payload.get("every_seconds", 0)),
+            start_at=_moment(payload.get("start_at", "")),
+            cron=str(payload.get("cron", "")),
+            adapter=str(payload.get("adapter", "")),
+            observation_kind=str(payload.get("observation_kind", "")),
+            match=str(payload.get("match", "")),
+            memory_key=str(payload.get("memory_key", "")),
         )
 
 
 @dataclass(frozen=True)
 class PendingActionView:
-    """An action the decision layer planned that waits for its owner's decision."""
-
     id: str
     conversation_key: str
     title: str
@@ -150,13 +143,12 @@ class PendingActionView:
     state: PendingState
     timing: ActionTiming
     plan: tuple[PlanStepView, ...]
-    # Set for a planned action.
     trigger: TriggerView | None
     reason: str
     created_at: datetime
     expires_at: datetime
-    decided_at: datetime | None
-    outcome: str
+    decided_at: datetime | None = None
+    outcome: str = ""
 
     def to_payload(self) -> Payload:
         return {
@@ -177,35 +169,33 @@ class PendingActionView:
 
     @classmethod
     def from_payload(cls, payload: Payload) -> PendingActionView:
-        trigger = payload["trigger"]
+        trigger = payload.get("trigger")
         return cls(
             id=payload["id"],
             conversation_key=payload["conversation_key"],
-            title=payload["title"],
-            goal=payload["goal"],
+            title=payload.get("title", ""),
+            goal=payload.get("goal", ""),
             state=PendingState(payload["state"]),
             timing=ActionTiming(payload["timing"]),
-            plan=tuple(PlanStepView.from_payload(step) for step in payload["plan"]),
+            plan=tuple(PlanStepView.from_payload(step) for step in payload.get("plan", ())),
             trigger=TriggerView.from_payload(trigger) if trigger else None,
-            reason=payload["reason"],
-            created_at=_required_moment(payload["created_at"]),
-            expires_at=_required_moment(payload["expires_at"]),
-            decided_at=_moment(payload["decided_at"]),
-            outcome=payload["outcome"],
+            reason=payload.get("reason", ""),
+            created_at=datetime.fromisoformat(payload["created_at"]),
+            expires_at=datetime.fromisoformat(payload["expires_at"]),
+            decided_at=_moment(payload.get("decided_at", "")),
+            outcome=payload.get("outcome", ""),
         )
 
 
 @dataclass(frozen=True)
 class FiringView:
-    """One firing of a scheduled action and, once its run ended, its outcome."""
-
     id: int
     schedule_id: str
     due_at: datetime
     claimed_at: datetime
     outcome: FiringOutcome
-    run_id: str
-    detail: str
+    run_id: str = ""
+    detail: str = ""
 
     def to_payload(self) -> Payload:
         return {
@@ -221,20 +211,18 @@ class FiringView:
     @classmethod
     def from_payload(cls, payload: Payload) -> FiringView:
         return cls(
-            id=payload["id"],
+            id=int(payload["id"]),
             schedule_id=payload["schedule_id"],
-            due_at=_required_moment(payload["due_at"]),
-            claimed_at=_required_moment(payload["claimed_at"]),
+            due_at=datetime.fromisoformat(payload["due_at"]),
+            claimed_at=datetime.fromisoformat(payload["claimed_at"]),
             outcome=FiringOutcome(payload["outcome"]),
-            run_id=payload["run_id"],
-            detail=payload["detail"],
+            run_id=payload.get("run_id", ""),
+            detail=payload.get("detail", ""),
         )
 
 
 @dataclass(frozen=True)
 class ScheduledActionView:
-    """A durable scheduled action as its conversation's people see it."""
-
     id: str
     conversation_key: str
     title: str
@@ -242,12 +230,11 @@ class ScheduledActionView:
     plan: tuple[PlanStepView, ...]
     trigger: TriggerView
     state: ScheduleState
-    # None for conditions and for actions that will not fire again.
     next_fire_at: datetime | None
     created_at: datetime
-    firing_count: int
-    last_firing: FiringView | None
-    catch_up: bool
+    firing_count: int = 0
+    last_firing: FiringView | None = None
+    catch_up: bool = False
 
     def to_payload(self) -> Payload:
         return {
@@ -267,18 +254,18 @@ class ScheduledActionView:
 
     @classmethod
     def from_payload(cls, payload: Payload) -> ScheduledActionView:
-        last = payload["last_firing"]
+        last = payload.get("last_firing")
         return cls(
             id=payload["id"],
             conversation_key=payload["conversation_key"],
-            title=payload["title"],
-            goal=payload["goal"],
-            plan=tuple(PlanStepView.from_payload(step) for step in payload["plan"]),
+            title=payload.get("title", ""),
+            goal=payload.get("goal", ""),
+            plan=tuple(PlanStepView.from_payload(step) for step in payload.get("plan", ())),
             trigger=TriggerView.from_payload(payload["trigger"]),
             state=ScheduleState(payload["state"]),
-            next_fire_at=_moment(payload["next_fire_at"]),
-            created_at=_required_moment(payload["created_at"]),
-            firing_count=payload["firing_count"],
+            next_fire_at=_moment(payload.get("next_fire_at", "")),
+            created_at=datetime.fromisoformat(payload["created_at"]),
+            firing_count=int(payload.get("firing_count", 0)),
             last_firing=FiringView.from_payload(last) if last else None,
-            catch_up=payload["catch_up"],
+            catch_up=bool(payload.get("catch_up", False)),
         )

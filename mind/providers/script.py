@@ -23,6 +23,34 @@ for a run an observation started is its platform note.
 `expect: {request_contains: [...], request_excludes: [...]}` search the whole request (system
 prompt, texts, thinking, tool-call arguments).
 
+The decision layer's structured calls (`mind.actions`; recognised by their system prompt's
+first line) are answered by `decisions`: the first rule of the request's `stage` (`extract`,
+`evaluate` or `plan`) whose `match` is found in the stage's input (the request's first
+message: the input text, the recent conversation, the pending actions, the tendency or the
+action being planned) plays its answer number i for attempt i, counted as the assistant
+messages in the request (a retry carries the bad answer), so a rule can script a malformed
+first answer and a valid second one, or two malformed ones. An answer is JSON text (played
+as it is, valid or not) or an object (played as JSON). With no matching rule, `extract`
+answers `{"tendencies": [], "pending": []}` (ordinary chat) and `evaluate` and `plan` answer
+a protocol error, which the layer counts as a malformed answer.
+
+```yaml
+decisions:
+  - stage: extract
+    match: "turn the heating off"
+    answers:
+      - "this is not JSON"                      # attempt 1: malformed
+      - {tendencies: [{goal: "Turn the heating off", evidence: "turn the heating off"}],
+         pending: []}
+  - stage: evaluate
+    match: "heating"
+    answers: [{verdict: confirm, timing: immediate, title: "Heating off",
+               reason: "changes the house", actions: [heating_set]}]
+  - stage: plan
+    match: "Heating off"
+    answers: [{steps: [{order: 1, action: heating_set, purpose: "off", after: []}]}]
+```
+
 ```yaml
 summaries:
   - {match: "secret plan", error: "refused", error_kind: request}
@@ -147,9 +175,40 @@ class ScriptedSummary(_Strict):
     error_kind: ErrorKind = ErrorKind.STREAM
 
 
+class ScriptedDecision(_Strict):
+    """How the decision layer's structured calls of one stage are answered (see above)."""
+
+    stage: Literal["extract", "evaluate", "plan"]
+    match: str = ""
+    answers: list[str | dict[str, Any]] = Field(min_length=1)
+
+    @field_validator("match")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"`match` is not a valid regular expression: {exc}") from exc
+        return value
+
+    def answer(self, attempt: int) -> str | None:
+        """The text played for `attempt` (0-based); None past the last answer."""
+        if attempt >= len(self.answers):
+            return None
+        answer = self.answers[attempt]
+        return answer if isinstance(answer, str) else json.dumps(answer)
+
+
 class Script(_Strict):
     runs: list[ScriptedRun] = Field(min_length=1)
     summaries: list[ScriptedSummary] = Field(default_factory=list)
+    decisions: list[ScriptedDecision] = Field(default_factory=list)
+
+    def decision_for(self, stage: str, text: str) -> ScriptedDecision | None:
+        for rule in self.decisions:
+            if rule.stage == stage and re.search(rule.match, text):
+                return rule
+        return None
 
     def summary_for(self, text: str) -> ScriptedSummary:
         for summary in self.summaries:

@@ -12,6 +12,7 @@ import re
 from dataclasses import replace
 from pathlib import Path
 
+from mind.actions.prompts import EVALUATOR_MARK, EXTRACTOR_MARK, PLANNER_MARK
 from mind.core.prompt import CURRENT_TIME_NOTE, SUMMARISER_PROMPT
 from mind.core.view import is_runtime_note, strip_stamp
 from mind.providers.base import (
@@ -35,6 +36,9 @@ from mind.providers.vision import blind_text, sees_images
 
 # How the summariser's system prompt starts (the rest depends on the summary length asked).
 _SUMMARISER = SUMMARISER_PROMPT.split("{", 1)[0]
+# The decision layer's stages, by the first line of their system prompts.
+_STAGES = {EXTRACTOR_MARK: "extract", EVALUATOR_MARK: "evaluate", PLANNER_MARK: "plan"}
+_ORDINARY = '{"tendencies": [], "pending": []}'
 # Digest of the person's messages for a summary with no scripted text.
 _PERSON_LINE = re.compile(r"GMT\] User: (.{0,80})")
 
@@ -226,6 +230,11 @@ class ScriptedProvider:
             return refused
         if request.system.startswith(_SUMMARISER):
             return await self._summarise(request, tokens)
+        stage = next(
+            (name for mark, name in _STAGES.items() if request.system.startswith(mark)), ""
+        )
+        if stage:
+            return self._decide(stage, request, tokens)
         result = await self._respond(request, on_event)
         result.usage = Usage(tokens, result.usage.output_tokens)
         return result
@@ -261,6 +270,23 @@ class ScriptedProvider:
         text = rule.text if rule.text is not None else _digest(request)
         usage = Usage(tokens, len(text) // 4)
         return ProviderResult(text=text, usage=usage, model=self.model)
+
+    def _decide(self, stage: str, request: ProviderRequest, tokens: int) -> ProviderResult:
+        """A decision-layer stage's answer; see `decisions` in the script module."""
+        source = request.messages[0].text if request.messages else ""
+        attempt = sum(1 for message in request.messages if message.role == "assistant")
+        rule = self.script.decision_for(stage, source)
+        if rule is None:
+            if stage == "extract":
+                return ProviderResult(text=_ORDINARY, usage=Usage(tokens, 8), model=self.model)
+            return self._error(f"no scripted `{stage}` decision matches its input")
+        text = rule.answer(attempt)
+        if text is None:
+            return self._error(
+                f"the scripted `{stage}` decision {rule.match!r} has {len(rule.answers)} "
+                f"answers; attempt {attempt + 1} was requested"
+            )
+        return ProviderResult(text=text, usage=Usage(tokens, len(text) // 4), model=self.model)
 
     async def _respond(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
         start, step_index, last = _position(request.messages)

@@ -50,6 +50,6 @@ class DeadlineSource(Protocol):
         """The earliest moment `run_due` has something to do; None: nothing pending."""
         ...
 
-    async def run_due(self, now: datetime) -> None:
-        """Do what is due at `now` (one or more units of work)."""
+    async def run_due(self, now: datetime) -> object:
+        """Do what is due at `now` (one or more units of work); what it returns is its own."""
         ...

@@ -7,6 +7,7 @@ from typing import Any
 
 import grpc
 
+from mind.actions.model import PendingChoice
 from mind.approvals.model import Decision
 from mind.approvals.wiring import Approvals
 from mind.auth import current_identity
@@ -29,7 +30,11 @@ from mind.service.convert import (
     run_to_proto,
     tool_to_proto,
 )
-from mind.service.convert_actions import schedule_change, scheduled_action_to_proto
+from mind.service.convert_actions import (
+    pending_action_to_proto,
+    schedule_change,
+    scheduled_action_to_proto,
+)
 from mind.service.errors import MIND_STATUS_CODES, ClientUnauthenticated
 from mind.service.events import durable_event, ephemeral_event
 from mind.store.database import Database
@@ -41,6 +46,11 @@ Context = grpc.aio.ServicerContext[Any, Any]
 GATEWAY_SCOPE = "gateway"
 APPROVE_SCOPE = "approve"
 POST_SCOPE = "post"
+_ACTION_DECISIONS = {
+    common_pb2.ACTION_DECISION_CONFIRM: PendingChoice.CONFIRM,
+    common_pb2.ACTION_DECISION_CANCEL: PendingChoice.CANCEL,
+    common_pb2.ACTION_DECISION_AMEND: PendingChoice.AMEND,
+}
 _DECISIONS = {
     common_pb2.APPROVAL_DECISION_APPROVE_ONCE: Decision.APPROVE_ONCE,
     common_pb2.APPROVAL_DECISION_APPROVE_CONVERSATION: Decision.APPROVE_CONVERSATION,
@@ -225,6 +235,37 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.ChangeScheduleResponse(scheduled=scheduled_action_to_proto(scheduled))
 
+    async def ListActions(  # noqa: N802
+        self, request: mind_pb2.ListActionsRequest, context: Context
+    ) -> mind_pb2.ListActionsResponse:
+        pending, scheduled = await self.manager.list_actions(
+            _viewer(request.on_behalf_of), request.conversation_key, request.include_ended
+        )
+        return mind_pb2.ListActionsResponse(
+            pending=[pending_action_to_proto(a) for a in pending],
+            scheduled=[scheduled_action_to_proto(a) for a in scheduled],
+        )
+
+    async def DecideAction(  # noqa: N802
+        self, request: mind_pb2.DecideActionRequest, context: Context
+    ) -> mind_pb2.DecideActionResponse:
+        viewer = _viewer(request.on_behalf_of)
+        choice = _ACTION_DECISIONS.get(request.decision)
+        if choice is None:
+            raise InvalidInput(
+                "decision must be CONFIRM, CANCEL or AMEND "
+                f"(got {common_pb2.ActionDecision.Name(request.decision)})"
+            )
+        result = await self.manager.decide_action(
+            viewer, request.action_id, choice, request.amendment, request.idempotency_key
+        )
+        scheduled = result.scheduled
+        return mind_pb2.DecideActionResponse(
+            action=pending_action_to_proto(result.action),
+            run_id=result.run_id,
+            scheduled=scheduled_action_to_proto(scheduled) if scheduled is not None else None,
+        )
+
     async def GetSnapshot(  # noqa: N802
         self, request: mind_pb2.GetSnapshotRequest, context: Context
     ) -> mind_pb2.GetSnapshotResponse:
@@ -244,6 +285,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             last_event_id=snapshot.last_event_id,
             queued=[queued_to_proto(q) for q in snapshot.queued],
             scheduled_actions=[scheduled_action_to_proto(a) for a in snapshot.scheduled_actions],
+            pending_actions=[pending_action_to_proto(a) for a in snapshot.pending_actions],
         )
 
     async def GetHistory(  # noqa: N802

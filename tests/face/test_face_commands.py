@@ -83,6 +83,17 @@ class RecordingMind:
             request, mind_pb2.DecideApprovalResponse(approval=common_pb2.Approval(id="ap-1"))
         )
 
+    async def list_actions(self, request: Any) -> Any:
+        return self._answer(
+            request, mind_pb2.ListActionsResponse(pending=[common_pb2.PendingAction(id="act_1")])
+        )
+
+    async def decide_action(self, request: Any) -> Any:
+        return self._answer(
+            request,
+            mind_pb2.DecideActionResponse(action=common_pb2.PendingAction(id="act_1"), run_id="r"),
+        )
+
 
 def router(mind: RecordingMind, mode: int) -> tuple[CommandRouter, Connection]:
     connection = Connection(ALICE, mode, capacity=8)
@@ -172,6 +183,29 @@ COMMANDS = [
             approval_id="ap-1",
             decision=common_pb2.APPROVAL_DECISION_DENY,
             reason="no",
+        ),
+    ),
+    (
+        face_pb2.ConnectRequest(
+            list_actions=face_pb2.ListActionsCommand(conversation_key="p_k", include_ended=True)
+        ),
+        mind_pb2.ListActionsRequest(on_behalf_of=WHO, conversation_key="p_k", include_ended=True),
+    ),
+    (
+        face_pb2.ConnectRequest(
+            decide_action=face_pb2.DecideActionCommand(
+                action_id="act_1",
+                decision=common_pb2.ACTION_DECISION_AMEND,
+                amendment="only the kitchen",
+                idempotency_key="d-1",
+            )
+        ),
+        mind_pb2.DecideActionRequest(
+            on_behalf_of=WHO,
+            action_id="act_1",
+            decision=common_pb2.ACTION_DECISION_AMEND,
+            amendment="only the kitchen",
+            idempotency_key="d-1",
         ),
     ),
 ]
