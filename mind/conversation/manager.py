@@ -427,7 +427,7 @@ class ConversationManager:
     ) -> queries.Snapshot:
         check_principal(viewer.principal)
         limit = _clamp(message_limit, 50, 500)
-        now = datetime.now(UTC)
+        now = self.clock.now()
 
         def read(session: Session) -> queries.Snapshot:
             found = queries.snapshot(session, viewer, key, limit, mode, self.keyring)

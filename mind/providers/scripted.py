@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from mind.actions.prompts import EVALUATOR_MARK, EXTRACTOR_MARK, PLANNER_MARK
-from mind.core.prompt import CURRENT_TIME_NOTE, SUMMARISER_PROMPT
+from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, SUMMARISER_PROMPT, posted_note
 from mind.core.view import is_runtime_note, strip_stamp
 from mind.providers.base import (
     ErrorKind,
@@ -39,6 +39,8 @@ _SUMMARISER = SUMMARISER_PROMPT.split("{", 1)[0]
 # The decision layer's stages, by the first line of their system prompts.
 _STAGES = {EXTRACTOR_MARK: "extract", EVALUATOR_MARK: "evaluate", PLANNER_MARK: "plan"}
 _ORDINARY = '{"tendencies": [], "pending": []}'
+# How a message posted by code starts, as the model sees it.
+_POSTED = f"{NOTE_MARK} {posted_note('', '').split(' by ', 1)[0]} by "
 # Digest of the person's messages for a summary with no scripted text.
 _PERSON_LINE = re.compile(r"GMT\] User: (.{0,80})")
 
@@ -75,10 +77,14 @@ def _chunks(text: str, count: int) -> list[str]:
 
 
 def _is_observation_note(message: ProviderMessage) -> bool:
+    """A note that can start a run (an observation's, a firing's): not the time note, and not
+    a message posted by code, which starts nothing."""
+    body = strip_stamp(message.text)
     return (
         message.role == "user"
         and is_runtime_note(message.text)
-        and strip_stamp(message.text) != CURRENT_TIME_NOTE
+        and body != CURRENT_TIME_NOTE
+        and not body.startswith(_POSTED)
     )
 
 

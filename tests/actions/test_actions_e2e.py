@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -318,47 +320,64 @@ def test_a_malformed_extractor_answer_twice_is_answered_as_plain_chat_and_record
     assert "extract" in logged[0] and "malformed please" not in "\n".join(mind.output)
 
 
+T0 = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
+TTL = 600
+
+
 @pytest.fixture(scope="module")
-def hasty_mind() -> Iterator[MindProcess]:
-    """A Mind whose pending actions expire a millisecond after they are registered: any
-    decision arrives after that."""
+def clocked_mind() -> Iterator[tuple[MindProcess, Path]]:
+    """A Mind reading the time from a file the test moves (`[scheduler] clock_file`), whose
+    pending actions expire ten minutes after they are registered."""
     root = Path(tempfile.mkdtemp(prefix="tact-"))
-    script = root / "script.yaml"
+    script, clock = root / "script.yaml", root / "now"
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+    clock.write_text(T0.isoformat())
     try:
         with running_mind(
             root,
             script=script,
             TOBE_ACTIONS__ENABLED="true",
-            TOBE_ACTIONS__CONFIRMATION_TTL="0.001",
+            TOBE_ACTIONS__CONFIRMATION_TTL=str(TTL),
+            TOBE_SCHEDULER__CLOCK_FILE=str(clock),
+            TOBE_SCHEDULER__MAX_SLEEP="0.2",
         ) as process:
-            yield process
+            yield process, clock
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def test_a_decision_on_an_expired_action_is_refused_and_marks_it_expired(hasty_mind: MindProcess):
-    gateway = Gateway.connect(hasty_mind)
+def test_a_waiting_action_expires_at_its_time_and_can_no_longer_be_decided(
+    clocked_mind: tuple[MindProcess, Path],
+):
+    mind, clock = clocked_mind
+    gateway = Gateway.connect(mind)
     try:
         key = gateway.create("p_expire")
         events = chat(gateway, key, "remember my diet, then let it expire")
         (action,) = payloads(events, "action_changed")
         assert action.state == common_pb2.PENDING_ACTION_STATE_PENDING
-        assert gateway.snapshot(key).pending_actions == []
+        assert action.expires_at.ToDatetime(tzinfo=UTC) == T0 + timedelta(seconds=TTL)
 
         after = gateway.head()
+        clock.write_text((T0 + timedelta(seconds=TTL - 1)).isoformat())
+        time.sleep(1.0)  # the loop looks several times and leaves it pending
+        assert [a.id for a in gateway.snapshot(key).pending_actions] == [action.id]
+        clock.write_text((T0 + timedelta(seconds=TTL + 1)).isoformat())
+        expired = gateway.wait_for(
+            after,
+            lambda events: any(
+                a.state == common_pb2.PENDING_ACTION_STATE_EXPIRED
+                for a in payloads(events, "action_changed")
+            ),
+        )
+        assert actions_changed(expired) == [
+            ("Remember the diet", common_pb2.PENDING_ACTION_STATE_EXPIRED)
+        ]
+        assert gateway.snapshot(key).pending_actions == []
         with pytest.raises(grpc.RpcError) as late:
             decide(gateway, action.id, common_pb2.ACTION_DECISION_CONFIRM, "too-late")
         assert late.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        assert "expired" in late.value.details()
-        replayed = gateway.replay(after)[0]
-        assert actions_changed(replayed) == [
-            ("Remember the diet", common_pb2.PENDING_ACTION_STATE_EXPIRED)
-        ]
-        assert ended_runs(replayed) == set() and memory(gateway, key) == {}
-        with pytest.raises(grpc.RpcError) as again:
-            decide(gateway, action.id, common_pb2.ACTION_DECISION_CONFIRM, "too-late-2")
-        assert again.value.code() == grpc.StatusCode.FAILED_PRECONDITION
-        assert "already expired" in again.value.details()
+        assert "already expired" in late.value.details()
+        assert ended_runs(gateway.replay(after)[0]) == set() and memory(gateway, key) == {}
     finally:
         gateway.close()
