@@ -42,6 +42,11 @@ _COMPACTION_REASONS = {
     events_pb2.COMPACTION_TRIGGER_BUDGET: " (context budget reached)",
     events_pb2.COMPACTION_TRIGGER_OVERFLOW: " (the model's context window overflowed)",
 }
+# What starts a proactive run (`Run.trigger`), and the events of a run's steps.
+PROACTIVE_TRIGGER = "schedule"
+_RUN_STEPS = frozenset(
+    {"message_appended", "tool_changed", "text_delta", "thinking_delta", "tool_progress"}
+)
 RESULT_PREVIEW_CHARS = 600
 # Characters of a memory entry's text shown by `/memory` (its first line).
 MEMORY_PREVIEW_CHARS = 100
@@ -155,6 +160,9 @@ class Renderer:
         # The line last shown for each scheduled action: a `/pause` reply and its event say
         # the same, and whichever arrives second is not shown again.
         self._schedule_lines: dict[str, str] = {}
+        # Proactive runs (a scheduled action's firing) in progress: what they read and think is
+        # not a reply; only what they send is, as a posted message.
+        self._proactive: set[str] = set()
 
     def run_finished(self, run_id: str) -> asyncio.Event:
         return self._run_ended.setdefault(run_id, asyncio.Event())
@@ -208,11 +216,27 @@ class Renderer:
             self._elsewhere(event)
             return
         kind = event.WhichOneof("payload")
-        if kind is None:
+        if kind is None or self._of_proactive_run(kind, getattr(event, kind)):
             return
         handler = getattr(self, f"_on_{kind}", None)
         if handler is not None:
             handler(getattr(event, kind))
+
+    def _of_proactive_run(self, kind: str, payload: object) -> bool:
+        """Whether the event is a step of a proactive run, shown only by its outcome."""
+        if kind == "run_changed":
+            assert isinstance(payload, common_pb2.Run)
+            if payload.trigger != PROACTIVE_TRIGGER:
+                return False
+            if payload.state in TERMINAL_RUN_STATES:
+                self._proactive.discard(payload.id)
+                self.run_finished(payload.id).set()
+            else:
+                self._proactive.add(payload.id)
+            return True
+        if kind in _RUN_STEPS:
+            return getattr(payload, "run_id", "") in self._proactive
+        return False
 
     def _elsewhere(self, event: events_pb2.Event) -> None:
         kind = event.WhichOneof("payload")

@@ -111,3 +111,44 @@ def test_a_posted_message_is_shown_as_a_reply_marked_with_who_posted_it() -> Non
     )
     lines = [line.strip() for line in output.getvalue().splitlines()]
     assert lines == ["posted by ci", "Build finished."]
+
+
+def test_a_proactive_run_shows_only_what_it_sent() -> None:
+    output = io.StringIO()
+    renderer = Renderer(Console(file=output, width=200))
+    renderer.conversation = KEY
+    running = common_pb2.Run(id="p", trigger="schedule", state=common_pb2.RUN_STATE_RUNNING)
+    steps = [
+        _event(run_changed=running),
+        _event(
+            message_appended=common_pb2.Message(
+                role=common_pb2.MESSAGE_ROLE_NOTE, run_id="p", text="Scheduled action fired"
+            )
+        ),
+        _event(text_delta=events_pb2.TextDelta(run_id="p", step=0, text="let me look")),
+        _event(
+            message_appended=common_pb2.Message(
+                role=common_pb2.MESSAGE_ROLE_ASSISTANT, run_id="p", text="let me look"
+            )
+        ),
+        _event(
+            tool_changed=common_pb2.ToolProjection(
+                run_id="p", tool="current_time", status=common_pb2.TOOL_STATUS_SUCCEEDED
+            )
+        ),
+        _event(
+            run_changed=common_pb2.Run(
+                id="p", trigger="schedule", state=common_pb2.RUN_STATE_CANCELLED, reason="aborted"
+            )
+        ),
+        _event(
+            message_appended=common_pb2.Message(
+                role=common_pb2.MESSAGE_ROLE_ASSISTANT, posted_by="schedule:sch_1", text="Disk ok."
+            )
+        ),
+    ]
+    for event in steps:
+        renderer.on_event(event)
+    lines = [line.strip() for line in output.getvalue().splitlines()]
+    assert lines == ["posted by schedule:sch_1", "Disk ok."]
+    assert renderer.run_finished("p").is_set()
