@@ -28,9 +28,13 @@ hook loaded through `sitecustomize` (the store's own counters of units, commits 
 read transactions and single-statement reads); LangGraph's is its saver's commits (one per
 checkpoint and per batch of pending writes).
 
+ToBe runs with the entry decision layer off, doing LangGraph's work; `--decision-layer` adds a
+row with it on (one more model call per turn, the extractor's, answered "ordinary chat").
+
 Reproduce (from the repository root, after `pip install -e '.[bench]'`):
 
     python bench/bench_vs_langgraph.py --seconds 20
+    python bench/bench_vs_langgraph.py --seconds 20 --synchronous full --decision-layer
 """
 
 from __future__ import annotations
@@ -326,7 +330,9 @@ BENCH_MODEL = {"id": "bench-model", "context_window": 128_000, "max_output": 16_
 
 
 @contextmanager
-def tobe_platform(root: Path, synchronous: str, conversations: int) -> Iterator[Platform]:
+def tobe_platform(
+    root: Path, synchronous: str, conversations: int, decisions: bool = False
+) -> Iterator[Platform]:
     """Awareness, Mind, Face and the Hand on a fresh data directory under `root`."""
     root.mkdir(parents=True)
     script = root / "script.yaml"
@@ -346,6 +352,9 @@ def tobe_platform(root: Path, synchronous: str, conversations: int) -> Iterator[
                 script=script,
                 clients=users,
                 TOBE_STORE__SQLITE_SYNCHRONOUS=synchronous,
+                # The entry decision layer costs one extractor call per message (answered
+                # "ordinary chat" by the Scripted model); off, ToBe does LangGraph's work.
+                TOBE_ACTIONS__ENABLED="true" if decisions else "false",
                 # A model with a known window, as every wire provider's is: each request is
                 # measured against the context budget, as in a real deployment.
                 TOBE_PROVIDER__MODEL="bench-model",
@@ -401,13 +410,16 @@ async def tobe_turns(
             await conversation.close()
 
 
-def run_tobe(synchronous: str, args: argparse.Namespace, tmp: Path) -> Result:
-    with tobe_platform(tmp / f"tobe-{synchronous}", synchronous, args.conversations) as platform:
+def run_tobe(
+    synchronous: str, args: argparse.Namespace, tmp: Path, decisions: bool = False
+) -> Result:
+    root = tmp / f"tobe-{synchronous}{'-decisions' if decisions else ''}"
+    with tobe_platform(root, synchronous, args.conversations, decisions) as platform:
         latencies, before, after = asyncio.run(
             tobe_turns(platform, args.conversations, args.warmup, args.seconds)
         )
     return Result(
-        "ToBe",
+        "ToBe + decision layer" if decisions else "ToBe",
         synchronous.upper(),
         args.seconds,
         latencies,
@@ -582,6 +594,11 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured time first")
     parser.add_argument("--conversations", type=int, default=20)
     parser.add_argument("--synchronous", choices=["normal", "full", "both"], default="both")
+    parser.add_argument(
+        "--decision-layer",
+        action="store_true",
+        help="one more ToBe row with the entry decision layer on (an extractor call per turn)",
+    )
     args = parser.parse_args()
     try:
         import langgraph.prebuilt  # noqa: F401
@@ -594,6 +611,8 @@ def main() -> None:
         tmp = Path(name)
         for level in levels:
             results.append(run_tobe(level, args, tmp))
+        if args.decision_layer:
+            results.append(run_tobe(levels[-1], args, tmp, decisions=True))
         for level in levels:
             results.append(run_langgraph(level, "async", args, tmp))
         if "full" in levels:

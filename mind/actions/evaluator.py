@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from mind.actions.context import StageContext, render_meta_actions
 from mind.actions.model import Evaluation, MetaAction, Tendency, Verdict
@@ -18,9 +17,10 @@ from mind.actions.prompts import EVALUATOR_PROMPT
 from mind.actions.structured import Check, Stage, ask
 from mind.events.action_views import ActionTiming, TriggerKind, TriggerView
 from mind.providers.base import Provider
+from mind.scheduler.errors import InvalidTrigger
+from mind.scheduler.triggers import check_trigger
 
 NAME = "evaluate"
-MIN_INTERVAL = 60
 TRIGGER_SCHEMA: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
@@ -29,7 +29,7 @@ TRIGGER_SCHEMA: dict[str, Any] = {
         "kind": {"enum": [kind.value for kind in TriggerKind]},
         "time_zone": {"type": "string"},
         "at": {"type": "string"},
-        "every_seconds": {"type": "integer", "minimum": MIN_INTERVAL},
+        "every_seconds": {"type": "integer", "minimum": 1},
         "start_at": {"type": "string"},
         "cron": {"type": "string"},
         "adapter": {"type": "string"},
@@ -63,28 +63,26 @@ def _moment_problem(name: str, text: str) -> str | None:
     return None
 
 
-def _trigger_problem(trigger: dict[str, Any]) -> str | None:
-    kind = trigger["kind"]
-    zone = trigger.get("time_zone", "")
-    if zone:
-        try:
-            ZoneInfo(zone)
-        except (ZoneInfoNotFoundError, ValueError):
-            return f"trigger.time_zone {zone!r} is not an IANA time zone"
+def _trigger_view(given: dict[str, Any], time_zone: str) -> TriggerView:
+    """The answer's trigger, read in the owner's zone unless it names one."""
+    return TriggerView.from_payload({**given, "time_zone": given.get("time_zone") or time_zone})
+
+
+def _trigger_problem(given: dict[str, Any], time_zone: str, min_interval: float) -> str | None:
+    """What the scheduler would refuse in the answer's trigger (`check_trigger`), or None."""
     for name in ("at", "start_at"):
-        if trigger.get(name):
-            problem = _moment_problem(name, trigger[name])
+        if given.get(name):
+            problem = _moment_problem(name, given[name])
             if problem:
                 return problem
-    needs = {"at": "at", "interval": "every_seconds", "cron": "cron", "memory": "memory_key"}
-    if kind in needs and not trigger.get(needs[kind]):
-        return f"a trigger of kind {kind!r} needs `{needs[kind]}`"
-    if kind == "cron" and len(trigger["cron"].split()) != 5:
-        return f"trigger.cron {trigger['cron']!r} does not have five fields"
+    try:
+        check_trigger(_trigger_view(given, time_zone), min_interval)
+    except InvalidTrigger as exc:
+        return f"trigger: {exc}"
     return None
 
 
-def _checker(available: frozenset[str]) -> Check:
+def _checker(available: frozenset[str], time_zone: str, min_interval: float) -> Check:
     def check(answer: dict[str, Any]) -> str | None:
         verdict = answer["verdict"]
         if verdict == Verdict.REFUSED:
@@ -101,7 +99,7 @@ def _checker(available: frozenset[str]) -> Check:
         if _timing(answer) is ActionTiming.PLANNED:
             if "trigger" not in answer:
                 return "a planned action needs a `trigger`"
-            return _trigger_problem(answer["trigger"])
+            return _trigger_problem(answer["trigger"], time_zone, min_interval)
         return None
 
     return check
@@ -129,10 +127,7 @@ def _evaluation(answer: dict[str, Any], time_zone: str) -> Evaluation:
     timing = _timing(answer)
     trigger = None
     if timing is ActionTiming.PLANNED:
-        given = answer["trigger"]
-        trigger = TriggerView.from_payload(
-            {**given, "time_zone": given.get("time_zone") or time_zone}
-        )
+        trigger = _trigger_view(answer["trigger"], time_zone)
     return Evaluation(
         verdict=Verdict(answer["verdict"]),
         reason=answer["reason"],
@@ -148,9 +143,12 @@ async def evaluate(
     tendency: Tendency,
     context: StageContext,
     available: Sequence[MetaAction],
+    min_interval: float,
 ) -> Evaluation:
-    """The verdict on `tendency`; MalformedAnswer when the answer was unusable twice."""
+    """The verdict on `tendency`; MalformedAnswer when the answer was unusable twice.
+    `min_interval` is the scheduler's shortest interval (`[scheduler] min_interval`)."""
     names = frozenset(action.name for action in available)
-    stage = Stage(NAME, EVALUATOR_PROMPT, SCHEMA, _checker(names))
+    checker = _checker(names, context.time_zone, min_interval)
+    stage = Stage(NAME, EVALUATOR_PROMPT, SCHEMA, checker)
     answer = await ask(provider, stage, stage_input(tendency, context, available))
     return _evaluation(answer, context.time_zone)

@@ -297,7 +297,9 @@ class DecisionLayer:
     ) -> Outcome:
         """Evaluate → plan → apply one tendency."""
         available = meta_actions(turn.tools)
-        evaluation = await evaluator.evaluate(self.provider, tendency, context, available)
+        evaluation = await evaluator.evaluate(
+            self.provider, tendency, context, available, self.scheduler.min_interval
+        )
         if evaluation.verdict is Verdict.REFUSED:
             await self._replaced(replaces, "refused")
             return Outcome(Fate.REFUSED, goal, evaluation.title, evaluation.reason)

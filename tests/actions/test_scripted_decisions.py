@@ -52,4 +52,4 @@ async def test_without_a_rule_the_extractor_hears_ordinary_chat_and_the_evaluato
     assert found.tendencies == () and found.pending == ()
     tool = MetaAction("memory_read", "read", "read_only", "tool")
     with pytest.raises(MalformedAnswer, match="no scripted `evaluate` decision"):
-        await evaluator.evaluate(_provider(), Tendency("x", "x"), CONTEXT, [tool])
+        await evaluator.evaluate(_provider(), Tendency("x", "x"), CONTEXT, [tool], 60.0)

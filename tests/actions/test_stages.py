@@ -30,6 +30,8 @@ from mind.events.action_views import (
 )
 
 NOW = datetime(2026, 9, 10, 7, 0, tzinfo=UTC)
+# `[scheduler] min_interval`, which the Evaluator holds planned intervals to.
+MIN_INTERVAL = 60.0
 AVAILABLE = (
     MetaAction("memory_read", "Read a memory entry.", "read_only", "tool"),
     MetaAction("lights_set", "Switch the lights.", "external_side_effect", "tool"),
@@ -145,7 +147,9 @@ async def test_a_provider_error_is_retried_once_then_malformed():
 
 async def test_the_evaluator_sees_the_meta_actions_and_answers_a_verdict():
     provider = RecordedProvider(_lights())
-    judged = await evaluator.evaluate(provider, Tendency("Lights off", "x"), _context(), AVAILABLE)
+    judged = await evaluator.evaluate(
+        provider, Tendency("Lights off", "x"), _context(), AVAILABLE, MIN_INTERVAL
+    )
     assert judged == EVALUATED
     request = provider.requests[0]
     assert request.system.startswith(EVALUATOR_MARK)
@@ -157,7 +161,9 @@ async def test_a_planned_verdict_carries_its_trigger_in_the_owners_zone():
     at = "2026-09-11T09:00:00+02:00"
     answer = _lights("planned", actions=[SEND_MESSAGE], trigger={"kind": "at", "at": at})
     provider = RecordedProvider(answer)
-    judged = await evaluator.evaluate(provider, Tendency("Remind me", "x"), _context(), AVAILABLE)
+    judged = await evaluator.evaluate(
+        provider, Tendency("Remind me", "x"), _context(), AVAILABLE, MIN_INTERVAL
+    )
     assert judged.timing is ActionTiming.PLANNED and judged.trigger is not None
     assert judged.trigger.kind is TriggerKind.AT and judged.trigger.time_zone == "Europe/Paris"
     assert judged.trigger.at == datetime(2026, 9, 11, 7, 0, tzinfo=UTC)
@@ -165,7 +171,9 @@ async def test_a_planned_verdict_carries_its_trigger_in_the_owners_zone():
 
 async def test_an_evaluator_naming_an_unknown_action_is_retried_then_accepted():
     provider = RecordedProvider(_lights(actions=["teleport"]), _lights())
-    judged = await evaluator.evaluate(provider, Tendency("Lights off", "x"), _context(), AVAILABLE)
+    judged = await evaluator.evaluate(
+        provider, Tendency("Lights off", "x"), _context(), AVAILABLE, MIN_INTERVAL
+    )
     assert judged == EVALUATED
     assert "['teleport'] are not available meta-actions" in provider.requests[1].messages[2].text
 
@@ -179,14 +187,32 @@ async def test_an_evaluator_naming_an_unknown_action_is_retried_then_accepted():
             _lights("planned", trigger={"kind": "at", "at": "2026-09-11T09:00:00"}),
             "has no UTC offset",
         ),
-        (_lights("planned", trigger={"kind": "cron", "cron": "0 9 *"}), "five fields"),
+        (_lights("planned", trigger={"kind": "cron", "cron": "0 9 *"}), "five-field cron"),
+        (_lights("planned", trigger={"kind": "cron", "cron": "0 25 * * *"}), "five-field cron"),
+        (
+            _lights("planned", trigger={"kind": "interval", "every_seconds": 5}),
+            "below the shortest allowed",
+        ),
+        (
+            _lights(
+                "planned",
+                trigger={
+                    "kind": "at",
+                    "at": "2026-09-11T09:00:00+00:00",
+                    "time_zone": "Mars/Olympus",
+                },
+            ),
+            "Mars/Olympus",
+        ),
         (_lights("maybe"), "violates the schema at verdict"),
     ],
 )
 async def test_an_evaluator_answer_wrong_twice_is_malformed(bad: dict[str, object], why: str):
     provider = RecordedProvider(bad, bad)
     with pytest.raises(MalformedAnswer) as raised:
-        await evaluator.evaluate(provider, Tendency("Lights off", "x"), _context(), AVAILABLE)
+        await evaluator.evaluate(
+            provider, Tendency("Lights off", "x"), _context(), AVAILABLE, MIN_INTERVAL
+        )
     assert raised.value.stage == "evaluate" and why in raised.value.why
 
 
