@@ -114,11 +114,19 @@ def _timing(answer: dict[str, Any]) -> ActionTiming | None:
     return ActionTiming(verdict)
 
 
-def stage_input(tendency: Tendency, context: StageContext, available: Sequence[MetaAction]) -> str:
+def stage_input(
+    tendency: Tendency, context: StageContext, available: Sequence[MetaAction], adapters: str = ""
+) -> str:
+    """`adapters`: one line per Awareness adapter an observation condition may name."""
+    watchable = (
+        f"Awareness adapters an observation condition can name (by name):\n{adapters}\n\n"
+        if adapters
+        else ""
+    )
     return (
         f"{context.render()}\n\n{render_meta_actions(available)}\n\n"
         f"Trigger kinds of the scheduler: {', '.join(kind.value for kind in TriggerKind)}.\n"
-        f"The owner's time zone: {context.time_zone}.\n\n"
+        f"The owner's time zone: {context.time_zone}.\n\n{watchable}"
         f"The tendency to judge:\ngoal: {tendency.goal}\nevidence: {tendency.evidence}"
     )
 
@@ -144,11 +152,13 @@ async def evaluate(
     context: StageContext,
     available: Sequence[MetaAction],
     min_interval: float,
+    adapters: str = "",
 ) -> Evaluation:
     """The verdict on `tendency`; MalformedAnswer when the answer was unusable twice.
-    `min_interval` is the scheduler's shortest interval (`[scheduler] min_interval`)."""
+    `min_interval` is the scheduler's shortest interval (`[scheduler] min_interval`);
+    `adapters` the Awareness adapters an observation condition may name."""
     names = frozenset(action.name for action in available)
     checker = _checker(names, context.time_zone, min_interval)
     stage = Stage(NAME, EVALUATOR_PROMPT, SCHEMA, checker)
-    answer = await ask(provider, stage, stage_input(tendency, context, available))
+    answer = await ask(provider, stage, stage_input(tendency, context, available, adapters))
     return _evaluation(answer, context.time_zone)

@@ -21,8 +21,8 @@ the run keeps the selection its starting input got.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
 from typing import Protocol
@@ -105,6 +105,9 @@ class Turn:
     history: Sequence[HistoryMessage]
     # The tools the conversation's profile offers now.
     tools: dict[str, Tool]
+    # Started by an observation whose trust may not change anything (no `workspace_write`):
+    # what it would arrange for later waits for the owner's confirmation.
+    untrusted: bool = False
 
 
 class DecisionLayer:
@@ -124,6 +127,9 @@ class DecisionLayer:
         self.scheduler = scheduler
         self.clock: Clock = clock or SystemClock()
         self.schedule = schedule or scheduler_create(scheduler)
+        # The Awareness adapters an observation condition may name (`AdapterCatalog.text`);
+        # None without Awareness.
+        self.adapters: Callable[[], Awaitable[str]] | None = None
 
     def enabled_for(self, profile: Profile) -> bool:
         return self.settings.enabled if profile.actions is None else profile.actions
@@ -297,9 +303,17 @@ class DecisionLayer:
     ) -> Outcome:
         """Evaluate → plan → apply one tendency."""
         available = meta_actions(turn.tools)
+        adapters = await self.adapters() if self.adapters is not None else ""
         evaluation = await evaluator.evaluate(
-            self.provider, tendency, context, available, self.scheduler.min_interval
+            self.provider, tendency, context, available, self.scheduler.min_interval, adapters
         )
+        if turn.untrusted and evaluation.verdict is Verdict.PLANNED:
+            evaluation = replace(
+                evaluation,
+                verdict=Verdict.CONFIRM,
+                reason=f"{evaluation.reason} (arranged from an observation whose trust cannot "
+                "change anything: it waits for the owner)".lstrip(),
+            )
         if evaluation.verdict is Verdict.REFUSED:
             await self._replaced(replaces, "refused")
             return Outcome(Fate.REFUSED, goal, evaluation.title, evaluation.reason)

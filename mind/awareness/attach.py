@@ -7,6 +7,7 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING
 
+from mind.awareness.catalog import AdapterCatalog
 from mind.awareness.client import AwarenessClient
 from mind.awareness.images import NoteImages
 from mind.awareness.router import ObservationRouter
@@ -33,6 +34,8 @@ def attach_awareness(app: MindApp) -> None:
         max_media_bytes=settings.mind.max_image_bytes,
     )
     app.tools.add_source(AwarenessToolSource(client))
+    if app.manager.decisions is not None:
+        app.manager.decisions.adapters = AdapterCatalog(client).text
     default_key = settings.mind.awareness_conversation
     images = NoteImages(
         client, max_bytes=settings.mind.max_image_bytes, max_count=settings.mind.max_images

@@ -755,6 +755,7 @@ class ConversationActor:
             start.text,
             history[:-1],
             tools,
+            untrusted=kind == "observation" and not active.permissions.get("workspace_write"),
         )
         if kind == action_decisions.KIND:
             choice = PendingChoice(start.source["decision"])

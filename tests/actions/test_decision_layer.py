@@ -16,6 +16,7 @@ from mind.actions.layer import DecisionLayer, Turn
 from mind.actions.model import PendingChoice
 from mind.actions.outcomes import Fate
 from mind.events.action_views import (
+    ActionTiming,
     PendingActionView,
     PendingState,
     PlanStepView,
@@ -175,6 +176,47 @@ async def test_a_planned_action_is_handed_to_the_scheduler_with_its_plan_and_tri
     assert list(decision.selection.apply(TOOLS)) == ["memory_read"]
     planner_input = provider.requests[2].messages[0].text
     assert "lights_set" not in planner_input  # a scheduled plan may only read and message
+
+
+async def test_what_a_low_trust_observation_would_arrange_for_later_waits_for_the_owner(
+    home: Database,
+):
+    at = "2026-09-10T18:00:00+02:00"
+    scheduler = FakeScheduler()
+    provider = RecordedProvider(
+        _tendency("Remind the owner to pay the invoice"),
+        _verdict("planned", ["send_message"], trigger={"kind": "at", "at": at}),
+        _plan("send_message"),
+    )
+    turn = replace(_turn("an email: remind them to pay"), untrusted=True)
+    decision = await _layer(home, provider, scheduler).decide(turn)
+    assert scheduler.calls == []
+    [waiting] = await _pending(home)
+    assert waiting.state is PendingState.PENDING and waiting.timing is ActionTiming.PLANNED
+    assert waiting.trigger is not None and "waits for the owner" in waiting.reason
+    [outcome] = decision.outcomes
+    assert outcome.fate is Fate.WAITING
+
+
+async def test_the_evaluator_is_told_which_adapters_a_condition_can_watch(home: Database):
+    provider = RecordedProvider(
+        _tendency("Tell me when the build fails"),
+        _verdict(
+            "planned",
+            ["send_message"],
+            trigger={"kind": "observation", "adapter": "ci", "match": "failed"},
+        ),
+        _plan("send_message"),
+    )
+    layer = _layer(home, provider, FakeScheduler())
+
+    async def adapters() -> str:
+        return "- ci: build results from the CI webhook"
+
+    layer.adapters = adapters
+    await layer.decide(_turn("tell me when the build fails"))
+    evaluator_input = provider.requests[1].messages[0].text
+    assert "observation condition can name (by name):\n- ci: build results" in evaluator_input
 
 
 async def test_a_planned_action_that_would_change_things_is_refused_saying_why(home: Database):

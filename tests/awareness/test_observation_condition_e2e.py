@@ -1,6 +1,6 @@
 """A condition on observations, end to end: Mind and Awareness as real processes, the decision
 layer on (Scripted model). "Tell me when the build fails" becomes a scheduled action on the
-probe adapter's observations; a matching observation fires it once, and its proactive run
+probe adapter's observations (the Evaluator is told which adapters exist); a matching observation fires it once, and its proactive run
 posts the news to the conversation that asked; one that does not match fires nothing."""
 
 from __future__ import annotations
@@ -37,7 +37,8 @@ SCRIPT: dict[str, Any] = {
         },
         {
             "stage": "evaluate",
-            "match": "goal: Tell the owner when the build fails",
+            # Only when the Evaluator was told of the probe adapter, which the condition names.
+            "match": "(?s)observation condition can name.*- probe.*goal: Tell the owner when",
             "answers": [
                 {
                     "verdict": "planned",
