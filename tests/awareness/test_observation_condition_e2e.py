@@ -1,7 +1,8 @@
 """A condition on observations, end to end: Mind and Awareness as real processes, the decision
 layer on (Scripted model). "Tell me when the build fails" becomes a scheduled action on the
-probe adapter's observations (the Evaluator is told which adapters exist); a matching observation fires it once, and its proactive run
-posts the news to the conversation that asked; one that does not match fires nothing."""
+probe adapter's observations (the Evaluator is told which adapters exist); a matching
+observation fires it once, and its proactive run posts the news to the conversation that
+asked; one that does not match fires nothing."""
 
 from __future__ import annotations
 
