@@ -7,7 +7,10 @@
    sources (`add_deadlines`).
 3. It then sleeps until the earliest next due time or deadline, but never longer than
    `[scheduler] max_sleep` (a wall-clock jump or a moved `FileClock` is noticed within one
-   sleep), waking early on a durable commit (a schedule changed, memory written) or `wake()`.
+   sleep), waking early on a durable commit that can change what is due (a schedule changed,
+   memory written, an action registered that waits for the owner) or `wake()`. Other commits
+   (every message, run and tool call) are let pass without a look at the store: a busy Mind
+   would otherwise read it again after each of them.
 
 A failed delivery is logged and left for the next start (`records.undelivered`); an exception
 in a turn is logged and the loop backs off and goes on: it ends only at `stop`.
@@ -34,6 +37,8 @@ from tobe.runtime.backoff import Backoff
 log = logging.getLogger(__name__)
 
 Deliver = Callable[[FiringDelivery], Awaitable[None]]
+# The durable events after which something may be due sooner than the loop thought.
+WAKING_EVENTS = frozenset({"schedule_changed", "action_changed", MEMORY_CHANGED})
 
 
 class Scheduler:
@@ -99,6 +104,8 @@ class Scheduler:
             try:
                 await self._turn()
                 backoff.reset()
+                # What committed during the turn was seen by it: the next sleep starts afresh.
+                self._woken.clear()
                 self._take_news()
                 await self._sleep(await self._next_wake())
             except asyncio.CancelledError:
@@ -133,26 +140,29 @@ class Scheduler:
         timeout = self._settings.max_sleep
         if until is not None:
             timeout = min(timeout, max(0.0, (until - self._clock.now()).total_seconds()))
-        if timeout <= 0:
-            return
-        waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._woken.wait())]
-        if self._subscription is not None:
-            waits.append(asyncio.ensure_future(self._subscription.wait(timeout)))
-        try:
-            await asyncio.wait(waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiting in waits:
-                waiting.cancel()
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while (left := end - loop.time()) > 0:
+            waits: list[asyncio.Future[object]] = [asyncio.ensure_future(self._woken.wait())]
+            if self._subscription is not None:
+                waits.append(asyncio.ensure_future(self._subscription.wait(left)))
+            try:
+                await asyncio.wait(waits, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                for waiting in waits:
+                    waiting.cancel()
+            if self._woken.is_set() or self._take_news():
+                return
 
-    def _take_news(self) -> None:
-        """Forget the wake-ups so far (the next turn reads the store anew), noting whether a
-        memory write may have committed since the last look."""
-        self._woken.clear()
+    def _take_news(self) -> bool:
+        """Take the commits heard so far; whether one may make something due sooner (noting
+        whether a memory write may have committed since the last look)."""
         if self._subscription is None:
-            return
+            return False
         rows, must_read = self._subscription.take_durable()
         if must_read or any(row.type == MEMORY_CHANGED for row in rows):
             self._memory_news = True
+        return must_read or any(row.type in WAKING_EVENTS for row in rows)
 
     async def _hand_over(self, firing: FiringDelivery) -> None:
         try:
