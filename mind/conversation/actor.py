@@ -131,6 +131,8 @@ class ActiveRun:
     start: RunStart | None = None
     # A firing's run (`mind.conversation.proactive`); None for every other run.
     proactive: ProactiveRun | None = None
+    # What started it (`runs.start`): "user", "followup", "schedule", ...
+    trigger: str = ""
 
 
 def _from_person(source: dict[str, Any]) -> bool:
@@ -543,6 +545,7 @@ class ConversationActor:
             permissions=dict(run.permissions),
             start=start,
             proactive=ProactiveRun.of(start.source) if start is not None and firing else None,
+            trigger=run.trigger,
         )
         self._run = active
         active.task = asyncio.create_task(self._execute(active), name=f"run {run.id}")
@@ -698,6 +701,10 @@ class ConversationActor:
             )
             if not continuation.batch_is_last(history, active.resume_call):
                 return RunOutcome(state="completed", reason="later messages followed the batch")
+            if active.trigger == runs.PROACTIVE_TRIGGER:
+                # Its proactive run ended at the crash (and its firing with it): the result is
+                # recorded, and nothing more runs without the firing's narrowed tools.
+                return RunOutcome(state="completed", reason="the proactive run had ended")
         selection = await self._decide(active, profile, history)
         protected = frozenset([*self._resumes, active.resume_call]) - {""}
         if active.proactive is not None:
