@@ -59,14 +59,20 @@ class FaceClient:
     ) -> FaceClient:
         channel = grpc.aio.insecure_channel(address, options=options or [])
         call = face_pb2_grpc.FaceGatewayStub(channel).Connect(metadata=bearer_metadata(token))
-        await call.write(
-            face_pb2.ConnectRequest(
-                request_id="hello",
-                hello=face_pb2.Hello(
-                    detail_mode=mode, client_name="test", resume_after_id=resume_after_id
-                ),
-            )
+        hello = face_pb2.Hello(
+            detail_mode=mode, client_name="test", resume_after_id=resume_after_id
         )
+        try:
+            await call.write(face_pb2.ConnectRequest(request_id="hello", hello=hello))
+        except grpc.aio.AioRpcError:
+            # Face may end the call (a refused credential) before the hello is written; the
+            # write then fails as INTERNAL, and the call's own status says why.
+            raise grpc.aio.AioRpcError(
+                await call.code(),
+                await call.initial_metadata(),
+                await call.trailing_metadata(),
+                await call.details(),
+            ) from None
         first = await call.read()
         assert first.seq == 1 and first.HasField("welcome"), first
         client = cls(channel, call, first.welcome)
