@@ -80,10 +80,10 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from mind.providers.base import ErrorKind, StopReason
 
@@ -150,25 +150,28 @@ class ScriptedStep(_Strict):
     expect: Expectation | None = None
 
 
-class ScriptedRun(_Strict):
-    match: str
-    steps: list[ScriptedStep] = Field(min_length=1)
+def _compiles(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"`match` is not a valid regular expression: {exc}") from exc
+    return value
 
-    @field_validator("match")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"`match` is not a valid regular expression: {exc}") from exc
-        return value
+
+# A `match`: a regular expression, checked when the script is read.
+Pattern = Annotated[str, AfterValidator(_compiles)]
+
+
+class ScriptedRun(_Strict):
+    match: Pattern
+    steps: list[ScriptedStep] = Field(min_length=1)
 
 
 class ScriptedSummary(_Strict):
     """How a summarising request (a compaction's) is answered, when `match` (a regular
     expression) is found in its input; `text` None means the built-in digest."""
 
-    match: str = ""
+    match: Pattern = ""
     text: str | None = None
     delay: float = Field(default=0.0, ge=0)
     error: str | None = None
@@ -179,17 +182,8 @@ class ScriptedDecision(_Strict):
     """How the decision layer's structured calls of one stage are answered (see above)."""
 
     stage: Literal["extract", "evaluate", "plan"]
-    match: str = ""
+    match: Pattern = ""
     answers: list[str | dict[str, Any]] = Field(min_length=1)
-
-    @field_validator("match")
-    @classmethod
-    def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"`match` is not a valid regular expression: {exc}") from exc
-        return value
 
     def answer(self, attempt: int) -> str | None:
         """The text played for `attempt` (0-based); None past the last answer."""
