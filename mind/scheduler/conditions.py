@@ -134,6 +134,8 @@ def _claim_memory(tx: WriteTx, now: datetime) -> tuple[list[FiringDelivery], boo
             text = _current_text(session, event.conversation_key, change.key)
             if text is None or not _search(watch.trigger.match, text):
                 continue
+            if _changed_again(session, event, change.key):
+                continue  # the text read is a later write's: its own change is matched
             matched = json.dumps({"key": change.key, "text": text}, ensure_ascii=False)
             occasion = f"memory:{event.id}"
             firing = records.claim_condition(tx, watch.schedule_id, occasion, now, matched)
@@ -150,6 +152,21 @@ def _latest_per_entry(events: list[models.OutboxEvent]) -> list[models.OutboxEve
     for event in events:
         latest[(event.conversation_key, event.payload["key"])] = event
     return sorted(latest.values(), key=lambda event: event.id)
+
+
+def _changed_again(session: Session, event: models.OutboxEvent, key: str) -> bool:
+    """Whether the entry changed after `event`. Read after its text: on PostgreSQL each
+    statement sees the latest commits, so a later write's text may be read with an earlier
+    event, and that write's event is then visible here (a write commits text and event
+    together)."""
+    later = session.scalars(
+        select(models.OutboxEvent.payload).where(
+            models.OutboxEvent.id > event.id,
+            models.OutboxEvent.type == MEMORY_CHANGED,
+            models.OutboxEvent.conversation_key == event.conversation_key,
+        )
+    )
+    return any(payload.get("key") == key for payload in later)
 
 
 def _current_text(session: Session, conversation_key: str, key: str) -> str | None:
