@@ -8,8 +8,10 @@ An adapter is a directory `<root>/<name>/` holding
   `"x-sensitive": true` on fields whose values must never be shown (tracked);
 
 plus any modules it imports. The code directory is only read (it may be read-only, e.g. inside
-an installed package). Each adapter has an instance directory
-`<awareness data dir>/adapters/<name>/` (`awareness.instances`) holding
+an installed package). Each configured instance of an adapter has an instance directory
+`<awareness data dir>/adapters/<instance>/` (`awareness.instances`), where `<instance>` is the
+adapter's name for its default instance and `<name>@<label>` for more (two mail accounts:
+`email@work`, `email@home`), holding
 
 - `config.json`, the instance configuration, created atomically from the default on first
   instantiation and validated against the schema;
@@ -21,13 +23,23 @@ Config keys the engine itself reads (declare them in the schema when used):
 key observations are routed to; empty or absent means the owner's default conversation).
 
 Actions are `Action` objects: a name, a description, a JSON Schema for `args` (validated before
-the handler runs) and an async handler taking the args dict and returning a JSON-serialisable
-value (reported as `result`). Raise `ActionFailed` to report an error to the agent. Write
-actions receive `args["media"]` already resolved: each `media:<sha256>` ref becomes a dict
-`{ref, path, mime_type, size_bytes, width, height, filename}` whose `path` is the stored file.
+the handler runs), the effect class of running it (read actions are read-only; a write action
+declares `workspace_write` or `external_side_effect`, the default) and an async handler taking
+the args dict and returning a JSON-serialisable value (reported as `result`; values at paths
+its optional `result_schema` marks `x-sensitive` are masked). Raise `ActionFailed` to report an
+error to the agent. Write actions receive `args["media"]` already resolved: each
+`media:<sha256>` ref becomes a dict `{ref, path, mime_type, size_bytes, width, height,
+filename}` whose `path` is the stored file.
 
-`start` and `stop` are awaited on the engine's event loop; `stop` must end every task or thread
-the adapter started. `AdapterContext.emit` may be called from the loop or from any thread.
+Lifecycle, supervised by the engine (`awareness.supervisor`): `start` connects and prepares
+(bounded by `[awareness] start_timeout`); then `run`, when the adapter defines it, is the
+adapter's long-lived work (a receive loop) as one task; `stop` ends every task or thread the
+adapter started (bounded by `stop_timeout`). A `start` or `run` that raises, a `run` that
+returns while the adapter should be running, or a `context.fail(error)` from a callback or a
+thread marks the adapter failed: it is stopped and started again after a backoff delay
+(1 s doubling to 30 s), so an adapter reconnects by failing. `start`, `run` and `stop` are
+awaited on the engine's event loop; `AdapterContext.emit` and `fail` may be called from the loop
+or from any thread.
 """
 
 from __future__ import annotations
@@ -40,7 +52,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from awareness.errors import DataPathError
-from awareness.model import Actor, Trust
+from awareness.model import Actor, Effect, Trust
 
 __all__ = [
     "Action",
@@ -48,6 +60,7 @@ __all__ = [
     "Actor",
     "Adapter",
     "AdapterContext",
+    "Effect",
     "MediaInput",
     "Trust",
 ]
@@ -64,6 +77,10 @@ class Action:
     args_schema: dict[str, Any] = field(
         default_factory=lambda: {"type": "object", "properties": {}, "additionalProperties": False}
     )
+    # What running it changes; ignored for read actions (always read-only).
+    effect: Effect = Effect.EXTERNAL_SIDE_EFFECT
+    # JSON Schema of the result; only its `x-sensitive` marks are used (those values masked).
+    result_schema: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -88,14 +105,21 @@ class Emitter(Protocol):
         content: dict[str, Any],
         media: Sequence[MediaInput],
         conversation_key: str | None,
+        source_key: str,
+        source_title: str,
     ) -> str: ...
 
 
+class FailureReporter(Protocol):
+    def __call__(self, error: BaseException | str) -> None: ...
+
+
 class AdapterContext:
-    """What the engine hands an adapter: its identity, config, data directory and `emit`.
+    """What the engine hands an adapter: its identity, config, data directory, `emit` and `fail`.
 
     `directory` is the adapter's code directory (read it, never write it); `data_dir` is the
-    `data/` of its instance directory under the Awareness data directory.
+    `data/` of its instance directory under the Awareness data directory. `instance_name` is
+    the configured instance (`email@work`), `adapter_name` its code directory's name.
     """
 
     def __init__(
@@ -107,13 +131,17 @@ class AdapterContext:
         instance_dir: Path,
         config: dict[str, Any],
         emitter: Emitter,
+        failure_reporter: FailureReporter,
+        instance_name: str = "",
     ) -> None:
         self.adapter_id = adapter_id
         self.adapter_name = adapter_name
+        self.instance_name = instance_name or adapter_name
         self.directory = directory
         self.config = config
         self.data_dir = instance_dir / "data"
         self._emitter = emitter
+        self._failure_reporter = failure_reporter
 
     def data_path(self, *parts: str) -> Path:
         """A path inside this adapter's `data/`; raises DataPathError for anything outside it."""
@@ -147,12 +175,17 @@ class AdapterContext:
         content: dict[str, Any],
         media: Sequence[MediaInput] = (),
         conversation_key: str | None = None,
+        source_key: str = "",
+        source_title: str = "",
     ) -> str:
         """Hand an observation to the engine; returns its id.
 
         When this returns the observation is committed to the journal: a HIGH/MAX one
         published, a LOW/MEDIUM one held until its aggregation window publishes it (after a
-        crash, at the next start); OFF observations are dropped by the engine.
+        crash, at the next start); OFF observations are dropped by the engine. `source_key`
+        names the source within this instance (a chat id, a mailbox, a feed URL): the Mind
+        keeps each source's observations in a conversation of their own, titled
+        `source_title`. Values the adapter's `content_schema` marks `x-sensitive` are masked.
         """
         return self._emitter(
             actor=Actor(actor),
@@ -160,7 +193,14 @@ class AdapterContext:
             content=content,
             media=media,
             conversation_key=conversation_key,
+            source_key=source_key,
+            source_title=source_title,
         )
+
+    def fail(self, error: BaseException | str) -> None:
+        """Report that the adapter stopped working (a lost connection seen by a callback or a
+        thread): the engine stops it and starts it again after a backoff delay."""
+        self._failure_reporter(error)
 
 
 class Adapter:
@@ -168,6 +208,8 @@ class Adapter:
 
     description: str = ""
     auto_start: bool = False
+    # JSON Schema of emitted `content`; only its `x-sensitive` marks are used (values masked).
+    content_schema: dict[str, Any] | None = None
 
     def __init__(self, context: AdapterContext) -> None:
         self.context = context
@@ -179,7 +221,11 @@ class Adapter:
         return ()
 
     async def start(self) -> None:
-        """Begin listening to the environment."""
+        """Connect and begin listening; raise to fail (the engine retries with backoff)."""
 
     async def stop(self) -> None:
         """Stop listening; must end every task or thread `start` began."""
+
+    # Optional: `async def run(self) -> None`, the adapter's long-lived work, started after
+    # `start` as one supervised task (see the module docstring). Not defined here, so the
+    # engine can tell the adapters that have one.

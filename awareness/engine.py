@@ -131,6 +131,9 @@ class Engine:
         def emitter(**kwargs: Any) -> str:
             return self._emit(record_box[0], **kwargs)
 
+        def failure_reporter(error: BaseException | str) -> None:
+            self._report_failure(record_box[0], error)
+
         context = AdapterContext(
             adapter_id=adapter_id,
             adapter_name=name,
@@ -138,6 +141,7 @@ class Engine:
             instance_dir=instance_dir,
             config=config,
             emitter=emitter,
+            failure_reporter=failure_reporter,
         )
         try:
             instance = cls(context)
@@ -256,6 +260,8 @@ class Engine:
         content: dict[str, Any],
         media: Sequence[MediaInput],
         conversation_key: str | None,
+        source_key: str,
+        source_title: str,
     ) -> str:
         if not record.accepting:
             raise AwarenessError(f"adapter {record.adapter_id} is no longer registered")
@@ -273,6 +279,9 @@ class Engine:
             media=refs,
             permissions=permissions_for(trust),
             conversation_key=conversation_key,
+            instance=record.name,
+            source_key=source_key,
+            source_title=source_title,
         )
         if threading.get_ident() == self._loop_thread:
             self.publisher.accept(observation)
@@ -280,6 +289,11 @@ class Engine:
             future = asyncio.run_coroutine_threadsafe(self._accept(observation), self._loop)
             future.result()
         return observation.id
+
+    def _report_failure(self, record: RegisteredAdapter, error: BaseException | str) -> None:
+        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+        record.last_error = self.scrubber.scrub(text)
+        log.error("adapter %s failed: %s", record.adapter_id, record.last_error)
 
     async def _accept(self, observation: Observation) -> None:
         self.publisher.accept(observation)

@@ -22,6 +22,27 @@ class Trust(StrEnum):
     MAX = "max"
 
 
+class Effect(StrEnum):
+    """What running an action changes (the Mind's effect classes; its approval policy decides)."""
+
+    READ_ONLY = "read_only"
+    WORKSPACE_WRITE = "workspace_write"
+    EXTERNAL_SIDE_EFFECT = "external_side_effect"
+    # The adapter cannot say: judged like the riskiest class.
+    UNKNOWN = "unknown"
+
+
+class AdapterState(StrEnum):
+    """Where a registered adapter is in its supervised lifecycle."""
+
+    STARTING = "starting"
+    RUNNING = "running"
+    # Start, run or a reported failure: stopped, and started again after a backoff delay.
+    FAILED = "failed"
+    # Not started (auto_start off) or stopped on purpose.
+    STOPPED = "stopped"
+
+
 class Actor(StrEnum):
     USER = "user"
     ASSISTANT = "assistant"
@@ -107,6 +128,11 @@ class Observation:
     permissions: Permissions = field(default_factory=Permissions)
     # Conversation named by the adapter's config; "" for the owner's default.
     conversation_key: str = ""
+    # The configured instance (`email@work`; the adapter's name for its default instance).
+    instance: str = ""
+    # The source within the instance (a chat, a mailbox), each routed to its own conversation.
+    source_key: str = ""
+    source_title: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -120,6 +146,9 @@ class Observation:
             "media": [m.as_dict() for m in self.media],
             "permissions": self.permissions.as_dict(),
             "conversation_key": self.conversation_key,
+            "instance": self.instance,
+            "source_key": self.source_key,
+            "source_title": self.source_title,
         }
 
     @classmethod
@@ -135,6 +164,9 @@ class Observation:
             media=tuple(MediaRef.from_dict(m) for m in data.get("media", [])),
             permissions=Permissions(**data.get("permissions", {})),
             conversation_key=data.get("conversation_key", ""),
+            instance=data.get("instance", data["adapter_name"]),
+            source_key=data.get("source_key", ""),
+            source_title=data.get("source_title", ""),
         )
 
 

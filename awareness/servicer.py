@@ -84,6 +84,9 @@ def observation_to_proto(observation: Observation) -> pb.Observation:
         media=[media_to_proto(m) for m in observation.media],
         permissions=pb.Permissions(**observation.permissions.as_dict()),
         conversation_key=observation.conversation_key,
+        instance=observation.instance,
+        source_key=observation.source_key,
+        source_title=observation.source_title,
     )
 
 

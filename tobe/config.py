@@ -182,6 +182,11 @@ class AwarenessSettings(BaseModel):
     # `<data_dir>/credentials/awareness.token` (created 0600 on first start).
     token: SecretStr | None = None
     token_file: Path | None = None
+    # Seconds an adapter's `start` and `stop` may take; a slower one has failed.
+    start_timeout: float = Field(default=30.0, gt=0)
+    stop_timeout: float = Field(default=10.0, gt=0)
+    # Restarts of a failed adapter wait 1 s, doubling up to this many seconds.
+    restart_max_delay: float = Field(default=30.0, ge=1)
 
 
 class ContextSettings(BaseModel):

@@ -23,59 +23,60 @@ _sym_db = _symbol_database.Default()
 
 
 from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__pb2
+from tobe.v1 import common_pb2 as tobe_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tobe/v1/awareness.proto\x12\x07tobe.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\x83\x01\n\x0bPermissions\x12\x17\n\x0fworkspace_write\x18\x01 \x01(\x08\x12\r\n\x05reply\x18\x02 \x01(\x08\x12\x17\n\x0fretrieval_media\x18\x03 \x01(\x08\x12\x17\n\x0fgenerated_media\x18\x04 \x01(\x08\x12\x1a\n\x12\x63hannel_operations\x18\x05 \x01(\x08\"o\n\x08MediaRef\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x11\n\tmime_type\x18\x02 \x01(\t\x12\x12\n\nsize_bytes\x18\x03 \x01(\x03\x12\r\n\x05width\x18\x04 \x01(\x05\x12\x0e\n\x06height\x18\x05 \x01(\x05\x12\x10\n\x08\x66ilename\x18\x06 \x01(\t\"\xb8\x02\n\x0bObservation\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x14\n\x0c\x61\x64\x61pter_name\x18\x03 \x01(\t\x12(\n\x05\x61\x63tor\x18\x04 \x01(\x0e\x32\x19.tobe.v1.ObservationActor\x12\x1d\n\x05trust\x18\x05 \x01(\x0e\x32\x0e.tobe.v1.Trust\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63ontent_json\x18\x07 \x01(\t\x12 \n\x05media\x18\x08 \x03(\x0b\x32\x11.tobe.v1.MediaRef\x12)\n\x0bpermissions\x18\t \x01(\x0b\x32\x14.tobe.v1.Permissions\x12\x18\n\x10\x63onversation_key\x18\n \x01(\t\"\x85\x02\n\x0b\x41\x64\x61pterInfo\x12\x12\n\nadapter_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x12\n\nauto_start\x18\x04 \x01(\x08\x12\x0f\n\x07running\x18\x05 \x01(\x08\x12)\n\x0cread_actions\x18\x06 \x03(\x0b\x32\x13.tobe.v1.ActionSpec\x12*\n\rwrite_actions\x18\x07 \x03(\x0b\x32\x13.tobe.v1.ActionSpec\x12\x1a\n\x12\x63onfig_schema_json\x18\x08 \x01(\t\x12\x13\n\x0b\x63onfig_json\x18\t \x01(\t\x12\x12\n\nlast_error\x18\n \x01(\t\"I\n\nActionSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x18\n\x10\x61rgs_json_schema\x18\x03 \x01(\t\"\x8a\x01\n\x0eToolCallResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12-\n\ttimestamp\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63ontent_json\x18\x05 \x01(\t\"\x15\n\x13ListAdaptersRequest\">\n\x14ListAdaptersResponse\x12&\n\x08\x61\x64\x61pters\x18\x01 \x03(\x0b\x32\x14.tobe.v1.AdapterInfo\"X\n\x0eObserveRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x11\n\targs_json\x18\x04 \x01(\t\":\n\x0fObserveResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"Y\n\x0fInteractRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x11\n\targs_json\x18\x04 \x01(\t\";\n\x10InteractResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"7\n\x16RegisterAdapterRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"B\n\x17RegisterAdapterResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"?\n\x18UnregisterAdapterRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\"D\n\x19UnregisterAdapterResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"1\n\x1cSubscribeObservationsRequest\x12\x11\n\tafter_seq\x18\x01 \x01(\x03\"`\n\x1dSubscribeObservationsResponse\x12\x13\n\x0bpublish_seq\x18\x01 \x01(\x03\x12*\n\x0cobservations\x18\x02 \x03(\x0b\x32\x14.tobe.v1.Observation\"1\n\x0fGetMediaRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x11\n\tmax_bytes\x18\x02 \x01(\x03\"3\n\x10GetMediaResponse\x12\x11\n\tmime_type\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c*m\n\x05Trust\x12\x15\n\x11TRUST_UNSPECIFIED\x10\x00\x12\r\n\tTRUST_OFF\x10\x01\x12\r\n\tTRUST_LOW\x10\x02\x12\x10\n\x0cTRUST_MEDIUM\x10\x03\x12\x0e\n\nTRUST_HIGH\x10\x04\x12\r\n\tTRUST_MAX\x10\x05*\xec\x01\n\x10ObservationActor\x12!\n\x1dOBSERVATION_ACTOR_UNSPECIFIED\x10\x00\x12\x1a\n\x16OBSERVATION_ACTOR_USER\x10\x01\x12\x1f\n\x1bOBSERVATION_ACTOR_ASSISTANT\x10\x02\x12\x1d\n\x19OBSERVATION_ACTOR_SERVICE\x10\x03\x12\x1c\n\x18OBSERVATION_ACTOR_SIGNAL\x10\x04\x12\x1d\n\x19OBSERVATION_ACTOR_ADAPTER\x10\x05\x12\x1c\n\x18OBSERVATION_ACTOR_SYSTEM\x10\x06\x32\xb4\x04\n\tAwareness\x12K\n\x0cListAdapters\x12\x1c.tobe.v1.ListAdaptersRequest\x1a\x1d.tobe.v1.ListAdaptersResponse\x12<\n\x07Observe\x12\x17.tobe.v1.ObserveRequest\x1a\x18.tobe.v1.ObserveResponse\x12?\n\x08Interact\x12\x18.tobe.v1.InteractRequest\x1a\x19.tobe.v1.InteractResponse\x12T\n\x0fRegisterAdapter\x12\x1f.tobe.v1.RegisterAdapterRequest\x1a .tobe.v1.RegisterAdapterResponse\x12Z\n\x11UnregisterAdapter\x12!.tobe.v1.UnregisterAdapterRequest\x1a\".tobe.v1.UnregisterAdapterResponse\x12h\n\x15SubscribeObservations\x12%.tobe.v1.SubscribeObservationsRequest\x1a&.tobe.v1.SubscribeObservationsResponse0\x01\x12?\n\x08GetMedia\x12\x18.tobe.v1.GetMediaRequest\x1a\x19.tobe.v1.GetMediaResponseb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x17tobe/v1/awareness.proto\x12\x07tobe.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14tobe/v1/common.proto\"\x83\x01\n\x0bPermissions\x12\x17\n\x0fworkspace_write\x18\x01 \x01(\x08\x12\r\n\x05reply\x18\x02 \x01(\x08\x12\x17\n\x0fretrieval_media\x18\x03 \x01(\x08\x12\x17\n\x0fgenerated_media\x18\x04 \x01(\x08\x12\x1a\n\x12\x63hannel_operations\x18\x05 \x01(\x08\"o\n\x08MediaRef\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x11\n\tmime_type\x18\x02 \x01(\t\x12\x12\n\nsize_bytes\x18\x03 \x01(\x03\x12\r\n\x05width\x18\x04 \x01(\x05\x12\x0e\n\x06height\x18\x05 \x01(\x05\x12\x10\n\x08\x66ilename\x18\x06 \x01(\t\"\xf4\x02\n\x0bObservation\x12\n\n\x02id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x14\n\x0c\x61\x64\x61pter_name\x18\x03 \x01(\t\x12(\n\x05\x61\x63tor\x18\x04 \x01(\x0e\x32\x19.tobe.v1.ObservationActor\x12\x1d\n\x05trust\x18\x05 \x01(\x0e\x32\x0e.tobe.v1.Trust\x12-\n\ttimestamp\x18\x06 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63ontent_json\x18\x07 \x01(\t\x12 \n\x05media\x18\x08 \x03(\x0b\x32\x11.tobe.v1.MediaRef\x12)\n\x0bpermissions\x18\t \x01(\x0b\x32\x14.tobe.v1.Permissions\x12\x18\n\x10\x63onversation_key\x18\n \x01(\t\x12\x10\n\x08instance\x18\x0b \x01(\t\x12\x12\n\nsource_key\x18\x0c \x01(\t\x12\x14\n\x0csource_title\x18\r \x01(\t\"\x9e\x03\n\x0b\x41\x64\x61pterInfo\x12\x12\n\nadapter_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x03 \x01(\t\x12\x12\n\nauto_start\x18\x04 \x01(\x08\x12\x0f\n\x07running\x18\x05 \x01(\x08\x12)\n\x0cread_actions\x18\x06 \x03(\x0b\x32\x13.tobe.v1.ActionSpec\x12*\n\rwrite_actions\x18\x07 \x03(\x0b\x32\x13.tobe.v1.ActionSpec\x12\x1a\n\x12\x63onfig_schema_json\x18\x08 \x01(\t\x12\x13\n\x0b\x63onfig_json\x18\t \x01(\t\x12\x12\n\nlast_error\x18\n \x01(\t\x12\r\n\x05state\x18\x0b \x01(\t\x12\x10\n\x08restarts\x18\x0c \x01(\x05\x12\x33\n\x0fnext_restart_at\x18\r \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12/\n\x0bstate_since\x18\x0e \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08instance\x18\x0f \x01(\t\"o\n\nActionSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x18\n\x10\x61rgs_json_schema\x18\x03 \x01(\t\x12$\n\x06\x65\x66\x66\x65\x63t\x18\x04 \x01(\x0e\x32\x14.tobe.v1.EffectClass\"\x8a\x01\n\x0eToolCallResult\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12-\n\ttimestamp\x18\x04 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x14\n\x0c\x63ontent_json\x18\x05 \x01(\t\"\x15\n\x13ListAdaptersRequest\">\n\x14ListAdaptersResponse\x12&\n\x08\x61\x64\x61pters\x18\x01 \x03(\x0b\x32\x14.tobe.v1.AdapterInfo\"X\n\x0eObserveRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x11\n\targs_json\x18\x04 \x01(\t\":\n\x0fObserveResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"Y\n\x0fInteractRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\x12\x0e\n\x06\x61\x63tion\x18\x03 \x01(\t\x12\x11\n\targs_json\x18\x04 \x01(\t\";\n\x10InteractResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"7\n\x16RegisterAdapterRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x0c\n\x04name\x18\x02 \x01(\t\"B\n\x17RegisterAdapterResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"?\n\x18UnregisterAdapterRequest\x12\x0f\n\x07\x63\x61ll_id\x18\x01 \x01(\t\x12\x12\n\nadapter_id\x18\x02 \x01(\t\"D\n\x19UnregisterAdapterResponse\x12\'\n\x06result\x18\x01 \x01(\x0b\x32\x17.tobe.v1.ToolCallResult\"1\n\x1cSubscribeObservationsRequest\x12\x11\n\tafter_seq\x18\x01 \x01(\x03\"`\n\x1dSubscribeObservationsResponse\x12\x13\n\x0bpublish_seq\x18\x01 \x01(\x03\x12*\n\x0cobservations\x18\x02 \x03(\x0b\x32\x14.tobe.v1.Observation\"1\n\x0fGetMediaRequest\x12\x0b\n\x03ref\x18\x01 \x01(\t\x12\x11\n\tmax_bytes\x18\x02 \x01(\x03\"3\n\x10GetMediaResponse\x12\x11\n\tmime_type\x18\x01 \x01(\t\x12\x0c\n\x04\x64\x61ta\x18\x02 \x01(\x0c*m\n\x05Trust\x12\x15\n\x11TRUST_UNSPECIFIED\x10\x00\x12\r\n\tTRUST_OFF\x10\x01\x12\r\n\tTRUST_LOW\x10\x02\x12\x10\n\x0cTRUST_MEDIUM\x10\x03\x12\x0e\n\nTRUST_HIGH\x10\x04\x12\r\n\tTRUST_MAX\x10\x05*\xec\x01\n\x10ObservationActor\x12!\n\x1dOBSERVATION_ACTOR_UNSPECIFIED\x10\x00\x12\x1a\n\x16OBSERVATION_ACTOR_USER\x10\x01\x12\x1f\n\x1bOBSERVATION_ACTOR_ASSISTANT\x10\x02\x12\x1d\n\x19OBSERVATION_ACTOR_SERVICE\x10\x03\x12\x1c\n\x18OBSERVATION_ACTOR_SIGNAL\x10\x04\x12\x1d\n\x19OBSERVATION_ACTOR_ADAPTER\x10\x05\x12\x1c\n\x18OBSERVATION_ACTOR_SYSTEM\x10\x06\x32\xb4\x04\n\tAwareness\x12K\n\x0cListAdapters\x12\x1c.tobe.v1.ListAdaptersRequest\x1a\x1d.tobe.v1.ListAdaptersResponse\x12<\n\x07Observe\x12\x17.tobe.v1.ObserveRequest\x1a\x18.tobe.v1.ObserveResponse\x12?\n\x08Interact\x12\x18.tobe.v1.InteractRequest\x1a\x19.tobe.v1.InteractResponse\x12T\n\x0fRegisterAdapter\x12\x1f.tobe.v1.RegisterAdapterRequest\x1a .tobe.v1.RegisterAdapterResponse\x12Z\n\x11UnregisterAdapter\x12!.tobe.v1.UnregisterAdapterRequest\x1a\".tobe.v1.UnregisterAdapterResponse\x12h\n\x15SubscribeObservations\x12%.tobe.v1.SubscribeObservationsRequest\x1a&.tobe.v1.SubscribeObservationsResponse0\x01\x12?\n\x08GetMedia\x12\x18.tobe.v1.GetMediaRequest\x1a\x19.tobe.v1.GetMediaResponseb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tobe.v1.awareness_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_TRUST']._serialized_start=2013
-  _globals['_TRUST']._serialized_end=2122
-  _globals['_OBSERVATIONACTOR']._serialized_start=2125
-  _globals['_OBSERVATIONACTOR']._serialized_end=2361
-  _globals['_PERMISSIONS']._serialized_start=70
-  _globals['_PERMISSIONS']._serialized_end=201
-  _globals['_MEDIAREF']._serialized_start=203
-  _globals['_MEDIAREF']._serialized_end=314
-  _globals['_OBSERVATION']._serialized_start=317
-  _globals['_OBSERVATION']._serialized_end=629
-  _globals['_ADAPTERINFO']._serialized_start=632
-  _globals['_ADAPTERINFO']._serialized_end=893
-  _globals['_ACTIONSPEC']._serialized_start=895
-  _globals['_ACTIONSPEC']._serialized_end=968
-  _globals['_TOOLCALLRESULT']._serialized_start=971
-  _globals['_TOOLCALLRESULT']._serialized_end=1109
-  _globals['_LISTADAPTERSREQUEST']._serialized_start=1111
-  _globals['_LISTADAPTERSREQUEST']._serialized_end=1132
-  _globals['_LISTADAPTERSRESPONSE']._serialized_start=1134
-  _globals['_LISTADAPTERSRESPONSE']._serialized_end=1196
-  _globals['_OBSERVEREQUEST']._serialized_start=1198
-  _globals['_OBSERVEREQUEST']._serialized_end=1286
-  _globals['_OBSERVERESPONSE']._serialized_start=1288
-  _globals['_OBSERVERESPONSE']._serialized_end=1346
-  _globals['_INTERACTREQUEST']._serialized_start=1348
-  _globals['_INTERACTREQUEST']._serialized_end=1437
-  _globals['_INTERACTRESPONSE']._serialized_start=1439
-  _globals['_INTERACTRESPONSE']._serialized_end=1498
-  _globals['_REGISTERADAPTERREQUEST']._serialized_start=1500
-  _globals['_REGISTERADAPTERREQUEST']._serialized_end=1555
-  _globals['_REGISTERADAPTERRESPONSE']._serialized_start=1557
-  _globals['_REGISTERADAPTERRESPONSE']._serialized_end=1623
-  _globals['_UNREGISTERADAPTERREQUEST']._serialized_start=1625
-  _globals['_UNREGISTERADAPTERREQUEST']._serialized_end=1688
-  _globals['_UNREGISTERADAPTERRESPONSE']._serialized_start=1690
-  _globals['_UNREGISTERADAPTERRESPONSE']._serialized_end=1758
-  _globals['_SUBSCRIBEOBSERVATIONSREQUEST']._serialized_start=1760
-  _globals['_SUBSCRIBEOBSERVATIONSREQUEST']._serialized_end=1809
-  _globals['_SUBSCRIBEOBSERVATIONSRESPONSE']._serialized_start=1811
-  _globals['_SUBSCRIBEOBSERVATIONSRESPONSE']._serialized_end=1907
-  _globals['_GETMEDIAREQUEST']._serialized_start=1909
-  _globals['_GETMEDIAREQUEST']._serialized_end=1958
-  _globals['_GETMEDIARESPONSE']._serialized_start=1960
-  _globals['_GETMEDIARESPONSE']._serialized_end=2011
-  _globals['_AWARENESS']._serialized_start=2364
-  _globals['_AWARENESS']._serialized_end=2928
+  _globals['_TRUST']._serialized_start=2286
+  _globals['_TRUST']._serialized_end=2395
+  _globals['_OBSERVATIONACTOR']._serialized_start=2398
+  _globals['_OBSERVATIONACTOR']._serialized_end=2634
+  _globals['_PERMISSIONS']._serialized_start=92
+  _globals['_PERMISSIONS']._serialized_end=223
+  _globals['_MEDIAREF']._serialized_start=225
+  _globals['_MEDIAREF']._serialized_end=336
+  _globals['_OBSERVATION']._serialized_start=339
+  _globals['_OBSERVATION']._serialized_end=711
+  _globals['_ADAPTERINFO']._serialized_start=714
+  _globals['_ADAPTERINFO']._serialized_end=1128
+  _globals['_ACTIONSPEC']._serialized_start=1130
+  _globals['_ACTIONSPEC']._serialized_end=1241
+  _globals['_TOOLCALLRESULT']._serialized_start=1244
+  _globals['_TOOLCALLRESULT']._serialized_end=1382
+  _globals['_LISTADAPTERSREQUEST']._serialized_start=1384
+  _globals['_LISTADAPTERSREQUEST']._serialized_end=1405
+  _globals['_LISTADAPTERSRESPONSE']._serialized_start=1407
+  _globals['_LISTADAPTERSRESPONSE']._serialized_end=1469
+  _globals['_OBSERVEREQUEST']._serialized_start=1471
+  _globals['_OBSERVEREQUEST']._serialized_end=1559
+  _globals['_OBSERVERESPONSE']._serialized_start=1561
+  _globals['_OBSERVERESPONSE']._serialized_end=1619
+  _globals['_INTERACTREQUEST']._serialized_start=1621
+  _globals['_INTERACTREQUEST']._serialized_end=1710
+  _globals['_INTERACTRESPONSE']._serialized_start=1712
+  _globals['_INTERACTRESPONSE']._serialized_end=1771
+  _globals['_REGISTERADAPTERREQUEST']._serialized_start=1773
+  _globals['_REGISTERADAPTERREQUEST']._serialized_end=1828
+  _globals['_REGISTERADAPTERRESPONSE']._serialized_start=1830
+  _globals['_REGISTERADAPTERRESPONSE']._serialized_end=1896
+  _globals['_UNREGISTERADAPTERREQUEST']._serialized_start=1898
+  _globals['_UNREGISTERADAPTERREQUEST']._serialized_end=1961
+  _globals['_UNREGISTERADAPTERRESPONSE']._serialized_start=1963
+  _globals['_UNREGISTERADAPTERRESPONSE']._serialized_end=2031
+  _globals['_SUBSCRIBEOBSERVATIONSREQUEST']._serialized_start=2033
+  _globals['_SUBSCRIBEOBSERVATIONSREQUEST']._serialized_end=2082
+  _globals['_SUBSCRIBEOBSERVATIONSRESPONSE']._serialized_start=2084
+  _globals['_SUBSCRIBEOBSERVATIONSRESPONSE']._serialized_end=2180
+  _globals['_GETMEDIAREQUEST']._serialized_start=2182
+  _globals['_GETMEDIAREQUEST']._serialized_end=2231
+  _globals['_GETMEDIARESPONSE']._serialized_start=2233
+  _globals['_GETMEDIARESPONSE']._serialized_end=2284
+  _globals['_AWARENESS']._serialized_start=2637
+  _globals['_AWARENESS']._serialized_end=3201
 # @@protoc_insertion_point(module_scope)

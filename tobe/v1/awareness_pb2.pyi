@@ -30,6 +30,7 @@ from google.protobuf import message as _message
 from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from tobe.v1 import common_pb2 as _common_pb2
 import builtins as _builtins
 import sys
 import typing as _typing
@@ -177,6 +178,9 @@ class Observation(_message.Message):
     MEDIA_FIELD_NUMBER: _builtins.int
     PERMISSIONS_FIELD_NUMBER: _builtins.int
     CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    INSTANCE_FIELD_NUMBER: _builtins.int
+    SOURCE_KEY_FIELD_NUMBER: _builtins.int
+    SOURCE_TITLE_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     adapter_id: _builtins.str
     adapter_name: _builtins.str
@@ -186,6 +190,17 @@ class Observation(_message.Message):
     """Adapter-owned JSON."""
     conversation_key: _builtins.str
     """Conversation the adapter's config routes this observation to; empty for the default."""
+    instance: _builtins.str
+    """The configured instance that emitted it: the adapter's name for its default instance,
+    `<adapter>@<label>` for another one (e.g. `email@work`).
+    """
+    source_key: _builtins.str
+    """The source within the instance (a chat, a mailbox, a feed), set by the adapter: without a
+    `conversation_key`, the Mind routes each (instance, source_key) to a conversation of its
+    own. Empty: the instance's observations go to the owner's awareness conversation.
+    """
+    source_title: _builtins.str
+    """A human name for the source (the conversation's title); may be empty."""
     @_builtins.property
     def timestamp(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -205,10 +220,13 @@ class Observation(_message.Message):
         media: _abc.Iterable[Global___MediaRef] | None = ...,
         permissions: Global___Permissions | None = ...,
         conversation_key: _builtins.str = ...,
+        instance: _builtins.str = ...,
+        source_key: _builtins.str = ...,
+        source_title: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["permissions", b"permissions", "timestamp", b"timestamp"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "adapter_id", b"adapter_id", "adapter_name", b"adapter_name", "content_json", b"content_json", "conversation_key", b"conversation_key", "id", b"id", "media", b"media", "permissions", b"permissions", "timestamp", b"timestamp", "trust", b"trust"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["actor", b"actor", "adapter_id", b"adapter_id", "adapter_name", b"adapter_name", "content_json", b"content_json", "conversation_key", b"conversation_key", "id", b"id", "instance", b"instance", "media", b"media", "permissions", b"permissions", "source_key", b"source_key", "source_title", b"source_title", "timestamp", b"timestamp", "trust", b"trust"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -230,6 +248,11 @@ class AdapterInfo(_message.Message):
     CONFIG_SCHEMA_JSON_FIELD_NUMBER: _builtins.int
     CONFIG_JSON_FIELD_NUMBER: _builtins.int
     LAST_ERROR_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    RESTARTS_FIELD_NUMBER: _builtins.int
+    NEXT_RESTART_AT_FIELD_NUMBER: _builtins.int
+    STATE_SINCE_FIELD_NUMBER: _builtins.int
+    INSTANCE_FIELD_NUMBER: _builtins.int
     adapter_id: _builtins.str
     name: _builtins.str
     description: _builtins.str
@@ -240,11 +263,29 @@ class AdapterInfo(_message.Message):
     config_json: _builtins.str
     """Config with sensitive values replaced by "[REDACTED]"."""
     last_error: _builtins.str
-    """Why the adapter is not running (start or stop failure); empty when healthy."""
+    """The last failure (start, stop, a crash of its work or a timeout), scrubbed of sensitive
+    values; kept after a restart succeeds until the next failure; empty if it never failed.
+    """
+    state: _builtins.str
+    """`starting`, `running`, `failed` (waiting for its restart at `next_restart_at`) or
+    `stopped` (not started, or stopped on purpose). `running` above is `state == "running"`.
+    """
+    restarts: _builtins.int
+    """Restarts after failures since registration."""
+    instance: _builtins.str
+    """The configured instance (see `Observation.instance`)."""
     @_builtins.property
     def read_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionSpec]: ...
     @_builtins.property
     def write_actions(self) -> _containers.RepeatedCompositeFieldContainer[Global___ActionSpec]: ...
+    @_builtins.property
+    def next_restart_at(self) -> _timestamp_pb2.Timestamp:
+        """When a failed adapter is started again; unset unless `state` is `failed`."""
+
+    @_builtins.property
+    def state_since(self) -> _timestamp_pb2.Timestamp:
+        """When the adapter entered `state`."""
+
     def __init__(
         self,
         *,
@@ -258,10 +299,15 @@ class AdapterInfo(_message.Message):
         config_schema_json: _builtins.str = ...,
         config_json: _builtins.str = ...,
         last_error: _builtins.str = ...,
+        state: _builtins.str = ...,
+        restarts: _builtins.int = ...,
+        next_restart_at: _timestamp_pb2.Timestamp | None = ...,
+        state_since: _timestamp_pb2.Timestamp | None = ...,
+        instance: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_restart_at", b"next_restart_at", "state_since", b"state_since"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["adapter_id", b"adapter_id", "auto_start", b"auto_start", "config_json", b"config_json", "config_schema_json", b"config_schema_json", "description", b"description", "last_error", b"last_error", "name", b"name", "read_actions", b"read_actions", "running", b"running", "write_actions", b"write_actions"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adapter_id", b"adapter_id", "auto_start", b"auto_start", "config_json", b"config_json", "config_schema_json", b"config_schema_json", "description", b"description", "instance", b"instance", "last_error", b"last_error", "name", b"name", "next_restart_at", b"next_restart_at", "read_actions", b"read_actions", "restarts", b"restarts", "running", b"running", "state", b"state", "state_since", b"state_since", "write_actions", b"write_actions"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -276,19 +322,27 @@ class ActionSpec(_message.Message):
     NAME_FIELD_NUMBER: _builtins.int
     DESCRIPTION_FIELD_NUMBER: _builtins.int
     ARGS_JSON_SCHEMA_FIELD_NUMBER: _builtins.int
+    EFFECT_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     description: _builtins.str
     args_json_schema: _builtins.str
+    effect: _common_pb2.EffectClass.ValueType
+    """What running it changes, declared by the adapter: read actions are always READ_ONLY; a
+    write action declares WORKSPACE_WRITE or EXTERNAL_SIDE_EFFECT (the default), or
+    UNSPECIFIED when it cannot say (treated as the riskiest class). The Mind's approval policy
+    judges an `awareness_interact` call by it, under the name `<instance>.<action>`.
+    """
     def __init__(
         self,
         *,
         name: _builtins.str = ...,
         description: _builtins.str = ...,
         args_json_schema: _builtins.str = ...,
+        effect: _common_pb2.EffectClass.ValueType = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["args_json_schema", b"args_json_schema", "description", b"description", "name", b"name"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["args_json_schema", b"args_json_schema", "description", b"description", "effect", b"effect", "name", b"name"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

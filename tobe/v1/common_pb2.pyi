@@ -776,6 +776,7 @@ class Approval(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _builtins.int
     REASON_FIELD_NUMBER: _builtins.int
     DECISION_TEXT_FIELD_NUMBER: _builtins.int
+    ORIGIN_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     conversation_key: _builtins.str
     run_id: _builtins.str
@@ -809,6 +810,10 @@ class Approval(_message.Message):
     It is never logged and never put in audit rows. Empty for requests made before the Mind
     kept it (show `arguments_summary` then).
     """
+    origin: _builtins.str
+    """What started the run that made the call, for the person deciding: empty for a person's
+    message; e.g. "a medium-trust observation from email@work (mailbox INBOX)".
+    """
     @_builtins.property
     def requested_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -831,10 +836,11 @@ class Approval(_message.Message):
         expires_at: _timestamp_pb2.Timestamp | None = ...,
         reason: _builtins.str = ...,
         decision_text: _builtins.str = ...,
+        origin: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "requested_at", b"requested_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "decision_text", b"decision_text", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "decision_text", b"decision_text", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "origin", b"origin", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -447,6 +447,8 @@ class GetStatusResponse(_message.Message):
     ACTIVE_RUNS_FIELD_NUMBER: _builtins.int
     DATA_DIR_FIELD_NUMBER: _builtins.int
     SERVICES_FIELD_NUMBER: _builtins.int
+    ADAPTERS_FIELD_NUMBER: _builtins.int
+    ADAPTERS_ERROR_FIELD_NUMBER: _builtins.int
     mode: _builtins.str
     """"online" (served by the running Mind) or "offline" (in-process under the state lock)."""
     version: _builtins.str
@@ -458,11 +460,19 @@ class GetStatusResponse(_message.Message):
     conversations: _builtins.int
     active_runs: _builtins.int
     data_dir: _builtins.str
+    adapters_error: _builtins.str
+    """Why `adapters` could not be read (Awareness unreachable); empty otherwise."""
     @_builtins.property
     def hands(self) -> _containers.RepeatedCompositeFieldContainer[Global___HandStatus]: ...
     @_builtins.property
     def services(self) -> _containers.RepeatedCompositeFieldContainer[Global___ServiceStatus]:
         """Services of the running Mind; empty in offline mode (no Mind is running)."""
+
+    @_builtins.property
+    def adapters(self) -> _containers.RepeatedCompositeFieldContainer[Global___AdapterStatus]:
+        """Awareness's adapters and their health, asked of Awareness by the running Mind; empty in
+        offline mode or when Awareness is not configured.
+        """
 
     def __init__(
         self,
@@ -478,14 +488,54 @@ class GetStatusResponse(_message.Message):
         active_runs: _builtins.int = ...,
         data_dir: _builtins.str = ...,
         services: _abc.Iterable[Global___ServiceStatus] | None = ...,
+        adapters: _abc.Iterable[Global___AdapterStatus] | None = ...,
+        adapters_error: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "schema_revision", b"schema_revision", "services", b"services", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "adapters", b"adapters", "adapters_error", b"adapters_error", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "schema_revision", b"schema_revision", "services", b"services", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetStatusResponse: _TypeAlias = GetStatusResponse  # noqa: Y015
+
+@_typing.final
+class AdapterStatus(_message.Message):
+    """One Awareness adapter's health."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    INSTANCE_FIELD_NUMBER: _builtins.int
+    ADAPTER_ID_FIELD_NUMBER: _builtins.int
+    STATE_FIELD_NUMBER: _builtins.int
+    LAST_ERROR_FIELD_NUMBER: _builtins.int
+    RESTARTS_FIELD_NUMBER: _builtins.int
+    NEXT_RESTART_AT_FIELD_NUMBER: _builtins.int
+    instance: _builtins.str
+    adapter_id: _builtins.str
+    state: _builtins.str
+    """`starting`, `running`, `failed` or `stopped` (see tobe.v1.AdapterInfo)."""
+    last_error: _builtins.str
+    restarts: _builtins.int
+    @_builtins.property
+    def next_restart_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        instance: _builtins.str = ...,
+        adapter_id: _builtins.str = ...,
+        state: _builtins.str = ...,
+        last_error: _builtins.str = ...,
+        restarts: _builtins.int = ...,
+        next_restart_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["next_restart_at", b"next_restart_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["adapter_id", b"adapter_id", "instance", b"instance", "last_error", b"last_error", "next_restart_at", b"next_restart_at", "restarts", b"restarts", "state", b"state"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___AdapterStatus: _TypeAlias = AdapterStatus  # noqa: Y015
 
 @_typing.final
 class AuditEntry(_message.Message):
