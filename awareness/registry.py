@@ -8,6 +8,7 @@ from typing import Any
 
 from awareness.adapter import Action, Adapter
 from awareness.config_files import redacted
+from awareness.model import Effect
 
 
 @dataclass
@@ -38,16 +39,17 @@ class RegisteredAdapter:
             "auto_start": self.auto_start,
             "running": self.running,
             "last_error": self.last_error,
-            "read_actions": [_action(a) for a in self.read_actions.values()],
-            "write_actions": [_action(a) for a in self.write_actions.values()],
+            "read_actions": [_action(a, write=False) for a in self.read_actions.values()],
+            "write_actions": [_action(a, write=True) for a in self.write_actions.values()],
             "config_schema": self.schema,
             "config": redacted(self.config, self.schema),
         }
 
 
-def _action(action: Action) -> dict[str, Any]:
+def _action(action: Action, *, write: bool) -> dict[str, Any]:
     return {
         "name": action.name,
         "description": action.description,
         "args_schema": action.args_schema,
+        "effect": action.effect.value if write else Effect.READ_ONLY.value,
     }

@@ -19,12 +19,21 @@ from awareness.errors import (
     PushClosed,
     UnknownMediaRef,
 )
-from awareness.model import Actor, CallResult, MediaRef, Observation, PublishedBatch, Trust
+from awareness.model import (
+    Actor,
+    CallResult,
+    Effect,
+    MediaRef,
+    Observation,
+    PublishedBatch,
+    Trust,
+)
 from awareness.registry import RegisteredAdapter
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import awareness_pb2 as pb
 from tobe.v1 import awareness_pb2_grpc as pb_grpc
+from tobe.v1 import common_pb2
 
 TRUST_TO_PROTO = {
     Trust.OFF: pb.TRUST_OFF,
@@ -32,6 +41,12 @@ TRUST_TO_PROTO = {
     Trust.MEDIUM: pb.TRUST_MEDIUM,
     Trust.HIGH: pb.TRUST_HIGH,
     Trust.MAX: pb.TRUST_MAX,
+}
+EFFECT_TO_PROTO = {
+    Effect.READ_ONLY: common_pb2.EFFECT_CLASS_READ_ONLY,
+    Effect.WORKSPACE_WRITE: common_pb2.EFFECT_CLASS_WORKSPACE_WRITE,
+    Effect.EXTERNAL_SIDE_EFFECT: common_pb2.EFFECT_CLASS_EXTERNAL_SIDE_EFFECT,
+    Effect.UNKNOWN: common_pb2.EFFECT_CLASS_UNSPECIFIED,
 }
 ACTOR_TO_PROTO = {
     Actor.USER: pb.OBSERVATION_ACTOR_USER,
@@ -106,6 +121,7 @@ def adapter_to_proto(record: RegisteredAdapter) -> pb.AdapterInfo:
                 name=a["name"],
                 description=a["description"],
                 args_json_schema=json.dumps(a["args_schema"]),
+                effect=EFFECT_TO_PROTO[Effect(a["effect"])],
             )
             for a in described[key]
         ]

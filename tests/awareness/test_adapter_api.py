@@ -17,6 +17,7 @@ def test_public_adapter_api_is_pinned():
         "Actor",
         "Adapter",
         "AdapterContext",
+        "Effect",
         "MediaInput",
         "Trust",
     ]
@@ -30,6 +31,7 @@ def test_data_path_refuses_symlinks_that_lead_outside(tmp_path: Path):
         instance_dir=tmp_path,
         config={},
         emitter=lambda **_: "",
+        failure_reporter=lambda _: None,
     )
     context.data_path().mkdir(exist_ok=True)
     (tmp_path / "data" / "out").symlink_to(tmp_path)
