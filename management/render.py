@@ -83,6 +83,19 @@ def status(message: management_pb2.GetStatusResponse) -> dict[str, Any]:
             {"name": s.name, "address": s.address, "state": s.state} for s in message.services
         ],
         "hands": [hand(h) for h in message.hands],
+        "adapters": [adapter(a) for a in message.adapters],
+        "adapters_error": message.adapters_error,
+    }
+
+
+def adapter(message: management_pb2.AdapterStatus) -> dict[str, Any]:
+    return {
+        "instance": message.instance,
+        "adapter_id": message.adapter_id,
+        "state": message.state,
+        "last_error": message.last_error,
+        "restarts": message.restarts,
+        "next_restart_at": _time(message, "next_restart_at"),
     }
 
 
@@ -334,6 +347,26 @@ class Printer:
                     ((s["name"], s["address"], s["state"]) for s in item["services"]),
                 )
             )
+        if item["adapters"]:
+            self.console.print()
+            self.console.print(
+                _table(
+                    "Awareness adapters",
+                    ("INSTANCE", "STATE", "RESTARTS", "NEXT RESTART", "LAST ERROR"),
+                    (
+                        (
+                            a["instance"],
+                            a["state"],
+                            str(a["restarts"]),
+                            human_time(a["next_restart_at"]) if a["next_restart_at"] else "-",
+                            a["last_error"] or "-",
+                        )
+                        for a in item["adapters"]
+                    ),
+                )
+            )
+        if item["adapters_error"]:
+            self.console.print(Text(f"Awareness adapters: {item['adapters_error']}"))
         if item["hands"]:
             self.console.print()
             self.console.print(

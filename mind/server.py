@@ -28,6 +28,7 @@ from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
+from mind.management.records import AdapterReport
 from mind.memory.store import Memory
 from mind.memory.tools import memory_tools
 from mind.profiles.book import ProfileBook
@@ -98,6 +99,8 @@ class MindApp:
     live_calls: LiveCalls = field(default_factory=LiveCalls)
     # Where the Mind service listens once serving (`host:port` with the bound port).
     address: str = ""
+    # Awareness's adapters and their health; set when Awareness is configured.
+    adapter_health: Callable[[], Awaitable[AdapterReport]] | None = None
     # Time and condition triggers (`mind.scheduler.attach`); the Awareness router shows it the
     # observations it delivers.
     scheduler: Scheduler | None = None

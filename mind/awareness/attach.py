@@ -5,21 +5,50 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from datetime import UTC
+from functools import partial
 from typing import TYPE_CHECKING
 
 from mind.awareness.catalog import AdapterCatalog
 from mind.awareness.client import AwarenessClient
+from mind.awareness.errors import AwarenessLinkError
 from mind.awareness.images import NoteImages
 from mind.awareness.router import ObservationRouter
 from mind.awareness.sink import ConversationSink
 from mind.awareness.tools import AwarenessToolSource
 from mind.management.local_credentials import local_user
+from mind.management.records import AdapterHealth, AdapterReport
 from tobe.runtime.tokens import awareness_token
 
 if TYPE_CHECKING:
     from mind.server import MindApp
 
 log = logging.getLogger(__name__)
+
+
+async def adapter_health(client: AwarenessClient) -> AdapterReport:
+    """The adapters' health for `tobe admin status`; an unreachable Awareness is reported."""
+    try:
+        adapters = await client.adapters()
+    except AwarenessLinkError as exc:
+        return AdapterReport(error=f"Awareness did not answer: {exc.status}: {exc.details}")
+    return AdapterReport(
+        tuple(
+            AdapterHealth(
+                instance=info.instance or info.name,
+                adapter_id=info.adapter_id,
+                state=info.state,
+                last_error=info.last_error,
+                restarts=info.restarts,
+                next_restart_at=(
+                    info.next_restart_at.ToDatetime(tzinfo=UTC)
+                    if info.HasField("next_restart_at")
+                    else None
+                ),
+            )
+            for info in adapters
+        )
+    )
 
 
 def attach_awareness(app: MindApp) -> None:
@@ -34,6 +63,7 @@ def attach_awareness(app: MindApp) -> None:
         max_media_bytes=settings.mind.max_image_bytes,
     )
     app.tools.add_source(AwarenessToolSource(client))
+    app.adapter_health = partial(adapter_health, client)
     if app.manager.decisions is not None:
         app.manager.decisions.adapters = AdapterCatalog(client).text
     default_key = settings.mind.awareness_conversation

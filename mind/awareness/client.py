@@ -48,6 +48,11 @@ class AwarenessClient:
     async def close(self) -> None:
         await self._awareness.close()
 
+    async def adapters(self) -> list[pb.AdapterInfo]:
+        stub = await self._awareness.ready(CONNECT_PATIENCE)
+        reply = await self._awareness.unary(stub.ListAdapters, pb.ListAdaptersRequest())
+        return list(reply.adapters)
+
     async def observe(
         self, call_id: str, adapter_id: str, action: str, args: dict[str, Any]
     ) -> pb.ToolCallResult:

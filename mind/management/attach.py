@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from mind.management.hosting import ManagementEndpoint, serve_management
 from mind.management.live import MindLink
-from mind.management.records import HandInfo, ServiceInfo
+from mind.management.records import AdapterReport, HandInfo, ServiceInfo
 from mind.management.service import ManagementService
 from tobe.config import Settings
 
@@ -28,6 +28,10 @@ def mind_services(settings: Settings, mind_address: str) -> list[ServiceInfo]:
             "configured" if provider.kind else "not configured",
         ),
     ]
+
+
+async def _no_adapters() -> AdapterReport:
+    return AdapterReport()
 
 
 def link_mind(app: MindApp) -> MindLink:
@@ -53,6 +57,7 @@ def link_mind(app: MindApp) -> MindLink:
         hands=hands,
         gateway_subscribers=lambda: app.bus.subscriber_count,
         services=lambda: mind_services(app.settings, app.address),
+        adapters=app.adapter_health or _no_adapters,
         forget_conversation=app.manager.forget,
         compact_conversation=app.manager.compact_for_operator,
         change_profile=app.manager.set_profile_for_operator,

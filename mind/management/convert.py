@@ -7,6 +7,7 @@ import json
 from mind.approvals.model import ApprovalRecord
 from mind.events.payloads import approval_view
 from mind.management.records import (
+    AdapterHealth,
     AuditRecord,
     CredentialInfo,
     HandInfo,
@@ -72,6 +73,19 @@ def status(report: StatusReport) -> management_pb2.GetStatusResponse:
         active_runs=report.active_runs,
         data_dir=report.data_dir,
         services=[service(item) for item in report.services],
+        adapters=[adapter(item) for item in report.adapters.adapters],
+        adapters_error=report.adapters.error,
+    )
+
+
+def adapter(info: AdapterHealth) -> management_pb2.AdapterStatus:
+    return management_pb2.AdapterStatus(
+        instance=info.instance,
+        adapter_id=info.adapter_id,
+        state=info.state,
+        last_error=info.last_error,
+        restarts=info.restarts,
+        next_restart_at=to_timestamp(info.next_restart_at),
     )
 
 

@@ -9,7 +9,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from mind.events.views import CompactionView, ConversationView
-from mind.management.records import HandInfo, ServiceInfo
+from mind.management.records import AdapterReport, HandInfo, ServiceInfo
 
 
 @dataclass
@@ -34,6 +34,8 @@ class MindLink:
     hands: Callable[[], Sequence[HandInfo]]
     gateway_subscribers: Callable[[], int]
     services: Callable[[], Sequence[ServiceInfo]]
+    # Awareness's adapters and their health (asked of Awareness at each call).
+    adapters: Callable[[], Awaitable[AdapterReport]]
     forget_conversation: Callable[[str], Awaitable[None]]
     compact_conversation: Callable[[str], Awaitable[CompactionView]]
     change_profile: Callable[[str, str], Awaitable[ConversationView]]

@@ -82,6 +82,25 @@ class ServiceInfo:
 
 
 @dataclass(frozen=True)
+class AdapterHealth:
+    """One Awareness adapter's health, as Awareness reports it."""
+
+    instance: str
+    adapter_id: str
+    state: str
+    last_error: str
+    restarts: int
+    next_restart_at: datetime | None
+
+
+@dataclass(frozen=True)
+class AdapterReport:
+    adapters: tuple[AdapterHealth, ...] = ()
+    # Why the adapters could not be read; "" when they were (or Awareness is not configured).
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class StatusReport:
     mode: str
     version: str
@@ -94,6 +113,7 @@ class StatusReport:
     hands: tuple[HandInfo, ...] = ()
     gateway_subscribers: int = 0
     services: tuple[ServiceInfo, ...] = ()
+    adapters: AdapterReport = AdapterReport()
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from mind.management import approvals, audit, conversations, status
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.records import (
+    AdapterReport,
     AuditRecord,
     ConversationDetail,
     CredentialInfo,
@@ -237,6 +238,7 @@ class ManagementService:
             hands=tuple(mind.hands()) if mind else (),
             gateway_subscribers=mind.gateway_subscribers() if mind else 0,
             services=tuple(mind.services()) if mind else (),
+            adapters=await mind.adapters() if mind else AdapterReport(),
         )
 
     async def audit_entries(

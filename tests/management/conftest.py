@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from admin_cli import Admin
+from helpers.admin_cli import Admin
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, running_mind
 

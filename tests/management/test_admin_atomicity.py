@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from admin_cli import Admin
 from admin_store import audit_inserts_fail, seed_conversations
+from helpers.admin_cli import Admin
 
 from mind.store.migrate import upgrade
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from admin_cli import Admin
+from helpers.admin_cli import Admin
 from helpers.mind_gateway import Gateway
 from helpers.mind_process import MindProcess, running_mind
 

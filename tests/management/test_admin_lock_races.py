@@ -13,8 +13,8 @@ import threading
 from pathlib import Path
 
 import pytest
-from admin_cli import Admin
 from admin_mind import mind_running
+from helpers.admin_cli import Admin
 from helpers.mind_process import MindProcess, mind_env, run_mind_command
 
 from management.connection import connect

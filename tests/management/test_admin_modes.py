@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from admin_cli import Admin
+from helpers.admin_cli import Admin
 
 from tobe.runtime.statelock import is_locked
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from admin_cli import Admin
 from admin_store import TEAM_ROWS, seed_conversations
+from helpers.admin_cli import Admin
 
 from mind.store.migrate import upgrade
 

@@ -7,8 +7,8 @@ import stat
 
 import grpc
 import pytest
-from admin_cli import Admin
 from admin_store import audit_inserts_fail
+from helpers.admin_cli import Admin
 from helpers.face_process import FaceProcess
 from helpers.mind_process import MindProcess
 

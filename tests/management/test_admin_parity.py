@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from admin_cli import Admin
 from admin_mind import mind_running
 from admin_store import seed_conversations
+from helpers.admin_cli import Admin
 
 from mind.store.migrate import upgrade
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import grpc
 import pytest
-from admin_cli import Admin
 from admin_mind import mind_running
 from admin_store import seed_conversations
+from helpers.admin_cli import Admin
 from helpers.mind_gateway import Gateway, payloads
 from helpers.mind_process import MindProcess, issue_token
 

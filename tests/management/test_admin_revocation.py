@@ -11,7 +11,7 @@ import asyncio
 
 import grpc
 import pytest
-from admin_cli import Admin
+from helpers.admin_cli import Admin
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, MindDirect, face_env, wait_for_line
 from helpers.mind_events import replay_async

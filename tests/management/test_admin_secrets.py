@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from admin_cli import Admin
+from helpers.admin_cli import Admin
 
 
 def test_secret_is_printed_once_and_nowhere_else(admin: Admin) -> None:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from admin_cli import Admin
 from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
+from helpers.admin_cli import Admin
 
 from tobe.runtime.tls import fingerprint
 

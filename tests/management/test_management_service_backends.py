@@ -20,6 +20,7 @@ from mind.credentials import CredentialRevoked
 from mind.events.views import CompactionTrigger, CompactionView, ConversationView
 from mind.management.errors import FailedPrecondition, NotFound
 from mind.management.live import MindLink
+from mind.management.records import AdapterReport
 from mind.management.service import COMPACT_OFFLINE, ManagementService
 from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
@@ -136,11 +137,15 @@ def linked(compact: Callable[[str], Awaitable[CompactionView]]) -> MindLink:
     async def change_profile(key: str, profile: str) -> ConversationView:
         raise AssertionError(f"no profile changes here ({key})")
 
+    async def adapters() -> AdapterReport:
+        return AdapterReport()
+
     return MindLink(
         disconnect_credential=lambda credential_id: 0,
         hands=list,
         gateway_subscribers=lambda: 0,
         services=list,
+        adapters=adapters,
         forget_conversation=forget,
         compact_conversation=compact,
         change_profile=change_profile,
