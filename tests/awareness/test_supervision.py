@@ -153,3 +153,19 @@ async def test_an_unregistered_adapter_is_stopped_and_a_failing_start_is_retried
     running = await _state(sup_client, instance, "running", restarts=1)
     await sup_client.unregister(running.adapter_id)
     assert instance not in {a.instance for a in await sup_client.adapters()}
+
+
+async def test_a_hanging_stop_times_out_and_the_adapter_is_removed_anyway(
+    supervised: AwarenessProcess, sup_client: Client
+):
+    instance = "flaky@stuck"
+    supervised.write_config(instance, {"auto_start": True})
+    _control(supervised, instance, "hang_stop")
+    registered = json.loads((await sup_client.register(instance)).content_json)
+    assert registered["adapter"]["state"] == "running"
+    result = json.loads(
+        (await sup_client.unregister(registered["adapter"]["adapter_id"])).content_json
+    )
+    assert result["status"] == "success"
+    assert instance not in {a.instance for a in await sup_client.adapters()}
+    assert "stop timed out after 1 s" in supervised.stderr()

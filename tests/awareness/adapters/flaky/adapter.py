@@ -2,7 +2,8 @@
 
 - `hang_start`: `start` never returns (it ignores nothing: a cancel ends it);
 - `fail_start`: `start` raises;
-- `crash`: `run` raises once (the file is removed first).
+- `crash`: `run` raises once (the file is removed first);
+- `hang_stop`: `stop` never returns.
 Each start is recorded in `data/starts.json` (the `starts` read action shows them); the write
 action `report` calls `context.fail` from a thread, as a client library's callback would.
 """
@@ -40,6 +41,10 @@ class Flaky(Adapter):
             await asyncio.Event().wait()
         if self.context.data_path("fail_start").exists():
             raise ConnectionRefusedError("cannot reach the service")
+
+    async def stop(self) -> None:
+        if self.context.data_path("hang_stop").exists():
+            await asyncio.Event().wait()
 
     async def run(self) -> None:
         crash = self.context.data_path("crash")
