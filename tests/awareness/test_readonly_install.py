@@ -25,7 +25,10 @@ from awareness_harness import PROBE, AwarenessProcess, Client, add_adapter
 REPO = Path(__file__).resolve().parents[2]
 # What docker/Dockerfile copies into its build stage.
 SOURCES = ("pyproject.toml", "README.md", "tobe", "mind", "hand", "face", "awareness", "management")
-BUILTINS = ("clock", "files", "mqtt", "webhook")
+# Every adapter shipped in the source tree must be installed and register.
+BUILTINS = tuple(
+    sorted(p.parent.name for p in (REPO / "awareness" / "adapters").glob("*/adapter.py"))
+)
 OTHER_UID = 65534
 
 
