@@ -1,14 +1,19 @@
 """The Awareness engine: adapter lifecycle, actions, and the path from `emit` to publish.
 
-Lifecycle of one adapter (`register`):
-1. resolve the plain directory name under the adapters roots;
-2. prepare its instance directory under the data directory (`awareness.instances`), create
+Lifecycle of one adapter instance (`register`, by `<name>` or `<name>@<label>`):
+1. refuse an instance registered already (two registrations would share its `data/`);
+2. resolve the adapter's plain directory name under the adapters roots;
+3. prepare its instance directory under the data directory (`awareness.instances`), create
    `config.json` there from the default if missing, validate it against the schema;
-3. import the entry module afresh and instantiate `ADAPTER` with a new runtime `adapter_id`;
-4. start it when its `auto_start` is true (a failing start leaves it registered, not running).
+4. import the entry module afresh and instantiate `ADAPTER` with a new runtime `adapter_id`
+   (`<instance>-<12 hex digits>`);
+5. when its `auto_start` is true, hand it to its supervisor (`awareness.supervisor`), which
+   starts it, restarts it with backoff when it fails, and keeps its state for `list_adapters`.
 
 A failure in any step of one adapter (an unwritable instance directory included) is an
-AdapterLoadError: at start it is logged and that adapter skipped, the others still serve.
+AdapterLoadError: at start it is logged and that adapter skipped, the others still serve. At
+start every adapter under the roots is registered as its default instance, and every labelled
+instance configured under the data directory as well.
 
 `emit` returns once the observation is committed to the journal (`Publisher.accept`); `start`
 first publishes what a crashed run held for aggregation. `unregister` stops the adapter,
@@ -32,13 +37,20 @@ import jsonschema
 from awareness import instances, loader
 from awareness.adapter import Action, ActionFailed, Adapter, AdapterContext, MediaInput
 from awareness.config_files import describe_error, load_config, sensitive_values
-from awareness.errors import ActionError, AdapterLoadError, AwarenessError, UnknownAdapter
+from awareness.errors import (
+    ActionError,
+    AdapterLoadError,
+    AlreadyRegistered,
+    AwarenessError,
+    UnknownAdapter,
+)
 from awareness.journal import Journal
 from awareness.media import MediaStore
 from awareness.model import Actor, Observation, PublishedBatch, Trust, permissions_for
 from awareness.push import Publisher
 from awareness.registry import RegisteredAdapter
 from awareness.scrub import Scrubber
+from awareness.supervisor import Supervisor, Timeouts
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +64,7 @@ class Engine:
         low_window: float,
         medium_window: float,
         scrubber: Scrubber,
+        timeouts: Timeouts,
     ) -> None:
         self.roots = list(roots)
         self.scrubber = scrubber
@@ -59,7 +72,9 @@ class Engine:
         self.instances_root = data_dir / "adapters"
         self.journal = Journal(data_dir / "journal.db")
         self.publisher = Publisher(self.journal, low_window=low_window, medium_window=medium_window)
+        self._timeouts = timeouts
         self._adapters: dict[str, RegisteredAdapter] = {}
+        self._supervisors: dict[str, Supervisor] = {}
         self._lifecycle = asyncio.Lock()
         self._loop = asyncio.get_running_loop()
         self._loop_thread = threading.get_ident()
@@ -72,7 +87,11 @@ class Engine:
         A broken adapter is logged and skipped.
         """
         self.publisher.publish_left_over()
-        for name in loader.scan(self.roots):
+        names = loader.scan(self.roots)
+        extra = [
+            n for n in instances.labelled(self.instances_root) if loader.adapter_of(n) in names
+        ]
+        for name in names + extra:
             try:
                 await self.register(name)
             except AwarenessError as exc:
@@ -80,7 +99,14 @@ class Engine:
 
     async def register(self, name: str) -> RegisteredAdapter:
         async with self._lifecycle:
-            directory = loader.find_adapter_dir(name, self.roots)
+            adapter_name = loader.adapter_of(name)
+            for other in self._adapters.values():
+                if other.instance_name == name:
+                    raise AlreadyRegistered(
+                        f"adapter {name} is registered already as {other.adapter_id}; "
+                        "unregister it first to load it again"
+                    )
+            directory = loader.find_adapter_dir(adapter_name, self.roots)
             instance_dir, config, schema = self._instance(name, directory)
             adapter_id = f"{name}-{uuid.uuid4().hex[:12]}"
             self.scrubber.register(adapter_id, sensitive_values(config, schema))
@@ -94,14 +120,16 @@ class Engine:
                 record = self._instantiate(
                     adapter_id, name, directory, instance_dir, cls, config, schema
                 )
+                supervisor = Supervisor(record, self.scrubber, self._timeouts)
             except Exception:
                 self.scrubber.forget(adapter_id)
                 loader.forget_module(cls)
                 raise
             self._adapters[adapter_id] = record
+            self._supervisors[adapter_id] = supervisor
             log.info("registered adapter %s as %s", name, adapter_id)
             if record.auto_start:
-                await self._start(record)
+                await supervisor.start()
             return record
 
     def _instance(self, name: str, directory: Path) -> tuple[Path, dict[str, Any], dict[str, Any]]:
@@ -119,7 +147,7 @@ class Engine:
     def _instantiate(
         self,
         adapter_id: str,
-        name: str,
+        instance_name: str,
         directory: Path,
         instance_dir: Path,
         cls: type[Adapter],
@@ -132,11 +160,12 @@ class Engine:
             return self._emit(record_box[0], **kwargs)
 
         def failure_reporter(error: BaseException | str) -> None:
-            self._report_failure(record_box[0], error)
+            self._report_failure(adapter_id, error)
 
         context = AdapterContext(
             adapter_id=adapter_id,
-            adapter_name=name,
+            adapter_name=directory.name,
+            instance_name=instance_name,
             directory=directory,
             instance_dir=instance_dir,
             config=config,
@@ -149,11 +178,12 @@ class Engine:
             write_actions = _by_name(instance.write_actions())
         except Exception as exc:
             raise AdapterLoadError(
-                self.scrubber.scrub(f"adapter {name} failed to initialise: {exc}")
+                self.scrubber.scrub(f"adapter {instance_name} failed to initialise: {exc}")
             ) from None
         record = RegisteredAdapter(
             adapter_id=adapter_id,
-            name=name,
+            name=directory.name,
+            instance_name=instance_name,
             directory=directory,
             cls=cls,
             instance=instance,
@@ -167,24 +197,8 @@ class Engine:
         record_box.append(record)
         return record
 
-    async def _start(self, record: RegisteredAdapter) -> None:
-        try:
-            await record.instance.start()
-        except Exception as exc:
-            record.last_error = self.scrubber.scrub(f"start failed: {type(exc).__name__}: {exc}")
-            log.error("adapter %s: %s", record.adapter_id, record.last_error)
-            return
-        record.running, record.last_error = True, ""
-        log.info("started adapter %s", record.adapter_id)
-
     async def _stop(self, record: RegisteredAdapter) -> None:
-        if record.running:
-            try:
-                await record.instance.stop()
-            except Exception as exc:
-                record.last_error = self.scrubber.scrub(f"stop failed: {type(exc).__name__}: {exc}")
-                log.error("adapter %s: %s", record.adapter_id, record.last_error)
-            record.running = False
+        await self._supervisors[record.adapter_id].stop()
         self.publisher.flush_adapter(record.adapter_id)
 
     async def unregister(self, adapter_id: str) -> RegisteredAdapter:
@@ -193,6 +207,7 @@ class Engine:
             await self._stop(record)
             record.accepting = False
             del self._adapters[adapter_id]
+            del self._supervisors[adapter_id]
             self.scrubber.forget(adapter_id)
             loader.forget_module(record.cls)
             log.info("unregistered adapter %s", adapter_id)
@@ -202,8 +217,10 @@ class Engine:
         """Shutdown: close the push first, then stop every adapter (flushes are journalled)."""
         self.publisher.close()
         async with self._lifecycle:
-            for record in list(self._adapters.values()):
-                await self._stop(record)
+            records = list(self._adapters.values())
+            # Together: each stop is bounded by stop_timeout, and they are independent.
+            await asyncio.gather(*(self._stop(record) for record in records))
+            for record in records:
                 record.accepting = False
         self.journal.close()
 
@@ -279,7 +296,7 @@ class Engine:
             media=refs,
             permissions=permissions_for(trust),
             conversation_key=conversation_key,
-            instance=record.name,
+            instance=record.instance_name,
             source_key=source_key,
             source_title=source_title,
         )
@@ -290,10 +307,12 @@ class Engine:
             future.result()
         return observation.id
 
-    def _report_failure(self, record: RegisteredAdapter, error: BaseException | str) -> None:
-        text = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-        record.last_error = self.scrubber.scrub(text)
-        log.error("adapter %s failed: %s", record.adapter_id, record.last_error)
+    def _report_failure(self, adapter_id: str, error: BaseException | str) -> None:
+        supervisor = self._supervisors.get(adapter_id)
+        if supervisor is None:
+            log.warning("adapter %s reported a failure after it was unregistered", adapter_id)
+            return
+        supervisor.report(error)
 
     async def _accept(self, observation: Observation) -> None:
         self.publisher.accept(observation)

@@ -36,6 +36,10 @@ class ConfigError(AdapterLoadError):
     pass
 
 
+class AlreadyRegistered(AdapterLoadError):
+    """The instance is registered already: two registrations would share its `data/`."""
+
+
 class UnknownAdapter(AwarenessError):
     pass
 

@@ -1,4 +1,9 @@
-"""Where an adapter's instance files live: `<awareness data dir>/adapters/<name>/`.
+"""Where an adapter's instance files live: `<awareness data dir>/adapters/<instance>/`.
+
+`<instance>` is the adapter's name for its default instance and `<name>@<label>` for each
+further configured one (two mail accounts: `email@work`, `email@home`). A labelled instance
+exists once its directory holds a `config.json` (written by a person, or created from the
+default by registering `<name>@<label>`); Awareness registers every such instance at start.
 
 An adapter's code directory may be read-only (the built-ins inside an installed package, a
 root-owned environment run by another user) and is no place for secrets, so its instance
@@ -17,6 +22,7 @@ import shutil
 from pathlib import Path
 
 from awareness.config_files import INSTANCE_FILE
+from awareness.loader import is_extra_instance
 from tobe.runtime.private_files import create_once
 
 DATA_DIR = "data"
@@ -27,16 +33,28 @@ log = logging.getLogger(__name__)
 
 
 def prepare(name: str, code_dir: Path, root: Path) -> Path:
-    """Create (and migrate into) the instance directory of adapter `name`; return it.
+    """Create (and migrate into) the directory of instance `name`; return it.
 
     Raises OSError when the instance directory cannot be created or written.
     """
     instance = root / name
     instance.mkdir(parents=True, exist_ok=True)
-    _migrate_config(name, code_dir, instance)
-    _migrate_data(name, code_dir, instance)
+    if name == code_dir.name:  # only a default instance ever lived beside the code
+        _migrate_config(name, code_dir, instance)
+        _migrate_data(name, code_dir, instance)
     (instance / DATA_DIR).mkdir(exist_ok=True)
     return instance
+
+
+def labelled(root: Path) -> list[str]:
+    """Names of the labelled instances configured under `root`, sorted."""
+    if not root.is_dir():
+        return []
+    return sorted(
+        child.name
+        for child in root.iterdir()
+        if is_extra_instance(child.name) and (child / INSTANCE_FILE).is_file()
+    )
 
 
 def _migrate_config(name: str, code_dir: Path, instance: Path) -> None:

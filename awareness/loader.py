@@ -1,7 +1,9 @@
 """Finding adapters by directory name and importing their entry module afresh.
 
-Only a plain directory name is accepted: no separators, no `.`/`..`, nothing absolute. Each
-import uses a new module name, so re-registering runs the adapter's current code.
+Only a plain directory name is accepted: no separators, no `.`/`..`, nothing absolute. An
+instance name is such a name, optionally followed by `@<label>` (another configured instance of
+the same code: `email@work`). Each import uses a new module name, so re-registering runs the
+adapter's current code.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from awareness.errors import AdapterLoadError
 
 ENTRY_MODULE = "adapter.py"
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
+_INSTANCE_NAME = re.compile(
+    r"(?P<adapter>[A-Za-z0-9][A-Za-z0-9_-]{0,63})(@(?P<label>[A-Za-z0-9][A-Za-z0-9_-]{0,31}))?"
+)
 _import_counter = itertools.count(1)
 
 
@@ -28,6 +33,24 @@ def check_name(name: str) -> None:
             f"adapter name {name!r} is not a plain directory name "
             "(letters, digits, '_' and '-'; no paths, separators, '.' or '..')"
         )
+
+
+def adapter_of(instance: str) -> str:
+    """The adapter (code directory) name of an instance name; refuses anything else."""
+    match = _INSTANCE_NAME.fullmatch(instance)
+    if match is None:
+        raise AdapterLoadError(
+            f"adapter name {instance!r} is not a plain directory name, optionally followed by "
+            "@<label> for another instance (letters, digits, '_' and '-'; no paths, "
+            "separators, '.' or '..')"
+        )
+    return match["adapter"]
+
+
+def is_extra_instance(name: str) -> bool:
+    """Whether `name` names a labelled instance (`email@work`)."""
+    match = _INSTANCE_NAME.fullmatch(name)
+    return match is not None and match["label"] is not None
 
 
 def find_adapter_dir(name: str, roots: Sequence[Path]) -> Path:

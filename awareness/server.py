@@ -13,6 +13,7 @@ from awareness.auth import BearerTokenInterceptor
 from awareness.engine import Engine
 from awareness.scrub import Scrubber, ScrubbingFilter
 from awareness.servicer import AwarenessServicer
+from awareness.supervisor import Timeouts
 from tobe.config import Settings
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.server import (
@@ -71,6 +72,11 @@ def build(settings: Settings, data_dir: Path, scrubber: Scrubber) -> AwarenessAp
         low_window=settings.awareness.low_window,
         medium_window=settings.awareness.medium_window,
         scrubber=scrubber,
+        timeouts=Timeouts(
+            start=settings.awareness.start_timeout,
+            stop=settings.awareness.stop_timeout,
+            restart_max_delay=settings.awareness.restart_max_delay,
+        ),
     )
     return AwarenessApp(engine, AwarenessServicer(engine), token)
 

@@ -137,6 +137,11 @@ def adapter_to_proto(record: RegisteredAdapter) -> pb.AdapterInfo:
         config_schema_json=json.dumps(record.schema),
         config_json=json.dumps(described["config"]),
         last_error=record.last_error,
+        state=record.state.value,
+        restarts=record.restarts,
+        next_restart_at=to_timestamp(record.next_restart_at) if record.next_restart_at else None,
+        state_since=to_timestamp(record.state_since),
+        instance=record.instance_name,
     )
 
 

@@ -41,7 +41,6 @@ class ClockAdapter(Adapter):
         self.schedules = {s["name"]: s for s in config["schedules"]}
         self._next: dict[str, datetime] = {}
         self._changed = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
 
     def read_actions(self) -> list[Action]:
         return [
@@ -85,16 +84,9 @@ class ClockAdapter(Adapter):
     async def start(self) -> None:
         now = datetime.now(UTC)
         self._next = {name: self._following(s, now) for name, s in self.schedules.items()}
-        self._task = asyncio.create_task(self._run(), name="clock")
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
+    async def run(self) -> None:
+        """The supervised loop (`awareness.supervisor`): an error here restarts the adapter."""
         while True:
             due = self._earliest()
             if due is not None and due.when <= datetime.now(UTC):

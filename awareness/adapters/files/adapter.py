@@ -8,7 +8,6 @@ are not picked up. What has been reported is kept in `data/seen.json` across res
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fnmatch
 import os
 from pathlib import Path
@@ -33,7 +32,6 @@ class FilesAdapter(Adapter):
         self.max_file_bytes = config["max_file_bytes"]
         self.trust = config["trust"]
         self._pending: dict[str, Stamp] = {}
-        self._task: asyncio.Task[None] | None = None
 
     def read_actions(self) -> list[Action]:
         return [Action("list", "Files in the watched folder matching the pattern.", self._list)]
@@ -45,16 +43,9 @@ class FilesAdapter(Adapter):
             raise ValueError("config field folder does not name an existing directory")
         if self.context.load_json(SEEN) is None:
             self._save_seen(await asyncio.to_thread(self._scan))
-        self._task = asyncio.create_task(self._run(), name="files-watch")
 
-    async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
-
-    async def _run(self) -> None:
+    async def run(self) -> None:
+        """The supervised loop (`awareness.supervisor`): an error here restarts the adapter."""
         while True:
             await asyncio.sleep(self.poll_seconds)
             current = await asyncio.to_thread(self._scan)
