@@ -25,7 +25,7 @@ from awareness_harness import PROBE, AwarenessProcess, Client, add_adapter
 REPO = Path(__file__).resolve().parents[2]
 # What docker/Dockerfile copies into its build stage.
 SOURCES = ("pyproject.toml", "README.md", "tobe", "mind", "hand", "face", "awareness", "management")
-BUILTINS = ("clock", "files", "webhook")
+BUILTINS = ("clock", "email", "files", "webhook")
 OTHER_UID = 65534
 
 

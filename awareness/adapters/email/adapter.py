@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -28,8 +29,8 @@ from .mailbox_watch import MailboxWatch
 from .positions import Positions
 from .smtp_send import SmtpSettings, check_addresses, compose, send
 
-# Seconds `stop` waits for a watcher thread to log out.
-STOP_WAIT = 10.0
+# Seconds `stop` waits for the watcher threads to log out (within the engine's stop_timeout).
+STOP_WAIT = 5.0
 log = logging.getLogger(__name__)
 
 _MAILBOX = {"type": "string", "minLength": 1, "description": "Mailbox name (default INBOX)."}
@@ -100,8 +101,9 @@ class EmailAdapter(Adapter):
 
     async def stop(self) -> None:
         self._stopping.set()
+        deadline = time.monotonic() + STOP_WAIT
         for thread in self._threads:
-            await asyncio.to_thread(thread.join, STOP_WAIT)
+            await asyncio.to_thread(thread.join, max(0.0, deadline - time.monotonic()))
             if thread.is_alive():
                 log.warning("%s did not end within %ss", thread.name, STOP_WAIT)
         self._threads = []

@@ -34,15 +34,20 @@ def parse_mail(raw: bytes, *, mailbox: str, uid: int, max_body_chars: int) -> Pa
     """The observation content of one message (`kind: mail`) and its attachments' bytes."""
     message = _PARSER.parsebytes(raw)
     assert isinstance(message, EmailMessage)  # guaranteed by policy.default
-    text = _body_text(message)
-    attachments = [
-        Attachment(
-            filename=part.get_filename() or "attachment",
-            mime_type=part.get_content_type(),
-            data=_payload(part),
-        )
-        for part in message.iter_attachments()
-    ]
+    try:
+        text = _body_text(message)
+        attachments = [
+            Attachment(
+                filename=part.get_filename() or "attachment",
+                mime_type=part.get_content_type(),
+                data=_payload(part),
+            )
+            for part in message.iter_attachments()
+        ]
+    except Exception as exc:
+        # The stdlib parser raises on some broken MIME structures; the mail is still news, and
+        # failing on it would stall the mailbox at this message.
+        text, attachments = f"[the message body could not be read: {type(exc).__name__}]", []
     content: dict[str, Any] = {
         "kind": "mail",
         "mailbox": mailbox,
