@@ -4,8 +4,11 @@ An adapter is a directory `<root>/<name>/` holding
 
 - `adapter.py`, the entry module, with a module attribute `ADAPTER`: a subclass of `Adapter`;
 - `config.default.json`, a runnable default configuration (tracked);
-- `config.schema.json`, a JSON Schema of the configuration with a `description` per field and
-  `"x-sensitive": true` on fields whose values must never be shown (tracked);
+- `config.schema.json`, a JSON Schema (draft 2020-12) of the configuration with a
+  `description` per field and `"x-sensitive": true` on the subschemas whose values must never
+  be shown (tracked). A mark counts wherever it sits (behind `$ref`, in any `allOf`/`anyOf`/
+  `oneOf` or `if`/`then`/`else` branch, under `patternProperties`…; `awareness.sensitive`);
+  a marked object or array is hidden whole. References must point into the schema itself.
 
 plus any modules it imports. The code directory is only read (it may be read-only, e.g. inside
 an installed package). Each configured instance of an adapter has an instance directory
@@ -25,9 +28,10 @@ key observations are routed to; empty or absent means the owner's default conver
 Actions are `Action` objects: a name, a description, a JSON Schema for `args` (validated before
 the handler runs), the effect class of running it (read actions are read-only; a write action
 declares `workspace_write` or `external_side_effect`, the default) and an async handler taking
-the args dict and returning a JSON-serialisable value (reported as `result`; values at paths
-its optional `result_schema` marks `x-sensitive` are masked). Raise `ActionFailed` to report an
-error to the agent. Write actions receive `args["media"]` already resolved: each
+the args dict and returning a JSON-serialisable value (reported as `result`; values its
+optional `result_schema` marks `x-sensitive` are masked, and so is a sensitive config value
+inside any string of it; emitted `content` likewise). Raise `ActionFailed` to report an error
+to the agent. Write actions receive `args["media"]` already resolved: each
 `media:<sha256>` ref becomes a dict `{ref, path, mime_type, size_bytes, width, height,
 filename}` whose `path` is the stored file.
 
@@ -80,6 +84,7 @@ class Action:
     # What running it changes; ignored for read actions (always read-only).
     effect: Effect = Effect.EXTERNAL_SIDE_EFFECT
     # JSON Schema of the result; only its `x-sensitive` marks are used (those values masked).
+    # Checked at registration: an invalid one, or one referring outside itself, is refused.
     result_schema: dict[str, Any] | None = None
 
 
@@ -209,6 +214,7 @@ class Adapter:
     description: str = ""
     auto_start: bool = False
     # JSON Schema of emitted `content`; only its `x-sensitive` marks are used (values masked).
+    # Checked at registration like `Action.result_schema`.
     content_schema: dict[str, Any] | None = None
 
     def __init__(self, context: AdapterContext) -> None:

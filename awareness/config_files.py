@@ -10,19 +10,22 @@ never see a partial file and never overwrite each other.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import jsonschema
 
 from awareness.errors import ConfigError
+
+# MASK stays importable from here for the scrubber, which masks with the same text.
+from awareness.sensitive import MASK as MASK
+from awareness.sensitive import check_schema, masked, sensitive_texts
 from tobe.runtime.private_files import create_once
 
 DEFAULT_FILE = "config.default.json"
 SCHEMA_FILE = "config.schema.json"
 INSTANCE_FILE = "config.json"
-MASK = "[REDACTED]"
 
 
 def ensure_config(code_dir: Path, instance_dir: Path) -> Path:
@@ -58,7 +61,11 @@ def load_config(code_dir: Path, instance_dir: Path) -> tuple[dict[str, Any], dic
 
 
 def validate(config: Any, schema: dict[str, Any]) -> None:
-    """Raise ConfigError naming the first invalid field, never quoting its value."""
+    """Raise ConfigError naming the first invalid field, never quoting its value.
+
+    An invalid schema, or one referring outside itself, is an AdapterLoadError.
+    """
+    check_schema(schema, SCHEMA_FILE)
     validator = jsonschema.Draft202012Validator(schema)
     error = jsonschema.exceptions.best_match(validator.iter_errors(config))
     if error is None:
@@ -88,58 +95,12 @@ def describe_error(error: jsonschema.ValidationError) -> str:
     return f"field {field} breaks the rule {rule}"
 
 
-def _walk_sensitive(schema: Any, value: Any, path: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
-    if not isinstance(schema, dict):
-        return
-    if schema.get("x-sensitive"):
-        yield path
-        return
-    if isinstance(value, dict):
-        properties = schema.get("properties", {})
-        extra = schema.get("additionalProperties")
-        for key, child in value.items():
-            sub = properties.get(key, extra if isinstance(extra, dict) else None)
-            yield from _walk_sensitive(sub, child, (*path, key))
-    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
-        for index, child in enumerate(value):
-            yield from _walk_sensitive(schema["items"], child, (*path, str(index)))
-
-
-def _get(value: Any, path: tuple[str, ...]) -> Any:
-    for part in path:
-        value = value[int(part)] if isinstance(value, list) else value[part]
-    return value
-
-
 def sensitive_values(config: dict[str, Any], schema: dict[str, Any]) -> list[str]:
     """The string forms of every sensitive value, for scrubbing text."""
-    found: list[str] = []
-    for path in _walk_sensitive(schema, config, ()):
-        value = _get(config, path)
-        for leaf in _leaves(value):
-            if leaf:
-                found.append(leaf)
-    return found
-
-
-def _leaves(value: Any) -> Iterator[str]:
-    if isinstance(value, dict):
-        for child in value.values():
-            yield from _leaves(child)
-    elif isinstance(value, list):
-        for child in value:
-            yield from _leaves(child)
-    elif value is not None and not isinstance(value, bool):
-        yield str(value)
+    return [text for text in sensitive_texts(config, schema) if text]
 
 
 def redacted(config: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
     """A copy of the config with every sensitive value replaced by a mask."""
-    copy: dict[str, Any] = json.loads(json.dumps(config))
-    for path in _walk_sensitive(schema, config, ()):
-        parent = _get(copy, path[:-1]) if path else None
-        if parent is None:
-            return {}
-        key: Any = int(path[-1]) if isinstance(parent, list) else path[-1]
-        parent[key] = MASK
-    return copy
+    shown: dict[str, Any] = masked(config, schema)
+    return shown

@@ -50,6 +50,7 @@ from awareness.model import Actor, Observation, PublishedBatch, Trust, permissio
 from awareness.push import Publisher
 from awareness.registry import RegisteredAdapter
 from awareness.scrub import Scrubber
+from awareness.sensitive import check_schema, masked
 from awareness.supervisor import Supervisor, Timeouts
 
 log = logging.getLogger(__name__)
@@ -176,6 +177,7 @@ class Engine:
             instance = cls(context)
             read_actions = _by_name(instance.read_actions())
             write_actions = _by_name(instance.write_actions())
+            check_schema(instance.content_schema, "content_schema")
         except Exception as exc:
             raise AdapterLoadError(
                 self.scrubber.scrub(f"adapter {instance_name} failed to initialise: {exc}")
@@ -252,7 +254,7 @@ class Engine:
         if write:
             args = self.media.resolve_args(args)
         try:
-            return await spec.handler(args)
+            result = await spec.handler(args)
         except ActionFailed as exc:
             raise ActionError(self.scrubber.scrub(str(exc))) from None
         except AwarenessError as exc:
@@ -261,6 +263,7 @@ class Engine:
             log.exception("adapter %s action %s failed", adapter_id, action)
             message = f"{record.name}.{action} failed: {type(exc).__name__}: {exc}"
             raise ActionError(self.scrubber.scrub(message)) from None
+        return masked(result, spec.result_schema, self.scrubber.scrub)
 
     async def subscribe(self, after_seq: int) -> AsyncIterator[PublishedBatch]:
         async for batch in self.publisher.subscribe(after_seq):
@@ -292,7 +295,7 @@ class Engine:
             actor=actor,
             trust=trust,
             timestamp=datetime.now(UTC),
-            content=content,
+            content=masked(content, record.instance.content_schema, self.scrubber.scrub),
             media=refs,
             permissions=permissions_for(trust),
             conversation_key=conversation_key,
@@ -324,6 +327,7 @@ def _by_name(actions: Sequence[Action]) -> dict[str, Action]:
         if action.name in result:
             raise ValueError(f"duplicate action name {action.name!r}")
         jsonschema.Draft202012Validator.check_schema(action.args_schema)
+        check_schema(action.result_schema, f"result_schema of action {action.name!r}")
         result[action.name] = action
     return result
 

@@ -11,7 +11,7 @@ import pytest
 from awareness_harness import PROBE
 
 from awareness.config_files import ensure_config, load_config, redacted, sensitive_values
-from awareness.errors import ConfigError
+from awareness.errors import AdapterLoadError, ConfigError
 
 WORKERS = 8
 
@@ -91,3 +91,41 @@ def test_redaction_masks_nested_sensitive_values():
     }
     assert sorted(sensitive_values(config, schema)) == ["pw-123456", "t-aaaa", "t-bbbb"]
     assert config["auth"]["password"] == "pw-123456"
+
+
+def test_redaction_and_scrubbed_values_follow_references_and_branches():
+    schema = {
+        "$defs": {"secret": {"type": "string", "x-sensitive": True}},
+        "properties": {
+            "password": {"$ref": "#/$defs/secret"},
+            "proxy": {
+                "anyOf": [{"type": "null"}, {"properties": {"pw": {"$ref": "#/$defs/secret"}}}]
+            },
+        },
+    }
+    config = {"password": "pw-123456", "proxy": {"host": "p.test", "pw": "proxy-pw-1"}}
+    assert redacted(config, schema) == {
+        "password": "[REDACTED]",
+        "proxy": {"host": "p.test", "pw": "[REDACTED]"},
+    }
+    assert sorted(sensitive_values(config, schema)) == ["proxy-pw-1", "pw-123456"]
+
+
+@pytest.mark.parametrize(
+    "schema, problem",
+    [
+        ({"type": "object", "properties": {"a": {"type": "strin"}}}, "not a valid JSON Schema"),
+        ({"properties": {"a": {"$ref": "#/$defs/gone"}}}, "'#/$defs/gone' cannot be resolved"),
+    ],
+    ids=["invalid", "unresolvable"],
+)
+def test_a_config_schema_that_cannot_be_followed_refuses_the_adapter(
+    tmp_path: Path, schema: dict[str, object], problem: str
+):
+    directory = tmp_path / "probe"
+    shutil.copytree(PROBE, directory, ignore=shutil.ignore_patterns("config.json", "data"))
+    (directory / "config.schema.json").write_text(json.dumps(schema))
+    with pytest.raises(AdapterLoadError) as caught:
+        load_config(directory, tmp_path)
+    assert str(caught.value).startswith("config.schema.json")
+    assert problem in str(caught.value)
