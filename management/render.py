@@ -203,6 +203,8 @@ def approval(message: common_pb2.Approval) -> dict[str, Any]:
         "reason": message.reason,
         # What the person decides on; empty only for requests older than the decision text.
         "decision_text": message.decision_text,
+        # What started the run that asked; empty for a person's message.
+        "origin": message.origin,
         "arguments_summary": message.arguments_summary,
         "arguments_digest": message.arguments_digest,
         "requested_at": _time(message, "requested_at"),
@@ -442,13 +444,14 @@ class Printer:
         self._listing(
             items,
             "No approval requests match.",
-            ("ID", "CONVERSATION", "TOOL", "STATE", "REQUESTED", "DECISION TEXT"),
+            ("ID", "CONVERSATION", "TOOL", "STATE", "REQUESTED", "ORIGIN", "DECISION TEXT"),
             lambda a: (
                 a["id"],
                 a["conversation_key"],
                 a["tool"],
                 a["state"],
                 human_time(a["requested_at"]),
+                a["origin"] or "-",
                 a["decision_text"] or a["arguments_summary"],
             ),
         )
@@ -466,6 +469,7 @@ class Printer:
                     ("hand", item["hand_id"] or "-"),
                     ("state", item["state"]),
                     ("reason", item["reason"] or "-"),
+                    ("origin", item["origin"] or "a person's message"),
                     ("requested", human_time(item["requested_at"])),
                     ("expires", human_time(item["expires_at"])),
                     ("arguments", item["arguments_summary"]),

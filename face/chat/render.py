@@ -389,6 +389,10 @@ class Renderer:
                 or approval.arguments_summary
             )
             self.console.print(Padding(Text(shown, style="bold"), (0, 0, 0, 2)))
+            if approval.origin:
+                # What started the run: how far to trust what it asks for.
+                origin = Text(f"asked by a run started by {approval.origin}", style="yellow")
+                self.console.print(Padding(origin, (0, 0, 0, 2)))
         if pending and approval.conversation_key == self.conversation and self.on_approval_request:
             self.on_approval_request(approval)
 

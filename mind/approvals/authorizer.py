@@ -6,7 +6,8 @@ For each call:
    a call that needs a digest and has none is refused here (`mind.approvals.binding`);
 2. on ask, a request already stored for this tool call (a run continued after a restart)
    decides alone;
-3. else an earlier "approve for this conversation" grant for the same tool and Hand allows;
+3. else an earlier "approve for this conversation" grant for the same call name and Hand
+   allows, unless an observation below high trust triggered the run;
 4. else the isolated Reviewer (when configured) may allow; `require_user` goes on;
 5. else the Broker persists a request and the call waits for a person's decision (or expiry).
 
@@ -26,7 +27,7 @@ from mind.approvals.broker import ApprovalBroker
 from mind.approvals.errors import ArgumentsNotBindable
 from mind.approvals.grants import GrantCache
 from mind.approvals.model import ApprovalRecord, Decision
-from mind.approvals.policy import Policy
+from mind.approvals.policy import Policy, grants_apply
 from mind.approvals.reviewer import Reviewer, ReviewOutcome
 from mind.approvals.summary import reviewer_summary
 from mind.store.database import Database, WriteTx
@@ -88,7 +89,9 @@ class ApprovalAuthorizer:
         if await self._broker.for_tool_call(call.tool_call_id) is not None:
             # Asked before (the run continues after a restart): only that request decides.
             return await self._ask_person(call, summary, verdict.reason, digest)
-        granted = await self._grants.find(call.conversation_key, call.tool, call.hand_id)
+        granted = None
+        if grants_apply(call.run_trust):
+            granted = await self._grants.find(call.conversation_key, call.tool, call.hand_id)
         if granted is not None:
             await self._audit(
                 call, AuditSource.GRANT, "allow", summary, "conversation grant", granted

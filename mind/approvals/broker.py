@@ -73,6 +73,7 @@ def to_record(row: Approval, keyring: KeyRing | None = None) -> ApprovalRecord:
         requested_at=row.requested_at,
         expires_at=row.expires_at,
         decision_text=open_text(row.decision_text, keyring or KeyRing()),
+        origin=row.origin,
         decision=Decision(row.decision) if row.decision else None,
         decided_by=row.decided_by or "",
         decision_reason=row.decision_reason,
@@ -148,7 +149,8 @@ class ApprovalBroker:
         """Persist a request for `call` (or return the one already stored for its tool call).
 
         `arguments_summary` must be secret-free: it is shown, audited and sent as an event.
-        `call.decision_text` is stored and sent with the request, never audited.
+        `call.decision_text` is stored and sent with the request, never audited; so is
+        `call.run_origin` (what started the run: trust and source names, never content).
         """
         transparent = call.detail_mode == DetailMode.TRANSPARENT
         arguments = canonical_json(call.arguments) if transparent else ""
@@ -176,6 +178,7 @@ class ApprovalBroker:
                 arguments_digest=arguments_digest(call.arguments),
                 reason=reason,
                 decision_text=stored,
+                origin=call.run_origin,
                 requested_at=now,
                 expires_at=now + self._expiry,
             )

@@ -1,8 +1,10 @@
 """Grants to "approve for this conversation": persisted in `approval_grants`, cached in memory.
 
-A grant covers later calls of the same tool on the same Hand in the same conversation (any
-arguments). It never covers what the policy denies, e.g. a workspace write in a run triggered
-by a low-trust source: the policy runs first.
+A grant covers later calls of the same name on the same Hand in the same conversation (any
+arguments): a tool's name, or an adapter action's (`email@work.send`, so it covers only that
+action of that instance). It never covers what the policy denies, e.g. any change in a run
+triggered by a low-trust source (the policy runs first), nor any call of a run an observation
+below high trust triggered (`mind.approvals.policy.grants_apply`).
 """
 
 from __future__ import annotations

@@ -53,6 +53,8 @@ class ApprovalRecord:
     expires_at: datetime
     # What the person decides on (`mind.tools.decision`); never in logs or audit rows.
     decision_text: str = ""
+    # What started the run that made the call (`runs.origin`); "" for a person's message.
+    origin: str = ""
     decision: Decision | None = None
     decided_by: str = ""
     decision_reason: str = ""

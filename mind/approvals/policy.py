@@ -1,15 +1,24 @@
 """The deterministic approval policy: allow, deny (with a reason the model sees) or ask.
 
+A call is judged under its name and effect: a tool's own, or, for a tool that reaches many
+actions (`awareness_interact`), the action's: `<instance>.<action>` (`email@work.send`) with
+the effect the adapter declared for it, also known as `<adapter>.<action>` (`email.send`) and
+by the tool's name (`mind.tools.base.CallClassifier`).
+
 Evaluation order, first match wins:
 
-1. **Trust** (hard rule, not configurable): a run triggered by a source without the
-   `workspace_write` permission — an observation of low, medium or off trust (BRIEF §6) — may
-   not write to the workspace. Calls with effect `workspace_write` or `unknown` (which might
-   write) are denied, not asked: neither a rule, the Reviewer, a conversation grant nor a
-   person can approve them for such a run.
+1. **Trust** (hard rules, not configurable), from the observation that triggered the run (its
+   trigger `observation:<trust>`, kept by the runs that continue it):
+   - low or off trust: the run may only read. Every call whose effect is not `read_only` —
+     workspace writes, external side effects (a Hand's `run_command`, an adapter's write
+     action), unknown effects — is denied, not asked;
+   - medium trust (any source without the `workspace_write` permission): calls with effect
+     `workspace_write` or `unknown` (which might write) are denied; side effects go on to
+     the rules below.
+   Neither a rule, the Reviewer, a conversation grant nor a person can approve what these deny.
 2. **Rules** from `[approvals] rules` in the configuration, in order. Each rule matches on
-   glob patterns (`*` = anything) over the tool name, effect class, Hand id, conversation key
-   and principal, and gives `allow`, `ask` or `deny`:
+   glob patterns (`*` = anything) over the call's name (or any of its other names), effect
+   class, Hand id, conversation key and principal, and gives `allow`, `ask` or `deny`:
 
        [[approvals.rules]]
        tool = "shell_*"
@@ -17,15 +26,21 @@ Evaluation order, first match wins:
        verdict = "deny"
        reason = "no shell on the laptop"
 
+       [[approvals.rules]]
+       tool = "telegram.reply"     # every telegram instance's reply action
+       verdict = "allow"
+
 3. **Memory** (`[approvals] memory = "allow"`): the Mind's own `memory_write` and
    `memory_delete` change only the calling conversation's memory, its notebook, so by
-   default nobody is asked; they still declare `workspace_write`, so the trust rule above
-   keeps a low-trust observation from rewriting what later runs read.
+   default nobody is asked; they still declare `workspace_write`, so the trust rules above
+   keep an observation below high trust from rewriting what later runs read.
 4. **Defaults by effect class** (`[approvals] read_only = "allow"` etc.): read-only calls are
    allowed; workspace writes, external side effects and unknown effects ask.
 
-`ask` hands the call to the Reviewer (when enabled) and then to a person through the Broker.
-The whole section, with its defaults:
+`ask` (`mind.approvals.authorizer`) is covered by an earlier "approve for this conversation" of
+the same name on the same Hand, except in a run an observation below high trust triggered
+(`grants_apply`: there a person is asked each time); else it goes to the Reviewer (when
+enabled) and then to a person through the Broker. The whole section, with its defaults:
 
     [approvals]
     read_only = "allow"
@@ -53,6 +68,9 @@ from tobe.config import ApprovalRule, ApprovalSettings
 
 # Effects a run without the workspace_write permission may never perform.
 _WRITES = (Effect.WORKSPACE_WRITE, Effect.UNKNOWN)
+# Observation trusts whose runs may do more than read, and those whose runs grants cover.
+_BEYOND_READING = frozenset({"medium", "high", "max"})
+_TRUSTED = frozenset({"high", "max"})
 
 
 def may_write_workspace(permissions: dict[str, bool]) -> bool:
@@ -64,14 +82,41 @@ def may_write_workspace(permissions: dict[str, bool]) -> bool:
     return not permissions or bool(permissions.get("workspace_write", False))
 
 
+def may_only_read(trust: str) -> bool:
+    """Whether a run triggered with this observation trust may only read (low, off, or a
+    trust this Mind does not know); "" is a run no observation triggered."""
+    return bool(trust) and trust not in _BEYOND_READING
+
+
+def grants_apply(trust: str) -> bool:
+    """Whether a conversation grant may cover a call of a run triggered with this trust: not
+    below high, where a person is asked each time."""
+    return not trust or trust in _TRUSTED
+
+
 def _matches(rule: ApprovalRule, call: CallUnderReview) -> bool:
     return (
-        fnmatchcase(call.tool, rule.tool)
+        any(fnmatchcase(name, rule.tool) for name in (call.tool, *call.aliases))
         and fnmatchcase(call.effect.value, rule.effect)
         and fnmatchcase(call.hand_id, rule.hand)
         and fnmatchcase(call.conversation_key, rule.conversation)
         and fnmatchcase(call.principal, rule.principal)
     )
+
+
+def _trust_denial(call: CallUnderReview) -> str:
+    """Why the trust rules deny the call; "" when they do not."""
+    if call.effect is Effect.READ_ONLY:
+        return ""
+    what = f"{call.tool} ({call.effect.value}) is not allowed"
+    if may_only_read(call.run_trust):
+        return (
+            f"this run was triggered by a {call.run_trust}-trust observation, so it may only "
+            f"read: it may not write to the workspace or act on anything; {what}"
+        )
+    if call.effect in _WRITES and not may_write_workspace(call.run_permissions):
+        return f"this run was triggered by a source that may not write to the workspace; {what}"
+    return ""
 
 
 class Policy:
@@ -81,13 +126,9 @@ class Policy:
         self._settings = settings
 
     def evaluate(self, call: CallUnderReview) -> PolicyVerdict:
-        if call.effect in _WRITES and not may_write_workspace(call.run_permissions):
-            return PolicyVerdict(
-                VerdictKind.DENY,
-                "this run was triggered by a source that may not write to the workspace; "
-                f"{call.tool} ({call.effect.value}) is not allowed",
-                "trust",
-            )
+        denial = _trust_denial(call)
+        if denial:
+            return PolicyVerdict(VerdictKind.DENY, denial, "trust")
         for index, rule in enumerate(self._settings.rules):
             if _matches(rule, call):
                 return PolicyVerdict(

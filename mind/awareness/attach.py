@@ -62,10 +62,13 @@ def attach_awareness(app: MindApp) -> None:
         awareness_token(settings, create=True),
         max_media_bytes=settings.mind.max_image_bytes,
     )
-    app.tools.add_source(AwarenessToolSource(client))
+    catalog = AdapterCatalog(client)
+    app.tools.add_source(AwarenessToolSource(client, catalog))
+    # Awareness tools reach only conversations nobody but their owner sees.
+    app.tools.set_audience(app.manager.audience_of)
     app.adapter_health = partial(adapter_health, client)
     if app.manager.decisions is not None:
-        app.manager.decisions.adapters = AdapterCatalog(client).text
+        app.manager.decisions.adapters = catalog.text
     default_key = settings.mind.awareness_conversation
     images = NoteImages(
         client, max_bytes=settings.mind.max_image_bytes, max_count=settings.mind.max_images

@@ -61,9 +61,17 @@ class ObservationNote:
     # Permissions of the run this note triggers (the narrowest of the batch).
     permissions: dict[str, bool]
     text: str
+    # Adapters of the observations.
     sources: tuple[str, ...] = field(default=())
     # Every media object of the observations, in order (the text describes them all).
     media: tuple[NoteMedia, ...] = field(default=())
+    # The instances the observations came from, and the names of their sources (a source's
+    # title, else its key): the run's origin names them (`mind.conversation.origins`).
+    instances: tuple[str, ...] = field(default=())
+    source_titles: tuple[str, ...] = field(default=())
+    # Set when the target is a source's own conversation: the title it is created with, for
+    # the owner, on its first note.
+    title: str = ""
 
     @property
     def idempotency_key(self) -> str:
@@ -118,8 +126,17 @@ def render(observations: list[pb.Observation]) -> str:
     return f"{FRAME}\n<observations>\n{body}\n</observations>"
 
 
+def instance_of(observation: pb.Observation) -> str:
+    """The instance that emitted it (its adapter's name from an Awareness that names none)."""
+    return observation.instance or observation.adapter_name
+
+
 def build_note(
-    conversation_key: str, publish_seq: int, observations: list[pb.Observation]
+    conversation_key: str,
+    publish_seq: int,
+    observations: list[pb.Observation],
+    *,
+    title: str = "",
 ) -> ObservationNote:
     trusts = {o.trust for o in observations}
     permissions = {
@@ -136,4 +153,9 @@ def build_note(
         text=render(observations),
         sources=tuple(sorted({o.adapter_name for o in observations})),
         media=tuple(NoteMedia(m.ref, m.mime_type) for o in observations for m in o.media),
+        instances=tuple(dict.fromkeys(instance_of(o) for o in observations)),
+        source_titles=tuple(
+            dict.fromkeys(o.source_title or o.source_key for o in observations if o.source_key)
+        ),
+        title=title,
     )

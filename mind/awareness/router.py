@@ -1,5 +1,11 @@
 """Routes published observations from Awareness into conversations, each exactly once.
 
+An observation's target (`target_of`) is the conversation its adapter's config names; else,
+when it names its source within its instance (`source_key`: a chat, a mailbox), that source's
+own conversation, keyed deterministically by (instance, source key) (`source_conversation`)
+and created for the owner by the sink on its first note, titled `<instance>: <source title or
+key>`; else the owner's default awareness conversation.
+
 Loop: read the cursor (`cursors` row `awareness.publish_seq`), subscribe after it, and for each
 batch: skip observations already in `seen_observations`, hand the rest to the sink as one note
 per target conversation (the sink is idempotent per note key), show them with their targets to
@@ -12,7 +18,9 @@ retried with the platform backoff (1 s doubling to 30 s).
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import logging
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
@@ -22,7 +30,9 @@ from sqlalchemy.orm import Session
 
 from mind.awareness.client import AwarenessClient
 from mind.awareness.errors import AwarenessLinkError, JournalReset
-from mind.awareness.notes import ObservationNote, Routed, build_note
+from mind.awareness.notes import ObservationNote, Routed, build_note, instance_of
+from mind.conversation.access import MAX_KEY_LENGTH
+from mind.conversation.manager import MAX_TITLE
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from tobe.runtime.backoff import Backoff
@@ -31,6 +41,31 @@ from tobe.v1 import awareness_pb2 as pb
 log = logging.getLogger(__name__)
 
 CURSOR = "awareness.publish_seq"
+# A source's conversation: `p_aw-<slug>-<digest>`; the digest tells sources apart, the slug
+# tells a person which it is.
+SOURCE_PREFIX = "p_aw-"
+_DIGEST_CHARS = 16
+_SLUG_CHARS = MAX_KEY_LENGTH - len(SOURCE_PREFIX) - 1 - _DIGEST_CHARS
+
+
+def source_conversation(instance: str, source_key: str) -> str:
+    """The key of the conversation of (instance, source key): the same on every start."""
+    digest = hashlib.sha256(f"{instance}\n{source_key}".encode()).hexdigest()[:_DIGEST_CHARS]
+    slug = re.sub(r"[^a-z0-9]+", "-", f"{instance} {source_key}".lower()).strip("-")
+    slug = slug[:_SLUG_CHARS].rstrip("-") or "source"
+    return f"{SOURCE_PREFIX}{slug}-{digest}"
+
+
+def target_of(observation: pb.Observation, default: str) -> tuple[str, str]:
+    """(conversation key, title to create it with: "" unless it is a source's own)."""
+    if observation.conversation_key:
+        return observation.conversation_key, ""
+    if observation.source_key:
+        instance = instance_of(observation)
+        name = observation.source_title or observation.source_key
+        title = f"{instance}: {name}"[:MAX_TITLE]
+        return source_conversation(instance, observation.source_key), title
+    return default, ""
 
 
 class ObservationSink(Protocol):
@@ -98,14 +133,17 @@ class ObservationRouter:
         ids = [o.id for o in batch.observations]
         seen = await self._database.read(lambda session: _seen(session, ids))
         groups: dict[str, list[pb.Observation]] = {}
+        titles: dict[str, str] = {}
         for observation in batch.observations:
             if observation.id not in seen:
-                key = observation.conversation_key or self._default
+                key, title = target_of(observation, self._default)
                 groups.setdefault(key, []).append(observation)
+                titles.setdefault(key, title)
         delivered: dict[str, str] = {}
         routed: list[Routed] = []
         for key, observations in groups.items():
-            target = await self._sink.deliver(build_note(key, batch.publish_seq, observations))
+            note = build_note(key, batch.publish_seq, observations, title=titles[key])
+            target = await self._sink.deliver(note)
             delivered.update({o.id: target for o in observations})
             routed += [Routed(target, o) for o in observations]
         if self._conditions is not None and routed:

@@ -1,5 +1,12 @@
 """Delivers observation notes, with their images (`mind.awareness.images`), into conversations
-through the conversation manager."""
+through the conversation manager.
+
+A note for a source's own conversation (`ObservationNote.title` set) creates it for the owner
+when it does not exist: on its first note, or again after someone deleted it. Creating is
+idempotent (a key taken meanwhile, by another delivery or before a restart, is `AlreadyExists`),
+so nothing needs remembering across restarts. A note for a conversation the config names that
+does not exist goes to the default one.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +15,7 @@ import logging
 from mind.awareness.images import NoteImages
 from mind.awareness.notes import ObservationNote
 from mind.conversation.access import Viewer
-from mind.conversation.errors import AlreadyExists
+from mind.conversation.errors import AlreadyExists, NotFound
 from mind.conversation.manager import ConversationManager
 from mind.store import models
 
@@ -35,19 +42,14 @@ class ConversationSink:
     async def deliver(self, note: ObservationNote) -> str:
         key = note.conversation_key
         if not await self._exists(key):
-            log.warning(
-                "observations from %s name conversation %s, which does not exist; "
-                "delivering them to %s",
-                ", ".join(note.sources),
-                key,
-                self._default,
-            )
-            key = self._default
+            key = await self._instead_of_missing(note)
         source = {
             "kind": "observation",
             "trust": note.trust,
             "permissions": note.permissions,
             "adapters": list(note.sources),
+            "instances": list(note.instances),
+            "source_titles": list(note.source_titles),
             "observation_ids": list(note.observation_ids),
             "publish_seq": note.publish_seq,
         }
@@ -55,6 +57,40 @@ class ConversationSink:
         await self._manager.deliver_observation(
             key, note.text, note.idempotency_key, note.steer, source, images=images
         )
+        return key
+
+    async def _instead_of_missing(self, note: ObservationNote) -> str:
+        """Where a note whose conversation does not exist goes: a source's conversation is
+        created; a configured one that is missing is replaced by the default."""
+        key = note.conversation_key
+        if note.title:
+            return await self._create_for_source(key, note.title)
+        log.warning(
+            "observations from %s name conversation %s, which does not exist; "
+            "delivering them to %s",
+            ", ".join(note.sources),
+            key,
+            self._default,
+        )
+        return self._default
+
+    async def _create_for_source(self, key: str, title: str) -> str:
+        """Create a source's conversation for the owner; its key, or the default's when the
+        key belongs to someone else (the owner changed since it was created)."""
+        try:
+            await self._manager.create(Viewer(self._owner), key, title, [])
+            log.info("created the conversation %s (%s) for %s", key, title, self._owner)
+        except AlreadyExists:
+            pass
+        except NotFound:
+            log.warning(
+                "the conversation %s of %s is not %s's; delivering to %s",
+                key,
+                title,
+                self._owner,
+                self._default,
+            )
+            return self._default
         return key
 
     async def _exists(self, key: str) -> bool:

@@ -33,7 +33,15 @@ from mind.actions.layer import DecisionLayer, Turn
 from mind.actions.model import PendingChoice
 from mind.actions.outcomes import Decision
 from mind.context import records as context_records
-from mind.conversation import action_decisions, continuation, inputs, posts, proactive, runs
+from mind.conversation import (
+    action_decisions,
+    continuation,
+    inputs,
+    origins,
+    posts,
+    proactive,
+    runs,
+)
 from mind.conversation.errors import ShuttingDown, WrongState
 from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
@@ -133,6 +141,8 @@ class ActiveRun:
     proactive: ProactiveRun | None = None
     # What started it (`runs.start`): "user", "followup", "schedule", ...
     trigger: str = ""
+    # What started it, in a person's words (`mind.conversation.origins`).
+    origin: str = ""
 
 
 def _from_person(source: dict[str, Any]) -> bool:
@@ -483,11 +493,11 @@ class ConversationActor:
         self, tx: WriteTx, source: dict[str, Any], trigger: str, mode: str
     ) -> models.Run:
         """Start a run for an input with this source: an observation's run is triggered by its
-        trust and carries its permissions; a firing's is proactive and names its run on the
-        firing; any other input's is `trigger`, with none."""
+        trust and carries its permissions and origin; a firing's is proactive and names its
+        run on the firing; any other input's is `trigger`, with none."""
         permissions: dict[str, Any] = {}
-        if source.get("kind") == "observation":
-            trigger = f"observation:{source.get('trust', '')}"
+        if source.get("kind") == origins.OBSERVATION:
+            trigger = runs.observation_trigger(str(source.get("trust", "")))
             permissions = dict(source.get("permissions", {}))
         elif proactive.is_firing(source):
             trigger = runs.PROACTIVE_TRIGGER
@@ -498,6 +508,7 @@ class ConversationActor:
             mode=mode,
             audience=self.audience,
             permissions=permissions,
+            origin=origins.describe(source),
         )
         if proactive.is_firing(source):
             schedule_records.firing_started(tx, source["firing_id"], run.id)
@@ -517,6 +528,7 @@ class ConversationActor:
                 mode=origin.detail_mode,
                 audience=self.audience,
                 permissions=origin.permissions,
+                origin=origin.origin,
             )
             return run, origin.principal
 
@@ -546,6 +558,7 @@ class ConversationActor:
             start=start,
             proactive=ProactiveRun.of(start.source) if start is not None and firing else None,
             trigger=run.trigger,
+            origin=run.origin,
         )
         self._run = active
         active.task = asyncio.create_task(self._execute(active), name=f"run {run.id}")
@@ -678,6 +691,8 @@ class ConversationActor:
                 fraction=-1.0 if fraction is None else fraction,
             ),
             permissions=active.permissions,
+            trust=runs.trust_of(active.trigger),
+            origin=active.origin,
             audience=self.audience,
             profile=profile,
             sensitive=sealer.sensitive if sealer is not None else {},

@@ -12,10 +12,12 @@ open (`open_call_ids`) while recording their run as interrupted; every other run
 * a call whose approval is pending continues when its decision (or expiry) is committed — the
   Broker reports decisions no execution was waiting for to `Continuation.on_decision`.
 
-Continuing means a new run of the conversation (trigger `approval`, same principal, detail
-mode and permissions as the interrupted run) that first finishes the interrupted tool batch —
-the open call gets its one terminal, a denied one returns the reason to the model — then calls
-the model again, as the interrupted run would have.
+Continuing means a new run of the conversation (trigger `approval` or `recovery`, except that
+an observation's run keeps its `observation:<trust>`, which the approval policy judges it by;
+same principal, detail mode, permissions and origin as the interrupted run) that first
+finishes the interrupted tool batch — the open call gets its one terminal, a denied one
+returns the reason to the model — then calls the model again, as the interrupted run would
+have.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from mind.approvals.model import ApprovalRecord
+from mind.conversation import runs
 from mind.core.history import HistoryMessage
 from mind.providers.base import ToolCall
 from mind.store.database import Database
@@ -118,6 +121,8 @@ class Origin:
     detail_mode: str
     permissions: dict[str, bool]
     trigger: str
+    # What started the interrupted run (`mind.conversation.origins`).
+    origin: str
 
 
 def origin_of(session: Session, tool_call_id: str) -> Origin | None:
@@ -139,12 +144,17 @@ def origin_of(session: Session, tool_call_id: str) -> Origin | None:
     principal = session.scalar(
         select(Input.principal).where(Input.run_id == run.id).order_by(Input.id).limit(1)
     )
+    if runs.is_observation(run.trigger):
+        trigger = run.trigger
+    else:
+        trigger = RECOVERY_TRIGGER if has_task else APPROVAL_TRIGGER
     return Origin(
         run.id,
         principal or decided_by or "",
         run.detail_mode,
         dict(run.permissions),
-        RECOVERY_TRIGGER if has_task else APPROVAL_TRIGGER,
+        trigger,
+        run.origin,
     )
 
 

@@ -41,6 +41,24 @@ _END_RUN = (
 # What a scheduled action's firing starts (`mind.conversation.proactive`): a run whose
 # messages later runs never see.
 PROACTIVE_TRIGGER = "schedule"
+# What an observation starts: `observation:<trust>`, kept by the runs that continue it.
+OBSERVATION_TRIGGER = "observation:"
+
+
+def observation_trigger(trust: str) -> str:
+    return f"{OBSERVATION_TRIGGER}{trust}"
+
+
+def trust_of(trigger: str) -> str:
+    """The trust of the observation that triggered a run with this trigger ("unspecified" when
+    it names none); "" for a run no observation triggered."""
+    if not is_observation(trigger):
+        return ""
+    return trigger.removeprefix(OBSERVATION_TRIGGER) or "unspecified"
+
+
+def is_observation(trigger: str) -> bool:
+    return trigger.startswith(OBSERVATION_TRIGGER)
 
 
 def new_run_id() -> str:
@@ -55,6 +73,7 @@ def start(
     mode: str,
     audience: list[str],
     permissions: dict[str, Any] | None = None,
+    origin: str = "",
 ) -> models.Run:
     run = models.Run(
         id=new_run_id(),
@@ -63,6 +82,7 @@ def start(
         trigger=trigger,
         detail_mode=mode,
         permissions=permissions or {},
+        origin=origin,
         started_at=datetime.now(UTC),
     )
     tx.insert(run)

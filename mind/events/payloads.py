@@ -155,6 +155,8 @@ class ApprovalRow(Protocol):
     def reason(self) -> str: ...
     @property
     def decision_text(self) -> str: ...
+    @property
+    def origin(self) -> str: ...
 
 
 def shown_mode(admitted: DetailMode, viewer: DetailMode) -> DetailMode:
@@ -285,4 +287,5 @@ def approval_view(row: ApprovalRow, arguments_json: str = "") -> ApprovalView:
         expires_at=row.expires_at,
         reason=row.reason,
         decision_text=row.decision_text,
+        origin=row.origin,
     )

@@ -408,6 +408,8 @@ class ApprovalView:
     expires_at: datetime
     reason: str
     decision_text: str
+    # What started the run that made the call; "" for a person's message.
+    origin: str = ""
 
     def to_payload(self) -> Payload:
         return {
@@ -426,6 +428,7 @@ class ApprovalView:
             "expires_at": _iso(self.expires_at),
             "reason": self.reason,
             "decision_text": self.decision_text,
+            "origin": self.origin,
         }
 
     @classmethod
@@ -448,6 +451,8 @@ class ApprovalView:
             reason=payload["reason"],
             # Absent from requests made before the Mind kept it.
             decision_text=payload.get("decision_text", ""),
+            # Absent from requests made before the Mind kept it.
+            origin=payload.get("origin", ""),
         )
 
 

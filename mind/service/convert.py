@@ -325,6 +325,7 @@ def approval_to_proto(view: ApprovalView) -> common_pb2.Approval:
         expires_at=to_timestamp(view.expires_at),
         reason=view.reason,
         decision_text=view.decision_text,
+        origin=view.origin,
     )
 
 
@@ -345,6 +346,7 @@ def approval_from_proto(message: common_pb2.Approval) -> ApprovalView:
         expires_at=from_timestamp(message.expires_at),
         reason=message.reason,
         decision_text=message.decision_text,
+        origin=message.origin,
     )
 
 

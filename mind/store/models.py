@@ -195,6 +195,9 @@ class Run(Base):
     detail_mode: Mapped[str] = mapped_column(String(16), default="summary")
     # Permissions of the source that triggered the run (observation trust), as a JSON object.
     permissions: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # What started it, for a person deciding on its approvals ("a medium-trust observation from
+    # email@work (INBOX)"; `mind.conversation.origins`); "" for a person's message.
+    origin: Mapped[str] = mapped_column(Text, default="")
     reason: Mapped[str] = mapped_column(Text, default="")
     steps: Mapped[int] = mapped_column(Integer, default=0)
     usage: Mapped[dict[str, Any]] = mapped_column(default=dict)
@@ -327,6 +330,8 @@ class Approval(Base):
     reason: Mapped[str] = mapped_column(Text, default="")
     # What the person decides on, in every detail mode (`mind.tools.decision`).
     decision_text: Mapped[str] = mapped_column(Text, default="")
+    # What started the run that made the call (`runs.origin`).
+    origin: Mapped[str] = mapped_column(Text, default="")
     requested_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime())
     decision: Mapped[str | None] = mapped_column(String(32))

@@ -44,6 +44,7 @@ class Verdict:
 class CallUnderReview:
     """Everything an Authorizer may base its verdict on."""
 
+    # The call's name (`CallClass.name`: the tool's, or the action's for a classifying tool).
     tool: str
     effect: Effect
     hand_id: str
@@ -58,6 +59,13 @@ class CallUnderReview:
     decision_text: str
     # Permissions of the source that triggered the run (observation trust), if any.
     run_permissions: dict[str, bool] = field(default_factory=dict)
+    # Trust of the observation that triggered the run ("low", "medium", ...); "" otherwise.
+    run_trust: str = ""
+    # What started the run, for the person deciding (`mind.conversation.origins`); "" for a
+    # person's message.
+    run_origin: str = ""
+    # Other names approval rules may match the call by (`CallClass.aliases`).
+    aliases: tuple[str, ...] = ()
     # The tool's JSON Schema (marks `x-sensitive` arguments).
     parameters: dict[str, Any] = field(default_factory=dict)
 

@@ -5,7 +5,8 @@ error as the tool result); it raises only `asyncio.CancelledError` when the run 
 after it has stopped its work (a remote tool first asks its Hand to cancel).
 
 A tool may also be a `DecisionRenderer`: it writes the text a person reads when a call needs
-approval (`mind.tools.decision`).
+approval (`mind.tools.decision`); and a `CallClassifier`: one tool that reaches many actions
+(an awareness tool) names each call and its effect, so approvals judge the action, not the tool.
 """
 
 from __future__ import annotations
@@ -107,6 +108,30 @@ class DecisionRenderer(Protocol):
 
     def render_decision(self, arguments: dict[str, Any]) -> str:
         """The text for these (validated, sensitive values masked) arguments; "" = default."""
+        ...
+
+
+@dataclass(frozen=True)
+class CallClass:
+    """What one call does, as the approval path judges it."""
+
+    # The name approvals, audit rows and grants use (`email@work.send`).
+    name: str
+    effect: Effect
+    # Other names approval rules may match it by (`email.send`, the tool's own name).
+    aliases: tuple[str, ...] = ()
+
+
+@runtime_checkable
+class CallClassifier(Protocol):
+    """Optional part of the tool protocol: the name and effect of one call of the tool.
+
+    Tools without it are judged under their own name and declared `effect`.
+    """
+
+    async def classify(self, arguments: dict[str, Any]) -> CallClass:
+        """The class of a call with these (validated) arguments; never raises: a call it
+        cannot judge is `Effect.UNKNOWN`."""
         ...
 
 

@@ -4,7 +4,10 @@ Platform tools are the Mind's own: built-ins (`add_builtin`) and the content too
 sources (`add_platform_source`: skills, resources), which come and go with their content but
 whose names are declared, so a profile naming one is checked against every platform tool, not
 only the ones present now. Other sources (a Hand's tools, awareness tools) come and go at
-runtime; a tool with a `hand_id` is a Hand tool, any other an awareness tool.
+runtime; a tool with a `hand_id` is a Hand tool, any other an awareness tool. Awareness tools
+reach the owner's environment (their mail, chats, devices, and `drain`, which reads what was
+observed), so they are offered only in a conversation nobody but its owner sees: the registry
+asks who sees a conversation (`set_audience`; its owner first, then its members).
 
 `tools_for` is asked on every provider step. Names are unique per conversation: a second tool
 under a taken name raises `ToolClash` naming the profile and the tool, which ends that
@@ -13,7 +16,7 @@ conversation's run; other conversations are unaffected.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from mind.profiles.errors import ToolNameProblem
 from mind.profiles.model import DEFAULT_PROFILE, Profile
@@ -35,6 +38,7 @@ class ToolRegistry:
         self._platform_sources: list[ToolSource] = []
         self._platform_names: set[str] = set()
         self._sources: list[ToolSource] = []
+        self._audience: Callable[[str], list[str]] = lambda _key: []
         for tool in builtins or []:
             self.add_builtin(tool)
 
@@ -55,6 +59,11 @@ class ToolRegistry:
     def add_source(self, source: ToolSource) -> None:
         self._sources.append(source)
 
+    def set_audience(self, audience: Callable[[str], list[str]]) -> None:
+        """Who sees a conversation (owner and members): awareness tools only reach one that
+        nobody but its owner sees."""
+        self._audience = audience
+
     def platform_names(self) -> frozenset[str]:
         return frozenset(self._platform_names)
 
@@ -73,10 +82,11 @@ class ToolRegistry:
                     _offer(tools, tool, profile)
         for tool in profile.tools:
             _offer(tools, tool, profile)
-        if profile.hand_tools or profile.awareness_tools:
+        awareness = profile.awareness_tools and len(set(self._audience(conversation_key))) <= 1
+        if profile.hand_tools or awareness:
             for source in self._sources:
                 for tool in source.tools_for(conversation_key):
-                    if profile.hand_tools if tool.hand_id else profile.awareness_tools:
+                    if profile.hand_tools if tool.hand_id else awareness:
                         _offer(tools, tool, profile)
         return tools
 

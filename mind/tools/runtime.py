@@ -4,7 +4,8 @@
    argument projection (raw arguments only for TRANSPARENT admissions) is committed;
 2. checks: unknown tool, unparseable arguments, arguments failing the tool's JSON Schema;
    then the profile's `before_tool_call` hook, which may block the call (`denied`);
-3. authorization (`Authorizer`);
+3. authorization (`Authorizer`), under the name and effect a `CallClassifier` tool gives the
+   call (an awareness tool names the adapter action), else the tool's own;
 4. execution, with progress reported on the ephemeral bus; the profile's `after_tool_call`
    hook may replace the outcome the model sees;
 5. terminal: the projection's terminal and the tool result message commit together, once.
@@ -35,6 +36,8 @@ from mind.sealing.sensitivity import dataset_of
 from mind.tools.authorizer import Authorizer, CallUnderReview, Verdict, VerdictKind
 from mind.tools.base import (
     ApprovalBinding,
+    CallClass,
+    CallClassifier,
     DetailMode,
     Effect,
     Tool,
@@ -116,6 +119,10 @@ class RunScope:
     journal: ProjectionJournal
     report_progress: Callable[[str, str, float | None], None]
     permissions: dict[str, bool] = field(default_factory=dict)
+    # Trust of the observation that triggered the run ("" when none did: `runs.trust_of`).
+    trust: str = ""
+    # What started the run, shown with its approval requests ("" for a person's message).
+    origin: str = ""
     # Who sees the conversation's events (its owner and members).
     audience: list[str] = field(default_factory=list)
     # What the conversation runs with: its tools, thinking level and hooks.
@@ -276,11 +283,17 @@ class ToolRuntime:
     async def _authorize(
         self, call: ToolCall, arguments: dict[str, Any], tool: Tool, scope: RunScope
     ) -> Verdict:
-        """Review `call`, whose `arguments` are known to be a JSON object."""
+        """Review `call`, whose `arguments` are known to be a JSON object, under the name and
+        effect its tool gives it (a `CallClassifier`), else the tool's own."""
+        if isinstance(tool, CallClassifier):
+            judged = await tool.classify(arguments)
+        else:
+            judged = CallClass(tool.name, Effect(tool.effect))
         return await self.authorizer.authorize(
             CallUnderReview(
-                tool=tool.name,
-                effect=Effect(tool.effect),
+                tool=judged.name,
+                aliases=judged.aliases,
+                effect=judged.effect,
                 hand_id=tool.hand_id,
                 arguments=arguments,
                 conversation_key=scope.conversation_key,
@@ -290,6 +303,8 @@ class ToolRuntime:
                 detail_mode=scope.detail_mode,
                 decision_text=decision_text(tool, arguments),
                 run_permissions=scope.permissions,
+                run_trust=scope.trust,
+                run_origin=scope.origin,
                 parameters=tool.parameters,
             )
         )

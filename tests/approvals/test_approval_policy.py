@@ -54,7 +54,9 @@ def test_observation_permissions_without_the_write_flag_count_as_no_write(
     assert verdict.kind is VerdictKind.DENY
 
 
-def test_low_trust_run_keeps_reads_and_asks_for_side_effects(call: MakeCall) -> None:
+def test_a_run_without_the_write_permission_keeps_reads_and_asks_for_side_effects(
+    call: MakeCall,
+) -> None:
     policy = Policy(ApprovalSettings())
     read = policy.evaluate(call(effect=Effect.READ_ONLY, run_permissions=LOW_TRUST))
     side = policy.evaluate(call(effect=Effect.EXTERNAL_SIDE_EFFECT, run_permissions=LOW_TRUST))

@@ -95,9 +95,11 @@ def mind(awareness: AwarenessProcess, tmp_path: Path) -> Iterator[MindProcess]:
     script.write_text(SCRIPT)
     env = {
         **_mind_env(awareness),
-        # The tools' effects would otherwise wait for a person's approval.
+        # The tools' effects would otherwise wait for a person's approval (a write action of
+        # an adapter Awareness does not run has an unknown effect).
         "TOBE_APPROVALS__WORKSPACE_WRITE": "allow",
         "TOBE_APPROVALS__EXTERNAL_SIDE_EFFECT": "allow",
+        "TOBE_APPROVALS__UNKNOWN": "allow",
     }
     with running_mind(tmp_path, script=script, **env) as process:
         yield process

@@ -119,6 +119,7 @@ FULL_APPROVAL = ApprovalView(
     expires_at=END,
     reason="external side effect",
     decision_text="run ls",
+    origin="a medium-trust observation from email@work (INBOX)",
 )
 
 MAPPINGS = {

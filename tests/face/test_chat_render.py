@@ -152,3 +152,22 @@ def test_a_proactive_run_shows_only_what_it_sent() -> None:
     lines = [line.strip() for line in output.getvalue().splitlines()]
     assert lines == ["posted by schedule:sch_1", "Disk ok."]
     assert renderer.run_finished("p").is_set()
+
+
+def test_a_pending_approval_shows_what_started_the_run_that_asks() -> None:
+    output = io.StringIO()
+    renderer = Renderer(Console(file=output, width=120))
+    renderer.conversation = KEY
+    origin = "a medium-trust observation from email@work (INBOX)"
+    approval = common_pb2.Approval(
+        id="ap_1",
+        conversation_key=KEY,
+        tool="email@work.send",
+        decision_text="send the reply",
+        origin=origin,
+    )
+    renderer.on_event(_event(approval_changed=approval))
+    renderer.on_event(_event(approval_changed=common_pb2.Approval(id="ap_2", tool="x")))
+    lines = [line.strip() for line in output.getvalue().splitlines()]
+    assert lines[1:3] == ["send the reply", f"asked by a run started by {origin}"]
+    assert sum("asked by a run started by" in line for line in lines) == 1

@@ -1,4 +1,5 @@
-"""Test adapter: emits observations on demand so tests choose trust, actor and media."""
+"""Test adapter: emits observations on demand so tests choose trust, actor, media and source;
+`reply` is a write action with a declared effect that records what it sent in data/."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from awareness.adapter import Action, ActionFailed, Adapter, MediaInput
+from awareness.adapter import Action, ActionFailed, Adapter, Effect, MediaInput
 
 log = logging.getLogger(__name__)
 
@@ -33,8 +34,22 @@ class ProbeAdapter(Adapter):
                         "actor": {"type": "string"},
                         "content": {"type": "object"},
                         "attachments": {"type": "array"},
+                        "source_key": {"type": "string"},
+                        "source_title": {"type": "string"},
                     },
                 },
+            ),
+            Action(
+                "reply",
+                "Send a reply (recorded in data/replies.txt, one line each).",
+                self._reply,
+                {
+                    "type": "object",
+                    "required": ["text"],
+                    "properties": {"text": {"type": "string"}},
+                    "additionalProperties": False,
+                },
+                effect=Effect.EXTERNAL_SIDE_EFFECT,
             ),
             Action("leak", "Fail with the API key in the message.", self._leak),
             Action(
@@ -71,8 +86,15 @@ class ProbeAdapter(Adapter):
             trust=args["trust"],
             content=args.get("content", {}),
             media=media,
+            source_key=args.get("source_key", ""),
+            source_title=args.get("source_title", ""),
         )
         return {"observation_id": observation_id}
+
+    async def _reply(self, args: dict[str, Any]) -> dict[str, Any]:
+        with self.context.data_path("replies.txt").open("a") as replies:
+            replies.write(args["text"] + "\n")
+        return {"sent": args["text"]}
 
     async def _leak(self, args: dict[str, Any]) -> None:
         raise RuntimeError(f"upstream refused key {self.context.config['api_key']}")
