@@ -3,8 +3,8 @@
 - `awareness_observe` (read only): an adapter's read action, or without `adapter_id` the
   engine's `list_adapters` / `drain`;
 - `awareness_interact` (external side effect): an adapter's write action, `adapter_id` required;
-- `awareness_engine` (workspace write): `register_adapter` by directory name, or
-  `unregister_adapter` by runtime id.
+- `awareness_engine` (workspace write): `register_adapter` by directory name (or
+  `<name>@<label>` for another configured instance), or `unregister_adapter` by runtime id.
 
 Every call returns `{call_id, adapter_id, action, timestamp, content}` as JSON, `content` being
 a JSON string whose `status` is "success" or "error"; `call_id` is the tool call id.
@@ -183,9 +183,11 @@ class AwarenessInteractTool:
 class AwarenessEngineTool:
     name = "awareness_engine"
     description = (
-        "Manage adapters: `register_adapter` with args {adapter_name: directory name} loads "
-        "(or reloads) an adapter and gives it a new runtime id; `unregister_adapter` with args "
-        "{adapter_id} stops it, flushes its pending observations and removes it."
+        "Manage adapters: `register_adapter` with args {adapter_name: directory name, or "
+        "name@label for another configured instance such as email@work} loads an adapter and "
+        "gives it a new runtime id (an instance registered already is refused: unregister it "
+        "first to reload it); `unregister_adapter` with args {adapter_id} stops it, flushes "
+        "its pending observations and removes it."
     )
     parameters: dict[str, Any] = {
         "type": "object",
