@@ -12,7 +12,7 @@ from email.message import EmailMessage, Message, MIMEPart
 from email.parser import BytesParser
 from typing import Any
 
-from .html_text import html_to_text
+from awareness.html_text import html_to_text
 
 _PARSER = BytesParser(policy=policy.default)
 

@@ -13,10 +13,11 @@ import io
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from html.parser import HTMLParser
 from typing import Any
 
 import feedparser
+
+from awareness.html_text import html_to_text
 
 from .fetch import Document, FeedError, Validators
 
@@ -150,42 +151,3 @@ def _plain(value: str, detail: Any) -> str:
 
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
-_BLOCKS = frozenset(
-    "address article aside blockquote br dd div dl dt figcaption figure footer h1 h2 h3 h4 h5 h6 "
-    "header hr li main nav ol p pre section table tr ul".split()
-)
-_HIDDEN = frozenset({"script", "style", "template"})
-
-
-class _TextCollector(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self._hidden = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _HIDDEN:
-            self._hidden += 1
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _HIDDEN:
-            self._hidden = max(0, self._hidden - 1)
-        elif tag in _BLOCKS:
-            self.parts.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self._hidden:
-            self.parts.append(data)
-
-
-def html_to_text(markup: str) -> str:
-    """Readable text of an HTML fragment: tags dropped, block elements on their own lines."""
-    collector = _TextCollector()
-    collector.feed(markup)
-    collector.close()
-    lines = (" ".join(line.split()) for line in "".join(collector.parts).splitlines())
-    return "\n".join(line for line in lines if line)
