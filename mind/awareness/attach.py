@@ -25,11 +25,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Seconds `tobe admin status` waits for Awareness before it says Awareness did not answer.
+STATUS_PATIENCE = 1.0
+
 
 async def adapter_health(client: AwarenessClient) -> AdapterReport:
     """The adapters' health for `tobe admin status`; an unreachable Awareness is reported."""
     try:
-        adapters = await client.adapters()
+        adapters = await client.adapters(patience=STATUS_PATIENCE)
     except AwarenessLinkError as exc:
         return AdapterReport(error=f"Awareness did not answer: {exc.status}: {exc.details}")
     return AdapterReport(

@@ -48,8 +48,10 @@ class AwarenessClient:
     async def close(self) -> None:
         await self._awareness.close()
 
-    async def adapters(self) -> list[pb.AdapterInfo]:
-        stub = await self._awareness.ready(CONNECT_PATIENCE)
+    async def adapters(self, patience: float = CONNECT_PATIENCE) -> list[pb.AdapterInfo]:
+        """`patience`: how long to wait for the channel to connect (a status display wants an
+        answer quickly, even "unreachable")."""
+        stub = await self._awareness.ready(patience)
         reply = await self._awareness.unary(stub.ListAdapters, pb.ListAdaptersRequest())
         return list(reply.adapters)
 
