@@ -98,6 +98,10 @@ def run_tobe(tmp_path: Path, *args: str) -> str:
         **os.environ,
         "TOBE_DATA_DIR": str(tmp_path / "data"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        # The C locale of a minimal container or a cron job: nothing the command reads may
+        # depend on the locale's encoding.
+        "LC_ALL": "C",
+        "LANG": "C",
     }
     env.pop("TOBE_CONFIG", None)
     env.pop("TOBE_DATABASE_URL", None)
