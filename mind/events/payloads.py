@@ -122,6 +122,8 @@ class ConversationRow(Protocol):
     def profile(self) -> str: ...
     @property
     def active_hand(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
 
 
 class ApprovalRow(Protocol):
@@ -265,6 +267,7 @@ def conversation_view(
         last_event_id=last_event_id,
         profile=row.profile,
         active_hand=row.active_hand,
+        kind=row.kind,
     )
 
 

@@ -360,6 +360,7 @@ class ConversationView:
     last_event_id: int
     profile: str = ""
     active_hand: str = ""
+    kind: str = "chat"
 
     def to_payload(self) -> Payload:
         return {
@@ -371,6 +372,7 @@ class ConversationView:
             "last_event_id": self.last_event_id,
             "profile": self.profile,
             "active_hand": self.active_hand,
+            "kind": self.kind,
         }
 
     @classmethod
@@ -384,6 +386,7 @@ class ConversationView:
             last_event_id=payload["last_event_id"],
             profile=payload.get("profile", ""),
             active_hand=payload.get("active_hand", ""),
+            kind=payload.get("kind", "chat"),
         )
 
 

@@ -292,6 +292,7 @@ def conversation_to_proto(view: ConversationView) -> common_pb2.Conversation:
         last_event_id=view.last_event_id,
         profile=view.profile,
         active_hand=view.active_hand,
+        kind=view.kind,
     )
 
 
@@ -305,6 +306,7 @@ def conversation_from_proto(message: common_pb2.Conversation) -> ConversationVie
         last_event_id=message.last_event_id,
         profile=message.profile,
         active_hand=message.active_hand,
+        kind=message.kind or "chat",
     )
 
 

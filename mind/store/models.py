@@ -132,6 +132,9 @@ class Conversation(Base):
     context_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Profile the conversation runs with; empty: the default profile.
     profile: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    # What made it (`mind.conversation.kinds`): a person's "chat", or one the platform made
+    # for "awareness" observations; clients open a person's own conversations first.
+    kind: Mapped[str] = mapped_column(String(16), default="chat", server_default="chat")
 
 
 class ConversationMember(Base):
@@ -458,6 +461,23 @@ class Credential(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+
+class ProviderSecret(Base):
+    """An LLM provider's API key, sealed with the data directory's secrets key.
+
+    `tobe setup` stores the key here so no config file holds it in plaintext; the Mind reads it
+    when `[provider] api_key` is unset. One row per name (`provider` for the main provider).
+    """
+
+    __tablename__ = "provider_secrets"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    # Provider kind the key belongs to (openai, anthropic, gemini).
+    kind: Mapped[str] = mapped_column(String(16))
+    # The sealed key (`mind.credentials.provider_keys`); never the key itself.
+    sealed: Mapped[str] = mapped_column(Text)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 
 class ManagementAudit(Base):

@@ -368,6 +368,7 @@ class Conversation(_message.Message):
     LAST_EVENT_ID_FIELD_NUMBER: _builtins.int
     PROFILE_FIELD_NUMBER: _builtins.int
     ACTIVE_HAND_FIELD_NUMBER: _builtins.int
+    KIND_FIELD_NUMBER: _builtins.int
     key: _builtins.str
     title: _builtins.str
     owner: _builtins.str
@@ -378,6 +379,10 @@ class Conversation(_message.Message):
     """Profile the conversation runs with: persona, tools, thinking level (Mind.ListProfiles)."""
     active_hand: _builtins.str
     """Name of the Hand whose tools the conversation's model sees; empty: every Hand of its owner."""
+    kind: _builtins.str
+    """What made it: "chat" (a person's conversation) or "awareness" (made by the platform to
+    receive observations). Clients open a person's own conversations first.
+    """
     @_builtins.property
     def members(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Principals allowed besides the owner (group conversations only)."""
@@ -395,10 +400,11 @@ class Conversation(_message.Message):
         last_event_id: _builtins.int = ...,
         profile: _builtins.str = ...,
         active_hand: _builtins.str = ...,
+        kind: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_hand", b"active_hand", "created_at", b"created_at", "key", b"key", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "profile", b"profile", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_hand", b"active_hand", "created_at", b"created_at", "key", b"key", "kind", b"kind", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "profile", b"profile", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

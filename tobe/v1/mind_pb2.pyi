@@ -158,19 +158,25 @@ class ListConversationsRequest(_message.Message):
 
     ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
+    KINDS_FIELD_NUMBER: _builtins.int
     limit: _builtins.int
     """At most this many (default 100, max 1000)."""
     @_builtins.property
     def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    @_builtins.property
+    def kinds(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Only conversations of these kinds (Conversation.kind); empty: every kind."""
+
     def __init__(
         self,
         *,
         on_behalf_of: Global___OnBehalfOf | None = ...,
         limit: _builtins.int = ...,
+        kinds: _abc.Iterable[_builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["kinds", b"kinds", "limit", b"limit", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
