@@ -1,6 +1,12 @@
-"""Regenerate the Python contracts in tobe/v1 from proto/tobe/v1 (the one documented command).
+"""Regenerate the Python contracts from proto/ (the one documented command).
 
 Usage: python scripts/gen_proto.py [--check]
+
+Two contracts: ToBe's own (proto/tobe/v1 -> tobe/v1, messages, gRPC stubs and .pyi stubs)
+and the standard server reflection v1 (proto/grpc/reflection/v1 -> tobe/grpc_reflection_v1,
+messages and .pyi only: protoc's gRPC stub would import it as `grpc.reflection.v1`, inside
+grpcio's own package, so `tobe.runtime.reflection` registers that service itself). Each
+package holds generated files only.
 
 With --check, generate into a temporary directory and exit 1 when the result differs from
 what is committed, so CI fails on drift.
@@ -12,6 +18,7 @@ import filecmp
 import shutil
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc_tools
@@ -19,14 +26,46 @@ from grpc_tools import protoc
 
 ROOT = Path(__file__).resolve().parent.parent
 PROTO_ROOT = ROOT / "proto"
-PACKAGE = Path("tobe") / "v1"
-INIT_TEXT = '"""Generated contracts of package tobe.v1. Do not edit: run scripts/gen_proto.py."""\n'
+DO_NOT_EDIT = "Do not edit: run scripts/gen_proto.py."
+
+
+@dataclass(frozen=True)
+class Contract:
+    """One proto package and the Python package its generated code lives in."""
+
+    proto_dir: Path  # under proto/; also the proto package (tobe/v1 is `tobe.v1`)
+    package: Path  # under the repository root
+    grpc: bool  # generate gRPC stubs: only where `package` is `proto_dir`, as they import it
+
+    @property
+    def init_text(self) -> str:
+        name = ".".join(self.proto_dir.parts)
+        return f'"""Generated contracts of package {name}. {DO_NOT_EDIT}"""\n'
+
+
+CONTRACTS = (
+    Contract(Path("tobe") / "v1", Path("tobe") / "v1", grpc=True),
+    Contract(Path("grpc") / "reflection" / "v1", Path("tobe") / "grpc_reflection_v1", grpc=False),
+)
 
 
 def generate(out_root: Path) -> None:
-    """Run protoc (python, grpc and mypy-protobuf .pyi outputs) into out_root/tobe/v1."""
-    (out_root / PACKAGE).mkdir(parents=True, exist_ok=True)
-    protos = sorted(str(p.relative_to(PROTO_ROOT)) for p in (PROTO_ROOT / PACKAGE).glob("*.proto"))
+    """Run protoc for every contract; its files land in out_root/<contract.package>."""
+    for contract in CONTRACTS:
+        with tempfile.TemporaryDirectory() as raw:
+            _protoc(contract, Path(raw))
+            target = out_root / contract.package
+            target.mkdir(parents=True, exist_ok=True)
+            for generated in sorted((Path(raw) / contract.proto_dir).iterdir()):
+                shutil.copyfile(generated, target / generated.name)
+        (target / "__init__.py").write_text(contract.init_text)
+
+
+def _protoc(contract: Contract, out: Path) -> None:
+    """Python and mypy-protobuf .pyi outputs (and gRPC ones, if asked) of one contract."""
+    protos = sorted(
+        str(p.relative_to(PROTO_ROOT)) for p in (PROTO_ROOT / contract.proto_dir).glob("*.proto")
+    )
     well_known = Path(grpc_tools.__file__).parent / "_proto"
     # mypy-protobuf installs its plugins beside the interpreter; name them explicitly so the
     # script works without an activated virtualenv.
@@ -37,15 +76,13 @@ def generate(out_root: Path) -> None:
         f"--plugin=protoc-gen-mypy_grpc={bindir / 'protoc-gen-mypy_grpc'}",
         f"-I{PROTO_ROOT}",
         f"-I{well_known}",
-        f"--python_out={out_root}",
-        f"--grpc_python_out={out_root}",
-        f"--mypy_out={out_root}",
-        f"--mypy_grpc_out={out_root}",
-        *protos,
+        f"--python_out={out}",
+        f"--mypy_out={out}",
     ]
-    if protoc.main(args) != 0:
+    if contract.grpc:
+        args += [f"--grpc_python_out={out}", f"--mypy_grpc_out={out}"]
+    if protoc.main([*args, *protos]) != 0:
         raise SystemExit("protoc failed")
-    (out_root / PACKAGE / "__init__.py").write_text(INIT_TEXT)
 
 
 def differences(a: Path, b: Path) -> list[str]:
@@ -63,15 +100,18 @@ def differences(a: Path, b: Path) -> list[str]:
 def main() -> int:
     check = "--check" in sys.argv[1:]
     if not check:
-        target = ROOT / PACKAGE
-        if target.exists():
-            shutil.rmtree(target)
+        for contract in CONTRACTS:
+            shutil.rmtree(ROOT / contract.package, ignore_errors=True)
         generate(ROOT)
-        print(f"generated {target.relative_to(ROOT)}")
+        print("generated " + ", ".join(str(c.package) for c in CONTRACTS))
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         generate(Path(tmp))
-        diffs = differences(ROOT / PACKAGE, Path(tmp) / PACKAGE)
+        diffs = [
+            f"{contract.package}: {diff}"
+            for contract in CONTRACTS
+            for diff in differences(ROOT / contract.package, Path(tmp) / contract.package)
+        ]
     if diffs:
         print("generated contracts are stale; run: python scripts/gen_proto.py", file=sys.stderr)
         print("\n".join(diffs), file=sys.stderr)

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 
 import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
-from grpc_reflection.v1alpha import reflection
 
 from tobe.runtime.decoding import DecodingInterceptor
 from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
+from tobe.runtime.reflection import enable_reflection
 from tobe.runtime.tls import ServerTls
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,8 @@ async def start_server(
     for spec in services:
         spec.register(server)
     names = [spec.full_name for spec in services]
-    names += [health_pb2.DESCRIPTOR.services_by_name["Health"].full_name, reflection.SERVICE_NAME]
-    reflection.enable_server_reflection(names, server)
+    names.append(health_pb2.DESCRIPTOR.services_by_name["Health"].full_name)
+    enable_reflection(names, server)
     bound: dict[str, int] = {}
     # Create sockets under a restrictive umask so an owner-only socket is never, even briefly,
     # reachable by others between bind and chmod.
