@@ -5,15 +5,18 @@
 - each service gets a root directory standing for its container filesystem; a named volume is a
   directory shared by every service that mounts it, linked into each root at its mount point;
 - its environment is the image's `ENV`, then `env_file`, then `environment` (compose order);
-- container paths (`/data`, `/credentials/...`) become paths under its root, and addresses
-  (`0.0.0.0:7410`, `127.0.0.1:7440`, `mind:7410`) become loopback ports, one free port per
+- container paths (`/data`, `/credentials/...`, `unix:/data/...`) become paths under its root,
+  and addresses (`0.0.0.0:7410`, `mind:7410`) become loopback ports, one free port per
   (service, container port), so two services may use the same port number as in containers;
-- `tobe ...` commands and health checks run as `python -m tobe ...` with this interpreter;
+- `tobe ...` commands run as `python -m tobe ...` with this interpreter, and so does `tobe`
+  when a program the image installs (its health check script) runs it;
+- a service without a health check `test` of its own runs the image's HEALTHCHECK;
 - services start in `depends_on` order, each once all it depends on pass their health checks.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -35,12 +38,15 @@ DOCKER_DIR = REPO / "docker"
 COMPOSE_FILE = DOCKER_DIR / "compose.yaml"
 DOCKERFILE = DOCKER_DIR / "Dockerfile"
 ENV_EXAMPLE = DOCKER_DIR / ".env.example"
+DOCKERIGNORE = REPO / ".dockerignore"
 COMPOSE_SCHEMA = REPO.parent / "shared" / "schemas" / "compose-spec.json"
 
 HEALTH_DEADLINE = 90.0
 STOP_GRACE = 20.0
 LOOPBACK_HOSTS = {"0.0.0.0", "127.0.0.1", "localhost", "[::]", "[::1]"}
 ADDRESS = re.compile(r"(?P<host>\[[0-9A-Fa-f:]*\]|[A-Za-z0-9_.\-]+):(?P<port>\d{1,5})")
+PROGRAM_DIR = "/usr/local/bin/"
+COMMENTED_SETTING = re.compile(r"[A-Z][A-Z0-9_]*=\S*")
 # Variables of the test runner's own environment a container would not have.
 HOST_ONLY = ("TOBE_", "XDG_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_API_KEY")
 
@@ -84,6 +90,28 @@ def image_environment() -> dict[str, str]:
     return env
 
 
+def image_healthcheck() -> list[str]:
+    """The exec-form command of the image's HEALTHCHECK."""
+    [check] = [
+        args for instruction, args in dockerfile_final_stage() if instruction == "HEALTHCHECK"
+    ]
+    _options, separator, command = check.partition("CMD ")
+    assert separator, f"HEALTHCHECK without CMD: {check}"
+    argv = json.loads(command)
+    assert isinstance(argv, list), f"HEALTHCHECK must be exec form: {check}"
+    return argv
+
+
+def image_programs() -> dict[str, Path]:
+    """Programs the image installs from the repository: {name on PATH: source file}."""
+    programs: dict[str, Path] = {}
+    for instruction, arguments in dockerfile_final_stage():
+        words = [word for word in arguments.split() if not word.startswith("--")]
+        if instruction == "COPY" and len(words) == 2 and words[1].startswith(PROGRAM_DIR):
+            programs[words[1].removeprefix(PROGRAM_DIR)] = REPO / words[0]
+    return programs
+
+
 def image_workdir() -> str:
     workdirs = [args for instruction, args in dockerfile_final_stage() if instruction == "WORKDIR"]
     return workdirs[-1] if workdirs else "/"
@@ -98,11 +126,31 @@ def read_env_file(path: Path) -> dict[str, str]:
             continue
         key, separator, value = line.partition("=")
         assert separator, f"{path}: not KEY=VALUE: {raw!r}"
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[key.strip()] = value
+        values[key.strip()] = _unquoted(value.strip())
     return values
+
+
+def example_blocks(path: Path) -> dict[str, dict[str, str]]:
+    """The commented-out `# KEY=VALUE` blocks of an env file, by the first line of the comment
+    above them (e.g. "Anthropic"): what an operator gets by uncommenting one."""
+    blocks: dict[str, dict[str, str]] = {}
+    title = ""
+    for raw in path.read_text().splitlines():
+        line = raw.removeprefix("#").strip()
+        if not raw.strip():
+            title = ""
+        elif raw.startswith("#") and COMMENTED_SETTING.fullmatch(line):
+            key, _, value = line.partition("=")
+            blocks.setdefault(title, {})[key] = _unquoted(value.strip())
+        elif raw.startswith("#") and not title:
+            title = line
+    return blocks
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
 
 
 def environment_of(service: dict[str, Any]) -> dict[str, str]:
@@ -119,7 +167,10 @@ def env_files_of(service: dict[str, Any]) -> list[str]:
 
 
 def healthcheck_argv(service: dict[str, Any]) -> list[str]:
-    test = service["healthcheck"]["test"]
+    """The service's own health check command, else the image's."""
+    test = service["healthcheck"].get("test")
+    if test is None:
+        return image_healthcheck()
     assert isinstance(test, list) and test[0] == "CMD", f"health check must be exec form: {test}"
     return list(test[1:])
 
@@ -221,6 +272,16 @@ class LocalTopology:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    def bin_dir(self) -> Path:
+        """A `tobe` on PATH for the image's programs: `python -m tobe` with this interpreter."""
+        path = self.workdir / "bin"
+        if not path.exists():
+            path.mkdir(parents=True)
+            shim = path / "tobe"
+            shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m tobe "$@"\n')
+            shim.chmod(0o755)
+        return path
+
     def port(self, service: str, container_port: int) -> int:
         key = (service, container_port)
         if key not in self.ports:
@@ -238,6 +299,8 @@ class LocalTopology:
 
     def map_value(self, service: str, value: str) -> str:
         root = self.workdir / "containers" / service
+        if value.startswith("unix:/"):
+            return "unix:" + str(root) + value.removeprefix("unix:")
         address = ADDRESS.fullmatch(value)
         if address:
             host = address["host"]
@@ -269,6 +332,7 @@ class LocalTopology:
         env.update(self.overrides.get(name, {}))
         base = {k: v for k, v in os.environ.items() if not k.startswith(HOST_ONLY)}
         base["HOME"] = str(home)
+        base["PATH"] = f"{self.bin_dir()}{os.pathsep}{base.get('PATH', '')}"
         argv = [self.map_value(name, word) for word in service["command"]]
         health = [self.map_value(name, word) for word in healthcheck_argv(service)]
         logs = self.workdir / "logs"
@@ -294,6 +358,13 @@ class LocalTopology:
         self.started.append(name)
         return container
 
+    def exec_in(self, name: str, argv: list[str]) -> tuple[list[str], dict[str, str], Path]:
+        """`docker compose exec <name> <argv>`: the command, environment and working directory
+        to run it with locally, in the running service's container."""
+        container = self.containers[name]
+        command = _image_command([self.map_value(name, word) for word in argv])
+        return command, dict(container.env), container.root / image_workdir().lstrip("/")
+
     def wait_healthy(self, container: Container) -> None:
         """Run the service's health check until it passes; fail if the service exits."""
         eventually(
@@ -316,7 +387,7 @@ class LocalTopology:
                 + container.log_tail()
             )
         return subprocess.run(
-            _python_tobe(container.health),
+            _image_command(container.health),
             env=container.env,
             capture_output=True,
             text=True,
@@ -344,6 +415,14 @@ class LocalTopology:
             codes[name] = process.returncode
         self.started.clear()
         return codes
+
+
+def _image_command(argv: list[str]) -> list[str]:
+    """A command as the container would run it: `tobe …` or a program the image installs."""
+    programs = image_programs()
+    if argv[0] in programs:
+        return ["sh", str(programs[argv[0]]), *argv[1:]]
+    return _python_tobe(argv)
 
 
 def _python_tobe(argv: list[str]) -> list[str]:

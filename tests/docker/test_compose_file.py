@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import tomllib
+from pathlib import Path
 
 import jsonschema
 import pytest
 from compose_topology import (
+    COMPOSE_FILE,
     COMPOSE_SCHEMA,
+    DOCKER_DIR,
+    DOCKERFILE,
     ENV_EXAMPLE,
     REPO,
+    dockerfile_final_stage,
     env_files_of,
     environment_of,
+    example_blocks,
     healthcheck_argv,
+    image_environment,
+    image_healthcheck,
+    image_programs,
     load_compose,
     mounts_of,
     read_env_file,
@@ -23,6 +35,11 @@ from compose_topology import (
 
 SERVICES = {"mind", "face", "awareness", "hand"}
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
+SERVICE_NAMES = {
+    "mind": "tobe.v1.Mind",
+    "face": "tobe.v1.FaceGateway",
+    "awareness": "tobe.v1.Awareness",
+}
 
 
 @pytest.fixture(scope="module")
@@ -46,11 +63,39 @@ def test_every_service_runs_its_own_tobe_serve_command(compose: dict) -> None:
         assert resolve_tobe_command(command).name == "serve"
 
 
-def test_every_health_check_is_a_real_tobe_health_command(compose: dict) -> None:
+def test_every_service_is_health_checked_by_the_image_for_the_service_it_names(
+    compose: dict,
+) -> None:
     for name, service in compose["services"].items():
-        argv = healthcheck_argv(service)
+        assert healthcheck_argv(service) == image_healthcheck(), name
+        assert environment_of(service)["TOBE_SERVICE"] == service["command"][1], name
+
+
+def test_the_image_health_check_runs_a_real_tobe_health_command_where_each_service_listens(
+    compose: dict, tmp_path: Path
+) -> None:
+    for name, service in compose["services"].items():
+        argv = image_check_run(tmp_path, {**image_environment(), **environment_of(service)})
         assert argv[:2] == ["tobe", "health"], f"{name}: {argv}"
         resolve_tobe_command(argv)
+        target = argv[argv.index("--target") + 1]
+        if name == "hand":
+            # The Hand's health socket, where its command serves it.
+            command = service["command"]
+            health_listen = command[command.index("--health-listen") + 1]
+            assert target == health_listen == "unix:/data/hand-health.sock"
+        else:
+            listen = environment_of(service)[f"TOBE_{name.upper()}__LISTEN"]
+            assert target == "127.0.0.1:" + listen.rpartition(":")[2], name
+            assert argv[argv.index("--service") + 1] == SERVICE_NAMES[name]
+
+
+def test_the_image_health_check_refuses_an_unknown_service_in_one_line(tmp_path: Path) -> None:
+    result = run_image_check(tmp_path, {"TOBE_SERVICE": "brain"})
+    assert result.returncode == 1 and not result.stdout
+    assert result.stderr.splitlines() == [
+        "TOBE_SERVICE is 'brain': set it to mind, face, awareness or hand"
+    ]
 
 
 def test_resolving_refuses_unknown_subcommands_and_options() -> None:
@@ -75,6 +120,22 @@ def test_only_loopback_ports_are_published(compose: dict) -> None:
     for name, ports in published.items():
         for entry in ports:
             assert str(entry).startswith("127.0.0.1:"), f"{name} publishes {entry}"
+
+
+def test_only_the_services_keeping_data_mount_a_volume_on_it(compose: dict) -> None:
+    # The image declares no VOLUME, so nothing gets an anonymous volume either.
+    assert all(instruction != "VOLUME" for instruction, _ in dockerfile_final_stage())
+    services = compose["services"]
+    on_data = {
+        name
+        for name, service in services.items()
+        for m in mounts_of(service)
+        if m.target == "/data"
+    }
+    assert on_data == {"mind", "awareness"}
+    for name in on_data:
+        [mount] = [m for m in mounts_of(services[name]) if m.target == "/data"]
+        assert mount.volume in compose["volumes"] and not mount.read_only, name
 
 
 def test_mind_data_is_a_named_volume_holding_the_management_socket(compose: dict) -> None:
@@ -113,6 +174,9 @@ def test_env_example_holds_no_secret_and_only_known_settings() -> None:
     from tobe.config import Settings
 
     values = read_env_file(ENV_EXAMPLE)
+    for block in example_blocks(ENV_EXAMPLE).values():
+        values.update({key: value for key, value in block.items() if key.startswith("TOBE_")})
+        assert not [v for k, v in block.items() if any(w in k for w in SECRET_WORDS) and v]
     for key, value in values.items():
         if any(word in key for word in SECRET_WORDS):
             assert not value, f"{key} has a value in .env.example"
@@ -125,7 +189,53 @@ def test_env_example_holds_no_secret_and_only_known_settings() -> None:
             assert rest in fields, f"{key}: no setting {section}.{rest}"
 
 
-def test_the_image_tag_follows_the_project_version(compose: dict) -> None:
+def test_the_image_tag_follows_the_project_version_and_is_written_once(compose: dict) -> None:
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     for name, service in compose["services"].items():
         assert service["image"] == f"tobe:{version}", name
+    assert COMPOSE_FILE.read_text().count(version) == 1
+    assert version not in DOCKERFILE.read_text()
+
+
+def test_the_mind_builds_the_image_once_and_the_others_never_pull_it(compose: dict) -> None:
+    services = compose["services"]
+    builders = {name for name, service in services.items() if "build" in service}
+    assert builders == {"mind"} == {startup_order(services)[0]}
+    build = services["mind"]["build"]
+    context = (DOCKER_DIR / build["context"]).resolve()
+    assert (context, context / build["dockerfile"]) == (REPO, DOCKERFILE)
+    for name, service in services.items():
+        if name != "mind":
+            assert service["pull_policy"] == "never", name
+
+
+def test_the_mind_is_not_told_where_face_listens(compose: dict) -> None:
+    """`tobe chat` in the Mind's container names Face with --address (README, Docker: Chat)."""
+    assert not [key for key in environment_of(compose["services"]["mind"]) if "FACE" in key]
+    resolve_tobe_command(["tobe", "chat", "--address", "face:7420"])
+
+
+def image_check_run(tmp_path: Path, env: dict[str, str]) -> list[str]:
+    """The `tobe` command the image's health check runs in a container with `env`."""
+    result = run_image_check(tmp_path, env)
+    assert result.returncode == 0, result.stderr
+    return ["tobe", *json.loads(result.stdout)]
+
+
+def run_image_check(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    # A `tobe` that prints its arguments instead of probing anything.
+    fake = tmp_path / "bin" / "tobe"
+    fake.parent.mkdir(exist_ok=True)
+    fake.write_text(
+        f"#!/bin/sh\nexec {sys.executable} -c "
+        "'import json, sys; print(json.dumps(sys.argv[1:]))' \"$@\"\n"
+    )
+    fake.chmod(0o755)
+    [program] = image_healthcheck()
+    return subprocess.run(
+        ["sh", str(image_programs()[program])],
+        env={"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", **env},
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )

@@ -9,8 +9,9 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+import pexpect
 import pytest
-from compose_topology import LocalTopology, group_is_empty, load_compose
+from compose_topology import REPO, LocalTopology, group_is_empty, load_compose
 from helpers.face_client import FaceClient, run_ended
 
 from tobe.v1 import common_pb2, face_pb2
@@ -18,6 +19,8 @@ from tobe.v1 import common_pb2, face_pb2
 pytestmark = pytest.mark.e2e
 SCRIPT = Path(__file__).with_name("chat_script.yaml")
 NOTE = "Remember: the compose topology works."
+README = REPO / "README.md"
+CHAT = ["tobe", "chat", "--address", "face:7420"]
 
 
 @pytest.fixture
@@ -113,6 +116,26 @@ async def test_compose_services_start_healthy_and_a_chat_turn_reads_a_file_on_th
         assert "the compose topology works" in assistant_text(client, run_id)
     finally:
         await client.close()
+
+    # Chat in the Mind's container as the README says, Face named by --address: the Mind
+    # itself is told nothing about Face.
+    assert f"exec mind {' '.join(CHAT)}" in README.read_text()
+    command, env, cwd = topology.exec_in("mind", [*CHAT, "--conversation", "p_compose"])
+    chat = pexpect.spawn(
+        command[0],
+        command[1:],
+        env={**env, "TERM": "xterm"},
+        cwd=cwd,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 160),
+    )
+    try:
+        chat.expect("the compose topology works")  # the conversation's history, from Face
+        chat.sendline("/quit")
+        chat.expect(pexpect.EOF)
+    finally:
+        chat.close(force=True)
 
     pids = {name: c.process.pid for name, c in topology.containers.items() if c.process}
     codes = topology.down()
