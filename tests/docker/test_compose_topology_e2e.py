@@ -1,4 +1,5 @@
-"""The compose deployment as local processes: first start provisions, a chat uses the Hand."""
+"""The compose deployment as local processes: first start provisions, a chat uses the Hand,
+`tobe chat` runs in the Mind's container as documented."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The image runs as a non-root user and installs exactly this version of the project."""
+"""The image runs as a non-root user, installs this checkout's wheel, checks what it runs."""
 
 from __future__ import annotations
 
