@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 import tomllib
@@ -227,7 +228,7 @@ def run_image_check(tmp_path: Path, env: dict[str, str]) -> subprocess.Completed
     fake = tmp_path / "bin" / "tobe"
     fake.parent.mkdir(exist_ok=True)
     fake.write_text(
-        f"#!/bin/sh\nexec {sys.executable} -c "
+        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -c "
         "'import json, sys; print(json.dumps(sys.argv[1:]))' \"$@\"\n"
     )
     fake.chmod(0o755)
