@@ -49,6 +49,7 @@ def mind() -> None:
 def serve(listen: str | None, services_dir: Path | None) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
     # Imported here so that every other `tobe` command starts without the Mind's stack.
+    from mind.credentials.provider_keys import ProviderKeyError, stored_key
     from mind.profiles.errors import ProfileError
     from mind.providers.factory import ProviderConfigError, build_provider
     from mind.providers.script import ScriptError
@@ -76,8 +77,10 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
         ) from exc
     try:
         try:
-            provider = build_provider(settings.provider)
-        except (ProviderConfigError, ScriptError) as exc:
+            provider = build_provider(
+                settings.provider, stored_key=lambda kind: stored_key(settings, kind)
+            )
+        except (ProviderConfigError, ProviderKeyError, ScriptError) as exc:
             raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
         upgrade(settings.store_url)
         try:

@@ -22,6 +22,8 @@ COMMANDS = {
     "hand": "hand.cli:hand_group",
     "health": "tobe.health_cli:health",
     "mind": "mind.cli:mind",
+    "models": "management.cli_models:models",
+    "setup": "management.cli_setup:setup",
     "up": "management.up:up",
 }
 

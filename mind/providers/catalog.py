@@ -4,7 +4,8 @@ Each entry gives the context window, the largest output, whether the model sees 
 the thinking levels it supports. Operators add models (a local model behind an
 OpenAI-compatible server, a model newer than this release) with `[[provider.models]]` entries
 in the config file. An unknown model id is a configuration error raised before the Mind
-serves anything, with a message that says how to fix it.
+serves anything, with a message that says how to fix it, except where the factory finds it in
+a self-hosted server's listing: then `assumed` describes it with conservative limits.
 """
 
 from __future__ import annotations
@@ -23,6 +24,14 @@ ALL_LEVELS = tuple(_ORDER)
 GEMINI_25_FLASH = (ThinkingLevel.OFF, ThinkingLevel.MINIMAL, *REASONING)
 GEMINI_25_PRO = (ThinkingLevel.MINIMAL, *REASONING)
 GEMINI_3 = (ThinkingLevel.LOW, ThinkingLevel.HIGH)
+
+
+# Limits assumed for a model a self-hosted OpenAI-compatible server lists without them. 8192
+# tokens is the smallest window common local models are served with (Llama 3 8B, Mistral 7B;
+# llama.cpp and vLLM serve the model's own); a smaller real window makes the server truncate or
+# refuse, so operators should state the real one. 4096 leaves half of it for the context.
+ASSUMED_CONTEXT = 8192
+ASSUMED_MAX_OUTPUT = 4096
 
 
 class UnknownModelError(ValueError):
@@ -103,14 +112,12 @@ def _match(model_id: str, models: Iterable[ModelInfo]) -> ModelInfo | None:
 
 def lookup(settings: ProviderSettings) -> ModelInfo:
     """The catalog entry of the configured model; config entries win over built-in ones."""
-    added = [_from_entry(entry) for entry in settings.models]
-    builtin = BUILTIN.get(settings.kind, ())
-    found = _match(settings.model, added) or _match(settings.model, builtin)
+    found = known(settings, settings.model)
     if found is not None:
         return found
-    known = ", ".join(info.id for info in builtin) or "none"
+    names = ", ".join(info.id for info in BUILTIN.get(settings.kind, ())) or "none"
     raise UnknownModelError(
-        f"unknown model {settings.model!r} for provider {settings.kind!r} (known: {known}). "
+        f"unknown model {settings.model!r} for provider {settings.kind!r} (known: {names}). "
         "Pick a known model with TOBE_PROVIDER__MODEL (or [provider] model), or describe it "
         "in the config file:\n"
         "  [[provider.models]]\n"
@@ -118,8 +125,25 @@ def lookup(settings: ProviderSettings) -> ModelInfo:
         "  context_window = 128000\n"
         "  max_output = 8192\n"
         "  vision = false\n"
-        '  thinking_levels = ["off"]'
+        '  thinking_levels = ["off"]\n'
+        "or, without a config file (Docker), in the environment: "
+        f'TOBE_PROVIDER__MODELS=\'[{{"id": "{settings.model}", "context_window": 128000, '
+        '"max_output": 8192}]\''
     )
+
+
+def assumed(model_id: str, context: int | None = None, max_output: int | None = None) -> ModelInfo:
+    """A listed model's entry: the listing's limits where it gives them, else the assumed ones;
+    no vision, thinking off."""
+    window = context or ASSUMED_CONTEXT
+    output = min(max_output or ASSUMED_MAX_OUTPUT, max(window // 2, 1))
+    return ModelInfo(model_id, window, output, False, OFF)
+
+
+def known(settings: ProviderSettings, model_id: str) -> ModelInfo | None:
+    """The catalog entry (config or built-in) for `model_id` under `settings`' kind, or None."""
+    added = [_from_entry(entry) for entry in settings.models]
+    return _match(model_id, added) or _match(model_id, BUILTIN.get(settings.kind, ()))
 
 
 def clamp_thinking(info: ModelInfo, level: ThinkingLevel) -> tuple[ThinkingLevel, str | None]:

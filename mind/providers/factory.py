@@ -1,7 +1,15 @@
-"""Build the configured Provider from `ProviderSettings`."""
+"""Build the configured Provider from `ProviderSettings`.
+
+The API key comes from `[provider] api_key`, else the provider's usual variable, else the key
+`tobe setup` stored (`stored_key`). The model must be in the catalog, or listed by a
+self-hosted OpenAI-compatible server (a non-default base URL): then it runs with the catalog's
+assumed limits and one warning. On the official APIs an unknown id stops the start at once,
+without asking the provider anything.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 from collections.abc import Callable
@@ -10,14 +18,25 @@ from pydantic import SecretStr
 
 from mind.providers.anthropic import AnthropicProvider
 from mind.providers.base import Provider, ThinkingLevel
-from mind.providers.catalog import ModelInfo, UnknownModelError, lookup
+from mind.providers.catalog import (
+    ASSUMED_CONTEXT,
+    ModelInfo,
+    UnknownModelError,
+    assumed,
+    lookup,
+)
 from mind.providers.detect import DEMO_SCRIPT, KEY_VARIABLES
 from mind.providers.gemini import GeminiProvider
+from mind.providers.listing import ListingError, base_url, is_self_hosted, list_models
 from mind.providers.openai import OpenAIProvider
 from mind.providers.scripted import ScriptedProvider
 from tobe.config import ProviderSettings
 
 log = logging.getLogger(__name__)
+
+# Seconds the start waits for a self-hosted server to list its models.
+LISTING_TIMEOUT = 5.0
+StoredKey = Callable[[str], str | None]
 
 
 class ProviderConfigError(ValueError):
@@ -35,8 +54,11 @@ def thinking_level(settings: ProviderSettings) -> ThinkingLevel:
     return ThinkingLevel(settings.thinking)
 
 
-def build_provider(settings: ProviderSettings) -> Provider:
-    """The provider for `settings`; ProviderConfigError (or ScriptError) says what to fix."""
+def build_provider(settings: ProviderSettings, *, stored_key: StoredKey | None = None) -> Provider:
+    """The provider for `settings`; ProviderConfigError (or ScriptError) says what to fix.
+
+    `stored_key(kind)` is the key stored for that kind, asked only when no other is set. Call
+    it outside an event loop: a self-hosted model is looked up in the server's listing."""
     thinking_level(settings)
     if settings.kind == "":
         log.warning("no provider configured ([provider] kind); playing the offline demo script")
@@ -49,7 +71,7 @@ def build_provider(settings: ProviderSettings) -> Provider:
             )
         return ScriptedProvider.from_file(settings.script, _scripted_model(settings))
     if settings.kind in _ADAPTERS:
-        return _wire_provider(settings)
+        return _wire_provider(settings, stored_key)
     raise ProviderConfigError(f"provider kind {settings.kind!r} is not available in this build")
 
 
@@ -71,8 +93,8 @@ _ADAPTERS: dict[str, Callable[[ProviderSettings, ModelInfo], Provider]] = {
 }
 
 
-def _wire_provider(settings: ProviderSettings) -> Provider:
-    """An HTTP adapter for a model the catalog knows."""
+def _wire_provider(settings: ProviderSettings, stored_key: StoredKey | None) -> Provider:
+    """An HTTP adapter for a model the catalog knows or a self-hosted server lists."""
     if not settings.model:
         raise ProviderConfigError(
             f"provider kind {settings.kind!r} needs a model: set [provider] model "
@@ -88,14 +110,53 @@ def _wire_provider(settings: ProviderSettings) -> Provider:
             if os.environ.get(name):
                 settings = settings.model_copy(update={"api_key": SecretStr(os.environ[name])})
                 break
+    if settings.api_key is None and stored_key is not None:
+        key = stored_key(settings.kind)
+        if key is not None:
+            settings = settings.model_copy(update={"api_key": SecretStr(key)})
     if settings.api_key is None and settings.kind != "openai":
         names = " or ".join(KEY_VARIABLES[settings.kind])  # type: ignore[index]
         raise ProviderConfigError(
-            f"provider {settings.kind!r} needs an API key: set TOBE_PROVIDER__API_KEY, {names}, "
-            "or [provider] api_key in the config file"
+            f"provider {settings.kind!r} needs an API key: store one with `tobe setup`, or set "
+            f"TOBE_PROVIDER__API_KEY or {names}"
         )
     try:
         info = lookup(settings)
     except UnknownModelError as exc:
-        raise ProviderConfigError(str(exc)) from exc
+        info = _listed_model(settings, exc)
     return _ADAPTERS[settings.kind](settings, info)
+
+
+def _listed_model(settings: ProviderSettings, unknown: UnknownModelError) -> ModelInfo:
+    """The entry of a model only a self-hosted server knows, if it lists it (module docstring)."""
+    if not is_self_hosted(settings):
+        raise ProviderConfigError(str(unknown)) from None
+    try:
+        listed = asyncio.run(list_models(settings, timeout=LISTING_TIMEOUT))
+    except ListingError as exc:
+        raise ProviderConfigError(f"{unknown}\n(asking the server for its models: {exc})") from None
+    found = next((model for model in listed if model.id == settings.model), None)
+    if found is None:
+        names = ", ".join(model.id for model in listed) or "none"
+        raise ProviderConfigError(
+            f"model {settings.model!r} is not in the catalog and {base_url(settings)} does not "
+            f"list it (it lists: {names}); set [provider] model (TOBE_PROVIDER__MODEL) to one "
+            "of those"
+        )
+    info = assumed(found.id, found.context_window, found.max_output)
+    limits = "listed" if found.context_window else f"assumed (default {ASSUMED_CONTEXT})"
+    log.warning(
+        "model %r is not in the catalog; %s lists it, so it runs with a context window of %d "
+        "tokens (%s), at most %d output tokens, no images and thinking off. Give its real "
+        "values in the config file ([[provider.models]] id = %r, context_window, max_output, "
+        'vision, thinking_levels) or as TOBE_PROVIDER__MODELS=\'[{"id": %r, '
+        '"context_window": …, "max_output": …}]\'',
+        info.id,
+        base_url(settings),
+        info.context_window,
+        limits,
+        info.max_output,
+        info.id,
+        info.id,
+    )
+    return info

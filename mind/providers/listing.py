@@ -3,7 +3,8 @@
 Used by `tobe models`, `tobe setup`, `tobe doctor` and `tobe up` (is the provider reachable,
 is the key accepted) and by the catalog's acceptance of models an OpenAI-compatible server
 lists. Wire facts: OpenAI-compatible servers (OpenAI, vLLM, llama.cpp, Ollama's `/v1`) answer
-`GET {base}/models` with `{"data": [{"id": …}]}`; Anthropic `GET {base}/v1/models` pages with
+`GET {base}/models` with `{"data": [{"id": …}]}` (vLLM adds `max_model_len`, OpenRouter
+`context_length`); Anthropic `GET {base}/v1/models` pages with
 `has_more`/`last_id`; Gemini `GET {base}/v1beta/models` pages with `nextPageToken` and names
 models `models/<id>`, with their token limits.
 """
@@ -67,6 +68,11 @@ def base_url(settings: ProviderSettings) -> str:
     return (settings.base_url or DEFAULT_BASE_URLS.get(settings.kind, "")).rstrip("/")
 
 
+def is_self_hosted(settings: ProviderSettings) -> bool:
+    """An OpenAI-compatible server other than OpenAI's API (Ollama, vLLM, llama.cpp, …)."""
+    return settings.kind == "openai" and base_url(settings) != DEFAULT_BASE_URLS["openai"]
+
+
 async def list_models(
     settings: ProviderSettings,
     *,
@@ -90,7 +96,11 @@ async def _openai(client: httpx.AsyncClient, settings: ProviderSettings) -> list
     key = api_key(settings)
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     body = await _get(client, settings, f"{base_url(settings)}/models", headers, {})
-    return [ListedModel(str(item["id"])) for item in _items(body, "data") if "id" in item]
+    return [
+        ListedModel(str(item["id"]), _int(item.get("max_model_len") or item.get("context_length")))
+        for item in _items(body, "data")
+        if "id" in item
+    ]
 
 
 async def _anthropic(client: httpx.AsyncClient, settings: ProviderSettings) -> list[ListedModel]:

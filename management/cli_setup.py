@@ -1,0 +1,263 @@
+"""`tobe setup`: choose a provider, store its key sealed, pick a model, write the config file.
+
+Steps: provider kind → base URL → API key (hidden) → the provider's listing (which proves the
+URL and the key) → model → thinking level → key stored (`mind.credentials.provider_keys`) →
+`[provider]` written. Every answer can come from a flag instead; `--yes` takes the default of
+whatever no flag gives. A listing that fails is one line: the questions repeat when someone is
+answering them, and a scripted run exits 1. Nothing is stored or written before the listing
+succeeded, and the key never reaches the config file or the output.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+from pydantic import SecretStr
+
+from management.config_edit import ConfigEditError, write_provider
+from management.model_choice import CHOICES, ModelRow, Verdict, fetch, rows, with_key
+from mind.credentials.provider_keys import (
+    MAIN,
+    ProviderKeyError,
+    StoredKey,
+    describe_key,
+    offline_keys,
+)
+from mind.providers.listing import DEFAULT_BASE_URLS, ListingError, api_key
+from tobe.config import ProviderSettings, Settings, config_file, load_settings
+
+
+@dataclass
+class Answers:
+    """What the flags fixed; None (or False) is asked, or defaulted with --yes."""
+
+    choice: str | None
+    base_url: str | None
+    key: str | None
+    model: str | None
+    thinking: str | None
+    ask: bool
+
+
+@click.command()
+@click.option("--provider", "choice", type=click.Choice(sorted(CHOICES)), help="Provider kind.")
+@click.option("--base-url", help="Base URL (default: the kind's official API; Ollama's local).")
+@click.option("--api-key-stdin", is_flag=True, help="Read the API key from standard input.")
+@click.option("--api-key-env", metavar="VAR", help="Read the API key from this variable.")
+@click.option("--model", help="Model id (one the provider lists).")
+@click.option("--thinking", help="Thinking level (one the model supports).")
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="The config file to write (default: TOBE_CONFIG or ~/.config/tobe/config.toml).",
+)
+@click.option("--yes", is_flag=True, help="Never ask: take the default of what no flag gives.")
+@click.option(
+    "--show-key", is_flag=True, help="Say whether a key is stored (its last 4 characters)."
+)
+@click.option("--delete-key", is_flag=True, help="Delete the stored provider key.")
+def setup(
+    choice: str | None,
+    base_url: str | None,
+    api_key_stdin: bool,
+    api_key_env: str | None,
+    model: str | None,
+    thinking: str | None,
+    config_path: Path | None,
+    yes: bool,
+    show_key: bool,
+    delete_key: bool,
+) -> None:
+    """Set up the LLM provider: key stored sealed in the store, choices in the config file."""
+    if config_path is not None:
+        os.environ["TOBE_CONFIG"] = str(config_path)
+    path = config_path or config_file()
+    settings = load_settings()
+    if show_key:
+        click.echo(_key_line(describe_key(settings)))
+        return
+    if delete_key:
+        _delete_key(settings)
+        return
+    key = _given_key(api_key_stdin, api_key_env)
+    answers = Answers(choice, base_url, key, model, thinking, ask=not yes)
+    provider, listed = _reach(settings, answers)
+    chosen = _model(provider, listed, answers, settings.provider.model)
+    level = _thinking(chosen, answers, settings.provider.thinking)
+    if answers.key:
+        _store_key(settings, provider.kind, answers.key)
+    try:
+        removed_key = write_provider(path, provider.kind, provider.base_url, chosen.id, level)
+    except ConfigEditError as exc:
+        raise click.ClickException(str(exc)) from None
+    _done(path, provider, chosen.id, level, removed_key)
+
+
+def _given_key(from_stdin: bool, variable: str | None) -> str | None:
+    if from_stdin and variable:
+        raise click.UsageError("give the key with --api-key-stdin or --api-key-env, not both")
+    if from_stdin:
+        key = sys.stdin.readline().strip()
+        if not key:
+            raise click.ClickException("--api-key-stdin: standard input held no key")
+        return key
+    if variable:
+        key = os.environ.get(variable, "").strip()
+        if not key:
+            raise click.ClickException(f"--api-key-env: the variable {variable} is not set")
+        return key
+    return None
+
+
+def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list[ModelRow]]:
+    """Provider, URL and key, asked again until the listing succeeds (or exit 1 unasked)."""
+    current = settings.provider
+    while True:
+        asked = False
+        choice = answers.choice
+        if choice is None:
+            default = _current_choice(current)
+            choice = _ask_choice(default) if answers.ask else default
+            asked = answers.ask
+        kind, default_url = CHOICES[choice]
+        if answers.choice is None and kind == current.kind and current.base_url:
+            default_url = current.base_url
+        url = answers.base_url
+        if url is None:
+            shown = default_url or DEFAULT_BASE_URLS[kind]
+            url = click.prompt("Base URL", default=shown) if answers.ask else shown
+            asked = asked or answers.ask
+        url = "" if url.rstrip("/") == DEFAULT_BASE_URLS[kind] else url.rstrip("/")
+        provider = ProviderSettings(kind=kind, base_url=url, models=current.models)  # type: ignore[arg-type]
+        if answers.key is None and answers.ask:
+            answers.key = _ask_key(with_key(settings, provider)) or None
+            asked = True
+        if answers.key is not None:
+            provider = provider.model_copy(update={"api_key": SecretStr(answers.key)})
+        else:
+            provider = with_key(settings, provider)
+        try:
+            return provider, rows(provider, fetch(provider))
+        except ListingError as exc:
+            if not asked:
+                raise click.ClickException(str(exc)) from None
+            click.echo(f"{exc}", err=True)
+            answers.key = None if answers.ask else answers.key
+
+
+def _current_choice(current: ProviderSettings) -> str:
+    if current.kind == "openai" and current.base_url.startswith(CHOICES["ollama"][1]):
+        return "ollama"
+    return current.kind if current.kind in CHOICES else "openai"
+
+
+def _ask_choice(default: str) -> str:
+    names = sorted(CHOICES)
+    return str(click.prompt("Provider", type=click.Choice(names), default=default))
+
+
+def _ask_key(provider: ProviderSettings) -> str:
+    existing = api_key(provider)
+    hint = f"Enter keeps the one ending in {existing[-4:]}" if existing else "Enter for none"
+    return str(
+        click.prompt(f"API key ({hint})", default="", show_default=False, hide_input=True)
+    ).strip()
+
+
+def _model(
+    provider: ProviderSettings, listed: list[ModelRow], answers: Answers, current: str
+) -> ModelRow:
+    usable = [row for row in listed if row.verdict is not Verdict.REFUSED]
+    if not usable:
+        raise click.ClickException(
+            f"{provider.kind} lists {len(listed)} model(s), none of them in the catalog; "
+            "describe one in [[provider.models]] (see `tobe models`)"
+        )
+    by_id = {row.id: row for row in usable}
+    if answers.model is not None:
+        if answers.model not in by_id:
+            raise click.ClickException(
+                f"--model {answers.model!r} is not one the provider lists and the Mind accepts; "
+                "`tobe models` shows them"
+            )
+        return by_id[answers.model]
+    default = by_id.get(current) or next(
+        (row for row in usable if row.verdict is Verdict.CATALOG), usable[0]
+    )
+    if not answers.ask:
+        return default
+    click.echo("Models:")
+    for number, row in enumerate(usable, start=1):
+        note = "" if row.verdict is Verdict.CATALOG else "  (not in the catalog: assumed limits)"
+        click.echo(f"  {number:>3}. {row.id}{note}")
+    picked = click.prompt(
+        "Model number", type=click.IntRange(1, len(usable)), default=usable.index(default) + 1
+    )
+    return usable[picked - 1]
+
+
+def _thinking(row: ModelRow, answers: Answers, current: str) -> str:
+    assert row.info is not None
+    levels = [level.value for level in row.info.thinking_levels]
+    if answers.thinking is not None:
+        if answers.thinking not in levels:
+            raise click.ClickException(
+                f"--thinking {answers.thinking!r}: {row.id} supports " + ", ".join(levels)
+            )
+        return answers.thinking
+    default = current if current in levels else ("off" if "off" in levels else levels[0])
+    if not answers.ask or len(levels) == 1:
+        return default
+    return str(click.prompt("Thinking level", type=click.Choice(levels), default=default))
+
+
+def _store_key(settings: Settings, kind: str, key: str) -> None:
+    try:
+        with offline_keys(settings) as keys:
+            keys.put(MAIN, kind, key, actor=f"tobe setup ({_operator()})")
+    except ProviderKeyError as exc:
+        raise click.ClickException(f"cannot store the API key: {exc}") from None
+    click.echo(f"Stored the {kind} API key in the store, sealed (ends in {key[-4:]}).")
+
+
+def _delete_key(settings: Settings) -> None:
+    try:
+        with offline_keys(settings) as keys:
+            removed = keys.delete(MAIN, actor=f"tobe setup ({_operator()})")
+    except ProviderKeyError as exc:
+        raise click.ClickException(f"cannot delete the API key: {exc}") from None
+    click.echo("Deleted the stored provider key." if removed else "No provider key is stored.")
+
+
+def _operator() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return "unknown"
+
+
+def _key_line(stored: StoredKey | None) -> str:
+    if stored is None:
+        return "No provider key is stored."
+    when = stored.updated_at.strftime("%Y-%m-%d %H:%M UTC")
+    return f"A key for {stored.kind} is stored, ending in {stored.last4} (set {when})."
+
+
+def _done(path: Path, provider: ProviderSettings, model: str, level: str, removed: bool) -> None:
+    where = f" at {provider.base_url}" if provider.base_url else ""
+    click.echo(f"Wrote {path}: provider {provider.kind}{where}, model {model}, thinking {level}.")
+    if removed:
+        click.echo("Removed [provider] api_key from it: the Mind uses the stored key instead.")
+    overriding = sorted(name for name in os.environ if name.startswith("TOBE_PROVIDER__"))
+    if overriding:
+        click.echo("Note: " + ", ".join(overriding) + " in this environment override the file.")
+    click.echo(
+        "Next: `tobe up`, then `tobe chat` in a second terminal (`tobe models` lists "
+        "what the provider offers)."
+    )

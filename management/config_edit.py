@@ -1,0 +1,72 @@
+"""Edit the `[provider]` table of the operator's config file in place (for `tobe setup`).
+
+tomlkit keeps what the operator wrote around it: other sections, `[[provider.models]]`,
+comments and order. The file is replaced atomically and is owner-only (0600): it may hold other
+secrets the operator put there. The API key is never written; one left in `[provider] api_key`
+would win over the stored key, so it is removed.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import tomlkit
+from tomlkit.exceptions import TOMLKitError
+from tomlkit.items import Table
+
+from tobe.runtime.private_files import FILE_MODE
+
+
+class ConfigEditError(Exception):
+    """The file cannot be read as TOML or written; the message names it."""
+
+
+def write_provider(path: Path, kind: str, base_url: str, model: str, thinking: str) -> bool:
+    """Set `[provider]` kind, base_url ("" removes it), model and thinking; True when an
+    `api_key` was removed from it."""
+    document = _read(path)
+    table = document.get("provider")
+    if table is None:
+        table = tomlkit.table()
+        document["provider"] = table
+    if not isinstance(table, Table):
+        raise ConfigEditError(f"{path}: [provider] is not a table; fix it or move the file away")
+    table["kind"] = kind
+    if base_url:
+        table["base_url"] = base_url
+    elif "base_url" in table:
+        del table["base_url"]
+    table["model"] = model
+    table["thinking"] = thinking
+    removed = "api_key" in table
+    if removed:
+        del table["api_key"]
+    _write(path, tomlkit.dumps(document))
+    return removed
+
+
+def _read(path: Path) -> tomlkit.TOMLDocument:
+    try:
+        return tomlkit.parse(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return tomlkit.document()
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        raise ConfigEditError(f"cannot edit {path}: {exc}; fix it or move it away") from None
+
+
+def _write(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".config-")
+        try:
+            os.fchmod(descriptor, FILE_MODE)
+            with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+                out.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as exc:
+        raise ConfigEditError(f"cannot write {path}: {exc.strerror or exc}") from None

@@ -1,0 +1,83 @@
+"""What a provider offers and what the Mind would accept of it, for `tobe models` and `tobe setup`.
+
+The verdict per listed model is the Mind's own rule (`mind.providers.factory`): a model the
+catalog knows (built in or `[[provider.models]]`) runs with its entry; a model only a
+self-hosted OpenAI-compatible server lists runs with the catalog's assumed limits; any other
+model would stop the Mind's start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from enum import StrEnum
+
+from pydantic import SecretStr
+
+from mind.credentials.provider_keys import ProviderKeyError, stored_key
+from mind.providers.catalog import BUILTIN, ModelInfo, assumed, known
+from mind.providers.listing import ListedModel, api_key, is_self_hosted, list_models
+from tobe.config import ProviderSettings, Settings
+
+OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
+# What a person picks → (provider kind, base URL; "" = the kind's official API).
+CHOICES: dict[str, tuple[str, str]] = {
+    "openai": ("openai", ""),
+    "anthropic": ("anthropic", ""),
+    "gemini": ("gemini", ""),
+    "ollama": ("openai", OLLAMA_BASE_URL),
+}
+LISTING_TIMEOUT = 10.0
+
+
+class Verdict(StrEnum):
+    CATALOG = "catalog"
+    DEFAULTS = "defaults"
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class ModelRow:
+    """One listed model and what the Mind would do with it."""
+
+    id: str
+    verdict: Verdict
+    # Its entry (catalog, or the assumed one); None when refused.
+    info: ModelInfo | None
+
+
+def with_key(settings: Settings, provider: ProviderSettings) -> ProviderSettings:
+    """`provider` with the key the Mind would use: configured, usual variable, else stored."""
+    if api_key(provider) is not None or provider.kind not in BUILTIN:
+        return provider
+    try:
+        key = stored_key(settings, provider.kind)
+    except ProviderKeyError:
+        return provider
+    return provider if key is None else provider.model_copy(update={"api_key": SecretStr(key)})
+
+
+def fetch(provider: ProviderSettings) -> list[ListedModel]:
+    """The provider's listing; ListingError (one line) when it cannot be had."""
+    return asyncio.run(list_models(provider, timeout=LISTING_TIMEOUT))
+
+
+def verdict(provider: ProviderSettings, model: ListedModel) -> ModelRow:
+    info = known(provider, model.id)
+    if info is not None:
+        return ModelRow(model.id, Verdict.CATALOG, info)
+    if is_self_hosted(provider):
+        return ModelRow(
+            model.id, Verdict.DEFAULTS, assumed(model.id, model.context_window, model.max_output)
+        )
+    return ModelRow(model.id, Verdict.REFUSED, None)
+
+
+def rows(provider: ProviderSettings, listed: list[ListedModel]) -> list[ModelRow]:
+    return [verdict(provider, model) for model in listed]
+
+
+def catalog(provider: ProviderSettings) -> list[ModelInfo]:
+    """The built-in entries of the kind, then the config's own (`[[provider.models]]`)."""
+    added = [info for entry in provider.models if (info := known(provider, entry.id))]
+    return [*BUILTIN.get(provider.kind, ()), *added]
