@@ -118,21 +118,22 @@ def _given_key(from_stdin: bool, variable: str | None) -> str | None:
 def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list[ModelRow]]:
     """Provider, URL and key, asked again until the listing succeeds (or exit 1 unasked)."""
     current = settings.provider
+    last_choice, last_url = _current_choice(current), current.base_url
     while True:
         asked = False
         choice = answers.choice
         if choice is None:
-            default = _current_choice(current)
-            choice = _ask_choice(default) if answers.ask else default
+            choice = _ask_choice(last_choice) if answers.ask else last_choice
             asked = answers.ask
         kind, default_url = CHOICES[choice]
-        if answers.choice is None and kind == current.kind and current.base_url:
-            default_url = current.base_url
+        if choice == last_choice and last_url:
+            default_url = last_url
         url = answers.base_url
         if url is None:
             shown = default_url or DEFAULT_BASE_URLS[kind]
             url = click.prompt("Base URL", default=shown) if answers.ask else shown
             asked = asked or answers.ask
+        last_choice, last_url = choice, url
         url = "" if url.rstrip("/") == DEFAULT_BASE_URLS[kind] else url.rstrip("/")
         provider = ProviderSettings(kind=kind, base_url=url, models=current.models)  # type: ignore[arg-type]
         if answers.key is None and answers.ask:
