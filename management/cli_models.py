@@ -11,10 +11,20 @@ from typing import Any
 
 import click
 
-from management.model_choice import CHOICES, ModelRow, Verdict, catalog, fetch, rows, with_key
+from management.model_choice import (
+    CHOICES,
+    ModelRow,
+    Verdict,
+    catalog,
+    fetch,
+    read_settings,
+    rows,
+    with_key,
+)
+from mind.credentials.provider_keys import ProviderKeyError
 from mind.providers.catalog import ModelInfo
 from mind.providers.listing import ListingError, base_url
-from tobe.config import ProviderSettings, load_settings
+from tobe.config import ProviderSettings
 
 LISTED_NOTE = {
     Verdict.CATALOG: "in the catalog",
@@ -34,7 +44,7 @@ LISTED_NOTE = {
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def models(choice: str | None, base_url: str | None, as_json: bool) -> None:
     """The model catalog, and the models the provider lists with what the Mind accepts."""
-    settings = load_settings()
+    settings = read_settings()
     provider = settings.provider
     if choice is not None:
         kind, default_url = CHOICES[choice]
@@ -49,7 +59,10 @@ def models(choice: str | None, base_url: str | None, as_json: bool) -> None:
             "no provider configured: pass --provider (openai, anthropic, gemini, ollama) or "
             "run `tobe setup`"
         )
-    provider = with_key(settings, provider)
+    try:
+        provider = with_key(settings, provider)
+    except ProviderKeyError as exc:
+        raise click.ClickException(str(exc)) from None
     try:
         listed: list[ModelRow] | None = rows(provider, fetch(provider))
         error = ""

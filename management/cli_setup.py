@@ -5,7 +5,8 @@ URL and the key) → model → thinking level → key stored (`mind.credentials.
 `[provider]` written. Every answer can come from a flag instead; `--yes` takes the default of
 whatever no flag gives. A listing that fails is one line: the questions repeat when someone is
 answering them, and a scripted run exits 1. Nothing is stored or written before the listing
-succeeded, and the key never reaches the config file or the output.
+succeeded and the config file was read and edited in memory, and the key never reaches the
+config file or the output.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ from pathlib import Path
 import click
 from pydantic import SecretStr
 
-from management.config_edit import ConfigEditError, write_provider
-from management.model_choice import CHOICES, ModelRow, Verdict, fetch, rows, with_key
+from management.config_edit import ConfigEditError, edit_provider, write_private
+from management.model_choice import CHOICES, ModelRow, Verdict, fetch, read_settings, rows, with_key
 from mind.credentials.provider_keys import (
     MAIN,
     ProviderKeyError,
@@ -29,7 +30,7 @@ from mind.credentials.provider_keys import (
     offline_keys,
 )
 from mind.providers.listing import DEFAULT_BASE_URLS, ListingError, api_key
-from tobe.config import ProviderSettings, Settings, config_file, load_settings
+from tobe.config import ProviderSettings, Settings, config_file
 
 
 @dataclass
@@ -78,7 +79,7 @@ def setup(
     if config_path is not None:
         os.environ["TOBE_CONFIG"] = str(config_path)
     path = config_path or config_file()
-    settings = load_settings()
+    settings = read_settings()
     if show_key:
         click.echo(_key_line(describe_key(settings)))
         return
@@ -87,13 +88,17 @@ def setup(
         return
     key = _given_key(api_key_stdin, api_key_env)
     answers = Answers(choice, base_url, key, model, thinking, ask=not yes)
-    provider, listed = _reach(settings, answers)
+    try:
+        provider, listed = _reach(settings, answers)
+    except ProviderKeyError as exc:
+        raise click.ClickException(str(exc)) from None
     chosen = _model(provider, listed, answers, settings.provider.model)
     level = _thinking(chosen, answers, settings.provider.thinking)
-    if answers.key:
-        _store_key(settings, provider.kind, answers.key)
     try:
-        removed_key = write_provider(path, provider.kind, provider.base_url, chosen.id, level)
+        text, removed_key = edit_provider(path, provider.kind, provider.base_url, chosen.id, level)
+        if answers.key:
+            _store_key(settings, provider.kind, answers.key)
+        write_private(path, text)
     except ConfigEditError as exc:
         raise click.ClickException(str(exc)) from None
     _done(path, provider, chosen.id, level, removed_key)

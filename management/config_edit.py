@@ -23,9 +23,11 @@ class ConfigEditError(Exception):
     """The file cannot be read as TOML or written; the message names it."""
 
 
-def write_provider(path: Path, kind: str, base_url: str, model: str, thinking: str) -> bool:
-    """Set `[provider]` kind, base_url ("" removes it), model and thinking; True when an
-    `api_key` was removed from it."""
+def edit_provider(
+    path: Path, kind: str, base_url: str, model: str, thinking: str
+) -> tuple[str, bool]:
+    """The file's text with `[provider]` kind, base_url ("" removes it), model and thinking
+    set, and whether an `api_key` was removed from it; `write_private` saves it."""
     document = _read(path)
     table = document.get("provider")
     if table is None:
@@ -43,8 +45,7 @@ def write_provider(path: Path, kind: str, base_url: str, model: str, thinking: s
     removed = "api_key" in table
     if removed:
         del table["api_key"]
-    _write(path, tomlkit.dumps(document))
-    return removed
+    return tomlkit.dumps(document), removed
 
 
 def _read(path: Path) -> tomlkit.TOMLDocument:
@@ -56,7 +57,8 @@ def _read(path: Path) -> tomlkit.TOMLDocument:
         raise ConfigEditError(f"cannot edit {path}: {exc}; fix it or move it away") from None
 
 
-def _write(path: Path, text: str) -> None:
+def write_private(path: Path, text: str) -> None:
+    """Replace `path` with `text` atomically, mode 0600."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".config-")

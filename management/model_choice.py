@@ -12,12 +12,13 @@ import asyncio
 from dataclasses import dataclass
 from enum import StrEnum
 
+import click
 from pydantic import SecretStr
 
-from mind.credentials.provider_keys import ProviderKeyError, stored_key
+from mind.credentials.provider_keys import stored_key
 from mind.providers.catalog import BUILTIN, ModelInfo, assumed, known
 from mind.providers.listing import ListedModel, api_key, is_self_hosted, list_models
-from tobe.config import ProviderSettings, Settings
+from tobe.config import ProviderSettings, Settings, config_file, load_settings
 
 OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 # What a person picks → (provider kind, base URL; "" = the kind's official API).
@@ -46,14 +47,24 @@ class ModelRow:
     info: ModelInfo | None
 
 
+def read_settings() -> Settings:
+    """The settings, or one line naming the config file when it cannot be read."""
+    try:
+        return load_settings()
+    except ValueError as exc:  # TOML syntax and pydantic validation errors alike
+        reason = str(exc).splitlines()[0]
+        raise click.ClickException(
+            f"cannot read the config file {config_file()}: {reason}; fix it or move it away"
+        ) from None
+
+
 def with_key(settings: Settings, provider: ProviderSettings) -> ProviderSettings:
-    """`provider` with the key the Mind would use: configured, usual variable, else stored."""
+    """`provider` with the key the Mind would use: configured, usual variable, else stored.
+
+    ProviderKeyError when a stored key cannot be opened (the Mind would refuse it too)."""
     if api_key(provider) is not None or provider.kind not in BUILTIN:
         return provider
-    try:
-        key = stored_key(settings, provider.kind)
-    except ProviderKeyError:
-        return provider
+    key = stored_key(settings, provider.kind)
     return provider if key is None else provider.model_copy(update={"api_key": SecretStr(key)})
 
 

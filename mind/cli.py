@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from functools import partial
 from pathlib import Path
 
 import click
@@ -32,6 +33,17 @@ def _provision(settings: Settings, services_dir: Path) -> None:
         link.token_file = awareness_token_file(services_dir)
 
 
+def _stored_key(settings: Settings, kind: str) -> str | None:
+    """The key `tobe setup` stored for `kind` (the factory asks only when none is set)."""
+    from mind.credentials.provider_keys import ProviderKeyError, stored_key
+    from mind.providers.factory import ProviderConfigError
+
+    try:
+        return stored_key(settings, kind)
+    except ProviderKeyError as exc:
+        raise ProviderConfigError(str(exc)) from exc
+
+
 @click.group()
 def mind() -> None:
     """The Mind: agent core, conversations and the store."""
@@ -49,12 +61,9 @@ def mind() -> None:
 def serve(listen: str | None, services_dir: Path | None) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
     # Imported here so that every other `tobe` command starts without the Mind's stack.
-    from mind.credentials.provider_keys import ProviderKeyError, stored_key
     from mind.profiles.errors import ProfileError
     from mind.providers.factory import ProviderConfigError, build_provider
     from mind.providers.script import ScriptError
-    from mind.server import build, serve
-    from mind.store.migrate import upgrade
     from tobe.runtime.tls import TlsConfigError, server_tls
 
     settings = load_settings()
@@ -66,6 +75,15 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
         tls = server_tls(settings.mind.tls, "mind.tls")
     except TlsConfigError as exc:
         raise click.ClickException(f"cannot start the Mind: {exc}") from None
+    # Before the state lock and the Mind's stack are loaded: a wrong model or key stops the
+    # start at once (reading the stored key needs no lock).
+    try:
+        provider = build_provider(settings.provider, stored_key=partial(_stored_key, settings))
+    except (ProviderConfigError, ScriptError) as exc:
+        raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
+    from mind.server import build, serve
+    from mind.store.migrate import upgrade
+
     if services_dir is not None:
         _provision(settings, services_dir)
     lock = StateLock(settings.data_dir, f"tobe mind serve on {address}")
@@ -76,12 +94,6 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
             f"{exc}; waited {settings.mind.lock_timeout:g} s for the state lock"
         ) from exc
     try:
-        try:
-            provider = build_provider(
-                settings.provider, stored_key=lambda kind: stored_key(settings, kind)
-            )
-        except (ProviderConfigError, ProviderKeyError, ScriptError) as exc:
-            raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
         upgrade(settings.store_url)
         try:
             app = build(settings, provider)

@@ -134,6 +134,22 @@ def test_scripted_setup_with_a_rejected_key_exits_1_and_writes_nothing(tmp_path,
     assert not (tmp_path / "data" / "credentials" / "secrets.key").exists()
 
 
+def test_a_config_file_it_cannot_read_stops_setup_before_the_key_is_stored(tmp_path, server):
+    config = tmp_path / "config.toml"
+    config.write_text("[provider\nkind = 'openai'\n")
+    result = _tobe(
+        _env(tmp_path, LOCAL_KEY=KEY, TOBE_CONFIG=str(tmp_path / "other.toml")),
+        *("setup", "--config", str(config), "--provider", "openai", "--yes"),
+        *("--base-url", server.url + "/v1", "--api-key-env", "LOCAL_KEY", "--model", "mock-1"),
+    )
+    assert result.returncode == 1
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith(f"Error: cannot read the config file {config}: ")
+    assert line.endswith("fix it or move it away")
+    assert config.read_text() == "[provider\nkind = 'openai'\n"
+    assert not (tmp_path / "data" / "credentials" / "secrets.key").exists()
+
+
 def _scripted_setup(tmp_path: Path, server: ModelServer) -> subprocess.CompletedProcess[str]:
     return _tobe(
         _env(tmp_path, LOCAL_KEY=KEY),
