@@ -153,7 +153,7 @@ def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list
         except ListingError as exc:
             if not asked:
                 raise click.ClickException(str(exc)) from None
-            click.echo(f"{exc}", err=True)
+            click.echo(f"{exc.problem}; try again", err=True)
             answers.key = None if answers.ask else answers.key
 
 

@@ -39,7 +39,14 @@ class ListedModel:
 
 
 class ListingError(Exception):
-    """The provider did not list its models; the message says what to fix."""
+    """The provider did not list its models; the message says what to fix.
+
+    `problem` is what happened without the fix, for a caller that offers its own (`tobe setup`
+    asks again)."""
+
+    def __init__(self, problem: str, fix: str = "") -> None:
+        super().__init__(f"{problem}; {fix}" if fix else problem)
+        self.problem = problem
 
 
 class ProviderUnreachable(ListingError):
@@ -159,18 +166,19 @@ async def _get(
     except httpx.HTTPError as exc:
         reason = str(exc) or type(exc).__name__
         raise ProviderUnreachable(
-            f"{settings.kind}: cannot reach {url} ({reason}); check [provider] base_url "
-            "(TOBE_PROVIDER__BASE_URL) and that the server is running"
+            f"{settings.kind}: cannot reach {url} ({reason})",
+            "check [provider] base_url (TOBE_PROVIDER__BASE_URL) and that the server is running",
         ) from None
     if response.status_code in (401, 403):
         raise KeyRejected(
-            f"{settings.kind}: the API key was rejected (HTTP {response.status_code} from "
-            f"{url}); store a valid one with `tobe setup` or set "
-            + " / ".join(["TOBE_PROVIDER__API_KEY", *_key_variables(settings.kind)])
+            f"{settings.kind}: the API key was rejected (HTTP {response.status_code} from {url})",
+            "store a valid one with `tobe setup` or set "
+            + " / ".join(["TOBE_PROVIDER__API_KEY", *_key_variables(settings.kind)]),
         )
     if response.status_code >= 400:
         raise ListingError(
-            f"{settings.kind}: listing models failed with HTTP {response.status_code} from {url}"
+            f"{settings.kind}: listing models failed with HTTP {response.status_code} from {url}",
+            "check [provider] base_url (TOBE_PROVIDER__BASE_URL)",
         )
     try:
         body = response.json()
