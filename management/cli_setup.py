@@ -29,6 +29,7 @@ from mind.credentials.provider_keys import (
     describe_key,
     offline_keys,
 )
+from mind.providers.catalog import known
 from mind.providers.listing import DEFAULT_BASE_URLS, ListingError, api_key
 from tobe.config import ProviderSettings, Settings, config_file
 
@@ -154,7 +155,7 @@ def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list
             if not asked:
                 raise click.ClickException(str(exc)) from None
             click.echo(f"{exc.problem}; try again", err=True)
-            answers.key = None if answers.ask else answers.key
+            answers.key = None
 
 
 def _current_choice(current: ProviderSettings) -> str:
@@ -187,12 +188,14 @@ def _model(
         )
     by_id = {row.id: row for row in usable}
     if answers.model is not None:
-        if answers.model not in by_id:
+        # A catalog id the listing names only with a date suffix (Anthropic) is accepted too.
+        info = known(provider, answers.model)
+        if answers.model not in by_id and info is None:
             raise click.ClickException(
                 f"--model {answers.model!r} is not one the provider lists and the Mind accepts; "
                 "`tobe models` shows them"
             )
-        return by_id[answers.model]
+        return by_id.get(answers.model) or ModelRow(answers.model, Verdict.CATALOG, info)
     default = by_id.get(current) or next(
         (row for row in usable if row.verdict is Verdict.CATALOG), usable[0]
     )

@@ -150,6 +150,30 @@ def test_a_config_file_it_cannot_read_stops_setup_before_the_key_is_stored(tmp_p
     assert not (tmp_path / "data" / "credentials" / "secrets.key").exists()
 
 
+def test_scripted_setup_takes_a_catalog_id_anthropic_lists_with_a_date_and_its_thinking(
+    tmp_path,
+):
+    pages = {"/v1/models": {"": {"data": [{"id": "claude-sonnet-4-5-20250929"}]}}}
+    with ModelServer(pages, key=KEY) as anthropic:
+        result = _tobe(
+            _env(tmp_path, LOCAL_KEY=KEY),
+            *("setup", "--provider", "anthropic", "--base-url", anthropic.url, "--yes"),
+            *("--api-key-env", "LOCAL_KEY", "--model", "claude-sonnet-4-5", "--thinking", "high"),
+        )
+        wrong = _tobe(
+            _env(tmp_path, LOCAL_KEY=KEY),
+            *("setup", "--provider", "anthropic", "--base-url", anthropic.url, "--yes"),
+            *("--api-key-env", "LOCAL_KEY", "--model", "claude-sonnet-4-5", "--thinking", "max"),
+        )
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "config.toml").read_text()
+    assert 'model = "claude-sonnet-4-5"' in text and 'thinking = "high"' in text
+    assert wrong.returncode == 1
+    assert wrong.stderr.strip() == (
+        "Error: --thinking 'max': claude-sonnet-4-5 supports off, minimal, low, medium, high, xhigh"
+    )
+
+
 def _scripted_setup(tmp_path: Path, server: ModelServer) -> subprocess.CompletedProcess[str]:
     return _tobe(
         _env(tmp_path, LOCAL_KEY=KEY),
