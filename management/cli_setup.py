@@ -27,6 +27,7 @@ from mind.credentials.provider_keys import (
     ProviderKeyError,
     StoredKey,
     describe_key,
+    ensure_stopped,
     offline_keys,
 )
 from mind.providers.catalog import known
@@ -90,6 +91,7 @@ def setup(
     key = _given_key(api_key_stdin, api_key_env)
     answers = Answers(choice, base_url, key, model, thinking, ask=not yes)
     try:
+        ensure_stopped(settings)
         provider, listed = _reach(settings, answers)
     except ProviderKeyError as exc:
         raise click.ClickException(str(exc)) from None

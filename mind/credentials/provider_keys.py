@@ -29,7 +29,13 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, Row, delete, exc, select
 
 from mind.store.database import table_of
-from mind.store.engine import create_read_engine, create_write_engine, is_sqlite, sync_url
+from mind.store.engine import (
+    create_read_engine,
+    create_write_engine,
+    is_sqlite,
+    redacted_url,
+    sync_url,
+)
 from mind.store.migrate import upgrade
 from mind.store.models import ManagementAudit, ProviderSecret, utcnow
 from tobe.config import Settings
@@ -162,9 +168,8 @@ def _audit(connection: Connection, action: str, actor: str, name: str, kind: str
     )
 
 
-@contextlib.contextmanager
-def offline_keys(settings: Settings) -> Iterator[ProviderKeys]:
-    """The store's keys while no Mind runs: under the state lock, the store migrated first."""
+def _locked(settings: Settings) -> StateLock:
+    """The state lock, taken without waiting; ProviderKeyError names who holds it."""
     lock = StateLock(settings.data_dir, HOLDER)
     try:
         lock.acquire()
@@ -174,8 +179,32 @@ def offline_keys(settings: Settings) -> Iterator[ProviderKeys]:
             "stop the Mind (Ctrl-C in `tobe up`) and run this again — the Mind reads the "
             "provider key only when it starts"
         ) from None
+    except OSError as exc:
+        raise ProviderKeyError(
+            f"cannot use the data directory {settings.data_dir}: {exc.strerror or exc}; "
+            "check TOBE_DATA_DIR"
+        ) from None
+    return lock
+
+
+def ensure_stopped(settings: Settings) -> None:
+    """ProviderKeyError now, before any question is asked, when a Mind holds the lock."""
+    _locked(settings).release()
+
+
+@contextlib.contextmanager
+def offline_keys(settings: Settings) -> Iterator[ProviderKeys]:
+    """The store's keys while no Mind runs: under the state lock, the store migrated first."""
+    lock = _locked(settings)
     try:
-        upgrade(settings.store_url)
+        try:
+            upgrade(settings.store_url)
+        except Exception as exc:  # any driver's error: the message says what it was
+            reason = str(getattr(exc, "orig", None) or exc).splitlines()[0]
+            raise ProviderKeyError(
+                f"cannot open the database {redacted_url(settings.store_url)}: {reason}; "
+                "check TOBE_DATABASE_URL"
+            ) from exc
         engine = create_write_engine(settings.store_url)
         try:
             yield ProviderKeys(engine, settings.data_dir)

@@ -22,6 +22,7 @@ from helpers.mind_events import events_until
 from helpers.mind_process import MindProcess, run_mind_command, running_mind
 from model_server import ModelServer, openai_pages
 
+from tobe.runtime.statelock import StateLock
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
 pytestmark = pytest.mark.e2e
@@ -132,6 +133,19 @@ def test_scripted_setup_with_a_rejected_key_exits_1_and_writes_nothing(tmp_path,
     assert "API key was rejected" in line and "sk-wrong-key" not in line
     assert not (tmp_path / "config.toml").exists()
     assert not (tmp_path / "data" / "credentials" / "secrets.key").exists()
+
+
+def test_setup_while_a_mind_holds_the_data_directory_stops_before_asking_anything(tmp_path, server):
+    with StateLock(tmp_path / "data", "tobe mind serve on 127.0.0.1:7410"):
+        result = _tobe(_env(tmp_path), "setup", stdin="openai\n")
+    assert result.returncode == 1
+    assert "Provider" not in result.stdout
+    assert result.stderr.strip() == (
+        f"Error: tobe mind serve on 127.0.0.1:7410 (pid {os.getpid()}) holds the data directory "
+        f"{tmp_path / 'data'}; stop the Mind (Ctrl-C in `tobe up`) and run this again — the "
+        "Mind reads the provider key only when it starts"
+    )
+    assert not (tmp_path / "config.toml").exists()
 
 
 def test_a_config_file_it_cannot_read_stops_setup_before_the_key_is_stored(tmp_path, server):
