@@ -188,27 +188,31 @@ def test_scripted_setup_takes_a_catalog_id_anthropic_lists_with_a_date_and_its_t
     )
 
 
-def _scripted_setup(tmp_path: Path, server: ModelServer) -> subprocess.CompletedProcess[str]:
-    return _tobe(
-        _env(tmp_path, LOCAL_KEY=KEY),
+@pytest.fixture(scope="module")
+def configured(server: ModelServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory set up by a scripted `tobe setup` for the local server's `mock-1`."""
+    home = tmp_path_factory.mktemp("configured")
+    result = _tobe(
+        _env(home, LOCAL_KEY=KEY),
         *("setup", "--provider", "openai", "--base-url", server.url + "/v1"),
         *("--api-key-env", "LOCAL_KEY", "--model", "mock-1", "--yes"),
     )
+    assert result.returncode == 0, result.stderr
+    return home
 
 
 def test_models_marks_what_the_mind_accepts_and_says_in_one_line_when_it_cannot_list(
-    tmp_path, server
+    configured,
 ):
-    assert _scripted_setup(tmp_path, server).returncode == 0
-    text = _tobe(_env(tmp_path), "models")
+    text = _tobe(_env(configured), "models")
     assert text.returncode == 0, text.stderr
     assert "  gpt-4o                                   in the catalog" in text.stdout
     assert " *mock-1                                   accepted with assumed limits" in text.stdout
-    report = json.loads(_tobe(_env(tmp_path), "models", "--json").stdout)
+    report = json.loads(_tobe(_env(configured), "models", "--json").stdout)
     accepted = {row["id"]: row["accepted"] for row in report["listed"]}
     assert accepted == {"gpt-4o": "catalog", "mock-1": "defaults"}
     assert report["configured_model"] == "mock-1"
-    dead = _tobe(_env(tmp_path, TOBE_PROVIDER__BASE_URL="http://127.0.0.1:9/v1"), "models")
+    dead = _tobe(_env(configured, TOBE_PROVIDER__BASE_URL="http://127.0.0.1:9/v1"), "models")
     assert dead.returncode == 1
     (line,) = dead.stderr.strip().splitlines()
     assert line.startswith("Cannot list models: openai: cannot reach http://127.0.0.1:9/v1")
@@ -248,12 +252,11 @@ def _one_turn(mind: MindProcess) -> tuple[int, list[str]]:
 
 
 def test_a_mind_on_a_listed_unknown_model_warns_once_and_answers_with_the_stored_key(
-    tmp_path, server
+    configured, server
 ):
-    assert _scripted_setup(tmp_path, server).returncode == 0
     posts_before = len(server.posts)
     with running_mind(
-        tmp_path, script=None, clients=("alice",), TOBE_CONFIG=str(tmp_path / "config.toml")
+        configured, script=None, clients=("alice",), TOBE_CONFIG=str(configured / "config.toml")
     ) as mind:
         _count, texts = _one_turn(mind)
         output = "\n".join(mind.output)
