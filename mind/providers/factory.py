@@ -134,7 +134,12 @@ def _listed_model(settings: ProviderSettings, unknown: UnknownModelError) -> Mod
     try:
         listed = asyncio.run(list_models(settings, timeout=LISTING_TIMEOUT))
     except ListingError as exc:
-        raise ProviderConfigError(f"{unknown}\n(asking the server for its models: {exc})") from None
+        raise ProviderConfigError(
+            f"model {settings.model!r} is not in the catalog and the server could not be asked "
+            f"whether it serves it ({exc.problem}); start the server or fix [provider] base_url "
+            "(TOBE_PROVIDER__BASE_URL), or describe the model in [[provider.models]] "
+            "(TOBE_PROVIDER__MODELS)"
+        ) from None
     found = next((model for model in listed if model.id == settings.model), None)
     if found is None:
         names = ", ".join(model.id for model in listed) or "none"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 
 import pytest
 from model_server import ModelServer, openai_pages
@@ -47,12 +48,23 @@ def test_a_model_the_server_does_not_list_is_refused_naming_what_it_lists():
             build_provider(_settings(server.url + "/v1", "mock-1"))
 
 
+def test_an_unknown_model_of_a_server_that_does_not_answer_is_refused_in_one_line():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with pytest.raises(ProviderConfigError) as caught:
+        build_provider(_settings(f"http://127.0.0.1:{port}/v1", "mock-1"))
+    (line,) = str(caught.value).splitlines()
+    assert f"cannot reach http://127.0.0.1:{port}/v1/models" in line
+    assert "[provider] base_url" in line and "[[provider.models]]" in line
+
+
 def test_an_unknown_id_on_the_official_api_is_refused_without_asking_it():
     with pytest.raises(ProviderConfigError) as caught:
         build_provider(_settings("", "mock-1"))
     message = str(caught.value)
     assert "[[provider.models]]" in message and "TOBE_PROVIDER__MODELS" in message
-    assert "asking the server" not in message
+    assert "could not be asked" not in message
 
 
 def test_the_stored_key_is_used_only_when_no_other_is_set(monkeypatch):
