@@ -144,9 +144,14 @@ def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list
         last_choice, last_url = choice, url
         url = "" if url.rstrip("/") == DEFAULT_BASE_URLS[kind] else url.rstrip("/")
         provider = ProviderSettings(kind=kind, base_url=url, models=current.models)  # type: ignore[arg-type]
+        # A key in the config file is moved into the store: the file is rewritten without it.
+        in_file = current.api_key if kind == current.kind else None
         if answers.key is None and answers.ask:
-            answers.key = _ask_key(with_key(settings, provider)) or None
+            offered = provider.model_copy(update={"api_key": in_file}) if in_file else provider
+            answers.key = _ask_key(with_key(settings, offered)) or None
             asked = True
+        if answers.key is None and in_file is not None:
+            answers.key = in_file.get_secret_value()
         if answers.key is not None:
             provider = provider.model_copy(update={"api_key": SecretStr(answers.key)})
         else:

@@ -135,6 +135,19 @@ def test_scripted_setup_with_a_rejected_key_exits_1_and_writes_nothing(tmp_path,
     assert not (tmp_path / "data" / "credentials" / "secrets.key").exists()
 
 
+def test_setup_moves_a_key_from_the_config_file_into_the_store(tmp_path, server):
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'[provider]\nkind = "openai"\nbase_url = "{server.url}/v1"\napi_key = "{KEY}"\n'
+    )
+    result = _tobe(_env(tmp_path), "setup", "--yes", "--model", "mock-1")
+    assert result.returncode == 0, result.stderr
+    assert "Removed [provider] api_key" in result.stdout and KEY not in result.stdout
+    assert KEY not in config.read_text() and 'model = "mock-1"' in config.read_text()
+    shown = _tobe(_env(tmp_path), "setup", "--show-key")
+    assert "ending in 7f1c" in shown.stdout
+
+
 def test_setup_while_a_mind_holds_the_data_directory_stops_before_asking_anything(tmp_path, server):
     with StateLock(tmp_path / "data", "tobe mind serve on 127.0.0.1:7410"):
         result = _tobe(_env(tmp_path), "setup", stdin="openai\n")
