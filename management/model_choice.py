@@ -89,6 +89,9 @@ def rows(provider: ProviderSettings, listed: list[ListedModel]) -> list[ModelRow
 
 
 def catalog(provider: ProviderSettings) -> list[ModelInfo]:
-    """The built-in entries of the kind, then the config's own (`[[provider.models]]`)."""
+    """The built-in entries of the kind, then the config's own (`[[provider.models]]`), which
+    replace a built-in entry of the same id."""
     added = [info for entry in provider.models if (info := known(provider, entry.id))]
-    return [*BUILTIN.get(provider.kind, ()), *added]
+    replaced = {info.id for info in added}
+    builtin = [info for info in BUILTIN.get(provider.kind, ()) if info.id not in replaced]
+    return [*builtin, *added]
