@@ -43,7 +43,10 @@ LISTED_NOTE = {
 @click.option("--base-url", help="The provider's base URL instead of the configured one.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def models(choice: str | None, base_url: str | None, as_json: bool) -> None:
-    """The model catalog, and the models the provider lists with what the Mind accepts."""
+    """List the model catalog and the provider's models.
+
+    Each listed model is marked: in the catalog, accepted with assumed limits, or refused.
+    """
     settings = read_settings()
     provider = settings.provider
     if choice is not None:

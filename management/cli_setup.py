@@ -77,7 +77,10 @@ def setup(
     show_key: bool,
     delete_key: bool,
 ) -> None:
-    """Set up the LLM provider: key stored sealed in the store, choices in the config file."""
+    """Choose the LLM provider, its key and model.
+
+    The key is stored sealed in the store; the choices go to the config file.
+    """
     if config_path is not None:
         os.environ["TOBE_CONFIG"] = str(config_path)
     path = config_path or config_file()
