@@ -2,7 +2,8 @@
 
 A port is tried by binding it (as the service would); when that fails, `psutil` names the
 listening process (it reads the kernel's socket tables, /proc on Linux). A holder that
-published that service in `<data_dir>/runtime.json` is the running ToBe, which is fine.
+published that service in `<data_dir>/runtime.json`, or, while this data directory's Mind
+runs, whose command is `tobe <service> serve`, is the running ToBe: fine.
 """
 
 from __future__ import annotations
@@ -25,6 +26,12 @@ class Holder:
     pid: int | None
     # "python3 (pid 4711: python3 -m http.server 7420)" or "a process of another user".
     description: str
+    command: tuple[str, ...] = ()
+
+    def serves(self, service: str) -> bool:
+        """Whether its command line is `… tobe SERVICE serve …` (`-m tobe` included)."""
+        words = [word.rsplit("/", 1)[-1] for word in self.command]
+        return any(words[i : i + 3] == ["tobe", service, "serve"] for i in range(len(words)))
 
 
 def check_ports(doctor: Doctor) -> list[Finding]:
@@ -37,10 +44,10 @@ def check_ports(doctor: Doctor) -> list[Finding]:
         "face": settings.face.listen,
         "awareness": settings.awareness.listen,
     }
-    return [_check(service, address, running) for service, address in listen.items()]
+    return [_check(service, address, running, doctor.online) for service, address in listen.items()]
 
 
-def _check(service: str, address: str, running: dict[str, Published]) -> Finding:
+def _check(service: str, address: str, running: dict[str, Published], online: bool) -> Finding:
     check = f"port {service}"
     setting = f"[{service}] listen (TOBE_{service.upper()}__LISTEN)"
     if address.startswith("unix:"):
@@ -63,7 +70,8 @@ def _check(service: str, address: str, running: dict[str, Published]) -> Finding
         )
     holder = holder_of(port)
     entry = running.get(service)
-    if holder.pid is not None and entry is not None and entry.pid == holder.pid:
+    published_here = entry is not None and entry.pid == holder.pid
+    if holder.pid is not None and (published_here or (online and holder.serves(service))):
         return Finding(
             Status.OK, check, f"{address} is held by the running ToBe {service} (pid {holder.pid})"
         )
@@ -99,16 +107,17 @@ def holder_of(port: int) -> Holder:
             continue
         if connection.pid is None:
             break
-        return Holder(connection.pid, _describe(connection.pid))
+        return _holder(connection.pid)
     return Holder(None, "a process this user cannot see (another user's, or in a container)")
 
 
-def _describe(pid: int) -> str:
+def _holder(pid: int) -> Holder:
     try:
         process = psutil.Process(pid)
-        command = " ".join(process.cmdline()) or process.name()
-        if len(command) > _LONGEST_COMMAND:
-            command = command[: _LONGEST_COMMAND - 1] + "…"
-        return f"{process.name()} (pid {pid}: {command})"
+        name, command = process.name(), tuple(process.cmdline())
     except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return f"pid {pid}"
+        return Holder(pid, f"pid {pid}")
+    shown = " ".join(command) or name
+    if len(shown) > _LONGEST_COMMAND:
+        shown = shown[: _LONGEST_COMMAND - 1] + "…"
+    return Holder(pid, f"{name} (pid {pid}: {shown})", command)

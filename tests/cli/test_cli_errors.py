@@ -48,6 +48,16 @@ def test_a_bad_config_ends_a_service_start_with_one_line(
     assert not (tmp_path / "data").exists()  # it changed nothing
 
 
+@pytest.mark.parametrize("command", [["chat"], ["admin", "status"]])
+def test_a_bad_config_ends_a_client_command_with_one_line(
+    command: list[str], bad_config: Path, tmp_path: Path
+) -> None:
+    env = {"TOBE_CONFIG": str(bad_config), "TOBE_DATA_DIR": str(tmp_path / "data")}
+    result = CliRunner().invoke(main, command, env=env)
+    assert result.exit_code == 2
+    assert result.stderr == f"Error: {bad_config}:5: {BAD_KIND}\n"
+
+
 @pytest.fixture
 def explode() -> Iterator[None]:
     """A `tobe explode` command failing with an error no one anticipated."""
