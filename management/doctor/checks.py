@@ -1,10 +1,13 @@
-"""The checks in the order `tobe doctor` runs them; each may rely on what earlier ones found."""
+"""The checks in the order `tobe doctor` runs them; each may rely on what earlier ones found.
+
+The configuration is checked first, on its own (`configuration.check_config`): the others
+read the settings it loads.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from management.doctor.configuration import check_config
 from management.doctor.credentials import check_credentials
 from management.doctor.encoding import check_locale
 from management.doctor.hands import check_hands
@@ -19,7 +22,6 @@ from management.doctor.versions import check_versions
 Check = Callable[[Doctor], list[Finding]]
 
 CHECKS: tuple[Check, ...] = (
-    check_config,
     check_locale,
     check_permissions,
     check_ports,

@@ -6,7 +6,8 @@ import click
 
 from management.connection import socket_answers
 from management.doctor.checks import CHECKS
-from management.doctor.report import Status, line
+from management.doctor.configuration import check_config
+from management.doctor.report import Finding, Status, line
 from management.doctor.state import Doctor
 
 
@@ -21,12 +22,18 @@ def doctor(fix: bool) -> None:
     """Check the configuration, ports, locale, permissions, credentials, store, provider,
     Hands and versions; one line each, with its fix."""
     state = Doctor(fix=fix)
-    failed = False
+    findings = check_config(state)
+    if state.settings is not None:
+        state.online = socket_answers(state.settings.management_socket)
+    failed = _show(findings)
     for check in CHECKS:
-        for finding in check(state):
-            click.echo(line(finding))
-            failed = failed or finding.status is Status.FAIL
-        if check is CHECKS[0] and state.settings is not None:
-            state.online = socket_answers(state.settings.management_socket)
+        failed = _show(check(state)) or failed
     if failed:
         raise SystemExit(1)
+
+
+def _show(findings: list[Finding]) -> bool:
+    """Print each finding; True when one of them failed."""
+    for finding in findings:
+        click.echo(line(finding))
+    return any(finding.status is Status.FAIL for finding in findings)

@@ -14,7 +14,7 @@ from tobe import __version__
 
 
 def check_versions(doctor: Doctor) -> list[Finding]:
-    store = doctor.store_revision or "none yet" if doctor.store_revision is not None else "unread"
+    store = "unread" if doctor.store_revision is None else doctor.store_revision or "empty"
     text = (
         f"tobe {__version__}, Python {platform.python_version()}, grpcio {grpc.__version__}, "
         f"protobuf {protobuf.__version__}, SQLite {sqlite3.sqlite_version}, store {store}"

@@ -7,6 +7,7 @@ credential, unreachable provider, rejected key. Runs offline (no Mind), as after
 from __future__ import annotations
 
 import json
+import locale
 import os
 import socket
 import stat
@@ -20,6 +21,8 @@ from doctor_run import doctor_env, run_doctor
 from helpers.admin_cli import Admin
 from helpers.up_process import free_port
 
+from management.doctor.encoding import check_locale
+from management.doctor.state import Doctor
 from mind.management import provision
 from tobe.config import Settings
 
@@ -206,3 +209,13 @@ def test_a_rejected_key_is_reported_and_an_accepted_one_lists_the_model(
     assert findings["provider"] == [
         f"ok openai at {models_url}: key accepted, 2 models listed, 'local-1' among them"
     ]
+
+
+def test_a_locale_that_is_not_utf8_is_named_with_lc_all(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(locale, "nl_langinfo", lambda _item: "ANSI_X3.4-1968")
+    for name in ("LC_CTYPE", "LANG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LC_ALL", "C")
+    [finding] = check_locale(Doctor(fix=False))
+    assert finding.text.startswith("ANSI_X3.4-1968, not UTF-8 (LC_ALL=C): ToBe runs")
+    assert finding.fix.startswith("export LC_ALL=C.UTF-8")
