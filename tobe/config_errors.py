@@ -127,6 +127,8 @@ def _describe(
     detail: ErrorDetails, loc: TomlPath, model: type[BaseModel], data: dict[str, Any] | None
 ) -> str:
     kind = detail["type"]
+    if not loc:
+        return detail["msg"].removeprefix("Value error, ")
     if kind == "extra_forbidden":
         return _unknown(loc, model, data)
     if kind == "missing":

@@ -219,3 +219,20 @@ def test_a_locale_that_is_not_utf8_is_named_with_lc_all(monkeypatch: pytest.Monk
     [finding] = check_locale(Doctor(fix=False))
     assert finding.text.startswith("ANSI_X3.4-1968, not UTF-8 (LC_ALL=C): ToBe runs")
     assert finding.fix.startswith("export LC_ALL=C.UTF-8")
+
+
+def test_a_config_file_holding_a_key_is_made_owner_only_by_fix(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text('[provider]\nkind = "scripted"\napi_key = "sk-secret"\n')
+    config.chmod(0o644)
+    env = doctor_env(data_dir, config)
+    exposed = f"{config} holds provider.api_key and is readable by other users (0644)"
+    status, findings = run_doctor(env)
+    assert status == 1
+    assert findings["config"] == [f"FAIL {exposed} — fix: `tobe doctor --fix` makes it owner-only"]
+
+    status, findings = run_doctor(env, "--fix")
+    assert findings["config"] == [f"fixed {exposed}; made it owner-only"]
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
