@@ -236,3 +236,22 @@ def test_a_config_file_holding_a_key_is_made_owner_only_by_fix(
     status, findings = run_doctor(env, "--fix")
     assert findings["config"] == [f"fixed {exposed}; made it owner-only"]
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
+
+
+def test_a_misspelled_setting_variable_is_named_and_others_are_left_alone(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    env = doctor_env(
+        data_dir,
+        tmp_path / "none.toml",
+        TOBE_FACE_LISTEN="127.0.0.1:1",
+        TOBE_SOAK_SEED="7",
+        TOBE_HAND_TOKEN="tobe_x",
+        TOBE_HEALTH_TARGET="127.0.0.1:1",
+    )
+    status, findings = run_doctor(env)
+    assert findings["config"][1:] == [
+        "warn TOBE_FACE_LISTEN is not a setting, so it is ignored; did you mean "
+        "TOBE_FACE__LISTEN? — fix: rename it, or unset it"
+    ]
+    assert status == 0
