@@ -67,7 +67,8 @@ def _os_error(error: OSError) -> str:
 
 
 def _unexpected(error: Exception, command: str, *, verbose: bool) -> str:
-    summary = f"`{command}` failed: {type(error).__name__}: {error}".rstrip(": ")
+    first_line = next(iter(str(error).splitlines()), "")
+    summary = f"`{command}` failed: {type(error).__name__}: {first_line}".rstrip(": ")
     if verbose or command.endswith(" serve"):
         traceback.print_exception(error, file=sys.stderr)
         return summary

@@ -111,3 +111,20 @@ def test_a_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
         main.commands.pop("read")
     assert result.exit_code == 1
     assert result.stderr == f"Error: {tmp_path / 'missing.txt'}: No such file or directory\n"
+
+
+def test_a_message_of_several_lines_is_cut_to_its_first(tmp_path: Path) -> None:
+    @click.command("verbose-failure")
+    def command() -> None:
+        raise ConnectionError("connection refused\n\tIs the server running?\n(background)")
+
+    env = {"TOBE_DATA_DIR": str(tmp_path / "data"), "TOBE_CONFIG": str(tmp_path / "none.toml")}
+    main.add_command(command)
+    try:
+        result = CliRunner().invoke(main, ["verbose-failure"], env=env)
+    finally:
+        main.commands.pop("verbose-failure")
+    [line] = result.stderr.splitlines()
+    assert line.startswith(
+        "Error: `tobe verbose-failure` failed: ConnectionError: connection refused (traceback in "
+    )
