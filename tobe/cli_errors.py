@@ -5,8 +5,9 @@
 - Another error a person causes (a file they named cannot be read, the data directory is
   held, TLS files that do not fit): `Error: <what>`, exit status 1.
 - Anything else is a bug or an environment failure: one line saying which command failed with
-  what, and where its traceback went: `<data dir>/logs/cli.log` (redacted like every log), or
-  stderr with `tobe --verbose` / `TOBE_VERBOSE=1`. A `… serve` command writes it to stderr,
+  what, and where its traceback went: `<data dir>/logs/cli.log` (redacted like every log; a
+  temporary file when there is no data directory yet), or stderr with `tobe --verbose` /
+  `TOBE_VERBOSE=1`. A `… serve` command writes it to stderr,
   which is its service log under `tobe up`.
 """
 
@@ -81,8 +82,12 @@ def _log_traceback(error: Exception, command: str) -> Path:
     from tobe.runtime.private_files import private_directory, private_file
     from tobe.runtime.redact import RedactingFilter
 
+    data_dir = _data_dir()
     try:
-        path = private_file(private_directory(_data_dir() / "logs") / ERROR_LOG)
+        if not data_dir.is_dir():
+            # Not created just for this: an error leaves no data directory behind.
+            raise FileNotFoundError(data_dir)
+        path = private_file(private_directory(data_dir / "logs") / ERROR_LOG)
     except OSError:
         descriptor, name = tempfile.mkstemp(prefix="tobe-error-", suffix=".log")
         os.close(descriptor)

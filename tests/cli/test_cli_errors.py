@@ -76,6 +76,7 @@ def explode() -> Iterator[None]:
 def test_an_unexpected_error_is_one_line_naming_where_its_traceback_went(
     explode: None, tmp_path: Path
 ) -> None:
+    (tmp_path / "data").mkdir(mode=0o700)
     env = {"TOBE_DATA_DIR": str(tmp_path / "data"), "TOBE_CONFIG": str(tmp_path / "none.toml")}
     result = CliRunner().invoke(main, ["explode"], env=env)
     log = tmp_path / "data" / "logs" / "cli.log"
@@ -113,7 +114,9 @@ def test_a_file_that_cannot_be_read_is_named(tmp_path: Path) -> None:
     assert result.stderr == f"Error: {tmp_path / 'missing.txt'}: No such file or directory\n"
 
 
-def test_a_message_of_several_lines_is_cut_to_its_first(tmp_path: Path) -> None:
+def test_a_message_of_several_lines_is_cut_to_its_first_without_a_data_directory(
+    tmp_path: Path,
+) -> None:
     @click.command("verbose-failure")
     def command() -> None:
         raise ConnectionError("connection refused\n\tIs the server running?\n(background)")
@@ -125,6 +128,12 @@ def test_a_message_of_several_lines_is_cut_to_its_first(tmp_path: Path) -> None:
     finally:
         main.commands.pop("verbose-failure")
     [line] = result.stderr.splitlines()
-    assert line.startswith(
+    prefix = (
         "Error: `tobe verbose-failure` failed: ConnectionError: connection refused (traceback in "
     )
+    assert line.startswith(prefix)
+    # No data directory is created for it: the traceback went to a temporary file.
+    log = Path(line.removeprefix(prefix).split(";")[0])
+    assert "ConnectionError: connection refused\n\tIs the server running?" in log.read_text()
+    log.unlink()
+    assert not (tmp_path / "data").exists()
