@@ -60,13 +60,14 @@ def mind() -> None:
 )
 def serve(listen: str | None, services_dir: Path | None) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
+    # First, so that a configuration error ends the start before the Mind's stack is loaded.
+    settings = load_settings()
     # Imported here so that every other `tobe` command starts without the Mind's stack.
     from mind.profiles.errors import ProfileError
     from mind.providers.factory import ProviderConfigError, build_provider
     from mind.providers.script import ScriptError
     from tobe.runtime.tls import TlsConfigError, server_tls
 
-    settings = load_settings()
     configure_logging(settings.log_level, process="mind")
     private_umask()
     tighten(settings.data_dir, log.warning)

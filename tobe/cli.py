@@ -1,12 +1,14 @@
 """The `tobe` command. Each package contributes its own command group; this file only wires.
 
 Subcommands are imported on first use: every service is started as `tobe … serve`, and
-importing all of them for each start would cost seconds per process.
+importing all of them for each start would cost seconds per process. Errors that escape a
+command end it as `tobe.cli_errors` says: one line, no traceback.
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
@@ -18,6 +20,7 @@ COMMANDS = {
     "awareness": "awareness.cli:awareness",
     "chat": "face.cli:chat",
     "db": "mind.store.cli:db",
+    "doctor": "management.doctor.cli:doctor",
     "face": "face.cli:face",
     "hand": "hand.cli:hand_group",
     "health": "tobe.health_cli:health",
@@ -26,6 +29,7 @@ COMMANDS = {
     "setup": "management.cli_setup:setup",
     "up": "management.up:up",
 }
+_ARGS = "tobe.args"
 
 
 class LazyGroup(click.Group):
@@ -44,8 +48,41 @@ class LazyGroup(click.Group):
             raise TypeError(f"{target} is not a click command")
         return command
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta[_ARGS] = list(args)
+        return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.ClickException, click.exceptions.Exit, click.Abort):
+            raise
+        except Exception as error:
+            from tobe.cli_errors import translate
+
+            verbose = bool(ctx.params.get("verbose"))
+            raise translate(error, _command(ctx), verbose=verbose) from None
+
+
+def _command(ctx: click.Context) -> str:
+    """`tobe` and the subcommand words it was given (`tobe mind serve`), for messages."""
+    words = ["tobe"]
+    for arg in ctx.meta.get(_ARGS, []):
+        if arg.startswith("-"):
+            if len(words) > 1:
+                break
+            continue
+        words.append(arg)
+    return " ".join(words)
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tobe")
-def main() -> None:
+@click.option(
+    "--verbose",
+    is_flag=True,
+    envvar="TOBE_VERBOSE",
+    help="On an unexpected error, print its traceback (also TOBE_VERBOSE=1).",
+)
+def main(verbose: bool) -> None:
     """ToBe: a self-hosted personal AI agent platform."""

@@ -2,7 +2,9 @@
 
 File: `$TOBE_CONFIG`, else `$XDG_CONFIG_HOME/tobe/config.toml` (`~/.config/tobe/config.toml`),
 if it exists. Nested keys use `__` in the environment: `TOBE_FACE__LISTEN=127.0.0.1:7420` is
-`[face] listen = "127.0.0.1:7420"` in the file.
+`[face] listen = "127.0.0.1:7420"` in the file. Unknown sections and keys are refused, and
+every error names the file and line, or the variable, the bad value came from
+(`tobe.config_errors`).
 
 The data directory defaults to `$XDG_DATA_HOME/tobe` (`~/.local/share/tobe`) and holds the
 SQLite store, the state lock, the Management socket and the local service credentials, and is
@@ -13,17 +15,33 @@ unless `[skills] dirs` or `[resources] dirs` say otherwise.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
     SettingsConfigDict,
+    SettingsError,
     TomlConfigSettingsSource,
 )
+
+# Re-exported: callers catch `tobe.config.ConfigError` from `load_settings`.
+from tobe.config_errors import ConfigError as ConfigError
+from tobe.config_errors import environment_problem, read_toml, settings_problems
+
+_FAILED_FIELD = re.compile(r'field "([^"]+)"')
 
 
 def default_data_dir() -> Path:
@@ -72,6 +90,8 @@ class ClientTlsSettings(BaseModel):
 
 
 class MindSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     listen: str = "127.0.0.1:7410"
     tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     # Provider steps per run before the run ends with an error.
@@ -104,12 +124,16 @@ SqliteSynchronous = Literal["normal", "full"]
 
 
 class StoreSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     # SQLite `PRAGMA synchronous` of the Mind's store (WAL). `normal` syncs at checkpoints: a
     # power loss may undo the last commits, never corrupt. `full` syncs every commit.
     sqlite_synchronous: SqliteSynchronous = "normal"
 
 
 class FaceSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     listen: str = "127.0.0.1:7420"
     tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     mind_address: str = "127.0.0.1:7410"
@@ -128,6 +152,8 @@ class FaceSettings(BaseModel):
 
 
 class HandSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     mind_address: str = "127.0.0.1:7410"
     # How the Hand dials a Mind that serves TLS (`tobe hand serve --ca/--cert/--key`).
     tls: ClientTlsSettings = Field(default_factory=ClientTlsSettings)
@@ -155,6 +181,8 @@ class HandSettings(BaseModel):
 class RemoteSettings(BaseModel):
     """Remote task timeouts (seconds) on the Mind; each one ends a task or a stream on its own."""
 
+    model_config = ConfigDict(extra="forbid")
+
     # An offer not answered by accepted/rejected within this ends the task TIMED_OUT.
     accept_timeout: float = Field(default=30.0, gt=0)
     # An accepted task without a result within this ends TIMED_OUT.
@@ -170,6 +198,8 @@ class RemoteSettings(BaseModel):
 
 
 class AwarenessSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     listen: str = "127.0.0.1:7430"
     # Extra directory scanned for third-party adapters.
     adapters_dir: Path | None = None
@@ -195,6 +225,8 @@ class ContextSettings(BaseModel):
     A request's prompt may take `context_window - output - reserve_tokens`, where `output` is
     the model's largest output capped at `max_output_tokens` (what each request asks for).
     """
+
+    model_config = ConfigDict(extra="forbid")
 
     # Tokens kept free for estimation error (the estimate is calibrated, not exact).
     reserve_tokens: int = Field(default=4096, ge=0)
@@ -222,6 +254,8 @@ class ModelEntry(BaseModel):
 
 
 class ProviderSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     kind: Literal["", "scripted", "openai", "anthropic", "gemini"] = ""
     base_url: str = ""
     model: str = ""
@@ -252,6 +286,8 @@ class ApprovalRule(BaseModel):
 
 class ReviewerSettings(BaseModel):
     """The isolated Reviewer consulted before a person is asked (see `mind.approvals`)."""
+
+    model_config = ConfigDict(extra="forbid")
 
     enabled: bool = False
     # Seconds the reviewer may take; a slower answer counts as `require_user`.
@@ -411,7 +447,7 @@ class Settings(BaseSettings):
     """All settings of every ToBe process; each process reads the section it needs."""
 
     model_config = SettingsConfigDict(
-        env_prefix="TOBE_", env_nested_delimiter="__", extra="ignore", validate_default=True
+        env_prefix="TOBE_", env_nested_delimiter="__", extra="forbid", validate_default=True
     )
 
     data_dir: Path = Field(default_factory=default_data_dir)
@@ -474,6 +510,22 @@ class Settings(BaseSettings):
 
 
 def load_settings(**overrides: object) -> Settings:
-    # pydantic validates the overrides at run time; its typed `__init__` parameters are the
-    # settings sources' options, not the fields.
-    return Settings(**overrides)  # type: ignore[arg-type]
+    """The settings, or a `ConfigError` naming each bad value's file line or `TOBE_*` variable.
+
+    Unknown sections and keys are refused (every section forbids extras); `TOBE_*` variables
+    that name no setting (`TOBE_CONFIG`, a test's own) are not read as settings at all.
+    """
+    path = config_file()
+    document = read_toml(path)
+    try:
+        # pydantic validates the overrides at run time; its typed `__init__` parameters are the
+        # settings sources' options, not the fields.
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        raise settings_problems(
+            exc, Settings, file=path, document=document, environ=os.environ
+        ) from None
+    except SettingsError as exc:
+        field = _FAILED_FIELD.search(str(exc))
+        reason = str(exc.__cause__ or exc)
+        raise environment_problem(field.group(1) if field else "", os.environ, reason) from None

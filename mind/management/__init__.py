@@ -6,8 +6,15 @@ What is imported here is the whole of what other process packages may use (the C
 `tobe up`); everything else in this package is the Mind's own.
 """
 
-from mind.management.local_credentials import provision
+from mind.management.local_credentials import LocalCredential, local_credentials, provision
 from mind.management.offline import OfflineUnavailable, serve_offline
 from mind.management.servicer import ACTOR_METADATA
 
-__all__ = ["ACTOR_METADATA", "OfflineUnavailable", "provision", "serve_offline"]
+__all__ = [
+    "ACTOR_METADATA",
+    "LocalCredential",
+    "OfflineUnavailable",
+    "local_credentials",
+    "provision",
+    "serve_offline",
+]

@@ -24,9 +24,9 @@ url_option = click.option(
 def _resolve(url: str | None) -> str:
     if url:
         return url
-    from tobe.config import Settings
+    from tobe.config import load_settings
 
-    return Settings().store_url
+    return load_settings().store_url
 
 
 def _revision(url: str) -> str | None:

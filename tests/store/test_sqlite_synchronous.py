@@ -5,14 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from pydantic import ValidationError
 from sqlalchemy import text
 
 from mind.providers.factory import DEMO_SCRIPT
 from mind.providers.scripted import ScriptedProvider
 from mind.server import build
 from mind.store.database import Database, WriteTx
-from tobe.config import load_settings
+from tobe.config import ConfigError, load_settings
 
 # What `PRAGMA synchronous` reads back.
 PRAGMA_VALUES = {"normal": 1, "full": 2}
@@ -41,7 +40,7 @@ def test_the_store_syncs_normal_unless_told_otherwise(tmp_path: Path) -> None:
 
 
 def test_an_unknown_synchronous_level_is_refused_by_name(tmp_path: Path) -> None:
-    with pytest.raises(ValidationError, match="sqlite_synchronous"):
+    with pytest.raises(ConfigError, match=r"\[store\] sqlite_synchronous: 'off' is not one of"):
         load_settings(store={"sqlite_synchronous": "off"})
     with pytest.raises(ValueError, match="normal or full"):
         Database.open(f"sqlite:///{tmp_path / 'tobe.db'}", sqlite_synchronous="off")  # type: ignore[arg-type]

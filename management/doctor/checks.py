@@ -1,0 +1,33 @@
+"""The checks in the order `tobe doctor` runs them; each may rely on what earlier ones found.
+
+The configuration is checked first, on its own (`configuration.check_config`): the others
+read the settings it loads.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from management.doctor.credentials import check_credentials
+from management.doctor.encoding import check_locale
+from management.doctor.hands import check_hands
+from management.doctor.permissions import check_permissions
+from management.doctor.ports import check_ports
+from management.doctor.provider import check_provider
+from management.doctor.report import Finding
+from management.doctor.state import Doctor
+from management.doctor.store import check_store
+from management.doctor.versions import check_versions
+
+Check = Callable[[Doctor], list[Finding]]
+
+CHECKS: tuple[Check, ...] = (
+    check_locale,
+    check_permissions,
+    check_ports,
+    check_store,
+    check_credentials,
+    check_provider,
+    check_hands,
+    check_versions,
+)

@@ -1,0 +1,39 @@
+"""`tobe doctor [--fix]`: run every check, print one line per finding, exit 1 on any FAIL."""
+
+from __future__ import annotations
+
+import click
+
+from management.connection import socket_answers
+from management.doctor.checks import CHECKS
+from management.doctor.configuration import check_config
+from management.doctor.report import Finding, Status, line
+from management.doctor.state import Doctor
+
+
+@click.command("doctor")
+@click.option(
+    "--fix",
+    is_flag=True,
+    help="Repair what can be repaired (file permissions, local credentials, the store's "
+    "schema) and say what changed.",
+)
+def doctor(fix: bool) -> None:
+    """Check the configuration, ports, locale, permissions, credentials, store, provider,
+    Hands and versions; one line each, with its fix."""
+    state = Doctor(fix=fix)
+    findings = check_config(state)
+    if state.settings is not None:
+        state.online = socket_answers(state.settings.management_socket)
+    failed = _show(findings)
+    for check in CHECKS:
+        failed = _show(check(state)) or failed
+    if failed:
+        raise SystemExit(1)
+
+
+def _show(findings: list[Finding]) -> bool:
+    """Print each finding; True when one of them failed."""
+    for finding in findings:
+        click.echo(line(finding))
+    return any(finding.status is Status.FAIL for finding in findings)
