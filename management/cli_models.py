@@ -17,14 +17,13 @@ from management.model_choice import (
     Verdict,
     catalog,
     fetch,
-    read_settings,
     rows,
     with_key,
 )
 from mind.credentials.provider_keys import ProviderKeyError
 from mind.providers.catalog import ModelInfo
 from mind.providers.listing import ListingError, base_url
-from tobe.config import ProviderSettings
+from tobe.config import ProviderSettings, load_settings
 
 LISTED_NOTE = {
     Verdict.CATALOG: "in the catalog",
@@ -47,7 +46,7 @@ def models(choice: str | None, base_url: str | None, as_json: bool) -> None:
 
     Each listed model is marked: in the catalog, accepted with assumed limits, or refused.
     """
-    settings = read_settings()
+    settings = load_settings()
     provider = settings.provider
     if choice is not None:
         kind, default_url = CHOICES[choice]

@@ -21,7 +21,7 @@ import click
 from pydantic import SecretStr
 
 from management.config_edit import ConfigEditError, edit_provider, write_private
-from management.model_choice import CHOICES, ModelRow, Verdict, fetch, read_settings, rows, with_key
+from management.model_choice import CHOICES, ModelRow, Verdict, fetch, rows, with_key
 from mind.credentials.provider_keys import (
     MAIN,
     ProviderKeyError,
@@ -32,7 +32,7 @@ from mind.credentials.provider_keys import (
 )
 from mind.providers.catalog import known
 from mind.providers.listing import DEFAULT_BASE_URLS, ListingError, api_key
-from tobe.config import ProviderSettings, Settings, config_file
+from tobe.config import ProviderSettings, Settings, config_file, load_settings
 
 
 @dataclass
@@ -84,7 +84,7 @@ def setup(
     if config_path is not None:
         os.environ["TOBE_CONFIG"] = str(config_path)
     path = config_path or config_file()
-    settings = read_settings()
+    settings = load_settings()
     if show_key:
         click.echo(_key_line(describe_key(settings)))
         return

@@ -12,13 +12,12 @@ import asyncio
 from dataclasses import dataclass
 from enum import StrEnum
 
-import click
 from pydantic import SecretStr
 
 from mind.credentials.provider_keys import stored_key
 from mind.providers.catalog import BUILTIN, ModelInfo, assumed, known
 from mind.providers.listing import ListedModel, api_key, is_self_hosted, list_models
-from tobe.config import ProviderSettings, Settings, config_file, load_settings
+from tobe.config import ProviderSettings, Settings
 
 OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 # What a person picks → (provider kind, base URL; "" = the kind's official API).
@@ -45,17 +44,6 @@ class ModelRow:
     verdict: Verdict
     # Its entry (catalog, or the assumed one); None when refused.
     info: ModelInfo | None
-
-
-def read_settings() -> Settings:
-    """The settings, or one line naming the config file when it cannot be read."""
-    try:
-        return load_settings()
-    except ValueError as exc:  # TOML syntax and pydantic validation errors alike
-        reason = str(exc).splitlines()[0]
-        raise click.ClickException(
-            f"cannot read the config file {config_file()}: {reason}; fix it or move it away"
-        ) from None
 
 
 def with_key(settings: Settings, provider: ProviderSettings) -> ProviderSettings:

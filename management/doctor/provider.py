@@ -20,6 +20,8 @@ LISTING_TIMEOUT = 10.0
 
 def check_provider(doctor: Doctor) -> list[Finding]:
     # Imported here: the provider stack (httpx) is only needed by this check.
+    from management.model_choice import with_key
+    from mind.credentials.provider_keys import ProviderKeyError
     from mind.providers.detect import detect_with_reason
     from mind.providers.listing import ListingError, base_url, list_models
 
@@ -38,6 +40,10 @@ def check_provider(doctor: Doctor) -> list[Finding]:
             )
         ]
     where = base_url(provider)
+    try:
+        provider = with_key(doctor.settings, provider)
+    except ProviderKeyError as exc:
+        return [Finding(Status.FAIL, CHECK, str(exc), "store the key again with `tobe setup`")]
     try:
         models = asyncio.run(list_models(provider, timeout=LISTING_TIMEOUT))
     except ListingError as exc:
@@ -64,7 +70,10 @@ def _fix(error: Exception) -> str:
     from mind.providers.listing import KeyRejected, ProviderUnreachable
 
     if isinstance(error, KeyRejected):
-        return "set a valid key: [provider] api_key, TOBE_PROVIDER__API_KEY or the usual variable"
+        return (
+            "store a valid key with `tobe setup`, or set [provider] api_key, "
+            "TOBE_PROVIDER__API_KEY or the usual variable"
+        )
     if isinstance(error, ProviderUnreachable):
         return "start the server, or correct [provider] base_url (TOBE_PROVIDER__BASE_URL)"
     return "check [provider] base_url and kind"

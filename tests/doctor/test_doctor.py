@@ -201,7 +201,8 @@ def test_a_rejected_key_is_reported_and_an_accepted_one_lists_the_model(
         f"FAIL openai: the API key was rejected (HTTP 401 from {models_url}/models)"
     )
     assert provider.endswith(
-        "— fix: set a valid key: [provider] api_key, TOBE_PROVIDER__API_KEY or the usual variable"
+        "— fix: store a valid key with `tobe setup`, or set [provider] api_key, "
+        "TOBE_PROVIDER__API_KEY or the usual variable"
     )
     assert "wrong-key" not in provider
 

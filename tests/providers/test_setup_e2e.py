@@ -169,10 +169,9 @@ def test_a_config_file_it_cannot_read_stops_setup_before_the_key_is_stored(tmp_p
         *("setup", "--config", str(config), "--provider", "openai", "--yes"),
         *("--base-url", server.url + "/v1", "--api-key-env", "LOCAL_KEY", "--model", "mock-1"),
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     (line,) = result.stderr.strip().splitlines()
-    assert line.startswith(f"Error: cannot read the config file {config}: ")
-    assert line.endswith("fix it or move it away")
+    assert line.startswith(f"Error: {config}:1:10: invalid TOML: ")
     assert config.read_text() == "[provider\nkind = 'openai'\n"
     assert not (tmp_path / "data" / "credentials" / "secrets.key").exists()
 
