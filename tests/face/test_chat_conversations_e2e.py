@@ -14,7 +14,7 @@ import pexpect
 import pytest
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, running_face
-from helpers.mind_process import MindProcess, running_mind
+from helpers.mind_process import MindProcess, issue_token, running_mind
 from helpers.screen import screen_lines
 from helpers.up_process import free_port
 
@@ -22,10 +22,16 @@ from tobe.v1 import face_pb2
 
 pytestmark = pytest.mark.e2e
 PROMPT = "you› "
-ROWS, COLUMNS = 40, 120
+ROWS, COLUMNS = 40, 160
 AWARENESS = "p_awareness"
 SCRIPT = """
 runs:
+  - match: "^save"
+    steps:
+      - tool_calls:
+          - name: laptop__save_note
+            arguments: {name: "a.txt"}
+      - {text: "saved it"}
   - match: "^time"
     steps:
       - thinking: "I should look at the clock."
@@ -74,11 +80,59 @@ def face(mind: MindProcess) -> Iterator[FaceProcess]:
         yield process
 
 
-def _chat(mind: MindProcess, face: FaceProcess, *options: str) -> pexpect.spawn:
+@pytest.fixture(scope="module")
+def owner_token(mind: MindProcess) -> str:
+    """alice's credential with the scope that decides approvals."""
+    return issue_token(mind.url, kind="client", principal="alice", scopes=["chat", "approve"])
+
+
+# alice's Hand `laptop`, with a tool whose calls wait for her approval (it writes). A process
+# of its own: gRPC threads in the test process would make pexpect's fork unsafe.
+LAPTOP = """
+import asyncio, sys
+from hand import Hand
+
+hand = Hand("laptop")
+
+@hand.tool(effect="workspace_write")
+async def save_note(name: str) -> str:
+    \"\"\"Save a note in the workspace.\"\"\"
+    return f"saved {name}"
+
+async def main() -> None:
+    serving = asyncio.create_task(hand.serve(sys.argv[1], sys.argv[2]))
+    await hand.attached.wait()
+    print("attached", flush=True)
+    await serving
+
+asyncio.run(main())
+"""
+
+
+@pytest.fixture(scope="module")
+def laptop(mind: MindProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    script = tmp_path_factory.mktemp("laptop") / "laptop.py"
+    script.write_text(LAPTOP)
+    token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
+    hand = pexpect.spawn(
+        sys.executable, [str(script), mind.address, token], env=mind.env, encoding="utf-8"
+    )
+    try:
+        hand.expect("attached", timeout=30)
+        yield
+    finally:
+        hand.close(force=True)
+
+
+def _chat(mind: MindProcess, face: FaceProcess, *options: str, token: str = "") -> pexpect.spawn:
     chat = pexpect.spawn(
         sys.executable,
         ["-m", "tobe", "chat", "--address", face.address, *options],
-        env={**face.env, "TOBE_CHAT_TOKEN": mind.client_tokens["alice"], "TERM": "xterm"},
+        env={
+            **face.env,
+            "TOBE_CHAT_TOKEN": token or mind.client_tokens["alice"],
+            "TERM": "xterm",
+        },
         encoding="utf-8",
         timeout=20,
         dimensions=(ROWS, COLUMNS),
@@ -216,6 +270,44 @@ def test_a_conversation_opened_again_shows_its_tool_calls_and_results(
     assert turn(replayed) == turn(live)
     assert turn(replayed)[2] == '⚙ current_time {"timezone": "UTC"}'
     assert turn(replayed)[3].startswith('✓ current_time {"utc":')
+
+
+@pytest.mark.usefixtures("laptop")
+def test_an_approval_shows_what_is_decided_and_how_to_answer_and_the_run_goes_on(
+    mind: MindProcess, face: FaceProcess, owner_token: str
+) -> None:
+    chat = _chat(mind, face, token=owner_token)
+    try:
+        _opened(chat)
+        chat.sendline("/new approvals")
+        _opened(chat)
+        chat.sendline("save a note")
+        chat.expect(
+            "answer y = approve once, a = always in this conversation, n \\[reason\\] = deny"
+        )
+        chat.expect("approve\\? ")
+        chat.sendline("y")
+        chat.expect("saved it")
+        chat.expect(PROMPT)
+    finally:
+        lines = _quit(chat)
+    # The call, what is decided on and how to answer, the answer, then the result: the
+    # spinner never drawn over the question nor left behind.
+    turn = [line for line in lines[lines.index(f"{PROMPT}save a note") :] if line[0] != " "]
+    starts = [
+        f"{PROMPT}save a note",
+        "⚙ laptop__save_note on h_",
+        "approval ap_",
+        "approve? [y]es once / [a]lways here / [n]o [reason]: y",
+        "approval ap_",
+        "✓ laptop__save_note saved a.txt",
+        "saved it",
+        f"{PROMPT}/quit",
+    ]
+    assert len(turn) == len(starts), turn
+    assert all(line.startswith(start) for line, start in zip(turn, starts, strict=True)), turn
+    assert "waiting for a decision" in turn[2] and "approved once" in turn[4]
+    assert '  laptop__save_note {"name":"a.txt"}' in lines
 
 
 async def test_listing_an_unknown_kind_is_refused_naming_the_kinds(
