@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
 from rich.markdown import Markdown
+from rich.segment import Segment, Segments
 from rich.spinner import Spinner
 from rich.text import Text
 
@@ -54,7 +55,8 @@ class LiveRegion:
             streamed.thinking += text
         else:
             streamed.text += text
-        self._draw()
+        # Markdown is rendered again on each draw: deltas wait for the next tick (12 a second).
+        self._draw(at_once=False)
 
     def drop_step(self, step: int) -> None:
         """Forget a step's streamed text: its durable message is printed instead."""
@@ -100,7 +102,7 @@ class LiveRegion:
         self._paused = False
         self._draw()
 
-    def _draw(self) -> None:
+    def _draw(self, *, at_once: bool = True) -> None:
         parts = self._parts()
         if not parts or self._paused:
             self._hide()
@@ -111,19 +113,32 @@ class LiveRegion:
             )
             self._live.start(refresh=True)
         else:
-            self._live.update(Group(*parts), refresh=True)
+            self._live.update(Group(*parts), refresh=at_once)
 
     def _parts(self) -> list[RenderableType]:
-        parts: list[RenderableType] = []
+        streamed: list[RenderableType] = []
         for _, step in sorted(self._steps.items()):
             if step.thinking:
-                parts.append(Text(step.thinking, style="dim italic"))
+                streamed.append(Text(step.thinking, style="dim italic"))
             if step.text:
-                parts.append(Markdown(step.text))
+                streamed.append(Markdown(step.text))
+        spinners: list[RenderableType] = []
         for tool in self._tools.values():
             doing = f" running {tool.name}" + (f" — {tool.progress}" if tool.progress else "")
-            parts.append(Spinner("dots", text=Text(doing, style="yellow")))
-        return parts
+            spinners.append(Spinner("dots", text=Text(doing, style="yellow")))
+        room = self._console.height - len(spinners) - 1
+        return [*self._tail(streamed, room), *spinners]
+
+    def _tail(self, parts: list[RenderableType], room: int) -> list[RenderableType]:
+        """The last `room` lines of what streamed: a region taller than the screen could not
+        be erased, and the newest text is what a person follows."""
+        if not parts:
+            return []
+        lines = self._console.render_lines(Group(*parts), pad=False)
+        if len(lines) <= room:
+            return parts
+        kept = lines[-max(room, 1) :]
+        return [Segments([segment for line in kept for segment in (*line, Segment.line())])]
 
     def _hide(self) -> None:
         if self._live is not None:

@@ -172,15 +172,11 @@ class Renderer:
     def status(self, message: str) -> None:
         self.live.print(Text(message, style="dim"))
 
-    def show_message(self, message: common_pb2.Message) -> None:
-        """Print a stored message (a durable event's, or a posted one)."""
-        self.live.print(*message_renderables(message))
-
     def show_history(
         self, messages: Sequence[common_pb2.Message], tools: Sequence[common_pb2.ToolProjection]
     ) -> None:
         """Print a snapshot's messages with their tool calls, as they looked live."""
-        self.live.print(*history_renderables(list(messages), list(tools)))
+        self.live.print(*history_renderables(messages, tools))
 
     def show_compaction(self, key: str, compaction: events_pb2.ContextCompacted) -> None:
         """Say what a compaction of conversation `key` did, once per generation."""
@@ -278,7 +274,7 @@ class Renderer:
             step = self._finished_steps.get(message.run_id, 0)
             self._finished_steps[message.run_id] = step + 1
             self.live.drop_step(step)
-        self.show_message(message)
+        self.live.print(*message_renderables(message))
 
     def _on_message_queued(self, queued: events_pb2.QueuedMessage) -> None:
         how = "steers the running reply" if queued.steer else "queued as a follow-up"

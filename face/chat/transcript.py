@@ -8,7 +8,7 @@ message followed by its calls' lines, rebuilt from the snapshot's tool projectio
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from rich.console import RenderableType
 from rich.markdown import Markdown
@@ -61,7 +61,7 @@ def result_line(tool: common_pb2.ToolProjection) -> Text:
 
 
 def history_renderables(
-    messages: list[common_pb2.Message], tools: list[common_pb2.ToolProjection]
+    messages: Sequence[common_pb2.Message], tools: Sequence[common_pb2.ToolProjection]
 ) -> Iterator[RenderableType]:
     """A snapshot's messages in order, each assistant message followed by its calls' lines.
 

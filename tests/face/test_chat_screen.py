@@ -223,3 +223,15 @@ def test_an_action_waiting_elsewhere_is_one_line_naming_its_conversation() -> No
         "⏳ waiting for your confirmation: heating off [act_1] — /confirm, /decline or /amend "
         "(in p_other)"
     ]
+
+
+def test_a_reply_taller_than_the_screen_streams_its_newest_lines_and_is_printed_once() -> None:
+    terminal, renderer = _terminal()
+    items = "\n".join(f"- item {n}" for n in range(1, 51))
+    renderer.on_event(STARTED)
+    renderer.on_event(_delta(0, items))  # the first delta draws at once
+    shown = [line.strip() for line in terminal.screen.display if line.strip()]
+    assert shown[-1] == "• item 50" and "• item 1" not in shown
+    renderer.on_event(_event(message_appended=_assistant(items)))
+    renderer.on_event(COMPLETED)
+    assert [line.strip() for line in terminal.lines()] == [f"• item {n}" for n in range(1, 51)]
