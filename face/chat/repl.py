@@ -84,7 +84,11 @@ class ChatRepl:
             while True:
                 while not self._approvals.empty():
                     await self._answer(self._approvals.get_nowait())
+                # A run someone else started (an observation's, a follow-up) is not drawn over
+                # the line being typed; its messages still print as they arrive.
+                self.renderer.live.pause()
                 text = await self._read_message()
+                self.renderer.live.resume()
                 if text is None or text.strip() == "/quit":
                     return
                 if not text.strip():
