@@ -58,9 +58,17 @@ class LiveRegion:
         # Markdown is rendered again on each draw: deltas wait for the next tick (12 a second).
         self._draw(at_once=False)
 
-    def drop_step(self, step: int) -> None:
-        """Forget a step's streamed text: its durable message is printed instead."""
-        self._steps.pop(step, None)
+    def streamed_step(self, text: str) -> int | None:
+        """The step whose streamed text is `text` (a message tells no step of its own)."""
+        wanted = text.strip()
+        found = [step for step, streamed in self._steps.items() if streamed.text.strip() == wanted]
+        return min(found) if wanted and found else None
+
+    def drop_through(self, step: int) -> None:
+        """Forget what streamed up to `step`: its durable message is printed instead, and an
+        earlier step still here ended without one (a retried overflow, an empty reply)."""
+        for ended in [s for s in self._steps if s <= step]:
+            del self._steps[ended]
         self._draw()
 
     def tool_started(self, call_id: str, name: str) -> None:

@@ -270,10 +270,13 @@ class Renderer:
             self.sent_texts.remove(message.text)
             return
         if message.role == common_pb2.MESSAGE_ROLE_ASSISTANT and not message.posted_by:
-            # The model's message ends its step: it replaces what streamed for that step.
+            # The model's message ends its step and replaces what streamed for it. Steps are
+            # counted by messages; a step that stored none (a retried overflow) is caught up
+            # by finding the message's text among the streamed steps.
             step = self._finished_steps.get(message.run_id, 0)
+            step = max(step, self.live.streamed_step(message.text) or 0)
             self._finished_steps[message.run_id] = step + 1
-            self.live.drop_step(step)
+            self.live.drop_through(step)
         self.live.print(*message_renderables(message))
 
     def _on_message_queued(self, queued: events_pb2.QueuedMessage) -> None:

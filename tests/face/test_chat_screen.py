@@ -235,3 +235,15 @@ def test_a_reply_taller_than_the_screen_streams_its_newest_lines_and_is_printed_
     renderer.on_event(_event(message_appended=_assistant(items)))
     renderer.on_event(COMPLETED)
     assert [line.strip() for line in terminal.lines()] == [f"• item {n}" for n in range(1, 51)]
+
+
+def test_a_step_that_stored_no_message_does_not_keep_the_next_steps_text_on_screen() -> None:
+    # Step 0 overflowed the context and was retried: it streamed, but stored no message.
+    terminal, renderer = _terminal()
+    for event in [STARTED, _delta(0, "Let me"), _delta(1, "Done: "), _delta(1, "it is noon.")]:
+        renderer.on_event(event)
+    renderer.on_event(MESSAGE_1)
+    assert terminal.lines() == [FINAL]
+    renderer.on_event(_delta(1, " (late)"))
+    renderer.on_event(COMPLETED)
+    assert terminal.lines() == [FINAL]
