@@ -175,7 +175,9 @@ class CommandRouter:
                 return face_pb2.Reply(set_active_hand=chosen)
             case face_pb2.ListConversationsCommand():
                 listed = await mind.list_conversations(
-                    mind_pb2.ListConversationsRequest(on_behalf_of=who, limit=command.limit)
+                    mind_pb2.ListConversationsRequest(
+                        on_behalf_of=who, limit=command.limit, kinds=command.kinds
+                    )
                 )
                 return face_pb2.Reply(list_conversations=listed)
             case face_pb2.SendChatCommand():

@@ -1,18 +1,24 @@
-"""Terminal rendering of conversation events with rich: streamed markdown, tool calls, runs."""
+"""Terminal rendering of conversation events with rich: streamed markdown, tool calls, runs,
+approvals and actions waiting for the owner."""
 
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable, Sequence
 
-from rich.console import Console, Group, RenderableType
-from rich.live import Live
+from rich.console import Console, RenderableType
 from rich.markdown import Markdown
 from rich.padding import Padding
-from rich.spinner import Spinner
 from rich.text import Text
 
+from face.chat.live import LiveRegion
+from face.chat.transcript import (
+    call_line,
+    history_renderables,
+    message_renderables,
+    pretty_json,
+    result_line,
+)
 from tobe import schedules
 from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
@@ -21,13 +27,6 @@ TERMINAL_RUN_STATES = {
     common_pb2.RUN_STATE_FAILED,
     common_pb2.RUN_STATE_CANCELLED,
     common_pb2.RUN_STATE_INTERRUPTED,
-}
-_TOOL_MARK = {
-    common_pb2.TOOL_STATUS_SUCCEEDED: ("✓", "green"),
-    common_pb2.TOOL_STATUS_FAILED: ("✗", "red"),
-    common_pb2.TOOL_STATUS_DENIED: ("⊘", "red"),
-    common_pb2.TOOL_STATUS_SKIPPED: ("↷", "yellow"),
-    common_pb2.TOOL_STATUS_CANCELLED: ("⊘", "yellow"),
 }
 _DECISIONS = {
     common_pb2.APPROVAL_DECISION_UNSPECIFIED: "waiting for a decision",
@@ -47,7 +46,8 @@ PROACTIVE_TRIGGER = "schedule"
 _RUN_STEPS = frozenset(
     {"message_appended", "tool_changed", "text_delta", "thinking_delta", "tool_progress"}
 )
-RESULT_PREVIEW_CHARS = 600
+# How a pending approval of the current conversation is answered (the REPL's prompt).
+APPROVAL_ANSWERS = "answer y = approve once, a = always in this conversation, n [reason] = deny"
 # Characters of a memory entry's text shown by `/memory` (its first line).
 MEMORY_PREVIEW_CHARS = 100
 
@@ -138,19 +138,21 @@ def pending_action_line(action: common_pb2.PendingAction) -> str:
 
 
 class Renderer:
-    """Draws the events of the current conversation; notes activity elsewhere in one line."""
+    """Draws the events of the current conversation; notes activity elsewhere in one line.
+
+    What streams and what runs lives in a `LiveRegion`; every durable event is printed once,
+    above it, in the order the events arrive.
+    """
 
     def __init__(self, console: Console) -> None:
         self.console = console
         self.conversation = ""
         # Texts this terminal sent whose echo (a message_appended event) is not shown again.
         self.sent_texts: list[str] = []
-        self._live: Live | None = None
-        self._text = ""
-        self._thinking = ""
-        self._running_tools: dict[str, str] = {}
+        self.live = LiveRegion(console)
         self._run_ended: dict[str, asyncio.Event] = {}
-        # Ephemeral deltas may arrive after the durable message of their step; they are stale.
+        # Assistant messages seen per run: the step the next one ends. Deltas of an ended step
+        # may arrive after its durable message; they are stale.
         self._finished_steps: dict[str, int] = {}
         # Called with each pending approval of the current conversation (the REPL asks y/a/n).
         self.on_approval_request: Callable[[common_pb2.Approval], None] | None = None
@@ -168,24 +170,13 @@ class Renderer:
         return self._run_ended.setdefault(run_id, asyncio.Event())
 
     def status(self, message: str) -> None:
-        self._stop_live()
-        self.console.print(Text(message, style="dim"))
+        self.live.print(Text(message, style="dim"))
 
-    def show_message(self, message: common_pb2.Message) -> None:
-        """Print a stored message (used for snapshots and for durable events)."""
-        role = message.role
-        if role == common_pb2.MESSAGE_ROLE_USER:
-            images = " ".join("[image]" for _ in message.images)
-            text = f"{images} {message.text}" if images and message.text else images or message.text
-            self.console.print(Text.assemble(("you› ", "bold cyan"), text))
-        elif role == common_pb2.MESSAGE_ROLE_ASSISTANT:
-            if message.posted_by:
-                # Written by code, not the model: a reply all the same, marked as posted.
-                self.console.print(Text(f"posted by {message.posted_by}", style="dim"))
-            if message.text:
-                self.console.print(Markdown(message.text))
-        elif role == common_pb2.MESSAGE_ROLE_NOTE:
-            self.console.print(Text(f"note: {message.text}", style="magenta"))
+    def show_history(
+        self, messages: Sequence[common_pb2.Message], tools: Sequence[common_pb2.ToolProjection]
+    ) -> None:
+        """Print a snapshot's messages with their tool calls, as they looked live."""
+        self.live.print(*history_renderables(messages, tools))
 
     def show_compaction(self, key: str, compaction: events_pb2.ContextCompacted) -> None:
         """Say what a compaction of conversation `key` did, once per generation."""
@@ -195,14 +186,10 @@ class Renderer:
             self.status(compaction_line(compaction))
 
     def show_memory(self, memory: mind_pb2.ListMemoryResponse) -> None:
-        self._stop_live()
-        for line in memory_lines(memory):
-            self.console.print(Text(line))
+        self.live.print(*(Text(line) for line in memory_lines(memory)))
 
     def show_schedules(self, actions: Sequence[common_pb2.ScheduledAction]) -> None:
-        self._stop_live()
-        for line in schedule_lines(actions):
-            self.console.print(Text(line))
+        self.live.print(*(Text(line) for line in schedule_lines(actions)))
 
     def show_schedule_change(self, action: common_pb2.ScheduledAction) -> None:
         """Say how a scheduled action changed, once per change."""
@@ -240,25 +227,29 @@ class Renderer:
 
     def _elsewhere(self, event: events_pb2.Event) -> None:
         kind = event.WhichOneof("payload")
+        key = event.conversation_key
         if kind == "message_appended" and event.message_appended.role in (
             common_pb2.MESSAGE_ROLE_ASSISTANT,
             common_pb2.MESSAGE_ROLE_USER,
         ):
-            self.status(f"[new message in {event.conversation_key}]")
+            self.status(f"[new message in {key}]")
         elif kind == "approval_changed":
             self._on_approval_changed(event.approval_changed)
+        elif (
+            kind == "action_changed"
+            and event.action_changed.state == common_pb2.PENDING_ACTION_STATE_PENDING
+        ):
+            self.status(f"{pending_action_line(event.action_changed)} (in {key})")
 
     # -- streaming ------------------------------------------------------------------------------
 
     def _on_text_delta(self, delta: events_pb2.TextDelta) -> None:
         if not self._stale(delta):
-            self._text += delta.text
-            self._refresh()
+            self.live.stream(delta.step, delta.text)
 
     def _on_thinking_delta(self, delta: events_pb2.TextDelta) -> None:
         if not self._stale(delta):
-            self._thinking += delta.text
-            self._refresh()
+            self.live.stream(delta.step, delta.text, thinking=True)
 
     def _stale(self, delta: events_pb2.TextDelta) -> bool:
         ended = self._run_ended.get(delta.run_id)
@@ -266,33 +257,11 @@ class Renderer:
             return True
         return delta.step < self._finished_steps.get(delta.run_id, 0)
 
-    def _refresh(self) -> None:
-        parts: list[RenderableType] = []
-        if self._thinking:
-            parts.append(Text(self._thinking, style="dim italic"))
-        if self._text:
-            parts.append(Markdown(self._text))
-        if self._running_tools:
-            names = ", ".join(self._running_tools.values())
-            parts.append(Spinner("dots", text=Text(f" running {names}", style="yellow")))
-        if self._live is None:
-            self._live = Live(Group(*parts), console=self.console, refresh_per_second=12)
-            self._live.start()
-        else:
-            self._live.update(Group(*parts))
-
-    def _stop_live(self, final: Markdown | None = None) -> None:
-        if self._live is not None:
-            if final is not None:
-                self._live.update(final)
-            self._live.stop()
-            self._live = None
-            if not self.console.is_terminal:
-                # Rich ends a live display's last render with a newline only on a terminal;
-                # piped output would run it into the next line.
-                self.console.line()
-        self._text = ""
-        self._thinking = ""
+    def _on_tool_progress(self, progress: events_pb2.ToolProgress) -> None:
+        if not progress.message and progress.fraction < 0:
+            return
+        share = f" {progress.fraction:.0%}" if progress.fraction >= 0 else ""
+        self.live.tool_progress(progress.tool_call_id, f"{progress.message}{share}".strip())
 
     # -- durable events -------------------------------------------------------------------------
 
@@ -300,18 +269,15 @@ class Renderer:
         if message.role == common_pb2.MESSAGE_ROLE_USER and message.text in self.sent_texts:
             self.sent_texts.remove(message.text)
             return
-        if message.role == common_pb2.MESSAGE_ROLE_ASSISTANT and message.posted_by:
-            self._stop_live()  # never inside a run: whatever streamed before has ended
-            self.show_message(message)
-        elif message.role == common_pb2.MESSAGE_ROLE_ASSISTANT:
-            self._finished_steps[message.run_id] = self._finished_steps.get(message.run_id, 0) + 1
-            streamed = self._live is not None
-            self._stop_live(Markdown(message.text) if message.text else None)
-            if not streamed:
-                self.show_message(message)
-        elif message.role != common_pb2.MESSAGE_ROLE_TOOL:
-            self._stop_live()
-            self.show_message(message)
+        if message.role == common_pb2.MESSAGE_ROLE_ASSISTANT and not message.posted_by:
+            # The model's message ends its step and replaces what streamed for it. Steps are
+            # counted by messages; a step that stored none (a retried overflow) is caught up
+            # by finding the message's text among the streamed steps.
+            step = self._finished_steps.get(message.run_id, 0)
+            step = max(step, self.live.streamed_step(message.text) or 0)
+            self._finished_steps[message.run_id] = step + 1
+            self.live.drop_through(step)
+        self.live.print(*message_renderables(message))
 
     def _on_message_queued(self, queued: events_pb2.QueuedMessage) -> None:
         how = "steers the running reply" if queued.steer else "queued as a follow-up"
@@ -330,77 +296,61 @@ class Renderer:
         self.status(pending_action_line(action))
 
     def _on_tool_changed(self, tool: common_pb2.ToolProjection) -> None:
-        self._stop_live()
         if tool.status == common_pb2.TOOL_STATUS_RUNNING:
-            self._running_tools[tool.tool_call_id] = tool.tool
-            arguments = _pretty_json(tool.arguments_json) or tool.arguments_summary
-            where = f" on {tool.hand_id}" if tool.hand_id else ""
-            self.console.print(
-                Text.assemble(
-                    ("⚙ ", "yellow"), (tool.tool, "bold yellow"), (where, "yellow"), " ", arguments
-                )
-            )
-            self._refresh()
+            self.live.print(call_line(tool))
+            self.live.tool_started(tool.tool_call_id, tool.tool)
             return
-        self._running_tools.pop(tool.tool_call_id, None)
-        mark, style = _TOOL_MARK.get(tool.status, ("•", "white"))
-        result = tool.result_text or tool.result_summary
-        if len(result) > RESULT_PREVIEW_CHARS:
-            result = result[:RESULT_PREVIEW_CHARS] + f"… ({len(result)} chars)"
-        self.console.print(Text.assemble((f"{mark} {tool.tool} ", style), (result, "dim")))
-
-    def _on_tool_progress(self, progress: events_pb2.ToolProgress) -> None:
-        if progress.tool_call_id not in self._running_tools:
-            return  # late progress of a call that already ended
-        if not progress.message and progress.fraction < 0:
-            return
-        share = f" {progress.fraction:.0%}" if progress.fraction >= 0 else ""
-        self._stop_live()
-        self.console.print(Text(f"  … {progress.message}{share}", style="dim"))
+        self.live.tool_ended(tool.tool_call_id)
+        self.live.print(result_line(tool))
 
     def _on_run_changed(self, run: common_pb2.Run) -> None:
         if run.state not in TERMINAL_RUN_STATES:
             return
-        self._stop_live()
-        self._running_tools.clear()
+        unsaid = self.live.finish()
         if run.state != common_pb2.RUN_STATE_COMPLETED:
             state = common_pb2.RunState.Name(run.state).removeprefix("RUN_STATE_").lower()
-            self.console.print(Text(f"run {state}: {run.reason}".rstrip(": "), style="red"))
+            shown: list[RenderableType] = [Markdown(unsaid)] if unsaid.strip() else []
+            shown.append(Text(f"run {state}: {run.reason}".rstrip(": "), style="red"))
+            self.live.print(*shown)
         self.run_finished(run.id).set()
 
     def _on_approval_changed(self, approval: common_pb2.Approval) -> None:
-        self._stop_live()
-        decision = _DECISIONS.get(approval.decision, "decided")
         pending = approval.decision == common_pb2.APPROVAL_DECISION_UNSPECIFIED
-        self.console.print(
-            Text.assemble(
-                ("approval ", "bold magenta"),
-                (approval.id, "magenta"),
-                f" {approval.tool}",
-                (f" — {decision}", "bold"),
-                (f" ({approval.reason})" if approval.reason else "", "dim"),
-            )
-        )
-        if pending:
-            # What the person decides on, in full: the tool's decision text (every mode).
-            shown = (
-                approval.decision_text
-                or _pretty_json(approval.arguments_json)
-                or approval.arguments_summary
-            )
-            self.console.print(Padding(Text(shown, style="bold"), (0, 0, 0, 2)))
-            if approval.origin:
-                # What started the run: how far to trust what it asks for.
-                origin = Text(f"asked by a run started by {approval.origin}", style="yellow")
-                self.console.print(Padding(origin, (0, 0, 0, 2)))
-        if pending and approval.conversation_key == self.conversation and self.on_approval_request:
+        here = approval.conversation_key == self.conversation
+        if pending and here and self.on_approval_request:
+            self.live.pause()  # the REPL asks; it resumes the region once answered
+        self.live.print(*approval_renderables(approval, here=here))
+        if pending and here and self.on_approval_request:
             self.on_approval_request(approval)
 
 
-def _pretty_json(text: str) -> str:
-    if not text:
-        return ""
-    try:
-        return json.dumps(json.loads(text), ensure_ascii=False)
-    except ValueError:
-        return text
+def approval_renderables(approval: common_pb2.Approval, *, here: bool) -> list[RenderableType]:
+    """An approval's line; while it waits, what is decided on and how to answer."""
+    decision = _DECISIONS.get(approval.decision, "decided")
+    shown: list[RenderableType] = [
+        Text.assemble(
+            ("approval ", "bold magenta"),
+            (approval.id, "magenta"),
+            f" {approval.tool}",
+            (f" — {decision}", "bold"),
+            (f" ({approval.reason})" if approval.reason else "", "dim"),
+        )
+    ]
+    if approval.decision != common_pb2.APPROVAL_DECISION_UNSPECIFIED:
+        return shown
+    # What the person decides on, in full: the tool's decision text (every mode).
+    decided_on = (
+        approval.decision_text or pretty_json(approval.arguments_json) or approval.arguments_summary
+    )
+    shown.append(Padding(Text(decided_on, style="bold"), (0, 0, 0, 2)))
+    if approval.origin:
+        # What started the run: how far to trust what it asks for.
+        origin = Text(f"asked by a run started by {approval.origin}", style="yellow")
+        shown.append(Padding(origin, (0, 0, 0, 2)))
+    how = (
+        APPROVAL_ANSWERS
+        if here
+        else f"in {approval.conversation_key}: /switch {approval.conversation_key} to answer"
+    )
+    shown.append(Padding(Text(how, style="dim"), (0, 0, 0, 2)))
+    return shown

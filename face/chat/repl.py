@@ -15,18 +15,19 @@ import uuid
 from collections.abc import Callable
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from face.chat import actions, choices
 from face.chat.attach import ImageRefused, read_image, split_argument
+from face.chat.conversations import Conversations, NoSuchChoice
 from face.chat.render import Renderer
 from face.chat.session import ChatSession, CommandFailed
 from tobe.config import MindSettings
 from tobe.v1 import common_pb2, events_pb2, face_pb2
 
 HELP = (
-    "/new [title]  new conversation   /list  conversations   /switch <key>  change conversation\n"
+    "/new [title]  start a conversation   /list  your conversations, numbered, newest first\n"
+    "/switch N|KEY  open the N-th of /list, or a conversation by its key   /help  this list\n"
     "/cancel  stop the running reply   /compact  summarise older messages to free context\n"
     "/memory  what this conversation remembers   /forget <key>  delete one memory entry\n"
     "/schedules  what this conversation has scheduled   /pause <id>  /resume <id>  "
@@ -69,18 +70,25 @@ class ChatRepl:
         self.renderer = Renderer(console)
         self.session: ChatSession = session_factory(self.renderer.on_event, self.renderer.status)
         self.session.on_snapshot_required = self._restart_from_snapshot
+        self.conversations = Conversations(self.session, console)
         self._approvals: asyncio.Queue[common_pb2.Approval] = asyncio.Queue()
         self.renderer.on_approval_request = self._approvals.put_nowait
 
     async def run(self, conversation: str | None) -> None:
         await self.session.start()
-        self.console.print(Text(f"connected as {self.session.principal}. {HELP}", style="dim"))
-        await self._open(conversation or await self._latest_or_new())
+        self.console.print(
+            Text(f"connected as {self.session.principal}; /help lists the commands", style="dim")
+        )
+        await self._open(conversation or await self.conversations.newest_chat_or_new())
         try:
             while True:
                 while not self._approvals.empty():
                     await self._answer(self._approvals.get_nowait())
+                # A run someone else started (an observation's, a follow-up) is not drawn over
+                # the line being typed; its messages still print as they arrive.
+                self.renderer.live.pause()
                 text = await self._read_message()
+                self.renderer.live.resume()
                 if text is None or text.strip() == "/quit":
                     return
                 if not text.strip():
@@ -94,22 +102,6 @@ class ChatRepl:
 
     # -- conversations --------------------------------------------------------------------------
 
-    async def _latest_or_new(self) -> str:
-        reply = await self.session.command(
-            list_conversations=face_pb2.ListConversationsCommand(limit=1)
-        )
-        conversations = reply.list_conversations.conversations
-        if conversations:
-            return conversations[0].key
-        return await self._create("")
-
-    async def _create(self, title: str) -> str:
-        key = f"p_{uuid.uuid4().hex[:12]}"
-        reply = await self.session.command(
-            create_conversation=face_pb2.CreateConversationCommand(key=key, title=title)
-        )
-        return reply.create_conversation.conversation.key
-
     async def _open(self, key: str) -> None:
         reply = await self.session.command(
             snapshot=face_pb2.SnapshotCommand(conversation_key=key, message_limit=20)
@@ -117,9 +109,10 @@ class ChatRepl:
         snapshot = reply.snapshot
         self.renderer.conversation = key
         title = snapshot.conversation.title or key
-        self.console.rule(Text(f"{title} ({key})", style="bold"))
-        for message in snapshot.messages:
-            self.renderer.show_message(message)
+        kind = snapshot.conversation.kind
+        marked = f" [{kind}]" if kind and kind != "chat" else ""
+        self.console.rule(Text(f"{title} ({key}){marked}", style="bold"))
+        self.renderer.show_history(snapshot.messages, snapshot.tools)
         for approval in snapshot.pending_approvals:
             self.renderer.on_event(
                 events_pb2.Event(conversation_key=key, approval_changed=approval)
@@ -136,11 +129,11 @@ class ChatRepl:
         name, _, argument = line.partition(" ")
         try:
             if name == "/new":
-                await self._open(await self._create(argument.strip()))
+                await self._open(await self.conversations.create(argument.strip()))
             elif name == "/list":
-                await self._list()
+                await self.conversations.show_list(self.renderer.conversation)
             elif name == "/switch" and argument.strip():
-                await self._open(argument.strip())
+                await self._open(await self.conversations.resolve(argument.strip()))
             elif name == "/cancel":
                 await self.session.command(
                     cancel_run=face_pb2.CancelRunCommand(
@@ -171,10 +164,14 @@ class ChatRepl:
                 )
             elif name == "/image":
                 await self._send_image(argument)
-            else:
+            elif name == "/help":
                 self.console.print(Text(HELP, style="dim"))
+            else:
+                self.console.print(Text(f"unknown command {line}\n{HELP}", style="dim"))
         except CommandFailed as exc:
             self.console.print(Text(exc.message, style="red"))
+        except NoSuchChoice as exc:
+            self.console.print(Text(str(exc), style="red"))
 
     async def _compact(self) -> None:
         """Compact the current conversation now; its reply says what was summarised."""
@@ -216,16 +213,6 @@ class ChatRepl:
             )
         )
         self.renderer.show_schedule_change(reply.change_schedule.scheduled)
-
-    async def _list(self) -> None:
-        reply = await self.session.command(
-            list_conversations=face_pb2.ListConversationsCommand(limit=50)
-        )
-        table = Table("key", "title", "owner", box=None)
-        for conversation in reply.list_conversations.conversations:
-            marker = " *" if conversation.key == self.renderer.conversation else ""
-            table.add_row(conversation.key + marker, conversation.title, conversation.owner)
-        self.console.print(table)
 
     # -- chatting -------------------------------------------------------------------------------
 
@@ -280,7 +267,14 @@ class ChatRepl:
             loop.remove_signal_handler(signal.SIGINT)
 
     async def _answer(self, approval: common_pb2.Approval) -> None:
-        """Ask y / a / n for a pending approval and send the decision."""
+        """Ask y / a / n for a pending approval and send the decision; what streams and runs
+        is drawn again once answered."""
+        try:
+            await self._decide(approval)
+        finally:
+            self.renderer.live.resume()
+
+    async def _decide(self, approval: common_pb2.Approval) -> None:
         while True:
             line = await _read_line(APPROVAL_PROMPT)
             word, _, reason = (line or "n").strip().partition(" ")

@@ -4,7 +4,8 @@ through the conversation manager.
 A note for a source's own conversation (`ObservationNote.title` set) creates it for the owner
 when it does not exist: on its first note, or again after someone deleted it. Creating is
 idempotent (a key taken meanwhile, by another delivery or before a restart, is `AlreadyExists`),
-so nothing needs remembering across restarts. A note for a conversation the config names that
+so nothing needs remembering across restarts. Both are created with kind "awareness", so a
+person's `tobe chat` never opens them first. A note for a conversation the config names that
 does not exist goes to the default one.
 """
 
@@ -14,6 +15,7 @@ import logging
 
 from mind.awareness.images import NoteImages
 from mind.awareness.notes import ObservationNote
+from mind.conversation import kinds
 from mind.conversation.access import Viewer
 from mind.conversation.errors import AlreadyExists, NotFound
 from mind.conversation.manager import ConversationManager
@@ -34,7 +36,9 @@ class ConversationSink:
     async def ensure_default(self) -> None:
         """Create the owner's default observation conversation if it does not exist."""
         try:
-            await self._manager.create(Viewer(self._owner), self._default, "Awareness", [])
+            await self._manager.create(
+                Viewer(self._owner), self._default, "Awareness", [], kind=kinds.AWARENESS
+            )
             log.info("created the awareness conversation %s for %s", self._default, self._owner)
         except AlreadyExists:
             pass
@@ -78,7 +82,7 @@ class ConversationSink:
         """Create a source's conversation for the owner; its key, or the default's when the
         key belongs to someone else (the owner changed since it was created)."""
         try:
-            await self._manager.create(Viewer(self._owner), key, title, [])
+            await self._manager.create(Viewer(self._owner), key, title, [], kind=kinds.AWARENESS)
             log.info("created the conversation %s (%s) for %s", key, title, self._owner)
         except AlreadyExists:
             pass

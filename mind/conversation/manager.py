@@ -21,7 +21,16 @@ from sqlalchemy.orm import Session
 from mind.actions import records as action_records
 from mind.actions.layer import DecisionLayer
 from mind.actions.model import PendingChoice
-from mind.conversation import action_decisions, choices, inputs, posts, proactive, queries, runs
+from mind.conversation import (
+    action_decisions,
+    choices,
+    inputs,
+    kinds,
+    posts,
+    proactive,
+    queries,
+    runs,
+)
 from mind.conversation.access import Viewer, can_see, check_key, check_principal
 from mind.conversation.action_decisions import DecideResult, Route
 from mind.conversation.actor import (
@@ -183,9 +192,17 @@ class ConversationManager:
             await (await self._actor(key)).drain()
 
     async def create(
-        self, viewer: Viewer, key: str, title: str, members: list[str], profile: str = ""
+        self,
+        viewer: Viewer,
+        key: str,
+        title: str,
+        members: list[str],
+        profile: str = "",
+        kind: str = kinds.CHAT,
     ) -> ConversationView:
+        """`kind`: "chat" for what a person creates; the Awareness sink passes "awareness"."""
         check_principal(viewer.principal)
+        kinds.checked([kind])
         profile = self._known_profile(profile)
         key = key or f"p_{secrets.token_hex(8)}"
         check_key(key)
@@ -214,6 +231,7 @@ class ConversationManager:
                 title=title,
                 created_at=datetime.now(UTC),
                 profile=profile,
+                kind=kind,
             )
             tx.session.add(row)
             tx.session.add_all(
@@ -309,11 +327,15 @@ class ConversationManager:
                     actor.set_profile(view.profile)
         return view
 
-    async def list(self, viewer: Viewer, limit: int) -> list[ConversationView]:
+    async def list(
+        self, viewer: Viewer, limit: int, only: Sequence[str] = ()
+    ) -> list[ConversationView]:
+        """Newest first; `only`: these kinds (`mind.conversation.kinds`), empty for every kind."""
         check_principal(viewer.principal)
+        wanted = kinds.checked(only)
         limit = _clamp(limit, 100, 1000)
         return await self.database.read(
-            lambda session: queries.list_visible(session, viewer, limit)
+            lambda session: queries.list_visible(session, viewer, limit, wanted)
         )
 
     async def send(

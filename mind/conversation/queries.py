@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, or_, select
@@ -94,8 +95,13 @@ def _last_event_ids(session: Session, keys: list[str]) -> dict[str, int]:
     return {key: last for key, last in rows}
 
 
-def list_visible(session: Session, viewer: Viewer, limit: int) -> list[ConversationView]:
+def list_visible(
+    session: Session, viewer: Viewer, limit: int, kinds: Sequence[str] = ()
+) -> list[ConversationView]:
+    """The conversations the viewer sees, newest first; only `kinds` unless that is empty."""
     query = select(models.Conversation)
+    if kinds:
+        query = query.where(models.Conversation.kind.in_(kinds))
     if not viewer.is_admin:
         member_of = select(models.ConversationMember.conversation_key).where(
             models.ConversationMember.principal == viewer.principal

@@ -152,7 +152,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def ListConversations(  # noqa: N802
         self, request: mind_pb2.ListConversationsRequest, context: Context
     ) -> mind_pb2.ListConversationsResponse:
-        views = await self.manager.list(_viewer(request.on_behalf_of), request.limit)
+        views = await self.manager.list(_viewer(request.on_behalf_of), request.limit, request.kinds)
         return mind_pb2.ListConversationsResponse(
             conversations=[conversation_to_proto(v) for v in views]
         )

@@ -1,0 +1,105 @@
+"""How messages and tool calls look in `tobe chat`: the same while a reply runs and in history.
+
+A tool call is two lines, `⚙ tool arguments` when it starts and `✓ tool result` when it ends
+(✗ failed, ⊘ denied or cancelled, ↷ skipped); a conversation opened later shows each assistant
+message followed by its calls' lines, rebuilt from the snapshot's tool projections.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+
+from rich.console import RenderableType
+from rich.markdown import Markdown
+from rich.text import Text
+
+from tobe.v1 import common_pb2
+
+RESULT_PREVIEW_CHARS = 600
+_TOOL_MARK = {
+    common_pb2.TOOL_STATUS_SUCCEEDED: ("✓", "green"),
+    common_pb2.TOOL_STATUS_FAILED: ("✗", "red"),
+    common_pb2.TOOL_STATUS_DENIED: ("⊘", "red"),
+    common_pb2.TOOL_STATUS_SKIPPED: ("↷", "yellow"),
+    common_pb2.TOOL_STATUS_CANCELLED: ("⊘", "yellow"),
+}
+
+
+def message_renderables(message: common_pb2.Message) -> list[RenderableType]:
+    """A stored message as printed; a tool message has none (its call's lines show it)."""
+    role = message.role
+    if role == common_pb2.MESSAGE_ROLE_USER:
+        images = " ".join("[image]" for _ in message.images)
+        text = f"{images} {message.text}" if images and message.text else images or message.text
+        return [Text.assemble(("you› ", "bold cyan"), text)]
+    if role == common_pb2.MESSAGE_ROLE_ASSISTANT:
+        shown: list[RenderableType] = []
+        if message.posted_by:
+            # Written by code, not the model: a reply all the same, marked as posted.
+            shown.append(Text(f"posted by {message.posted_by}", style="dim"))
+        if message.text:
+            shown.append(Markdown(message.text))
+        return shown
+    if role == common_pb2.MESSAGE_ROLE_NOTE:
+        return [Text(f"note: {message.text}", style="magenta")]
+    return []
+
+
+def call_line(tool: common_pb2.ToolProjection) -> Text:
+    """`⚙ tool [on hand] arguments`: raw arguments when shown transparently, else the summary."""
+    arguments = pretty_json(tool.arguments_json) or tool.arguments_summary
+    where = f" on {tool.hand_id}" if tool.hand_id else ""
+    return Text.assemble(
+        ("⚙ ", "yellow"), (tool.tool, "bold yellow"), (where, "yellow"), " ", arguments
+    )
+
+
+def result_line(tool: common_pb2.ToolProjection) -> Text:
+    """`✓ tool result`: the raw result (cut at RESULT_PREVIEW_CHARS) or its summary."""
+    return _result(tool.tool, tool.status, tool.result_text or tool.result_summary)
+
+
+def history_renderables(
+    messages: Sequence[common_pb2.Message], tools: Sequence[common_pb2.ToolProjection]
+) -> Iterator[RenderableType]:
+    """A snapshot's messages in order, each assistant message followed by its calls' lines.
+
+    A call whose projection is missing is shown from its tool message (status from `is_error`).
+    """
+    projections = {tool.tool_call_id: tool for tool in tools}
+    results = {m.tool_call_id: m for m in messages if m.role == common_pb2.MESSAGE_ROLE_TOOL}
+    for message in messages:
+        yield from message_renderables(message)
+        for call in message.tool_calls:
+            projection = projections.get(call.id)
+            if projection is not None:
+                yield call_line(projection)
+                if projection.status != common_pb2.TOOL_STATUS_RUNNING:
+                    yield result_line(projection)
+                continue
+            yield Text.assemble(("⚙ ", "yellow"), (call.name, "bold yellow"))
+            answer = results.get(call.id)
+            if answer is not None:
+                status = (
+                    common_pb2.TOOL_STATUS_FAILED
+                    if answer.is_error
+                    else common_pb2.TOOL_STATUS_SUCCEEDED
+                )
+                yield _result(call.name, status, answer.text or answer.result_summary)
+
+
+def pretty_json(text: str) -> str:
+    if not text:
+        return ""
+    try:
+        return json.dumps(json.loads(text), ensure_ascii=False)
+    except ValueError:
+        return text
+
+
+def _result(tool: str, status: common_pb2.ToolStatus.ValueType, result: str) -> Text:
+    mark, style = _TOOL_MARK.get(status, ("•", "white"))
+    if len(result) > RESULT_PREVIEW_CHARS:
+        result = result[:RESULT_PREVIEW_CHARS] + f"… ({len(result)} chars)"
+    return Text.assemble((f"{mark} {tool} ", style), (result, "dim"))
