@@ -27,6 +27,8 @@ def awareness() -> None:
 def serve(listen: str | None, adapters_dir: Path | None) -> None:
     """Serve the Awareness contract until SIGTERM/SIGINT."""
     from awareness.server import serve as run
+    from tobe.runtime.publishing import bind_failure
+    from tobe.runtime.server import BindError
     from tobe.runtime.tokens import TokenUnavailable
 
     settings = load_settings()
@@ -39,3 +41,5 @@ def serve(listen: str | None, adapters_dir: Path | None) -> None:
         asyncio.run(run(settings))
     except (StateLockBusy, TokenUnavailable) as exc:
         raise click.ClickException(str(exc)) from exc
+    except BindError as exc:
+        raise click.ClickException(bind_failure(settings.data_dir, "awareness", exc)) from None

@@ -16,8 +16,11 @@ from awareness.servicer import AwarenessServicer
 from awareness.supervisor import Timeouts
 from tobe.config import Settings
 from tobe.runtime.logs import configure_logging
+from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (
     DEFAULT_MAX_MESSAGE_BYTES,
+    BindError,
+    GrpcServer,
     ServiceSpec,
     run_until_signal,
     start_server,
@@ -81,6 +84,22 @@ def build(settings: Settings, data_dir: Path, scrubber: Scrubber) -> AwarenessAp
     return AwarenessApp(engine, AwarenessServicer(engine), token)
 
 
+async def _start_server(settings: Settings, app: AwarenessApp) -> GrpcServer:
+    return await start_server(
+        [
+            ServiceSpec(
+                SERVICE_NAME,
+                lambda s: awareness_pb2_grpc.add_AwarenessServicer_to_server(app.servicer, s),
+            )
+        ],
+        [settings.awareness.listen],
+        interceptors=[BearerTokenInterceptor(app.token)],
+        unix_socket_mode=0o600,
+        max_message_bytes=max_reply_bytes(settings),
+        max_receive_bytes=DEFAULT_MAX_MESSAGE_BYTES,
+    )
+
+
 async def serve(settings: Settings) -> None:
     """Serve Awareness under its data directory's state lock until SIGTERM or SIGINT."""
     configure_logging(settings.log_level, process="awareness")
@@ -91,21 +110,13 @@ async def serve(settings: Settings) -> None:
     try:
         app = build(settings, data_dir, scrubber)
         await app.engine.start()
-        server = await start_server(
-            [
-                ServiceSpec(
-                    SERVICE_NAME,
-                    lambda s: awareness_pb2_grpc.add_AwarenessServicer_to_server(app.servicer, s),
-                )
-            ],
-            [settings.awareness.listen],
-            interceptors=[BearerTokenInterceptor(app.token)],
-            unix_socket_mode=0o600,
-            max_message_bytes=max_reply_bytes(settings),
-            max_receive_bytes=DEFAULT_MAX_MESSAGE_BYTES,
-        )
-        for listen in server.bound:
-            log.info("awareness listening on %s", server.address(listen))
+        try:
+            server = await _start_server(settings, app)
+        except BindError:
+            await app.engine.stop()
+            raise
+        address = server.address(settings.awareness.listen)
+        log.info("awareness listening on %s", address)
 
         async def stop() -> None:
             # Push first, then adapters: a shutdown never wakes the agent.
@@ -114,6 +125,7 @@ async def serve(settings: Settings) -> None:
             await server.stop(SHUTDOWN_GRACE)
             log.info("awareness stopped")
 
-        await run_until_signal(stop)
+        with published_address(settings.data_dir, "awareness", address):
+            await run_until_signal(stop)
     finally:
         lock.release()

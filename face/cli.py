@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
 import click
 from rich.console import Console
 
-from tobe.config import ClientTlsSettings, load_settings
+from tobe.config import ClientTlsSettings, Settings, load_settings
+from tobe.runtime.addresses import address_of, published, runtime_file
 from tobe.runtime.logs import configure_logging
+from tobe.runtime.ports import accepts_connections
 from tobe.runtime.private_files import private_umask
 from tobe.runtime.tokens import token_file
 from tobe.tls_options import TlsOptions, tls_client_options
@@ -28,8 +31,12 @@ may a log or a recording of this terminal.
 The credential is --token, else TOBE_CHAT_TOKEN, else the local client credential that
 `tobe up` writes to <data dir>/credentials/client.token.
 
-A Face serving TLS is reached with --ca (its CA), or an address tls://host:port that the
-system's roots vouch for; --cert and --key present a client certificate (mTLS).
+The Face is the one `tobe up` started on the data directory (TOBE_DATA_DIR): chat dials the
+address it published in <data dir>/runtime.json, else face.listen; --address overrides both.
+
+A Face serving TLS is reached with --ca (its CA; a Face that published its CA needs none), or
+an address tls://host:port that the system's roots vouch for; --cert and --key present a
+client certificate (mTLS).
 """
 
 
@@ -45,6 +52,8 @@ def serve(listen: str | None, mind_address: str | None) -> None:
     """Serve FaceGateway to clients until SIGTERM or Ctrl-C."""
     from face.server import FaceConfigError, build
     from face.server import serve as run_server
+    from tobe.runtime.publishing import bind_failure
+    from tobe.runtime.server import BindError
 
     settings = load_settings()
     if listen:
@@ -57,6 +66,8 @@ def serve(listen: str | None, mind_address: str | None) -> None:
         asyncio.run(run_server(build(settings)))
     except FaceConfigError as exc:
         raise click.ClickException(str(exc)) from exc
+    except BindError as exc:
+        raise click.ClickException(bind_failure(settings.data_dir, "face", exc)) from None
 
 
 def _client_token(explicit: str | None, credentials_dir: Path) -> str:
@@ -72,9 +83,30 @@ def _client_token(explicit: str | None, credentials_dir: Path) -> str:
         ) from None
 
 
+def _face_target(
+    settings: Settings, address: str | None, tls: TlsOptions
+) -> tuple[str, TlsOptions, str]:
+    """Where chat dials, with what TLS options, and a phrase saying where that came from."""
+    if address:
+        return address, tls, "from --address"
+    target = address_of(settings.data_dir, "face", settings.face, "listen")
+    entry = published(settings.data_dir).get("face")
+    if entry is None or entry.address != target:
+        return (
+            target,
+            tls,
+            f"face.listen; no Face is published in {runtime_file(settings.data_dir)}",
+        )
+    if entry.ca_file and tls.ca_file is None:
+        tls = dataclasses.replace(tls, ca_file=Path(entry.ca_file))
+    return target, tls, f"published in {runtime_file(settings.data_dir)}"
+
+
 @click.command("chat", help=CHAT_HELP)
 @click.option("--token", envvar="TOBE_CHAT_TOKEN", help="Client credential secret.")
-@click.option("--address", help="Face address (default: face.listen).")
+@click.option(
+    "--address", help="Face address (default: where `tobe up` published it, else face.listen)."
+)
 @click.option("--conversation", "-c", help="Conversation key to open (default: the latest).")
 @click.option("--summary", is_flag=True, help="Summary detail mode instead of transparent.")
 @tls_client_options
@@ -91,7 +123,15 @@ def chat(
 
     settings = load_settings()
     secret = _client_token(token, settings.credentials_dir)
-    target, channel_tls = tls.resolve(ClientTlsSettings(), address or settings.face.listen)
+    face_address, tls, source = _face_target(settings, address, tls)
+    target, channel_tls = tls.resolve(ClientTlsSettings(), face_address)
+    if not accepts_connections(target):
+        # Said once, at the start; a Face that goes away later is reconnected to.
+        raise click.ClickException(
+            f"no Face answers at {target} ({source}); start ToBe with `tobe up`, or point chat "
+            "at it with --address HOST:PORT or TOBE_DATA_DIR=<the data directory `tobe up` "
+            "printed>"
+        )
     mode = common_pb2.DETAIL_MODE_SUMMARY if summary else common_pb2.DETAIL_MODE_TRANSPARENT
     console = Console()
 

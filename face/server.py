@@ -14,6 +14,7 @@ from face.mind_client import MindClient
 from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
 from tobe.config import Settings
+from tobe.runtime.publishing import published_address
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
 from tobe.runtime.tls import ServerTls, TlsConfigError, client_tls, server_tls, setting_names
 from tobe.runtime.tokens import token_file
@@ -74,7 +75,8 @@ def build(settings: Settings) -> Gateway:
 
 
 async def serve(gateway: Gateway) -> None:
-    """Serve FaceGateway on `face.listen` and follow the Mind until SIGTERM or SIGINT."""
+    """Serve FaceGateway on `face.listen`, published in the runtime file, and follow the Mind
+    until SIGTERM or SIGINT; BindError when `face.listen` cannot be bound."""
     settings = gateway.settings.face
     server = await start_server(
         [ServiceSpec(SERVICE_NAME, gateway.servicer.register)],
@@ -99,4 +101,6 @@ async def serve(gateway: Gateway) -> None:
         print(f"face listening on {address}", flush=True)
         log.info("FaceGateway serving on %s (Mind at %s)", address, settings.mind_address)
 
-    await run_until_signal(stop, ready=ready)
+    published_tls = settings.tls if gateway.tls is not None else None
+    with published_address(gateway.settings.data_dir, "face", address, published_tls):
+        await run_until_signal(stop, ready=ready)

@@ -3,24 +3,30 @@
 0. Make the data directory owner-only: everything created from now on is (umask 0o077, which
    the services inherit), and anything already there that other users could read is fixed,
    with a warning naming it.
-1. Create the local credentials on first run (under the state lock, released before the Mind
+1. Refuse, in one line, a data directory another ToBe runs on, and listen addresses that
+   cannot be bound (naming who holds them and the setting to change).
+2. Create the local credentials on first run (under the state lock, released before the Mind
    starts; see `mind.management.local_credentials`).
-2. Choose the provider: the configured one, one detected from a usual API key variable, or
-   else the offline demo script, announced as such.
-3. Start every service this installation has, in dependency order (Awareness, Mind, Face,
-   the local Hand), all sharing one data directory, waiting for each gRPC health check
-   before starting the next. Each service logs to `<data dir>/logs/<name>.log`. With TLS on the
-   Mind's or Face's listener, the probes and the local Face and Hand trust it as
-   `management.up_tls` says.
-4. Print how to connect, then watch: a service that exits is reported with its last log lines
-   and the others are stopped; Ctrl-C or SIGTERM stops them all in reverse order (SIGTERM,
-   then SIGKILL after a grace period).
+3. Choose the provider: the configured one, one detected from a usual API key variable, or
+   else the offline demo script, announced as such; check it with one model listing in the
+   background (`management.up_checks`).
+4. Start the services in waves (`management.up_plan`): Awareness and the Mind together, then
+   Face and the local Hand, all sharing one data directory. Each wave starts once the previous
+   one answers its gRPC health checks, at the addresses the services publish in the runtime
+   file (`tobe.runtime.addresses`), which are also what the next wave dials. Each service logs
+   to `<data dir>/logs/<name>.log`. With TLS on the Mind's or Face's listener, the probes and
+   the local Face and Hand trust it as `management.up_tls` says.
+5. Print how to connect, then watch: a service that exits is reported with its log lines of
+   this start and the others are stopped; Ctrl-C or SIGTERM stops them all in reverse order
+   (SIGTERM, then SIGKILL after a grace period).
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -28,34 +34,48 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
 import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
+from management.up_checks import ProviderCheck, data_dir_owner, port_problems
+from management.up_plan import (
+    DEFAULT_PORT_BASE,
+    PORT_OFFSETS,
+    ServicePlan,
+    UpOptions,
+    choose_provider,
+    listen_address,
+    plan_services,
+)
 from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
+from tobe.runtime.addresses import published
 from tobe.runtime.private_files import private_directory, private_umask, tighten
-from tobe.runtime.tls import ClientTls, TlsConfigError
+from tobe.runtime.tls import TlsConfigError
 
 STOP_GRACE = 10.0
 HEALTH_DEADLINE = 60.0
+# How often a starting service is looked at: its published address, then its health check.
+POLL_INTERVAL = 0.05
+PROBE_TIMEOUT = 1.0
 LOG_TAIL_LINES = 20
 _PR_SET_PDEATHSIG = 1
-
-
-@dataclass
-class ServicePlan:
-    """A service to run: its `tobe <group> serve` command and where its health check answers."""
-
-    name: str
-    group: str
-    health_target: str | None
-    health_tls: ClientTls | None = None
-    env: dict[str, str] = field(default_factory=dict)
-    args: tuple[str, ...] = ()
+# Dial a service that is just starting again soon, not after gRPC's default 1 s backoff.
+_PROBE_OPTIONS = [
+    ("grpc.initial_reconnect_backoff_ms", 50),
+    ("grpc.min_reconnect_backoff_ms", 50),
+    ("grpc.max_reconnect_backoff_ms", 200),
+]
+SERVE_MODULES = {
+    "awareness": "awareness.cli",
+    "mind": "mind.cli",
+    "face": "face.cli",
+    "hand": "hand.cli",
+}
 
 
 @dataclass
@@ -63,10 +83,16 @@ class RunningService:
     plan: ServicePlan
     process: subprocess.Popen[bytes]
     log_path: Path
+    # Where this start's lines begin in the log, which keeps older runs' lines.
+    log_offset: int = 0
+    # Where it serves, once healthy.
+    address: str = ""
 
     def tail(self, lines: int = LOG_TAIL_LINES) -> list[str]:
-        with self.log_path.open(errors="replace") as handle:
-            return list(deque(handle, maxlen=lines))
+        with self.log_path.open("rb") as handle:
+            handle.seek(self.log_offset)
+            text = handle.read().decode(errors="replace")
+        return list(deque(text.splitlines(keepends=True), maxlen=lines))
 
 
 class UpError(click.ClickException):
@@ -74,65 +100,8 @@ class UpError(click.ClickException):
 
 
 def available_services() -> set[str]:
-    """Command groups of this installation that have a `serve` command."""
-    from tobe.cli import main
-
-    context = click.Context(main)
-    found = set()
-    for name in main.list_commands(context):
-        command = main.get_command(context, name)
-        if isinstance(command, click.Group) and command.get_command(context, "serve"):
-            found.add(name)
-    return found
-
-
-def plan_services(
-    settings: Settings, available: set[str], tls: LocalTls | None = None
-) -> list[ServicePlan]:
-    tls = tls or LocalTls()
-    mind_env = {}
-    if "awareness" in available and not settings.mind.awareness_address:
-        mind_env["TOBE_MIND__AWARENESS_ADDRESS"] = settings.awareness.listen
-    hand_env = {"TOBE_HAND__MIND_ADDRESS": settings.mind.listen, **tls.env.get("hand", {})}
-    face_env = {"TOBE_FACE__MIND_ADDRESS": settings.mind.listen, **tls.env.get("face", {})}
-    hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
-    if settings.hand.workspace is None:
-        workspace = settings.data_dir.resolve() / "workspace"
-        private_directory(workspace)
-        hand_env["TOBE_HAND__WORKSPACE"] = str(workspace)
-    plans = [
-        ServicePlan("awareness", "awareness", settings.awareness.listen),
-        ServicePlan("mind", "mind", settings.mind.listen, tls.mind_probe, mind_env),
-        ServicePlan("face", "face", settings.face.listen, tls.face_probe, face_env),
-        # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
-        ServicePlan("hand", "hand", hand_health, None, hand_env, ("--health-listen", hand_health)),
-    ]
-    return [plan for plan in plans if plan.group in available]
-
-
-def provider_environment(settings: Settings, env: dict[str, str]) -> tuple[dict[str, str], str]:
-    """Extra environment for the Mind's provider, and a sentence saying what was chosen."""
-    if settings.provider.kind:
-        return {}, f"Provider: {settings.provider.kind} (from the configuration)."
-    try:
-        from mind.providers.detect import DEMO_SCRIPT, detect_with_reason
-    except ImportError:  # a Mind without providers cannot be started anyway
-        return {}, "Provider: none available in this installation."
-    detected = detect_with_reason(env)
-    if detected is not None:
-        chosen, reason = detected
-        extra = {"TOBE_PROVIDER__KIND": chosen.kind, "TOBE_PROVIDER__MODEL": chosen.model}
-        if chosen.base_url:
-            extra["TOBE_PROVIDER__BASE_URL"] = chosen.base_url
-        if chosen.api_key is not None:
-            extra["TOBE_PROVIDER__API_KEY"] = chosen.api_key.get_secret_value()
-        return extra, f"Provider: {reason}."
-    extra = {"TOBE_PROVIDER__KIND": "scripted", "TOBE_PROVIDER__SCRIPT": str(DEMO_SCRIPT)}
-    return extra, (
-        "NO LLM PROVIDER CONFIGURED: running the offline DEMO SCRIPT (canned replies, no model).\n"
-        "  To use a real model set ANTHROPIC_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for a "
-        "local server) or GEMINI_API_KEY, or [provider] in the config file, and restart."
-    )
+    """Services this installation has (their packages, found without importing them)."""
+    return {name for name, module in SERVE_MODULES.items() if importlib.util.find_spec(module)}
 
 
 def _die_with_parent() -> None:
@@ -143,18 +112,79 @@ def _die_with_parent() -> None:
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
+class HealthProbe:
+    """Asks one starting service whether it is SERVING: at its health address, or at the
+    address it publishes once bound."""
+
+    def __init__(self, service: RunningService, data_dir: Path) -> None:
+        self.service = service
+        self.data_dir = data_dir
+        self._channel: grpc.Channel | None = None
+
+    def healthy(self) -> bool:
+        channel = self._channel or self._connect()
+        if channel is None:
+            return False
+        stub = health_pb2_grpc.HealthStub(channel)
+        try:
+            # The grpc_health stubs declare HealthStub without its methods.
+            response: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]
+                health_pb2.HealthCheckRequest(), timeout=PROBE_TIMEOUT
+            )
+        except grpc.RpcError:
+            return False
+        return bool(response.status == health_pb2.HealthCheckResponse.SERVING)
+
+    def close(self) -> None:
+        if self._channel is not None:
+            self._channel.close()
+
+    def _connect(self) -> grpc.Channel | None:
+        plan = self.service.plan
+        target = plan.health_target or self._published()
+        if target is None:
+            return None
+        self.service.address = target
+        tls = plan.health_tls
+        self._channel = (
+            grpc.secure_channel(target, tls.credentials(), _PROBE_OPTIONS)
+            if tls is not None
+            else grpc.insecure_channel(target, _PROBE_OPTIONS)
+        )
+        return self._channel
+
+    def _published(self) -> str | None:
+        entry = published(self.data_dir).get(self.service.plan.name)
+        if entry is None or entry.pid != self.service.process.pid:
+            return None
+        return entry.address
+
+
 class Supervisor:
     def __init__(self, settings: Settings, echo: Callable[[str], None] = click.echo) -> None:
         self.settings = settings
+        self.data_dir = settings.data_dir.resolve()
         self.echo = echo
         self.running: list[RunningService] = []
         self.stopping = threading.Event()
         self.logs_dir = settings.data_dir / "logs"
+        # Asked while services start: a reason to give up (e.g. the provider refused), or None.
+        self.abort: Callable[[], str | None] = lambda: None
+
+    def address_of(self, name: str) -> str:
+        """Where service `name` serves: as published once healthy, else as configured."""
+        for service in self.running:
+            if service.plan.name == name and service.address:
+                return service.address
+        return listen_address(self.settings, name)
 
     def start(self, plan: ServicePlan, base_env: dict[str, str]) -> RunningService:
         private_directory(self.logs_dir)
         log_path = self.logs_dir / f"{plan.name}.log"
+        env = {**base_env, **plan.env}
+        env.update({name: self.address_of(source) for name, source in plan.address_env.items()})
         with log_path.open("ab") as log:
+            offset = log.tell()
             log.write(f"--- tobe up started {plan.name} at {time.ctime()}\n".encode())
             log.flush()
             process = subprocess.Popen(
@@ -162,46 +192,40 @@ class Supervisor:
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
-                env={**base_env, **plan.env},
+                env=env,
                 preexec_fn=_die_with_parent,
             )
-        service = RunningService(plan, process, log_path)
+        service = RunningService(plan, process, log_path, offset)
         self.running.append(service)
         self.echo(f"  {plan.name:<10} pid {process.pid:<7} log {log_path}")
         return service
 
-    def wait_healthy(self, service: RunningService) -> None:
-        target = service.plan.health_target
-        if target is None:
-            return
+    def wait_healthy(self, services: list[RunningService]) -> None:
+        """Return once every one of `services` is SERVING (or a stop was asked); UpError when
+        one exits or stays unhealthy past the deadline."""
+        probes = [HealthProbe(service, self.data_dir) for service in services]
         deadline = time.monotonic() + HEALTH_DEADLINE
-        tls = service.plan.health_tls
-        channel = (
-            grpc.secure_channel(target, tls.credentials())
-            if tls is not None
-            else grpc.insecure_channel(target)
-        )
-        with channel:
-            stub = health_pb2_grpc.HealthStub(channel)
-            while time.monotonic() < deadline and not self.stopping.is_set():
-                if service.process.poll() is not None:
-                    raise UpError(self.crash_report(service))
-                try:
-                    # The grpc_health stubs declare HealthStub without its methods.
-                    response: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]
-                        health_pb2.HealthCheckRequest(), timeout=1.0
+        try:
+            while probes and not self.stopping.is_set():
+                reason = self.abort()
+                if reason is not None:
+                    raise UpError(reason)
+                for probe in list(probes):
+                    if probe.service.process.poll() is not None:
+                        raise UpError(self.crash_report(probe.service))
+                    if probe.healthy():
+                        probes.remove(probe)
+                if probes and time.monotonic() > deadline:
+                    late = probes[0].service
+                    raise UpError(
+                        f"{late.plan.name} did not become healthy within "
+                        f"{HEALTH_DEADLINE:.0f}s.\n{self._tail_text(late)}"
                     )
-                    status = response.status
-                    if status == health_pb2.HealthCheckResponse.SERVING:
-                        return
-                except grpc.RpcError:
-                    pass
-                self.stopping.wait(0.2)
-        if not self.stopping.is_set():
-            raise UpError(
-                f"{service.plan.name} did not become healthy at {target} within "
-                f"{HEALTH_DEADLINE:.0f}s.\n{self._tail_text(service)}"
-            )
+                if probes:
+                    self.stopping.wait(POLL_INTERVAL)
+        finally:
+            for probe in probes:
+                probe.close()
 
     def watch(self) -> RunningService | None:
         """Block until a stop is requested (None) or a service exits (that service)."""
@@ -212,23 +236,31 @@ class Supervisor:
         return None
 
     def stop_all(self) -> None:
-        for service in reversed(self.running):
-            self._stop(service)
+        """Stop the services in reverse start order, each wave together: the clients of the
+        Mind (Face, the Hand) first, then the Mind and Awareness."""
+        waves: dict[tuple[str, ...], list[RunningService]] = {}
+        for service in self.running:
+            waves.setdefault(service.plan.after, []).append(service)
+        for wave in reversed(list(waves.values())):
+            self._stop(wave)
         self.running.clear()
 
-    def _stop(self, service: RunningService) -> None:
-        process = service.process
-        if process.poll() is None:
+    def _stop(self, services: list[RunningService]) -> None:
+        live = [service for service in services if service.process.poll() is None]
+        for service in live:
             self.echo(f"  stopping {service.plan.name}")
-            _signal_group(process, signal.SIGTERM)
+            _signal_group(service.process, signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE
+        for service in live:
             try:
-                process.wait(STOP_GRACE)
+                service.process.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 self.echo(f"  {service.plan.name} did not stop in {STOP_GRACE:.0f}s; killing it")
-                _signal_group(process, signal.SIGKILL)
-                process.wait()
-        # Anything the service started in its own session goes too.
-        _signal_group(process, signal.SIGKILL)
+                _signal_group(service.process, signal.SIGKILL)
+                service.process.wait()
+        # Anything the services started in their own sessions goes too.
+        for service in services:
+            _signal_group(service.process, signal.SIGKILL)
 
     def crash_report(self, service: RunningService) -> str:
         code = service.process.returncode
@@ -236,7 +268,7 @@ class Supervisor:
 
     def _tail_text(self, service: RunningService) -> str:
         lines = "".join("    " + line for line in service.tail())
-        return f"  last lines of {service.log_path}:\n{lines.rstrip()}"
+        return f"  last lines of {service.log_path} (this start):\n{lines.rstrip()}"
 
 
 def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
@@ -244,6 +276,32 @@ def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None
         os.killpg(process.pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
+
+
+def start_in_waves(
+    supervisor: Supervisor, plans: list[ServicePlan], base_env: dict[str, str]
+) -> None:
+    """Start every plan once the services it comes after are healthy; each wave together."""
+    names = {plan.name for plan in plans}
+    done: set[str] = set()
+    remaining = list(plans)
+    while remaining and not supervisor.stopping.is_set():
+        wave = [p for p in remaining if all(d in done or d not in names for d in p.after)]
+        started = [supervisor.start(plan, base_env) for plan in wave]
+        supervisor.wait_healthy(started)
+        done.update(plan.name for plan in wave)
+        remaining = [plan for plan in remaining if plan not in wave]
+
+
+def _preflight(settings: Settings, plans: list[ServicePlan], data_dir: Path) -> None:
+    """Refuse a data directory in use and listen addresses that cannot be bound."""
+    owner = data_dir_owner(data_dir)
+    if owner is not None:
+        raise UpError(owner)
+    names = [plan.name for plan in plans if plan.name in PORT_OFFSETS]
+    problems = port_problems(data_dir, {name: listen_address(settings, name) for name in names})
+    if problems:
+        raise UpError("\n".join(problems))
 
 
 def run_up(settings: Settings) -> int:
@@ -262,36 +320,43 @@ def run_up(settings: Settings) -> int:
     except TlsConfigError as exc:
         raise UpError(str(exc)) from None
     plans = plan_services(settings, available, tls)
+    _preflight(settings, plans, data_dir)
     try:
-        created = provision(settings)
+        created = provision(settings, lock_timeout=2.0)
     except StateLockBusy as exc:
-        raise UpError(f"{exc}; is ToBe already running? (`tobe admin status`)") from exc
+        raise UpError(f"{exc}; stop it first, or start this one with another --data-dir") from exc
     if created:
         click.echo(
             f"Created local credentials: {', '.join(created)} "
             f"(in {settings.credentials_dir}, owner-only)"
         )
-    provider_env, provider_note = provider_environment(settings, dict(os.environ))
-    click.secho(provider_note, fg="yellow" if "DEMO" in provider_note else None, bold=True)
+    provider = choose_provider(settings, dict(os.environ))
+    click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
+    check = ProviderCheck(provider.settings).start() if provider.settings is not None else None
     base_env = {**os.environ, "TOBE_DATA_DIR": str(data_dir)}
     for plan in plans:
         if plan.name == "mind":
-            plan.env.update(provider_env)
+            plan.env.update(provider.env)
 
     supervisor = Supervisor(settings)
+    if check is not None:
+        supervisor.abort = check.refusal
     previous = {
         sig: signal.signal(sig, lambda *_: supervisor.stopping.set())
         for sig in (signal.SIGINT, signal.SIGTERM)
     }
     try:
         click.echo("Starting services:")
-        for plan in plans:
-            if supervisor.stopping.is_set():
-                break
-            supervisor.wait_healthy(supervisor.start(plan, base_env))
+        start_in_waves(supervisor, plans, base_env)
         if supervisor.stopping.is_set():
             return 0
-        _print_ready(settings, data_dir, tls)
+        if check is not None:
+            verdict = check.result()
+            if verdict.refusal is not None:
+                raise UpError(verdict.refusal)
+            if verdict.warning is not None:
+                click.secho(f"Warning: {verdict.warning}", fg="red", bold=True, err=True)
+        _print_ready(settings, supervisor, data_dir, tls)
         crashed = supervisor.watch()
         if crashed is not None:
             click.secho(supervisor.crash_report(crashed), fg="red", err=True)
@@ -304,28 +369,93 @@ def run_up(settings: Settings) -> int:
             signal.signal(sig, handler)
 
 
-def _print_ready(settings: Settings, data_dir: Path, tls: LocalTls) -> None:
-    prefix = "" if data_dir == default_data_dir().resolve() else f"TOBE_DATA_DIR={data_dir} "
-    chat_tls = f" --ca {tls.face_ca}" if tls.face_ca else ""
+def chat_command(data_dir: Path, ca_file: Path | None = None) -> str:
+    """`tobe chat` as a user types it to reach this ToBe: the data directory, where the
+    running services publish their addresses, when it is not the default one."""
+    prefix = (
+        ""
+        if data_dir == default_data_dir().resolve()
+        else f"TOBE_DATA_DIR={shlex.quote(str(data_dir))} "
+    )
+    ca = f" --ca {shlex.quote(str(ca_file))}" if ca_file is not None else ""
+    return f"{prefix}tobe chat{ca}"
+
+
+def _print_ready(settings: Settings, supervisor: Supervisor, data_dir: Path, tls: LocalTls) -> None:
+    chat = chat_command(data_dir, tls.face_ca)
+    admin = chat.split("tobe chat")[0] + "tobe admin credentials list"
     click.secho("ToBe is up.", fg="green", bold=True)
-    click.echo(f"  Chat (in another terminal):         {prefix}tobe chat{chat_tls}")
+    click.echo(f"  Chat (in another terminal):         {chat}")
     face_tls = f" (TLS: trust {tls.face_ca})" if tls.face_ca else ""
-    click.echo(f"  Face gateway (gRPC):                {settings.face.listen}{face_tls}")
+    click.echo(f"  Face gateway (gRPC):                {supervisor.address_of('face')}{face_tls}")
     if tls.mind_ca is not None:
         client = (
             " --cert client-NAME.pem --key client-NAME.key"
             if settings.mind.tls.require_client_cert
             else ""
         )
+        port = supervisor.address_of("mind").rsplit(":", 1)[-1]
         click.echo(
-            f"  Hand on another machine:            tobe hand serve --mind HOST:"
-            f"{settings.mind.listen.rsplit(':', 1)[-1]} --ca {tls.mind_ca}{client}"
+            f"  Hand on another machine:            tobe hand serve --mind HOST:{port} "
+            f"--ca {tls.mind_ca}{client}"
         )
-    click.echo(f"  Manage credentials:                 {prefix}tobe admin credentials list")
+    click.echo(f"  Manage credentials:                 {admin}")
     click.echo("Press Ctrl-C to stop every service.")
 
 
-@click.command("up")
-def up() -> None:
-    """Run Mind, Face and every other installed service on this machine until Ctrl-C."""
+UP_HELP = f"""Run Mind, Face and every other installed service on this machine until Ctrl-C.
+
+The services publish where they listen in <data dir>/runtime.json, where `tobe chat`,
+`tobe admin` and `tobe health` find them: with another data directory, give them the same
+TOBE_DATA_DIR (the banner prints the commands). Options override the configuration through
+the same TOBE_* variables (--port-base sets TOBE_MIND__LISTEN, TOBE_FACE__LISTEN and
+TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BASE}).
+"""
+
+
+@click.command("up", help=UP_HELP)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Data directory: store, logs, credentials, runtime.json (default: TOBE_DATA_DIR, "
+    "else ~/.local/share/tobe).",
+)
+@click.option(
+    "--port-base",
+    type=click.IntRange(0, 65535 - max(PORT_OFFSETS.values())),
+    help=f"Listen on 127.0.0.1 at N+10 (Mind), N+20 (Face), N+30 (Awareness); default "
+    f"{DEFAULT_PORT_BASE}. 0: each service binds a free port.",
+)
+@click.option("--mind-listen", metavar="ADDRESS", help="The Mind's host:port or unix:/path.")
+@click.option("--face-listen", metavar="ADDRESS", help="Face's host:port or unix:/path.")
+@click.option("--awareness-listen", metavar="ADDRESS", help="Awareness' host:port.")
+@click.option(
+    "--provider",
+    type=click.Choice(["anthropic", "openai", "gemini", "scripted"]),
+    help="Provider kind ([provider] kind).",
+)
+@click.option("--model", metavar="ID", help="Model id ([provider] model).")
+@click.option(
+    "--verbose", is_flag=True, help="Services log at DEBUG, tracebacks of their errors included."
+)
+def up(
+    data_dir: Path | None,
+    port_base: int | None,
+    mind_listen: str | None,
+    face_listen: str | None,
+    awareness_listen: str | None,
+    provider: str | None,
+    model: str | None,
+    verbose: bool,
+) -> None:
+    listen = {"mind": mind_listen, "face": face_listen, "awareness": awareness_listen}
+    options = UpOptions(
+        data_dir=data_dir,
+        port_base=port_base,
+        listen={service: address for service, address in listen.items() if address},
+        provider=provider,
+        model=model,
+        verbose=verbose,
+    )
+    os.environ.update(options.environment())
     raise SystemExit(run_up(load_settings()))

@@ -66,6 +66,8 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
     from mind.profiles.errors import ProfileError
     from mind.providers.factory import ProviderConfigError, build_provider
     from mind.providers.script import ScriptError
+    from tobe.runtime.publishing import bind_failure
+    from tobe.runtime.server import BindError
     from tobe.runtime.tls import TlsConfigError, server_tls
 
     configure_logging(settings.log_level, process="mind")
@@ -100,6 +102,9 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
             app = build(settings, provider)
         except ProfileError as exc:
             raise click.ClickException(f"cannot start the Mind: {exc}") from exc
-        asyncio.run(serve(app, address, tls))
+        try:
+            asyncio.run(serve(app, address, tls))
+        except BindError as exc:
+            raise click.ClickException(bind_failure(settings.data_dir, "mind", exc)) from None
     finally:
         lock.release()

@@ -54,8 +54,10 @@ from mind.tools.builtin import builtin_tools
 from mind.tools.registry import ToolRegistry
 from mind.tools.runtime import ToolRuntime
 from tobe.config import ContextSettings, MindSettings, Settings
+from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (
     DEFAULT_MAX_MESSAGE_BYTES,
+    BindError,
     GrpcServer,
     ServiceSpec,
     run_until_signal,
@@ -115,17 +117,22 @@ class MindApp:
 
     async def start(self, listen: str, tls: ServerTls | None = None) -> GrpcServer:
         """Recover from the last stop, run start hooks, then start serving (TLS on a TCP
-        `listen` with `tls`)."""
+        `listen` with `tls`). When `listen` cannot be bound, stops what the hooks started and
+        raises BindError."""
         await self.manager.recover()
         for hook in self.on_start:
             await hook()
-        server = await start_server(
-            self.services,
-            [listen],
-            interceptors=[AuthInterceptor(self.authenticate, live=self.live_calls)],
-            max_receive_bytes=max_request_bytes(self.settings.mind),
-            tls=tls,
-        )
+        try:
+            server = await start_server(
+                self.services,
+                [listen],
+                interceptors=[AuthInterceptor(self.authenticate, live=self.live_calls)],
+                max_receive_bytes=max_request_bytes(self.settings.mind),
+                tls=tls,
+            )
+        except BindError:
+            await self.close(None)
+            raise
         self.address = server.address(listen)
         return server
 
@@ -251,7 +258,8 @@ def attach_content(app: MindApp, skills: SkillStore, resources: ResourceStore) -
 
 
 async def serve(app: MindApp, listen: str, tls: ServerTls | None = None) -> None:
-    """Start `app` on `listen`, say where it listens, and stop it at SIGTERM or SIGINT."""
+    """Start `app` on `listen`, publish and say where it listens, and stop it at SIGTERM or
+    SIGINT; BindError when `listen` cannot be bound."""
     server = None
     try:
         server = await app.start(listen, tls)
@@ -264,7 +272,9 @@ async def serve(app: MindApp, listen: str, tls: ServerTls | None = None) -> None
             print(line, flush=True)
             log.info(line)
 
-        await run_until_signal(lambda: app.close(server), ready=ready)
+        published_tls = app.settings.mind.tls if tls is not None else None
+        with published_address(app.settings.data_dir, "mind", app.address, published_tls):
+            await run_until_signal(lambda: app.close(server), ready=ready)
         server = None
     finally:
         if server is not None:

@@ -25,8 +25,8 @@ GENERATED = Path("tobe/v1")
 # Importing process package -> the modules of other process packages it may import.
 PUBLIC: dict[str, frozenset[str]] = {
     # `tobe admin` serves Management in-process when no Mind runs; `tobe up` provisions the
-    # local credentials and says which provider the Mind will run with.
-    "management": frozenset({"mind.management", "mind.providers.detect"}),
+    # local credentials, says which provider the Mind will run with and checks it answers.
+    "management": frozenset({"mind.management", "mind.providers.detect", "mind.providers.listing"}),
 }
 
 # Modules that speak gRPC: servers, servicers and their status tables, interceptors, clients,

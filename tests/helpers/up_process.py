@@ -22,20 +22,46 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def up_env(data_dir: Path, face_port: int | None = None) -> dict[str, str]:
+def free_port_base() -> int:
+    """A `--port-base` N whose N+10, N+20 and N+30 are free right now."""
+    while True:
+        base = free_port() - 30
+        if base > 1024 and all(_free(base + offset) for offset in (10, 20, 30)):
+            return base
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def clean_env() -> dict[str, str]:
+    """This environment without any ToBe setting or provider key, on an xterm, with the
+    `tobe` command on PATH."""
     env = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("TOBE_") and k not in PROVIDER_VARIABLES
     }
-    env.update(
-        TOBE_DATA_DIR=str(data_dir),
-        TOBE_CONFIG=str(data_dir / "absent-config.toml"),
-        TOBE_MIND__LISTEN=f"127.0.0.1:{free_port()}",
-        TOBE_FACE__LISTEN=f"127.0.0.1:{face_port or free_port()}",
-        TOBE_AWARENESS__LISTEN=f"127.0.0.1:{free_port()}",
-        TERM="xterm",
-    )
+    env.update(TERM="xterm", PATH=f"{Path(sys.executable).parent}:{env.get('PATH', '')}")
+    return env
+
+
+def up_env(data_dir: Path, face_port: int | None = None, *, listen: bool = True) -> dict[str, str]:
+    """The environment of a `tobe up` on `data_dir` without a config file; with `listen`, each
+    service on a free port of its own."""
+    env = clean_env()
+    env.update(TOBE_DATA_DIR=str(data_dir), TOBE_CONFIG=str(data_dir / "absent-config.toml"))
+    if listen:
+        env.update(
+            TOBE_MIND__LISTEN=f"127.0.0.1:{free_port()}",
+            TOBE_FACE__LISTEN=f"127.0.0.1:{face_port or free_port()}",
+            TOBE_AWARENESS__LISTEN=f"127.0.0.1:{free_port()}",
+        )
     return env
 
 
@@ -53,9 +79,27 @@ def spawn(args: list[str], env: dict[str, str]) -> pexpect.spawn:
     return child
 
 
+def spawn_shell(command: str, env: dict[str, str]) -> pexpect.spawn:
+    """A command line as a user types it (`VAR=value tobe chat …`), run by `sh -c`."""
+    child = pexpect.spawn(
+        "/bin/sh",
+        ["-c", command],
+        env=env,
+        encoding="utf-8",
+        timeout=START_TIMEOUT,
+        dimensions=(50, 160),
+    )
+    child.logfile_read = io.StringIO()
+    return child
+
+
 def chat_once(env: dict[str, str], text: str, *options: str) -> None:
     """`tobe chat` with `options`: send one message, see the demo model answer, quit."""
-    chat = spawn(["chat", *options], env)
+    converse(spawn(["chat", *options], env), text)
+
+
+def converse(chat: pexpect.spawn, text: str) -> None:
+    """On a started `tobe chat`: send one message, see the demo model answer, quit."""
     try:
         chat.expect("you› ")
         chat.sendline(text)
@@ -72,7 +116,14 @@ def printed(child: pexpect.spawn) -> str:
 
 
 def service_pids(output: str) -> list[int]:
-    return [int(pid) for pid in re.findall(r"pid (\d+)", output)]
+    return [int(pid) for pid in re.findall(r"\w+ +pid (\d+) +log", output)]
+
+
+def banner_command(output: str, label: str) -> str:
+    """The command the banner printed after `label` (e.g. "Chat (in another terminal):")."""
+    match = re.search(re.escape(label) + r" +(.+?)\r?\n", output)
+    assert match is not None, output
+    return match.group(1).strip()
 
 
 def gone(pid: int) -> bool:

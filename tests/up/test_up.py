@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import stat
 from pathlib import Path
 
@@ -13,13 +12,15 @@ from helpers.up_process import chat_once, gone, printed, service_pids, spawn, up
 
 from mind.management.local_credentials import provision
 from tobe.config import Settings
+from tobe.runtime.addresses import published
 
 pytestmark = pytest.mark.e2e
 
 
 def test_up_serves_a_streamed_chat_and_stops_without_leftovers(tmp_path: Path) -> None:
-    env = up_env(tmp_path / "data")
-    up = spawn(["up"], env)
+    # Every service on a port it picks: chat finds Face where it published its address.
+    env = up_env(tmp_path / "data", listen=False)
+    up = spawn(["up", "--port-base", "0"], env)
     try:
         up.expect("DEMO SCRIPT")
         up.expect("ToBe is up.")
@@ -40,25 +41,25 @@ def test_up_serves_a_streamed_chat_and_stops_without_leftovers(tmp_path: Path) -
         up.close()
         assert up.exitstatus == 0
         assert all(gone(pid) for pid in pids)
+        assert published(tmp_path / "data") == {}
     finally:
         up.close(force=True)
 
 
 def test_a_service_that_fails_is_reported_with_its_log(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    with socket.socket() as squatter:
-        squatter.bind(("127.0.0.1", 0))
-        squatter.listen()
-        env = up_env(data_dir, face_port=squatter.getsockname()[1])
-        up = spawn(["up"], env)
-        try:
-            up.expect("face exited with status")
-            up.expect(f"last lines of {data_dir / 'logs' / 'face.log'}")
-            up.expect(pexpect.EOF, timeout=60)
-            up.close()
-            assert up.exitstatus != 0
-        finally:
-            up.close(force=True)
+    env = up_env(data_dir)
+    # Face exits at start: the CA it is told to trust for the Mind does not exist.
+    env["TOBE_FACE__MIND_TLS__CA_FILE"] = str(tmp_path / "absent-ca.pem")
+    up = spawn(["up"], env)
+    try:
+        up.expect("face exited with status")
+        up.expect(f"last lines of {data_dir / 'logs' / 'face.log'}")
+        up.expect(pexpect.EOF, timeout=60)
+        up.close()
+        assert up.exitstatus != 0
+    finally:
+        up.close(force=True)
     pids = service_pids(printed(up))
     assert "mind" in printed(up) and pids
     assert all(gone(pid) for pid in pids)

@@ -21,6 +21,7 @@ import grpc
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 
 from tobe.runtime.decoding import DecodingInterceptor
+from tobe.runtime.ports import bind_problem
 from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
 from tobe.runtime.reflection import enable_reflection
 from tobe.runtime.tls import ServerTls
@@ -31,6 +32,15 @@ log = logging.getLogger(__name__)
 Registrar = Callable[[grpc.aio.Server], None]
 
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+
+
+class BindError(OSError):
+    """A listen address could not be bound; `reason` says why ("the address is in use", …)."""
+
+    def __init__(self, address: str, reason: str) -> None:
+        super().__init__(f"cannot listen on {address}: {reason}")
+        self.address = address
+        self.reason = reason
 
 
 @dataclass
@@ -92,9 +102,17 @@ async def start_server(
     (an unauthenticated call is refused as such whatever its body).
     `unix_socket_mode` chmods every `unix:` socket after binding (default 0o600, owner-only).
     Binding a TCP address with port 0 picks a free port, reported in `GrpcServer.bound`.
+    An address that cannot be bound raises BindError before anything serves.
     With `tls`, every TCP address serves TLS only; Unix sockets stay plaintext (the file's
     owner-only mode is their protection).
     """
+    addresses = list(addresses)
+    # Checked with a plain socket first, so that a port in use is a BindError saying so rather
+    # than gRPC's own error log line.
+    for address in addresses:
+        problem = bind_problem(address)
+        if problem is not None:
+            raise BindError(address, problem)
     server = grpc.aio.server(
         interceptors=[*interceptors, DecodingInterceptor()],
         options=[
@@ -122,14 +140,11 @@ async def start_server(
                 path = address.removeprefix("unix:").removeprefix("//")
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(path)
-            if tls is None or address.startswith("unix:"):
-                port = server.add_insecure_port(address)
-            else:
-                port = server.add_secure_port(address, tls.credentials())
-            if port == 0 and not address.startswith("unix:"):
-                raise OSError(f"could not bind {address}")
-            bound[address] = port
+            bound[address] = _bind(server, address, tls)
         await server.start()
+    except BindError:
+        await server.stop(None)
+        raise
     finally:
         os.umask(previous_umask)
     for address in addresses:
@@ -138,6 +153,20 @@ async def start_server(
     result = GrpcServer(server=server, health=health_servicer, services=services, bound=bound)
     await result.set_serving(serving)
     return result
+
+
+def _bind(server: grpc.aio.Server, address: str, tls: ServerTls | None) -> int:
+    """Bind `address`; its port (the picked one for port 0)."""
+    try:
+        if tls is None or address.startswith("unix:"):
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, tls.credentials())
+    except RuntimeError as exc:
+        raise BindError(address, "gRPC could not bind it") from exc
+    if port == 0 and not address.startswith("unix:"):
+        raise BindError(address, "gRPC could not bind it")
+    return port
 
 
 async def run_until_signal(

@@ -1,0 +1,123 @@
+"""Time from `tobe up` to ready, by phase: the median of N cold starts in fresh data directories.
+
+    PYTHONPATH=. python bench/bench_up.py --runs 5
+
+Each run starts `python -m tobe up --port-base N` (N+10, N+20 and N+30 free, as the default
+7400 is on a machine without ToBe) in a new temporary data directory (the offline demo
+provider, no config file) and records, relative to the spawn: when `tobe up`
+printed each service's start line, when each service published its address in
+`runtime.json` (it does so once bound and serving), and when the banner "ToBe is up." came.
+Then it stops ToBe with SIGINT and waits for it to exit. The Hand publishes nothing: its
+readiness is the banner's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+PROVIDER_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+SERVICES = ("awareness", "mind", "face")
+
+
+def one_run() -> dict[str, float]:
+    """Seconds from spawn to each phase of one cold start."""
+    with tempfile.TemporaryDirectory() as temporary:
+        data_dir = Path(temporary) / "data"
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith("TOBE_") and k not in PROVIDER_VARIABLES
+        }
+        env.update(TOBE_DATA_DIR=str(data_dir), TOBE_CONFIG=str(Path(temporary) / "absent.toml"))
+        phases: dict[str, float] = {}
+        start = time.monotonic()
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tobe", "up", "--port-base", str(free_port_base())],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        done = threading.Event()
+        watcher = threading.Thread(target=_watch_published, args=(data_dir, start, phases, done))
+        watcher.start()
+        assert process.stdout is not None
+        try:
+            for line in process.stdout:
+                now = time.monotonic() - start
+                spawned = re.match(r"\s+(\w+)\s+pid \d+", line)
+                if spawned:
+                    phases[f"{spawned.group(1)} spawned"] = now
+                if "ToBe is up." in line:
+                    phases["banner"] = now
+                    break
+                if line.startswith("Error"):
+                    raise SystemExit(f"tobe up failed: {line.strip()}")
+        finally:
+            done.set()
+            watcher.join()
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=60)
+        return phases
+
+
+def free_port_base() -> int:
+    """A port base whose three service ports are free right now."""
+    while True:
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            base = int(probe.getsockname()[1]) - 30
+        if base > 1024 and all(_free(base + offset) for offset in (10, 20, 30)):
+            return base
+
+
+def _free(port: int) -> bool:
+    with socket.socket() as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _watch_published(
+    data_dir: Path, start: float, phases: dict[str, float], done: threading.Event
+) -> None:
+    while not done.wait(0.01):
+        try:
+            services = json.loads((data_dir / "runtime.json").read_text())["services"]
+        except (OSError, ValueError, KeyError):
+            continue
+        for name in services:
+            phases.setdefault(f"{name} serving", time.monotonic() - start)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    runs = parser.parse_args().runs
+    results = [one_run() for _ in range(runs)]
+    names = sorted(
+        {name for result in results for name in result},
+        key=lambda name: statistics.median(r[name] for r in results if name in r),
+    )
+    print(f"tobe up, median of {runs} cold starts (seconds after spawn):")
+    for name in names:
+        values = [result[name] for result in results if name in result]
+        print(f"  {name:<20} {statistics.median(values):6.2f}   (min {min(values):.2f})")
+
+
+if __name__ == "__main__":
+    main()

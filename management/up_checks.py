@@ -1,0 +1,107 @@
+"""What `tobe up` checks before it claims anything: nobody else runs ToBe on the data
+directory, every listen address is free, and the provider answers.
+
+Each failed check is one line naming what is wrong and the setting or option that fixes it.
+The provider check is one cheap model listing (`mind.providers.listing`), run in a thread
+while the services start, so it costs no start time.
+
+An unreachable provider refuses the start, as a rejected key does: a dead base URL otherwise
+surfaces only as the first turn's failure, long after "ToBe is up." was claimed. A server that
+is reachable but cannot list its models is only warned about, since the Mind may still work.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from tobe.config import ProviderSettings
+from tobe.runtime.addresses import published, runtime_file
+from tobe.runtime.ports import bind_problem, holder
+from tobe.runtime.statelock import StateLockBusy, is_locked
+
+PROVIDER_TIMEOUT = 8.0
+
+
+def data_dir_owner(data_dir: Path) -> str | None:
+    """One line when another ToBe owns the data directory (its services published there, or
+    a process holds its state lock); None when it is free."""
+    services = published(data_dir)
+    if services:
+        listing = ", ".join(
+            f"{name} at {entry.address} (pid {entry.pid})"
+            for name, entry in sorted(services.items())
+        )
+        return (
+            f"ToBe is already running on {data_dir} ({listing}, per {runtime_file(data_dir)}); "
+            "stop it first, or start this one with another --data-dir"
+        )
+    if is_locked(data_dir):
+        lock = data_dir / "state.lock"
+        busy = StateLockBusy(lock, lock.read_text(errors="replace").strip())
+        return f"{busy}; stop it first, or start this one with another --data-dir"
+    return None
+
+
+def port_problems(data_dir: Path, addresses: dict[str, str]) -> list[str]:
+    """One line per listen address that cannot be bound, with its holder and the fix."""
+    lines = []
+    for service, address in addresses.items():
+        problem = bind_problem(address)
+        if problem is None:
+            continue
+        held = holder(data_dir, address)
+        who = f", held by {held}" if held else ""
+        lines.append(
+            f"{service} cannot listen on {address}: {problem}{who}; change [{service}] listen "
+            f"(TOBE_{service.upper()}__LISTEN, --{service}-listen) or use another --port-base"
+        )
+    return lines
+
+
+@dataclass
+class ProviderVerdict:
+    """What the listing call said: `refusal` stops the start, `warning` is printed."""
+
+    refusal: str | None = None
+    warning: str | None = None
+
+
+class ProviderCheck:
+    """One model listing against the provider, run in a background thread."""
+
+    def __init__(self, settings: ProviderSettings) -> None:
+        self.settings = settings
+        self.verdict = ProviderVerdict()
+        self._thread = threading.Thread(target=self._run, name="provider-check", daemon=True)
+
+    def start(self) -> ProviderCheck:
+        self._thread.start()
+        return self
+
+    def result(self) -> ProviderVerdict:
+        """The verdict, once the listing answered or timed out."""
+        self._thread.join(PROVIDER_TIMEOUT + 2)
+        return self.verdict
+
+    def refusal(self) -> str | None:
+        """Why the start must stop, as soon as the listing said so; None meanwhile."""
+        return self.verdict.refusal
+
+    def _run(self) -> None:
+        from mind.providers.listing import KeyRejected, ListingError, ProviderUnreachable
+
+        try:
+            asyncio.run(_listing(self.settings))
+        except (ProviderUnreachable, KeyRejected) as exc:
+            self.verdict = ProviderVerdict(refusal=f"provider check failed: {exc}")
+        except ListingError as exc:
+            self.verdict = ProviderVerdict(warning=f"provider check inconclusive: {exc}")
+
+
+async def _listing(settings: ProviderSettings) -> None:
+    from mind.providers.listing import list_models
+
+    await list_models(settings, timeout=PROVIDER_TIMEOUT)

@@ -1,0 +1,150 @@
+"""What `tobe up` runs: its command-line options as `TOBE_*` variables, the services to start
+with their environment and start order, and the provider the Mind will use.
+
+Options reach the services the way every setting does, through their `TOBE_*` variables, so a
+service started by `tobe up` reads exactly what `tobe … serve` would read with them set.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from management.up_tls import LocalTls
+from tobe.config import ProviderSettings, Settings
+from tobe.runtime.ports import tcp_host_port
+from tobe.runtime.private_files import private_directory
+from tobe.runtime.tls import ClientTls
+
+DEFAULT_PORT_BASE = 7400
+# Port offsets from `--port-base`, and the services that publish their address.
+PORT_OFFSETS = {"mind": 10, "face": 20, "awareness": 30}
+LOCAL_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True)
+class UpOptions:
+    """`tobe up`'s command-line options (None: not given, the configuration decides)."""
+
+    data_dir: Path | None = None
+    port_base: int | None = None
+    listen: dict[str, str] = field(default_factory=dict)
+    provider: str | None = None
+    model: str | None = None
+    verbose: bool = False
+
+    def environment(self) -> dict[str, str]:
+        """The `TOBE_*` variables these options stand for; a per-service listen address wins
+        over `--port-base`."""
+        env: dict[str, str] = {}
+        if self.data_dir is not None:
+            env["TOBE_DATA_DIR"] = str(self.data_dir.expanduser().resolve())
+        if self.port_base is not None:
+            for service, offset in PORT_OFFSETS.items():
+                port = self.port_base + offset if self.port_base else 0
+                env[listen_variable(service)] = f"{LOCAL_HOST}:{port}"
+        for service, address in self.listen.items():
+            env[listen_variable(service)] = address
+        if self.provider is not None:
+            env["TOBE_PROVIDER__KIND"] = self.provider
+        if self.model is not None:
+            env["TOBE_PROVIDER__MODEL"] = self.model
+        if self.verbose:
+            env["TOBE_LOG_LEVEL"] = "DEBUG"
+        return env
+
+
+def listen_variable(service: str) -> str:
+    return f"TOBE_{service.upper()}__LISTEN"
+
+
+@dataclass
+class ServicePlan:
+    """A service to run: its `tobe <group> serve` command, where its health check answers
+    (None: at the address it publishes), and the services it starts after."""
+
+    name: str
+    group: str
+    health_target: str | None
+    health_tls: ClientTls | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    args: tuple[str, ...] = ()
+    # Started only once these are healthy; their published addresses fill `address_env`.
+    after: tuple[str, ...] = ()
+    # Variable -> service whose address it receives: the published one when that service is
+    # already up, else its configured listen address.
+    address_env: dict[str, str] = field(default_factory=dict)
+
+
+def picks_free_port(address: str) -> bool:
+    parsed = tcp_host_port(address)
+    return parsed is not None and parsed[1] == 0
+
+
+def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> list[ServicePlan]:
+    """The services of this installation in start order. Awareness and the Mind start together
+    unless the Mind must learn a port Awareness picks; Face and the Hand follow the Mind."""
+    mind = ServicePlan("mind", "mind", None, tls.mind_probe)
+    if "awareness" in available and not settings.mind.awareness_address:
+        mind.address_env["TOBE_MIND__AWARENESS_ADDRESS"] = "awareness"
+        if picks_free_port(settings.awareness.listen):
+            mind.after = ("awareness",)
+    face = ServicePlan("face", "face", None, tls.face_probe, dict(tls.env.get("face", {})))
+    face.after, face.address_env = ("mind",), {"TOBE_FACE__MIND_ADDRESS": "mind"}
+    # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
+    hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
+    hand = ServicePlan("hand", "hand", hand_health, None, dict(tls.env.get("hand", {})))
+    hand.args, hand.after = ("--health-listen", hand_health), ("mind",)
+    hand.address_env = {"TOBE_HAND__MIND_ADDRESS": "mind"}
+    if settings.hand.workspace is None:
+        workspace = private_directory(settings.data_dir.resolve() / "workspace")
+        hand.env["TOBE_HAND__WORKSPACE"] = str(workspace)
+    plans = [ServicePlan("awareness", "awareness", None), mind, face, hand]
+    return [plan for plan in plans if plan.group in available]
+
+
+def listen_address(settings: Settings, service: str) -> str:
+    """The configured listen address of a service that publishes one."""
+    section = getattr(settings, service)
+    return str(section.listen)
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    """The Mind's provider: extra environment, a sentence saying what was chosen, and the
+    settings `tobe up` checks it with (None: nothing to check, e.g. the demo script)."""
+
+    env: dict[str, str]
+    note: str
+    settings: ProviderSettings | None
+
+
+def choose_provider(settings: Settings, env: dict[str, str]) -> ProviderChoice:
+    """The configured provider, one detected from a usual API key variable, else the demo."""
+    if settings.provider.kind:
+        checked = None if settings.provider.kind == "scripted" else settings.provider
+        return ProviderChoice(
+            {}, f"Provider: {settings.provider.kind} (from the configuration).", checked
+        )
+    try:
+        from mind.providers.detect import DEMO_SCRIPT, detect_with_reason
+    except ImportError:  # a Mind without providers cannot be started anyway
+        return ProviderChoice({}, "Provider: none available in this installation.", None)
+    detected = detect_with_reason(env)
+    if detected is not None:
+        chosen, reason = detected
+        extra = {"TOBE_PROVIDER__KIND": chosen.kind, "TOBE_PROVIDER__MODEL": chosen.model}
+        if chosen.base_url:
+            extra["TOBE_PROVIDER__BASE_URL"] = chosen.base_url
+        if chosen.api_key is not None:
+            extra["TOBE_PROVIDER__API_KEY"] = chosen.api_key.get_secret_value()
+        return ProviderChoice(extra, f"Provider: {reason}.", chosen)
+    extra = {"TOBE_PROVIDER__KIND": "scripted", "TOBE_PROVIDER__SCRIPT": str(DEMO_SCRIPT)}
+    return ProviderChoice(
+        extra,
+        "NO LLM PROVIDER CONFIGURED: running the offline DEMO SCRIPT (canned replies, no model).\n"
+        "  To use a real model set ANTHROPIC_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for a "
+        "local server) or GEMINI_API_KEY, or [provider] in the config file, or pass "
+        "--provider/--model, and restart.",
+        None,
+    )
