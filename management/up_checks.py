@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tobe.config import ProviderSettings
-from tobe.runtime.addresses import published, runtime_file
-from tobe.runtime.ports import bind_problem, holder
+from tobe.runtime.addresses import runtime_file
+from tobe.runtime.ports import bind_problem, holder, running_services
 from tobe.runtime.statelock import StateLockBusy, is_locked
 
 PROVIDER_TIMEOUT = 8.0
@@ -28,7 +28,7 @@ PROVIDER_TIMEOUT = 8.0
 def data_dir_owner(data_dir: Path) -> str | None:
     """One line when another ToBe owns the data directory (its services published there, or
     a process holds its state lock); None when it is free."""
-    services = published(data_dir)
+    services = running_services(data_dir)
     if services:
         listing = ", ".join(
             f"{name} at {entry.address} (pid {entry.pid})"

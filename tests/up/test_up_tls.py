@@ -65,6 +65,8 @@ def test_up_serves_tls_and_chat_trusting_the_ca_works(tmp_path: Path) -> None:
         up.expect(f"tobe chat --ca {ca}")
         up.expect(f"tobe hand serve --mind HOST:\\d+ --ca {ca}")
         chat_once(env, "hello", "--ca", str(ca))
+        # Face published its CA beside its address: chat needs no --ca.
+        chat_once(env, "hello again")
         stop(up)
     finally:
         up.close(force=True)

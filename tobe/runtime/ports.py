@@ -16,7 +16,7 @@ import os
 import socket
 from pathlib import Path
 
-from tobe.runtime.addresses import published, runtime_file
+from tobe.runtime.addresses import Published, published, runtime_file
 
 _LISTEN_STATE = "0A"
 
@@ -58,14 +58,24 @@ def bind_problem(address: str) -> str | None:
 
 def holder(data_dir: Path, address: str) -> str:
     """Who holds `address`, as a phrase ("" when nobody this process can see)."""
-    for name, entry in published(data_dir).items():
+    for name, entry in running_services(data_dir).items():
         if entry.address == address and entry.pid != os.getpid():
             return f"ToBe's {name} (pid {entry.pid}, per {runtime_file(data_dir)})"
     parsed = tcp_host_port(address)
     pid = listener_pid(parsed[1]) if parsed is not None else None
     if pid is None:
         return ""
-    return f"pid {pid} ({_command_line(pid)})"
+    return f"pid {pid} ({command_line(pid)})"
+
+
+def running_services(data_dir: Path) -> dict[str, Published]:
+    """The published services whose process is a `tobe` command: after a reboot, a stale
+    entry's pid may belong to an unrelated process."""
+    return {
+        name: entry
+        for name, entry in published(data_dir).items()
+        if "tobe" in command_line(entry.pid)
+    }
 
 
 def listener_pid(port: int) -> int | None:
@@ -98,7 +108,8 @@ def _listening_inodes(port: int) -> set[str]:
     return inodes
 
 
-def _command_line(pid: int) -> str:
+def command_line(pid: int) -> str:
+    """The command line of process `pid`, shortened; "unknown command" when unreadable."""
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()
     except OSError:

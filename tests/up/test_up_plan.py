@@ -1,0 +1,57 @@
+"""`tobe up`'s options as `TOBE_*` variables, and the order its services start in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from management.up_plan import UpOptions, plan_services
+from management.up_tls import LocalTls
+from tobe.config import Settings
+
+ALL = {"awareness", "mind", "face", "hand"}
+
+
+def test_port_base_sets_each_listen_address_and_a_per_service_address_wins() -> None:
+    options = UpOptions(port_base=9000, listen={"face": "unix:/run/face.sock"})
+    assert options.environment() == {
+        "TOBE_MIND__LISTEN": "127.0.0.1:9010",
+        "TOBE_FACE__LISTEN": "unix:/run/face.sock",
+        "TOBE_AWARENESS__LISTEN": "127.0.0.1:9030",
+    }
+
+
+def test_port_base_zero_lets_every_service_pick_a_free_port() -> None:
+    env = UpOptions(port_base=0).environment()
+    assert {env[f"TOBE_{name}__LISTEN"] for name in ("MIND", "FACE", "AWARENESS")} == {
+        "127.0.0.1:0"
+    }
+
+
+def test_provider_model_verbose_and_data_dir_become_their_settings(tmp_path: Path) -> None:
+    options = UpOptions(data_dir=tmp_path, provider="openai", model="m-1", verbose=True)
+    assert options.environment() == {
+        "TOBE_DATA_DIR": str(tmp_path.resolve()),
+        "TOBE_PROVIDER__KIND": "openai",
+        "TOBE_PROVIDER__MODEL": "m-1",
+        "TOBE_LOG_LEVEL": "DEBUG",
+    }
+
+
+def waves(settings: Settings) -> dict[str, tuple[str, ...]]:
+    return {plan.name: plan.after for plan in plan_services(settings, ALL, LocalTls())}
+
+
+def test_awareness_and_the_mind_start_together_then_face_and_the_hand(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    assert waves(settings) == {
+        "awareness": (),
+        "mind": (),
+        "face": ("mind",),
+        "hand": ("mind",),
+    }
+
+
+def test_the_mind_waits_for_awareness_only_when_awareness_picks_its_port(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    settings.awareness.listen = "127.0.0.1:0"
+    assert waves(settings)["mind"] == ("awareness",)
