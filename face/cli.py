@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from tobe.config import ClientTlsSettings, Settings, load_settings
 from tobe.runtime.addresses import address_of, published, runtime_file
@@ -91,15 +90,14 @@ def _face_target(
         return address, tls, "from --address"
     target = address_of(settings.data_dir, "face", settings.face, "listen")
     entry = published(settings.data_dir).get("face")
-    if entry is None or entry.address != target:
-        return (
-            target,
-            tls,
-            f"face.listen; no Face is published in {runtime_file(settings.data_dir)}",
-        )
-    if entry.ca_file and tls.ca_file is None:
-        tls = dataclasses.replace(tls, ca_file=Path(entry.ca_file))
-    return target, tls, f"published in {runtime_file(settings.data_dir)}"
+    where = runtime_file(settings.data_dir)
+    if entry is not None and entry.address == target:
+        if entry.ca_file and tls.ca_file is None:
+            tls = dataclasses.replace(tls, ca_file=Path(entry.ca_file))
+        return target, tls, f"published in {where}"
+    if "listen" in settings.face.model_fields_set:
+        return target, tls, "face.listen, as configured (TOBE_FACE__LISTEN or the config file)"
+    return target, tls, f"the default face.listen; no Face is published in {where}"
 
 
 @click.command("chat", help=CHAT_HELP)
@@ -117,6 +115,9 @@ def chat(
     summary: bool,
     tls: TlsOptions,
 ) -> None:
+    # Imported here so that `tobe face serve` starts without the terminal stack.
+    from rich.console import Console
+
     from face.chat.repl import ChatRepl
     from face.chat.session import ChatSession, CommandFailed, FatalSessionError
     from tobe.v1 import common_pb2, events_pb2

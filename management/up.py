@@ -423,6 +423,7 @@ TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BASE}).
 @click.option(
     "--port-base",
     type=click.IntRange(0, 65535 - max(PORT_OFFSETS.values())),
+    metavar="N",
     help=f"Listen on 127.0.0.1 at N+10 (Mind), N+20 (Face), N+30 (Awareness); default "
     f"{DEFAULT_PORT_BASE}. 0: each service binds a free port.",
 )
@@ -431,8 +432,8 @@ TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BASE}).
 @click.option("--awareness-listen", metavar="ADDRESS", help="Awareness' host:port.")
 @click.option(
     "--provider",
-    type=click.Choice(["anthropic", "openai", "gemini", "scripted"]),
-    help="Provider kind ([provider] kind).",
+    type=click.Choice(["anthropic", "openai", "gemini"]),
+    help="Provider kind ([provider] kind); without one, a detected key or the offline demo.",
 )
 @click.option("--model", metavar="ID", help="Model id ([provider] model).")
 @click.option(
