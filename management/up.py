@@ -332,7 +332,11 @@ def run_up(settings: Settings) -> int:
         )
     provider = choose_provider(settings, dict(os.environ))
     click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
-    check = ProviderCheck(provider.settings).start() if provider.settings is not None else None
+    check = (
+        ProviderCheck(provider.settings, settings).start()
+        if provider.settings is not None
+        else None
+    )
     base_env = {**os.environ, "TOBE_DATA_DIR": str(data_dir)}
     for plan in plans:
         if plan.name == "mind":

@@ -17,7 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from tobe.config import ProviderSettings
+from tobe.config import ProviderSettings, Settings
 from tobe.runtime.addresses import runtime_file
 from tobe.runtime.ports import bind_problem, holder, running_services
 from tobe.runtime.statelock import StateLockBusy, is_locked
@@ -72,8 +72,10 @@ class ProviderVerdict:
 class ProviderCheck:
     """One model listing against the provider, run in a background thread."""
 
-    def __init__(self, settings: ProviderSettings) -> None:
+    def __init__(self, settings: ProviderSettings, data_settings: Settings) -> None:
         self.settings = settings
+        # Where a key stored by `tobe setup` is read from.
+        self.data_settings = data_settings
         self.verdict = ProviderVerdict()
         self._thread = threading.Thread(target=self._run, name="provider-check", daemon=True)
 
@@ -91,11 +93,14 @@ class ProviderCheck:
         return self.verdict.refusal
 
     def _run(self) -> None:
+        from management.model_choice import with_key
+        from mind.credentials.provider_keys import ProviderKeyError
         from mind.providers.listing import KeyRejected, ListingError, ProviderUnreachable
 
         try:
-            asyncio.run(_listing(self.settings))
-        except (ProviderUnreachable, KeyRejected) as exc:
+            # The key the Mind will use: configured, a usual variable, else stored by setup.
+            asyncio.run(_listing(with_key(self.data_settings, self.settings)))
+        except (ProviderUnreachable, KeyRejected, ProviderKeyError) as exc:
             self.verdict = ProviderVerdict(refusal=f"provider check failed: {exc}")
         except ListingError as exc:
             self.verdict = ProviderVerdict(warning=f"provider check inconclusive: {exc}")

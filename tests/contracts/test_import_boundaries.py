@@ -25,8 +25,17 @@ GENERATED = Path("tobe/v1")
 # Importing process package -> the modules of other process packages it may import.
 PUBLIC: dict[str, frozenset[str]] = {
     # `tobe admin` serves Management in-process when no Mind runs; `tobe up` provisions the
-    # local credentials, says which provider the Mind will run with and checks it answers.
-    "management": frozenset({"mind.management", "mind.providers.detect", "mind.providers.listing"}),
+    # local credentials, says which provider the Mind will run with and checks it answers;
+    # `tobe setup` and `tobe models` list models against the catalog and store the key.
+    "management": frozenset(
+        {
+            "mind.management",
+            "mind.providers.detect",
+            "mind.providers.listing",
+            "mind.providers.catalog",
+            "mind.credentials.provider_keys",
+        }
+    ),
 }
 
 # Modules that speak gRPC: servers, servicers and their status tables, interceptors, clients,
