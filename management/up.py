@@ -48,7 +48,9 @@ from management.up_plan import (
     ServicePlan,
     UpOptions,
     choose_provider,
+    config_names_face_listen,
     listen_address,
+    listen_variable,
     plan_services,
 )
 from management.up_tls import LocalTls, local_tls
@@ -304,7 +306,7 @@ def _preflight(settings: Settings, plans: list[ServicePlan], data_dir: Path) -> 
         raise UpError("\n".join(problems))
 
 
-def run_up(settings: Settings) -> int:
+def run_up(settings: Settings, options: UpOptions | None = None) -> int:
     from mind.management import provision
     from tobe.runtime.statelock import StateLockBusy
 
@@ -360,7 +362,7 @@ def run_up(settings: Settings) -> int:
                 raise UpError(verdict.refusal)
             if verdict.warning is not None:
                 click.secho(f"Warning: {verdict.warning}", fg="red", bold=True, err=True)
-        _print_ready(settings, supervisor, data_dir, tls)
+        _print_ready(settings, supervisor, tls, _banner_chat(supervisor, data_dir, tls, options))
         crashed = supervisor.watch()
         if crashed is not None:
             click.secho(supervisor.crash_report(crashed), fg="red", err=True)
@@ -373,20 +375,31 @@ def run_up(settings: Settings) -> int:
             signal.signal(sig, handler)
 
 
-def chat_command(data_dir: Path, ca_file: Path | None = None) -> str:
+def chat_command(data_dir: Path, ca_file: Path | None = None, address: str | None = None) -> str:
     """`tobe chat` as a user types it to reach this ToBe: the data directory, where the
-    running services publish their addresses, when it is not the default one."""
+    running services publish their addresses, when it is not the default one (and the
+    address, when the chat would otherwise read another one from the config file)."""
     prefix = (
         ""
         if data_dir == default_data_dir().resolve()
         else f"TOBE_DATA_DIR={shlex.quote(str(data_dir))} "
     )
     ca = f" --ca {shlex.quote(str(ca_file))}" if ca_file is not None else ""
-    return f"{prefix}tobe chat{ca}"
+    at = f" --address {shlex.quote(address)}" if address is not None else ""
+    return f"{prefix}tobe chat{at}{ca}"
 
 
-def _print_ready(settings: Settings, supervisor: Supervisor, data_dir: Path, tls: LocalTls) -> None:
-    chat = chat_command(data_dir, tls.face_ca)
+def _banner_chat(
+    supervisor: Supervisor, data_dir: Path, tls: LocalTls, options: UpOptions | None
+) -> str:
+    """The chat command for the banner; with --address only when an option moved Face away
+    from a face.listen the config file names (which a plain `tobe chat` would dial)."""
+    moved = options is not None and listen_variable("face") in options.environment()
+    address = supervisor.address_of("face") if moved and config_names_face_listen() else None
+    return chat_command(data_dir, tls.face_ca, address)
+
+
+def _print_ready(settings: Settings, supervisor: Supervisor, tls: LocalTls, chat: str) -> None:
     admin = chat.split("tobe chat")[0] + "tobe admin credentials list"
     click.secho("ToBe is up.", fg="green", bold=True)
     click.echo(f"  Chat (in another terminal):         {chat}")
@@ -463,4 +476,4 @@ def up(
         verbose=verbose,
     )
     os.environ.update(options.environment())
-    raise SystemExit(run_up(load_settings()))
+    raise SystemExit(run_up(load_settings(), options))

@@ -7,11 +7,12 @@ service started by `tobe up` reads exactly what `tobe … serve` would read with
 
 from __future__ import annotations
 
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from management.up_tls import LocalTls
-from tobe.config import ProviderSettings, Settings
+from tobe.config import ProviderSettings, Settings, config_file
 from tobe.runtime.ports import tcp_host_port
 from tobe.runtime.private_files import private_directory
 from tobe.runtime.tls import ClientTls
@@ -56,6 +57,17 @@ class UpOptions:
 
 def listen_variable(service: str) -> str:
     return f"TOBE_{service.upper()}__LISTEN"
+
+
+def config_names_face_listen() -> bool:
+    """Whether the config file sets `[face] listen`: a `tobe chat` reading it dials that
+    address, not the one `tobe up` was told with an option."""
+    try:
+        with config_file().open("rb") as handle:
+            face = tomllib.load(handle).get("face")
+    except (OSError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(face, dict) and "listen" in face
 
 
 @dataclass

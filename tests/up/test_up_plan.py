@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from management.up_plan import UpOptions, plan_services
+import pytest
+
+from management.up import chat_command
+from management.up_plan import UpOptions, config_names_face_listen, plan_services
 from management.up_tls import LocalTls
 from tobe.config import Settings
 
@@ -55,3 +58,19 @@ def test_the_mind_waits_for_awareness_only_when_awareness_picks_its_port(tmp_pat
     settings = Settings(data_dir=tmp_path)
     settings.awareness.listen = "127.0.0.1:0"
     assert waves(settings)["mind"] == ("awareness",)
+
+
+def test_the_banner_chat_names_the_data_directory_and_an_address_only_when_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert chat_command((tmp_path / "xdg" / "tobe").resolve()) == "tobe chat"
+    spaced = tmp_path / "my data"
+    assert chat_command(spaced, address="127.0.0.1:9020") == (
+        f"TOBE_DATA_DIR='{spaced}' tobe chat --address 127.0.0.1:9020"
+    )
+    config = tmp_path / "config.toml"
+    monkeypatch.setenv("TOBE_CONFIG", str(config))
+    assert not config_names_face_listen()
+    config.write_text('[face]\nlisten = "127.0.0.1:7999"\n')
+    assert config_names_face_listen()
