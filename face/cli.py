@@ -20,7 +20,7 @@ from tobe.tls_options import TlsOptions, tls_client_options
 CHAT_HELP = """Chat with ToBe in the terminal, through the Face gateway.
 
 The reply streams as it is generated; tool calls show their arguments, progress and results.
-Commands: /new [title], /list, /switch <key>, /cancel, /quit. End a line with \\ to continue
+Commands: /new [title], /list, /switch N|KEY, /help, /cancel, /quit. End a line with \\ to continue
 it, or wrap a block in \"\"\" lines. Ctrl-C cancels the running reply, Ctrl-D leaves.
 
 The console is transparent by default (--summary to hide raw tool arguments and results):
@@ -105,7 +105,7 @@ def _face_target(
 @click.option(
     "--address", help="Face address (default: where `tobe up` published it, else face.listen)."
 )
-@click.option("--conversation", "-c", help="Conversation key to open (default: the latest).")
+@click.option("--conversation", "-c", help="Conversation key to open (default: your newest chat conversation).")
 @click.option("--summary", is_flag=True, help="Summary detail mode instead of transparent.")
 @tls_client_options
 def chat(

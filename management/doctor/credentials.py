@@ -18,7 +18,7 @@ from management.connection import ManagementUnavailable
 from management.doctor.calls import list_credentials
 from management.doctor.report import Finding, Status
 from management.doctor.state import Doctor
-from mind.management import LocalCredential, local_credentials, provision
+from mind import management as mind_management
 from tobe.config import Settings
 from tobe.runtime.statelock import StateLockBusy
 from tobe.runtime.tokens import token_file
@@ -41,7 +41,7 @@ def check_credentials(doctor: Doctor) -> list[Finding]:
         return [Finding(Status.WARN, CHECK, text, "`tobe doctor --fix` creates them now")]
     if not doctor.online and not doctor.store_current and not doctor.fix:
         return [Finding(Status.SKIP, CHECK, "the store is not at the latest revision (see store)")]
-    wanted = local_credentials(hand_name=settings.hand.name)
+    wanted = mind_management.local_credentials(hand_name=settings.hand.name)
     try:
         mode, problems = asyncio.run(_problems(settings, wanted))
     except ManagementUnavailable as exc:
@@ -59,7 +59,7 @@ def check_credentials(doctor: Doctor) -> list[Finding]:
 
 def _provision(settings: Settings, done: str) -> Finding:
     try:
-        created = provision(settings, lock_timeout=1.0)
+        created = mind_management.provision(settings, lock_timeout=1.0)
     except StateLockBusy as exc:
         return Finding(Status.FAIL, CHECK, str(exc), "stop ToBe, then run `tobe doctor --fix`")
     files = ", ".join(str(_file(settings, name)) for name in created) or "nothing"
@@ -71,7 +71,7 @@ def _file(settings: Settings, name: str) -> Path:
 
 
 async def _problems(
-    settings: Settings, wanted: Iterable[LocalCredential]
+    settings: Settings, wanted: Iterable[mind_management.LocalCredential]
 ) -> tuple[str, dict[str, str]]:
     """The Management mode that answered, and what is wrong with each unusable token file."""
     mode, response = await list_credentials(settings)
@@ -84,7 +84,9 @@ async def _problems(
     return mode, problems
 
 
-def _problem(path: Path, wanted: LocalCredential, stored: dict[str, pb.Credential]) -> str:
+def _problem(
+    path: Path, wanted: mind_management.LocalCredential, stored: dict[str, pb.Credential]
+) -> str:
     """Why the token in `path` cannot serve as `wanted`; "" when it can."""
     try:
         token = path.read_text(encoding="utf-8").strip()

@@ -26,10 +26,13 @@ GENERATED = Path("tobe/v1")
 PUBLIC: dict[str, frozenset[str]] = {
     # `tobe admin` serves Management in-process when no Mind runs; `tobe up` provisions the
     # local credentials, says which provider the Mind will run with and checks it answers;
-    # `tobe setup` and `tobe models` list models against the catalog and store the key.
+    # `tobe setup` and `tobe models` list models against the catalog and store the key;
+    # `tobe doctor` reads the store's schema revision and migrates a store that is behind.
     "management": frozenset(
         {
             "mind.management",
+            "mind.store.migrate",
+            "mind.store.engine",
             "mind.providers.detect",
             "mind.providers.listing",
             "mind.providers.catalog",

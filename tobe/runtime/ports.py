@@ -5,20 +5,38 @@ ends the start with one line naming the address, its holder and the setting to c
 of gRPC's own log line and traceback. `tobe up` asks the same before it starts anything.
 
 The holder is found in the data directory's runtime file (another ToBe service of this data
-directory), else in `/proc` (a listening socket of a process this user can see), else unknown.
+directory), else through `psutil` (the kernel's socket tables: a listening socket of a process
+this user can see), else unknown.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
 import socket
+from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
 
 from tobe.runtime.addresses import Published, published, runtime_file
 
-_LISTEN_STATE = "0A"
+_LONGEST_COMMAND = 120
+
+
+@dataclass(frozen=True)
+class Holder:
+    """The process listening on a port, as far as this user may see it."""
+
+    pid: int | None
+    # "python3 (pid 4711: python3 -m http.server 7420)" or "a process this user cannot see …".
+    description: str
+    command: tuple[str, ...] = ()
+
+    def serves(self, service: str) -> bool:
+        """Whether its command line is `… tobe SERVICE serve …` (`-m tobe` included)."""
+        words = [word.rsplit("/", 1)[-1] for word in self.command]
+        return any(words[i : i + 3] == ["tobe", service, "serve"] for i in range(len(words)))
 
 
 def tcp_host_port(address: str) -> tuple[str, int] | None:
@@ -38,11 +56,22 @@ def bind_problem(address: str) -> str | None:
     parsed = tcp_host_port(address)
     if parsed is None or parsed[1] == 0:
         return None
-    host, port = parsed
+    error = bind_error(*parsed)
+    if error is None:
+        return None
+    if isinstance(error, socket.gaierror):
+        return f"the host {parsed[0]!r} does not resolve ({error.strerror})"
+    if error.errno == errno.EADDRINUSE:
+        return "the address is in use"
+    return f"the address is not available on this machine ({error.strerror})"
+
+
+def bind_error(host: str, port: int) -> OSError | None:
+    """The error binding `host:port` gives right now, or None when it can be bound."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except socket.gaierror as exc:
-        return f"the host {host!r} does not resolve ({exc.strerror})"
+        return exc
     family, kind, proto, _, where = infos[0]
     with socket.socket(family, kind, proto) as probe:
         # As gRPC binds: a port left in TIME_WAIT by a stopped server is free to reuse.
@@ -50,9 +79,7 @@ def bind_problem(address: str) -> str | None:
         try:
             probe.bind(where)
         except OSError as exc:
-            if exc.errno == errno.EADDRINUSE:
-                return "the address is in use"
-            return f"the address is not available on this machine ({exc.strerror})"
+            return exc
     return None
 
 
@@ -62,10 +89,10 @@ def holder(data_dir: Path, address: str) -> str:
         if entry.address == address and entry.pid != os.getpid():
             return f"ToBe's {name} (pid {entry.pid}, per {runtime_file(data_dir)})"
     parsed = tcp_host_port(address)
-    pid = listener_pid(parsed[1]) if parsed is not None else None
-    if pid is None:
+    if parsed is None:
         return ""
-    return f"pid {pid} ({command_line(pid)})"
+    found = holder_of(parsed[1])
+    return found.description if found.pid is not None else ""
 
 
 def running_services(data_dir: Path) -> dict[str, Published]:
@@ -78,44 +105,43 @@ def running_services(data_dir: Path) -> dict[str, Published]:
     }
 
 
-def listener_pid(port: int) -> int | None:
-    """The process with a listening TCP socket on `port`, if this user can see it (Linux)."""
-    inodes = _listening_inodes(port)
-    if not inodes:
-        return None
-    targets = {f"socket:[{inode}]" for inode in inodes}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
+def holder_of(port: int) -> Holder:
+    """The process listening on TCP `port`, as far as this user may see it."""
+    try:
+        connections = psutil.net_connections(kind="tcp")
+    except psutil.AccessDenied:
+        connections = []
+    for connection in connections:
+        if connection.status != psutil.CONN_LISTEN or not connection.laddr:
             continue
-        with contextlib.suppress(OSError):
-            for descriptor in (entry / "fd").iterdir():
-                with contextlib.suppress(OSError):
-                    if os.readlink(descriptor) in targets:
-                        return int(entry.name)
-    return None
-
-
-def _listening_inodes(port: int) -> set[str]:
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError), open(table) as lines:
-            next(lines, None)
-            for line in lines:
-                fields = line.split()
-                if len(fields) > 9 and fields[3] == _LISTEN_STATE:
-                    if int(fields[1].rsplit(":", 1)[1], 16) == port:
-                        inodes.add(fields[9])
-    return inodes
+        if connection.laddr.port != port:
+            continue
+        if connection.pid is None:
+            break
+        return _process(connection.pid)
+    return Holder(None, "a process this user cannot see (another user's, or in a container)")
 
 
 def command_line(pid: int) -> str:
     """The command line of process `pid`, shortened; "unknown command" when unreadable."""
     try:
-        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
+        words = psutil.Process(pid).cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
         return "unknown command"
-    words = raw.decode(errors="replace").replace("\0", " ").split()
-    return " ".join(words)[:120] or "unknown command"
+    return _shortened(" ".join(words)) or "unknown command"
+
+
+def _process(pid: int) -> Holder:
+    try:
+        process = psutil.Process(pid)
+        name, command = process.name(), tuple(process.cmdline())
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return Holder(pid, f"pid {pid}")
+    return Holder(pid, f"{name} (pid {pid}: {_shortened(' '.join(command) or name)})", command)
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= _LONGEST_COMMAND else text[: _LONGEST_COMMAND - 1] + "…"
 
 
 def accepts_connections(address: str, timeout: float = 2.0) -> bool:
