@@ -105,7 +105,7 @@ def _face_target(
 @click.option(
     "--address", help="Face address (default: where `tobe up` published it, else face.listen)."
 )
-@click.option("--conversation", "-c", help="Conversation key to open (default: your newest chat conversation).")
+@click.option("--conversation", "-c", help="Conversation key to open (default: your newest chat).")
 @click.option("--summary", is_flag=True, help="Summary detail mode instead of transparent.")
 @tls_client_options
 def chat(
