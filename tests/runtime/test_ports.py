@@ -9,6 +9,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
 from tobe.runtime.addresses import published
@@ -26,7 +27,7 @@ def held() -> Iterator[str]:
 
 def test_a_held_port_is_in_use_and_its_holder_is_named_by_pid(held: str, tmp_path: Path) -> None:
     assert bind_problem(held) == "the address is in use"
-    assert holder(tmp_path, held).startswith(f"pid {os.getpid()} (")
+    assert holder(tmp_path, held).startswith(f"{psutil.Process().name()} (pid {os.getpid()}: ")
     assert accepts_connections(held)
 
 

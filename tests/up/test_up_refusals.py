@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
+import psutil
 import pytest
 from helpers.up_process import clean_env, free_port, gone, printed, service_pids, spawn, up_env
 
@@ -48,8 +49,8 @@ def test_up_refuses_a_port_held_by_a_plain_socket_in_one_line(
     assert up.exitstatus != 0
     [line] = error_lines(output)
     assert line.startswith(
-        f"Error: face cannot listen on 127.0.0.1:{port}: the address is in use, held by pid "
-        f"{os.getpid()} ("
+        f"Error: face cannot listen on 127.0.0.1:{port}: the address is in use, held by "
+        f"{psutil.Process().name()} (pid {os.getpid()}: "
     )
     assert "[face] listen (TOBE_FACE__LISTEN, --face-listen) or use another --port-base" in output
     assert "ToBe is up." not in output and "Traceback" not in output
@@ -72,8 +73,8 @@ def test_a_service_that_cannot_bind_exits_with_one_line(
     assert result.returncode == 1
     [line] = result.stderr.splitlines()
     assert line.startswith(
-        f"Error: face cannot listen on {address}: the address is in use, held by pid "
-        f"{os.getpid()} ("
+        f"Error: face cannot listen on {address}: the address is in use, held by "
+        f"{psutil.Process().name()} (pid {os.getpid()}: "
     )
     assert line.endswith(
         "change [face] listen (TOBE_FACE__LISTEN), or give `tobe up` another --port-base"
