@@ -19,7 +19,9 @@ read-only when it comes without a binding (what allowed the call and its digest)
 listing the tasks it still holds, so the Mind can tell it to keep going, drop them or resend
 their results; a final ending (see "Stream endings" in hand.proto) raises `HandRefused`
 instead. Every report carries a sequence number, and a result is kept until the ack naming
-it (kind and number) arrives.
+it (kind and number) arrives. It logs (logger `hand`, see `hand._lines`) one line when it
+attaches, when the stream ends and before each reconnect. `run` is the same for a script:
+blocking, and a refusal ends the program with one line and status 1.
 """
 
 from __future__ import annotations
@@ -27,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from typing import Any, TypeVar, overload
 
 import grpc
 
+from hand._lines import attached_line, log, show_by_default, token_problem
 from hand._progress import bind_progress
 from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
@@ -42,8 +44,6 @@ from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
-
-log = logging.getLogger(__name__)
 
 _EFFECTS = {
     Effect.READ_ONLY: common_pb2.EFFECT_CLASS_READ_ONLY,
@@ -69,12 +69,32 @@ _FINAL = (
 )
 
 
+# What the person running the Hand can do about a final ending; PERMISSION_DENIED's and
+# INVALID_ARGUMENT's details already name the fix.
+_FIXES = {
+    grpc.StatusCode.UNAUTHENTICATED: (
+        "check it with `tobe admin whoami --token-file FILE`, or create one with "
+        "`tobe admin credentials create --kind hand --principal NAME --scope serve:YOU`"
+    ),
+    grpc.StatusCode.ALREADY_EXISTS: "stop the other Hand or give this one another name",
+    grpc.StatusCode.ABORTED: (
+        "run each Hand process under a credential or a `hand:<name>` scope of its own"
+    ),
+}
+
+
 class HandRefused(Exception):
     """The Mind ended this Hand's stream for good (bad or revoked credential, invalid
-    declaration, a name held by another Hand, or taken over by another Hand process)."""
+    declaration, a name held by another Hand, or taken over by another Hand process), or the
+    credential could not even be sent. `str()` is one line saying what to do."""
 
-    def __init__(self, code: grpc.StatusCode, details: str) -> None:
-        super().__init__(f"{code.name}: {details}")
+    def __init__(self, code: grpc.StatusCode, details: str, *, local: bool = False) -> None:
+        fix = _FIXES.get(code)
+        if local:
+            message = details
+        else:
+            message = f"the Mind refused this Hand ({code.name}: {details})"
+        super().__init__(f"{message}; {fix}" if fix else message)
         self.code = code
         self.details = details
 
@@ -132,6 +152,8 @@ class Hand:
         self._outbox: asyncio.Queue[hand_pb2.AttachRequest] | None = None
         self._heartbeat_interval = 10.0
         self._last_seq = 0
+        self._target = ""
+        self._welcomes = 0
         self.attached = asyncio.Event()
 
     # -- declaring tools ------------------------------------------------------------------
@@ -209,27 +231,51 @@ class Hand:
 
     # -- the stream -----------------------------------------------------------------------
 
+    def run(self, target: str, token: str, *, tls: ClientTls | None = None) -> None:
+        """`serve` for a script: blocks until Ctrl-C; a refusal exits with one line, status 1."""
+        try:
+            asyncio.run(self.serve(target, token, tls=tls))
+        except KeyboardInterrupt:
+            return
+        except HandRefused as exc:
+            raise SystemExit(f"Error: {exc}") from None
+
     async def serve(self, target: str, token: str, *, tls: ClientTls | None = None) -> None:
         """Stay attached to the Mind at `target` until cancelled; raises HandRefused.
 
-        With `tls` (see `hand.client_tls`), or for a `tls://host:port` target, over TLS.
+        With `tls` (see `hand.client_tls`), or for a `tls://host:port` target, over TLS. Each
+        attempt dials on a fresh channel, so this loop's backoff is the only one: a channel kept
+        across attempts runs its own reconnect backoff and fails calls at once while it waits,
+        so attempts after the Mind was back kept failing (reattaching took ~40 s).
         """
+        problem = token_problem(token)
+        if problem is not None:
+            raise HandRefused(grpc.StatusCode.UNAUTHENTICATED, problem, local=True)
+        show_by_default()
+        self._target = target
         backoff = Backoff()
+        while True:
+            ending = await self._attempt(target, token, tls, backoff)
+            delay = backoff.next_delay()
+            log.warning("%s; reconnecting in %.1fs", ending, delay)
+            await asyncio.sleep(delay)
+
+    async def _attempt(
+        self, target: str, token: str, tls: ClientTls | None, backoff: Backoff
+    ) -> str:
+        """One stream on a fresh channel; says how it ended (a final ending raises)."""
+        welcomes = self._welcomes
         async with open_channel(target, tls=tls) as channel:
-            stub = hand_pb2_grpc.HandLinkStub(channel)
-            while True:
-                try:
-                    await self._attach(stub, token, backoff)
-                    log.warning("the Mind ended the stream; reconnecting")
-                except grpc.aio.AioRpcError as exc:
-                    if exc.code() in _FINAL:
-                        raise HandRefused(exc.code(), exc.details() or "") from None
-                    log.warning(
-                        "stream to the Mind failed (%s: %s); reconnecting",
-                        exc.code().name,
-                        exc.details(),
-                    )
-                await asyncio.sleep(backoff.next_delay())
+            try:
+                await self._attach(hand_pb2_grpc.HandLinkStub(channel), token, backoff)
+                why = "the Mind ended the stream"
+            except grpc.aio.AioRpcError as exc:
+                if exc.code() in _FINAL:
+                    raise HandRefused(exc.code(), exc.details() or "") from None
+                why = f"{exc.code().name}: {exc.details()}"
+        if self._welcomes > welcomes:
+            return f"disconnected from the Mind at {target} ({why})"
+        return f"stream to the Mind failed ({why})"
 
     async def _attach(
         self, stub: hand_pb2_grpc.HandLinkAsyncStub, token: str, backoff: Backoff
@@ -321,8 +367,9 @@ class Hand:
             self.hand_id = response.welcome.hand_id
             if response.welcome.heartbeat_interval_ms > 0:
                 self._heartbeat_interval = response.welcome.heartbeat_interval_ms / 1000
+            self._welcomes += 1
             self.attached.set()
-            log.info("attached as %s (%s)", response.welcome.hand_name, self.hand_id)
+            log.info(attached_line(self._target, response.welcome, len(self.tools)))
         elif kind == "offer":
             self._on_offer(response.offer)
         elif kind == "cancel":

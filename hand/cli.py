@@ -14,6 +14,7 @@ from hand.check.scenarios import SCENARIOS
 from hand.health import HealthListenError
 from tobe.config import load_settings
 from tobe.runtime import tokens
+from tobe.runtime.addresses import address_of
 from tobe.runtime.logs import configure_logging
 from tobe.tls_options import TlsOptions, tls_client_options
 
@@ -43,7 +44,12 @@ def hand_group() -> None:
 
 
 @hand_group.command("serve")
-@click.option("--mind", "mind_address", help="Mind address (host:port or unix:/path).")
+@click.option(
+    "--mind",
+    "mind_address",
+    help="Mind address (host:port or unix:/path); default: hand.mind_address if set, else "
+    "where the Mind of this data directory published it, else 127.0.0.1:7410.",
+)
 @click.option("--name", help="Hand name; its tools appear as <name>__<tool>.")
 @click.option(
     "--workspace",
@@ -125,11 +131,12 @@ def serve(
     if conformance:
         add_conformance_tools(hand)
     token = _token(token_file, settings.credentials_dir)
-    address, channel_tls = tls.resolve(config.tls, mind_address or config.mind_address, "hand.tls")
+    target = mind_address or address_of(settings.data_dir, "mind", config, "mind_address")
+    address, channel_tls = tls.resolve(config.tls, target, "hand.tls")
     try:
         asyncio.run(run(hand, address, token, health_listen, channel_tls))
     except HandRefused as exc:
-        raise click.ClickException(f"the Mind refused this Hand: {exc}") from None
+        raise click.ClickException(str(exc)) from None
     except HealthListenError as exc:
         raise click.ClickException(str(exc)) from None
 

@@ -15,11 +15,13 @@ from management.cli_schedules import schedules
 from management.cli_support import (
     AdminOptions,
     call,
+    face_health,
     output_options,
     parse_when,
     printer,
 )
 from management.cli_tls import tls
+from management.cli_whoami import whoami
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import management_pb2 as pb
 
@@ -53,8 +55,10 @@ def admin(ctx: click.Context, wait: float, data_dir: Path | None) -> None:
 @admin.command()
 @output_options
 def status() -> None:
-    """Services, versions, connected Hands and clients, database and schema."""
-    printer().status(render.status(call("GetStatus", pb.GetStatusRequest())))
+    """Services (Face too), versions, connected Hands and clients, database and schema."""
+    item = render.status(call("GetStatus", pb.GetStatusRequest()))
+    item["face"] = face_health()
+    printer().status(item)
 
 
 @admin.command()
@@ -82,3 +86,4 @@ admin.add_command(memory)
 admin.add_command(schedules)
 admin.add_command(approvals)
 admin.add_command(tls)
+admin.add_command(whoami)

@@ -21,6 +21,8 @@ from tobe.config import Settings, load_settings
 from tobe.runtime.logs import configure_logging
 
 CALL_TIMEOUT = 60.0
+# How long `tobe admin status` waits for Face's health answer (as long as for Awareness's).
+FACE_TIMEOUT = 1.0
 _DURATION = re.compile(r"(\d+)([smhdw])")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
@@ -145,3 +147,16 @@ def parse_when(text: str, *, ago: bool) -> datetime:
     if moment.tzinfo is None:
         moment = moment.astimezone()
     return moment.astimezone(UTC)
+
+
+def face_health() -> dict[str, str]:
+    """Where Face of this data directory listens and what its health check answers.
+
+    Asked by the CLI itself, not the Mind: Face dials the Mind, so only the data directory
+    (runtime file or settings) knows where Face is, and it answers with the Mind stopped too.
+    """
+    from tobe.runtime.probes import probe, target
+
+    settings = click.get_current_context().ensure_object(AdminOptions).settings()
+    found = asyncio.run(probe(target(settings, "face"), FACE_TIMEOUT))
+    return {"address": found.address, "status": found.status, "detail": found.detail}

@@ -215,6 +215,14 @@ def approval(message: common_pb2.Approval) -> dict[str, Any]:
 # People
 
 
+def face_line(face: dict[str, str]) -> str:
+    """`serving at ADDRESS`, `not serving at ADDRESS`, or `unreachable at ADDRESS (why)`."""
+    words = {"SERVING": "serving", "NOT_SERVING": "not serving", "UNREACHABLE": "unreachable"}
+    word = words.get(face["status"], face["status"].lower())
+    why = f" ({face['detail']})" if face["detail"] else ""
+    return f"{word} at {face['address']}{why}"
+
+
 def human_time(value: str | None) -> str:
     return value.replace("T", " ").split(".")[0].removesuffix("Z") + "Z" if value else "-"
 
@@ -310,6 +318,33 @@ class Printer:
         ]
         self.console.print(_fields(pairs))
 
+    def whoami(self, item: dict[str, Any]) -> None:
+        """A credential as `tobe admin whoami` found it, with what to do with its principal."""
+        if self.as_json:
+            return self.json(item)
+        found = item["credential"]
+        pairs = [
+            ("principal", found["principal"]),
+            ("kind", found["kind"]),
+            ("scopes", ", ".join(found["scopes"]) or "-"),
+            ("state", found["state"]),
+            ("expires", human_time(found["expires_at"]) if found["expires_at"] else "never"),
+            ("credential", found["id"]),
+            ("from", item["source"]),
+        ]
+        if found["kind"] == "hand":
+            pairs.append(("serves", ", ".join(item["serves"])))
+        self.console.print(_fields(pairs))
+        if found["kind"] == "client" and found["state"] == "active":
+            principal = found["principal"]
+            self.console.print(
+                Text(
+                    f"\nA Hand executes for your conversations with the scope serve:{principal}:"
+                    f"\n  tobe admin credentials create --kind hand --principal NAME "
+                    f"--scope serve:{principal}"
+                )
+            )
+
     def secret(self, secret: str) -> None:
         self.console.print()
         self.console.print("Secret (shown only this once; store it now):", style="bold")
@@ -324,8 +359,10 @@ class Printer:
             return self.json(item)
         mode = item["mode"]
         running = "running (online)" if mode == "online" else "not running (offline mode)"
-        pairs = [
-            ("Mind", running),
+        pairs = [("Mind", running)]
+        if item.get("face"):
+            pairs.append(("Face", face_line(item["face"])))
+        pairs += [
             ("version", item["version"]),
             ("data dir", item["data_dir"]),
             ("database", item["database_url"]),

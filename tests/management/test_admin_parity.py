@@ -25,6 +25,7 @@ pytestmark = pytest.mark.e2e
 # Fields the online Mind adds to `status`: compared separately.
 LIVE_STATUS_FIELDS = (
     "mode",
+    "face",
     "services",
     "hands",
     "gateway_subscribers",

@@ -8,9 +8,11 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Backoff:
-    """Delays for successive reconnect attempts.
+    """Delays for successive reconnect attempts, never longer than `maximum`.
 
-    Jitter (up to 10 %) keeps many clients from reconnecting in lockstep after a restart.
+    Jitter (up to 10 %) keeps many clients from reconnecting in lockstep after a restart; it
+    shortens a delay rather than lengthening it, so the cap is a promise: a service that is
+    back is reached within `maximum` seconds.
     """
 
     initial: float = 1.0
@@ -23,7 +25,7 @@ class Backoff:
         self._current = (
             self.initial if self._current == 0 else min(self._current * self.factor, self.maximum)
         )
-        return self._current * (1 + random.uniform(0, self.jitter))
+        return self._current * (1 - random.uniform(0, self.jitter))
 
     def reset(self) -> None:
         self._current = 0.0
