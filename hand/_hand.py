@@ -69,6 +69,9 @@ _FINAL = (
 )
 
 
+# A channel of its own subchannels: gRPC shares them between channels process-wide by default,
+# so a new channel would inherit the old one's reconnect backoff (failing at once meanwhile).
+_FRESH: list[tuple[str, int | str]] = [("grpc.use_local_subchannel_pool", 1)]
 # What the person running the Hand can do about a final ending; PERMISSION_DENIED's and
 # INVALID_ARGUMENT's details already name the fix.
 _FIXES = {
@@ -244,9 +247,10 @@ class Hand:
         """Stay attached to the Mind at `target` until cancelled; raises HandRefused.
 
         With `tls` (see `hand.client_tls`), or for a `tls://host:port` target, over TLS. Each
-        attempt dials on a fresh channel, so this loop's backoff is the only one: a channel kept
-        across attempts runs its own reconnect backoff and fails calls at once while it waits,
-        so attempts after the Mind was back kept failing (reattaching took ~40 s).
+        attempt dials on a fresh channel with subchannels of its own, so this loop's backoff is
+        the only one: a channel kept across attempts runs its own reconnect backoff and fails
+        calls at once while it waits, so attempts after the Mind was back kept failing
+        (reattaching took ~40 s).
         """
         problem = token_problem(token)
         if problem is not None:
@@ -265,7 +269,7 @@ class Hand:
     ) -> str:
         """One stream on a fresh channel; says how it ended (a final ending raises)."""
         welcomes = self._welcomes
-        async with open_channel(target, tls=tls) as channel:
+        async with open_channel(target, tls=tls, extra_options=_FRESH) as channel:
             try:
                 await self._attach(hand_pb2_grpc.HandLinkStub(channel), token, backoff)
                 why = "the Mind ended the stream"

@@ -187,9 +187,9 @@ def test_a_hand_says_when_it_attaches_and_reattaches_at_once_after_a_mind_restar
     delays = [float(found) for line in hand.lines for found in DELAY.findall(line)]
     assert delays[0] <= 1.0, "the backoff was not reset by the long healthy connection"
     assert all(delay <= 30.0 for delay in delays)
-    # An attempt that failed although it began once the Mind listened again: the old channel
-    # reuse did that (its own reconnect backoff failed calls at once), for ~40 s in all.
-    assert failed_attempts_begun_after(hand.lines, listening) == [], hand.lines
+    # An attempt that failed although it began once the Mind listened again: a channel (or
+    # subchannel) kept across attempts did that, failing at once in its own reconnect backoff.
+    assert failed_attempts_begun_after(hand.lines, listening) == [], (listening, hand.lines)
 
 
 def failed_attempts_begun_after(lines: list[str], moment: float) -> list[str]:

@@ -64,12 +64,18 @@ def closed_port() -> str:
 
 async def test_each_attempt_dials_on_a_fresh_channel(monkeypatch: pytest.MonkeyPatch) -> None:
     """A channel kept across attempts runs its own reconnect backoff and fails calls at once
-    while it waits, so attempts after the Mind was back kept failing: reattaching took ~40 s."""
-    opened: list[grpc.aio.Channel] = []
+    while it waits, so attempts after the Mind was back kept failing: reattaching took ~40 s.
+    gRPC shares subchannels between channels process-wide, so each needs a pool of its own."""
+    opened: list[tuple[grpc.aio.Channel, list[tuple[str, int | str]]]] = []
 
-    def recording(target: str, *, tls: ClientTls | None = None) -> grpc.aio.Channel:
-        channel = open_channel(target, tls=tls)
-        opened.append(channel)
+    def recording(
+        target: str,
+        *,
+        tls: ClientTls | None = None,
+        extra_options: list[tuple[str, int | str]] | None = None,
+    ) -> grpc.aio.Channel:
+        channel = open_channel(target, tls=tls, extra_options=extra_options)
+        opened.append((channel, extra_options or []))
         return channel
 
     monkeypatch.setattr(_hand, "open_channel", recording)
@@ -81,7 +87,8 @@ async def test_each_attempt_dials_on_a_fresh_channel(monkeypatch: pytest.MonkeyP
         serving.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await serving
-    assert len({id(channel) for channel in opened}) == len(opened)
+    assert len({id(channel) for channel, _ in opened}) == len(opened)
+    assert all(("grpc.use_local_subchannel_pool", 1) in options for _, options in opened)
 
 
 @pytest.mark.parametrize("token", ["", "<hand credential>", "tök", "tobe_a\nb"])
