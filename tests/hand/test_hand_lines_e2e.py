@@ -1,7 +1,8 @@
 """What a person running a Hand sees, against a real Mind process: one line when it attaches,
 disconnects and before each reconnect (with no logging configured by the script), reattaching
 on the first attempt after a killed Mind is back, and one `Error:` line (no traceback, status
-1) for a credential that cannot work, from an SDK script and from `tobe hand serve`."""
+1) for a credential that cannot work, from an SDK script and from `tobe hand serve` (which
+finds the Mind through the data directory's runtime file)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ import pytest
 from helpers.admin_cli import Admin
 from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, issue_token, running_mind
+
+from tobe.runtime.addresses import publish
 
 pytestmark = pytest.mark.e2e
 
@@ -138,8 +141,10 @@ def test_a_credential_the_mind_refuses_ends_hand_serve_with_one_line(
         credential = revoked_token(mind)
     workspace = tmp_path / "workspace"
     workspace.mkdir()
+    # No --mind: the Hand finds the Mind where it published its address in the data directory.
+    publish(tmp_path / "hand-data", "mind", mind.address)
     result = finished(
-        [sys.executable, "-m", "tobe", "hand", "serve", "--mind", mind.address]
+        [sys.executable, "-m", "tobe", "hand", "serve"]
         + ["--name", "laptop", "--workspace", str(workspace)],
         hand_env(tmp_path, credential),
     )
