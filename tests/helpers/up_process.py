@@ -67,27 +67,17 @@ def up_env(data_dir: Path, face_port: int | None = None, *, listen: bool = True)
 
 def spawn(args: list[str], env: dict[str, str]) -> pexpect.spawn:
     """The command on a pseudo-terminal; everything it prints accumulates in `.logfile_read`."""
-    child = pexpect.spawn(
-        sys.executable,
-        ["-m", "tobe", *args],
-        env=env,
-        encoding="utf-8",
-        timeout=START_TIMEOUT,
-        dimensions=(50, 160),
-    )
-    child.logfile_read = io.StringIO()
-    return child
+    return _on_terminal(sys.executable, ["-m", "tobe", *args], env)
 
 
 def spawn_shell(command: str, env: dict[str, str]) -> pexpect.spawn:
     """A command line as a user types it (`VAR=value tobe chat …`), run by `sh -c`."""
+    return _on_terminal("/bin/sh", ["-c", command], env)
+
+
+def _on_terminal(program: str, args: list[str], env: dict[str, str]) -> pexpect.spawn:
     child = pexpect.spawn(
-        "/bin/sh",
-        ["-c", command],
-        env=env,
-        encoding="utf-8",
-        timeout=START_TIMEOUT,
-        dimensions=(50, 160),
+        program, args, env=env, encoding="utf-8", timeout=START_TIMEOUT, dimensions=(50, 160)
     )
     child.logfile_read = io.StringIO()
     return child
