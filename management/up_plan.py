@@ -155,8 +155,8 @@ def choose_provider(settings: Settings, env: dict[str, str]) -> ProviderChoice:
     return ProviderChoice(
         extra,
         "NO LLM PROVIDER CONFIGURED: running the offline DEMO SCRIPT (canned replies, no model).\n"
-        "  To use a real model set ANTHROPIC_API_KEY, OPENAI_API_KEY (with OPENAI_BASE_URL for a "
-        "local server) or GEMINI_API_KEY, or [provider] in the config file, or pass "
+        "  To use a real model run `tobe setup` (provider, key, model), or set ANTHROPIC_API_KEY, "
+        "OPENAI_API_KEY (with OPENAI_BASE_URL for a local server) or GEMINI_API_KEY, or pass "
         "--provider/--model, and restart.",
         None,
     )

@@ -13,15 +13,15 @@ import socket
 
 from management.doctor.report import Finding, Status
 from management.doctor.state import Doctor
-from tobe.runtime.addresses import Published, published
-from tobe.runtime.ports import bind_error, holder_of
+from tobe.runtime.addresses import Published
+from tobe.runtime.ports import bind_error, holder_of, running_services
 
 
 def check_ports(doctor: Doctor) -> list[Finding]:
     settings = doctor.settings
     if settings is None:
         return [Finding(Status.SKIP, "ports", "the configuration does not load")]
-    running = published(settings.data_dir)
+    running = running_services(settings.data_dir)
     listen = {
         "mind": settings.mind.listen,
         "face": settings.face.listen,
@@ -32,6 +32,15 @@ def check_ports(doctor: Doctor) -> list[Finding]:
 
 def _check(service: str, address: str, running: dict[str, Published], online: bool) -> Finding:
     check = f"port {service}"
+    entry = running.get(service)
+    if entry is not None and entry.address != address:
+        # Started elsewhere (`tobe up --port-base`, a flag): its own address is what counts.
+        return Finding(
+            Status.OK,
+            check,
+            f"the running ToBe {service} listens at {entry.address} (pid {entry.pid}); "
+            f"configured: {address}",
+        )
     setting = f"[{service}] listen (TOBE_{service.upper()}__LISTEN)"
     if address.startswith("unix:"):
         return Finding(Status.OK, check, f"{address}: a Unix socket")
@@ -52,7 +61,6 @@ def _check(service: str, address: str, running: dict[str, Published], online: bo
             Status.FAIL, check, f"cannot listen on {address}: {reason}", f"change {setting}"
         )
     holder = holder_of(port)
-    entry = running.get(service)
     published_here = entry is not None and entry.pid == holder.pid
     if holder.pid is not None and (published_here or (online and holder.serves(service))):
         return Finding(

@@ -84,5 +84,5 @@ def _demo() -> Finding:
         Status.WARN,
         CHECK,
         "none configured: `tobe up` runs the offline demo script (canned replies, no model)",
-        "set [provider] in the config file, or ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY",
+        "run `tobe setup`, or set ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY",
     )

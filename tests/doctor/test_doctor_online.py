@@ -29,6 +29,15 @@ def test_a_running_mind_is_checked_through_its_socket(tmp_path: Path) -> None:
         assert findings["credentials"] == ["ok face, hand, client: accepted by the store (online)"]
         assert findings["hands"][0].startswith("warn no Hand is attached")
 
+        # Configured elsewhere: the address it published is what counts.
+        _, findings = run_doctor(doctor_env(data_dir, tmp_path / "none.toml"))
+        [port] = findings["port mind"]
+        assert port.startswith(
+            f"ok the running ToBe mind listens at {mind.address} (pid {mind.process.pid}); "
+            "configured: 127.0.0.1:"
+        )
+        assert not port.endswith(mind.address)
+
         token = data_dir / "credentials" / "client.token"
         prefix = token.read_text().split("_")[1]
         admin = Admin(data_dir)
