@@ -24,6 +24,10 @@ from mind.tools.base import DetailMode, ToolContext
 # Tests of other features run without the entry decision layer (`[actions]`); the tests of
 # initiative turn it on where they build their settings.
 os.environ.setdefault("TOBE_ACTIONS__ENABLED", "false")
+# Terminal programs under test size themselves from their pseudo-terminal; a runner's
+# COLUMNS/LINES (pytest-xdist workers export 80x24) would override it.
+for variable in ("COLUMNS", "LINES"):
+    os.environ.pop(variable, None)
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
 
