@@ -3,12 +3,16 @@
     PYTHONPATH=. python bench/bench_up.py --runs 5
 
 Each run starts `python -m tobe up --port-base N` (N+10, N+20 and N+30 free, as the default
-7400 is on a machine without ToBe) in a new temporary data directory (the offline demo
-provider, no config file) and records, relative to the spawn: when `tobe up`
-printed each service's start line, when each service published its address in
-`runtime.json` (it does so once bound and serving), and when the banner "ToBe is up." came.
-Then it stops ToBe with SIGINT and waits for it to exit. The Hand publishes nothing: its
-readiness is the banner's.
+7400 is on a machine without ToBe; with port 0 the Mind would wait to learn Awareness' port)
+in a new temporary data directory (the offline demo provider, no config file) and records, relative to
+the spawn: when `tobe up` printed each service's start line, when each service published its
+address in `runtime.json` (it does so once bound and serving), and when the banner "ToBe is
+up." came. Then it stops ToBe with SIGINT and waits for it to exit. The Hand publishes nothing:
+its readiness is the banner's.
+
+The baseline, run alternately with it: one bare Python process serving only the gRPC health
+service, from spawn to its first SERVING answer — the floor any one service's start has on
+this machine. The ratio says how many such starts `tobe up` costs (four services, two waves).
 """
 
 from __future__ import annotations
@@ -92,6 +96,41 @@ def _free(port: int) -> bool:
     return True
 
 
+BARE_SERVER = """
+import asyncio, grpc
+from grpc_health.v1 import health, health_pb2_grpc
+async def main():
+    server = grpc.aio.server()
+    health_pb2_grpc.add_HealthServicer_to_server(health.aio.HealthServicer(), server)
+    print(server.add_insecure_port("127.0.0.1:0"), flush=True)
+    await server.start()
+    await server.wait_for_termination()
+asyncio.run(main())
+"""
+
+
+def bare_grpc_server() -> float:
+    """Seconds from spawn to the first SERVING answer of a server with only gRPC health."""
+    import grpc
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    start = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-c", BARE_SERVER], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        port = int(process.stdout.readline())
+        with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
+            stub = health_pb2_grpc.HealthStub(channel)
+            request = health_pb2.HealthCheckRequest()
+            stub.Check(request, wait_for_ready=True, timeout=60)  # type: ignore[attr-defined]
+        return time.monotonic() - start
+    finally:
+        process.terminate()
+        process.wait()
+
+
 def _watch_published(
     data_dir: Path, start: float, phases: dict[str, float], done: threading.Event
 ) -> None:
@@ -108,7 +147,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     runs = parser.parse_args().runs
-    results = [one_run() for _ in range(runs)]
+    results, floors = [], []
+    for _ in range(runs):
+        floors.append(bare_grpc_server())
+        results.append(one_run())
     names = sorted(
         {name for result in results for name in result},
         key=lambda name: statistics.median(r[name] for r in results if name in r),
@@ -117,6 +159,10 @@ def main() -> None:
     for name in names:
         values = [result[name] for result in results if name in result]
         print(f"  {name:<20} {statistics.median(values):6.2f}   (min {min(values):.2f})")
+    floor = statistics.median(floors)
+    ready = statistics.median(result["banner"] for result in results)
+    print(f"baseline: one bare gRPC health server ready in {floor:.2f} s (median)")
+    print(f"tobe up ready / baseline: {ready / floor:.1f}x")
 
 
 if __name__ == "__main__":
