@@ -3,12 +3,12 @@
     PYTHONPATH=. python bench/bench_up.py --runs 5
 
 Each run starts `python -m tobe up --port-base N` (N+10, N+20 and N+30 free, as the default
-7400 is on a machine without ToBe; with port 0 the Mind would wait to learn Awareness' port)
-in a new temporary data directory (the offline demo provider, no config file) and records, relative to
-the spawn: when `tobe up` printed each service's start line, when each service published its
-address in `runtime.json` (it does so once bound and serving), and when the banner "ToBe is
-up." came. Then it stops ToBe with SIGINT and waits for it to exit. The Hand publishes nothing:
-its readiness is the banner's.
+7400 is on a machine without ToBe; with port 0 the Mind would wait to learn Awareness' port) in
+a new temporary data directory (the offline demo provider, no config file) and records,
+relative to the spawn: when `tobe up` printed each service's start line, when each service
+published its address in `runtime.json` (it does so once bound and serving), and when the
+banner "ToBe is up." came. Then it stops ToBe with SIGINT and waits for it to exit. The Hand
+publishes nothing: its readiness is the banner's.
 
 The baseline, run alternately with it: one bare Python process serving only the gRPC health
 service, from spawn to its first SERVING answer — the floor any one service's start has on
