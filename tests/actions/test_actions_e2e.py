@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
+from helpers.clock_file import set_clock
 from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway, ended_runs, payloads
 from helpers.mind_process import MindProcess, running_mind
@@ -331,7 +332,7 @@ def clocked_mind() -> Iterator[tuple[MindProcess, Path]]:
     root = Path(tempfile.mkdtemp(prefix="tact-"))
     script, clock = root / "script.yaml", root / "now"
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
-    clock.write_text(T0.isoformat())
+    set_clock(clock, T0)
     try:
         with running_mind(
             root,
@@ -359,10 +360,10 @@ def test_a_waiting_action_expires_at_its_time_and_can_no_longer_be_decided(
         assert action.expires_at.ToDatetime(tzinfo=UTC) == T0 + timedelta(seconds=TTL)
 
         after = gateway.head()
-        clock.write_text((T0 + timedelta(seconds=TTL - 1)).isoformat())
+        set_clock(clock, T0 + timedelta(seconds=TTL - 1))
         time.sleep(1.0)  # the loop looks several times and leaves it pending
         assert [a.id for a in gateway.snapshot(key).pending_actions] == [action.id]
-        clock.write_text((T0 + timedelta(seconds=TTL + 1)).isoformat())
+        set_clock(clock, T0 + timedelta(seconds=TTL + 1))
         expired = gateway.wait_for(
             after,
             lambda events: any(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.clock_file import set_clock
 from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway, ended_runs, payloads
 from helpers.mind_process import MindProcess, running_mind
@@ -188,7 +189,7 @@ class Clocked:
     gateway: Gateway
 
     def set(self, moment: datetime) -> None:
-        self.clock.write_text(moment.isoformat())
+        set_clock(self.clock, moment)
 
     def chat(self, key: str, text: str) -> list[events_pb2.Event]:
         after = self.gateway.head()
@@ -210,7 +211,7 @@ class Clocked:
 def clocked(tmp_path: Path) -> Iterator[Clocked]:
     script, clock = tmp_path / "script.json", tmp_path / "now"
     script.write_text(json.dumps(SCRIPT), encoding="utf-8")
-    clock.write_text(T0.isoformat())
+    set_clock(clock, T0)
     with running_mind(
         tmp_path,
         script=script,

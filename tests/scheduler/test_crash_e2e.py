@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from helpers.clock_file import set_clock
 from helpers.eventually import eventually
 from scheduling import START, schedule
 
@@ -89,7 +90,7 @@ def test_an_interval_action_fires_each_interval_once_across_kill_9s(
 ) -> None:
     _seed(store)
     clock, log = tmp_path / "clock", tmp_path / "delivered.log"
-    clock.write_text(START.isoformat())
+    set_clock(clock, START)
     process = SchedulerProcess(store, clock, log)
     process.start()
     chance = random.Random(20261203)
@@ -97,7 +98,7 @@ def test_an_interval_action_fires_each_interval_once_across_kill_9s(
     try:
         for hour in range(1, INTERVALS + 1):
             due = START + timedelta(hours=hour)
-            clock.write_text((due + timedelta(seconds=1)).isoformat())
+            set_clock(clock, due + timedelta(seconds=1))
             if chance.random() < 0.6:
                 time.sleep(chance.uniform(0.0, 0.06))  # somewhere around the claim
                 process.kill()

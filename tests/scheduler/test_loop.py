@@ -10,6 +10,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
+from helpers.clock_file import set_clock
 from helpers.eventually import eventually_async
 from scheduling import CAROLS, KEY, START, schedule
 
@@ -45,7 +46,7 @@ class Harness:
         self.set_time(START)
 
     def set_time(self, moment: datetime) -> None:
-        self.clock_file.write_text(moment.isoformat())
+        set_clock(self.clock_file, moment)
 
     async def deliver(self, firing: FiringDelivery) -> None:
         if self.refuse:
