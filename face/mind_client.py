@@ -139,6 +139,20 @@ class MindClient:
     ) -> mind_pb2.DecideActionResponse:
         return await self._mind.unary(self._mind.stub.DecideAction, request)
 
+    async def create_pairing_code(
+        self, request: mind_pb2.CreatePairingCodeRequest
+    ) -> mind_pb2.CreatePairingCodeResponse:
+        return await self._mind.unary(self._mind.stub.CreatePairingCode, request)
+
+    async def redeem_pairing_code(
+        self, code: str, device: str
+    ) -> mind_pb2.RedeemPairingCodeResponse:
+        request = mind_pb2.RedeemPairingCodeRequest(code=code, device=device)
+        return await self._mind.unary(self._mind.stub.RedeemPairingCode, request)
+
+    async def sign_out(self, token: str) -> mind_pb2.SignOutResponse:
+        return await self._mind.unary(self._mind.stub.SignOut, mind_pb2.SignOutRequest(token=token))
+
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:

@@ -112,6 +112,10 @@ def _live_stream(
     async def stream(request: object, context: Context[Request, Response]) -> None:
         task = asyncio.current_task()
         assert task is not None, "gRPC runs every call in a task"
+        # The headers go out before the call can be cut: a cut inside the first write would
+        # leave them unmarked as sent, and the UNAUTHENTICATED status that sends them again
+        # is refused by gRPC core (too many operations), so the call would never end.
+        await context.send_initial_metadata(())
         try:
             call = live.register(identity.credential_id, task.cancel)
         except CredentialRevoked as exc:

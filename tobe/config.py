@@ -131,6 +131,25 @@ class StoreSettings(BaseModel):
     sqlite_synchronous: SqliteSynchronous = "normal"
 
 
+class WebSettings(BaseModel):
+    """The browser client Face serves over HTTP and WebSocket (`face.web`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = True
+    listen: str = "127.0.0.1:7421"
+    # HTTPS and WSS; required for a `listen` other than loopback (a session cookie in
+    # plaintext across a network is a stolen session).
+    tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
+    # Origins besides the page's own that may open the WebSocket (`https://agent.example`),
+    # e.g. behind a reverse proxy; exact scheme://host[:port] strings.
+    origins: list[str] = Field(default_factory=list)
+    # The address people open, printed with pairing codes; empty: derived from `listen`.
+    public_url: str = ""
+    # Failed pairing attempts allowed per client address per minute before HTTP 429.
+    pair_attempts_per_minute: int = Field(default=5, ge=1)
+
+
 class FaceSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -149,6 +168,7 @@ class FaceSettings(BaseModel):
     # Face's own service credential (scope `gateway`) for the Mind; when unset, Face reads
     # `<data_dir>/credentials/face.token`, which `tobe up` writes.
     mind_token: SecretStr | None = None
+    web: WebSettings = Field(default_factory=WebSettings)
 
 
 class HandSettings(BaseModel):

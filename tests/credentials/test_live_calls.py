@@ -24,9 +24,14 @@ BOUND = 15.0  # generous: the cut is immediate, this only keeps a broken build f
 BIG = "x" * 64 * 1024
 
 
+# `after_id` asking for big events from the very first response.
+FLOOD_AT_ONCE = -1
+
+
 class Streams(mind_pb2_grpc.MindServicer):
     """Subscribe: one event, then either nothing more (a quiet feed) or, with
-    `include_ephemeral`, big events without end (a feed the client does not keep up with)."""
+    `include_ephemeral`, big events without end (a feed the client does not keep up with);
+    with `after_id=FLOOD_AT_ONCE`, big events from the first response on."""
 
     def __init__(self) -> None:
         self.streaming = asyncio.Event()
@@ -36,6 +41,9 @@ class Streams(mind_pb2_grpc.MindServicer):
     async def Subscribe(self, request, context):  # noqa: N802 - generated name
         principal = current_identity().principal
         try:
+            if request.after_id == FLOOD_AT_ONCE:
+                self.streaming.set()
+                yield mind_pb2.SubscribeResponse(event=events_pb2.Event(conversation_key=BIG * 16))
             yield mind_pb2.SubscribeResponse(event=events_pb2.Event(durable_id=1))
             self.streaming.set()
             if not request.include_ephemeral:
@@ -98,9 +106,15 @@ async def stub(servicer: Streams, live: LiveCalls) -> AsyncIterator[mind_pb2_grp
 
 
 def subscribe(
-    stub: mind_pb2_grpc.MindStub, credential_id: str, *, flood: bool = False
+    stub: mind_pb2_grpc.MindStub,
+    credential_id: str,
+    *,
+    flood: bool = False,
+    at_once: bool = False,
 ) -> grpc.aio.UnaryStreamCall:
-    request = mind_pb2.SubscribeRequest(include_ephemeral=flood)
+    request = mind_pb2.SubscribeRequest(
+        include_ephemeral=flood or at_once, after_id=FLOOD_AT_ONCE if at_once else 0
+    )
     return stub.Subscribe(request, metadata=bearer_metadata(token_of(credential_id)))
 
 
@@ -163,6 +177,19 @@ async def test_a_revoked_stream_whose_client_stopped_reading_still_ends_unauthen
     call = subscribe(stub, "cred_a", flood=True)
     await asyncio.wait_for(servicer.streaming.wait(), BOUND)
     # Not reading: the server fills the window and waits inside a write.
+    assert live.revoke("cred_a") == 1
+    code, details = await ending(call)
+    assert (code, details) == (grpc.StatusCode.UNAUTHENTICATED, "credential cred_a was revoked")
+    assert servicer.ended == ["cred_a"]
+
+
+async def test_a_stream_revoked_inside_its_first_write_still_ends_unauthenticated(
+    stub: mind_pb2_grpc.MindStub, servicer: Streams, live: LiveCalls
+) -> None:
+    # The first response carries the call's headers; a cut inside it must not leave the
+    # status unsendable (gRPC would refuse to send the headers twice).
+    call = subscribe(stub, "cred_a", at_once=True)
+    await asyncio.wait_for(servicer.streaming.wait(), BOUND)
     assert live.revoke("cred_a") == 1
     code, details = await ending(call)
     assert (code, details) == (grpc.StatusCode.UNAUTHENTICATED, "credential cred_a was revoked")

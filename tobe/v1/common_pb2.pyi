@@ -1224,3 +1224,34 @@ class ScheduledAction(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ScheduledAction: _TypeAlias = ScheduledAction  # noqa: Y015
+
+@_typing.final
+class PairingCode(_message.Message):
+    """A one-time code with which a device (the web client) signs in as `principal`. The code
+    appears only where it is made; the store keeps its hash.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    PRINCIPAL_FIELD_NUMBER: _builtins.int
+    EXPIRES_AT_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """`ABCDE-12345`: 50 random bits in Crockford base32 (no I, L, O, U)."""
+    principal: _builtins.str
+    @_builtins.property
+    def expires_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        principal: _builtins.str = ...,
+        expires_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "expires_at", b"expires_at", "principal", b"principal"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairingCode: _TypeAlias = PairingCode  # noqa: Y015

@@ -100,6 +100,7 @@ class ConnectRequest(_message.Message):
     LIST_ACTIONS_FIELD_NUMBER: _builtins.int
     DECIDE_ACTION_FIELD_NUMBER: _builtins.int
     CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
+    PAIR_DEVICE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Echoed in the reply; required on commands."""
     @_builtins.property
@@ -140,6 +141,8 @@ class ConnectRequest(_message.Message):
     def decide_action(self) -> Global___DecideActionCommand: ...
     @_builtins.property
     def change_schedule(self) -> Global___ChangeScheduleCommand: ...
+    @_builtins.property
+    def pair_device(self) -> Global___PairDeviceCommand: ...
     def __init__(
         self,
         *,
@@ -163,12 +166,13 @@ class ConnectRequest(_message.Message):
         list_actions: Global___ListActionsCommand | None = ...,
         decide_action: Global___DecideActionCommand | None = ...,
         change_schedule: Global___ChangeScheduleCommand | None = ...,
+        pair_device: Global___PairDeviceCommand | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule"]  # noqa: Y015
+    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "pair_device"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_frame) -> _WhichOneofReturnType_frame | None: ...
 
@@ -494,9 +498,32 @@ class DecideActionCommand(_message.Message):
 Global___DecideActionCommand: _TypeAlias = DecideActionCommand  # noqa: Y015
 
 @_typing.final
-class ChangeScheduleCommand(_message.Message):
-    """Pauses, resumes or deletes a scheduled action (Mind.ChangeSchedule)."""
+class PairDeviceCommand(_message.Message):
+    """Pauses, resumes or deletes a scheduled action (Mind.ChangeSchedule).
+    Makes a one-time pairing code with which another device (a browser) signs in as this
+    connection's principal (Mind.CreatePairingCode).
+    """
 
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TTL_SECONDS_FIELD_NUMBER: _builtins.int
+    ttl_seconds: _builtins.int
+    """Seconds the code stays valid; 0: 300."""
+    def __init__(
+        self,
+        *,
+        ttl_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ttl_seconds", b"ttl_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairDeviceCommand: _TypeAlias = PairDeviceCommand  # noqa: Y015
+
+@_typing.final
+class ChangeScheduleCommand(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
     SCHEDULE_ID_FIELD_NUMBER: _builtins.int
@@ -769,6 +796,7 @@ class Reply(_message.Message):
     LIST_ACTIONS_FIELD_NUMBER: _builtins.int
     DECIDE_ACTION_FIELD_NUMBER: _builtins.int
     CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
+    PAIR_DEVICE_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     @_builtins.property
     def error(self) -> Global___CommandError: ...
@@ -810,6 +838,8 @@ class Reply(_message.Message):
     def decide_action(self) -> _mind_pb2.DecideActionResponse: ...
     @_builtins.property
     def change_schedule(self) -> _mind_pb2.ChangeScheduleResponse: ...
+    @_builtins.property
+    def pair_device(self) -> Global___PairDeviceReply: ...
     def __init__(
         self,
         *,
@@ -833,16 +863,43 @@ class Reply(_message.Message):
         list_actions: _mind_pb2.ListActionsResponse | None = ...,
         decide_action: _mind_pb2.DecideActionResponse | None = ...,
         change_schedule: _mind_pb2.ChangeScheduleResponse | None = ...,
+        pair_device: Global___PairDeviceReply | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "pair_device"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
 Global___Reply: _TypeAlias = Reply  # noqa: Y015
+
+@_typing.final
+class PairDeviceReply(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAIRING_FIELD_NUMBER: _builtins.int
+    URL_FIELD_NUMBER: _builtins.int
+    url: _builtins.str
+    """Where to open it: the web client's sign-in page with the code (`http://127.0.0.1:7421/#pair=ABCDE-12345`);
+    empty when this Face serves no web client.
+    """
+    @_builtins.property
+    def pairing(self) -> _common_pb2.PairingCode: ...
+    def __init__(
+        self,
+        *,
+        pairing: _common_pb2.PairingCode | None = ...,
+        url: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pairing", b"pairing"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pairing", b"pairing", "url", b"url"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PairDeviceReply: _TypeAlias = PairDeviceReply  # noqa: Y015
 
 @_typing.final
 class SubscribeAck(_message.Message):

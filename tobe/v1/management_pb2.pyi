@@ -1124,3 +1124,46 @@ class ChangeScheduledActionResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ChangeScheduledActionResponse: _TypeAlias = ChangeScheduledActionResponse  # noqa: Y015
+
+@_typing.final
+class ManagementCreatePairingCodeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PRINCIPAL_FIELD_NUMBER: _builtins.int
+    TTL_SECONDS_FIELD_NUMBER: _builtins.int
+    principal: _builtins.str
+    ttl_seconds: _builtins.int
+    """Seconds the code stays valid; 0: 300."""
+    def __init__(
+        self,
+        *,
+        principal: _builtins.str = ...,
+        ttl_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["principal", b"principal", "ttl_seconds", b"ttl_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ManagementCreatePairingCodeRequest: _TypeAlias = ManagementCreatePairingCodeRequest  # noqa: Y015
+
+@_typing.final
+class ManagementCreatePairingCodeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAIRING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pairing(self) -> _common_pb2.PairingCode: ...
+    def __init__(
+        self,
+        *,
+        pairing: _common_pb2.PairingCode | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pairing", b"pairing"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pairing", b"pairing"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ManagementCreatePairingCodeResponse: _TypeAlias = ManagementCreatePairingCodeResponse  # noqa: Y015

@@ -125,6 +125,11 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionResponse.FromString,
                 _registered_method=True)
+        self.CreatePairingCode = channel.unary_unary(
+                '/tobe.v1.Management/CreatePairingCode',
+                request_serializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeResponse.FromString,
+                _registered_method=True)
 
 
 class ManagementServicer:
@@ -273,6 +278,15 @@ class ManagementServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreatePairingCode(self, request, context):
+        """Makes a one-time pairing code for `principal` (`tobe admin pair`): redeemed once before
+        it expires (Mind.RedeemPairingCode), it becomes a client credential with scopes `chat` and
+        `approve`. INVALID_ARGUMENT for an empty or malformed principal or a ttl above 3600 s.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ManagementServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -365,6 +379,11 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.ChangeScheduledAction,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.ChangeScheduledActionResponse.SerializeToString,
+            ),
+            'CreatePairingCode': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreatePairingCode,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -854,6 +873,33 @@ class Management:
             '/tobe.v1.Management/ChangeScheduledAction',
             tobe_dot_v1_dot_management__pb2.ChangeScheduledActionRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.ChangeScheduledActionResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreatePairingCode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/CreatePairingCode',
+            tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeResponse.FromString,
             options,
             channel_credentials,
             insecure,

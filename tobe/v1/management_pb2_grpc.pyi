@@ -107,6 +107,11 @@ class ManagementStub:
     (its next start reads the change). FAILED_PRECONDITION for a change its state forbids;
     NOT_FOUND for an unknown id.
     """
+    CreatePairingCode: _grpc.UnaryUnaryMultiCallable[_management_pb2.ManagementCreatePairingCodeRequest, _management_pb2.ManagementCreatePairingCodeResponse]
+    """Makes a one-time pairing code for `principal` (`tobe admin pair`): redeemed once before
+    it expires (Mind.RedeemPairingCode), it becomes a client credential with scopes `chat` and
+    `approve`. INVALID_ARGUMENT for an empty or malformed principal or a ttl above 3600 s.
+    """
 
 @_typing.type_check_only
 class ManagementAsyncStub(ManagementStub):
@@ -174,6 +179,11 @@ class ManagementAsyncStub(ManagementStub):
     """Pauses, resumes or deletes a scheduled action; audited. Works with the Mind stopped too
     (its next start reads the change). FAILED_PRECONDITION for a change its state forbids;
     NOT_FOUND for an unknown id.
+    """
+    CreatePairingCode: _aio.UnaryUnaryMultiCallable[_management_pb2.ManagementCreatePairingCodeRequest, _management_pb2.ManagementCreatePairingCodeResponse]  # type: ignore[assignment]
+    """Makes a one-time pairing code for `principal` (`tobe admin pair`): redeemed once before
+    it expires (Mind.RedeemPairingCode), it becomes a client credential with scopes `chat` and
+    `approve`. INVALID_ARGUMENT for an empty or malformed principal or a ttl above 3600 s.
     """
 
 class ManagementServicer(metaclass=_abc_1.ABCMeta):
@@ -347,6 +357,17 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         """Pauses, resumes or deletes a scheduled action; audited. Works with the Mind stopped too
         (its next start reads the change). FAILED_PRECONDITION for a change its state forbids;
         NOT_FOUND for an unknown id.
+        """
+
+    @_abc_1.abstractmethod
+    def CreatePairingCode(
+        self,
+        request: _management_pb2.ManagementCreatePairingCodeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.ManagementCreatePairingCodeResponse, _abc.Awaitable[_management_pb2.ManagementCreatePairingCodeResponse]]:
+        """Makes a one-time pairing code for `principal` (`tobe admin pair`): redeemed once before
+        it expires (Mind.RedeemPairingCode), it becomes a client credential with scopes `chat` and
+        `approve`. INVALID_ARGUMENT for an empty or malformed principal or a ttl above 3600 s.
         """
 
 def add_ManagementServicer_to_server(servicer: ManagementServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -1096,3 +1096,135 @@ class ChangeScheduleResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ChangeScheduleResponse: _TypeAlias = ChangeScheduleResponse  # noqa: Y015
+
+@_typing.final
+class CreatePairingCodeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    TTL_SECONDS_FIELD_NUMBER: _builtins.int
+    ttl_seconds: _builtins.int
+    """Seconds the code stays valid; 0: 300. INVALID_ARGUMENT above 3600."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        ttl_seconds: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of", "ttl_seconds", b"ttl_seconds"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreatePairingCodeRequest: _TypeAlias = CreatePairingCodeRequest  # noqa: Y015
+
+@_typing.final
+class CreatePairingCodeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    PAIRING_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def pairing(self) -> _common_pb2.PairingCode: ...
+    def __init__(
+        self,
+        *,
+        pairing: _common_pb2.PairingCode | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["pairing", b"pairing"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["pairing", b"pairing"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___CreatePairingCodeResponse: _TypeAlias = CreatePairingCodeResponse  # noqa: Y015
+
+@_typing.final
+class RedeemPairingCodeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CODE_FIELD_NUMBER: _builtins.int
+    DEVICE_FIELD_NUMBER: _builtins.int
+    code: _builtins.str
+    """As printed (`ABCDE-12345`); case, spaces and dashes do not matter."""
+    device: _builtins.str
+    """What signs in, for the credential's label ("web: Chromium on Linux"); at most 128 chars."""
+    def __init__(
+        self,
+        *,
+        code: _builtins.str = ...,
+        device: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "device", b"device"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RedeemPairingCodeRequest: _TypeAlias = RedeemPairingCodeRequest  # noqa: Y015
+
+@_typing.final
+class RedeemPairingCodeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    CREDENTIAL_ID_FIELD_NUMBER: _builtins.int
+    PRINCIPAL_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """The new client credential's secret; shown only here."""
+    credential_id: _builtins.str
+    principal: _builtins.str
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+        credential_id: _builtins.str = ...,
+        principal: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential_id", b"credential_id", "principal", b"principal", "token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RedeemPairingCodeResponse: _TypeAlias = RedeemPairingCodeResponse  # noqa: Y015
+
+@_typing.final
+class SignOutRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignOutRequest: _TypeAlias = SignOutRequest  # noqa: Y015
+
+@_typing.final
+class SignOutResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREDENTIAL_ID_FIELD_NUMBER: _builtins.int
+    credential_id: _builtins.str
+    def __init__(
+        self,
+        *,
+        credential_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential_id", b"credential_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SignOutResponse: _TypeAlias = SignOutResponse  # noqa: Y015

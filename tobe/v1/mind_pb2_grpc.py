@@ -130,6 +130,21 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleResponse.FromString,
                 _registered_method=True)
+        self.CreatePairingCode = channel.unary_unary(
+                '/tobe.v1.Mind/CreatePairingCode',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.CreatePairingCodeRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.CreatePairingCodeResponse.FromString,
+                _registered_method=True)
+        self.RedeemPairingCode = channel.unary_unary(
+                '/tobe.v1.Mind/RedeemPairingCode',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.RedeemPairingCodeRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.RedeemPairingCodeResponse.FromString,
+                _registered_method=True)
+        self.SignOut = channel.unary_unary(
+                '/tobe.v1.Mind/SignOut',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.SignOutRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.SignOutResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -315,6 +330,33 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreatePairingCode(self, request, context):
+        """Makes a one-time pairing code with which another device of on_behalf_of.principal signs
+        in (the web client); see Management.CreatePairingCode for the code's rules.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RedeemPairingCode(self, request, context):
+        """Spends a pairing code: creates a client credential of the code's principal with scopes
+        `chat` and `approve`, labelled with `device`, and returns its token once. A code works
+        once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
+        unknown, used or expired one (the three are not told apart).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SignOut(self, request, context):
+        """Revokes the client credential whose token is given (a device signing itself out); its
+        live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
+        live client credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -412,6 +454,21 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.ChangeSchedule,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.ChangeScheduleResponse.SerializeToString,
+            ),
+            'CreatePairingCode': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreatePairingCode,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.CreatePairingCodeRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.CreatePairingCodeResponse.SerializeToString,
+            ),
+            'RedeemPairingCode': grpc.unary_unary_rpc_method_handler(
+                    servicer.RedeemPairingCode,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.RedeemPairingCodeRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.RedeemPairingCodeResponse.SerializeToString,
+            ),
+            'SignOut': grpc.unary_unary_rpc_method_handler(
+                    servicer.SignOut,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.SignOutRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.SignOutResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -928,6 +985,87 @@ class Mind:
             '/tobe.v1.Mind/ChangeSchedule',
             tobe_dot_v1_dot_mind__pb2.ChangeScheduleRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.ChangeScheduleResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreatePairingCode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/CreatePairingCode',
+            tobe_dot_v1_dot_mind__pb2.CreatePairingCodeRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.CreatePairingCodeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RedeemPairingCode(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/RedeemPairingCode',
+            tobe_dot_v1_dot_mind__pb2.RedeemPairingCodeRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.RedeemPairingCodeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SignOut(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/SignOut',
+            tobe_dot_v1_dot_mind__pb2.SignOutRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.SignOutResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -138,6 +138,21 @@ class MindStub:
     """Pauses, resumes or deletes a scheduled action. Owner only. FAILED_PRECONDITION for a change
     its state forbids (resuming a deleted one); NOT_FOUND for an unknown or foreign one.
     """
+    CreatePairingCode: _grpc.UnaryUnaryMultiCallable[_mind_pb2.CreatePairingCodeRequest, _mind_pb2.CreatePairingCodeResponse]
+    """Makes a one-time pairing code with which another device of on_behalf_of.principal signs
+    in (the web client); see Management.CreatePairingCode for the code's rules.
+    """
+    RedeemPairingCode: _grpc.UnaryUnaryMultiCallable[_mind_pb2.RedeemPairingCodeRequest, _mind_pb2.RedeemPairingCodeResponse]
+    """Spends a pairing code: creates a client credential of the code's principal with scopes
+    `chat` and `approve`, labelled with `device`, and returns its token once. A code works
+    once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
+    unknown, used or expired one (the three are not told apart).
+    """
+    SignOut: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SignOutRequest, _mind_pb2.SignOutResponse]
+    """Revokes the client credential whose token is given (a device signing itself out); its
+    live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
+    live client credential.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -241,6 +256,21 @@ class MindAsyncStub(MindStub):
     ChangeSchedule: _aio.UnaryUnaryMultiCallable[_mind_pb2.ChangeScheduleRequest, _mind_pb2.ChangeScheduleResponse]  # type: ignore[assignment]
     """Pauses, resumes or deletes a scheduled action. Owner only. FAILED_PRECONDITION for a change
     its state forbids (resuming a deleted one); NOT_FOUND for an unknown or foreign one.
+    """
+    CreatePairingCode: _aio.UnaryUnaryMultiCallable[_mind_pb2.CreatePairingCodeRequest, _mind_pb2.CreatePairingCodeResponse]  # type: ignore[assignment]
+    """Makes a one-time pairing code with which another device of on_behalf_of.principal signs
+    in (the web client); see Management.CreatePairingCode for the code's rules.
+    """
+    RedeemPairingCode: _aio.UnaryUnaryMultiCallable[_mind_pb2.RedeemPairingCodeRequest, _mind_pb2.RedeemPairingCodeResponse]  # type: ignore[assignment]
+    """Spends a pairing code: creates a client credential of the code's principal with scopes
+    `chat` and `approve`, labelled with `device`, and returns its token once. A code works
+    once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
+    unknown, used or expired one (the three are not told apart).
+    """
+    SignOut: _aio.UnaryUnaryMultiCallable[_mind_pb2.SignOutRequest, _mind_pb2.SignOutResponse]  # type: ignore[assignment]
+    """Revokes the client credential whose token is given (a device signing itself out); its
+    live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
+    live client credential.
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -456,6 +486,39 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_mind_pb2.ChangeScheduleResponse, _abc.Awaitable[_mind_pb2.ChangeScheduleResponse]]:
         """Pauses, resumes or deletes a scheduled action. Owner only. FAILED_PRECONDITION for a change
         its state forbids (resuming a deleted one); NOT_FOUND for an unknown or foreign one.
+        """
+
+    @_abc_1.abstractmethod
+    def CreatePairingCode(
+        self,
+        request: _mind_pb2.CreatePairingCodeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.CreatePairingCodeResponse, _abc.Awaitable[_mind_pb2.CreatePairingCodeResponse]]:
+        """Makes a one-time pairing code with which another device of on_behalf_of.principal signs
+        in (the web client); see Management.CreatePairingCode for the code's rules.
+        """
+
+    @_abc_1.abstractmethod
+    def RedeemPairingCode(
+        self,
+        request: _mind_pb2.RedeemPairingCodeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.RedeemPairingCodeResponse, _abc.Awaitable[_mind_pb2.RedeemPairingCodeResponse]]:
+        """Spends a pairing code: creates a client credential of the code's principal with scopes
+        `chat` and `approve`, labelled with `device`, and returns its token once. A code works
+        once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
+        unknown, used or expired one (the three are not told apart).
+        """
+
+    @_abc_1.abstractmethod
+    def SignOut(
+        self,
+        request: _mind_pb2.SignOutRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.SignOutResponse, _abc.Awaitable[_mind_pb2.SignOutResponse]]:
+        """Revokes the client credential whose token is given (a device signing itself out); its
+        live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
+        live client credential.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
