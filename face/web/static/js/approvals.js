@@ -3,7 +3,7 @@
 // conversation, Deny. Once decided, here or elsewhere (another tab, the terminal), the buttons
 // are disabled and the outcome is shown.
 
-import { el } from "./dom.js";
+import { append, el } from "./dom.js";
 
 export const PENDING = "APPROVAL_DECISION_UNSPECIFIED";
 const OUTCOMES = {
@@ -64,7 +64,7 @@ export function approvalNode(approval, decide) {
       },
     }),
   );
-  node.append(
+  append(node, [
     el(
       "h3",
       {},
@@ -78,7 +78,7 @@ export function approvalNode(approval, decide) {
     el("div", { className: "answers" }, buttons),
     outcome,
     error,
-  );
+  ]);
   updateApproval(node, approval);
   return node;
 }
