@@ -4,6 +4,7 @@ to be HTML, two tabs at once, and a phone-sized screen."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import pytest
@@ -117,6 +118,26 @@ def test_two_tabs_show_the_same_messages_and_decisions(
     expect(cards[1].locator(".approval-outcome")).to_have_text("Denied")
     expect(cards[1].get_by_role("button", name="Approve once")).to_be_disabled()
     expect(second.locator("details.tool")).to_have_attribute("data-state", "denied")
+
+
+def test_activity_in_a_conversation_not_shown_marks_it_unread(
+    new_context: Callable[..., BrowserContext], stack: Stack
+) -> None:
+    context = new_context()
+    first = context.new_page()
+    sign_in(first, stack)
+    busy = new_conversation(first, "busy")
+    second = context.new_page()
+    second.goto(stack.base_url)
+    expect(second.locator("#message")).to_be_enabled()
+    new_conversation(second, "elsewhere")
+    send(first, "news for the other tab")
+    item = second.locator(f'#conversations button[data-key="{busy}"]')
+    expect(item).to_have_attribute("data-unread", "message")
+    expect(item).to_have_attribute("aria-label", re.compile(r", unread$"))
+    item.click()
+    expect(second.locator("#log article.user")).to_have_text("news for the other tab")
+    expect(item).not_to_have_attribute("data-unread", re.compile(".*"))
 
 
 def test_a_phone_screen_has_no_horizontal_scroll(

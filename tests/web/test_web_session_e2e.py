@@ -4,15 +4,12 @@ revoked credential or a sign-out ends the session at once."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from collections.abc import Callable
 
 import pytest
 import websockets.sync.client
 from playwright.sync_api import BrowserContext, Page, expect
-from web_stack import PRINCIPAL, Stack, off_loop
+from web_stack import Stack, off_loop
 from web_steps import send, sign_in
 from websockets.exceptions import InvalidStatus
 
@@ -82,12 +79,12 @@ def test_the_websocket_refuses_another_origin_and_serves_the_page_own(
 def test_revoking_the_credential_signs_the_page_out_without_a_reload(
     new_context: Callable[..., BrowserContext], stack: Stack
 ) -> None:
-    before = client_credentials(stack)
+    before = stack.client_credentials()
     page = new_context().new_page()
     sign_in(page, stack)
     page.evaluate("() => { window.sameDocument = true; }")
-    [paired] = client_credentials(stack) - before
-    admin(stack, "credentials", "revoke", paired)
+    [paired] = stack.client_credentials() - before
+    stack.admin("credentials", "revoke", paired)
     expect(page.locator("#signin")).to_be_visible()
     expect(page.locator("#chat")).to_be_hidden()
     expect(page.locator("#signin-message")).to_contain_text("signed out")
@@ -104,23 +101,3 @@ def test_signing_out_ends_the_session_for_good(
     page.reload()
     expect(page.locator("#signin")).to_be_visible()
     expect(page.locator("#chat")).to_be_hidden()
-
-
-def admin(stack: Stack, *args: str) -> object:
-    """`tobe admin ARGS --json` as an operator runs it."""
-    result = subprocess.run(
-        [sys.executable, "-m", "tobe", "admin", *args, "--json"],
-        env=stack.mind.env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert result.returncode == 0, result.stderr
-    return json.loads(result.stdout)
-
-
-def client_credentials(stack: Stack) -> set[str]:
-    """Ids of the principal's live client credentials (one per paired browser)."""
-    listed = admin(stack, "credentials", "list", "--principal", PRINCIPAL, "--kind", "client")
-    rows = listed if isinstance(listed, list) else listed["credentials"]  # type: ignore[index]
-    return {row["id"] for row in rows}

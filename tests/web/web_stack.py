@@ -10,6 +10,8 @@ thread (`off_loop`).
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +25,13 @@ from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, issue_token, running_mind
 
 from hand import Hand, report_progress
-from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
+from tobe.v1 import (
+    common_pb2,
+    management_pb2,
+    management_pb2_grpc,
+    mind_pb2,
+    mind_pb2_grpc,
+)
 
 PRINCIPAL = "alice"
 OFF_LOOP_TIMEOUT = 60.0
@@ -138,18 +146,37 @@ class Stack:
         channel = grpc.insecure_channel(self.mind.address)
         return channel, mind_pb2_grpc.MindStub(channel)
 
+    def _management(self) -> tuple[grpc.Channel, management_pb2_grpc.ManagementStub]:
+        """The running Mind's Management service, on its socket (as `tobe admin` finds it)."""
+        channel = grpc.insecure_channel(f"unix:{self.mind.data_dir / 'mind.sock'}")
+        return channel, management_pb2_grpc.ManagementStub(channel)
+
     def pairing_code(self, principal: str = PRINCIPAL) -> str:
-        """A fresh one-time code for `principal` (what `tobe admin pair` makes)."""
-        channel, stub = self._stub()
+        """A fresh one-time code for `principal`, made as `tobe admin pair` makes it."""
+        channel, stub = self._management()
         with channel:
-            response = stub.CreatePairingCode(
-                mind_pb2.CreatePairingCodeRequest(
-                    on_behalf_of=mind_pb2.OnBehalfOf(principal=principal, scopes=["chat"])
-                ),
-                metadata=self.mind.gateway_metadata,
-                timeout=15,
+            request = management_pb2.ManagementCreatePairingCodeRequest(principal=principal)
+            return stub.CreatePairingCode(request, timeout=15).pairing.code
+
+    def client_credentials(self, principal: str = PRINCIPAL) -> set[str]:
+        """Ids of the principal's live client credentials (one per browser signed in)."""
+        channel, stub = self._management()
+        with channel:
+            request = management_pb2.ListCredentialsRequest(
+                principal=principal, kind=management_pb2.CREDENTIAL_KIND_CLIENT
             )
-        return response.pairing.code
+            return {c.id for c in stub.ListCredentials(request, timeout=15).credentials}
+
+    def admin(self, *args: str) -> None:
+        """`tobe admin ARGS` as an operator runs it, against the running Mind."""
+        result = subprocess.run(
+            [sys.executable, "-m", "tobe", "admin", *args],
+            env=self.mind.env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode == 0, result.stderr
 
     def history(self, key: str) -> mind_pb2.GetHistoryResponse:
         """Every stored message of `key` and its tool projections, as the Mind has them."""

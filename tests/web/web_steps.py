@@ -25,6 +25,9 @@ def new_conversation(page: Page, title: str) -> str:
     """Create a conversation from the list (its title made unique) and wait until it is shown;
     returns its key."""
     title = f"{title} {uuid.uuid4().hex[:6]}"
+    toggle = page.locator("#toggle-list")
+    if toggle.is_visible():  # a narrow screen: the list opens over the conversation
+        toggle.click()
     page.fill("#new-title", title)
     page.click("#new-conversation button[type=submit]")
     current = page.locator("#conversations button[aria-current=true]")

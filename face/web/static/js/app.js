@@ -118,7 +118,7 @@ class App {
     this.stopChat();
     byId("principal").textContent = session.principal;
     showScreen("chat");
-    this.composer.setEnabled(false);
+    this.setReady(false);
     const connection = new Connection({
       onWelcome: (welcome, reconnected) => this.welcomed(welcome, reconnected),
       onEvent: (event) => this.event(event),
@@ -153,7 +153,6 @@ class App {
   async welcomed(welcome, reconnected) {
     byId("banner").hidden = true;
     byId("principal").textContent = welcome.principal ?? "";
-    this.composer.setEnabled(true);
     try {
       if (reconnected && this.started) {
         await this.list.refresh();
@@ -164,6 +163,8 @@ class App {
       const snapshot = await this.open(key);
       await this.connection.subscribe(snapshot.lastEventId ?? "0");
       this.started = true;
+      // Only now: a conversation made or a message sent before would race the first one shown.
+      this.setReady(true);
     } catch (failure) {
       byId("status-line").textContent = failure.message;
     }
@@ -225,6 +226,11 @@ class App {
     } else if (kind === "actionChanged" && payload.state === "PENDING_ACTION_STATE_PENDING") {
       this.list.activity(key, { approval: true });
     }
+  }
+
+  setReady(ready) {
+    this.composer.setEnabled(ready);
+    for (const control of byId("new-conversation").elements) control.disabled = !ready;
   }
 
   showList(open) {
