@@ -36,7 +36,12 @@ def test_a_pairing_link_signs_in_once_and_leaves_the_address_bar(
     expect(other.locator("#chat")).to_be_hidden()
 
 
-def test_a_reply_streams_in_as_markdown_with_its_tool_call(page: Page, stack: Stack) -> None:
+def test_a_reply_streams_in_as_markdown_with_its_tool_call(
+    new_context: Callable[..., BrowserContext], stack: Stack
+) -> None:
+    page = new_context(viewport={"width": 1200, "height": 860}).new_page()
+    sign_in(page, stack)
+    new_conversation(page, "Evening plans", unique=False)
     send(page, "tour of the day")
     log = page.locator("#log")
     expect(log.locator("article.user")).to_have_text("tour of the day")
@@ -58,6 +63,9 @@ def test_a_reply_streams_in_as_markdown_with_its_tool_call(page: Page, stack: St
     tool.locator("summary").click()
     expect(tool.locator(".tool-raw-args")).to_contain_text('"timezone": "Europe/Paris"')
     expect(page.locator("#live article")).to_have_count(0)
+    tool.locator("summary").click()
+    expect(tool.locator(".tool-raw-args")).to_be_hidden()
+    reply.scroll_into_view_if_needed()
     SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SCREENSHOT))
 

@@ -21,10 +21,11 @@ def sign_in(page: Page, stack: Stack) -> None:
     expect(page.locator("#message")).to_be_enabled()
 
 
-def new_conversation(page: Page, title: str) -> str:
-    """Create a conversation from the list (its title made unique) and wait until it is shown;
-    returns its key."""
-    title = f"{title} {uuid.uuid4().hex[:6]}"
+def new_conversation(page: Page, title: str, *, unique: bool = True) -> str:
+    """Create a conversation from the list (its title made unique unless told otherwise) and
+    wait until it is shown; returns its key."""
+    if unique:
+        title = f"{title} {uuid.uuid4().hex[:6]}"
     toggle = page.locator("#toggle-list")
     if toggle.is_visible():  # a narrow screen: the list opens over the conversation
         toggle.click()
