@@ -21,9 +21,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-WEB = ROOT / "face" / "web"
-MODULES = WEB / "node_modules"
-VENDOR = WEB / "static" / "vendor"
+WEB = Path("face") / "web"
 
 # (file in node_modules, name in static/vendor)
 COPIES = (
@@ -35,10 +33,11 @@ COPIES = (
 )
 
 
-def sources() -> list[tuple[Path, Path]]:
+def sources(root: Path) -> list[tuple[Path, Path]]:
     """Each (source, target) pair; SystemExit when node_modules lacks a source."""
-    pairs = [(MODULES / source, VENDOR / target) for source, target in COPIES]
-    missing = [str(source.relative_to(ROOT)) for source, _ in pairs if not source.is_file()]
+    modules, vendor = root / WEB / "node_modules", root / WEB / "static" / "vendor"
+    pairs = [(modules / source, vendor / target) for source, target in COPIES]
+    missing = [str(source.relative_to(root)) for source, _ in pairs if not source.is_file()]
     if missing:
         sys.exit(
             f"missing {', '.join(missing)}: run `npm ci --prefix face/web` first "
@@ -47,35 +46,36 @@ def sources() -> list[tuple[Path, Path]]:
     return pairs
 
 
-def check(pairs: list[tuple[Path, Path]]) -> list[str]:
+def check(root: Path, pairs: list[tuple[Path, Path]]) -> list[str]:
     """What differs between node_modules and the committed copies."""
     problems = [
-        f"{target.relative_to(ROOT)} differs from {source.relative_to(ROOT)}"
+        f"{target.relative_to(root)} differs from {source.relative_to(root)}"
         for source, target in pairs
         if not target.is_file() or not filecmp.cmp(source, target, shallow=False)
     ]
     expected = {target for _, target in pairs}
+    vendor = root / WEB / "static" / "vendor"
     problems += [
-        f"{path.relative_to(ROOT)} is not a vendored copy"
-        for path in sorted(VENDOR.iterdir())
+        f"{path.relative_to(root)} is not a vendored copy"
+        for path in sorted(vendor.iterdir() if vendor.is_dir() else [])
         if path not in expected
     ]
     return problems
 
 
-def main(argv: list[str]) -> int:
-    pairs = sources()
+def main(argv: list[str], root: Path = ROOT) -> int:
+    pairs = sources(root)
     if "--check" in argv:
-        problems = check(pairs)
+        problems = check(root, pairs)
         for problem in problems:
             print(problem, file=sys.stderr)
         if problems:
             print("run: python scripts/vendor_web.py", file=sys.stderr)
         return 1 if problems else 0
-    VENDOR.mkdir(parents=True, exist_ok=True)
     for source, target in pairs:
+        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
-    print(f"copied {len(pairs)} files into {VENDOR.relative_to(ROOT)}")
+    print(f"copied {len(pairs)} files into {WEB / 'static' / 'vendor'}")
     return 0
 
 
