@@ -104,7 +104,8 @@ async def _frames(requests: AsyncIterator[bytes]) -> Frames:
 @status_codes(FACE_STATUS_CODES)
 class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
     def __init__(self, mind: MindClient, feed: EventFeed, settings: FaceSettings) -> None:
-        self._session = Session(mind, feed, settings)
+        # Shared with the web transport, which serves the same connections over WebSocket.
+        self.session = Session(mind, feed, settings)
         self._settings = settings
 
     def register(self, server: grpc.aio.Server) -> None:
@@ -118,7 +119,7 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
     # Registered with raw-bytes (de)serializers, not as the generated base declares it: it reads
     # frames as bytes and writes them through `context`.
     async def Connect(self, requests: AsyncIterator[bytes], context: Context) -> None:  # type: ignore[override]  # noqa: N802 - gRPC method name
-        identity = await self._session.identify(_bearer_token(context), MISSING_CREDENTIAL)
+        identity = await self.session.identify(_bearer_token(context), MISSING_CREDENTIAL)
 
         def on_open(connection: Connection) -> None:
             # A client that goes away (cancel, reset) must not leave an idle writer behind.
@@ -126,4 +127,4 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
             context.add_done_callback(lambda _: connection.close(GONE, "the client went away"))  # type: ignore[arg-type]
 
         sink = GrpcSink(context, self._settings.write_timeout)
-        await self._session.run(identity, _frames(requests), sink, on_open)
+        await self.session.run(identity, _frames(requests), sink, on_open)

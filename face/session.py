@@ -65,6 +65,8 @@ class Session:
         self.mind = mind
         self.feed = feed
         self.settings = settings
+        # Where this Face serves the web client, for pairing links; "" while it serves none.
+        self.web_base_url = ""
 
     async def identify(self, token: str, missing: str) -> Identity:
         """The principal of a client credential; UNAUTHENTICATED `missing` when there is none,
@@ -95,7 +97,7 @@ class Session:
             raise GatewayError("UNAUTHENTICATED", "credential revoked")
         hello = first.hello
         connection = Connection(identity, hello.detail_mode, self.settings.queue_size)
-        router = CommandRouter(connection, self.mind, self.feed)
+        router = CommandRouter(connection, self.mind, self.feed, self.web_base_url)
         self.feed.connections.add(connection)
         if on_open is not None:
             on_open(connection)
