@@ -55,7 +55,7 @@ def serve(
     """Serve FaceGateway to clients, and the web client, until SIGTERM or Ctrl-C."""
     from face.server import FaceConfigError, build
     from face.server import serve as run_server
-    from face.web.server import WebBindError
+    from face.web.listener import WebBindError
     from tobe.runtime.publishing import bind_failure
     from tobe.runtime.server import BindError
 

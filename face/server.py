@@ -15,7 +15,7 @@ from face.mind_client import MindClient
 from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
 from face.web.app import web_app
-from face.web.server import WebServer, bind, bound_address, is_loopback
+from face.web.listener import WebServer, bind, bound_address, is_loopback
 from tobe.config import Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
