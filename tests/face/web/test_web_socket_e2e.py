@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import subprocess
 import sys
 import uuid
@@ -15,7 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from helpers.face_client import FaceClient, run_ended
-from helpers.face_process import FaceProcess, MindDirect, running_face
+from helpers.face_process import FaceProcess, MindDirect, face_env, running_face
 from helpers.mind_process import MindProcess, issue_token, running_mind
 from helpers.web_client import WebClient, close_of, frame_json, open_socket, parse_frame
 from websockets.exceptions import InvalidStatus
@@ -261,6 +262,35 @@ async def test_a_restarted_face_serves_and_publishes_the_web_client_on_the_same_
     assert runtime["services"]["web"]["address"] == face.web_address
     client = await WebClient.connect(face.web_address, mind.client_tokens["alice"])
     await client.close()
+
+
+async def test_sigterm_closes_open_sockets_going_away_and_face_exits_cleanly(
+    mind: MindProcess,
+) -> None:
+    with running_face(mind) as own:
+        client = await WebClient.connect(own.web_address, mind.client_tokens["alice"])
+        await client.command(subscribe=face_pb2.SubscribeCommand())
+        assert await asyncio.to_thread(own.terminate) == 0
+        assert await client.wait_closed() == (1012, "")
+
+
+def test_a_web_address_in_use_is_one_line_naming_the_setting(mind: MindProcess) -> None:
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = f"127.0.0.1:{holder.getsockname()[1]}"
+        result = subprocess.run(
+            [sys.executable, "-m", "tobe", "face", "serve", "--listen", "127.0.0.1:0"]
+            + ["--web-listen", taken, "--mind", mind.address],
+            env=face_env(mind),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert result.returncode != 0
+    assert f"face web cannot listen on {taken}: the address is in use" in result.stderr
+    assert "[face.web] listen (TOBE_FACE__WEB__LISTEN)" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
 def admin_json(mind: MindProcess, *args: str) -> str:
