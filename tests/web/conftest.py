@@ -1,7 +1,9 @@
 """Fixtures of the browser tests: Debian's Chromium, headless, driven by Playwright's sync API.
 
-One browser per test worker; each test gets fresh browser contexts (cookies of its own), so a
-test signs in by opening a pairing link exactly as a person does.
+One browser per test module; each test gets fresh browser contexts (cookies of its own), so a
+test signs in by opening a pairing link exactly as a person does. Playwright's sync API keeps an
+event loop running on the thread while it is started: it is stopped at the end of each module,
+so the asyncio tests a worker runs next find the thread free.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ CHROMIUM = "/usr/bin/chromium"
 expect.set_options(timeout=WAIT_MS)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def playwright() -> Iterator[Playwright]:
     with sync_playwright() as driver:
         yield driver
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser(playwright: Playwright) -> Iterator[Browser]:
     # Chromium's sandbox needs user namespaces a root process cannot enter.
     args = ["--no-sandbox"] if os.geteuid() == 0 else []
