@@ -11,6 +11,7 @@ from management.cli_approvals import approvals
 from management.cli_conversations import conversations
 from management.cli_credentials import credentials
 from management.cli_memory import memory
+from management.cli_pair import pair
 from management.cli_schedules import schedules
 from management.cli_support import (
     AdminOptions,
@@ -92,3 +93,4 @@ admin.add_command(schedules)
 admin.add_command(approvals)
 admin.add_command(tls)
 admin.add_command(whoami)
+admin.add_command(pair)

@@ -355,6 +355,19 @@ class Printer:
         self.console.print("Secret (shown only this once; store it now):", style="bold")
         self.console.out(secret, highlight=False)
 
+    def pairing(self, item: dict[str, Any], *, expires: str, note: str) -> None:
+        """A new pairing code with its link; the note (web client not running) goes to
+        people only."""
+        if self.as_json:
+            return self.json(item)
+        self.console.print(Text(f"Pairing code for {item['principal']} (works once):"))
+        self.console.out(item["code"], highlight=False)
+        self.console.print(Text(f"Expires {expires}."))
+        self.console.print(Text("Open on the device:"))
+        self.console.out(item["url"], highlight=False)
+        if note:
+            self.console.print(Text(note))
+
     def note(self, text: str) -> None:
         if not self.as_json:
             self.console.print(Text(text))

@@ -28,6 +28,7 @@ from mind.credentials.identity import Identity
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
+from mind.management.pairing import Pairing
 from mind.management.records import AdapterReport
 from mind.memory.store import Memory
 from mind.memory.tools import memory_tools
@@ -235,7 +236,11 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     app.on_stop.append(app.remote.close)
     app.on_start.append(lambda: approvals.start(manager.continue_call))
     app.on_stop.append(approvals.close)
-    servicer = MindServicer(manager, database, bus, app.authenticate_client, approvals=approvals)
+    # Codes and sign-outs on the Mind's clock; a signed-out device's streams end at once.
+    pairing = Pairing(database, now=clock.now, disconnect=live_calls.revoke)
+    servicer = MindServicer(
+        manager, database, bus, app.authenticate_client, approvals=approvals, pairing=pairing
+    )
     register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))
     attach_management(app)

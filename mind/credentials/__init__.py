@@ -11,6 +11,9 @@ from mind.credentials.errors import (
     CredentialNotFound,
     CredentialRevoked,
     InvalidCredentialRequest,
+    MalformedPairingCode,
+    PairingCodeNotFound,
+    TokenNotAccepted,
 )
 from mind.credentials.identity import Identity
 from mind.credentials.store import (
@@ -30,6 +33,9 @@ __all__ = [
     "CredentialRevoked",
     "Identity",
     "InvalidCredentialRequest",
+    "MalformedPairingCode",
+    "PairingCodeNotFound",
+    "TokenNotAccepted",
     "authenticate",
     "issue",
     "parse_token",

@@ -1,14 +1,18 @@
 """Errors of the credentials kernel.
 
     CredentialError
-    ├── InvalidCredentialRequest   caller misuse: bad kind, principal, scope or expiry
+    ├── InvalidCredentialRequest   caller misuse: bad kind, principal, scope, expiry or ttl
+    │   └── MalformedPairingCode   not the shape of a pairing code at all
     ├── CredentialNotFound         no credential with that id
+    ├── PairingCodeNotFound        a pairing code unknown, already used or expired
+    ├── TokenNotAccepted           a token that names no live client credential (sign-out)
     └── CredentialInactive         the credential can no longer be changed or used
         ├── CredentialRevoked      already revoked
         └── CredentialExpired      past its expiry
 
-Servicers map them once: InvalidCredentialRequest → INVALID_ARGUMENT, CredentialNotFound →
-NOT_FOUND, CredentialInactive → FAILED_PRECONDITION. Messages never contain a secret.
+Servicers map them once: InvalidCredentialRequest → INVALID_ARGUMENT, CredentialNotFound and
+PairingCodeNotFound → NOT_FOUND, TokenNotAccepted → UNAUTHENTICATED, CredentialInactive →
+FAILED_PRECONDITION. Messages never contain a secret, a token or a pairing code.
 Authentication itself never raises these: an unusable token simply authenticates as nobody.
 """
 
@@ -43,3 +47,30 @@ class CredentialExpired(CredentialInactive):
     def __init__(self, credential_id: str) -> None:
         super().__init__(f"credential {credential_id!r} has expired; issue a new one instead")
         self.credential_id = credential_id
+
+
+class MalformedPairingCode(InvalidCredentialRequest):
+    """What was typed cannot be a pairing code (wrong length or characters)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "malformed pairing code: expected ten letters and digits like ABCDE-12345 "
+            "(case, spaces and dashes do not matter)"
+        )
+
+
+class PairingCodeNotFound(CredentialError, LookupError):
+    """Unknown, used and expired codes are not told apart: a guesser learns nothing."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "pairing code not recognised, already used or expired: make a new one with "
+            "`tobe admin pair`"
+        )
+
+
+class TokenNotAccepted(CredentialError):
+    """The token given to sign out is malformed, unknown, revoked, expired or not a client's."""
+
+    def __init__(self) -> None:
+        super().__init__("invalid, revoked or expired client credential")

@@ -53,11 +53,8 @@ def _validated_scopes(scopes: Iterable[str]) -> list[str]:
     return result
 
 
-def _validate(kind: str, principal: str, expires_at: datetime | None, label: str) -> None:
-    if kind not in CREDENTIAL_KINDS:
-        raise InvalidCredentialRequest(
-            f"invalid credential kind {kind!r}: expected one of {', '.join(CREDENTIAL_KINDS)}"
-        )
+def validate_principal(principal: str) -> None:
+    """InvalidCredentialRequest unless `principal` can name a credential's owner."""
     if (
         not principal
         or len(principal) > MAX_PRINCIPAL_LENGTH
@@ -67,6 +64,14 @@ def _validate(kind: str, principal: str, expires_at: datetime | None, label: str
             f"invalid principal {principal!r}: non-empty, no whitespace, "
             f"at most {MAX_PRINCIPAL_LENGTH} characters"
         )
+
+
+def _validate(kind: str, principal: str, expires_at: datetime | None, label: str) -> None:
+    if kind not in CREDENTIAL_KINDS:
+        raise InvalidCredentialRequest(
+            f"invalid credential kind {kind!r}: expected one of {', '.join(CREDENTIAL_KINDS)}"
+        )
+    validate_principal(principal)
     if len(label) > MAX_LABEL_LENGTH:
         raise InvalidCredentialRequest(f"label longer than {MAX_LABEL_LENGTH} characters")
     if expires_at is not None:

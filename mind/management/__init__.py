@@ -6,7 +6,12 @@ What is imported here is the whole of what other process packages may use (the C
 `tobe up`); everything else in this package is the Mind's own.
 """
 
-from mind.management.local_credentials import LocalCredential, local_credentials, provision
+from mind.management.local_credentials import (
+    LocalCredential,
+    local_credentials,
+    local_user,
+    provision,
+)
 from mind.management.offline import OfflineUnavailable, serve_offline
 from mind.management.servicer import ACTOR_METADATA
 
@@ -15,6 +20,7 @@ __all__ = [
     "LocalCredential",
     "OfflineUnavailable",
     "local_credentials",
+    "local_user",
     "provision",
     "serve_offline",
 ]

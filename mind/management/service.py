@@ -21,12 +21,13 @@ from sqlalchemy.orm import Session
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
 from mind.conversation import choices
+from mind.credentials.pairing import IssuedCode
 from mind.events.action_views import ScheduledActionView
-from mind.events.views import CompactionView, ConversationView, CredentialRevokedView
-from mind.live_calls import CREDENTIAL_REVOKED
-from mind.management import approvals, audit, conversations, status
+from mind.events.views import CompactionView, ConversationView
+from mind.management import approvals, audit, conversations, revocation, status
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
+from mind.management.pairing import Pairing
 from mind.management.records import (
     AdapterReport,
     AuditRecord,
@@ -56,32 +57,10 @@ COMPACT_OFFLINE = (
 )
 
 
-def _credential_details(info: CredentialInfo) -> dict[str, object]:
-    """Secret-free audit details of a credential."""
-    return {
-        "kind": info.kind,
-        "principal": info.principal,
-        "scopes": list(info.scopes),
-        "prefix": info.prefix,
-        "label": info.label,
-        "expires_at": info.expires_at.isoformat() if info.expires_at else None,
-    }
-
-
 def _limit(limit: int) -> int:
     if limit < 0 or limit > MAX_LIMIT:
         raise InvalidArgument(f"limit must be between 0 (default) and {MAX_LIMIT}, got {limit}")
     return limit
-
-
-def _announce_revoked(tx: WriteTx, credential_id: str, principal: str) -> None:
-    """Durable system event: gateways close every connection using this credential."""
-    tx.event(
-        type=CREDENTIAL_REVOKED,
-        conversation_key="",
-        audience=[],
-        payload=CredentialRevokedView(credential_id, principal).to_payload(),
-    )
 
 
 class ManagementService:
@@ -104,6 +83,7 @@ class ManagementService:
         self._database_url = database_url
         self._data_dir = data_dir
         self._mind = mind
+        self._pairing = Pairing(database, now=self._clock.now)
 
     @property
     def mode(self) -> str:
@@ -136,7 +116,7 @@ class ManagementService:
                 action="credential.create",
                 actor=actor,
                 target=info.id,
-                details=_credential_details(info),
+                details=revocation.credential_details(info),
             )
             return IssuedCredential(credential=info, secret=secret)
 
@@ -169,32 +149,22 @@ class ManagementService:
         return CredentialInfo.of(row)
 
     async def revoke_credential(self, credential_id: str, *, actor: str) -> Revocation:
-        def unit(tx: WriteTx) -> CredentialInfo:
-            info = CredentialInfo.of(credentials.revoke(tx.session, credential_id))
-            _announce_revoked(tx, info.id, info.principal)
-            audit.record(
-                tx.session,
-                action="credential.revoke",
-                actor=actor,
-                target=info.id,
-                details=_credential_details(info),
-            )
-            return info
-
-        info = await self._database.write(unit)
+        info = await self._database.write(
+            lambda tx: revocation.revoke(tx, credential_id, actor=actor)
+        )
         return Revocation(credential=info, disconnected=self._disconnect(info.id))
 
     async def rotate_credential(self, credential_id: str, *, actor: str) -> Rotation:
         def unit(tx: WriteTx) -> tuple[CredentialInfo, str, str]:
             row, secret, revoked_id = credentials.rotate(tx.session, credential_id)
             info = CredentialInfo.of(row)
-            _announce_revoked(tx, revoked_id, info.principal)
+            revocation.announce_revoked(tx, revoked_id, info.principal)
             audit.record(
                 tx.session,
                 action="credential.rotate",
                 actor=actor,
                 target=revoked_id,
-                details={**_credential_details(info), "new_id": info.id},
+                details={**revocation.credential_details(info), "new_id": info.id},
             )
             return info, secret, revoked_id
 
@@ -205,6 +175,12 @@ class ManagementService:
             revoked_id=revoked_id,
             disconnected=self._disconnect(revoked_id),
         )
+
+    async def create_pairing_code(
+        self, principal: str, ttl_seconds: int, *, actor: str
+    ) -> IssuedCode:
+        """A one-time code with which a device signs in as `principal` (`tobe admin pair`)."""
+        return await self._pairing.create(principal, ttl_seconds, actor=actor)
 
     def _disconnect(self, credential_id: str) -> int:
         """How many of the credential's streams on the Mind its revocation ended (the Mind cut

@@ -24,6 +24,7 @@ from mind.service.convert import (
     compaction_to_proto,
     conversation_to_proto,
     memory_entry_to_proto,
+    pairing_to_proto,
 )
 from mind.service.convert_actions import schedule_change, scheduled_action_to_proto
 from tobe.runtime.status import StatusTable, status_codes
@@ -321,3 +322,17 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
     ) -> pb.GetApprovalResponse:
         record = await self._service.get_approval(_required(request.id, "approval id"))
         return pb.GetApprovalResponse(approval=convert.approval(record))
+
+    async def CreatePairingCode(
+        self,
+        request: pb.ManagementCreatePairingCodeRequest,
+        context: grpc.aio.ServicerContext[
+            pb.ManagementCreatePairingCodeRequest, pb.ManagementCreatePairingCodeResponse
+        ],
+    ) -> pb.ManagementCreatePairingCodeResponse:
+        issued = await self._service.create_pairing_code(
+            _required(request.principal, "principal"),
+            request.ttl_seconds,
+            actor=actor_of(context),
+        )
+        return pb.ManagementCreatePairingCodeResponse(pairing=pairing_to_proto(issued))

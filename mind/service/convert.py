@@ -8,6 +8,7 @@ A field renamed or dropped on either side fails there instead of going missing o
 from __future__ import annotations
 
 from mind.approvals.model import Decision
+from mind.credentials.pairing import IssuedCode
 from mind.events.views import (
     ApprovalView,
     CompactionTrigger,
@@ -358,3 +359,10 @@ def revoked_to_proto(view: CredentialRevokedView) -> events_pb2.CredentialRevoke
 
 def revoked_from_proto(message: events_pb2.CredentialRevoked) -> CredentialRevokedView:
     return CredentialRevokedView(credential_id=message.credential_id, principal=message.principal)
+
+
+def pairing_to_proto(issued: IssuedCode) -> common_pb2.PairingCode:
+    """A new pairing code for the one who asked for it (the only place the code is sent)."""
+    return common_pb2.PairingCode(
+        code=issued.code, principal=issued.principal, expires_at=to_timestamp(issued.expires_at)
+    )

@@ -1,7 +1,8 @@
 """What the Mind service tells gateways when it refuses: domain error type → gRPC status code.
 
 The table is applied to every method of `MindServicer` (`tobe.runtime.status`). Only the
-servicer itself raises `ClientUnauthenticated`; everything else comes from the domain.
+servicer itself raises `ClientUnauthenticated`; everything else comes from the domain (a
+sign-out's unusable token is the credentials kernel's `TokenNotAccepted`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from grpc import StatusCode
 
 from mind.approvals import errors as approvals
 from mind.conversation import errors as conversations
+from mind.credentials import InvalidCredentialRequest, PairingCodeNotFound, TokenNotAccepted
 from mind.events.subscription import InvalidCursor, SnapshotRequired
 from mind.memory.rules import MemoryRefused
 from mind.profiles.errors import ProfileError
@@ -40,6 +42,11 @@ MIND_STATUS_CODES: StatusTable = {
     scheduler.ScheduleNotFound: StatusCode.NOT_FOUND,
     scheduler.WrongScheduleState: StatusCode.FAILED_PRECONDITION,
     ClientUnauthenticated: StatusCode.UNAUTHENTICATED,
+    # Pairing: a bad principal, ttl or code; a code unknown, used or expired; a sign-out with a
+    # token that names no live client credential.
+    InvalidCredentialRequest: StatusCode.INVALID_ARGUMENT,
+    PairingCodeNotFound: StatusCode.NOT_FOUND,
+    TokenNotAccepted: StatusCode.UNAUTHENTICATED,
     # The conversation's profile cannot run (a compaction needs it too).
     ProfileError: StatusCode.FAILED_PRECONDITION,
 }

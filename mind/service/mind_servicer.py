@@ -19,6 +19,7 @@ from mind.credentials import Identity
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.payloads import approval_view
 from mind.events.subscription import ReplayDone, subscribe
+from mind.management.pairing import Pairing
 from mind.service.convert import (
     approval_to_proto,
     compaction_to_proto,
@@ -26,6 +27,7 @@ from mind.service.convert import (
     detail_mode,
     memory_entry_to_proto,
     message_to_proto,
+    pairing_to_proto,
     queued_to_proto,
     run_to_proto,
     tool_to_proto,
@@ -44,6 +46,7 @@ from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
 Context = grpc.aio.ServicerContext[Any, Any]
 
 GATEWAY_SCOPE = "gateway"
+CHAT_SCOPE = "chat"
 APPROVE_SCOPE = "approve"
 POST_SCOPE = "post"
 _ACTION_DECISIONS = {
@@ -85,8 +88,10 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         authenticate_client: ClientAuthenticator,
         *,
         approvals: Approvals,
+        pairing: Pairing,
     ) -> None:
         self.approvals = approvals
+        self.pairing = pairing
         self.manager = manager
         self.database = database
         self.bus = bus
@@ -339,3 +344,32 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             admin=viewer.is_admin,
         )
         return mind_pb2.DecideApprovalResponse(approval=approval_to_proto(approval_view(record)))
+
+    async def CreatePairingCode(  # noqa: N802
+        self, request: mind_pb2.CreatePairingCodeRequest, context: Context
+    ) -> mind_pb2.CreatePairingCodeResponse:
+        viewer = _viewer(request.on_behalf_of)
+        if CHAT_SCOPE not in viewer.scopes:
+            raise NotAllowed(f"pairing another device needs scope '{CHAT_SCOPE}'")
+        issued = await self.pairing.create(
+            viewer.principal, request.ttl_seconds, actor=viewer.principal
+        )
+        return mind_pb2.CreatePairingCodeResponse(pairing=pairing_to_proto(issued))
+
+    async def RedeemPairingCode(  # noqa: N802
+        self, request: mind_pb2.RedeemPairingCodeRequest, context: Context
+    ) -> mind_pb2.RedeemPairingCodeResponse:
+        _require_gateway()
+        redeemed = await self.pairing.redeem(request.code, request.device)
+        return mind_pb2.RedeemPairingCodeResponse(
+            token=redeemed.token,
+            credential_id=redeemed.credential_id,
+            principal=redeemed.principal,
+        )
+
+    async def SignOut(  # noqa: N802
+        self, request: mind_pb2.SignOutRequest, context: Context
+    ) -> mind_pb2.SignOutResponse:
+        _require_gateway()
+        signed_out = await self.pairing.sign_out(request.token)
+        return mind_pb2.SignOutResponse(credential_id=signed_out.id)

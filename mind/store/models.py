@@ -463,6 +463,27 @@ class Credential(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
+class PairingCode(Base):
+    """A one-time code with which a device signs in as `principal` (`mind.credentials.pairing`).
+
+    Only the SHA-256 of the normalised code is kept, never the code. `used_at` is set once, by
+    the redemption that wins; `credential_id` is the client credential the code became. Rows
+    are pruned a day after they expire.
+    """
+
+    __tablename__ = "pairing_codes"
+
+    id: Mapped[str] = mapped_column(String(40), primary_key=True)
+    code_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    principal: Mapped[str] = mapped_column(String(128))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+    used_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    credential_id: Mapped[str | None] = mapped_column(String(40))
+    # Who made it: an operator's name, or the principal itself (`/pair` in a client).
+    created_by: Mapped[str] = mapped_column(String(128), default="")
+
+
 class ProviderSecret(Base):
     """An LLM provider's API key, sealed with the data directory's secrets key.
 

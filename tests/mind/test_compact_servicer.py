@@ -60,7 +60,14 @@ async def _authenticate(token: str) -> Identity | None:
 async def served() -> AsyncIterator[tuple[CompactingManager, mind_pb2_grpc.MindStub]]:
     manager = CompactingManager()
     unused: Any = None  # only the manager takes part in a compaction
-    servicer = MindServicer(manager, unused, unused, _authenticate, approvals=unused)  # type: ignore[arg-type]
+    servicer = MindServicer(
+        manager,  # type: ignore[arg-type]
+        unused,
+        unused,
+        _authenticate,
+        approvals=unused,
+        pairing=unused,
+    )
     server = await start_server(
         [
             ServiceSpec(
