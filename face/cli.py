@@ -47,10 +47,15 @@ def face() -> None:
 @face.command("serve")
 @click.option("--listen", help="Address to serve on (default: face.listen).")
 @click.option("--mind", "mind_address", help="Address of the Mind (default: face.mind_address).")
-def serve(listen: str | None, mind_address: str | None) -> None:
-    """Serve FaceGateway to clients until SIGTERM or Ctrl-C."""
+@click.option("--web-listen", help="Address to serve the web client on (default: face.web.listen).")
+@click.option("--no-web", is_flag=True, help="Do not serve the web client (face.web.enabled).")
+def serve(
+    listen: str | None, mind_address: str | None, web_listen: str | None, no_web: bool
+) -> None:
+    """Serve FaceGateway to clients, and the web client, until SIGTERM or Ctrl-C."""
     from face.server import FaceConfigError, build
     from face.server import serve as run_server
+    from face.web.listener import WebBindError
     from tobe.runtime.publishing import bind_failure
     from tobe.runtime.server import BindError
 
@@ -59,12 +64,19 @@ def serve(listen: str | None, mind_address: str | None) -> None:
         settings.face.listen = listen
     if mind_address:
         settings.face.mind_address = mind_address
+    if web_listen:
+        settings.face.web.listen = web_listen
+    if no_web:
+        settings.face.web.enabled = False
     configure_logging(settings.log_level, process="face")
     private_umask()
     try:
         asyncio.run(run_server(build(settings)))
     except FaceConfigError as exc:
         raise click.ClickException(str(exc)) from exc
+    except WebBindError as exc:
+        message = bind_failure(settings.data_dir, "face web", exc, section="face.web")
+        raise click.ClickException(message) from None
     except BindError as exc:
         raise click.ClickException(bind_failure(settings.data_dir, "face", exc)) from None
 

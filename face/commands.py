@@ -20,6 +20,7 @@ from face.errors import GatewayError
 from face.feed import EventFeed
 from face.mind_client import MindClient
 from face.projection import project_history, project_snapshot
+from tobe.runtime.web_url import pair_url
 from tobe.v1 import events_pb2, face_pb2, mind_pb2
 
 log = logging.getLogger(__name__)
@@ -54,6 +55,7 @@ UnaryCommand = (
     | face_pb2.ListProfilesCommand
     | face_pb2.SetProfileCommand
     | face_pb2.SetActiveHandCommand
+    | face_pb2.PairDeviceCommand
 )
 Frame = face_pb2.Hello | face_pb2.SubscribeCommand | UnaryCommand
 
@@ -67,10 +69,14 @@ def frame_of(request: face_pb2.ConnectRequest) -> Frame | None:
 class CommandRouter:
     """Handles the frames of one connection after its hello."""
 
-    def __init__(self, connection: Connection, mind: MindClient, feed: EventFeed) -> None:
+    def __init__(
+        self, connection: Connection, mind: MindClient, feed: EventFeed, web_base_url: str = ""
+    ) -> None:
+        """`web_base_url`: where this Face serves the web client ("" when it serves none)."""
         self._connection = connection
         self._mind = mind
         self._feed = feed
+        self._web_base_url = web_base_url
         identity = connection.identity
         self._on_behalf_of = mind_pb2.OnBehalfOf(
             principal=identity.principal,
@@ -269,6 +275,17 @@ class CommandRouter:
                     )
                 )
                 return face_pb2.Reply(change_schedule=schedule)
+            case face_pb2.PairDeviceCommand():
+                paired = await mind.create_pairing_code(
+                    mind_pb2.CreatePairingCodeRequest(
+                        on_behalf_of=who, ttl_seconds=command.ttl_seconds
+                    )
+                )
+                base = self._web_base_url
+                url = pair_url(base, paired.pairing.code) if base else ""
+                return face_pb2.Reply(
+                    pair_device=face_pb2.PairDeviceReply(pairing=paired.pairing, url=url)
+                )
             case face_pb2.ListActionsCommand():
                 actions = await mind.list_actions(
                     mind_pb2.ListActionsRequest(

@@ -1,5 +1,6 @@
 """Wiring of the Face process: `build` assembles the Mind client, the shared event feed and the
-gateway servicer; `serve` runs them on the gRPC server until SIGTERM or SIGINT.
+gateway servicer; `serve` runs them on the gRPC server, and the web client on its own HTTP
+listener (`face.web`) in the same event loop, until SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from face.feed import EventFeed
 from face.mind_client import MindClient
 from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
+from face.web.app import web_app
+from face.web.listener import WebServer, bind, bound_address, is_loopback
 from tobe.config import Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
 from tobe.runtime.tls import ServerTls, TlsConfigError, client_tls, server_tls, setting_names
 from tobe.runtime.tokens import token_file
+from tobe.runtime.web_url import web_base_url
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +59,8 @@ class Gateway:
     servicer: FaceGatewayServicer
     # TLS on a TCP `face.listen`; None serves plaintext.
     tls: ServerTls | None = None
+    # HTTPS and WSS on `face.web.listen` (its settings already checked).
+    web_tls: bool = False
 
 
 def build(settings: Settings) -> Gateway:
@@ -62,6 +68,7 @@ def build(settings: Settings) -> Gateway:
     config = settings.face
     try:
         tls = server_tls(config.tls, "face.tls")
+        web_tls = config.web.enabled and server_tls(config.web.tls, "face.web.tls") is not None
         address, mind_tls = client_tls(
             config.mind_tls, config.mind_address, setting_names("face.mind_tls")
         )
@@ -71,23 +78,58 @@ def build(settings: Settings) -> Gateway:
         address, mind_token(settings), tls=mind_tls, max_send_bytes=config.max_frame_bytes
     )
     feed = EventFeed(mind, AdmissionModes())
-    return Gateway(settings, mind, feed, FaceGatewayServicer(mind, feed, config), tls)
+    servicer = FaceGatewayServicer(mind, feed, config)
+    return Gateway(settings, mind, feed, servicer, tls, web_tls)
 
 
 async def serve(gateway: Gateway) -> None:
-    """Serve FaceGateway on `face.listen`, published in the runtime file, and follow the Mind
-    until SIGTERM or SIGINT; BindError when `face.listen` cannot be bound."""
+    """Serve FaceGateway on `face.listen` and the web client on `face.web.listen` (unless
+    disabled), both published in the runtime file, and follow the Mind until SIGTERM or
+    SIGINT; BindError when `face.listen` cannot be bound, WebBindError for `face.web.listen`
+    (checked first: a failure leaves nothing serving)."""
     settings = gateway.settings.face
-    server = await start_server(
-        [ServiceSpec(SERVICE_NAME, gateway.servicer.register)],
-        [settings.listen],
-        max_message_bytes=MAX_SEND_BYTES,
-        max_receive_bytes=settings.max_frame_bytes,
-        tls=gateway.tls,
-    )
+    web_socket = bind(settings.web.listen) if settings.web.enabled else None
+    try:
+        server = await start_server(
+            [ServiceSpec(SERVICE_NAME, gateway.servicer.register)],
+            [settings.listen],
+            max_message_bytes=MAX_SEND_BYTES,
+            max_receive_bytes=settings.max_frame_bytes,
+            tls=gateway.tls,
+        )
+    except BaseException:
+        if web_socket is not None:
+            web_socket.close()
+        raise
+    web: WebServer | None = None
+    web_address = ""
+    if web_socket is not None:
+        web_address = bound_address(settings.web.listen, web_socket)
+        session = gateway.servicer.session
+        session.web_base_url = web_base_url(
+            web_address, tls=gateway.web_tls, public_url=settings.web.public_url
+        )
+        web_tls = settings.web.tls if gateway.web_tls else None
+        web = WebServer(
+            web_app(session, settings.web, tls=gateway.web_tls),
+            web_socket,
+            tls=web_tls,
+            max_frame_bytes=settings.max_frame_bytes,
+            grace=STOP_GRACE,
+        )
+        await web.start()
+        if web_tls is None and not is_loopback(web_address):
+            log.warning(
+                "the web client is served without TLS on %s, beyond this machine: session "
+                "cookies cross the network in plaintext unless a TLS proxy is in front; set "
+                "face.web.tls.cert_file and key_file",
+                web_address,
+            )
     feed_task = asyncio.create_task(gateway.feed.run())
 
     async def stop() -> None:
+        if web is not None:
+            await web.stop()
         await server.stop(STOP_GRACE)
         feed_task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -97,10 +139,22 @@ async def serve(gateway: Gateway) -> None:
     address = server.address(settings.listen)
 
     def ready() -> None:
-        # Supervisors and tests wait for this line (the real port when listening on port 0).
+        # Supervisors and tests wait for these lines (the real ports when listening on port 0);
+        # the web line comes first, so whoever reads the gRPC line knows both.
+        if web is not None:
+            print(f"face web listening on {web_address}", flush=True)
+            log.info("web client serving on %s", web_address)
         print(f"face listening on {address}", flush=True)
         log.info("FaceGateway serving on %s (Mind at %s)", address, settings.mind_address)
 
     published_tls = settings.tls if gateway.tls is not None else None
-    with published_address(gateway.settings.data_dir, "face", address, published_tls):
+    with contextlib.ExitStack() as published:
+        published.enter_context(
+            published_address(gateway.settings.data_dir, "face", address, published_tls)
+        )
+        if web is not None:
+            web_published_tls = settings.web.tls if gateway.web_tls else None
+            published.enter_context(
+                published_address(gateway.settings.data_dir, "web", web_address, web_published_tls)
+            )
         await run_until_signal(stop, ready=ready)

@@ -81,7 +81,7 @@ async def test_a_cancellation_arriving_as_a_frame_is_written_drops_the_connectio
     servicer = FaceGatewayServicer(mind, feed, FaceSettings())
     call = CallGoneAtFirstWrite()
     context: Any = call
-    caplog.set_level(logging.INFO, logger="face.servicer")
+    caplog.set_level(logging.INFO, logger="face.session")
     call.handler = asyncio.create_task(servicer.Connect(call.requests(), context))
 
     with pytest.raises(asyncio.CancelledError):

@@ -94,11 +94,19 @@ class RecordingMind:
             mind_pb2.DecideActionResponse(action=common_pb2.PendingAction(id="act_1"), run_id="r"),
         )
 
+    async def create_pairing_code(self, request: Any) -> Any:
+        return self._answer(request, mind_pb2.CreatePairingCodeResponse(pairing=PAIRING))
 
-def router(mind: RecordingMind, mode: int) -> tuple[CommandRouter, Connection]:
+
+PAIRING = common_pb2.PairingCode(code="ABCDE-12345", principal="alice")
+
+
+def router(
+    mind: RecordingMind, mode: int, web_base_url: str = ""
+) -> tuple[CommandRouter, Connection]:
     connection = Connection(ALICE, mode, capacity=8)
     feed = EventFeed(mind, AdmissionModes())  # type: ignore[arg-type]
-    return CommandRouter(connection, mind, feed), connection  # type: ignore[arg-type]
+    return CommandRouter(connection, mind, feed, web_base_url), connection  # type: ignore[arg-type]
 
 
 async def answer(
@@ -274,3 +282,23 @@ async def test_a_compact_without_a_conversation_key_is_refused_without_a_mind_ca
         3,
         "conversation_key is required: name the conversation to compact",
     )
+
+
+@pytest.mark.parametrize(
+    ("web_base_url", "url"),
+    [("http://127.0.0.1:7421/", "http://127.0.0.1:7421/#pair=ABCDE-12345"), ("", "")],
+)
+async def test_pair_device_makes_a_code_for_the_connections_principal_with_its_link(
+    web_base_url: str, url: str
+) -> None:
+    mind = RecordingMind()
+    commands, connection = router(mind, TRANSPARENT, web_base_url)
+    request = face_pb2.ConnectRequest(
+        request_id="p", pair_device=face_pb2.PairDeviceCommand(ttl_seconds=120)
+    )
+    await commands.handle(request)
+    reply = face_pb2.ConnectResponse.FromString((await connection.queue.get()).body).reply
+    assert mind.requests == [mind_pb2.CreatePairingCodeRequest(on_behalf_of=WHO, ttl_seconds=120)]
+    assert reply.request_id == "p"
+    assert reply.pair_device.pairing == PAIRING
+    assert reply.pair_device.url == url

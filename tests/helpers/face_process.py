@@ -3,8 +3,10 @@
     with running_mind(tmp_path, script=SCRIPT) as mind, running_face(mind) as face:
         client = await FaceClient.connect(face.address, mind.client_tokens["alice"])
 
-`FaceProcess.restart()` comes back on the same port; `rss_kib()` reads the process's resident
-memory from /proc; `output` holds everything it printed (its log included).
+`face.web_address` is where it serves the web client (`web=False`: none).
+`FaceProcess.restart()` comes back on the same ports once the new process is ready;
+`rss_kib()` reads the process's resident memory from /proc; `output` holds everything it
+printed (its log included).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from helpers.mind_process import MindProcess, issue_token
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
 READY_PREFIX = "face listening on "
+WEB_READY_PREFIX = "face web listening on "
 START_TIMEOUT = 30.0
 
 
@@ -35,13 +38,16 @@ class FaceProcess:
     env: dict[str, str]
     mind_address: str
     address: str = ""
+    # Where the web client is served ("" with `web=False`).
+    web_address: str = ""
+    web: bool = True
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
-    _ready: threading.Event = field(default_factory=threading.Event)
 
-    def start(self, listen: str = "127.0.0.1:0") -> None:
-        self._ready = threading.Event()
-        self.process = subprocess.Popen(
+    def start(self, listen: str = "127.0.0.1:0", web_listen: str = "127.0.0.1:0") -> None:
+        """Start Face and return once it printed its ready lines (web first, then gRPC)."""
+        web = ["--web-listen", web_listen] if self.web else ["--no-web"]
+        process = subprocess.Popen(
             [
                 sys.executable,
                 "-m",
@@ -52,26 +58,36 @@ class FaceProcess:
                 listen,
                 "--mind",
                 self.mind_address,
+                *web,
             ],
             env=self.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
         )
-        threading.Thread(target=self._read, args=(self.process,), daemon=True).start()
-        if not self._ready.wait(START_TIMEOUT) or self.process.poll() is not None:
+        self.process = process
+        # One event per process: the reader of a killed process must not wake up a restart.
+        ready = threading.Event()
+        started: list[str] = []
+        threading.Thread(target=self._read, args=(process, ready, started), daemon=True).start()
+        if not ready.wait(START_TIMEOUT) or not started or process.poll() is not None:
             self.kill()
             raise RuntimeError("Face did not start:\n" + "\n".join(self.output[-40:]))
 
-    def _read(self, process: subprocess.Popen[str]) -> None:
+    def _read(
+        self, process: subprocess.Popen[str], ready: threading.Event, started: list[str]
+    ) -> None:
         assert process.stdout is not None
         for line in process.stdout:
             line = line.rstrip("\n")
             self.output.append(line)
-            if line.startswith(READY_PREFIX):
+            if line.startswith(WEB_READY_PREFIX):
+                self.web_address = line.removeprefix(WEB_READY_PREFIX).strip()
+            elif line.startswith(READY_PREFIX):
                 self.address = line.removeprefix(READY_PREFIX).strip()
-                self._ready.set()
-        self._ready.set()
+                started.append(self.address)
+                ready.set()
+        ready.set()
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -84,9 +100,9 @@ class FaceProcess:
         return self.process.wait(timeout)
 
     def restart(self) -> None:
-        """Kill (-9) and start again on the same address."""
+        """Kill (-9) and start again on the same addresses; returns once the new Face is ready."""
         self.kill()
-        self.start(self.address)
+        self.start(self.address, self.web_address or "127.0.0.1:0")
 
     def rss_kib(self) -> int:
         assert self.process is not None
@@ -111,9 +127,10 @@ def face_env(mind: MindProcess, **settings: str) -> dict[str, str]:
 
 
 @contextmanager
-def running_face(mind: MindProcess, **settings: str) -> Iterator[FaceProcess]:
-    """Face in front of `mind`; `settings` are [face] values, e.g. queue_size="64"."""
-    face = FaceProcess(face_env(mind, **settings), mind.address)
+def running_face(mind: MindProcess, *, web: bool = True, **settings: str) -> Iterator[FaceProcess]:
+    """Face in front of `mind`, with the web client on a port of its own unless `web` is
+    False; `settings` are [face] values, e.g. queue_size="64"."""
+    face = FaceProcess(face_env(mind, **settings), mind.address, web=web)
     try:
         face.start()
         yield face

@@ -45,14 +45,16 @@ def ca_file_of(tls: ServerTlsSettings) -> str:
     return str(candidate) if candidate.is_file() else ""
 
 
-def bind_failure(data_dir: Path, service: str, error: BindError) -> str:
+def bind_failure(data_dir: Path, service: str, error: BindError, section: str | None = None) -> str:
     """One line for a listen address `service` could not bind: where, why, who holds it, and
-    the setting to change. The traceback goes to the log at DEBUG only."""
+    the setting to change (`listen` of `section`, default the service's own section). The
+    traceback goes to the log at DEBUG only."""
     log.debug("binding %s failed", error.address, exc_info=error)
     held = holder(data_dir, error.address)
     who = f", held by {held}" if held else ""
+    section = section or service
+    variable = f"TOBE_{section.upper().replace('.', '__')}__LISTEN"
     return (
         f"{service} cannot listen on {error.address}: {error.reason}{who}; change "
-        f"[{service}] listen (TOBE_{service.upper()}__LISTEN), or give `tobe up` another "
-        "--port-base"
+        f"[{section}] listen ({variable}), or give `tobe up` another --port-base"
     )

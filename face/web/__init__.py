@@ -1,0 +1,1 @@
+"""The web client Face serves: static files, the pairing API and the WebSocket transport."""

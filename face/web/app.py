@@ -1,0 +1,51 @@
+"""The web server's routes: the app's static files, the JSON API, the WebSocket, a health check.
+
+GET  /               the web app (`face/web/static/`)
+GET  /ws             a client connection (`face.web.socket`)
+POST /api/pair       sign in with a pairing code (`face.web.api`)
+POST /api/logout     sign out
+GET  /api/session    who is signed in
+GET  /healthz        `ok` while Face serves (`tobe health --all`, container checks)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.staticfiles import StaticFiles
+
+from face.session import Session
+from face.web.api import WebApi
+from face.web.headers import SecurityHeaders
+from face.web.socket import SocketEndpoint
+from tobe.config import WebSettings
+
+STATIC_DIR = Path(__file__).parent / "static"
+
+
+async def healthz(request: Request) -> Response:
+    return PlainTextResponse("ok")
+
+
+def web_app(session: Session, settings: WebSettings, *, tls: bool) -> Starlette:
+    api = WebApi(
+        session,
+        tls=tls,
+        origins=settings.origins,
+        attempts=settings.pair_attempts_per_minute,
+    )
+    socket = SocketEndpoint(session, settings.origins)
+    routes = [
+        Route("/healthz", healthz, methods=["GET"]),
+        Route("/api/pair", api.pair, methods=["POST"]),
+        Route("/api/logout", api.logout, methods=["POST"]),
+        Route("/api/session", api.whoami, methods=["GET"]),
+        WebSocketRoute("/ws", socket.serve),
+        Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)),
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders, tls=tls)])
