@@ -72,7 +72,7 @@ def listen_variable(service: str) -> str:
 
 def listen_setting(service: str) -> str:
     """The setting a published service listens at, as the configuration file spells it."""
-    return "face.web.listen" if service == WEB else f"[{service}] listen"
+    return "[face.web] listen" if service == WEB else f"[{service}] listen"
 
 
 def listen_option(service: str) -> str:

@@ -39,7 +39,7 @@ def check_ports(doctor: Doctor) -> list[Finding]:
     listeners = [
         Listener("mind", settings.mind.listen, "[mind] listen (TOBE_MIND__LISTEN)", "mind"),
         Listener("face", settings.face.listen, "[face] listen (TOBE_FACE__LISTEN)", "face"),
-        Listener("web", web.listen, "face.web.listen (TOBE_FACE__WEB__LISTEN)", "face"),
+        Listener("web", web.listen, "[face.web] listen (TOBE_FACE__WEB__LISTEN)", "face"),
         Listener(
             "awareness",
             settings.awareness.listen,

@@ -98,7 +98,7 @@ def test_a_web_client_port_in_use_names_its_holder_and_the_setting(
     assert web.startswith(f"FAIL {address} is in use by ")
     assert f"(pid {os.getpid()}: " in web
     assert web.endswith(
-        "— fix: stop that process, or give ToBe another port with face.web.listen "
+        "— fix: stop that process, or give ToBe another port with [face.web] listen "
         "(TOBE_FACE__WEB__LISTEN)"
     )
     assert findings["port face"][0].startswith("ok ")

@@ -72,7 +72,7 @@ def test_up_refuses_a_web_client_port_held_by_a_plain_socket_naming_the_setting(
         f"{psutil.Process().name()} (pid {os.getpid()}: "
     )
     assert (
-        "change face.web.listen (TOBE_FACE__WEB__LISTEN, --web-port) or use another "
+        "change [face.web] listen (TOBE_FACE__WEB__LISTEN, --web-port) or use another "
         "--port-base, or start without the web client (--no-web)"
     ) in output
     assert "ToBe is up." not in output and "Traceback" not in output
