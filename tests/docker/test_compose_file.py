@@ -220,8 +220,10 @@ def test_the_mind_builds_the_image_once_and_the_others_never_pull_it(compose: di
 
 
 def test_the_mind_is_not_told_where_face_listens(compose: dict) -> None:
-    """`tobe chat` in the Mind's container names Face with --address (README, Docker: Chat)."""
-    assert not [key for key in environment_of(compose["services"]["mind"]) if "FACE" in key]
+    """`tobe chat` in the Mind's container names Face with --address (README, Docker: Chat);
+    the Mind only knows the web client's public address, for `tobe admin pair`'s links."""
+    face_keys = [key for key in environment_of(compose["services"]["mind"]) if "FACE" in key]
+    assert face_keys == ["TOBE_FACE__WEB__PUBLIC_URL"]
     resolve_tobe_command(["tobe", "chat", "--address", "face:7420"])
 
 
