@@ -20,6 +20,7 @@ from management.cli_support import (
     output_options,
     parse_when,
     printer,
+    web_health,
 )
 from management.cli_tls import tls
 from management.cli_whoami import whoami
@@ -56,9 +57,13 @@ def admin(ctx: click.Context, wait: float, data_dir: Path | None) -> None:
 @admin.command()
 @output_options
 def status() -> None:
-    """Services (Face too), versions, connected Hands and clients, database and schema."""
+    """Services (Face and its web client too), versions, connected Hands and clients,
+    database and schema."""
     item = render.status(call("GetStatus", pb.GetStatusRequest()))
     item["face"] = face_health()
+    web = web_health()
+    if web is not None:
+        item["web"] = web
     printer().status(item)
 
 

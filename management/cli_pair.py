@@ -3,8 +3,10 @@
 The code is made by the Management service (online or offline, like every admin command) and
 printed here, once; the store keeps only its hash. The link is the web client's sign-in page
 with the code in its fragment: the address Face published for its web client when it runs,
-else the configured one (`face.web.public_url`, else `face.web.listen`), with a note that the
-web client is not running, so the person knows to start it before opening the link.
+else the configured one: `face.web.public_url` as it stands (the web client may be served from
+elsewhere, as in Docker where Face runs in its own container), else `face.web.listen` with a
+note that the web client is not running, so the person knows to start it before opening the
+link.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def web_base(settings: Settings) -> tuple[str, str]:
             "The web client is turned off (face.web.enabled = false): turn it on and start "
             "Face before opening the link."
         )
+    if web.public_url:
+        return base, ""
     return base, "The web client is not running: start it (`tobe up`) before opening the link."
 
 

@@ -160,3 +160,20 @@ def face_health() -> dict[str, str]:
     settings = click.get_current_context().ensure_object(AdminOptions).settings()
     found = asyncio.run(probe(target(settings, "face"), FACE_TIMEOUT))
     return {"address": found.address, "status": found.status, "detail": found.detail}
+
+
+def web_health() -> dict[str, str] | None:
+    """Where Face serves the web client (its address and the URL people open) and what its
+    `/healthz` answers; None when no Face of this data directory published one."""
+    from tobe.runtime.probes import probe, web_target
+    from tobe.runtime.web_url import web_base_url
+
+    settings = click.get_current_context().ensure_object(AdminOptions).settings()
+    where = web_target(settings)
+    if where is None:
+        return None
+    found = asyncio.run(probe(where, FACE_TIMEOUT))
+    url = web_base_url(
+        found.address, tls=where.tls is not None, public_url=settings.face.web.public_url
+    )
+    return {"address": found.address, "url": url, "status": found.status, "detail": found.detail}

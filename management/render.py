@@ -223,6 +223,11 @@ def face_line(face: dict[str, str]) -> str:
     return f"{word} at {face['address']}{why}"
 
 
+def web_line(web: dict[str, str]) -> str:
+    """Face's line for the web client, at the URL people open."""
+    return face_line({**web, "address": web["url"]})
+
+
 def human_time(value: str | None) -> str:
     return value.replace("T", " ").split(".")[0].removesuffix("Z") + "Z" if value else "-"
 
@@ -375,6 +380,8 @@ class Printer:
         pairs = [("Mind", running)]
         if item.get("face"):
             pairs.append(("Face", face_line(item["face"])))
+        if item.get("web"):
+            pairs.append(("web client", web_line(item["web"])))
         pairs += [
             ("version", item["version"]),
             ("data dir", item["data_dir"]),

@@ -13,10 +13,12 @@
 4. Start the services in waves (`management.up_plan`): Awareness and the Mind together, then
    Face and the local Hand, all sharing one data directory. Each wave starts once the previous
    one answers its gRPC health checks, at the addresses the services publish in the runtime
-   file (`tobe.runtime.addresses`), which are also what the next wave dials. Each service logs
-   to `<data dir>/logs/<name>.log`. With TLS on the Mind's or Face's listener, the probes and
+   file (`tobe.runtime.addresses`), which are also what the next wave dials; Face, once it
+   has also published its web client's (`face.web.listen`, unless `--no-web`). Each service
+   logs to `<data dir>/logs/<name>.log`. With TLS on the Mind's or Face's listener, the probes and
    the local Face and Hand trust it as `management.up_tls` says.
-5. Print how to connect, then watch: a service that exits is reported with its log lines of
+5. Print how to connect (the chat command, the web client's address and the command that
+   signs a browser in), then watch: a service that exits is reported with its log lines of
    this start and the others are stopped; Ctrl-C or SIGTERM stops them all in reverse order
    (SIGTERM, then SIGKILL after a grace period).
 """
@@ -34,7 +36,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
@@ -45,12 +47,14 @@ from management.up_checks import ProviderCheck, data_dir_owner, port_problems
 from management.up_plan import (
     DEFAULT_PORT_BASE,
     PORT_OFFSETS,
+    WEB,
     ServicePlan,
     UpOptions,
     choose_provider,
     config_names_face_listen,
     listen_address,
     listen_variable,
+    listeners,
     plan_services,
 )
 from management.up_tls import LocalTls, local_tls
@@ -58,6 +62,7 @@ from tobe.config import Settings, default_data_dir, load_settings
 from tobe.runtime.addresses import published
 from tobe.runtime.private_files import private_directory, private_umask, tighten
 from tobe.runtime.tls import TlsConfigError
+from tobe.runtime.web_url import web_base_url
 
 STOP_GRACE = 10.0
 HEALTH_DEADLINE = 60.0
@@ -89,6 +94,8 @@ class RunningService:
     log_offset: int = 0
     # Where it serves, once healthy.
     address: str = ""
+    # Where it serves the other services it publishes (`ServicePlan.also_publishes`).
+    also_at: dict[str, str] = field(default_factory=dict)
 
     def tail(self, lines: int = LOG_TAIL_LINES) -> list[str]:
         with self.log_path.open("rb") as handle:
@@ -116,7 +123,7 @@ def _die_with_parent() -> None:
 
 class HealthProbe:
     """Asks one starting service whether it is SERVING: at its health address, or at the
-    address it publishes once bound."""
+    address it publishes once bound; and whether it published the other services it serves."""
 
     def __init__(self, service: RunningService, data_dir: Path) -> None:
         self.service = service
@@ -135,7 +142,17 @@ class HealthProbe:
             )
         except grpc.RpcError:
             return False
-        return bool(response.status == health_pb2.HealthCheckResponse.SERVING)
+        return response.status == health_pb2.HealthCheckResponse.SERVING and self._also()
+
+    def _also(self) -> bool:
+        """Whether this process published each other service it serves (noting where)."""
+        entries = published(self.data_dir)
+        for name in self.service.plan.also_publishes:
+            entry = entries.get(name)
+            if entry is None or entry.pid != self.service.process.pid:
+                return False
+            self.service.also_at[name] = entry.address
+        return True
 
     def close(self) -> None:
         if self._channel is not None:
@@ -178,6 +195,8 @@ class Supervisor:
         for service in self.running:
             if service.plan.name == name and service.address:
                 return service.address
+            if name in service.also_at:
+                return service.also_at[name]
         return listen_address(self.settings, name)
 
     def start(self, plan: ServicePlan, base_env: dict[str, str]) -> RunningService:
@@ -300,7 +319,7 @@ def _preflight(settings: Settings, plans: list[ServicePlan], data_dir: Path) -> 
     owner = data_dir_owner(data_dir)
     if owner is not None:
         raise UpError(owner)
-    names = [plan.name for plan in plans if plan.name in PORT_OFFSETS]
+    names = listeners(plans)
     problems = port_problems(data_dir, {name: listen_address(settings, name) for name in names})
     if problems:
         raise UpError("\n".join(problems))
@@ -400,11 +419,15 @@ def _banner_chat(
 
 
 def _print_ready(settings: Settings, supervisor: Supervisor, tls: LocalTls, chat: str) -> None:
-    admin = chat.split("tobe chat")[0] + "tobe admin credentials list"
+    prefix = chat.split("tobe chat")[0]
     click.secho("ToBe is up.", fg="green", bold=True)
     click.echo(f"  Chat (in another terminal):         {chat}")
     face_tls = f" (TLS: trust {tls.face_ca})" if tls.face_ca else ""
     click.echo(f"  Face gateway (gRPC):                {supervisor.address_of('face')}{face_tls}")
+    web = web_url(settings, supervisor)
+    if web is not None:
+        click.echo(f"  Web client (in a browser):          {web}")
+        click.echo(f"  Sign in there (a one-time link):    {prefix}tobe admin pair")
     if tls.mind_ca is not None:
         client = (
             " --cert client-NAME.pem --key client-NAME.key"
@@ -416,8 +439,19 @@ def _print_ready(settings: Settings, supervisor: Supervisor, tls: LocalTls, chat
             f"  Hand on another machine:            tobe hand serve --mind HOST:{port} "
             f"--ca {tls.mind_ca}{client}"
         )
-    click.echo(f"  Manage credentials:                 {admin}")
+    click.echo(f"  Manage credentials:                 {prefix}tobe admin credentials list")
     click.echo("Press Ctrl-C to stop every service.")
+
+
+def web_url(settings: Settings, supervisor: Supervisor) -> str | None:
+    """Where people open the web client Face serves (None: it serves none): the address Face
+    published, or `face.web.public_url` with that address beside it."""
+    if not any(WEB in service.plan.also_publishes for service in supervisor.running):
+        return None
+    web = settings.face.web
+    address = supervisor.address_of(WEB)
+    url = web_base_url(address, tls=web.tls.cert_file is not None, public_url=web.public_url)
+    return f"{url} (listening on {address})" if web.public_url else url
 
 
 UP_HELP = f"""Run Mind, Face and every other installed service on this machine until Ctrl-C.
@@ -425,8 +459,11 @@ UP_HELP = f"""Run Mind, Face and every other installed service on this machine u
 The services publish where they listen in <data dir>/runtime.json, where `tobe chat`,
 `tobe admin` and `tobe health` find them: with another data directory, give them the same
 TOBE_DATA_DIR (the banner prints the commands). Options override the configuration through
-the same TOBE_* variables (--port-base sets TOBE_MIND__LISTEN, TOBE_FACE__LISTEN and
-TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BASE}).
+the same TOBE_* variables (--port-base sets TOBE_MIND__LISTEN, TOBE_FACE__LISTEN,
+TOBE_FACE__WEB__LISTEN and TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BASE}).
+
+Face also serves the web client (a browser chat) on face.web.listen unless --no-web; sign a
+browser in with the one-time link `tobe admin pair` prints.
 """
 
 
@@ -441,12 +478,19 @@ TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BASE}).
     "--port-base",
     type=click.IntRange(0, 65535 - max(PORT_OFFSETS.values())),
     metavar="N",
-    help=f"Listen on 127.0.0.1 at N+10 (Mind), N+20 (Face), N+30 (Awareness); default "
-    f"{DEFAULT_PORT_BASE}. 0: each service binds a free port.",
+    help=f"Listen on 127.0.0.1 at N+10 (Mind), N+20 (Face), N+21 (the web client), N+30 "
+    f"(Awareness); default {DEFAULT_PORT_BASE}. 0: each service binds a free port.",
 )
 @click.option("--mind-listen", metavar="ADDRESS", help="The Mind's host:port or unix:/path.")
 @click.option("--face-listen", metavar="ADDRESS", help="Face's host:port or unix:/path.")
 @click.option("--awareness-listen", metavar="ADDRESS", help="Awareness' host:port.")
+@click.option(
+    "--web-port",
+    type=click.IntRange(0, 65535),
+    metavar="N",
+    help="Serve the web client on 127.0.0.1:N (face.web.listen); 0: a free port.",
+)
+@click.option("--no-web", is_flag=True, help="Face serves no web client (face.web.enabled).")
 @click.option(
     "--provider",
     type=click.Choice(["anthropic", "openai", "gemini"]),
@@ -462,10 +506,14 @@ def up(
     mind_listen: str | None,
     face_listen: str | None,
     awareness_listen: str | None,
+    web_port: int | None,
+    no_web: bool,
     provider: str | None,
     model: str | None,
     verbose: bool,
 ) -> None:
+    if no_web and web_port is not None:
+        raise click.UsageError("--web-port and --no-web contradict each other: pass one")
     listen = {"mind": mind_listen, "face": face_listen, "awareness": awareness_listen}
     options = UpOptions(
         data_dir=data_dir,
@@ -474,6 +522,8 @@ def up(
         provider=provider,
         model=model,
         verbose=verbose,
+        web_port=web_port,
+        web=not no_web,
     )
     os.environ.update(options.environment())
     raise SystemExit(run_up(load_settings(), options))

@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from management.up_plan import WEB, listen_option, listen_setting, listen_variable
 from tobe.config import ProviderSettings, Settings
 from tobe.runtime.addresses import runtime_file
 from tobe.runtime.ports import bind_problem, holder, running_services
@@ -54,10 +55,13 @@ def port_problems(data_dir: Path, addresses: dict[str, str]) -> list[str]:
             continue
         held = holder(data_dir, address)
         who = f", held by {held}" if held else ""
-        lines.append(
-            f"{service} cannot listen on {address}: {problem}{who}; change [{service}] listen "
-            f"(TOBE_{service.upper()}__LISTEN, --{service}-listen) or use another --port-base"
+        fix = (
+            f"change {listen_setting(service)} ({listen_variable(service)}, "
+            f"{listen_option(service)}) or use another --port-base"
         )
+        if service == WEB:
+            fix += ", or start without the web client (--no-web)"
+        lines.append(f"{service} cannot listen on {address}: {problem}{who}; {fix}")
     return lines
 
 

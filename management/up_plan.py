@@ -18,8 +18,10 @@ from tobe.runtime.private_files import private_directory
 from tobe.runtime.tls import ClientTls
 
 DEFAULT_PORT_BASE = 7400
-# Port offsets from `--port-base`, and the services that publish their address.
-PORT_OFFSETS = {"mind": 10, "face": 20, "awareness": 30}
+# Port offsets from `--port-base`, and the services that publish their address. `web` is
+# Face's web client, served by the Face process on `face.web.listen`.
+PORT_OFFSETS = {"mind": 10, "face": 20, "web": 21, "awareness": 30}
+WEB = "web"
 LOCAL_HOST = "127.0.0.1"
 
 
@@ -33,10 +35,13 @@ class UpOptions:
     provider: str | None = None
     model: str | None = None
     verbose: bool = False
+    # `--web-port`; `web=False` (`--no-web`): Face serves no web client.
+    web_port: int | None = None
+    web: bool = True
 
     def environment(self) -> dict[str, str]:
-        """The `TOBE_*` variables these options stand for; a per-service listen address wins
-        over `--port-base`."""
+        """The `TOBE_*` variables these options stand for; a per-service listen address (or
+        `--web-port`) wins over `--port-base`."""
         env: dict[str, str] = {}
         if self.data_dir is not None:
             env["TOBE_DATA_DIR"] = str(self.data_dir.expanduser().resolve())
@@ -46,6 +51,11 @@ class UpOptions:
                 env[listen_variable(service)] = f"{LOCAL_HOST}:{port}"
         for service, address in self.listen.items():
             env[listen_variable(service)] = address
+        if self.web_port is not None:
+            env[listen_variable(WEB)] = f"{LOCAL_HOST}:{self.web_port}"
+        if not self.web:
+            env.pop(listen_variable(WEB), None)
+            env["TOBE_FACE__WEB__ENABLED"] = "false"
         if self.provider is not None:
             env["TOBE_PROVIDER__KIND"] = self.provider
         if self.model is not None:
@@ -56,7 +66,18 @@ class UpOptions:
 
 
 def listen_variable(service: str) -> str:
-    return f"TOBE_{service.upper()}__LISTEN"
+    """The `TOBE_*` variable of a published service's listen address."""
+    return "TOBE_FACE__WEB__LISTEN" if service == WEB else f"TOBE_{service.upper()}__LISTEN"
+
+
+def listen_setting(service: str) -> str:
+    """The setting a published service listens at, as the configuration file spells it."""
+    return "[face.web] listen" if service == WEB else f"[{service}] listen"
+
+
+def listen_option(service: str) -> str:
+    """The `tobe up` option that moves a published service."""
+    return "--web-port" if service == WEB else f"--{service}-listen"
 
 
 def config_names_face_listen() -> bool:
@@ -86,6 +107,9 @@ class ServicePlan:
     # Variable -> service whose address it receives: the published one when that service is
     # already up, else its configured listen address.
     address_env: dict[str, str] = field(default_factory=dict)
+    # Other services the process serves and publishes (Face: its web client); it is ready
+    # once it answers its health check and has published each of them.
+    also_publishes: tuple[str, ...] = ()
 
 
 def picks_free_port(address: str) -> bool:
@@ -103,6 +127,8 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
             mind.after = ("awareness",)
     face = ServicePlan("face", "face", None, tls.face_probe, dict(tls.env.get("face", {})))
     face.after, face.address_env = ("mind",), {"TOBE_FACE__MIND_ADDRESS": "mind"}
+    if settings.face.web.enabled:
+        face.also_publishes = (WEB,)
     # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
     hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
     hand = ServicePlan("hand", "hand", hand_health, None, dict(tls.env.get("hand", {})))
@@ -117,8 +143,17 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
 
 def listen_address(settings: Settings, service: str) -> str:
     """The configured listen address of a service that publishes one."""
+    if service == WEB:
+        return settings.face.web.listen
     section = getattr(settings, service)
     return str(section.listen)
+
+
+def listeners(plans: list[ServicePlan]) -> list[str]:
+    """The published services these plans run, each with a listen address of its own."""
+    names = [plan.name for plan in plans if plan.name in PORT_OFFSETS]
+    names += [extra for plan in plans for extra in plan.also_publishes]
+    return sorted(names, key=list(PORT_OFFSETS).index)
 
 
 @dataclass(frozen=True)

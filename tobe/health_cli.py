@@ -1,7 +1,7 @@
 """`tobe health`: probe ToBe services with the gRPC health protocol (used by HEALTHCHECK).
 
 `--target` probes one address; `--all` probes every service of the data directory (see
-`tobe.runtime.probes`), one line each.
+`tobe.runtime.probes`; the web client over HTTP), one line each.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from tobe.tls_options import TlsOptions, tls_client_options
     "--all",
     "check_all",
     is_flag=True,
-    help="Check every service of the data directory (Mind, Face, Awareness, the local Hand).",
+    help="Check every service of the data directory (Mind, Face and its web client, "
+    "Awareness, the local Hand).",
 )
 @click.option(
     "--data-dir",

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
-from face.chat import actions, choices
+from face.chat import actions, choices, pairing
 from face.chat.attach import ImageRefused, read_image, split_argument
 from face.chat.conversations import Conversations, NoSuchChoice
 from face.chat.render import Renderer
@@ -36,6 +36,7 @@ HELP = (
     "/amend <id> <change>  have a waiting action planned again with the change\n"
     "/profile [name]  list or switch profiles   /hand <name>|all  which Hand's tools to use\n"
     "/image PATH [text]  send an image (PNG, JPEG, WebP, GIF) with optional text\n"
+    "/pair  a one-time code and link that sign a browser (the web client) in as you\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
     "approval requests: y = approve once, a = always in this conversation, n [reason] = deny"
 )
@@ -164,6 +165,8 @@ class ChatRepl:
                 )
             elif name == "/image":
                 await self._send_image(argument)
+            elif name == "/pair":
+                await pairing.pair(self.session, self.console)
             elif name == "/help":
                 self.console.print(Text(HELP, style="dim"))
             else:

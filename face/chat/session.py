@@ -49,6 +49,7 @@ class Command(TypedDict, total=False):
     list_profiles: face_pb2.ListProfilesCommand
     set_profile: face_pb2.SetProfileCommand
     set_active_hand: face_pb2.SetActiveHandCommand
+    pair_device: face_pb2.PairDeviceCommand
 
 
 class CommandFailed(Exception):

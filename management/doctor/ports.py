@@ -3,13 +3,16 @@
 A port is tried by binding it (as the service would); when that fails, `tobe.runtime.ports`
 names the listening process (psutil reads the kernel's socket tables). A holder that
 published that service in `<data_dir>/runtime.json`, or, while this data directory's Mind
-runs, whose command is `tobe <service> serve`, is the running ToBe: fine.
+runs, whose command is `tobe <process> serve`, is the running ToBe: fine. The web client
+(`web`, on `face.web.listen`) is served by the Face process, and checked unless
+`face.web.enabled` is off.
 """
 
 from __future__ import annotations
 
 import errno
 import socket
+from dataclasses import dataclass
 
 from management.doctor.report import Finding, Status
 from management.doctor.state import Doctor
@@ -17,20 +20,43 @@ from tobe.runtime.addresses import Published
 from tobe.runtime.ports import bind_error, holder_of, running_services
 
 
+@dataclass(frozen=True)
+class Listener:
+    """A published service's listen address, the setting naming it and the process serving it."""
+
+    service: str
+    address: str
+    setting: str
+    process: str
+
+
 def check_ports(doctor: Doctor) -> list[Finding]:
     settings = doctor.settings
     if settings is None:
         return [Finding(Status.SKIP, "ports", "the configuration does not load")]
     running = running_services(settings.data_dir)
-    listen = {
-        "mind": settings.mind.listen,
-        "face": settings.face.listen,
-        "awareness": settings.awareness.listen,
-    }
-    return [_check(service, address, running, doctor.online) for service, address in listen.items()]
+    web = settings.face.web
+    listeners = [
+        Listener("mind", settings.mind.listen, "[mind] listen (TOBE_MIND__LISTEN)", "mind"),
+        Listener("face", settings.face.listen, "[face] listen (TOBE_FACE__LISTEN)", "face"),
+        Listener("web", web.listen, "[face.web] listen (TOBE_FACE__WEB__LISTEN)", "face"),
+        Listener(
+            "awareness",
+            settings.awareness.listen,
+            "[awareness] listen (TOBE_AWARENESS__LISTEN)",
+            "awareness",
+        ),
+    ]
+    return [
+        _check(listener, running, doctor.online)
+        if web.enabled or listener.service != "web"
+        else Finding(Status.SKIP, "port web", "face.web.enabled is off: Face serves no web client")
+        for listener in listeners
+    ]
 
 
-def _check(service: str, address: str, running: dict[str, Published], online: bool) -> Finding:
+def _check(listener: Listener, running: dict[str, Published], online: bool) -> Finding:
+    service, address, setting = listener.service, listener.address, listener.setting
     check = f"port {service}"
     entry = running.get(service)
     if entry is not None and entry.address != address:
@@ -41,7 +67,6 @@ def _check(service: str, address: str, running: dict[str, Published], online: bo
             f"the running ToBe {service} listens at {entry.address} (pid {entry.pid}); "
             f"configured: {address}",
         )
-    setting = f"[{service}] listen (TOBE_{service.upper()}__LISTEN)"
     if address.startswith("unix:"):
         return Finding(Status.OK, check, f"{address}: a Unix socket")
     host, _, port_text = address.rpartition(":")
@@ -62,7 +87,8 @@ def _check(service: str, address: str, running: dict[str, Published], online: bo
         )
     holder = holder_of(port)
     published_here = entry is not None and entry.pid == holder.pid
-    if holder.pid is not None and (published_here or (online and holder.serves(service))):
+    serves = holder.serves(listener.process)
+    if holder.pid is not None and (published_here or (online and serves)):
         return Finding(
             Status.OK, check, f"{address} is held by the running ToBe {service} (pid {holder.pid})"
         )

@@ -123,6 +123,15 @@ def test_only_loopback_ports_are_published(compose: dict) -> None:
             assert str(entry).startswith("127.0.0.1:"), f"{name} publishes {entry}"
 
 
+def test_face_serves_the_web_client_on_the_port_it_publishes_on_loopback(compose: dict) -> None:
+    face = compose["services"]["face"]
+    listen = environment_of(face)["TOBE_FACE__WEB__LISTEN"]
+    host, _, port = listen.rpartition(":")
+    # Every interface of the container, so that Docker's port mapping reaches it.
+    assert host == "0.0.0.0"
+    assert f"127.0.0.1:{port}:{port}" in face["ports"]
+
+
 def test_only_the_services_keeping_data_mount_a_volume_on_it(compose: dict) -> None:
     # The image declares no VOLUME, so nothing gets an anonymous volume either.
     assert all(instruction != "VOLUME" for instruction, _ in dockerfile_final_stage())
@@ -211,8 +220,10 @@ def test_the_mind_builds_the_image_once_and_the_others_never_pull_it(compose: di
 
 
 def test_the_mind_is_not_told_where_face_listens(compose: dict) -> None:
-    """`tobe chat` in the Mind's container names Face with --address (README, Docker: Chat)."""
-    assert not [key for key in environment_of(compose["services"]["mind"]) if "FACE" in key]
+    """`tobe chat` in the Mind's container names Face with --address (README, Docker: Chat);
+    the Mind only knows the web client's public address, for `tobe admin pair`'s links."""
+    face_keys = [key for key in environment_of(compose["services"]["mind"]) if "FACE" in key]
+    assert face_keys == ["TOBE_FACE__WEB__PUBLIC_URL"]
     resolve_tobe_command(["tobe", "chat", "--address", "face:7420"])
 
 

@@ -24,6 +24,7 @@ def doctor_env(data_dir: Path, config: Path, **settings: str) -> dict[str, str |
         TOBE_CONFIG=str(config),
         TOBE_MIND__LISTEN=f"127.0.0.1:{free_port()}",
         TOBE_FACE__LISTEN=f"127.0.0.1:{free_port()}",
+        TOBE_FACE__WEB__LISTEN=f"127.0.0.1:{free_port()}",
         TOBE_AWARENESS__LISTEN=f"127.0.0.1:{free_port()}",
     )
     env.update(settings)

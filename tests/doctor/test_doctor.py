@@ -81,6 +81,30 @@ def test_a_port_in_use_names_its_holder_and_the_setting(tmp_path: Path, data_dir
     assert findings["port mind"][0].startswith("ok ")
 
 
+def test_a_web_client_port_in_use_names_its_holder_and_the_setting(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        address = f"127.0.0.1:{squatter.getsockname()[1]}"
+        env = doctor_env(data_dir, tmp_path / "none.toml", TOBE_FACE__WEB__LISTEN=address)
+        status, findings = run_doctor(env)
+        # Off, it is not checked: the port may be anyone's.
+        env["TOBE_FACE__WEB__ENABLED"] = "false"
+        _, off = run_doctor(env)
+    assert status == 1
+    [web] = findings["port web"]
+    assert web.startswith(f"FAIL {address} is in use by ")
+    assert f"(pid {os.getpid()}: " in web
+    assert web.endswith(
+        "— fix: stop that process, or give ToBe another port with [face.web] listen "
+        "(TOBE_FACE__WEB__LISTEN)"
+    )
+    assert findings["port face"][0].startswith("ok ")
+    assert off["port web"] == ["skip face.web.enabled is off: Face serves no web client"]
+
+
 def test_a_readable_credential_file_is_made_owner_only_by_fix(
     tmp_path: Path, provisioned: Path
 ) -> None:

@@ -1,6 +1,6 @@
 """`tobe chat` through a pseudo-terminal against real Face and Mind processes: it opens the
 person's own conversation (never the Awareness one the Mind made), `/new`, `/list` and
-`/switch`, and what a tool turn leaves on the screen, live and when the conversation is
+`/switch`, `/pair`, and what a tool turn leaves on the screen, live and when the conversation is
 opened again (the screen is a VT100 emulator fed everything the chat printed)."""
 
 from __future__ import annotations
@@ -206,6 +206,24 @@ def test_chat_opens_the_persons_own_conversations_and_switches_between_them(
         assert _opened(again)[1] == plans
     finally:
         _quit(again)
+
+
+def test_pair_prints_a_one_time_code_and_the_sign_in_link_of_this_faces_web_client(
+    mind: MindProcess, face: FaceProcess
+) -> None:
+    chat = _chat(mind, face)
+    try:
+        _opened(chat)
+        chat.sendline("/pair")
+        chat.expect(r"pairing code ([0-9A-Z]{5}-[0-9A-Z]{5}) signs a device in as alice")
+        code = chat.match.group(1)
+        chat.expect(r"open (\S+) in a browser to sign it in")
+        url = chat.match.group(1)
+        chat.expect(r"it works once, until \d\d:\d\d:\d\d \(in 5 min\)")
+        chat.expect(PROMPT)
+    finally:
+        _quit(chat)
+    assert url == f"http://{face.web_address}/#pair={code}"
 
 
 def test_a_tool_turn_shows_its_texts_once_and_leaves_no_spinner(

@@ -23,10 +23,10 @@ def free_port() -> int:
 
 
 def free_port_base() -> int:
-    """A `--port-base` N whose N+10, N+20 and N+30 are free right now."""
+    """A `--port-base` N whose N+10, N+20, N+21 and N+30 are free right now."""
     while True:
         base = free_port() - 30
-        if base > 1024 and all(_free(base + offset) for offset in (10, 20, 30)):
+        if base > 1024 and all(_free(base + offset) for offset in (10, 20, 21, 30)):
             return base
 
 
@@ -60,6 +60,7 @@ def up_env(data_dir: Path, face_port: int | None = None, *, listen: bool = True)
         env.update(
             TOBE_MIND__LISTEN=f"127.0.0.1:{free_port()}",
             TOBE_FACE__LISTEN=f"127.0.0.1:{face_port or free_port()}",
+            TOBE_FACE__WEB__LISTEN=f"127.0.0.1:{free_port()}",
             TOBE_AWARENESS__LISTEN=f"127.0.0.1:{free_port()}",
         )
     return env

@@ -85,7 +85,7 @@ def test_the_link_points_at_the_web_client_face_published(admin: Admin) -> None:
         (
             '[face.web]\npublic_url = "https://agent.example/chat"\n',
             "https://agent.example/chat/",
-            "not running",
+            "",
         ),
         ('[face.web]\nlisten = "127.0.0.1:9000"\n', "http://127.0.0.1:9000/", "not running"),
         ("[face.web]\nenabled = false\n", "http://127.0.0.1:7421/", "turned off"),
@@ -99,7 +99,11 @@ def test_without_a_running_web_client_the_link_comes_from_the_configuration(
     admin = Admin(data_dir, config=path)
     made = admin.json("pair")
     assert made["url"] == f"{url}#pair={made['code']}"
-    assert note in admin.run("pair").stdout
+    printed = admin.run("pair").stdout
+    if note:
+        assert note in printed
+    else:  # a public address stands on its own: the web client may run elsewhere
+        assert "not running" not in printed and "turned off" not in printed
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,21 @@ def test_status_says_an_unreachable_face_is_unreachable(admin: Admin) -> None:
     assert f"unreachable at {gone} (UNAVAILABLE" in admin.run("status").stdout
 
 
+def test_status_shows_the_web_client_face_published_with_its_health(admin: Admin) -> None:
+    assert "web" not in admin.json("status")
+    gone = closed_port()
+    publish(admin.data_dir, "web", gone)
+    try:
+        status = admin.json("status")
+        shown = admin.run("status").stdout
+    finally:
+        withdraw(admin.data_dir, "web")
+    assert status["web"]["url"] == f"http://{gone}/"
+    assert status["web"]["status"] == "UNREACHABLE"
+    assert status["web"]["detail"].startswith("ConnectError: ")
+    assert f"unreachable at http://{gone}/ (ConnectError" in shown
+
+
 def test_health_all_checks_every_service_of_the_data_directory(published: Path) -> None:
     result = health(published, "--all", "--data-dir", str(published))
     assert result.exit_code == 0, result.output
@@ -89,6 +104,7 @@ def test_health_all_checks_every_service_of_the_data_directory(published: Path) 
 
 def test_health_all_fails_when_any_service_does_not_answer(published: Path) -> None:
     publish(published, "awareness", closed_port())
+    publish(published, "web", closed_port())
     # A socket file left by a Hand that is gone: present, so checked, and unreachable.
     (published / "hand-health.sock").touch()
     result = health(published, "--all")
@@ -97,6 +113,7 @@ def test_health_all_fails_when_any_service_does_not_answer(published: Path) -> N
     assert states == {
         "mind": "SERVING",
         "face": "SERVING",
+        "web": "UNREACHABLE",
         "awareness": "UNREACHABLE",
         "hand": "UNREACHABLE",
     }

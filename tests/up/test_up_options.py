@@ -1,7 +1,7 @@
 """`tobe up` options, the addresses the services publish, and what a second start is told.
 
-One `tobe up --data-dir D --port-base N` runs for the module; the tests look at it from
-outside, as a user's other terminal would.
+One `tobe up --data-dir D --port-base N` runs for the module (the web client included, on
+N+21); the tests look at it from outside, as a user's other terminal would.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pexpect
 import pytest
 from helpers.up_process import (
@@ -72,6 +73,8 @@ def test_up_help_documents_every_option() -> None:
         "--mind-listen",
         "--face-listen",
         "--awareness-listen",
+        "--web-port",
+        "--no-web",
         "--provider",
         "--model",
         "--verbose",
@@ -84,6 +87,7 @@ def test_services_publish_the_ports_of_the_port_base(running: RunningUp) -> None
     base = running.port_base
     assert runtime["mind"]["address"] == f"127.0.0.1:{base + 10}"
     assert runtime["face"]["address"] == f"127.0.0.1:{base + 20}"
+    assert runtime["web"]["address"] == f"127.0.0.1:{base + 21}"
     assert runtime["awareness"]["address"] == f"127.0.0.1:{base + 30}"
     assert set(service_pids(printed(running.process))) >= {
         entry["pid"] for entry in runtime.values()
@@ -94,6 +98,53 @@ def test_the_chat_command_the_banner_prints_reaches_the_running_face(running: Ru
     command = banner_command(printed(running.process), "Chat (in another terminal):")
     assert command.startswith(f"TOBE_DATA_DIR={running.data_dir} ")
     converse(spawn_shell(command, clean_env()), "hello")
+
+
+def test_the_banner_prints_the_web_client_and_a_sign_in_command_that_works_as_printed(
+    running: RunningUp,
+) -> None:
+    output = printed(running.process)
+    url = banner_command(output, "Web client (in a browser):")
+    assert url == f"http://127.0.0.1:{running.port_base + 21}/"
+    health = httpx.get(url + "healthz", timeout=10)
+    assert (health.status_code, health.text) == (200, "ok")
+    sign_in = banner_command(output, "Sign in there (a one-time link):")
+    assert sign_in == f"TOBE_DATA_DIR={running.data_dir} tobe admin pair"
+    paired = subprocess.run(
+        ["sh", "-c", sign_in], env=clean_env(), capture_output=True, text=True, timeout=60
+    )
+    assert paired.returncode == 0, paired.stderr
+    assert f"{url}#pair=" in paired.stdout
+
+
+def test_health_and_status_include_the_web_client_the_face_of_up_serves(
+    running: RunningUp,
+) -> None:
+    env = {**clean_env(), "TOBE_DATA_DIR": str(running.data_dir)}
+    health = subprocess.run(
+        [sys.executable, "-m", "tobe", "health", "--all"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert health.returncode == 0, health.stdout + health.stderr
+    states = {line.split()[0]: line.split()[1:] for line in health.stdout.splitlines()}
+    assert states["web"] == [f"127.0.0.1:{running.port_base + 21}", "SERVING"]
+    status = subprocess.run(
+        [sys.executable, "-m", "tobe", "admin", "status", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["web"] == {
+        "address": f"127.0.0.1:{running.port_base + 21}",
+        "url": f"http://127.0.0.1:{running.port_base + 21}/",
+        "status": "SERVING",
+        "detail": "",
+    }
 
 
 def test_a_second_up_on_the_same_data_directory_is_told_in_one_line(running: RunningUp) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from management.up import chat_command
-from management.up_plan import UpOptions, config_names_face_listen, plan_services
+from management.up_plan import UpOptions, config_names_face_listen, listeners, plan_services
 from management.up_tls import LocalTls
+from tobe.cli import main
 from tobe.config import Settings
 
 ALL = {"awareness", "mind", "face", "hand"}
@@ -19,15 +21,44 @@ def test_port_base_sets_each_listen_address_and_a_per_service_address_wins() -> 
     assert options.environment() == {
         "TOBE_MIND__LISTEN": "127.0.0.1:9010",
         "TOBE_FACE__LISTEN": "unix:/run/face.sock",
+        "TOBE_FACE__WEB__LISTEN": "127.0.0.1:9021",
         "TOBE_AWARENESS__LISTEN": "127.0.0.1:9030",
     }
 
 
 def test_port_base_zero_lets_every_service_pick_a_free_port() -> None:
     env = UpOptions(port_base=0).environment()
-    assert {env[f"TOBE_{name}__LISTEN"] for name in ("MIND", "FACE", "AWARENESS")} == {
-        "127.0.0.1:0"
-    }
+    names = ("MIND", "FACE", "FACE__WEB", "AWARENESS")
+    assert {env[f"TOBE_{name}__LISTEN"] for name in names} == {"127.0.0.1:0"}
+
+
+def test_web_port_wins_over_the_port_base_and_no_web_turns_the_web_client_off() -> None:
+    assert UpOptions(port_base=9000, web_port=8080).environment()["TOBE_FACE__WEB__LISTEN"] == (
+        "127.0.0.1:8080"
+    )
+    env = UpOptions(port_base=9000, web=False).environment()
+    assert env["TOBE_FACE__WEB__ENABLED"] == "false"
+    assert "TOBE_FACE__WEB__LISTEN" not in env
+
+
+def test_web_port_and_no_web_together_are_refused_before_anything_starts(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main,
+        ["up", "--data-dir", str(tmp_path / "data"), "--web-port", "8080", "--no-web"],
+        env={"TOBE_CONFIG": str(tmp_path / "absent.toml")},
+    )
+    assert result.exit_code == 2
+    assert "--web-port and --no-web contradict each other" in result.output
+    assert not (tmp_path / "data").exists()
+
+
+def test_the_web_client_is_checked_before_the_start_unless_it_is_off(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path)
+    plans = plan_services(settings, ALL, LocalTls())
+    assert listeners(plans) == ["mind", "face", "web", "awareness"]
+    assert [plan.also_publishes for plan in plans if plan.name == "face"] == [("web",)]
+    settings.face.web.enabled = False
+    assert listeners(plan_services(settings, ALL, LocalTls())) == ["mind", "face", "awareness"]
 
 
 def test_provider_model_verbose_and_data_dir_become_their_settings(tmp_path: Path) -> None:

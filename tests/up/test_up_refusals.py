@@ -57,6 +57,28 @@ def test_up_refuses_a_port_held_by_a_plain_socket_in_one_line(
     assert service_pids(output) == []
 
 
+def test_up_refuses_a_web_client_port_held_by_a_plain_socket_naming_the_setting(
+    tmp_path: Path, squatter: socket.socket
+) -> None:
+    port = squatter.getsockname()[1]
+    env = up_env(tmp_path / "data")
+    env["TOBE_FACE__WEB__LISTEN"] = f"127.0.0.1:{port}"
+    up = spawn(["up"], env)
+    output = finished(up)
+    assert up.exitstatus != 0
+    [line] = error_lines(output)
+    assert line.startswith(
+        f"Error: web cannot listen on 127.0.0.1:{port}: the address is in use, held by "
+        f"{psutil.Process().name()} (pid {os.getpid()}: "
+    )
+    assert (
+        "change [face.web] listen (TOBE_FACE__WEB__LISTEN, --web-port) or use another "
+        "--port-base, or start without the web client (--no-web)"
+    ) in output
+    assert "ToBe is up." not in output and "Traceback" not in output
+    assert service_pids(output) == []
+
+
 def test_a_service_that_cannot_bind_exits_with_one_line(
     tmp_path: Path, squatter: socket.socket
 ) -> None:

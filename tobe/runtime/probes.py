@@ -1,12 +1,14 @@
-"""Which services a data directory runs, and whether each answers gRPC health.
+"""Which services a data directory runs, and whether each answers its health check.
 
 `tobe health --all` and `tobe admin status` ask the same question. The Mind and Face are
 dialled where `address_of` says (configured, else published in runtime.json, else the
 default). Awareness is optional in a deployment, so it is checked only when it published its
 address or one is configured (`awareness.listen` or `mind.awareness_address`); the local Hand
 only when its health socket (`tobe up` starts it with `--health-listen
-unix:<data_dir>/hand-health.sock`) exists. A service that published a CA is dialled over TLS
-trusting that CA.
+unix:<data_dir>/hand-health.sock`) exists; Face's web client (`web`) only when Face published
+it, and over HTTP (`tobe.runtime.web_health`), the others with the gRPC health protocol. A
+service that published a CA is dialled over TLS trusting that CA; the web client also when
+`face.web.tls` is set (trusting the system's roots without a published CA).
 """
 
 from __future__ import annotations
@@ -21,8 +23,10 @@ from tobe.config import Settings
 from tobe.runtime.addresses import Published, address_of, published
 from tobe.runtime.health import check
 from tobe.runtime.tls import ClientTls
+from tobe.runtime.web_health import check_web
 
 SERVICES = ("mind", "face")
+WEB = "web"
 HAND_HEALTH_SOCKET = "hand-health.sock"
 UNREACHABLE = "UNREACHABLE"
 
@@ -32,6 +36,8 @@ class Target:
     service: str
     address: str
     tls: ClientTls | None = None
+    # Asked `GET /healthz` over HTTP (the web client), not with the gRPC health protocol.
+    http: bool = False
 
 
 @dataclass(frozen=True)
@@ -58,6 +64,9 @@ def target(settings: Settings, service: str) -> Target:
 def targets(settings: Settings) -> list[Target]:
     """Every service of this data directory, the local Hand if its health socket exists."""
     found = [target(settings, service) for service in SERVICES]
+    web = web_target(settings)
+    if web is not None:
+        found.append(web)
     awareness = _awareness(settings)
     if awareness is not None:
         found.append(awareness)
@@ -67,7 +76,20 @@ def targets(settings: Settings) -> list[Target]:
     return found
 
 
+def web_target(settings: Settings) -> Target | None:
+    """Face's web client, where Face published it; None when it serves none."""
+    entry = published(settings.data_dir).get(WEB)
+    if entry is None:
+        return None
+    served_tls = bool(entry.ca_file) or settings.face.web.tls.cert_file is not None
+    tls = (_tls(entry) or ClientTls()) if served_tls else None
+    return Target(WEB, entry.address, tls, http=True)
+
+
 async def probe(where: Target, timeout: float) -> Probe:
+    if where.http:
+        status, detail = await check_web(where.address, timeout, where.tls)
+        return Probe(where.service, where.address, status, detail)
     try:
         status = await check(where.address, "", timeout, tls=where.tls)
     except grpc.aio.AioRpcError as exc:
