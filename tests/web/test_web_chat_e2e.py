@@ -36,12 +36,37 @@ def test_a_pairing_link_signs_in_once_and_leaves_the_address_bar(
     expect(other.locator("#chat")).to_be_hidden()
 
 
-def test_a_reply_streams_in_as_markdown_with_its_tool_call(
+def test_a_tool_call_approved_once_runs_and_shows_its_result(
     new_context: Callable[..., BrowserContext], stack: Stack
 ) -> None:
-    page = new_context(viewport={"width": 1200, "height": 860}).new_page()
+    page = new_context(viewport={"width": 1200, "height": 1000}).new_page()
     sign_in(page, stack)
     new_conversation(page, "Evening plans", unique=False)
+    # A Markdown reply with a tool call first: the README's picture shows both and the prompt
+    # (this test runs before the others make conversations of their own).
+    send(page, "tour of the day")
+    expect(page.locator("#log article.assistant em")).to_have_text("evening")
+    saved_before = len(stack.hand.saved)
+    send(page, "save my plan")
+    card = page.locator("section.approval")
+    expect(card.locator(".decision-text")).to_contain_text("plan.txt")
+    expect(card.locator(".approval-outcome")).to_have_text("Waiting for your decision")
+    card.scroll_into_view_if_needed()
+    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SCREENSHOT))
+    card.get_by_role("button", name="Approve once").click()
+    expect(card.locator(".approval-outcome")).to_have_text("Approved once")
+    for answer in ("Approve once", "Approve for this conversation", "Deny"):
+        expect(card.get_by_role("button", name=answer)).to_be_disabled()
+    tool = page.locator("details.tool", has_text="laptop__save_note")
+    expect(tool).to_have_attribute("data-state", "succeeded")
+    tool.locator("summary").click()
+    expect(tool.locator(".tool-result")).to_have_text("saved plan.txt")
+    expect(page.locator("#log article.assistant").last.locator("strong")).to_have_text("saved")
+    assert stack.hand.saved[saved_before:] == ["plan.txt"]
+
+
+def test_a_reply_streams_in_as_markdown_with_its_tool_call(page: Page) -> None:
     send(page, "tour of the day")
     log = page.locator("#log")
     expect(log.locator("article.user")).to_have_text("tour of the day")
@@ -63,30 +88,6 @@ def test_a_reply_streams_in_as_markdown_with_its_tool_call(
     tool.locator("summary").click()
     expect(tool.locator(".tool-raw-args")).to_contain_text('"timezone": "Europe/Paris"')
     expect(page.locator("#live article")).to_have_count(0)
-    tool.locator("summary").click()
-    expect(tool.locator(".tool-raw-args")).to_be_hidden()
-    reply.scroll_into_view_if_needed()
-    SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT))
-
-
-def test_a_tool_call_approved_once_runs_and_shows_its_result(page: Page, stack: Stack) -> None:
-    saved_before = len(stack.hand.saved)
-    send(page, "save my plan")
-    card = page.locator("section.approval")
-    expect(card.locator(".decision-text")).to_contain_text("plan.txt")
-    expect(card.locator(".approval-outcome")).to_have_text("Waiting for your decision")
-    card.get_by_role("button", name="Approve once").click()
-    expect(card.locator(".approval-outcome")).to_have_text("Approved once")
-    for answer in ("Approve once", "Approve for this conversation", "Deny"):
-        expect(card.get_by_role("button", name=answer)).to_be_disabled()
-    tool = page.locator("details.tool")
-    expect(tool).to_have_attribute("data-state", "succeeded")
-    expect(tool.locator(".tool-name")).to_have_text("laptop__save_note")
-    tool.locator("summary").click()
-    expect(tool.locator(".tool-result")).to_have_text("saved plan.txt")
-    expect(page.locator("#log article.assistant").last.locator("strong")).to_have_text("saved")
-    assert stack.hand.saved[saved_before:] == ["plan.txt"]
 
 
 def test_markup_in_a_reply_is_shown_as_text_and_never_runs(page: Page) -> None:
