@@ -3,7 +3,7 @@
 
 const JSON_HEADERS = { "Content-Type": "application/json" };
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, message) {
     super(message);
     this.status = status;

@@ -6,9 +6,9 @@
 import { el, randomHex } from "./dom.js";
 import { sizeText } from "./render.js";
 
-export const IMAGE_TYPES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
-export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
-export const MAX_IMAGES = 8;
+const IMAGE_TYPES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+const MAX_IMAGES = 8;
 
 function base64(buffer) {
   const bytes = new Uint8Array(buffer);

@@ -12,13 +12,15 @@ import { randomHex } from "./dom.js";
 
 const FIRST_DELAY_MS = 500;
 const MAX_DELAY_MS = 5000;
+// How Face's logs and status name this client.
+const CLIENT_NAME = "tobe-web";
 const UNAUTHENTICATED = 4016;
 const NORMAL = 1000;
 // A close this client asks for after a sequence gap (4000-4999 are the server's).
 const GAP = 3000;
-export const SNAPSHOT_REQUIRED = "snapshot required";
+const SNAPSHOT_REQUIRED = "snapshot required";
 
-export class CommandError extends Error {
+class CommandError extends Error {
   constructor(code, message) {
     super(message);
     this.code = code;
@@ -27,15 +29,14 @@ export class CommandError extends Error {
 
 export class Connection {
   /**
-   * Callbacks: onWelcome(welcome, reconnected), onEvent(event), onReplayDone(lastId),
+   * Callbacks: onWelcome(welcome, reconnected), onEvent(event),
    * onDown(reason) (an unexpected close; it reconnects), onSignedOut(reason),
    * onSnapshotRequired() (a resume came too late: take a snapshot, then `subscribe`),
    * onCheckSession() -> Promise<boolean> (whether the cookie is still good, asked when a
    * reconnect fails before its welcome).
    */
-  constructor(callbacks, { clientName = "tobe-web" } = {}) {
+  constructor(callbacks) {
     this.callbacks = callbacks;
-    this.clientName = clientName;
     this.lastDurableId = 0n;
     this.subscribed = false;
     this.socket = null;
@@ -89,7 +90,7 @@ export class Connection {
     this.welcomed = false;
     this.expectedSeq = 1n;
     socket.onopen = () => {
-      const hello = { detailMode: "DETAIL_MODE_TRANSPARENT", clientName: this.clientName };
+      const hello = { detailMode: "DETAIL_MODE_TRANSPARENT", clientName: CLIENT_NAME };
       if (this.subscribed && this.lastDurableId > 0n) hello.resumeAfterId = String(this.lastDurableId);
       this.send({ requestId: "hello", hello });
     };
@@ -169,7 +170,6 @@ export class Connection {
   replayDone(done) {
     const id = BigInt(done.lastDurableId ?? 0);
     if (id > this.lastDurableId) this.lastDurableId = id;
-    this.callbacks.onReplayDone?.(this.lastDurableId);
   }
 
   async closed(socket, closed) {

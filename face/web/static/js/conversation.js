@@ -12,7 +12,7 @@ const TERMINAL_RUN_STATES = new Set(["RUN_STATE_COMPLETED", "RUN_STATE_FAILED", 
 // What starts a proactive run (a scheduled action's firing): its steps are not a reply.
 const PROACTIVE_TRIGGER = "schedule";
 const RUN_STEPS = new Set(["messageAppended", "toolChanged", "textDelta", "thinkingDelta", "toolProgress"]);
-export const PAYLOADS = [
+const PAYLOADS = [
   "messageAppended", "runChanged", "toolChanged", "approvalChanged", "conversationCreated",
   "credentialRevoked", "messageQueued", "contextCompacted", "memoryChanged", "conversationChanged",
   "actionChanged", "scheduleChanged", "textDelta", "thinkingDelta", "toolProgress",

@@ -5,7 +5,7 @@
 
 import { el, randomHex } from "./dom.js";
 
-export const CHAT = "chat";
+const CHAT = "chat";
 const LIST_LIMIT = 50;
 
 export class ConversationList {

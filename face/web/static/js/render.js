@@ -7,7 +7,7 @@
 import { el } from "./dom.js";
 import { renderMarkdown } from "./markdown.js";
 
-export const TOOL_STATES = {
+const TOOL_STATES = {
   TOOL_STATUS_RUNNING: ["⚙", "running"],
   TOOL_STATUS_SUCCEEDED: ["✓", "succeeded"],
   TOOL_STATUS_FAILED: ["✗", "failed"],
