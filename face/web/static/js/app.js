@@ -1,0 +1,253 @@
+// The web client's entry point: sign in (a pairing code typed in or opened as `#pair=CODE`),
+// then one WebSocket to Face carries everything — the conversation list, the conversation
+// shown, its events as they happen — until the person signs out or the credential is revoked.
+
+import * as api from "./api.js";
+import { PENDING } from "./approvals.js";
+import { Composer } from "./composer.js";
+import { Connection } from "./connection.js";
+import { ConversationView, payloadOf } from "./conversation.js";
+import { ConversationList } from "./conversations.js";
+import { byId } from "./dom.js";
+
+const PAIR_FRAGMENT = "#pair=";
+
+class App {
+  constructor() {
+    this.connection = null;
+    this.started = false;
+    this.list = new ConversationList(byId("conversations"), this, (key) => this.open(key));
+    this.view = new ConversationView(
+      { scroller: byId("scroller"), log: byId("log"), live: byId("live"), pending: byId("pending") },
+      this,
+      (running) => this.composer.setRunning(running),
+    );
+    this.composer = new Composer(
+      {
+        form: byId("composer"),
+        text: byId("message"),
+        send: byId("send"),
+        cancel: byId("cancel"),
+        attach: byId("attach"),
+        files: byId("files"),
+        attachments: byId("attachments"),
+        error: byId("composer-error"),
+      },
+      {
+        send: ({ text, images, idempotencyKey }) =>
+          this.command("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey }),
+        cancel: () => this.command("cancelRun", { conversationKey: this.view.key }),
+      },
+    );
+    byId("signin-form").addEventListener("submit", (submit) => {
+      submit.preventDefault();
+      this.signIn(byId("code").value);
+    });
+    byId("signout").addEventListener("click", () => this.signOut());
+    byId("new-conversation").addEventListener("submit", (submit) => {
+      submit.preventDefault();
+      this.create();
+    });
+    byId("toggle-list").addEventListener("click", () => this.showList(!document.body.classList.contains("list-open")));
+  }
+
+  /** A command on the current connection (see Connection.command). */
+  command(name, body) {
+    if (!this.connection) return Promise.reject(new Error("not connected"));
+    return this.connection.command(name, body);
+  }
+
+  async boot() {
+    if (location.hash.startsWith(PAIR_FRAGMENT)) {
+      const code = decodeURIComponent(location.hash.slice(PAIR_FRAGMENT.length));
+      // The code is used once; it should not stay in the address bar or the history.
+      history.replaceState(null, "", location.pathname + location.search);
+      await this.signIn(code);
+      return;
+    }
+    try {
+      const session = await api.currentSession();
+      if (session) this.startChat(session);
+      else this.showSignIn("");
+    } catch (failure) {
+      this.showSignIn(failure.message);
+    }
+  }
+
+  async signIn(typed) {
+    const code = normaliseCode(typed);
+    if (!code) {
+      this.showSignIn("Enter the pairing code, like ABCDE-12345.");
+      return;
+    }
+    byId("signin-button").disabled = true;
+    try {
+      await api.pair(code, api.deviceName());
+      const session = await api.currentSession();
+      if (!session) throw new Error("Signed in, but the browser did not keep the session cookie.");
+      byId("code").value = "";
+      this.startChat(session);
+    } catch (failure) {
+      this.showSignIn(failure.message);
+    } finally {
+      byId("signin-button").disabled = false;
+    }
+  }
+
+  async signOut() {
+    try {
+      await api.logout();
+    } catch (failure) {
+      byId("status-line").textContent = failure.message;
+      return;
+    }
+    this.stopChat();
+    this.showSignIn("You signed out.", { notice: true });
+  }
+
+  showSignIn(message, { notice = false } = {}) {
+    const shown = byId("signin-message");
+    shown.textContent = message;
+    shown.hidden = !message;
+    shown.className = notice ? "notice" : "error";
+    showScreen("signin");
+    byId("code").focus();
+  }
+
+  startChat(session) {
+    this.stopChat();
+    byId("principal").textContent = session.principal;
+    showScreen("chat");
+    this.setReady(false);
+    const connection = new Connection({
+      onWelcome: (welcome, reconnected) => this.welcomed(welcome, reconnected),
+      onEvent: (event) => this.event(event),
+      onDown: () => {
+        byId("banner").hidden = false;
+        this.view.interrupted();
+      },
+      onSignedOut: (reason) => {
+        this.stopChat();
+        this.showSignIn(`You were signed out (${reason}). Sign in again with a new pairing code.`);
+      },
+      onSnapshotRequired: () => this.startOver(),
+      onCheckSession: async () => {
+        try {
+          return (await api.currentSession()) !== null;
+        } catch {
+          return true; // the server is down, not the session
+        }
+      },
+    });
+    this.connection = connection;
+    this.started = false;
+    connection.start();
+  }
+
+  stopChat() {
+    if (this.connection) this.connection.stop();
+    this.connection = null;
+    byId("banner").hidden = true;
+  }
+
+  async welcomed(welcome, reconnected) {
+    byId("banner").hidden = true;
+    byId("principal").textContent = welcome.principal ?? "";
+    try {
+      if (reconnected && this.started) {
+        await this.list.refresh();
+        return;
+      }
+      await this.list.refresh();
+      const key = await this.list.newestChatOrNew();
+      const snapshot = await this.open(key);
+      await this.connection.subscribe(snapshot.lastEventId ?? "0");
+      this.started = true;
+      // Only now: a conversation made or a message sent before would race the first one shown.
+      this.setReady(true);
+    } catch (failure) {
+      byId("status-line").textContent = failure.message;
+    }
+  }
+
+  /** A resume came too late for the Mind: show the conversation anew and follow from there. */
+  async startOver() {
+    try {
+      const snapshot = await this.view.open(this.view.key);
+      await this.connection.subscribe(snapshot.lastEventId ?? "0");
+      await this.list.refresh();
+    } catch (failure) {
+      byId("status-line").textContent = failure.message;
+    }
+  }
+
+  async open(key) {
+    this.list.select(key);
+    this.showList(false);
+    byId("conversation-title").textContent = this.list.title(key);
+    this.composer.setRunning(false);
+    const snapshot = await this.view.open(key);
+    if (snapshot.conversation) {
+      this.list.changed(snapshot.conversation);
+      byId("conversation-title").textContent = this.list.title(key);
+    }
+    byId("message").focus();
+    return snapshot;
+  }
+
+  async create() {
+    const title = byId("new-title");
+    try {
+      const key = await this.list.create(title.value.trim());
+      title.value = "";
+      await this.open(key);
+    } catch (failure) {
+      byId("status-line").textContent = failure.message;
+    }
+  }
+
+  event(event) {
+    const [kind, payload] = payloadOf(event);
+    if (kind === "conversationCreated") this.list.added(payload);
+    if (kind === "conversationChanged") {
+      this.list.changed(payload);
+      if (payload.key === this.view.key) byId("conversation-title").textContent = this.list.title(payload.key);
+    }
+    const key = event.conversationKey ?? "";
+    if (!key) return;
+    if (key === this.view.key) {
+      this.view.handle(event);
+      return;
+    }
+    if (kind === "messageAppended" && ["MESSAGE_ROLE_USER", "MESSAGE_ROLE_ASSISTANT"].includes(payload.role)) {
+      this.list.activity(key);
+    } else if (kind === "approvalChanged" && (payload.decision ?? PENDING) === PENDING) {
+      this.list.activity(key, { approval: true });
+    } else if (kind === "actionChanged" && payload.state === "PENDING_ACTION_STATE_PENDING") {
+      this.list.activity(key, { approval: true });
+    }
+  }
+
+  setReady(ready) {
+    this.composer.setEnabled(ready);
+    for (const control of byId("new-conversation").elements) control.disabled = !ready;
+  }
+
+  showList(open) {
+    document.body.classList.toggle("list-open", open);
+    byId("toggle-list").setAttribute("aria-expanded", String(open));
+  }
+}
+
+/** `abcde12345`, ` ABCDE-12345 ` → `ABCDE-12345`; anything else as typed (the server says why). */
+function normaliseCode(typed) {
+  const code = typed.trim().toUpperCase();
+  const bare = code.replace(/[\s-]/g, "");
+  return bare.length === 10 ? `${bare.slice(0, 5)}-${bare.slice(5)}` : code;
+}
+
+function showScreen(name) {
+  for (const screen of ["loading", "signin", "chat"]) byId(screen).hidden = screen !== name;
+}
+
+new App().boot();

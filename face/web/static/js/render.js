@@ -1,0 +1,141 @@
+// How messages, tool calls and status lines look, the same live and in history (as
+// `tobe chat` shows them): a person's message, the model's reply as sanitised Markdown, a note;
+// a tool call as one collapsible row that shows its projection (tool, arguments summary, state,
+// result summary), raw arguments and results only when the event carries them, and progress.
+// Tool messages are not shown: their call's row stands for them.
+
+import { el } from "./dom.js";
+import { renderMarkdown } from "./markdown.js";
+
+const TOOL_STATES = {
+  TOOL_STATUS_RUNNING: ["⚙", "running"],
+  TOOL_STATUS_SUCCEEDED: ["✓", "succeeded"],
+  TOOL_STATUS_FAILED: ["✗", "failed"],
+  TOOL_STATUS_DENIED: ["⊘", "denied"],
+  TOOL_STATUS_SKIPPED: ["↷", "skipped"],
+  TOOL_STATUS_CANCELLED: ["⊘", "cancelled"],
+};
+const RESULT_PREVIEW_CHARS = 600;
+
+export function sizeText(bytes) {
+  const size = Number(bytes || 0);
+  if (size < 1024 * 1024) return `${Math.max(1, Math.round(size / 1024))} KB`;
+  return `${(size / (1024 * 1024)).toFixed(1)} MB`;
+}
+
+/** Markdown of `text` into `node` (replacing what it held). */
+export function fillMarkdown(node, text) {
+  node.replaceChildren(renderMarkdown(text));
+}
+
+/** A stored message's element; tool messages get none. */
+export function messageNode(message) {
+  const role = message.role ?? "MESSAGE_ROLE_UNSPECIFIED";
+  const id = message.id ?? "0";
+  if (role === "MESSAGE_ROLE_USER") {
+    const images = (message.images ?? []).map((image) =>
+      el("span", { className: "image-chip" }, `image, ${sizeText(image.sizeBytes)}`),
+    );
+    return el(
+      "article",
+      { className: "msg user", "data-message-id": id, "aria-label": "You" },
+      images.length ? el("div", { className: "images" }, images) : null,
+      message.text ? el("p", { className: "text" }, message.text) : null,
+    );
+  }
+  if (role === "MESSAGE_ROLE_ASSISTANT") {
+    const node = el("article", { className: "msg assistant", "data-message-id": id, "aria-label": "ToBe" });
+    if (message.postedBy) node.append(el("p", { className: "posted" }, `posted by ${message.postedBy}`));
+    if (message.thinking) {
+      node.append(el("details", { className: "thinking" }, el("summary", {}, "Thinking"), el("p", {}, message.thinking)));
+    }
+    if (message.text) {
+      const body = el("div", { className: "md" });
+      fillMarkdown(body, message.text);
+      node.append(body);
+    }
+    // A step that only called tools says nothing; its rows follow.
+    node.hidden = !message.text && !message.thinking && !message.postedBy;
+    return node;
+  }
+  if (role === "MESSAGE_ROLE_NOTE") {
+    return el("article", { className: "msg note", "data-message-id": id }, el("p", {}, `note: ${message.text ?? ""}`));
+  }
+  return null;
+}
+
+export function statusNode(text, kind = "") {
+  return el("p", { className: `status ${kind}`.trim() }, text);
+}
+
+function prettyJson(text) {
+  if (!text) return "";
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function preview(text) {
+  return text.length > RESULT_PREVIEW_CHARS ? `${text.slice(0, RESULT_PREVIEW_CHARS)}… (${text.length} chars)` : text;
+}
+
+/** A tool call's row, from its projection. */
+export function toolNode(projection) {
+  const node = el("details", { className: "tool", "data-tool-call-id": projection.toolCallId });
+  updateTool(node, projection);
+  return node;
+}
+
+/** A row for a call known only from its assistant message (its projection is missing). */
+export function toolNodeFromCall(call, answer) {
+  const status = answer ? (answer.isError ? "TOOL_STATUS_FAILED" : "TOOL_STATUS_SUCCEEDED") : "TOOL_STATUS_RUNNING";
+  return toolNode({
+    toolCallId: call.id,
+    tool: call.name,
+    status,
+    resultSummary: answer ? answer.resultSummary || answer.text || "" : "",
+  });
+}
+
+/** Show `projection` in the row: its state, summaries and (when carried) raw content. */
+export function updateTool(node, projection) {
+  const status = projection.status ?? "TOOL_STATUS_UNSPECIFIED";
+  const [mark, state] = TOOL_STATES[status] ?? ["•", "unknown"];
+  node.dataset.state = state;
+  const progress = node.querySelector(".tool-progress");
+  const summary = el(
+    "summary",
+    {},
+    el("span", { className: "tool-mark", "aria-hidden": "true" }, mark),
+    el("span", { className: "tool-name" }, projection.tool ?? ""),
+    projection.handId ? el("span", { className: "tool-hand" }, `on ${projection.handId}`) : null,
+    el("span", { className: "tool-state" }, state),
+    el("span", { className: "tool-args" }, projection.argumentsSummary ?? ""),
+    projection.resultSummary ? el("span", { className: "tool-result-summary" }, projection.resultSummary) : null,
+  );
+  const body = el(
+    "div",
+    { className: "tool-body" },
+    state === "running" ? progress ?? el("p", { className: "tool-progress", hidden: true }) : null,
+    el("p", { className: "tool-line" }, `arguments: ${projection.argumentsSummary || "none"}`),
+    projection.argumentsJson ? el("pre", { className: "tool-raw-args" }, prettyJson(projection.argumentsJson)) : null,
+    projection.resultSummary ? el("p", { className: "tool-line" }, `result: ${projection.resultSummary}`) : null,
+    projection.resultText ? el("pre", { className: "tool-result" }, preview(projection.resultText)) : null,
+  );
+  node.replaceChildren(summary, body);
+}
+
+/** The latest progress of a running call, beside its state. */
+export function showToolProgress(node, progress) {
+  if (node.dataset.state !== "running") return; // late progress of an ended call
+  const fraction = Number(progress.fraction ?? 0);
+  const share = fraction >= 0 ? ` ${Math.round(fraction * 100)}%` : "";
+  const text = `${progress.message ?? ""}${share}`.trim();
+  if (!text) return;
+  const line = node.querySelector(".tool-progress");
+  line.textContent = text;
+  line.hidden = false;
+  node.querySelector(".tool-state").textContent = `running — ${text}`;
+}
