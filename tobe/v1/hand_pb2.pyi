@@ -361,6 +361,7 @@ class AttachRequest(_message.Message):
     PROGRESS_FIELD_NUMBER: _builtins.int
     RESULT_FIELD_NUMBER: _builtins.int
     HEARTBEAT_FIELD_NUMBER: _builtins.int
+    TOOLS_CHANGED_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """A number the Hand chooses for each report (accepted, rejected, progress, result), echoed
@@ -380,6 +381,8 @@ class AttachRequest(_message.Message):
     def result(self) -> Global___TaskResult: ...
     @_builtins.property
     def heartbeat(self) -> Global___Heartbeat: ...
+    @_builtins.property
+    def tools_changed(self) -> Global___ToolsChanged: ...
     def __init__(
         self,
         *,
@@ -389,13 +392,14 @@ class AttachRequest(_message.Message):
         progress: Global___TaskProgress | None = ...,
         result: Global___TaskResult | None = ...,
         heartbeat: Global___Heartbeat | None = ...,
+        tools_changed: Global___ToolsChanged | None = ...,
         seq: _builtins.int = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "tools_changed", b"tools_changed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "seq", b"seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "seq", b"seq", "tools_changed", b"tools_changed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "accepted", "rejected", "progress", "result", "heartbeat"]  # noqa: Y015
+    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "accepted", "rejected", "progress", "result", "heartbeat", "tools_changed"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_frame) -> _WhichOneofReturnType_frame | None: ...
 
@@ -624,6 +628,7 @@ class TaskResult(_message.Message):
     OUTPUT_FIELD_NUMBER: _builtins.int
     ERROR_FIELD_NUMBER: _builtins.int
     CANCELLED_FIELD_NUMBER: _builtins.int
+    IMAGES_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     attempt: _builtins.int
     ok: _builtins.bool
@@ -634,6 +639,15 @@ class TaskResult(_message.Message):
     """Error text when ok is false."""
     cancelled: _builtins.bool
     """True when the tool stopped because of a cancel."""
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ImageUpload]:
+        """Images the tool produced (a screenshot, a chart), with a successful result only: stored
+        with the call's result and given to a model that sees images as part of it (one that does
+        not gets a note naming them). At most `mind.max_images` images of at most
+        `mind.max_image_bytes` each, checked by their bytes; a result breaking that is refused
+        (ack ACK_STATUS_INVALID, the task unchanged) so the Hand can send it again without them.
+        """
+
     def __init__(
         self,
         *,
@@ -643,14 +657,42 @@ class TaskResult(_message.Message):
         output: _builtins.str = ...,
         error: _builtins.str = ...,
         cancelled: _builtins.bool = ...,
+        images: _abc.Iterable[_common_pb2.ImageUpload] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "cancelled", b"cancelled", "error", b"error", "ok", b"ok", "output", b"output", "task_id", b"task_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["attempt", b"attempt", "cancelled", b"cancelled", "error", b"error", "images", b"images", "ok", b"ok", "output", b"output", "task_id", b"task_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___TaskResult: _TypeAlias = TaskResult  # noqa: Y015
+
+@_typing.final
+class ToolsChanged(_message.Message):
+    """The Hand's tools from now on, replacing those of its hello or of its last `tools_changed`
+    (a Hand whose tools come and go: a server it hosts restarted, a plugin loaded). Validated like
+    the hello's (an invalid set ends the stream INVALID_ARGUMENT naming the field). Runs that
+    start afterwards see the new set; a task already offered for a withdrawn tool keeps its
+    course (the Hand answers it as usual, rejecting it if it can no longer run it). No ack.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOLS_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolSpec]: ...
+    def __init__(
+        self,
+        *,
+        tools: _abc.Iterable[Global___ToolSpec] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["tools", b"tools"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ToolsChanged: _TypeAlias = ToolsChanged  # noqa: Y015
 
 @_typing.final
 class Heartbeat(_message.Message):
