@@ -7,23 +7,8 @@ from pathlib import Path
 
 import pytest
 from helpers.face_process import FaceProcess, running_face
+from helpers.gateway_script import SCRIPT
 from helpers.mind_process import MindProcess, running_mind
-
-SCRIPT = """
-runs:
-  - match: "^time"
-    steps:
-      - thinking: "I should look at the clock."
-        text: "Let me check."
-        chunks: 3
-        tool_calls:
-          - name: current_time
-            arguments: {timezone: "UTC"}
-      - text: "Done: here is the time."
-  - match: ".*"
-    steps:
-      - {text: "echo reply", chunks: 2}
-"""
 
 
 @pytest.fixture

@@ -17,6 +17,7 @@ import httpx
 import pytest
 from helpers.face_client import FaceClient, run_ended
 from helpers.face_process import FaceProcess, MindDirect, face_env, running_face
+from helpers.gateway_script import SCRIPT
 from helpers.mind_process import MindProcess, issue_token, running_mind
 from helpers.web_client import WebClient, close_of, frame_json, open_socket, parse_frame
 from websockets.exceptions import InvalidStatus
@@ -27,21 +28,6 @@ from tobe.v1 import common_pb2, face_pb2
 pytestmark = pytest.mark.e2e
 SUMMARY = common_pb2.DETAIL_MODE_SUMMARY
 HELLO = face_pb2.ConnectRequest(request_id="hello", hello=face_pb2.Hello(client_name="web"))
-SCRIPT = """
-runs:
-  - match: "^time"
-    steps:
-      - thinking: "I should look at the clock."
-        text: "Let me check."
-        chunks: 3
-        tool_calls:
-          - name: current_time
-            arguments: {timezone: "UTC"}
-      - text: "Done: here is the time."
-  - match: ".*"
-    steps:
-      - {text: "echo reply", chunks: 2}
-"""
 
 
 @pytest.fixture(scope="module")
