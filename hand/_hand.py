@@ -38,7 +38,7 @@ import grpc
 
 from hand._lines import attached_line, log, show_by_default, token_problem
 from hand._progress import bind_progress
-from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction
+from hand._tools import Effect, InvalidArguments, Tool, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest
@@ -149,7 +149,7 @@ class Hand:
         self.policy = policy
         # Reject effectful offers that come without an approval binding.
         self.require_binding = require_binding
-        self.tools: dict[str, ToolFunction] = {}
+        self.tools: dict[str, Tool] = {}
         self.held: dict[str, HeldTask] = {}
         self.hand_id = ""
         self._outbox: asyncio.Queue[hand_pb2.AttachRequest] | None = None
@@ -227,7 +227,7 @@ class Hand:
 
         return register(function) if function is not None else register
 
-    def add_tool(self, tool: ToolFunction) -> None:
+    def add_tool(self, tool: Tool) -> None:
         if tool.name in self.tools:
             raise ValueError(f"tool {tool.name!r} is declared twice")
         self.tools[tool.name] = tool
@@ -418,7 +418,7 @@ class Hand:
 
     def _screen(
         self, offer: hand_pb2.TaskOffer
-    ) -> tuple[str | None, ToolFunction | None, dict[str, Any] | None]:
+    ) -> tuple[str | None, Tool | None, dict[str, Any] | None]:
         """Why this Hand refuses an offer (None when it accepts), with the parsed call."""
         tool = self.tools.get(offer.tool)
         if tool is None:
@@ -502,7 +502,7 @@ class Hand:
 
     # -- running a task -------------------------------------------------------------------
 
-    async def _execute(self, held: HeldTask, tool: ToolFunction, arguments: dict[str, Any]) -> None:
+    async def _execute(self, held: HeldTask, tool: Tool, arguments: dict[str, Any]) -> None:
         def progress(message: str, fraction: float | None) -> None:
             if self.held.get(held.task_id) is held and held.result is None:
                 self._report(

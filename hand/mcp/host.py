@@ -1,0 +1,89 @@
+"""The MCP servers of a Hand: started with it, their tools declared on it, stopped with it.
+
+Every change to a server's tools (it came up, it listed new ones, it went away) goes through
+`McpHost.declare`, which replaces that server's tools among the Hand's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import tempfile
+from pathlib import Path
+
+from hand._hand import Hand
+from hand._tools import SchemaTool
+from hand.mcp.config import McpConfig
+from hand.mcp.servers import ServerSession
+from hand.sandbox import Sandbox
+
+log = logging.getLogger(__name__)
+
+
+class McpSandboxError(RuntimeError):
+    """A server should run in the sandbox and the sandbox cannot run here."""
+
+
+class McpHost:
+    def __init__(self, hand: Hand, config: McpConfig, sandbox: Sandbox) -> None:
+        self.hand = hand
+        self.sessions = {
+            name: ServerSession(name, server, self.declare, sandbox)
+            for name, server in config.servers.items()
+        }
+        self._sandbox = sandbox
+        self._declared: dict[str, list[str]] = {}
+        self._jobs: list[asyncio.Task[None]] = []
+
+    def declare(self, server: str, tools: list[SchemaTool]) -> None:
+        """`server`'s tools from now on, replacing those it had (none: withdrawn)."""
+        for name in self._declared.pop(server, []):
+            self.hand.tools.pop(name, None)
+        kept: list[str] = []
+        for tool in tools:
+            if tool.name in self.hand.tools:
+                log.warning(
+                    "MCP server %s: tool %s left out: the Hand already has a tool of that name",
+                    server,
+                    tool.name,
+                )
+                continue
+            self.hand.tools[tool.name] = tool
+            kept.append(tool.name)
+        self._declared[server] = kept
+
+    def check_sandbox(self) -> None:
+        """Refuse to start when a server should be sandboxed and the sandbox cannot run."""
+        confined = [
+            name
+            for name, session in self.sessions.items()
+            if not session.config.remote and session.config.sandbox is not False
+        ]
+        if not confined:
+            return
+        with tempfile.TemporaryDirectory() as probe_dir:
+            problem = self._sandbox.probe(Path(probe_dir))
+        if problem is not None:
+            raise McpSandboxError(
+                f"MCP server {confined[0]} runs in the sandbox, which cannot run here: "
+                f"{problem}; install bubblewrap (apt-get install bubblewrap) with user "
+                'namespaces enabled, or set "sandbox": false for that server'
+            )
+
+    async def start(self, wait: float) -> None:
+        """Start every server and wait (at most `wait` seconds) for each first attempt, so
+        the Hand declares the tools of the servers that came up when it attaches."""
+        self._jobs = [asyncio.create_task(session.run()) for session in self.sessions.values()]
+        firsts = [session.first_attempt.wait() for session in self.sessions.values()]
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(wait):
+                await asyncio.gather(*firsts)
+
+    async def stop(self) -> None:
+        for job in self._jobs:
+            job.cancel()
+        for job in self._jobs:
+            with contextlib.suppress(asyncio.CancelledError):
+                await job
+        self._jobs = []
