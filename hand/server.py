@@ -115,32 +115,34 @@ async def serve(
     tls: ClientTls | None = None,
     mcp: McpHost | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`)."""
+    """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`).
+
+    With `mcp`, its servers start first (a signal while they start stops them too)."""
     loop = asyncio.get_running_loop()
-    if mcp is not None:
-        await mcp.start(MCP_START_WAIT)
-    try:
-        await _attached(hand, mind_address, token, health_listen, tls, loop)
-    finally:
-        if mcp is not None:
-            await mcp.stop()
+    serving = asyncio.create_task(_serve(hand, mind_address, token, health_listen, tls, mcp))
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, serving.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await serving
 
 
-async def _attached(
+async def _serve(
     hand: Hand,
     mind_address: str,
     token: str,
     health_listen: str | None,
     tls: ClientTls | None,
-    loop: asyncio.AbstractEventLoop,
+    mcp: McpHost | None,
 ) -> None:
-    health = await HealthEndpoint.start(hand, health_listen) if health_listen else None
-    serving = asyncio.create_task(hand.serve(mind_address, token, tls=tls))
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, serving.cancel)
+    health: HealthEndpoint | None = None
     try:
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving
+        if mcp is not None:
+            await mcp.start(MCP_START_WAIT)
+        if health_listen:
+            health = await HealthEndpoint.start(hand, health_listen)
+        await hand.serve(mind_address, token, tls=tls)
     finally:
         if health is not None:
             await health.stop()
+        if mcp is not None:
+            await mcp.stop()

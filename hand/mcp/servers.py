@@ -57,6 +57,8 @@ class ServerSession:
         self._sandbox = sandbox
         self._session: ClientSession | None = None
         self._tools_changed = asyncio.Event()
+        # The last HTTP error status of a remote server: the SDK's own error does not name it.
+        self._http_problem: str | None = None
         # Set once the first attempt to connect ended, up or not.
         self.first_attempt = asyncio.Event()
         self.sessions = 0
@@ -67,11 +69,12 @@ class ServerSession:
         """Keep the server connected until cancelled."""
         backoff = Backoff()
         while True:
+            self._http_problem = None
             try:
                 await self._session_until_lost(backoff)
                 why = "the session ended"
             except Exception as exc:
-                why = _describe(exc)
+                why = self._http_problem or _describe(exc)
             finally:
                 self._session = None
                 self._declare(self.name, [])
@@ -100,9 +103,14 @@ class ServerSession:
     async def _transport(self) -> AsyncIterator[Streams]:
         if self.config.url is not None:
             client = httpx2.AsyncClient(
-                headers=self.config.headers, timeout=httpx2.Timeout(30.0, read=300.0)
+                headers=self.config.headers,
+                timeout=httpx2.Timeout(30.0, read=300.0),
+                event_hooks={"response": [self._on_response]},
             )
-            async with client, streamable_http_client(self.config.url, http_client=client) as streams:
+            async with (
+                client,
+                streamable_http_client(self.config.url, http_client=client) as streams,
+            ):
                 yield streams
             return
         async with stdio_client(self._stdio_parameters()) as streams:
@@ -152,6 +160,14 @@ class ServerSession:
         self._declare(self.name, tools)
         return len(tools)
 
+    async def _on_response(self, response: httpx2.Response) -> None:
+        if response.status_code < 400:
+            return
+        problem = f"HTTP {response.status_code} from {response.request.url}"
+        if response.status_code in (401, 403):
+            problem += "; check the server's `headers` in the MCP servers file"
+        self._http_problem = problem
+
     async def _on_message(self, message: types.ServerNotification | Exception) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._tools_changed.set()
@@ -168,9 +184,9 @@ class ServerSession:
         # Progress arrives on the session's own task: report it in this call's context.
         context = contextvars.copy_context()
 
-        async def progress(done: float, total: float | None, message: str | None) -> None:
-            fraction = min(max(done / total, 0.0), 1.0) if total else None
-            text = message or (f"{done:g} of {total:g}" if total else f"{done:g}")
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            fraction = min(max(progress / total, 0.0), 1.0) if total else None
+            text = message or (f"{progress:g} of {total:g}" if total else f"{progress:g}")
             context.run(report_progress, text, fraction)
 
         try:
@@ -178,7 +194,7 @@ class ServerSession:
                 tool,
                 arguments,
                 read_timeout_seconds=self.config.timeout,
-                progress_callback=progress,
+                progress_callback=on_progress,
             )
         except MCPError as exc:
             raise ToolError(f"MCP server {self.name}: {exc}") from None
@@ -191,6 +207,4 @@ def _describe(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     if isinstance(exc, TimeoutError):
         return "no answer in time"
-    if isinstance(exc, httpx2.HTTPStatusError):
-        return f"HTTP {exc.response.status_code} from {exc.request.url}"
     return f"{type(exc).__name__}: {exc}"
