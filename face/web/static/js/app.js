@@ -46,6 +46,7 @@ class App {
         toggle: byId("toggle-details"),
         close: byId("close-details"),
         profile: byId("profile-select"),
+        profileSwitch: byId("profile-switch"),
         profileNote: byId("profile-note"),
         profileError: byId("profile-error"),
         memory: byId("memory-list"),

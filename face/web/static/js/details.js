@@ -37,7 +37,11 @@ export class DetailsPanel {
         this.setOpen(false);
       }
     });
-    elements.profile.addEventListener("change", () => this.switchProfile(elements.profile.value));
+    // Choosing only arms the button: arrow keys on a closed selector fire `change` per step.
+    elements.profile.addEventListener("change", () => {
+      elements.profileSwitch.disabled = elements.profile.value === this.currentProfile();
+    });
+    elements.profileSwitch.addEventListener("click", () => this.switchProfile(elements.profile.value));
   }
 
   get isOpen() {
@@ -125,15 +129,17 @@ export class DetailsPanel {
     profile.replaceChildren(...names.map((name) => el("option", { value: name }, name)));
     profile.value = current;
     profile.disabled = names.length === 0;
+    this.elements.profileSwitch.disabled = true;
     const info = this.profiles.find((candidate) => candidate.name === current);
     const tools = info?.platformTools?.length ? `platform tools: ${info.platformTools.join(", ")}` : "";
     profileNote.textContent = [info?.description ?? "", tools].filter(Boolean).join(" · ");
   }
 
   async switchProfile(name) {
-    const { profile, profileError } = this.elements;
+    const { profile, profileSwitch, profileError } = this.elements;
     const key = this.key;
     profile.disabled = true;
+    profileSwitch.disabled = true;
     profileError.hidden = true;
     try {
       const reply = await this.connection.command("setProfile", { conversationKey: key, profile: name });
