@@ -22,6 +22,10 @@ instead. Every report carries a sequence number, and a result is kept until the 
 it (kind and number) arrives. It logs (logger `hand`, see `hand._lines`) one line when it
 attaches, when the stream ends and before each reconnect. `run` is the same for a script:
 blocking, and a refusal ends the program with one line and status 1.
+
+Tools may come and go while the Hand runs (`add_tool`, `remove_tool`, `replace_tools`, called
+from the event loop the Hand runs on): the changes of one event-loop turn reach the Mind as one
+`tools_changed` with the whole current set, and every hello declares the set of its moment.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import asyncio
 import contextlib
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
@@ -157,6 +161,8 @@ class Hand:
         self._last_seq = 0
         self._target = ""
         self._welcomes = 0
+        # A `tools_changed` is scheduled for the end of this event-loop turn.
+        self._declaring = False
         self.attached = asyncio.Event()
 
     # -- declaring tools ------------------------------------------------------------------
@@ -228,9 +234,47 @@ class Hand:
         return register(function) if function is not None else register
 
     def add_tool(self, tool: Tool) -> None:
+        """Declare a tool; while attached, the Mind hears of it at once (`tools_changed`)."""
         if tool.name in self.tools:
             raise ValueError(f"tool {tool.name!r} is declared twice")
         self.tools[tool.name] = tool
+        self._tools_changed()
+
+    def remove_tool(self, name: str) -> Tool:
+        """Withdraw a tool; returns it. Runs that start afterwards no longer see it, offers
+        for it are rejected, and a task of it already running finishes as usual."""
+        if name not in self.tools:
+            raise ValueError(f"this Hand has no tool {name!r}")
+        removed = self.tools.pop(name)
+        self._tools_changed()
+        return removed
+
+    def replace_tools(self, tools: Iterable[Tool]) -> None:
+        """Declare exactly these tools from now on (e.g. what a server this Hand hosts lists
+        after it restarted), in place of all the current ones."""
+        new: dict[str, Tool] = {}
+        for tool in tools:
+            if tool.name in new:
+                raise ValueError(f"tool {tool.name!r} is declared twice")
+            new[tool.name] = tool
+        self.tools = new
+        self._tools_changed()
+
+    def _tools_changed(self) -> None:
+        """Tell the Mind the current tool set once this event-loop turn is over, so a burst of
+        changes sends one `tools_changed`. Not attached (or no loop running yet): the next
+        hello carries the set."""
+        if self._outbox is None or self._declaring:
+            return
+        self._declaring = True
+        asyncio.get_running_loop().call_soon(self._declare_tools)
+
+    def _declare_tools(self) -> None:
+        self._declaring = False
+        if self._send(
+            hand_pb2.AttachRequest(tools_changed=hand_pb2.ToolsChanged(tools=self._specs()))
+        ):
+            log.info("declared %d tools to the Mind", len(self.tools))
 
     # -- the stream -----------------------------------------------------------------------
 
@@ -336,21 +380,24 @@ class Hand:
         self._send(frame)
         return frame.seq
 
-    def _hello(self) -> hand_pb2.HandHello:
-        hello = hand_pb2.HandHello(name=self.name, version=self.version)
-        for tool in self.tools.values():
-            hello.tools.append(
-                hand_pb2.ToolSpec(
-                    name=tool.name,
-                    description=tool.description,
-                    parameters_json_schema=json.dumps(tool.json_schema),
-                    effect=_EFFECTS[tool.effect],
-                    background=tool.background,
-                    decision_template=tool.decision,
-                    sensitive=tool.sensitive,
-                    dataset=tool.dataset,
-                )
+    def _specs(self) -> list[hand_pb2.ToolSpec]:
+        """The current tools as declared in a hello or a `tools_changed`."""
+        return [
+            hand_pb2.ToolSpec(
+                name=tool.name,
+                description=tool.description,
+                parameters_json_schema=json.dumps(tool.json_schema),
+                effect=_EFFECTS[tool.effect],
+                background=tool.background,
+                decision_template=tool.decision,
+                sensitive=tool.sensitive,
+                dataset=tool.dataset,
             )
+            for tool in self.tools.values()
+        ]
+
+    def _hello(self) -> hand_pb2.HandHello:
+        hello = hand_pb2.HandHello(name=self.name, version=self.version, tools=self._specs())
         for held in self.held.values():
             state = (
                 hand_pb2.HELD_TASK_STATE_FINISHED

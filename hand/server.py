@@ -80,8 +80,8 @@ def build(config: HandSettings) -> Hand:
     )
 
 
-# Seconds the Hand waits for its MCP servers' first start before it attaches (the tools of
-# those still starting are declared once the Hand re-attaches after they came up).
+# Seconds the Hand waits for its MCP servers' first start before it attaches, so its hello
+# declares their tools (those of a server still starting are declared when it is up).
 MCP_START_WAIT = 60.0
 
 

@@ -1,7 +1,8 @@
 """The MCP servers of a Hand: started with it, their tools declared on it, stopped with it.
 
 Every change to a server's tools (it came up, it listed new ones, it went away) goes through
-`McpHost.declare`, which replaces that server's tools among the Hand's.
+`McpHost.declare`, which replaces that server's tools among the Hand's; the Hand re-declares
+its tools to the Mind at once when attached (`tools_changed`).
 """
 
 from __future__ import annotations
@@ -37,21 +38,24 @@ class McpHost:
         self._jobs: list[asyncio.Task[None]] = []
 
     def declare(self, server: str, tools: list[SchemaTool]) -> None:
-        """`server`'s tools from now on, replacing those it had (none: withdrawn)."""
-        for name in self._declared.pop(server, []):
-            self.hand.tools.pop(name, None)
-        kept: list[str] = []
+        """`server`'s tools from now on, replacing those it had (none: withdrawn); the Hand
+        tells the Mind while attached (`tools_changed`)."""
+        mine = set(self._declared.pop(server, []))
+        others = [tool for name, tool in self.hand.tools.items() if name not in mine]
+        taken = {tool.name for tool in others}
+        kept: list[SchemaTool] = []
         for tool in tools:
-            if tool.name in self.hand.tools:
+            if tool.name in taken:
                 log.warning(
                     "MCP server %s: tool %s left out: the Hand already has a tool of that name",
                     server,
                     tool.name,
                 )
                 continue
-            self.hand.tools[tool.name] = tool
-            kept.append(tool.name)
-        self._declared[server] = kept
+            kept.append(tool)
+            taken.add(tool.name)
+        self._declared[server] = [tool.name for tool in kept]
+        self.hand.replace_tools([*others, *kept])
 
     def check_sandbox(self) -> None:
         """Refuse to start when a server should be sandboxed and the sandbox cannot run."""

@@ -43,6 +43,8 @@ class CloseReason(StrEnum):
     SHUTDOWN = "shutdown"
     # The Hand broke the protocol (a second hello): FAILED_PRECONDITION.
     PROTOCOL = "protocol"
+    # The Hand sent an invalid frame after its hello (a bad tool set): INVALID_ARGUMENT.
+    INVALID = "invalid"
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,28 @@ def served_principals(principal: str, scopes: Iterable[str]) -> frozenset[str]:
     return frozenset(served)
 
 
+@dataclass(frozen=True)
+class ToolChange:
+    """What a new tool set changed, by tool name (for the log)."""
+
+    added: list[str]
+    removed: list[str]
+    # Declared before and now, with another description, schema, effect or template.
+    changed: list[str]
+
+    def __str__(self) -> str:
+        parts = [
+            f"{label} {', '.join(names)}"
+            for label, names in (
+                ("added", self.added),
+                ("removed", self.removed),
+                ("changed", self.changed),
+            )
+            if names
+        ]
+        return "; ".join(parts) or "no difference"
+
+
 @dataclass(eq=False)
 class HandConnection:
     """One attached Hand stream."""
@@ -123,6 +147,16 @@ class HandConnection:
     connected_at: datetime = field(default_factory=utcnow)
     _outbox: asyncio.Queue[Outbound] = field(default_factory=asyncio.Queue)
     closed: CloseFrame | None = None
+
+    def replace_tools(self, tools: dict[str, ToolDecl]) -> ToolChange:
+        """Take a new tool set (a `tools_changed`) in one assignment: a run lists the Hand's
+        tools once when it starts, so it sees either the old set or the new one, never a mix."""
+        before, self.tools = self.tools, tools
+        return ToolChange(
+            added=sorted(tools.keys() - before.keys()),
+            removed=sorted(before.keys() - tools.keys()),
+            changed=sorted(n for n in tools.keys() & before.keys() if tools[n] != before[n]),
+        )
 
     def may_serve(self, audience: Iterable[str]) -> bool:
         """True when a conversation with this audience (owner and members) may use the Hand."""

@@ -3,7 +3,8 @@
 One `Attach` stream per Hand. A reader task applies the Hand's frames in order (each report
 is committed before its ack is queued) and pings a Hand silent for half the heartbeat timeout;
 the response generator writes whatever the HandConnection queues: acks, offers, cancels,
-pings, and finally the reason the stream closes.
+pings, and finally the reason the stream closes. A `tools_changed` frame replaces the Hand's
+tool set on its connection, validated as the hello's tools are.
 A hello that cannot be accepted ends the stream with the status `HANDLINK_STATUS_CODES` gives
 its refusal (`tobe.runtime.status`); a stream the Mind closes later ends with the status its
 close reason names.
@@ -94,6 +95,7 @@ _CLOSE_CODES = {
     CloseReason.SILENT: grpc.StatusCode.UNAVAILABLE,
     CloseReason.SHUTDOWN: grpc.StatusCode.UNAVAILABLE,
     CloseReason.PROTOCOL: grpc.StatusCode.FAILED_PRECONDITION,
+    CloseReason.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
 }
 SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 
@@ -108,6 +110,10 @@ class HelloError(Exception):
     """The hello frame is missing or malformed; the message names the field."""
 
 
+class InvalidTools(Exception):
+    """A tool set (the hello's or a `tools_changed`) is invalid; the message names the field."""
+
+
 class NameNotGranted(Exception):
     """The credential may not attach under the Hand name it asked for."""
 
@@ -115,6 +121,7 @@ class NameNotGranted(Exception):
 HANDLINK_STATUS_CODES: StatusTable = {
     NotAHand: grpc.StatusCode.UNAUTHENTICATED,
     HelloError: grpc.StatusCode.INVALID_ARGUMENT,
+    InvalidTools: grpc.StatusCode.INVALID_ARGUMENT,
     NameNotGranted: grpc.StatusCode.PERMISSION_DENIED,
     HandNameTaken: grpc.StatusCode.ALREADY_EXISTS,
 }
@@ -124,27 +131,29 @@ def _ms(seconds: float) -> int:
     return int(seconds * 1000)
 
 
-def parse_tools(specs: list[hand_pb2.ToolSpec]) -> dict[str, ToolDecl]:
+def parse_tools(specs: list[hand_pb2.ToolSpec], field: str = "hello.tools") -> dict[str, ToolDecl]:
+    """A Hand's tool set by name; `field` is where the specs sit in the frame (the hello or a
+    `tools_changed`), for the error naming the bad one. Raises InvalidTools."""
     tools: dict[str, ToolDecl] = {}
     for index, spec in enumerate(specs):
-        where = f"hello.tools[{index}]"
+        where = f"{field}[{index}]"
         if not TOOL_NAME.match(spec.name):
-            raise HelloError(f"{where}.name {spec.name!r} must match {TOOL_NAME.pattern}")
+            raise InvalidTools(f"{where}.name {spec.name!r} must match {TOOL_NAME.pattern}")
         if spec.name in tools:
-            raise HelloError(f"{where}.name {spec.name!r} is declared twice")
+            raise InvalidTools(f"{where}.name {spec.name!r} is declared twice")
         try:
             schema = json.loads(spec.parameters_json_schema or "{}")
         except json.JSONDecodeError as exc:
-            raise HelloError(f"{where}.parameters_json_schema is not JSON: {exc}") from None
+            raise InvalidTools(f"{where}.parameters_json_schema is not JSON: {exc}") from None
         if not isinstance(schema, dict):
-            raise HelloError(f"{where}.parameters_json_schema must be a JSON object")
+            raise InvalidTools(f"{where}.parameters_json_schema must be a JSON object")
         properties = schema.get("properties")
         try:
             check_template(
                 spec.decision_template, set(properties) if isinstance(properties, dict) else set()
             )
         except TemplateError as exc:
-            raise HelloError(f"{where}.decision_template: {exc}") from None
+            raise InvalidTools(f"{where}.decision_template: {exc}") from None
         tools[spec.name] = ToolDecl(
             name=spec.name,
             description=spec.description,
@@ -441,10 +450,27 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
                 ok=report.ok, output=report.output, error=report.error, cancelled=report.cancelled
             )
             await authority.result(connection, report.task_id, report.attempt, result, seq=seq)
+        elif kind == "tools_changed":
+            self._change_tools(connection, frame.tools_changed)
         elif kind == "hello":
             log.info("hand %s sent a second hello; ending its stream", connection.name)
             connection.close(CloseReason.PROTOCOL, SECOND_HELLO)
         # Heartbeats need no answer: receiving any frame already proved the Hand alive.
+
+    @staticmethod
+    def _change_tools(connection: HandConnection, frame: hand_pb2.ToolsChanged) -> None:
+        """Replace the Hand's tools; an invalid set ends the stream as an invalid hello does
+        (its tools go with the stream). Tasks already offered keep their course."""
+        try:
+            tools = parse_tools(list(frame.tools), "tools_changed.tools")
+        except InvalidTools as exc:
+            log.info(
+                "hand %s declared an invalid tool set; ending its stream: %s", connection.name, exc
+            )
+            connection.close(CloseReason.INVALID, str(exc))
+            return
+        change = connection.replace_tools(tools)
+        log.info("hand %s changed its tools (%d now): %s", connection.name, len(tools), change)
 
 
 async def _read_one(

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from hand import Hand
 from hand.reference import build_reference_hand
-from mind.remote.servicer import HelloError, parse_tools
+from mind.remote.servicer import InvalidTools, parse_tools
 from mind.remote.tools import RemoteTool
 from mind.tools.decision import decision_text
 from tobe.v1 import hand_pb2
@@ -88,5 +88,5 @@ def test_an_invalid_template_is_refused_at_declaration_and_at_hello(
         parameters_json_schema='{"type":"object","properties":{"argv":{"type":"array"}}}',
         decision_template=template,
     )
-    with pytest.raises(HelloError, match=r"hello\.tools\[0\]\.decision_template: " + problem):
+    with pytest.raises(InvalidTools, match=r"hello\.tools\[0\]\.decision_template: " + problem):
         parse_tools([spec])

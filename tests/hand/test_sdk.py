@@ -128,6 +128,9 @@ class Recorder(Hand):
     def __init__(self) -> None:
         super().__init__("laptop")
         self.sent: list[hand_pb2.AttachRequest] = []
+
+    def attach(self) -> None:
+        """Act as attached from now on: a change of tools is then sent (`tools_changed`)."""
         self._outbox = asyncio.Queue()
 
     def _send(self, frame: hand_pb2.AttachRequest) -> bool:
@@ -363,3 +366,72 @@ async def test_a_ping_is_answered_at_once_with_a_heartbeat() -> None:
     h = Recorder()
     await h._handle(hand_pb2.AttachResponse(ping=hand_pb2.Ping()), Backoff())
     assert h.kinds() == ["heartbeat"]
+
+
+def text_tool(name: str) -> ToolFunction:
+    def answer(text: str) -> str:
+        """Answer the text."""
+        return text
+
+    return ToolFunction.wrap(answer, name=name)
+
+
+def declared(frame: hand_pb2.AttachRequest) -> list[str]:
+    return [tool.name for tool in frame.tools_changed.tools]
+
+
+async def test_tool_changes_of_one_turn_are_sent_as_one_tools_changed_with_the_whole_set() -> None:
+    h = Recorder()
+    h.add_tool(text_tool("keep"))
+    h.add_tool(text_tool("drop"))
+    await asyncio.sleep(0)
+    assert h.sent == [], "a Hand not attached sends nothing: its next hello declares its tools"
+
+    h.attach()
+    h.remove_tool("drop")
+    h.add_tool(text_tool("late"))
+    assert h.sent == [], "sent once the turn is over"
+    await asyncio.sleep(0)
+    assert h.kinds() == ["tools_changed"]
+    assert declared(h.sent[0]) == ["keep", "late"]
+    assert [tool.name for tool in h._hello().tools] == ["keep", "late"]
+
+    h.replace_tools([])
+    await asyncio.sleep(0)
+    assert h.kinds() == ["tools_changed", "tools_changed"] and declared(h.sent[1]) == []
+
+
+def test_bad_tool_changes_are_refused_and_change_nothing() -> None:
+    h = Recorder()
+    h.add_tool(text_tool("keep"))
+    with pytest.raises(ValueError, match="no tool 'missing'"):
+        h.remove_tool("missing")
+    twice = [text_tool("same"), text_tool("same")]
+    with pytest.raises(ValueError, match="'same' is declared twice"):
+        h.replace_tools(twice)
+    assert list(h.tools) == ["keep"]
+
+
+async def test_an_offer_for_a_withdrawn_tool_is_rejected_and_a_running_one_finishes() -> None:
+    h = Recorder()
+    release = asyncio.Event()
+
+    @h.tool
+    async def slow(n: int) -> int:
+        """Wait until released."""
+        await release.wait()
+        return n
+
+    h.attach()
+    h._on_offer(offer("slow", {"n": 1}))
+    h.remove_tool("slow")
+    second = offer("slow", {"n": 2})
+    second.task_id = "t_2"
+    h._on_offer(second)
+    release.set()
+    await finished(h)
+    await asyncio.sleep(0)
+    reports = {f.WhichOneof("frame"): f for f in h.sent}
+    assert reports["rejected"].rejected.task_id == "t_2"
+    assert "no tool 'slow'" in reports["rejected"].rejected.reason
+    assert reports["result"].result.task_id == "t_1" and reports["result"].result.ok

@@ -5,6 +5,7 @@ MCP servers (everything, filesystem; stdio, in the sandbox) and a remote test se
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,9 @@ from tests.remote.remote_processes import Chat, HandProcess, approval_requested,
 from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
 pytestmark = pytest.mark.e2e
+
+# How many tools the pinned everything server lists.
+EVERYTHING_TOOLS = 13
 
 SCRIPT = """
 runs:
@@ -219,10 +223,23 @@ def test_cancelling_a_run_sends_mcp_cancellation_to_the_server(
     assert remote.wait_for("cancelled"), f"the server saw {remote.seen}"
 
 
-def test_a_killed_mcp_server_is_restarted_and_its_tools_work_again(
+def _declared(hand: HandProcess) -> list[int]:
+    """The tool counts the Hand declared to the Mind (its hello, then each change), in order."""
+    pattern = re.compile(r"attached as .*, (\d+) tools$|declared (\d+) tools to the Mind")
+    found = (pattern.search(line) for line in hand.output)
+    return [int(match.group(1) or match.group(2)) for match in found if match]
+
+
+def _withdrawn_then_back(counts: list[int], full: int) -> bool:
+    return full - EVERYTHING_TOOLS in counts and counts[-1] == full
+
+
+def test_a_killed_mcp_server_is_withdrawn_restarted_and_its_tools_come_back(
     mind: MindProcess, hand: HandProcess
 ) -> None:
     assert hand.process is not None
+    full = max(_declared(hand))
+    before = len(_declared(hand))
     everything = [
         child
         for child in psutil.Process(hand.process.pid).children(recursive=True)
@@ -232,9 +249,9 @@ def test_a_killed_mcp_server_is_restarted_and_its_tools_work_again(
     for process in everything:
         process.kill()
     eventually(
-        lambda: sum("MCP server everything: up" in line for line in hand.output),
-        until=lambda ups: ups >= 2,
-        what="the everything server to be restarted",
+        lambda: _declared(hand)[before:],
+        until=lambda counts: _withdrawn_then_back(counts, full),
+        what="the everything server's tools to be withdrawn and declared again",
     )
     events = _run(mind, "p_echo_again", "echo again")
     assert "Echo: hi there" in _tool_messages(events)[0].text

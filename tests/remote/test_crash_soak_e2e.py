@@ -3,7 +3,8 @@ calls on a real Hand, with and without approvals. After the last restart every a
 message exists once, no call executed twice on the Hand, every tool projection's terminal
 agrees with its task's, and no run is left running.
 
-Bounded: about 40 s of kills and at most 60 s to settle. `TOBE_SOAK_SEED` replays a run.
+Bounded: about 40 s of kills (at least five, however slow a loaded machine makes each restart)
+and at most 60 s to settle. `TOBE_SOAK_SEED` replays a run.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ pytestmark = pytest.mark.e2e
 CONVERSATIONS = 4
 MESSAGES_EACH = 8
 KILL_PHASE = 40.0
+# Kills the phase goes on for even after KILL_PHASE: a loaded machine restarts slowly.
+MIN_KILLS = 5
 SETTLE = 60.0
 
 
@@ -96,7 +99,7 @@ def test_kill_9_at_random_points_keeps_every_message_and_runs_each_call_at_most_
             pending = [(keys[c], label(c, m)) for m in range(MESSAGES_EACH) for c in range(4)]
             started = time.monotonic()
             next_kill = started + rng.uniform(0.3, 2.5)
-            while time.monotonic() - started < KILL_PHASE:
+            while time.monotonic() - started < KILL_PHASE or kills < MIN_KILLS:
                 if pending:
                     key, name = pending[0]
                     text = f"mark {name}"
@@ -127,7 +130,6 @@ def test_kill_9_at_random_points_keeps_every_message_and_runs_each_call_at_most_
     user_texts = Counter(m.text for m in store.messages if m.role == "user")
     assert all(user_texts[text] == 1 for text in acknowledged.values()), f"seed {seed}"
     check_exactly_once(store, executions(workspace))
-    assert kills >= 5, f"only {kills} kills (seed {seed})"
     assert len(acknowledged) >= CONVERSATIONS * 2, f"too few messages got through (seed {seed})"
     # Work really happened across the kills: most calls ran, each at most once.
     ran = sum(executions(workspace).values())

@@ -22,9 +22,10 @@ from typing import Any, TypeVar
 
 import grpc
 from helpers.face_process import FaceProcess, running_face
-from helpers.mind_process import MindProcess, issue_token, running_mind
+from helpers.mind_process import MindProcess, issue_token, running_mind, store_url
 
 from hand import Hand, report_progress
+from mind.store.migrate import upgrade
 from tobe.v1 import (
     common_pb2,
     management_pb2,
@@ -40,8 +41,15 @@ T = TypeVar("T")
 # `tour`: Markdown, a tool call and a Markdown answer (the screenshot). `slow`: a reply whose
 # second step comes seconds after its first, long enough to restart Face in between. `evil`:
 # markup a model could be tricked into writing. `save`: a Hand tool that needs an approval.
+# `remember`: the model writes a memory entry.
 SCRIPT = """
 runs:
+  - match: "^remember"
+    steps:
+      - tool_calls:
+          - name: memory_write
+            arguments: {key: "diet", text: "no peanuts <b>ever</b>"}
+      - {expect: {last_role: tool}, text: "I will **remember** that."}
   - match: "^tour"
     steps:
       - text: "Let me **check the time** first."
@@ -73,6 +81,22 @@ runs:
   - match: ".*"
     steps:
       - {text: "You said something; here is **bold**.", chunks: 3}
+"""
+
+# Profiles besides `default` to switch conversations to: `coach`, and `broken`, which names a
+# platform tool there is not (switching to it is refused).
+CONFIG = """
+[[profiles.profile]]
+name = "coach"
+description = "a running coach"
+persona = "You are a running coach. Keep answers short."
+platform_tools = ["current_time"]
+hand_tools = false
+
+[[profiles.profile]]
+name = "broken"
+description = "offers a tool that does not exist"
+platform_tools = ["no_such_tool"]
 """
 
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="off-loop")
@@ -178,13 +202,47 @@ class Stack:
         )
         assert result.returncode == 0, result.stderr
 
+    def snapshot(self, key: str) -> mind_pb2.GetSnapshotResponse:
+        """The conversation as the Mind has it now (its profile, its scheduled actions)."""
+        channel, stub = self._stub()
+        with channel:
+            return stub.GetSnapshot(
+                mind_pb2.GetSnapshotRequest(on_behalf_of=_alice(), conversation_key=key),
+                metadata=self.mind.gateway_metadata,
+                timeout=15,
+            )
+
+    def memory(self, key: str) -> dict[str, str]:
+        """The conversation's memory entries (key → text), as the Mind has them."""
+        channel, stub = self._stub()
+        with channel:
+            listed = stub.ListMemory(
+                mind_pb2.ListMemoryRequest(on_behalf_of=_alice(), conversation_key=key),
+                metadata=self.mind.gateway_metadata,
+                timeout=15,
+            )
+        return {entry.key: entry.text for entry in listed.entries}
+
+    def schedules(self, key: str) -> dict[str, common_pb2.ScheduleState.ValueType]:
+        """The state of each scheduled action of the conversation, ended ones included."""
+        channel, stub = self._stub()
+        with channel:
+            listed = stub.ListActions(
+                mind_pb2.ListActionsRequest(
+                    on_behalf_of=_alice(), conversation_key=key, include_ended=True
+                ),
+                metadata=self.mind.gateway_metadata,
+                timeout=15,
+            )
+        return {action.id: action.state for action in listed.scheduled}
+
     def history(self, key: str) -> mind_pb2.GetHistoryResponse:
         """Every stored message of `key` and its tool projections, as the Mind has them."""
         channel, stub = self._stub()
         with channel:
             return stub.GetHistory(
                 mind_pb2.GetHistoryRequest(
-                    on_behalf_of=mind_pb2.OnBehalfOf(principal=PRINCIPAL, scopes=["chat"]),
+                    on_behalf_of=_alice(),
                     conversation_key=key,
                     limit=500,
                     detail_mode=common_pb2.DETAIL_MODE_TRANSPARENT,
@@ -194,13 +252,28 @@ class Stack:
             )
 
 
+def _alice() -> mind_pb2.OnBehalfOf:
+    return mind_pb2.OnBehalfOf(principal=PRINCIPAL, scopes=["chat"])
+
+
 @contextmanager
-def running_stack(root: Path) -> Iterator[Stack]:
-    """Mind, Hand and Face (web on a free port), started off the test's loop; all cleaned up."""
+def running_stack(root: Path, *, seed: Callable[[str], None] | None = None) -> Iterator[Stack]:
+    """Mind, Hand and Face (web on a free port), started off the test's loop; all cleaned up.
+    `seed(store_url)` writes into the migrated store before the Mind starts (nothing else has
+    it open then)."""
     script = root / "script.yaml"
     script.write_text(SCRIPT)
+    config = root / "config.toml"
+    config.write_text(CONFIG)
+    if seed is not None:
+        url = store_url(root / "data")
+        upgrade(url)
+        off_loop(seed, url)
     with ExitStack() as stack:
-        mind = off_loop(stack.enter_context, running_mind(root, script=script, clients=()))
+        mind = off_loop(
+            stack.enter_context,
+            running_mind(root, script=script, clients=(), TOBE_CONFIG=str(config)),
+        )
         token = off_loop(
             lambda: issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
         )

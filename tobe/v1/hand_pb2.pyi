@@ -23,6 +23,8 @@ Frame order:
                                     ◀─────    AttachResponse{cancel}    at any time after offer
   AttachRequest{heartbeat}          ─────▶    at least every heartbeat_interval
                                     ◀─────    AttachResponse{ping}      answer with a heartbeat
+  AttachRequest{tools_changed}      ─────▶    at any time after the hello: the Hand's tools
+                                              from now on (no answer)
 
 Hello deadline. The Mind waits the heartbeat timeout (`welcome.heartbeat_timeout_ms`, 30 s
 by default) for the first frame; a stream without one in time, or whose first frame is not
@@ -76,14 +78,14 @@ apply changes nothing, is logged, and gets an `ack` saying why:
   ACK_STATUS_INVALID            not allowed in the task's state (e.g. result before accepted)
 
 Acks. Every report gets exactly one `ack`, progress included (though progress itself is
-ephemeral: the Mind may drop it on the way to the conversation); heartbeats and hellos get
-none. An ack names the report's `kind` (accepted, rejected, progress, result) and echoes the
-report's `AttachRequest.seq`; a Hand matches an ack to its report by `(task_id, attempt,
-kind, seq)`, never by the task alone: an ack of a progress frame sent before the result
-must not be taken for the result's. An ack is sent only after the report's effect is
-committed to the Mind's store. Order: the acks of one task's reports come in the order the
-Hand sent those reports; acks of different tasks' reports may come in any order (one
-task's slow commit never holds back another's). The Mind may also send an ack for an
+ephemeral: the Mind may drop it on the way to the conversation); heartbeats, hellos and
+tools_changed get none. An ack names the report's `kind` (accepted, rejected, progress,
+result) and echoes the report's `AttachRequest.seq`; a Hand matches an ack to its report by
+`(task_id, attempt, kind, seq)`, never by the task alone: an ack of a progress frame sent
+before the result must not be taken for the result's. An ack is sent only after the report's
+effect is committed to the Mind's store. Order: the acks of one task's reports come in the
+order the Hand sent those reports; acks of different tasks' reports may come in any order
+(one task's slow commit never holds back another's). The Mind may also send an ack for an
 `accepted` the Hand sent on an earlier stream, when it records it at reconnect (kind
 ACCEPTED, seq 0). A Hand keeps a result until it has the result's ack (any status), and
 resends it after a reconnect when told RESEND_RESULT.
@@ -367,7 +369,7 @@ class AttachRequest(_message.Message):
     """A number the Hand chooses for each report (accepted, rejected, progress, result), echoed
     in the report's `ack.seq` so the Hand knows which report an ack answers. Any value works;
     the Python SDK counts up from 1 per Hand. 0 means not set: the ack then carries 0 too.
-    Ignored on hello and heartbeat.
+    Ignored on hello, heartbeat and tools_changed.
     """
     @_builtins.property
     def hello(self) -> Global___HandHello: ...
@@ -669,11 +671,18 @@ Global___TaskResult: _TypeAlias = TaskResult  # noqa: Y015
 
 @_typing.final
 class ToolsChanged(_message.Message):
-    """The Hand's tools from now on, replacing those of its hello or of its last `tools_changed`
-    (a Hand whose tools come and go: a server it hosts restarted, a plugin loaded). Validated like
-    the hello's (an invalid set ends the stream INVALID_ARGUMENT naming the field). Runs that
-    start afterwards see the new set; a task already offered for a withdrawn tool keeps its
-    course (the Hand answers it as usual, rejecting it if it can no longer run it). No ack.
+    """The Hand's tools from now on: the whole set, replacing that of its hello or of its last
+    `tools_changed` (a Hand whose tools come and go: a server it hosts restarted, a plugin
+    loaded). Sent at any time after the hello; an empty set withdraws every tool. Validated like
+    the hello's tools: an invalid set (a bad or duplicate name, a schema that is not a JSON
+    object, a bad decision template) ends the stream with INVALID_ARGUMENT and a message naming
+    the field (e.g. `tools_changed.tools[1].name`), and the Hand's tools go with the stream, as
+    at any ending. A valid set replaces the old one at once and whole: runs that start
+    afterwards see the new set, runs already going keep the list they started with. A task
+    already offered for a withdrawn tool keeps its course (the Hand answers it as usual,
+    rejecting it if it can no longer run it); a call of a withdrawn tool made by a run that
+    started before the change is offered too, and the Hand rejects it. A reconnecting Hand
+    declares its current set in its hello. No ack.
     """
 
     DESCRIPTOR: _descriptor.Descriptor

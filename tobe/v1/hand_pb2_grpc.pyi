@@ -23,6 +23,8 @@ Frame order:
                                     ◀─────    AttachResponse{cancel}    at any time after offer
   AttachRequest{heartbeat}          ─────▶    at least every heartbeat_interval
                                     ◀─────    AttachResponse{ping}      answer with a heartbeat
+  AttachRequest{tools_changed}      ─────▶    at any time after the hello: the Hand's tools
+                                              from now on (no answer)
 
 Hello deadline. The Mind waits the heartbeat timeout (`welcome.heartbeat_timeout_ms`, 30 s
 by default) for the first frame; a stream without one in time, or whose first frame is not
@@ -76,14 +78,14 @@ apply changes nothing, is logged, and gets an `ack` saying why:
   ACK_STATUS_INVALID            not allowed in the task's state (e.g. result before accepted)
 
 Acks. Every report gets exactly one `ack`, progress included (though progress itself is
-ephemeral: the Mind may drop it on the way to the conversation); heartbeats and hellos get
-none. An ack names the report's `kind` (accepted, rejected, progress, result) and echoes the
-report's `AttachRequest.seq`; a Hand matches an ack to its report by `(task_id, attempt,
-kind, seq)`, never by the task alone: an ack of a progress frame sent before the result
-must not be taken for the result's. An ack is sent only after the report's effect is
-committed to the Mind's store. Order: the acks of one task's reports come in the order the
-Hand sent those reports; acks of different tasks' reports may come in any order (one
-task's slow commit never holds back another's). The Mind may also send an ack for an
+ephemeral: the Mind may drop it on the way to the conversation); heartbeats, hellos and
+tools_changed get none. An ack names the report's `kind` (accepted, rejected, progress,
+result) and echoes the report's `AttachRequest.seq`; a Hand matches an ack to its report by
+`(task_id, attempt, kind, seq)`, never by the task alone: an ack of a progress frame sent
+before the result must not be taken for the result's. An ack is sent only after the report's
+effect is committed to the Mind's store. Order: the acks of one task's reports come in the
+order the Hand sent those reports; acks of different tasks' reports may come in any order
+(one task's slow commit never holds back another's). The Mind may also send an ack for an
 `accepted` the Hand sent on an earlier stream, when it records it at reconnect (kind
 ACCEPTED, seq 0). A Hand keeps a result until it has the result's ack (any status), and
 resends it after a reconnect when told RESEND_RESULT.

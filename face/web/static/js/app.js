@@ -8,6 +8,7 @@ import { Composer } from "./composer.js";
 import { Connection } from "./connection.js";
 import { ConversationView, payloadOf } from "./conversation.js";
 import { ConversationList } from "./conversations.js";
+import { DetailsPanel } from "./details.js";
 import { byId } from "./dom.js";
 
 const PAIR_FRAGMENT = "#pair=";
@@ -37,6 +38,26 @@ class App {
         send: ({ text, images, idempotencyKey }) =>
           this.command("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey }),
         cancel: () => this.command("cancelRun", { conversationKey: this.view.key }),
+      },
+    );
+    this.details = new DetailsPanel(
+      {
+        panel: byId("details"),
+        toggle: byId("toggle-details"),
+        close: byId("close-details"),
+        profile: byId("profile-select"),
+        profileSwitch: byId("profile-switch"),
+        profileNote: byId("profile-note"),
+        profileError: byId("profile-error"),
+        memory: byId("memory-list"),
+        memoryTotal: byId("memory-total"),
+        memoryError: byId("memory-error"),
+        schedules: byId("schedule-list"),
+        schedulesError: byId("schedules-error"),
+      },
+      this,
+      (open) => {
+        if (open) this.showList(false);
       },
     );
     byId("signin-form").addEventListener("submit", (submit) => {
@@ -145,6 +166,7 @@ class App {
   }
 
   stopChat() {
+    this.details.setOpen(false);
     if (this.connection) this.connection.stop();
     this.connection = null;
     byId("banner").hidden = true;
@@ -174,6 +196,7 @@ class App {
   async startOver() {
     try {
       const snapshot = await this.view.open(this.view.key);
+      this.details.show(this.view.key, snapshot);
       await this.connection.subscribe(snapshot.lastEventId ?? "0");
       await this.list.refresh();
     } catch (failure) {
@@ -187,6 +210,7 @@ class App {
     byId("conversation-title").textContent = this.list.title(key);
     this.composer.setRunning(false);
     const snapshot = await this.view.open(key);
+    if (this.view.key === key) this.details.show(key, snapshot);
     if (snapshot.conversation) {
       this.list.changed(snapshot.conversation);
       byId("conversation-title").textContent = this.list.title(key);
@@ -217,6 +241,7 @@ class App {
     if (!key) return;
     if (key === this.view.key) {
       this.view.handle(event);
+      this.details.handle(key, kind, payload, BigInt(event.durableId ?? 0));
       return;
     }
     if (kind === "messageAppended" && ["MESSAGE_ROLE_USER", "MESSAGE_ROLE_ASSISTANT"].includes(payload.role)) {
@@ -234,6 +259,7 @@ class App {
   }
 
   showList(open) {
+    if (open) this.details.setOpen(false);
     document.body.classList.toggle("list-open", open);
     byId("toggle-list").setAttribute("aria-expanded", String(open));
   }
