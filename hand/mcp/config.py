@@ -47,6 +47,14 @@ class SandboxConfig(_Strict):
     read_only: list[Path] = []
     network: bool = False
 
+    @pydantic.field_validator("read_write", "read_only")
+    @classmethod
+    def _absolute(cls, paths: list[Path]) -> list[Path]:
+        for path in paths:
+            if not path.is_absolute():
+                raise ValueError(f"{str(path)!r} must be an absolute path")
+        return paths
+
 
 class ServerConfig(_Strict):
     # Local (stdio) servers.
@@ -91,8 +99,12 @@ class McpConfig(_Strict):
     servers: dict[str, ServerConfig] = pydantic.Field(alias="mcpServers")
 
 
+# Where pydantic names the union member it tried (`sandbox` is an object or false); not a key.
+_UNION_MEMBERS = {"SandboxConfig"}
+
+
 def _where(location: tuple[int | str, ...]) -> str:
-    parts = [str(part) for part in location]
+    parts = [str(part) for part in location if part not in _UNION_MEMBERS]
     if parts[:1] == ["mcpServers"] and len(parts) >= 2:
         key = ".".join(parts[2:]) or "(the server)"
         return f"server {parts[1]!r}, key {key}"

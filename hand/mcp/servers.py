@@ -27,6 +27,7 @@ import httpx2
 from mcp import ClientSession, StdioServerParameters, stdio_client, types
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.types import REQUEST_TIMEOUT
 
 from hand._progress import report_progress
 from hand._tools import SchemaTool, ToolError
@@ -61,7 +62,6 @@ class ServerSession:
         self._http_problem: str | None = None
         # Set once the first attempt to connect ended, up or not.
         self.first_attempt = asyncio.Event()
-        self.sessions = 0
 
     # -- supervising ----------------------------------------------------------------------
 
@@ -93,7 +93,6 @@ class ServerSession:
                 await session.initialize()
                 count = await self._list_tools(session)
             self._session = session
-            self.sessions += 1
             backoff.reset()
             self.first_attempt.set()
             log.info("MCP server %s: up, %d tools", self.name, count)
@@ -126,10 +125,7 @@ class ServerSession:
             )
         cwd = self.config.cwd or (sandbox.read_write[0] if sandbox.read_write else Path("/"))
         confined = Sandbox(self._sandbox.bwrap, allow_network=sandbox.network)
-        try:
-            full = confined.server_argv(argv, sandbox.read_write, sandbox.read_only, cwd)
-        except ToolError as exc:
-            raise OSError(str(exc)) from None
+        full = confined.server_argv(argv, sandbox.read_write, sandbox.read_only, cwd)
         return StdioServerParameters(command=full[0], args=full[1:], env=self.config.env)
 
     async def _watch(self, session: ClientSession) -> None:
@@ -163,7 +159,9 @@ class ServerSession:
     async def _on_response(self, response: httpx2.Response) -> None:
         if response.status_code < 400:
             return
-        problem = f"HTTP {response.status_code} from {response.request.url}"
+        # Without the query, where some servers take a key.
+        url = response.request.url.copy_with(query=None)
+        problem = f"HTTP {response.status_code} from {url}"
         if response.status_code in (401, 403):
             problem += "; check the server's `headers` in the MCP servers file"
         self._http_problem = problem
@@ -197,6 +195,11 @@ class ServerSession:
                 progress_callback=on_progress,
             )
         except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                raise ToolError(
+                    f"MCP server {self.name}: {tool} did not finish within "
+                    f"{self.config.timeout:g} s (the server was told to cancel it)"
+                ) from None
             raise ToolError(f"MCP server {self.name}: {exc}") from None
         return result_text(result)
 

@@ -35,6 +35,10 @@ def _load(tmp_path: Path, content: Any) -> None:
         ({"mcpServers": {"a": {"command": "x", "effect": "big"}}}, "server 'a', key effect:"),
         ({"mcpServers": {"a": {"command": "x", "timeout": 0}}}, "key timeout: Input should be"),
         ({"mcpServers": {"a": {"command": "x", "colour": 1}}}, "key colour: Extra inputs"),
+        (
+            {"mcpServers": {"a": {"command": "x", "sandbox": {"read_only": ["lib"]}}}},
+            "key sandbox.read_only: 'lib' must be an absolute path",
+        ),
     ],
 )
 def test_a_bad_servers_file_is_one_line_naming_the_server_and_key(
