@@ -14,7 +14,7 @@ from pathlib import Path
 from hand._hand import Hand
 from hand.health import HealthEndpoint
 from hand.mcp.config import McpConfigError, load_config
-from hand.mcp.host import McpHost, McpSandboxError
+from hand.mcp.host import McpHost, McpStartError
 from hand.reference import ReferencePolicy, build_reference_hand
 from hand.sandbox import Confinement, Sandbox, Unconfined
 from tobe import __version__
@@ -101,8 +101,8 @@ def build_mcp(config: HandSettings, mcp_file: Path, hand: Hand | None) -> McpHos
         )
     host = McpHost(hand, servers, Sandbox(config.bwrap))
     try:
-        host.check_sandbox()
-    except McpSandboxError as exc:
+        host.check()
+    except McpStartError as exc:
         raise HandConfigError(str(exc)) from None
     return host
 

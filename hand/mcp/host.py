@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -17,13 +19,14 @@ from hand._hand import Hand
 from hand._tools import SchemaTool
 from hand.mcp.config import McpConfig
 from hand.mcp.servers import ServerSession
-from hand.sandbox import Sandbox
+from hand.sandbox import SANDBOX_PATH, Sandbox
 
 log = logging.getLogger(__name__)
 
 
-class McpSandboxError(RuntimeError):
-    """A server should run in the sandbox and the sandbox cannot run here."""
+class McpStartError(RuntimeError):
+    """A server cannot start here: its program is missing, or the sandbox it should run in
+    cannot run."""
 
 
 class McpHost:
@@ -57,8 +60,23 @@ class McpHost:
         self._declared[server] = [tool.name for tool in kept]
         self.hand.replace_tools([*others, *kept])
 
-    def check_sandbox(self) -> None:
-        """Refuse to start when a server should be sandboxed and the sandbox cannot run."""
+    def check(self) -> None:
+        """Refuse to start when a local server's program is missing, or when a server should
+        be sandboxed and the sandbox cannot run here (McpStartError, one line)."""
+        for name, session in self.sessions.items():
+            config = session.config
+            if config.command is None:
+                continue
+            path = SANDBOX_PATH if config.sandbox is not False else os.environ.get("PATH")
+            if shutil.which(config.command, path=path) is None:
+                where = "in the sandbox's PATH " if config.sandbox is not False else ""
+                raise McpStartError(
+                    f"MCP server {name}: program {config.command!r} not found {where}"
+                    f"({path}); give its full path (inside a directory of `sandbox.read_only`)"
+                )
+        self._check_sandbox()
+
+    def _check_sandbox(self) -> None:
         confined = [
             name
             for name, session in self.sessions.items()
@@ -69,7 +87,7 @@ class McpHost:
         with tempfile.TemporaryDirectory() as probe_dir:
             problem = self._sandbox.probe(Path(probe_dir))
         if problem is not None:
-            raise McpSandboxError(
+            raise McpStartError(
                 f"MCP server {confined[0]} runs in the sandbox, which cannot run here: "
                 f"{problem}; install bubblewrap (apt-get install bubblewrap) with user "
                 'namespaces enabled, or set "sandbox": false for that server'

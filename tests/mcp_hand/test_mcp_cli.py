@@ -58,6 +58,16 @@ def test_a_bad_mcp_file_stops_the_hand_with_one_line(
     assert "server 'files', key effect:" in output and output.count("\n") == 1
 
 
+def test_a_missing_server_program_stops_the_hand_with_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    missing = _file(tmp_path, {"mcpServers": {"notes": {"command": "no-such-mcp-server"}}})
+    status, output, built = _serve(monkeypatch, tmp_path, "--mcp", missing)
+    assert status == 1 and built == []
+    assert output.startswith("Error: MCP server notes: program 'no-such-mcp-server' not found")
+    assert output.count("\n") == 1
+
+
 def test_without_a_workspace_the_hand_offers_only_mcp_tools(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
