@@ -7,7 +7,7 @@ from hand._conformance import add_conformance_tools
 from hand._hand import Hand, HandRefused, Offer, Policy
 from hand._progress import report_progress
 from hand._tls import client_tls
-from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction
+from hand._tools import Effect, InvalidArguments, SchemaTool, Tool, ToolError, ToolFunction
 from tobe.runtime.tls import ClientTls, TlsConfigError
 
 __all__ = [
@@ -18,7 +18,9 @@ __all__ = [
     "InvalidArguments",
     "Offer",
     "Policy",
+    "SchemaTool",
     "TlsConfigError",
+    "Tool",
     "ToolError",
     "ToolFunction",
     "add_conformance_tools",

@@ -42,7 +42,7 @@ import grpc
 
 from hand._lines import attached_line, log, show_by_default, token_problem
 from hand._progress import bind_progress
-from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction
+from hand._tools import Effect, InvalidArguments, Tool, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest
@@ -153,7 +153,7 @@ class Hand:
         self.policy = policy
         # Reject effectful offers that come without an approval binding.
         self.require_binding = require_binding
-        self.tools: dict[str, ToolFunction] = {}
+        self.tools: dict[str, Tool] = {}
         self.held: dict[str, HeldTask] = {}
         self.hand_id = ""
         self._outbox: asyncio.Queue[hand_pb2.AttachRequest] | None = None
@@ -233,14 +233,14 @@ class Hand:
 
         return register(function) if function is not None else register
 
-    def add_tool(self, tool: ToolFunction) -> None:
+    def add_tool(self, tool: Tool) -> None:
         """Declare a tool; while attached, the Mind hears of it at once (`tools_changed`)."""
         if tool.name in self.tools:
             raise ValueError(f"tool {tool.name!r} is declared twice")
         self.tools[tool.name] = tool
         self._tools_changed()
 
-    def remove_tool(self, name: str) -> ToolFunction:
+    def remove_tool(self, name: str) -> Tool:
         """Withdraw a tool; returns it. Runs that start afterwards no longer see it, offers
         for it are rejected, and a task of it already running finishes as usual."""
         if name not in self.tools:
@@ -249,10 +249,10 @@ class Hand:
         self._tools_changed()
         return removed
 
-    def replace_tools(self, tools: Iterable[ToolFunction]) -> None:
+    def replace_tools(self, tools: Iterable[Tool]) -> None:
         """Declare exactly these tools from now on (e.g. what a server this Hand hosts lists
         after it restarted), in place of all the current ones."""
-        new: dict[str, ToolFunction] = {}
+        new: dict[str, Tool] = {}
         for tool in tools:
             if tool.name in new:
                 raise ValueError(f"tool {tool.name!r} is declared twice")
@@ -465,7 +465,7 @@ class Hand:
 
     def _screen(
         self, offer: hand_pb2.TaskOffer
-    ) -> tuple[str | None, ToolFunction | None, dict[str, Any] | None]:
+    ) -> tuple[str | None, Tool | None, dict[str, Any] | None]:
         """Why this Hand refuses an offer (None when it accepts), with the parsed call."""
         tool = self.tools.get(offer.tool)
         if tool is None:
@@ -549,7 +549,7 @@ class Hand:
 
     # -- running a task -------------------------------------------------------------------
 
-    async def _execute(self, held: HeldTask, tool: ToolFunction, arguments: dict[str, Any]) -> None:
+    async def _execute(self, held: HeldTask, tool: Tool, arguments: dict[str, Any]) -> None:
         def progress(message: str, fraction: float | None) -> None:
             if self.held.get(held.task_id) is held and held.result is None:
                 self._report(

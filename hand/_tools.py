@@ -1,5 +1,6 @@
-"""Typed Python functions as Hand tools: JSON Schema from the signature (pydantic), validation,
-and one JSON text result.
+"""Hand tools: typed Python functions (JSON Schema from the signature, pydantic validation, one
+JSON text result), and tools declared by a JSON Schema of their own (`SchemaTool`: validated
+with jsonschema, run by a coroutine given the raw arguments), e.g. tools a Hand relays.
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ import asyncio
 import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, get_type_hints
 
+import jsonschema
 import pydantic
 import pydantic_core
 
@@ -140,3 +142,53 @@ class ToolFunction:
         if isinstance(value, str):
             return value
         return json.dumps(pydantic_core.to_jsonable_python(value), ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class SchemaTool:
+    """A tool declared by its JSON Schema rather than a Python signature.
+
+    The Hand validates an offer's arguments against `schema` (jsonschema, the schema's own
+    draft) before accepting it, then awaits `run` with the arguments as given; `run` returns
+    the text the model sees or raises ToolError.
+    """
+
+    name: str
+    description: str
+    effect: Effect
+    schema: dict[str, Any]
+    run: Callable[[dict[str, Any]], Awaitable[str]]
+    background: bool = False
+    decision: str = ""
+    sensitive: bool = False
+    dataset: str = ""
+
+    def __post_init__(self) -> None:
+        if not TOOL_NAME.match(self.name):
+            raise ValueError(f"tool name {self.name!r} must match {TOOL_NAME.pattern}")
+        try:
+            jsonschema.validators.validator_for(self.schema).check_schema(self.schema)
+        except jsonschema.SchemaError as exc:
+            raise ValueError(f"tool {self.name}: invalid JSON Schema: {exc.message}") from None
+
+    @property
+    def json_schema(self) -> dict[str, Any]:
+        return self.schema
+
+    def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        validator = jsonschema.validators.validator_for(self.schema)(self.schema)
+        problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+        if problems:
+            listed = "; ".join(
+                f"{'.'.join(str(p) for p in e.absolute_path) or 'arguments'}: {e.message}"
+                for e in problems
+            )
+            raise InvalidArguments(f"invalid arguments for {self.name}: {listed}")
+        return arguments
+
+    async def call(self, arguments: dict[str, Any]) -> str:
+        return await self.run(self.validate(arguments))
+
+
+# What a Hand offers: a typed function or a schema-declared tool (the same interface).
+Tool = ToolFunction | SchemaTool

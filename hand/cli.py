@@ -87,6 +87,13 @@ def hand_group() -> None:
     is_flag=True,
     help="Also declare the conformance tools `tobe hand check` drives.",
 )
+@click.option(
+    "--mcp",
+    "mcp_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also offer the tools of the MCP servers this mcpServers JSON file names (without "
+    "--workspace: only those), as <server>__<tool>.",
+)
 @tls_client_options
 def serve(
     mind_address: str | None,
@@ -99,14 +106,16 @@ def serve(
     allow_unconfined_commands: bool,
     health_listen: str | None,
     conformance: bool,
+    mcp_file: Path | None,
     tls: TlsOptions,
 ) -> None:
     """Run the reference Hand: workspace file tools and allowed commands.
 
     Over TLS with --ca (or a tls://host:port address, trusting the system roots); with
     --cert and --key it presents a client certificate (a Mind that requires them: mTLS).
+    With --mcp it also starts the MCP servers of that file and offers their tools.
     """
-    from hand.server import HandConfigError, build
+    from hand.server import HandConfigError, build, build_mcp
     from hand.server import serve as run
 
     settings = load_settings()
@@ -125,16 +134,19 @@ def serve(
     if allow_unconfined_commands:
         config.allow_unconfined_commands = True
     try:
-        hand = build(config)
+        reference = build(config) if config.workspace is not None or mcp_file is None else None
+        mcp = build_mcp(config, mcp_file, reference) if mcp_file is not None else None
     except HandConfigError as exc:
         raise click.ClickException(str(exc)) from None
+    hand = mcp.hand if mcp is not None else reference
+    assert hand is not None
     if conformance:
         add_conformance_tools(hand)
     token = _token(token_file, settings.credentials_dir)
     target = mind_address or address_of(settings.data_dir, "mind", config, "mind_address")
     address, channel_tls = tls.resolve(config.tls, target, "hand.tls")
     try:
-        asyncio.run(run(hand, address, token, health_listen, channel_tls))
+        asyncio.run(run(hand, address, token, health_listen, channel_tls, mcp))
     except HandRefused as exc:
         raise click.ClickException(str(exc)) from None
     except HealthListenError as exc:

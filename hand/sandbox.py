@@ -105,7 +105,40 @@ class Sandbox:
             return f"{self.bwrap} cannot create the sandbox: {detail}"
         return None
 
+    def server_argv(
+        self, argv: list[str], read_write: list[Path], read_only: list[Path], cwd: Path
+    ) -> list[str]:
+        """The bwrap command line running a long-lived server (e.g. an MCP server) that sees
+        `read_write` and `read_only` besides the system files, in `cwd`.
+
+        Unlike a command's, the environment is not cleared: the server gets the one bwrap is
+        started with (what the server was configured with, which may hold secrets that must not
+        appear on a command line), with PATH, HOME and TMPDIR set for inside the sandbox.
+        """
+        bwrap = shutil.which(self.bwrap)
+        if bwrap is None:
+            raise ToolError(f"the sandbox {self.bwrap!r} is not installed on this Hand")
+        options = self._system_options()
+        for path in read_only:
+            options += ["--ro-bind", str(path), str(path)]
+        for path in read_write:
+            options += ["--bind", str(path), str(path)]
+        options += ["--chdir", str(cwd)]
+        for key, value in {"PATH": SANDBOX_PATH, "HOME": "/tmp", "TMPDIR": "/tmp"}.items():
+            options += ["--setenv", key, value]
+        return [bwrap, *options, "--", *argv]
+
     def _options(self, workspace: Path, cwd: Path) -> list[str]:
+        options = self._system_options()
+        options += ["--bind", str(workspace), str(workspace), "--chdir", str(cwd), "--clearenv"]
+        environment = {"PATH": SANDBOX_PATH, "HOME": str(workspace), "TMPDIR": "/tmp"}
+        environment |= {k: os.environ[k] for k in LOCALE_VARIABLES if k in os.environ}
+        for key, value in environment.items():
+            options += ["--setenv", key, value]
+        return options
+
+    def _system_options(self) -> list[str]:
+        """Namespaces, /proc, /dev, /tmp and the system's read-only files."""
         options = ["--unshare-all"]
         if self.allow_network:
             options.append("--share-net")
@@ -132,11 +165,6 @@ class Sandbox:
         etc = ETC_ENTRIES + (NETWORK_ETC_ENTRIES if self.allow_network else ())
         for entry in etc:
             options += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
-        options += ["--bind", str(workspace), str(workspace), "--chdir", str(cwd), "--clearenv"]
-        environment = {"PATH": SANDBOX_PATH, "HOME": str(workspace), "TMPDIR": "/tmp"}
-        environment |= {k: os.environ[k] for k in LOCALE_VARIABLES if k in os.environ}
-        for key, value in environment.items():
-            options += ["--setenv", key, value]
         return options
 
 

@@ -1,5 +1,6 @@
 """Wiring of the reference Hand: `build` makes it from the `[hand]` settings (workspace, tools,
-command sandbox), `serve` keeps it attached to the Mind until SIGTERM or SIGINT.
+command sandbox), `build_mcp` adds the MCP servers of a `--mcp` file (to it, or to a Hand of
+their tools only), `serve` keeps it attached to the Mind until SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from pathlib import Path
 
 from hand._hand import Hand
 from hand.health import HealthEndpoint
-from hand.reference import build_reference_hand
+from hand.mcp.config import McpConfigError, load_config
+from hand.mcp.host import McpHost, McpStartError
+from hand.reference import ReferencePolicy, build_reference_hand
 from hand.sandbox import Confinement, Sandbox, Unconfined
 from tobe import __version__
 from tobe.config import HandSettings
@@ -77,22 +80,69 @@ def build(config: HandSettings) -> Hand:
     )
 
 
+# Seconds the Hand waits for its MCP servers' first start before it attaches, so its hello
+# declares their tools (those of a server still starting are declared when it is up).
+MCP_START_WAIT = 60.0
+
+
+def build_mcp(config: HandSettings, mcp_file: Path, hand: Hand | None) -> McpHost:
+    """The MCP servers of `mcp_file`, declaring their tools on `hand` (None: on a Hand of
+    their tools only, with the reference Hand's read-only mode and binding rule)."""
+    try:
+        servers = load_config(mcp_file)
+    except McpConfigError as exc:
+        raise HandConfigError(str(exc)) from None
+    if hand is None:
+        hand = Hand(config.name, version=__version__, require_binding=config.require_binding)
+        policy = ReferencePolicy(config.read_only)
+        target = hand
+        target.policy = lambda offer: policy(
+            offer, {t.name: t.effect for t in target.tools.values()}
+        )
+    host = McpHost(hand, servers, Sandbox(config.bwrap))
+    try:
+        host.check()
+    except McpStartError as exc:
+        raise HandConfigError(str(exc)) from None
+    return host
+
+
 async def serve(
     hand: Hand,
     mind_address: str,
     token: str,
     health_listen: str | None,
     tls: ClientTls | None = None,
+    mcp: McpHost | None = None,
 ) -> None:
-    """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`)."""
+    """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`).
+
+    With `mcp`, its servers start first (a signal while they start stops them too)."""
     loop = asyncio.get_running_loop()
-    health = await HealthEndpoint.start(hand, health_listen) if health_listen else None
-    serving = asyncio.create_task(hand.serve(mind_address, token, tls=tls))
+    serving = asyncio.create_task(_serve(hand, mind_address, token, health_listen, tls, mcp))
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)
+    with contextlib.suppress(asyncio.CancelledError):
+        await serving
+
+
+async def _serve(
+    hand: Hand,
+    mind_address: str,
+    token: str,
+    health_listen: str | None,
+    tls: ClientTls | None,
+    mcp: McpHost | None,
+) -> None:
+    health: HealthEndpoint | None = None
     try:
-        with contextlib.suppress(asyncio.CancelledError):
-            await serving
+        if mcp is not None:
+            await mcp.start(MCP_START_WAIT)
+        if health_listen:
+            health = await HealthEndpoint.start(hand, health_listen)
+        await hand.serve(mind_address, token, tls=tls)
     finally:
         if health is not None:
             await health.stop()
+        if mcp is not None:
+            await mcp.stop()

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 import hand.server
 from hand import Hand
+from hand.mcp.host import McpHost
 from tobe.cli import main
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import hand_pb2
@@ -23,7 +24,12 @@ def served_hand(
     built: list[Hand] = []
 
     async def capture(
-        h: Hand, address: str, token: str, health: str | None, tls: ClientTls | None = None
+        h: Hand,
+        address: str,
+        token: str,
+        health: str | None,
+        tls: ClientTls | None = None,
+        mcp: McpHost | None = None,
     ) -> None:
         built.append(h)
 
