@@ -7,7 +7,7 @@ from hand._conformance import add_conformance_tools
 from hand._hand import Hand, HandRefused, Offer, Policy
 from hand._progress import report_progress
 from hand._tls import client_tls
-from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction
+from hand._tools import Effect, InvalidArguments, ToolError, ToolFunction, ToolOutput
 from tobe.runtime.tls import ClientTls, TlsConfigError
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "TlsConfigError",
     "ToolError",
     "ToolFunction",
+    "ToolOutput",
     "add_conformance_tools",
     "client_tls",
     "report_progress",

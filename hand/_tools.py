@@ -1,5 +1,5 @@
 """Typed Python functions as Hand tools: JSON Schema from the signature (pydantic), validation,
-and one JSON text result.
+and one JSON text result (with images, when the function returns a `ToolOutput`).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import asyncio
 import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, get_type_hints
@@ -27,6 +27,17 @@ class Effect(StrEnum):
     READ_ONLY = "read_only"
     WORKSPACE_WRITE = "workspace_write"
     EXTERNAL_SIDE_EFFECT = "external_side_effect"
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns when it has images to give with its text (a screenshot, a chart):
+    `images` are `(media_type, bytes)` pairs, PNG, JPEG, WebP or GIF. The Mind checks them by
+    their bytes against its limits (`mind.max_images`, `mind.max_image_bytes`); a result it
+    refuses for its images is sent again without them, its text saying why."""
+
+    text: str
+    images: Sequence[tuple[str, bytes]] = ()
 
 
 class ToolError(Exception):
@@ -126,8 +137,9 @@ class ToolFunction:
             raise InvalidArguments(f"invalid arguments for {self.name}: {problems}") from None
         return {key: getattr(parsed, key) for key in type(parsed).model_fields}
 
-    async def call(self, arguments: dict[str, Any]) -> str:
-        """Run the function; the return value becomes text (strings as is, the rest as JSON).
+    async def call(self, arguments: dict[str, Any]) -> ToolOutput:
+        """Run the function; the return value becomes text (strings as is, a `ToolOutput` with
+        its images, the rest as JSON).
 
         Coroutine functions run on the loop and are cancelled with the task. Plain functions
         run in a worker thread; a cancel stops waiting for them but cannot stop the thread.
@@ -137,6 +149,8 @@ class ToolFunction:
             value = await self.function(**values)
         else:
             value = await asyncio.to_thread(self.function, **values)
-        if isinstance(value, str):
+        if isinstance(value, ToolOutput):
             return value
-        return json.dumps(pydantic_core.to_jsonable_python(value), ensure_ascii=False)
+        if isinstance(value, str):
+            return ToolOutput(value)
+        return ToolOutput(json.dumps(pydantic_core.to_jsonable_python(value), ensure_ascii=False))

@@ -86,7 +86,7 @@ async def test_arguments_are_validated_with_a_readable_message() -> None:
         return a + b
 
     tool = ToolFunction.wrap(add)
-    assert await tool.call({"a": 1, "b": 2}) == "3"
+    assert (await tool.call({"a": 1, "b": 2})).text == "3"
     with pytest.raises(InvalidArguments, match="b: Field required"):
         await tool.call({"a": 1})
     with pytest.raises(InvalidArguments, match="c: Extra inputs are not permitted"):
@@ -100,8 +100,8 @@ async def test_results_are_text_or_json() -> None:
     def data() -> dict[str, object]:
         return {"é": [1, 2]}
 
-    assert await ToolFunction.wrap(greet).call({"name": "ö"}) == "hello ö"
-    assert json.loads(await ToolFunction.wrap(data).call({})) == {"é": [1, 2]}
+    assert (await ToolFunction.wrap(greet).call({"name": "ö"})).text == "hello ö"
+    assert json.loads((await ToolFunction.wrap(data).call({})).text) == {"é": [1, 2]}
 
 
 async def test_tool_functions_still_work_when_called_directly() -> None:
