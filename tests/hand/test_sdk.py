@@ -14,6 +14,7 @@ from hand import (
     InvalidArguments,
     ToolError,
     ToolFunction,
+    ToolOutput,
     add_conformance_tools,
     report_progress,
 )
@@ -34,6 +35,7 @@ def test_public_exports_are_pinned() -> None:
         "TlsConfigError",
         "ToolError",
         "ToolFunction",
+        "ToolOutput",
         "add_conformance_tools",
         "client_tls",
         "report_progress",
@@ -102,6 +104,17 @@ async def test_results_are_text_or_json() -> None:
 
     assert (await ToolFunction.wrap(greet).call({"name": "ö"})).text == "hello ö"
     assert json.loads((await ToolFunction.wrap(data).call({})).text) == {"é": [1, 2]}
+    assert (await ToolFunction.wrap(greet).call({"name": "ö"})).images == ()
+
+
+async def test_a_tool_output_brings_its_images_with_its_text() -> None:
+    png = b"\x89PNG\r\n\x1a\n-pixels"
+
+    async def shot() -> ToolOutput:
+        return ToolOutput("the screen", images=[("image/png", png)])
+
+    output = await ToolFunction.wrap(shot).call({})
+    assert output == ToolOutput("the screen", images=[("image/png", png)])
 
 
 async def test_tool_functions_still_work_when_called_directly() -> None:

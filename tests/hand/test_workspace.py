@@ -78,7 +78,7 @@ async def test_files_can_be_listed_written_and_read_inside(places: tuple[Path, P
     workspace, _ = places
     _, available = tools(workspace)
     written = json.loads(
-        await available["write_file"].call({"path": "new/dir/file.txt", "content": "hé"})
+        (await available["write_file"].call({"path": "new/dir/file.txt", "content": "hé"})).text
     )
     assert written == {"path": "new/dir/file.txt", "bytes": 3}
     read = json.loads((await available["read_file"].call({"path": "new/dir/file.txt"})).text)
@@ -129,7 +129,7 @@ async def test_command_is_killed_at_its_timeout(places: tuple[Path, Path]) -> No
     _, available = tools(workspace, allowed_commands=["python3"], command_timeout=0.5)
     code = "import time; time.sleep(30)"
     result = json.loads(
-        await available["run_command"].call({"argv": ["python3", "-c", code], "timeout": 60})
+        (await available["run_command"].call({"argv": ["python3", "-c", code], "timeout": 60})).text
     )
     assert result["timed_out"] and result["exit_code"] is None and result["timeout"] == 0.5
 
