@@ -7,12 +7,14 @@ import asyncio
 import hashlib
 
 import pytest
+from helpers.eventually import eventually_async
 from remote_harness import CONVERSATION, Link, tool_context
 from sqlalchemy import func, select
 
 from hand import Hand, ToolOutput
 from mind.remote.model import ImageLimits, NewTask, TaskState
-from mind.store.models import Media
+from mind.remote.notes import BackgroundNotes
+from mind.store.models import Media, Message
 from mind.tools.base import DetailMode
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
@@ -132,3 +134,24 @@ async def test_the_sdk_sends_a_result_again_without_the_images_the_mind_refused(
     assert outcome.ok and outcome.images == ()
     assert outcome.output.startswith("the screens\n[2 images left out: the result carries 2")
     assert await media_rows(link) == 0
+
+
+async def test_a_background_results_images_come_with_its_note(link: Link, serve) -> None:
+    hand = Hand("laptop")
+
+    @hand.tool(background=True)
+    def render() -> ToolOutput:
+        """Render a chart in the background."""
+        return ToolOutput("rendered", images=[("image/png", PNG)])
+
+    await serve(hand, link.target, link.token)
+    started = await link.tool("laptop__render").run({}, tool_context())
+    assert started.ok and started.images == ()
+    await eventually_async(lambda: bool(link.sink), 10, what="the background result")
+    [record] = link.sink
+    await BackgroundNotes(link.database).deliver(record)
+    notes = await link.database.read(
+        lambda session: session.scalars(select(Message).where(Message.role == "note")).all()
+    )
+    assert [note.payload["images"] for note in notes] == [list(record.images)]
+    assert record.images[0]["digest"] == hashlib.sha256(PNG).hexdigest()
