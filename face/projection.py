@@ -82,6 +82,8 @@ def project_message(
     result.CopyFrom(message)
     if hide_text:
         result.text = ""
+        # A result's images are raw content too; its summary counts them.
+        del result.images[:]
     if hide_thinking:
         result.thinking = ""
     return result

@@ -7,7 +7,15 @@ from hand._conformance import add_conformance_tools
 from hand._hand import Hand, HandRefused, Offer, Policy
 from hand._progress import report_progress
 from hand._tls import client_tls
-from hand._tools import Effect, InvalidArguments, SchemaTool, Tool, ToolError, ToolFunction
+from hand._tools import (
+    Effect,
+    InvalidArguments,
+    SchemaTool,
+    Tool,
+    ToolError,
+    ToolFunction,
+    ToolOutput,
+)
 from tobe.runtime.tls import ClientTls, TlsConfigError
 
 __all__ = [
@@ -23,6 +31,7 @@ __all__ = [
     "Tool",
     "ToolError",
     "ToolFunction",
+    "ToolOutput",
     "add_conformance_tools",
     "client_tls",
     "report_progress",

@@ -524,6 +524,9 @@ class Hand:
             # Only the result's own ack settles it (any verdict: applied, or refused for good);
             # acks of earlier reports, progress above all, may still be on their way.
             if ack.kind == hand_pb2.REPORT_KIND_RESULT and ack.seq == held.result_seq:
+                if ack.status == hand_pb2.ACK_STATUS_INVALID and held.result.images:
+                    self._resend_without_images(held, ack.message)
+                    return
                 del self.held[held.task_id]
         elif ack.status != hand_pb2.ACK_STATUS_OK:
             log.info(
@@ -566,7 +569,12 @@ class Hand:
         bind_progress(progress)
         result = hand_pb2.TaskResult(task_id=held.task_id, attempt=held.attempt)
         try:
-            result.output = await tool.call(arguments)
+            output = await tool.call(arguments)
+            result.output = output.text
+            result.images.extend(
+                common_pb2.ImageUpload(media_type=media_type, data=data)
+                for media_type, data in output.images
+            )
             result.ok = True
         except asyncio.CancelledError:
             result.cancelled, result.error = True, "cancelled"
@@ -578,6 +586,17 @@ class Hand:
         if self.held.get(held.task_id) is held:
             held.result = result
             self._send_result(held)
+
+    def _resend_without_images(self, held: HeldTask, why: str) -> None:
+        """The Mind refused the result for its images (the task is unchanged): send the text
+        alone, saying why the images are missing."""
+        assert held.result is not None
+        log.info("the Mind refused the images of task %s: %s", held.task_id, why)
+        count = len(held.result.images)
+        del held.result.images[:]
+        note = f"[{count} image{'s' if count > 1 else ''} left out: {why}]"
+        held.result.output = f"{held.result.output}\n{note}" if held.result.output else note
+        self._send_result(held)
 
     def _send_result(self, held: HeldTask) -> None:
         """Send the held result (again); it stays held until the Mind acknowledges it."""

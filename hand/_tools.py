@@ -1,6 +1,7 @@
 """Hand tools: typed Python functions (JSON Schema from the signature, pydantic validation, one
 JSON text result), and tools declared by a JSON Schema of their own (`SchemaTool`: validated
-with jsonschema, run by a coroutine given the raw arguments), e.g. tools a Hand relays.
+with jsonschema, run by a coroutine given the raw arguments), e.g. tools a Hand relays. Either
+may answer with images besides its text (`ToolOutput`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import asyncio
 import inspect
 import json
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, get_type_hints
@@ -29,6 +30,17 @@ class Effect(StrEnum):
     READ_ONLY = "read_only"
     WORKSPACE_WRITE = "workspace_write"
     EXTERNAL_SIDE_EFFECT = "external_side_effect"
+
+
+@dataclass(frozen=True)
+class ToolOutput:
+    """What a tool returns when it has images to give with its text (a screenshot, a chart):
+    `images` are `(media_type, bytes)` pairs, PNG, JPEG, WebP or GIF. The Mind checks them by
+    their bytes against its limits (`mind.max_images`, `mind.max_image_bytes`); a result it
+    refuses for its images is sent again without them, its text saying why."""
+
+    text: str
+    images: Sequence[tuple[str, bytes]] = ()
 
 
 class ToolError(Exception):
@@ -128,8 +140,9 @@ class ToolFunction:
             raise InvalidArguments(f"invalid arguments for {self.name}: {problems}") from None
         return {key: getattr(parsed, key) for key in type(parsed).model_fields}
 
-    async def call(self, arguments: dict[str, Any]) -> str:
-        """Run the function; the return value becomes text (strings as is, the rest as JSON).
+    async def call(self, arguments: dict[str, Any]) -> ToolOutput:
+        """Run the function; the return value becomes text (strings as is, a `ToolOutput` with
+        its images, the rest as JSON).
 
         Coroutine functions run on the loop and are cancelled with the task. Plain functions
         run in a worker thread; a cancel stops waiting for them but cannot stop the thread.
@@ -139,9 +152,11 @@ class ToolFunction:
             value = await self.function(**values)
         else:
             value = await asyncio.to_thread(self.function, **values)
-        if isinstance(value, str):
+        if isinstance(value, ToolOutput):
             return value
-        return json.dumps(pydantic_core.to_jsonable_python(value), ensure_ascii=False)
+        if isinstance(value, str):
+            return ToolOutput(value)
+        return ToolOutput(json.dumps(pydantic_core.to_jsonable_python(value), ensure_ascii=False))
 
 
 @dataclass(frozen=True)
@@ -150,14 +165,14 @@ class SchemaTool:
 
     The Hand validates an offer's arguments against `schema` (jsonschema, the schema's own
     draft) before accepting it, then awaits `run` with the arguments as given; `run` returns
-    the text the model sees or raises ToolError.
+    the text the model sees (or a `ToolOutput`, text with images) or raises ToolError.
     """
 
     name: str
     description: str
     effect: Effect
     schema: dict[str, Any]
-    run: Callable[[dict[str, Any]], Awaitable[str]]
+    run: Callable[[dict[str, Any]], Awaitable[str | ToolOutput]]
     background: bool = False
     decision: str = ""
     sensitive: bool = False
@@ -186,8 +201,9 @@ class SchemaTool:
             raise InvalidArguments(f"invalid arguments for {self.name}: {listed}")
         return arguments
 
-    async def call(self, arguments: dict[str, Any]) -> str:
-        return await self.run(self.validate(arguments))
+    async def call(self, arguments: dict[str, Any]) -> ToolOutput:
+        value = await self.run(self.validate(arguments))
+        return value if isinstance(value, ToolOutput) else ToolOutput(value)
 
 
 # What a Hand offers: a typed function or a schema-declared tool (the same interface).

@@ -37,6 +37,7 @@ from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
+from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
 from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
@@ -227,6 +228,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
         background_sink=notes.deliver,
         active_hand=manager.active_hand_of,
         keyring=keyring,
+        image_limits=ImageLimits(settings.mind.max_image_bytes, settings.mind.max_images),
     )
     tools.add_source(app.remote.tools)
     runtime.ledger = app.remote.ledger

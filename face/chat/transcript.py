@@ -1,8 +1,9 @@
 """How messages and tool calls look in `tobe chat`: the same while a reply runs and in history.
 
 A tool call is two lines, `⚙ tool arguments` when it starts and `✓ tool result` when it ends
-(✗ failed, ⊘ denied or cancelled, ↷ skipped); a conversation opened later shows each assistant
-message followed by its calls' lines, rebuilt from the snapshot's tool projections.
+(✗ failed, ⊘ denied or cancelled, ↷ skipped), and a third, `[image]` per image, when its result
+brought images; a conversation opened later shows each assistant message followed by its calls'
+lines, rebuilt from the snapshot's tool projections.
 """
 
 from __future__ import annotations
@@ -27,8 +28,12 @@ _TOOL_MARK = {
 
 
 def message_renderables(message: common_pb2.Message) -> list[RenderableType]:
-    """A stored message as printed; a tool message has none (its call's lines show it)."""
+    """A stored message as printed; a tool message only marks its images (its call's lines
+    show the rest), and only to a viewer shown them (a summary view has none)."""
     role = message.role
+    if role == common_pb2.MESSAGE_ROLE_TOOL:
+        marks = " ".join("[image]" for _ in message.images)
+        return [Text(f"  {marks}", style="dim")] if marks else []
     if role == common_pb2.MESSAGE_ROLE_USER:
         images = " ".join("[image]" for _ in message.images)
         text = f"{images} {message.text}" if images and message.text else images or message.text

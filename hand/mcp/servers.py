@@ -30,9 +30,9 @@ from mcp.shared.exceptions import MCPError
 from mcp.types import REQUEST_TIMEOUT
 
 from hand._progress import report_progress
-from hand._tools import SchemaTool, ToolError
+from hand._tools import SchemaTool, ToolError, ToolOutput
 from hand.mcp.config import ServerConfig
-from hand.mcp.results import result_text
+from hand.mcp.results import result_output
 from hand.mcp.tools import hand_tools
 from hand.sandbox import Sandbox
 from tobe.runtime.backoff import Backoff
@@ -174,7 +174,7 @@ class ServerSession:
 
     # -- calls ----------------------------------------------------------------------------
 
-    async def call(self, tool: str, arguments: dict[str, Any]) -> str:
+    async def call(self, tool: str, arguments: dict[str, Any]) -> ToolOutput:
         """Call the server's tool `tool`; the text the model sees, or ToolError."""
         session = self._session
         if session is None:
@@ -201,7 +201,7 @@ class ServerSession:
                     f"{self.config.timeout:g} s (the server was told to cancel it)"
                 ) from None
             raise ToolError(f"MCP server {self.name}: {exc}") from None
-        return result_text(result)
+        return result_output(result)
 
 
 def _describe(exc: BaseException) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 
 from mcp import types
 
-from hand._tools import TOOL_NAME, Effect, SchemaTool
+from hand._tools import TOOL_NAME, Effect, SchemaTool, ToolOutput
 from hand.mcp.config import ServerConfig
 
 log = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ _OUTSIDE = re.compile(r"[^a-z0-9_]")
 _OBJECT: dict[str, Any] = {"type": "object"}
 
 # Calls a server's tool (its own name) with arguments; returns the text the model sees.
-CallTool = Callable[[str, dict[str, Any]], Awaitable[str]]
+CallTool = Callable[[str, dict[str, Any]], Awaitable[ToolOutput]]
 
 
 def hand_tool_name(server: str, tool: str) -> str:
@@ -94,7 +94,7 @@ def hand_tools(
 def _schema_tool(
     name: str, server: str, config: ServerConfig, tool: types.Tool, call: CallTool
 ) -> SchemaTool:
-    async def run(arguments: dict[str, Any]) -> str:
+    async def run(arguments: dict[str, Any]) -> ToolOutput:
         return await call(tool.name, arguments)
 
     description = tool.description or (tool.annotations.title if tool.annotations else None)

@@ -42,12 +42,18 @@ class CheckedImage:
 
 
 def check_images(
-    uploads: Sequence[ImageUpload], *, max_bytes: int, max_count: int
+    uploads: Sequence[ImageUpload],
+    *,
+    max_bytes: int,
+    max_count: int,
+    carrier: str = "the message",
 ) -> list[CheckedImage]:
-    """The uploads, checked; InvalidInput names the first image (by index) that is refused."""
+    """The uploads, checked; InvalidInput names the first image (by index) that is refused.
+
+    `carrier` names what brought them in the error (a message, a tool's result)."""
     if len(uploads) > max_count:
         raise InvalidInput(
-            f"the message carries {len(uploads)} images; the maximum is {max_count} "
+            f"{carrier} carries {len(uploads)} images; the maximum is {max_count} "
             "(setting mind.max_images)"
         )
     checked = []

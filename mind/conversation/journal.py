@@ -186,9 +186,11 @@ class RunRecorder:
                 "detail_mode": terminal.mode.value,
                 "result_summary": terminal.result_summary,
                 "status": terminal.status,
+                # Stored with the result (a Hand's, by the Registry): refs only, never bytes.
+                **({"images": list(terminal.images)} if terminal.images else {}),
             },
             mode=terminal.mode,
             at=now,
             sealer=self.sealer,
         )
-        return history_message(message)
+        return history_message(message, read_images(tx.session, digests_of([message.payload])))

@@ -11,10 +11,10 @@ A pure function, recomputed from the complete history before every provider requ
   ids back; the Mind's id stands in where the model sent none (history stored before the
   model's id was kept has none either) or where the model gave one id to several calls of the
   same message, which would leave their results ambiguous;
-* a message with images starts with `[image #<message id>]` (after its stamp), then its text,
-  then the images; an image whose bytes are gone is replaced by `[image could not be read]`
-  after the text (whether the model sees the images is its adapter's business: one that
-  cannot gets a placeholder instead);
+* a message with images (a tool result's too) starts with `[image #<message id>]` (after its
+  stamp), then its text, then the images; an image whose bytes are gone is replaced by
+  `[image could not be read]` after the text (whether the model sees the images is its
+  adapter's business: one that cannot gets a placeholder instead);
 * a message posted by code (a welcome, an error reply, a client's post) becomes a platform
   note saying so: the model did not write it, and a history that starts with, or repeats, the
   assistant's turn is refused by some wires;
@@ -103,7 +103,8 @@ def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessag
     if message.role == "tool":
         return ProviderMessage(
             role="tool",
-            text=stamp + message.text,
+            text=stamp + _with_images(message, message.text),
+            images=list(message.images),
             tool_call_id=wire_ids[message.tool_call_id],
             tool_name=message.tool_name,
             is_error=message.is_error,

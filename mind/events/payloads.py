@@ -192,7 +192,11 @@ def message_view(row: MessageRow, viewer: DetailMode) -> MessageView:
         idempotency_key=payload.get("idempotency_key", "") if role is MessageRole.USER else "",
         is_error=result and bool(payload.get("is_error")),
         posted_by=payload.get("posted_by", "") if assistant else "",
-        images=tuple(ImageRefView.from_payload(ref) for ref in payload.get("images", [])),
+        # A result's images are its raw content (a digest confirms a guessed image): a
+        # summary view has their count in its summary only.
+        images=()
+        if result and not transparent
+        else tuple(ImageRefView.from_payload(ref) for ref in payload.get("images", [])),
         redacted=bool(payload.get("redacted")),
     )
 

@@ -8,7 +8,8 @@ budget; content arrives as indexed blocks (`text`, `thinking` + `signature_delta
 carry nothing; an `error` event may end a 200 stream, even after `message_delta` carried a
 stop reason; a stream that ends without `message_stop` is incomplete. On the way back,
 thinking blocks are returned with their signature byte for byte, redacted blocks unchanged,
-and tool results are `tool_result` blocks inside one user message.
+and tool results are `tool_result` blocks inside one user message (one with images has
+text and `image` blocks as its `content`).
 """
 
 from __future__ import annotations
@@ -216,6 +217,24 @@ def _user_content(message: ProviderMessage, vision: bool) -> list[dict[str, Any]
     return content
 
 
+def _tool_result(message: ProviderMessage, vision: bool) -> dict[str, Any]:
+    """A `tool_result` block: its text, or text and image blocks when it carries images (a
+    blind model gets the placeholder text instead)."""
+    content: str | list[dict[str, Any]] = message.text
+    if message.images:
+        content = (
+            _user_content(message, vision) if vision else blind_text(message.text, message.images)
+        )
+    result: dict[str, Any] = {
+        "type": "tool_result",
+        "tool_use_id": message.tool_call_id,
+        "content": content,
+    }
+    if message.is_error:
+        result["is_error"] = True
+    return result
+
+
 def _assistant_content(message: ProviderMessage) -> list[dict[str, Any]]:
     content: list[dict[str, Any]] = []
     for block in message.thinking:
@@ -240,13 +259,7 @@ def _messages(messages: list[ProviderMessage], vision: bool) -> list[dict[str, A
     out: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "tool":
-            result: dict[str, Any] = {
-                "type": "tool_result",
-                "tool_use_id": message.tool_call_id,
-                "content": message.text,
-            }
-            if message.is_error:
-                result["is_error"] = True
+            result = _tool_result(message, vision)
             previous = out[-1] if out else None
             if (
                 previous is not None

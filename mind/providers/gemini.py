@@ -7,7 +7,8 @@ without ids; a call's id goes back in both `functionCall.id` and `functionRespon
 model's own id, or the Mind's when the model sent none: both fields are optional and a
 matching pair keeps parallel calls to one function apart); thought parts carry
 `thought: true`; a `thoughtSignature` must go back on the part it came with; tool results are
-`functionResponse` parts in a user turn. Real streams separate events with CRLF CRLF, may
+`functionResponse` parts in a user turn, followed there by the `inlineData` parts of the
+images they carry. Real streams separate events with CRLF CRLF, may
 end on an unterminated event (see `_http._Terminated`) and may report an error after the 200
 as a raw JSON object without `data:`, even after chunks that already carried
 `finishReason: STOP`.
@@ -224,10 +225,7 @@ def _user_parts(message: ProviderMessage, vision: bool) -> list[dict[str, Any]]:
     text = message.text if vision else blind_text(message.text, message.images)
     parts: list[dict[str, Any]] = [{"text": text}] if text else []
     if vision:
-        parts.extend(
-            {"inlineData": {"mimeType": image.mime_type, "data": image.data_base64}}
-            for image in message.images
-        )
+        parts.extend(_image_parts(message))
     return parts
 
 
@@ -255,34 +253,44 @@ def _model_parts(message: ProviderMessage) -> list[dict[str, Any]]:
     return parts
 
 
-def _function_response(message: ProviderMessage) -> dict[str, Any]:
+def _function_response(message: ProviderMessage, vision: bool) -> dict[str, Any]:
     key = "error" if message.is_error else "output"
+    text = message.text if vision else blind_text(message.text, message.images)
     return {
         "functionResponse": {
             "id": message.tool_call_id,
             "name": message.tool_name,
-            "response": {key: message.text},
+            "response": {key: text},
         }
     }
 
 
+def _image_parts(message: ProviderMessage) -> list[dict[str, Any]]:
+    return [
+        {"inlineData": {"mimeType": image.mime_type, "data": image.data_base64}}
+        for image in message.images
+    ]
+
+
 def _contents(messages: list[ProviderMessage], vision: bool) -> list[dict[str, Any]]:
-    """Wire contents; consecutive tool results share one user turn."""
+    """Wire contents; consecutive tool results share one user turn: their `functionResponse`
+    parts, then the `inlineData` parts of the images they carry (a vision model)."""
     out: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
+    images: list[dict[str, Any]] = []
     for message in messages:
         if message.role == "tool":
-            previous = out[-1] if out else None
-            if (
-                previous is not None
-                and previous["role"] == "user"
-                and previous["parts"]
-                and all("functionResponse" in part for part in previous["parts"])
-            ):
-                previous["parts"].append(_function_response(message))
-            else:
-                out.append({"role": "user", "parts": [_function_response(message)]})
-        elif message.role == "assistant":
+            results.append(_function_response(message, vision))
+            if vision:
+                images.extend(_image_parts(message))
+            continue
+        if results:
+            out.append({"role": "user", "parts": results + images})
+            results, images = [], []
+        if message.role == "assistant":
             out.append({"role": "model", "parts": _model_parts(message)})
         else:
             out.append({"role": "user", "parts": _user_parts(message, vision)})
+    if results:
+        out.append({"role": "user", "parts": results + images})
     return out

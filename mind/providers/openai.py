@@ -4,7 +4,9 @@ Wire facts this module isolates: the system prompt is the first `system` message
 results are `tool` messages carrying `tool_call_id`; tool-call arguments stream as string
 fragments keyed by `index` (several calls interleave); usage arrives in a final chunk with
 empty `choices` when `stream_options.include_usage` is set; reasoning text comes as
-`reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, OpenRouter); the stream ends
+`reasoning_content` (vLLM, DeepSeek) or `reasoning` (Ollama, OpenRouter); tool messages carry
+text only, so the images of a step's tool results follow its tool messages in one user message,
+each call's labelled `[images from tool call <id>]`; the stream ends
 with `data: [DONE]`, and one that ends without it is incomplete whatever `finish_reason` came
 before; an error after the 200 is a `data:` object with an `error` member, which may follow the
 `finish_reason` chunk and still ends the result as an error.
@@ -75,7 +77,16 @@ class OpenAIProvider(StreamingAdapter):
         messages: list[dict[str, Any]] = []
         if request.system:
             messages.append({"role": "system", "content": request.system})
-        messages.extend(self._message(message) for message in request.messages)
+        pending: list[ProviderMessage] = []  # this step's tool results that carry images
+        for message in request.messages:
+            if message.role != "tool" and pending:
+                messages.append(self._result_images(pending))
+                pending = []
+            messages.append(self._message(message))
+            if message.role == "tool" and message.images and self.info.vision:
+                pending.append(message)
+        if pending:
+            messages.append(self._result_images(pending))
         body: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -103,9 +114,24 @@ class OpenAIProvider(StreamingAdapter):
             ]
         return body
 
+    @staticmethod
+    def _result_images(results: list[ProviderMessage]) -> dict[str, Any]:
+        """One user message with the images of `results`, each call's after its label."""
+        parts: list[dict[str, Any]] = []
+        for result in results:
+            parts.append({"type": "text", "text": f"[images from tool call {result.tool_call_id}]"})
+            parts.extend(
+                {"type": "image_url", "image_url": {"url": data_url(image)}}
+                for image in result.images
+            )
+        return {"role": "user", "content": parts}
+
     def _message(self, message: ProviderMessage) -> dict[str, Any]:
         if message.role == "tool":
-            return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.text}
+            text = message.text
+            if message.images and not self.info.vision:
+                text = blind_text(text, message.images)
+            return {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
         if message.role == "assistant":
             out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
             if message.tool_calls:

@@ -5,6 +5,10 @@ report goes through `Registry` and is answered with an ack carrying the Registry
 after the change (if any) is committed. When a task reaches its terminal the Authority wakes
 the tool call waiting for it, stops its timers, tells the Hand to stop if the terminal came
 from the Mind's side (timeout, lost), and hands background results to the conversation.
+
+A result's images are checked by their bytes, like a person's (`mind.conversation.images`),
+before the Registry sees the result: one breaking the limits, or images with a failed result,
+is refused INVALID with the task unchanged, so the Hand can send the result again without them.
 """
 
 from __future__ import annotations
@@ -14,10 +18,13 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from mind.conversation.errors import InvalidInput
+from mind.conversation.images import CheckedImage, check_images
 from mind.remote.hub import AckFrame, CancelFrame, HandConnection, HandHub, OfferFrame
 from mind.remote.model import (
     AckStatus,
     HandResult,
+    ImageLimits,
     NewTask,
     Report,
     ReportKind,
@@ -26,7 +33,7 @@ from mind.remote.model import (
 )
 from mind.remote.registry import Registry
 from mind.store.models import utcnow
-from tobe.config import RemoteSettings
+from tobe.config import MindSettings, RemoteSettings
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +67,16 @@ class Authority:
         settings: RemoteSettings,
         *,
         background_sink: BackgroundSink | None = None,
+        image_limits: ImageLimits | None = None,
     ) -> None:
         self.registry = registry
         self.hub = hub
         self.settings = settings
         self.background_sink = background_sink
+        defaults = MindSettings()
+        self.image_limits = image_limits or ImageLimits(
+            defaults.max_image_bytes, defaults.max_images
+        )
         self._waiters: dict[str, TaskWaiter] = {}
         self._timers: dict[str, asyncio.TimerHandle] = {}
         # Result deliveries and Mind-side terminals being committed; `close` waits for them.
@@ -216,8 +228,27 @@ class Authority:
         *,
         seq: int = 0,
     ) -> Report:
-        report = await self.registry.finish(task_id, attempt, result, hand_name=connection.name)
+        try:
+            images = self._checked_images(result)
+        except InvalidInput as exc:
+            log.info("hand %s: result of task %s refused: %s", connection.name, task_id, exc)
+            report = Report(AckStatus.INVALID, None, str(exc))
+        else:
+            report = await self.registry.finish(
+                task_id, attempt, result, hand_name=connection.name, images=images
+            )
         return self._ack(connection, task_id, attempt, report, ReportKind.RESULT, seq)
+
+    def _checked_images(self, result: HandResult) -> list[CheckedImage]:
+        if result.images and not result.ok:
+            raise InvalidInput("a failed result cannot carry images; send it without them")
+        limits = self.image_limits
+        return check_images(
+            result.images,
+            max_bytes=limits.max_bytes,
+            max_count=limits.max_count,
+            carrier="the result",
+        )
 
     # -- internals ------------------------------------------------------------------------
 

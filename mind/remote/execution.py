@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from mind.auth import current_identity
 from mind.remote.authority import Authority, BackgroundSink
 from mind.remote.hub import HandHub
+from mind.remote.model import ImageLimits
 from mind.remote.registry import Registry
 from mind.remote.servicer import HandLinkServicer
 from mind.remote.taskservice import TaskService
@@ -49,10 +50,13 @@ class RemoteExecution:
         background_sink: BackgroundSink | None = None,
         active_hand: ActiveHand = lambda _key: "",
         keyring: KeyRing | None = None,
+        image_limits: ImageLimits | None = None,
     ) -> RemoteExecution:
         hub = HandHub()
         registry = Registry(database, keyring)
-        authority = Authority(registry, hub, settings, background_sink=background_sink)
+        authority = Authority(
+            registry, hub, settings, background_sink=background_sink, image_limits=image_limits
+        )
         tasks = TaskService(registry, authority, hub, settings)
         return cls(
             hub=hub,

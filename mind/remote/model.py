@@ -10,6 +10,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from mind.conversation.images import ImageUpload
 from mind.tools.base import ApprovalBinding, DetailMode, Effect
 
 
@@ -118,6 +119,9 @@ class TaskRecord:
     updated_at: datetime
     # Its sealed turn ended (`mind.sealing`): `arguments` are gone, it must not be offered.
     arguments_removed: bool = False
+    # References (`{digest, media_type, size_bytes}`) of the images its result carried; the
+    # bytes are in `media`, stored in the unit that recorded the result.
+    images: tuple[dict[str, Any], ...] = ()
 
     @property
     def terminal(self) -> bool:
@@ -143,12 +147,23 @@ class HandResult:
     output: str = ""
     error: str = ""
     cancelled: bool = False
+    # As the Hand sent them, not checked yet (`Authority.result` checks them).
+    images: tuple[ImageUpload, ...] = ()
 
     @property
     def state(self) -> TaskState:
         if self.ok:
             return TaskState.SUCCEEDED
         return TaskState.CANCELLED if self.cancelled else TaskState.FAILED
+
+
+@dataclass(frozen=True)
+class ImageLimits:
+    """How many images a result may carry and how large each may be: the limits a person's
+    message has (`mind.max_images`, `mind.max_image_bytes`)."""
+
+    max_bytes: int
+    max_count: int
 
 
 @dataclass(frozen=True)

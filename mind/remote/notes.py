@@ -43,6 +43,8 @@ def _append_note(tx: WriteTx, record: TaskRecord) -> None:
             "status": record.state.value,
             "detail_mode": record.detail_mode.value,
             "result_summary": summarize_result(record),
+            # Its images (stored with the result) reach the model with the note.
+            **({"images": list(record.images)} if record.images else {}),
         },
         mode=record.detail_mode,
     )

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Update, bindparam, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
+from mind.conversation.images import CheckedImage
+from mind.conversation.media import store_images
 from mind.remote.model import (
     AckStatus,
     HandResult,
@@ -111,6 +113,7 @@ def _record(row: Any, ring: KeyRing) -> TaskRecord:
         created_at=row.created_at,
         updated_at=row.updated_at,
         arguments_removed=arguments is None,
+        images=tuple(row.images or ()),
     )
 
 
@@ -252,8 +255,15 @@ class Registry:
         )
 
     async def finish(
-        self, task_id: str, attempt: int, result: HandResult, *, hand_name: str
+        self,
+        task_id: str,
+        attempt: int,
+        result: HandResult,
+        *,
+        hand_name: str,
+        images: Sequence[CheckedImage] = (),
     ) -> Report:
+        """Record the Hand's result; its `images` (checked) are stored in the same unit."""
         return await self._move(
             task_id,
             attempt,
@@ -263,6 +273,7 @@ class Registry:
             "result from the Hand",
             output=result.output,
             error=result.error,
+            images=images,
         )
 
     async def check_progress(self, task_id: str, attempt: int, *, hand_name: str) -> Report:
@@ -376,6 +387,18 @@ class Registry:
             return Report(AckStatus.INVALID, record, f"not allowed while the task is {task.state}")
         return None
 
+    def _image_refusal(self, found: Any) -> Report | None:
+        """Images stay in `media` after a sealed turn ends, so a sensitive call's result may
+        not carry any: what it read must be gone with the turn."""
+        if not is_envelope(found.arguments):
+            return None
+        return Report(
+            AckStatus.INVALID,
+            self._record(found),
+            "a sensitive tool's result cannot carry images: they would outlive its sealed turn; "
+            "send the result without them",
+        )
+
     async def _move(
         self,
         task_id: str,
@@ -388,6 +411,7 @@ class Registry:
         output: str | None = None,
         error: str | None = None,
         next_attempt: bool = False,
+        images: Sequence[CheckedImage] = (),
     ) -> Report:
         """Check and apply one transition in a single unit; refusals are committed no-ops."""
         now = utcnow()
@@ -395,6 +419,8 @@ class Registry:
         def unit(tx: WriteTx) -> Report:
             found = tx.first(_BY_ID, task_id=task_id)
             refusal = self._refusal(found, attempt, hand_name, allowed)
+            if refusal is None and images:
+                refusal = self._image_refusal(found)
             if refusal is not None:
                 return refusal
             assert found is not None  # refused otherwise
@@ -410,6 +436,10 @@ class Registry:
             if error is not None:
                 values["error"] = error
                 stored["error"] = self._sealed_text(found, error)
+            if images:
+                store_images(tx.session, images)
+                stored["images"] = [image.ref() for image in images]
+                values["images"] = tuple(stored["images"])
             changed = tx.execute(
                 _move_statement(tuple(stored)),
                 task_id=task_id,

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import grpc
 
+from mind.conversation.images import ImageUpload
 from mind.credentials import Identity
 from mind.remote.authority import Authority
 from mind.remote.hub import (
@@ -447,7 +448,11 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         elif kind == "result":
             report = frame.result
             result = HandResult(
-                ok=report.ok, output=report.output, error=report.error, cancelled=report.cancelled
+                ok=report.ok,
+                output=report.output,
+                error=report.error,
+                cancelled=report.cancelled,
+                images=tuple(ImageUpload(i.media_type, i.data) for i in report.images),
             )
             await authority.result(connection, report.task_id, report.attempt, result, seq=seq)
         elif kind == "tools_changed":

@@ -39,6 +39,7 @@ from mind.remote.model import (
 )
 from mind.remote.registry import Registry
 from mind.tools.base import DetailMode
+from mind.tools.summary import summarize_result as tool_summary
 from tobe.config import RemoteSettings
 
 log = logging.getLogger(__name__)
@@ -81,7 +82,7 @@ def summarize_result(record: TaskRecord) -> str:
     if not record.terminal:
         return record.state.value
     text = record.output if record.state is TaskState.SUCCEEDED else record.error
-    return f"{record.state.value}, {len(text)} chars"
+    return tool_summary(record.state.value, text, len(record.images))
 
 
 def view(record: TaskRecord, viewer: DetailMode) -> TaskView:

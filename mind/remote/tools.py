@@ -36,7 +36,7 @@ def outcome_of(record: TaskRecord) -> ToolOutcome:
     """The tool outcome the model sees for a task's terminal."""
     match record.state:
         case TaskState.SUCCEEDED:
-            return ToolOutcome(ok=True, output=record.output)
+            return ToolOutcome(ok=True, output=record.output, images=record.images)
         case TaskState.REJECTED:
             return ToolOutcome(
                 ok=False, error=f"the Hand refused the call: {record.error}", status="denied"

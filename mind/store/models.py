@@ -418,6 +418,9 @@ class Task(Base):
     cancel_reason: Mapped[str] = mapped_column(Text, default="")
     output: Mapped[str] = mapped_column(Text, default="")
     error: Mapped[str] = mapped_column(Text, default="")
+    # References of the images its result carried (`[{digest, media_type, size_bytes}]`; the
+    # bytes are in `media`), copied into the call's tool message.
+    images: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

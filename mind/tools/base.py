@@ -81,6 +81,9 @@ class ToolOutcome:
     error: str = ""
     # "succeeded", "failed", "denied", "cancelled" (display status of the terminal).
     status: str = ""
+    # References (`{digest, media_type, size_bytes}`) of images that come with `output`,
+    # already stored in `media` (a Hand's screenshot): the tool message carries them.
+    images: tuple[dict[str, Any], ...] = ()
 
     @property
     def display_status(self) -> str:

@@ -75,6 +75,8 @@ class Terminal:
     result_summary: str
     # Raw result only for TRANSPARENT admissions.
     result_projection: dict[str, Any]
+    # References of the (already stored) images the result carries (`ToolOutcome.images`).
+    images: tuple[dict[str, Any], ...] = ()
 
 
 class ExecutionLedger(Protocol):
@@ -131,7 +133,14 @@ class RunScope:
     sensitive: dict[str, str] = field(default_factory=dict)
 
 
-def _terminal(scope: RunScope, call: ToolCall, status: str, text: str, ok: bool) -> Terminal:
+def _terminal(
+    scope: RunScope,
+    call: ToolCall,
+    status: str,
+    text: str,
+    ok: bool,
+    images: tuple[dict[str, Any], ...] = (),
+) -> Terminal:
     transparent = scope.detail_mode is DetailMode.TRANSPARENT
     return Terminal(
         tool_call_id=call.id,
@@ -140,14 +149,16 @@ def _terminal(scope: RunScope, call: ToolCall, status: str, text: str, ok: bool)
         status=status,
         model_text=text,
         is_error=not ok,
-        result_summary=summarize_result(status, text),
+        result_summary=summarize_result(status, text, len(images)),
         result_projection={"text": text} if transparent else {},
+        images=images,
     )
 
 
 def _finished(scope: RunScope, call: ToolCall, outcome: ToolOutcome) -> Terminal:
     text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
-    return _terminal(scope, call, outcome.display_status, text, outcome.ok)
+    images = outcome.images if outcome.ok else ()
+    return _terminal(scope, call, outcome.display_status, text, outcome.ok, images)
 
 
 def _admission(scope: RunScope, call: ToolCall, tool: Tool | None) -> Admission:
@@ -195,11 +206,11 @@ class ToolRuntime:
         """Steps 2-5 for a call already admitted (by a run a restart interrupted while the
         call waited for approval; see `mind.conversation.continuation`)."""
         try:
-            status, text, ok = await self._decide_and_run(call, tool, scope)
+            terminal = await self._decide_and_run(call, tool, scope)
         except asyncio.CancelledError:
             await asyncio.shield(self._cancelled(call, scope))
             raise
-        return await scope.journal.finish(_terminal(scope, call, status, text, ok))
+        return await scope.journal.finish(terminal)
 
     async def reconcile(self, call: ToolCall, scope: RunScope) -> HistoryMessage | None:
         """Finish an admitted call with the execution it already has (waiting for it to end);
@@ -241,29 +252,35 @@ class ToolRuntime:
         terminal = _terminal(scope, call, "skipped", f"error: not executed: {why}", False)
         return await scope.journal.skip(_admission(scope, call, tool), terminal)
 
-    async def _decide_and_run(
-        self, call: ToolCall, tool: Tool | None, scope: RunScope
-    ) -> tuple[str, str, bool]:
+    async def _decide_and_run(self, call: ToolCall, tool: Tool | None, scope: RunScope) -> Terminal:
         if tool is None:
-            return "failed", f"error: there is no tool named {call.name!r}", False
+            return _terminal(
+                scope, call, "failed", f"error: there is no tool named {call.name!r}", False
+            )
         if dataset_of(tool) and tool.name not in scope.sensitive:
             # It appeared after the run started, which was therefore not sealed: what this
             # run writes stays readable, so a sensitive tool must not run in it.
-            return "failed", f"error: {tool.name} reads sensitive data; {_NEXT_TURN}", False
+            return _terminal(
+                scope,
+                call,
+                "failed",
+                f"error: {tool.name} reads sensitive data; {_NEXT_TURN}",
+                False,
+            )
         arguments = call.arguments
         if arguments is None:
             unreadable = call.argument_error or "arguments are not a JSON object"
-            return "failed", f"error: {unreadable}", False
+            return _terminal(scope, call, "failed", f"error: {unreadable}", False)
         problem = _schema_problem(tool, arguments)
         if problem is not None:
-            return "failed", f"error: {problem}", False
+            return _terminal(scope, call, "failed", f"error: {problem}", False)
         profile = scope.profile
         info = ToolCallInfo(
             scope.conversation_key, scope.run_id, call.id, call.name, dict(arguments)
         )
         blocked = await hooks.blocked(profile, info)
         if blocked is not None:
-            return "denied", f"error: the call was denied: {blocked}", False
+            return _terminal(scope, call, "denied", f"error: the call was denied: {blocked}", False)
         try:
             verdict = await self._authorize(call, arguments, tool, scope)
         except asyncio.CancelledError:
@@ -274,11 +291,10 @@ class ToolRuntime:
             reason = verdict.reason or "not allowed"
             if verdict.kind is VerdictKind.ASK:
                 reason = f"approval required and not given: {reason}"
-            return "denied", f"error: the call was denied: {reason}", False
+            return _terminal(scope, call, "denied", f"error: the call was denied: {reason}", False)
         outcome = await self._run(call, tool, scope, verdict.approval)
         outcome = await hooks.after_call(profile, info, outcome)
-        finished = _finished(scope, call, outcome)
-        return finished.status, finished.model_text, not finished.is_error
+        return _finished(scope, call, outcome)
 
     async def _authorize(
         self, call: ToolCall, arguments: dict[str, Any], tool: Tool, scope: RunScope

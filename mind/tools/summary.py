@@ -45,6 +45,9 @@ def argument_projection(
     return projection
 
 
-def summarize_result(status: str, text: str) -> str:
-    """Status and size of a result; never its content."""
-    return f"{status}, {len(text)} chars"
+def summarize_result(status: str, text: str, images: int = 0) -> str:
+    """Status and size of a result, and how many images came with it; never its content."""
+    summary = f"{status}, {len(text)} chars"
+    if images:
+        summary += f", {images} image{'s' if images > 1 else ''}"
+    return summary

@@ -39,7 +39,7 @@ async def run(workspace: Path, argv: list[str], **options: object) -> dict:
         allowed_commands=[argv[0]],
         **options,  # type: ignore[arg-type]
     )
-    return json.loads(await hand.tools["run_command"].call({"argv": argv}))
+    return json.loads((await hand.tools["run_command"].call({"argv": argv})).text)
 
 
 @pytest.mark.parametrize(
@@ -161,7 +161,7 @@ async def test_ending_a_sandboxed_command_kills_every_process_it_started(
         with pytest.raises(asyncio.CancelledError):
             await call
     else:
-        assert json.loads(await call)["timed_out"]
+        assert json.loads((await call).text)["timed_out"]
     await eventually_async(
         lambda: processes_with(marker),
         60,

@@ -14,6 +14,7 @@ from hand import (
     InvalidArguments,
     ToolError,
     ToolFunction,
+    ToolOutput,
     add_conformance_tools,
     report_progress,
 )
@@ -36,6 +37,7 @@ def test_public_exports_are_pinned() -> None:
         "Tool",
         "ToolError",
         "ToolFunction",
+        "ToolOutput",
         "add_conformance_tools",
         "client_tls",
         "report_progress",
@@ -88,7 +90,7 @@ async def test_arguments_are_validated_with_a_readable_message() -> None:
         return a + b
 
     tool = ToolFunction.wrap(add)
-    assert await tool.call({"a": 1, "b": 2}) == "3"
+    assert (await tool.call({"a": 1, "b": 2})).text == "3"
     with pytest.raises(InvalidArguments, match="b: Field required"):
         await tool.call({"a": 1})
     with pytest.raises(InvalidArguments, match="c: Extra inputs are not permitted"):
@@ -102,8 +104,19 @@ async def test_results_are_text_or_json() -> None:
     def data() -> dict[str, object]:
         return {"é": [1, 2]}
 
-    assert await ToolFunction.wrap(greet).call({"name": "ö"}) == "hello ö"
-    assert json.loads(await ToolFunction.wrap(data).call({})) == {"é": [1, 2]}
+    assert (await ToolFunction.wrap(greet).call({"name": "ö"})).text == "hello ö"
+    assert json.loads((await ToolFunction.wrap(data).call({})).text) == {"é": [1, 2]}
+    assert (await ToolFunction.wrap(greet).call({"name": "ö"})).images == ()
+
+
+async def test_a_tool_output_brings_its_images_with_its_text() -> None:
+    png = b"\x89PNG\r\n\x1a\n-pixels"
+
+    async def shot() -> ToolOutput:
+        return ToolOutput("the screen", images=[("image/png", png)])
+
+    output = await ToolFunction.wrap(shot).call({})
+    assert output == ToolOutput("the screen", images=[("image/png", png)])
 
 
 async def test_tool_functions_still_work_when_called_directly() -> None:

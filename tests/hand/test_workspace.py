@@ -68,9 +68,9 @@ async def test_escape_attempts_are_refused_and_touch_nothing_outside(
 async def test_search_does_not_follow_symlinks_out(places: tuple[Path, Path]) -> None:
     workspace, _ = places
     _, available = tools(workspace)
-    found = json.loads(await available["search_files"].call({"pattern": "needle"}))
+    found = json.loads((await available["search_files"].call({"pattern": "needle"})).text)
     assert sorted(m["path"] for m in found["matches"]) == ["notes.txt", "sub/deep.txt"]
-    none = json.loads(await available["search_files"].call({"pattern": "top secret"}))
+    none = json.loads((await available["search_files"].call({"pattern": "top secret"})).text)
     assert none["matches"] == []
 
 
@@ -78,12 +78,12 @@ async def test_files_can_be_listed_written_and_read_inside(places: tuple[Path, P
     workspace, _ = places
     _, available = tools(workspace)
     written = json.loads(
-        await available["write_file"].call({"path": "new/dir/file.txt", "content": "hé"})
+        (await available["write_file"].call({"path": "new/dir/file.txt", "content": "hé"})).text
     )
     assert written == {"path": "new/dir/file.txt", "bytes": 3}
-    read = json.loads(await available["read_file"].call({"path": "new/dir/file.txt"}))
+    read = json.loads((await available["read_file"].call({"path": "new/dir/file.txt"})).text)
     assert read["content"] == "hé" and not read["truncated"]
-    listing = json.loads(await available["list_files"].call({"path": "."}))
+    listing = json.loads((await available["list_files"].call({"path": "."})).text)
     kinds = {e["path"]: e["type"] for e in listing["entries"]}
     assert kinds["out_dir"] == "symlink" and kinds["sub"] == "dir" and kinds["new"] == "dir"
 
@@ -118,7 +118,7 @@ async def test_command_runs_in_the_workspace_with_output_limit(
     python = "python3"  # the system's, as the command sandbox sees it
     _, available = tools(workspace, allowed_commands=[python], max_output_bytes=1024)
     code = "import os; print(os.getcwd()); print('x' * 5000)"
-    result = json.loads(await available["run_command"].call({"argv": [python, "-c", code]}))
+    result = json.loads((await available["run_command"].call({"argv": [python, "-c", code]})).text)
     assert result["exit_code"] == 0 and result["truncated"]
     assert result["stdout"].startswith(str(workspace.resolve()))
     assert len(result["stdout"].encode()) == 1024
@@ -129,7 +129,7 @@ async def test_command_is_killed_at_its_timeout(places: tuple[Path, Path]) -> No
     _, available = tools(workspace, allowed_commands=["python3"], command_timeout=0.5)
     code = "import time; time.sleep(30)"
     result = json.loads(
-        await available["run_command"].call({"argv": ["python3", "-c", code], "timeout": 60})
+        (await available["run_command"].call({"argv": ["python3", "-c", code], "timeout": 60})).text
     )
     assert result["timed_out"] and result["exit_code"] is None and result["timeout"] == 0.5
 

@@ -55,6 +55,11 @@ runs:
       - tool_calls: [{name: laptop__remote__refuse, arguments: {}}]
       - expect: {last_role: tool, last_is_error: true, last_contains: "refuses"}
         text: "It refused."
+  - match: "^picture"
+    steps:
+      - tool_calls: [{name: laptop__everything__get_tiny_image, arguments: {}}]
+      - expect: {last_role: tool, last_contains: "image 1: image/png"}
+        text: "A tiny picture."
   - match: "^wait"
     steps:
       - tool_calls: [{name: laptop__remote__wait_forever, arguments: {}}]
@@ -182,6 +187,16 @@ def test_mcp_progress_notifications_reach_the_conversation(
     progress = _payloads(events, "tool_progress")
     assert progress, "no progress arrived"
     assert all(isinstance(p, events_pb2.ToolProgress) and p.message for p in progress)
+    assert events[-1].run_changed.state == common_pb2.RUN_STATE_COMPLETED
+
+
+def test_an_image_an_mcp_tool_returns_reaches_the_conversation_as_an_image(
+    mind: MindProcess, hand: HandProcess
+) -> None:
+    events = _run(mind, "p_picture", "picture please")
+    (message,) = _tool_messages(events)
+    assert [image.media_type for image in message.images] == ["image/png"]
+    assert message.images[0].digest and message.images[0].size_bytes > 0
     assert events[-1].run_changed.state == common_pb2.RUN_STATE_COMPLETED
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ from mcp import types
 
 from hand import Effect, InvalidArguments, SchemaTool, ToolError
 from hand.mcp.config import McpConfigError, ServerConfig, load_config
-from hand.mcp.results import result_text
+from hand.mcp.results import result_output
 from hand.mcp.tools import effect_of, hand_tools
 
 TINY_PNG = "iVBORw0KGgo="  # 8 bytes
@@ -127,7 +128,7 @@ def test_a_schema_tool_refuses_an_invalid_schema_or_name() -> None:
         SchemaTool("Count", "", Effect.READ_ONLY, {"type": "object"}, _never_run)
 
 
-def test_result_content_becomes_text_notes_and_structured_json() -> None:
+def test_result_content_becomes_text_images_notes_and_structured_json() -> None:
     result = types.CallToolResult(
         content=[
             types.TextContent(text="hello"),
@@ -138,15 +139,34 @@ def test_result_content_becomes_text_notes_and_structured_json() -> None:
             types.ResourceLink(name="b", uri="file:///b.txt"),
         ]
     )
-    assert result_text(result) == (
-        "hello\n\n[image: image/png, 8 bytes]\n\n[resource file:///a.txt]\ninside"
+    output = result_output(result)
+    assert output.text == (
+        "hello\n\n[image 1: image/png, 8 bytes]\n\n[resource file:///a.txt]\ninside"
         "\n\n[resource link b: file:///b.txt]"
     )
+    assert output.images == [("image/png", base64.b64decode(TINY_PNG))]
     structured = types.CallToolResult(content=[], structured_content={"sum": 3})
-    assert json.loads(result_text(structured)) == {"sum": 3}
+    assert json.loads(result_output(structured).text) == {"sum": 3}
+
+
+def test_image_resources_travel_as_images_and_bad_base64_stays_a_note() -> None:
+    result = types.CallToolResult(
+        content=[
+            types.EmbeddedResource(
+                resource=types.BlobResourceContents(
+                    uri="file:///chart.png", mime_type="image/png", blob=TINY_PNG
+                )
+            ),
+            types.ImageContent(data="not base64!", mime_type="image/png"),
+        ]
+    )
+    output = result_output(result)
+    assert output.images == [("image/png", base64.b64decode(TINY_PNG))]
+    assert "[resource file:///chart.png] [image 1: image/png" in output.text
+    assert "[image: image/png, not valid base64]" in output.text
 
 
 def test_an_error_result_is_a_tool_error_with_its_text() -> None:
     failed = types.CallToolResult(content=[types.TextContent(text="no such file")], is_error=True)
     with pytest.raises(ToolError, match="^no such file$"):
-        result_text(failed)
+        result_output(failed)

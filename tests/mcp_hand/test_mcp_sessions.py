@@ -45,7 +45,7 @@ async def test_a_servers_tools_are_declared_with_their_schema_and_effect(hosted:
     shout = hosted.tools["remote__shout"]
     assert shout.effect is Effect.READ_ONLY
     assert shout.json_schema["properties"]["text"]["type"] == "string"
-    assert await shout.call({"text": "hey"}) == "HEY"
+    assert (await shout.call({"text": "hey"})).text == "HEY"
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ async def test_a_tool_list_change_declares_the_new_tools(hosted: Hand) -> None:
     assert "remote__extra" not in hosted.tools
     await hosted.tools["remote__grow"].call({})
     await eventually_async(lambda: "remote__extra" in hosted.tools, what="the new tool")
-    assert await hosted.tools["remote__extra"].call({}) == "extra here"
+    assert (await hosted.tools["remote__extra"].call({})).text == "extra here"
 
 
 @pytest.mark.parametrize("hosted", [{"timeout": 0.5}], indirect=True)
