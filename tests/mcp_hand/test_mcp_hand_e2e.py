@@ -245,6 +245,12 @@ def _declared(hand: HandProcess) -> list[int]:
     return [int(match.group(1) or match.group(2)) for match in found if match]
 
 
+def _mind_counts(mind: MindProcess) -> list[int]:
+    """The tool counts the Mind took from the Hand's `tools_changed`, in order."""
+    pattern = re.compile(r"hand laptop changed its tools \((\d+) now\)")
+    return [int(m.group(1)) for m in (pattern.search(line) for line in mind.output) if m]
+
+
 def _withdrawn_then_back(counts: list[int], full: int) -> bool:
     return full - EVERYTHING_TOOLS in counts and counts[-1] == full
 
@@ -255,6 +261,7 @@ def test_a_killed_mcp_server_is_withdrawn_restarted_and_its_tools_come_back(
     assert hand.process is not None
     full = max(_declared(hand))
     before = len(_declared(hand))
+    seen_by_mind = len(_mind_counts(mind))
     everything = [
         child
         for child in psutil.Process(hand.process.pid).children(recursive=True)
@@ -267,6 +274,12 @@ def test_a_killed_mcp_server_is_withdrawn_restarted_and_its_tools_come_back(
         lambda: _declared(hand)[before:],
         until=lambda counts: _withdrawn_then_back(counts, full),
         what="the everything server's tools to be withdrawn and declared again",
+    )
+    # The Mind itself took both changes: the tools were gone from it, then back.
+    eventually(
+        lambda: _mind_counts(mind)[seen_by_mind:],
+        until=lambda counts: _withdrawn_then_back(counts, full),
+        what="the Mind to take the withdrawal and the return of the tools",
     )
     events = _run(mind, "p_echo_again", "echo again")
     assert "Echo: hi there" in _tool_messages(events)[0].text
