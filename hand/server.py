@@ -10,16 +10,19 @@ import contextlib
 import logging
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from hand._hand import Hand
 from hand.health import HealthEndpoint
 from hand.mcp.config import McpConfigError, load_config
-from hand.mcp.host import McpHost, McpStartError
 from hand.reference import ReferencePolicy, build_reference_hand
 from hand.sandbox import Confinement, Sandbox, Unconfined
 from tobe import __version__
 from tobe.config import HandSettings
 from tobe.runtime.tls import ClientTls
+
+if TYPE_CHECKING:
+    from hand.mcp.host import McpHost
 
 log = logging.getLogger(__name__)
 
@@ -88,6 +91,10 @@ MCP_START_WAIT = 60.0
 def build_mcp(config: HandSettings, mcp_file: Path, hand: Hand | None) -> McpHost:
     """The MCP servers of `mcp_file`, declaring their tools on `hand` (None: on a Hand of
     their tools only, with the reference Hand's read-only mode and binding rule)."""
+    # The mcp SDK takes most of a second to import: only a Hand hosting MCP servers pays it,
+    # not every reference Hand `tobe up` starts.
+    from hand.mcp.host import McpHost, McpStartError
+
     try:
         servers = load_config(mcp_file)
     except McpConfigError as exc:
