@@ -92,19 +92,23 @@ def run_check(tmp_path: Path, hand_command: list[str], *only: str) -> tuple[int,
                 break
         assert address, "".join(lines)
         assert token_file.stat().st_mode & 0o777 == 0o600
-        hand = subprocess.Popen(
-            [*hand_command, address, str(token_file)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        hand_log = tmp_path / "hand.log"
+        with hand_log.open("w") as hand_output:
+            hand = subprocess.Popen(
+                [*hand_command, address, str(token_file)],
+                env=env,
+                stdout=hand_output,
+                stderr=subprocess.STDOUT,
+                text=True,
+            )
         started.append(hand)
         reader = threading.Thread(target=lambda: lines.extend(check.stdout or ()), daemon=True)
         reader.start()
         status = check.wait(RUN_LIMIT)
         reader.join(10)
-        return status, "".join(lines)
+    if status != 0:  # what the Hand under test said, to tell why it failed
+        lines.append(f"--- the Hand's output ---\n{hand_log.read_text(errors='replace')}")
+    return status, "".join(lines)
 
 
 def reference_hand(tmp_path: Path) -> list[str]:
