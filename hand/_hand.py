@@ -352,8 +352,13 @@ class Hand:
 
     @staticmethod
     async def _write(call: Call, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
-        while True:
-            await call.write(await outbox.get())
+        try:
+            while True:
+                await call.write(await outbox.get())
+        except asyncio.InvalidStateError:
+            # The stream ended while a frame was on its way: the reader reports how it ended
+            # (this used to escape from the stream's cleanup and stop the whole Hand).
+            return
 
     async def _beat(self) -> None:
         # The welcome sets the interval: beat at its pace from the first heartbeat on.

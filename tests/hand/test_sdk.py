@@ -448,3 +448,16 @@ async def test_an_offer_for_a_withdrawn_tool_is_rejected_and_a_running_one_finis
     assert reports["rejected"].rejected.task_id == "t_2"
     assert "no tool 'slow'" in reports["rejected"].rejected.reason
     assert reports["result"].result.task_id == "t_1" and reports["result"].result.ok
+
+
+async def test_a_frame_written_as_the_stream_ends_ends_the_writer_not_the_hand() -> None:
+    """gRPC refuses a write on a finished call with InvalidStateError; the writer stops and the
+    reader reports the ending (it used to escape the stream's cleanup and stop the Hand)."""
+
+    class FinishedCall:
+        async def write(self, _frame: object) -> None:
+            raise asyncio.InvalidStateError("RPC already finished.")
+
+    outbox: asyncio.Queue[hand_pb2.AttachRequest] = asyncio.Queue()
+    outbox.put_nowait(hand_pb2.AttachRequest(heartbeat=hand_pb2.Heartbeat()))
+    await asyncio.wait_for(Hand._write(FinishedCall(), outbox), 5)  # type: ignore[arg-type]
