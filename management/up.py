@@ -25,7 +25,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import importlib.util
 import os
 import shlex
@@ -61,6 +60,7 @@ from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
 from tobe.runtime.addresses import published
 from tobe.runtime.private_files import private_directory, private_umask, tighten
+from tobe.runtime.supervisor import supervisor_env
 from tobe.runtime.tls import TlsConfigError
 from tobe.runtime.web_url import web_base_url
 
@@ -70,7 +70,6 @@ HEALTH_DEADLINE = 60.0
 POLL_INTERVAL = 0.05
 PROBE_TIMEOUT = 1.0
 LOG_TAIL_LINES = 20
-_PR_SET_PDEATHSIG = 1
 # Dial a service that is just starting again soon, not after gRPC's default 1 s backoff.
 _PROBE_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 50),
@@ -111,14 +110,6 @@ class UpError(click.ClickException):
 def available_services() -> set[str]:
     """Services this installation has (their packages, found without importing them)."""
     return {name for name, module in SERVE_MODULES.items() if importlib.util.find_spec(module)}
-
-
-def _die_with_parent() -> None:
-    """In the child: leave the terminal's process group and die if `tobe up` dies."""
-    os.setsid()
-    if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 class HealthProbe:
@@ -202,7 +193,7 @@ class Supervisor:
     def start(self, plan: ServicePlan, base_env: dict[str, str]) -> RunningService:
         private_directory(self.logs_dir)
         log_path = self.logs_dir / f"{plan.name}.log"
-        env = {**base_env, **plan.env}
+        env = {**base_env, **plan.env, **supervisor_env()}
         env.update({name: self.address_of(source) for name, source in plan.address_env.items()})
         with log_path.open("ab") as log:
             offset = log.tell()
@@ -214,7 +205,8 @@ class Supervisor:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
-                preexec_fn=_die_with_parent,
+                # Out of the terminal's process group: Ctrl-C reaches `tobe up` alone.
+                start_new_session=True,
             )
         service = RunningService(plan, process, log_path, offset)
         self.running.append(service)

@@ -4,4 +4,12 @@
 handwritten lives in `tobe.runtime`, `tobe.config` and `tobe.cli`.
 """
 
+import os
+
 __version__ = "0.1.0"
+
+# gRPC's fork support restarts its poller threads in a forked child; when the child then closes
+# inherited descriptors before exec (a pseudo-terminal spawn, subprocess with preexec_fn) those
+# threads crash it. ToBe never forks without exec, so it needs none of it. Read once, when grpc
+# is imported: this package is imported first by every `tobe` process.
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")

@@ -1,5 +1,7 @@
 """`python -m tobe` is the `tobe` command (tests and supervisors spawn services this way)."""
 
 from tobe.cli import main
+from tobe.runtime.supervisor import follow_supervisor
 
+follow_supervisor()
 main()

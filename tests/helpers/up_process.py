@@ -118,8 +118,10 @@ def banner_command(output: str, label: str) -> str:
 
 
 def gone(pid: int) -> bool:
+    """The process ended: no such process, or one only its parent has yet to reap."""
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (ProcessLookupError, FileNotFoundError):
         return True
-    return False
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"

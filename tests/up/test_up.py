@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
+import time
 from pathlib import Path
 
 import pexpect
@@ -44,6 +46,25 @@ def test_up_serves_a_streamed_chat_and_stops_without_leftovers(tmp_path: Path) -
         assert published(tmp_path / "data") == {}
     finally:
         up.close(force=True)
+
+
+def test_the_services_end_when_tobe_up_is_killed(tmp_path: Path) -> None:
+    up = spawn(["up", "--port-base", "0", "--no-web"], up_env(tmp_path / "data", listen=False))
+    pids: list[int] = []
+    try:
+        up.expect("ToBe is up.")
+        pids = service_pids(printed(up))
+        assert len(pids) >= 2
+        up.kill(signal.SIGKILL)  # no chance to stop them itself
+        deadline = time.monotonic() + 30
+        while not all(gone(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert [pid for pid in pids if not gone(pid)] == []
+    finally:
+        up.close(force=True)
+        for pid in pids:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_service_that_fails_is_reported_with_its_log(tmp_path: Path) -> None:
