@@ -5,8 +5,10 @@
    with a warning naming it.
 1. Refuse, in one line, a data directory another ToBe runs on, and listen addresses that
    cannot be bound (naming who holds them and the setting to change).
-2. Create the local credentials on first run (under the state lock, released before the Mind
-   starts; see `mind.management.local_credentials`).
+2. The Mind creates the local credentials on first run (`tobe mind serve --provision-local`,
+   see `mind.management.local_credentials`): it loads the store's stack anyway, and Face and
+   the Hand, which use them, start only once it is healthy. `tobe up` names the token files
+   that start created or replaced.
 3. Choose the provider: the configured one, one detected from a usual API key variable, or
    else the offline demo script, announced as such; check it with one model listing in the
    background (`management.up_checks`).
@@ -318,9 +320,6 @@ def _preflight(settings: Settings, plans: list[ServicePlan], data_dir: Path) -> 
 
 
 def run_up(settings: Settings, options: UpOptions | None = None) -> int:
-    from mind.management import provision
-    from tobe.runtime.statelock import StateLockBusy
-
     available = available_services()
     if "mind" not in available:
         raise UpError("this installation has no Mind (`tobe mind serve`); nothing to run")
@@ -334,15 +333,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         raise UpError(str(exc)) from None
     plans = plan_services(settings, available, tls)
     _preflight(settings, plans, data_dir)
-    try:
-        created = provision(settings, lock_timeout=2.0)
-    except StateLockBusy as exc:
-        raise UpError(f"{exc}; stop it first, or start this one with another --data-dir") from exc
-    if created:
-        click.echo(
-            f"Created local credentials: {', '.join(created)} "
-            f"(in {settings.credentials_dir}, owner-only)"
-        )
+    tokens_before = _token_files(settings.credentials_dir)
     provider = choose_provider(settings, dict(os.environ))
     click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
     check = (
@@ -367,6 +358,12 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         start_in_waves(supervisor, plans, base_env)
         if supervisor.stopping.is_set():
             return 0
+        created = sorted(_token_files(settings.credentials_dir).items() - tokens_before.items())
+        if created:
+            names = ", ".join(path.stem for path, _ in created)
+            click.echo(
+                f"Created local credentials: {names} (in {settings.credentials_dir}, owner-only)"
+            )
         if check is not None:
             verdict = check.result()
             if verdict.refusal is not None:
@@ -384,6 +381,11 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         supervisor.stop_all()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _token_files(directory: Path) -> dict[Path, int]:
+    """The token files in `directory`, each with its modification time (ns)."""
+    return {path: path.stat().st_mtime_ns for path in directory.glob("*.token")}
 
 
 def chat_command(data_dir: Path, ca_file: Path | None = None, address: str | None = None) -> str:

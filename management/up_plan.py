@@ -120,7 +120,9 @@ def picks_free_port(address: str) -> bool:
 def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> list[ServicePlan]:
     """The services of this installation in start order. Awareness and the Mind start together
     unless the Mind must learn a port Awareness picks; Face and the Hand follow the Mind."""
-    mind = ServicePlan("mind", "mind", None, tls.mind_probe)
+    # The Mind creates the local credentials: it loads the store's stack anyway, and Face and
+    # the Hand, which use them, start only once it is healthy.
+    mind = ServicePlan("mind", "mind", None, tls.mind_probe, args=("--provision-local",))
     if "awareness" in available and not settings.mind.awareness_address:
         mind.address_env["TOBE_MIND__AWARENESS_ADDRESS"] = "awareness"
         if picks_free_port(settings.awareness.listen):

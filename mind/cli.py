@@ -17,7 +17,9 @@ from tobe.runtime.statelock import StateLock, StateLockBusy
 log = logging.getLogger("mind")
 
 
-def _provision(settings: Settings, services_dir: Path) -> None:
+def _provision(settings: Settings, services_dir: Path | None) -> None:
+    """Create the credentials the other services need: in their own directories under
+    `services_dir` (containers), or in the data directory (`tobe up`)."""
     from mind.management.local_credentials import awareness_token_file, provision
 
     try:
@@ -27,9 +29,10 @@ def _provision(settings: Settings, services_dir: Path) -> None:
     except StateLockBusy as exc:
         raise click.ClickException(f"cannot create the service credentials: {exc}") from exc
     if created:
-        log.info("created credentials: %s (under %s)", ", ".join(created), services_dir)
+        where = services_dir or settings.credentials_dir
+        log.info("created credentials: %s (under %s)", ", ".join(created), where)
     link = settings.awareness
-    if link.token is None and link.token_file is None:
+    if services_dir is not None and link.token is None and link.token_file is None:
         link.token_file = awareness_token_file(services_dir)
 
 
@@ -58,8 +61,16 @@ def mind() -> None:
     help="First create the other services' credentials under DIR/<service>/ (Face, Hand, "
     "Awareness link; a container deployment) and read the Awareness link token from there.",
 )
-def serve(listen: str | None, services_dir: Path | None) -> None:
+@click.option(
+    "--provision-local",
+    is_flag=True,
+    help="First create the local credentials (Face, the Hand, the local user) in the data "
+    "directory's credentials/, as `tobe up` has it do.",
+)
+def serve(listen: str | None, services_dir: Path | None, provision_local: bool) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
+    if services_dir is not None and provision_local:
+        raise click.UsageError("--provision and --provision-local exclude each other")
     # First, so that a configuration error ends the start before the Mind's stack is loaded.
     settings = load_settings()
     # Imported here so that every other `tobe` command starts without the Mind's stack.
@@ -87,7 +98,7 @@ def serve(listen: str | None, services_dir: Path | None) -> None:
     from mind.server import build, serve
     from mind.store.migrate import upgrade
 
-    if services_dir is not None:
+    if services_dir is not None or provision_local:
         _provision(settings, services_dir)
     lock = StateLock(settings.data_dir, f"tobe mind serve on {address}")
     try:
