@@ -13,8 +13,9 @@
    else the offline demo script, announced as such; check it with one model listing in the
    background (`management.up_checks`).
 4. Start the services in waves (`management.up_plan`): Awareness and the Mind together, then
-   Face and the local Hand, all sharing one data directory. Each wave starts once the previous
-   one answers its gRPC health checks, at the addresses the services publish in the runtime
+   Face and the local Hand, all sharing one data directory. Every process is spawned at once,
+   a later wave's held after loading its code (`tobe.runtime.supervisor`); each wave is
+   released once the previous one answers its gRPC health checks, at the addresses the services publish in the runtime
    file (`tobe.runtime.addresses`), which are also what the next wave dials; Face, once it
    has also published its web client's (`face.web.listen`, unless `--no-web`). Each service
    logs to `<data dir>/logs/<name>.log`. With TLS on the Mind's or Face's listener, the probes and
@@ -62,7 +63,7 @@ from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
 from tobe.runtime.addresses import published
 from tobe.runtime.private_files import private_directory, private_umask, tighten
-from tobe.runtime.supervisor import supervisor_env
+from tobe.runtime.supervisor import held_env, release, supervisor_env
 from tobe.runtime.tls import TlsConfigError
 from tobe.runtime.web_url import web_base_url
 
@@ -97,6 +98,8 @@ class RunningService:
     address: str = ""
     # Where it serves the other services it publishes (`ServicePlan.also_publishes`).
     also_at: dict[str, str] = field(default_factory=dict)
+    # Started ahead of its wave: loaded and waiting to be released (`Supervisor.release`).
+    held: bool = False
 
     def tail(self, lines: int = LOG_TAIL_LINES) -> list[str]:
         with self.log_path.open("rb") as handle:
@@ -192,28 +195,47 @@ class Supervisor:
                 return service.also_at[name]
         return listen_address(self.settings, name)
 
-    def start(self, plan: ServicePlan, base_env: dict[str, str]) -> RunningService:
+    def start(
+        self, plan: ServicePlan, base_env: dict[str, str], *, held: bool = False
+    ) -> RunningService:
+        """Spawn `plan`'s service; `held`: ahead of its wave, it loads its code and waits for
+        `release` to give it the addresses of the services it comes after."""
         private_directory(self.logs_dir)
         log_path = self.logs_dir / f"{plan.name}.log"
         env = {**base_env, **plan.env, **supervisor_env()}
-        env.update({name: self.address_of(source) for name, source in plan.address_env.items()})
+        if held:
+            env.update(held_env(plan.preload))
+        else:
+            env.update(self._addresses(plan))
         with log_path.open("ab") as log:
             offset = log.tell()
             log.write(f"--- tobe up started {plan.name} at {time.ctime()}\n".encode())
             log.flush()
             process = subprocess.Popen(
                 [sys.executable, "-m", "tobe", plan.group, "serve", *plan.args],
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.PIPE if held else subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
                 # Out of the terminal's process group: Ctrl-C reaches `tobe up` alone.
                 start_new_session=True,
             )
-        service = RunningService(plan, process, log_path, offset)
+        service = RunningService(plan, process, log_path, offset, held=held)
         self.running.append(service)
         self.echo(f"  {plan.name:<10} pid {process.pid:<7} log {log_path}")
         return service
+
+    def release(self, service: RunningService) -> None:
+        """Let a held service start, with the addresses its wave's predecessors published."""
+        assert service.process.stdin is not None
+        try:
+            release(service.process.stdin, self._addresses(service.plan))
+        except BrokenPipeError:
+            pass  # it already exited: `wait_healthy` reports it
+        service.held = False
+
+    def _addresses(self, plan: ServicePlan) -> dict[str, str]:
+        return {name: self.address_of(source) for name, source in plan.address_env.items()}
 
     def wait_healthy(self, services: list[RunningService]) -> None:
         """Return once every one of `services` is SERVING (or a stop was asked); UpError when
@@ -296,16 +318,26 @@ def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None
 def start_in_waves(
     supervisor: Supervisor, plans: list[ServicePlan], base_env: dict[str, str]
 ) -> None:
-    """Start every plan once the services it comes after are healthy; each wave together."""
+    """Start every plan once the services it comes after are healthy; each wave together.
+
+    Every service is spawned at once: those of later waves load their code meanwhile (on a
+    core the first wave leaves idle) and are held until their wave comes."""
     names = {plan.name for plan in plans}
     done: set[str] = set()
-    remaining = list(plans)
+
+    def ready(plan: ServicePlan) -> bool:
+        return all(d in done or d not in names for d in plan.after)
+
+    services = [supervisor.start(plan, base_env, held=not ready(plan)) for plan in plans]
+    remaining = services
     while remaining and not supervisor.stopping.is_set():
-        wave = [p for p in remaining if all(d in done or d not in names for d in p.after)]
-        started = [supervisor.start(plan, base_env) for plan in wave]
-        supervisor.wait_healthy(started)
-        done.update(plan.name for plan in wave)
-        remaining = [plan for plan in remaining if plan not in wave]
+        wave = [service for service in remaining if ready(service.plan)]
+        for service in wave:
+            if service.held:
+                supervisor.release(service)
+        supervisor.wait_healthy(wave)
+        done.update(service.plan.name for service in wave)
+        remaining = [service for service in remaining if service not in wave]
 
 
 def _preflight(settings: Settings, plans: list[ServicePlan], data_dir: Path) -> None:

@@ -110,6 +110,9 @@ class ServicePlan:
     # Other services the process serves and publishes (Face: its web client); it is ready
     # once it answers its health check and has published each of them.
     also_publishes: tuple[str, ...] = ()
+    # Modules it loads while held before its wave (`tobe.runtime.supervisor`): those its
+    # `serve` imports.
+    preload: tuple[str, ...] = ()
 
 
 def picks_free_port(address: str) -> bool:
@@ -129,6 +132,7 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
             mind.after = ("awareness",)
     face = ServicePlan("face", "face", None, tls.face_probe, dict(tls.env.get("face", {})))
     face.after, face.address_env = ("mind",), {"TOBE_FACE__MIND_ADDRESS": "mind"}
+    face.preload = ("face.cli", "face.server", "face.web.listener")
     if settings.face.web.enabled:
         face.also_publishes = (WEB,)
     # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
@@ -136,6 +140,7 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
     hand = ServicePlan("hand", "hand", hand_health, None, dict(tls.env.get("hand", {})))
     hand.args, hand.after = ("--health-listen", hand_health), ("mind",)
     hand.address_env = {"TOBE_HAND__MIND_ADDRESS": "mind"}
+    hand.preload = ("hand.cli", "hand.server")
     if settings.hand.workspace is None:
         workspace = private_directory(settings.data_dir.resolve() / "workspace")
         hand.env["TOBE_HAND__WORKSPACE"] = str(workspace)

@@ -1,18 +1,26 @@
-"""A service started by `tobe up` ends when `tobe up` does, however `tobe up` ended.
+"""How a service started by `tobe up` starts and ends with it.
 
-`tobe up` names itself in `TOBE_SUPERVISOR_PID`; the child asks the kernel for SIGTERM on its
-parent's death. Done in the child at start rather than in a `preexec_fn`: Python code between
-fork and exec is unsafe in `tobe up`, whose gRPC threads are running while it spawns.
+Ends: `tobe up` names itself in `TOBE_SUPERVISOR_PID`; the child asks the kernel for SIGTERM on
+its parent's death. Done in the child at start rather than in a `preexec_fn`: Python code
+between fork and exec is unsafe in `tobe up`, whose gRPC threads are running while it spawns.
+
+Starts: a service of a later wave is spawned early and held (`TOBE_START_HELD` names the
+modules it loads meanwhile); it starts once `tobe up` writes one JSON line of further
+environment (the addresses of the services it comes after) to its stdin.
 """
 
 from __future__ import annotations
 
 import ctypes
+import importlib
+import json
 import os
 import signal
 import sys
+from typing import IO
 
 SUPERVISOR_ENV = "TOBE_SUPERVISOR_PID"
+HELD_ENV = "TOBE_START_HELD"
 _PR_SET_PDEATHSIG = 1
 
 
@@ -31,3 +39,30 @@ def follow_supervisor() -> None:
     # The supervisor may have died before the request took effect.
     if os.getppid() != int(supervisor):
         os.kill(os.getpid(), signal.SIGTERM)
+
+
+def held_env(preload: tuple[str, ...]) -> dict[str, str]:
+    """The variables that hold a child until `release`, loading `preload` meanwhile."""
+    return {HELD_ENV: ",".join(preload)}
+
+
+def release(stdin: IO[bytes], env: dict[str, str]) -> None:
+    """Let a held child start, with `env` added to its environment."""
+    stdin.write(json.dumps(env).encode() + b"\n")
+    stdin.close()
+
+
+def wait_for_release() -> None:
+    """When held: load the named modules, then wait for the supervisor's go and environment.
+
+    An end of input instead means the supervisor stopped before its wave came: exit quietly.
+    """
+    preload = os.environ.pop(HELD_ENV, None)
+    if preload is None:
+        return
+    for module in filter(None, preload.split(",")):
+        importlib.import_module(module)
+    line = sys.stdin.buffer.readline()
+    if not line:
+        raise SystemExit(0)
+    os.environ.update(json.loads(line))
