@@ -21,3 +21,5 @@ def configure_logging(level: str = "INFO", *, process: str = "tobe") -> None:
     # grpc and httpx log request lines that may include headers at DEBUG; keep them quiet.
     for noisy in ("grpc", "httpx", "httpcore", "asyncio"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    # Alembic names each of its plugins at every start; the migrations it runs stay logged.
+    logging.getLogger("alembic.runtime.plugins").setLevel(max(logging.WARNING, root.level))
