@@ -21,7 +21,7 @@ import pydantic_core
 
 from tobe.runtime.decision_template import TemplateError, check_template
 
-TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,46}$")
 
 
 class Effect(StrEnum):

@@ -29,7 +29,7 @@ CONFORMANCE_EFFECTS = {
     WRITE: common_pb2.EFFECT_CLASS_EXTERNAL_SIDE_EFFECT,
 }
 HAND_NAME = re.compile(r"[a-z][a-z0-9-]{0,14}")
-TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,47}")
+TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{0,46}")
 # Arguments with numbers whose text differs from their RFC 8785 form: the inputs of the digest
 # test vectors (proto/tobe/v1/testdata), each with the `text` conformance_write needs.
 TRICKY_ARGUMENTS = (
@@ -323,7 +323,7 @@ SCENARIOS = (
         "hello",
         (
             "`hello.name` (or, when empty, the credential's principal) must match "
-            "[a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,47}.",
+            "[a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,46}.",
             "JSON Schema (draft 2020-12) of the arguments object.",
         ),
         hello,

@@ -1,7 +1,7 @@
 """MCP tools as Hand tools: names, effects, which tools are offered.
 
 Names: `<server>__<tool>`, lowercased, every character outside [a-z0-9_] turned into `_`; a
-name that does not fit the Hand's tool names ([a-z][a-z0-9_]{0,47}) or that two tools would
+name that does not fit the Hand's tool names ([a-z][a-z0-9_]{0,46}) or that two tools would
 share is left out with a warning naming both, rather than offering a tool under a name the
 model could confuse.
 

@@ -25,7 +25,7 @@ from mind.store.models import utcnow
 log = logging.getLogger(__name__)
 
 HAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,14}$")
-TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,47}$")
+TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,46}$")
 
 
 class HandNameTaken(Exception):

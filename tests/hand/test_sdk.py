@@ -73,6 +73,13 @@ def test_invalid_tool_name_is_refused() -> None:
         ToolFunction.wrap(lambda: None, name="Bad-Name")
 
 
+def test_tool_names_fit_the_64_characters_a_model_sees_under_the_longest_hand_name() -> None:
+    longest = ToolFunction.wrap(lambda: None, name="t" * 47)
+    assert len(f"{'h' * 15}__{longest.name}") == 64
+    with pytest.raises(ValueError, match="must match"):
+        ToolFunction.wrap(lambda: None, name="t" * 48)
+
+
 def test_same_tool_twice_is_refused() -> None:
     h = Hand("laptop")
 

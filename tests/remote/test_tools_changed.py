@@ -137,10 +137,12 @@ def _spec(name: str, schema: str = "{}") -> hand_pb2.ToolSpec:
     ("tools", "field", "problem"),
     [
         ([_spec("ok"), _spec("Bad Name")], "tools_changed.tools[1].name", "must match"),
+        # 15 (longest Hand name) + 2 + 48 would make a 65-character model-facing name.
+        ([_spec("t" * 48)], "tools_changed.tools[0].name", "must match"),
         ([_spec("ok"), _spec("ok")], "tools_changed.tools[1].name", "declared twice"),
         ([_spec("ok", "[1, 2]")], "tools_changed.tools[0].parameters_json_schema", "JSON object"),
     ],
-    ids=["bad-name", "duplicate", "schema-not-an-object"],
+    ids=["bad-name", "name-too-long", "duplicate", "schema-not-an-object"],
 )
 async def test_an_invalid_tools_changed_ends_the_stream_invalid_argument_naming_the_field(
     link: Link, tools: list[hand_pb2.ToolSpec], field: str, problem: str

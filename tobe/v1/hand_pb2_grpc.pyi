@@ -44,7 +44,7 @@ lists them (`serves`, `serves_all`): a Hand whose tools never appear in a conver
 not serving any of its people.
 
 Names. `hello.name` (or, when empty, the credential's principal) must match
-[a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,47}. The model sees a Hand's
+[a-z][a-z0-9-]{0,14}; tool names must match [a-z][a-z0-9_]{0,46}. The model sees a Hand's
 tools as `<hand name>__<tool name>` (at most 64 characters), so two Hands never clash. A
 credential may attach only under the names it is granted: its principal, and every name
 given by one of its `hand:<name>` scopes; asking for any other name ends the stream with
