@@ -15,11 +15,12 @@
 4. Start the services in waves (`management.up_plan`): Awareness and the Mind together, then
    Face and the local Hand, all sharing one data directory. Every process is spawned at once,
    a later wave's held after loading its code (`tobe.runtime.supervisor`); each wave is
-   released once the previous one answers its gRPC health checks, at the addresses the services publish in the runtime
-   file (`tobe.runtime.addresses`), which are also what the next wave dials; Face, once it
-   has also published its web client's (`face.web.listen`, unless `--no-web`). Each service
-   logs to `<data dir>/logs/<name>.log`. With TLS on the Mind's or Face's listener, the probes and
-   the local Face and Hand trust it as `management.up_tls` says.
+   released once the previous one answers its gRPC health checks, at the addresses the
+   services publish in the runtime file (`tobe.runtime.addresses`), which are also what the
+   next wave dials; Face, once it has also published its web client's (`face.web.listen`,
+   unless `--no-web`). Each service logs to `<data dir>/logs/<name>.log`. With TLS on the
+   Mind's or Face's listener, the probes and the local Face and Hand trust it as
+   `management.up_tls` says.
 5. Print how to connect (the chat command, the web client's address and the command that
    signs a browser in), then watch: a service that exits is reported with its log lines of
    this start and the others are stopped; Ctrl-C or SIGTERM stops them all in reverse order

@@ -31,7 +31,8 @@ def test_up_serves_a_streamed_chat_and_stops_without_leftovers(tmp_path: Path) -
         assert len(pids) >= 2
 
         credentials = tmp_path / "data" / "credentials"
-        assert f"Created local credentials: awareness, client, face, hand (in {credentials}" in printed(up)
+        created = "Created local credentials: awareness, client, face, hand"
+        assert f"{created} (in {credentials}, owner-only)" in printed(up)
         assert stat.S_IMODE(credentials.stat().st_mode) == 0o700
         for name in ("face", "client", "hand"):
             assert stat.S_IMODE((credentials / f"{name}.token").stat().st_mode) == 0o600
