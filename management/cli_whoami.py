@@ -1,10 +1,10 @@
 """`tobe admin whoami`: which credential a token is, so a person knows their principal.
 
 The token comes from `--token-file`, else `TOBE_CHAT_TOKEN` or `TOBE_HAND_TOKEN`, else the local
-user's client credential that `tobe up` wrote (`<data_dir>/credentials/client.token`). It is
-matched to a credential of this data directory by its non-secret prefix (`tobe_<prefix>_…`),
-through the same Management service as every `tobe admin` command; the secret itself is only
-ever checked where the credential is used.
+user's client credential that `tobe up` wrote (`<data_dir>/credentials/client.token`). The
+Management service (online or offline, as every `tobe admin` command) finds the credential by
+its non-secret prefix (`tobe_<prefix>_…`) and says whether the secret is that credential's, so
+a mistyped token is told apart from a working one.
 """
 
 from __future__ import annotations
@@ -53,14 +53,6 @@ def presented(token_file: Path | None, credentials_dir: Path) -> Presented:
     return Presented(token, str(token_file))
 
 
-def match(token: str, credentials: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The credential whose prefix the token carries."""
-    for item in credentials:
-        if item["prefix"] and token.startswith(f"tobe_{item['prefix']}_"):
-            return item
-    return None
-
-
 def serves(item: dict[str, Any]) -> list[str]:
     """Whose conversations a Hand with this credential executes for (see hand.proto)."""
     if "serve-all" in item["scopes"]:
@@ -91,12 +83,15 @@ def whoami(token_file: Path | None) -> None:
             f"the credential from {given.source} is not a ToBe credential "
             "(those look like tobe_<prefix>_<secret>)"
         )
-    listing = call("ListCredentials", pb.ListCredentialsRequest(include_revoked=True))
-    found = match(given.token, [render.credential(c) for c in listing.credentials])
-    if found is None:
+    identified: pb.IdentifyCredentialResponse = call(
+        "IdentifyCredential", pb.IdentifyCredentialRequest(token=given.token)
+    )
+    found = render.credential(identified.credential)
+    if not identified.secret_matches:
         raise click.ClickException(
-            f"no credential of the data directory {settings.data_dir} matches the one from "
-            f"{given.source}: it was issued by another ToBe (another --data-dir?) or is mistyped"
+            f"the credential from {given.source} carries the prefix of {found['id']} "
+            f"({found['kind']} of {found['principal']}) but not its secret: it is mistyped or "
+            "altered, and authenticates as nobody"
         )
     printer().whoami({"source": given.source, "serves": serves(found), "credential": found})
     if found["state"] != "active":

@@ -22,6 +22,7 @@ from mind import credentials
 from mind.approvals.model import ApprovalRecord
 from mind.conversation import choices
 from mind.credentials.pairing import IssuedCode
+from mind.credentials.tokens import parse_token, secret_matches
 from mind.events.action_views import ScheduledActionView
 from mind.events.views import CompactionView, ConversationView
 from mind.management import approvals, audit, conversations, revocation, status
@@ -147,6 +148,30 @@ class ManagementService:
                 "`tobe admin credentials list --all` shows every id"
             )
         return CredentialInfo.of(row)
+
+    async def identify_credential(self, token: str) -> tuple[CredentialInfo, bool]:
+        """The credential `token` names by its prefix (in any state), and whether the token's
+        secret is that credential's."""
+        parts = parse_token(token.strip())
+        if parts is None:
+            raise InvalidArgument(
+                "that is not a ToBe credential (those look like tobe_<prefix>_<secret>)"
+            )
+
+        def read(session: Session) -> tuple[CredentialInfo, bool] | None:
+            row = session.scalar(select(Credential).where(Credential.prefix == parts.prefix))
+            if row is None:
+                return None
+            return CredentialInfo.of(row), secret_matches(parts.secret, row.secret_hash)
+
+        found = await self._database.read(read)
+        if found is None:
+            raise NotFound(
+                f"no credential of the data directory {self._data_dir} has the prefix "
+                f"{parts.prefix}: it was issued by another ToBe (another --data-dir?) or is "
+                "mistyped"
+            )
+        return found
 
     async def revoke_credential(self, credential_id: str, *, actor: str) -> Revocation:
         info = await self._database.write(

@@ -131,6 +131,18 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         )
         return pb.ListCredentialsResponse(credentials=[convert.credential(c) for c in found])
 
+    async def IdentifyCredential(
+        self,
+        request: pb.IdentifyCredentialRequest,
+        context: grpc.aio.ServicerContext[
+            pb.IdentifyCredentialRequest, pb.IdentifyCredentialResponse
+        ],
+    ) -> pb.IdentifyCredentialResponse:
+        info, matches = await self._service.identify_credential(request.token)
+        return pb.IdentifyCredentialResponse(
+            credential=convert.credential(info), secret_matches=matches
+        )
+
     async def GetCredential(
         self,
         request: pb.GetCredentialRequest,

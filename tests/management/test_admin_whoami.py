@@ -74,6 +74,24 @@ def test_a_revoked_credential_is_shown_and_ends_with_one_error_line(
     ]
 
 
+def test_a_token_with_a_credentials_prefix_but_another_secret_is_told_apart(
+    admin: Admin, tmp_path: Path
+) -> None:
+    mine = created(admin, "client", "alice", "chat")
+    secret: str = mine["secret"]
+    mistyped = secret[:-1] + ("a" if secret[-1] != "a" else "b")
+    token_file = tmp_path / "mistyped.token"
+    token_file.write_text(mistyped)
+    result = admin.run("whoami", "--token-file", str(token_file), ok=False)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert errors(result.stderr) == [
+        f"Error: the credential from {token_file} carries the prefix of "
+        f"{mine['credential']['id']} (client of alice) but not its secret: it is mistyped or "
+        "altered, and authenticates as nobody"
+    ]
+    assert mistyped not in result.output
+
+
 @pytest.mark.parametrize(
     ("token", "says"),
     [

@@ -18,7 +18,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from mind.conversation.errors import WrongState
 from mind.credentials import CredentialRevoked
 from mind.events.views import CompactionTrigger, CompactionView, ConversationView
-from mind.management.errors import FailedPrecondition, NotFound
+from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.records import AdapterReport
 from mind.management.service import COMPACT_OFFLINE, ManagementService
@@ -194,3 +194,27 @@ async def test_compacting_without_a_running_mind_is_refused(service: ManagementS
         await service.compact_context("p_bob", actor="ops")
     assert str(refused.value) == COMPACT_OFFLINE
     assert await service.audit_entries() == []
+
+
+async def test_identifying_a_token_says_whether_its_secret_is_the_credentials_and_writes_nothing(
+    service: ManagementService, database: Database
+) -> None:
+    issued = await service.create_credential(
+        kind="client", principal="alice", scopes=["chat"], actor="ops"
+    )
+    await service.revoke_credential(issued.credential.id, actor="ops")
+    audit_rows = await count(database, ManagementAudit)
+
+    info, matches = await service.identify_credential(issued.secret)
+    assert (info.id, info.principal, matches) == (issued.credential.id, "alice", True)
+    assert info.revoked_at is not None
+
+    altered = issued.secret[:-1] + ("a" if issued.secret[-1] != "a" else "b")
+    info, matches = await service.identify_credential(altered)
+    assert (info.id, matches) == (issued.credential.id, False)
+
+    with pytest.raises(NotFound, match="no credential of the data directory"):
+        await service.identify_credential("tobe_0123456789abcdef_" + "x" * 43)
+    with pytest.raises(InvalidArgument, match="not a ToBe credential"):
+        await service.identify_credential("<your token>")
+    assert await count(database, ManagementAudit) == audit_rows

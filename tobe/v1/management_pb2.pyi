@@ -256,6 +256,52 @@ class GetCredentialResponse(_message.Message):
 Global___GetCredentialResponse: _TypeAlias = GetCredentialResponse  # noqa: Y015
 
 @_typing.final
+class IdentifyCredentialRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOKEN_FIELD_NUMBER: _builtins.int
+    token: _builtins.str
+    """A whole token, `tobe_<prefix>_<secret>`."""
+    def __init__(
+        self,
+        *,
+        token: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["token", b"token"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IdentifyCredentialRequest: _TypeAlias = IdentifyCredentialRequest  # noqa: Y015
+
+@_typing.final
+class IdentifyCredentialResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREDENTIAL_FIELD_NUMBER: _builtins.int
+    SECRET_MATCHES_FIELD_NUMBER: _builtins.int
+    secret_matches: _builtins.bool
+    """False: the prefix is this credential's but the secret is not (mistyped, altered); such a
+    token authenticates as nobody.
+    """
+    @_builtins.property
+    def credential(self) -> Global___Credential: ...
+    def __init__(
+        self,
+        *,
+        credential: Global___Credential | None = ...,
+        secret_matches: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "secret_matches", b"secret_matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___IdentifyCredentialResponse: _TypeAlias = IdentifyCredentialResponse  # noqa: Y015
+
+@_typing.final
 class RevokeCredentialRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -50,6 +50,11 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.GetCredentialRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.GetCredentialResponse.FromString,
                 _registered_method=True)
+        self.IdentifyCredential = channel.unary_unary(
+                '/tobe.v1.Management/IdentifyCredential',
+                request_serializer=tobe_dot_v1_dot_management__pb2.IdentifyCredentialRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.IdentifyCredentialResponse.FromString,
+                _registered_method=True)
         self.RevokeCredential = channel.unary_unary(
                 '/tobe.v1.Management/RevokeCredential',
                 request_serializer=tobe_dot_v1_dot_management__pb2.RevokeCredentialRequest.SerializeToString,
@@ -152,6 +157,16 @@ class ManagementServicer:
 
     def GetCredential(self, request, context):
         """NOT_FOUND for an unknown id.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def IdentifyCredential(self, request, context):
+        """The credential a token names by its prefix, revoked and expired ones included, and whether
+        the token's secret is that credential's: what `tobe admin whoami` shows. INVALID_ARGUMENT
+        for a text that is no ToBe token; NOT_FOUND when no credential has its prefix. Reads only:
+        no audit row, and the token is never logged or kept.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -304,6 +319,11 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.GetCredential,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.GetCredentialRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.GetCredentialResponse.SerializeToString,
+            ),
+            'IdentifyCredential': grpc.unary_unary_rpc_method_handler(
+                    servicer.IdentifyCredential,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.IdentifyCredentialRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.IdentifyCredentialResponse.SerializeToString,
             ),
             'RevokeCredential': grpc.unary_unary_rpc_method_handler(
                     servicer.RevokeCredential,
@@ -468,6 +488,33 @@ class Management:
             '/tobe.v1.Management/GetCredential',
             tobe_dot_v1_dot_management__pb2.GetCredentialRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.GetCredentialResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def IdentifyCredential(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/IdentifyCredential',
+            tobe_dot_v1_dot_management__pb2.IdentifyCredentialRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.IdentifyCredentialResponse.FromString,
             options,
             channel_credentials,
             insecure,

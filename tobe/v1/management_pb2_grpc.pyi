@@ -52,6 +52,12 @@ class ManagementStub:
     ListCredentials: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListCredentialsRequest, _management_pb2.ListCredentialsResponse]
     GetCredential: _grpc.UnaryUnaryMultiCallable[_management_pb2.GetCredentialRequest, _management_pb2.GetCredentialResponse]
     """NOT_FOUND for an unknown id."""
+    IdentifyCredential: _grpc.UnaryUnaryMultiCallable[_management_pb2.IdentifyCredentialRequest, _management_pb2.IdentifyCredentialResponse]
+    """The credential a token names by its prefix, revoked and expired ones included, and whether
+    the token's secret is that credential's: what `tobe admin whoami` shows. INVALID_ARGUMENT
+    for a text that is no ToBe token; NOT_FOUND when no credential has its prefix. Reads only:
+    no audit row, and the token is never logged or kept.
+    """
     RevokeCredential: _grpc.UnaryUnaryMultiCallable[_management_pb2.RevokeCredentialRequest, _management_pb2.RevokeCredentialResponse]
     """Revokes a credential; peers using it are disconnected at once. FAILED_PRECONDITION when it
     is already revoked, NOT_FOUND for an unknown id. The revocation, a durable
@@ -125,6 +131,12 @@ class ManagementAsyncStub(ManagementStub):
     ListCredentials: _aio.UnaryUnaryMultiCallable[_management_pb2.ListCredentialsRequest, _management_pb2.ListCredentialsResponse]  # type: ignore[assignment]
     GetCredential: _aio.UnaryUnaryMultiCallable[_management_pb2.GetCredentialRequest, _management_pb2.GetCredentialResponse]  # type: ignore[assignment]
     """NOT_FOUND for an unknown id."""
+    IdentifyCredential: _aio.UnaryUnaryMultiCallable[_management_pb2.IdentifyCredentialRequest, _management_pb2.IdentifyCredentialResponse]  # type: ignore[assignment]
+    """The credential a token names by its prefix, revoked and expired ones included, and whether
+    the token's secret is that credential's: what `tobe admin whoami` shows. INVALID_ARGUMENT
+    for a text that is no ToBe token; NOT_FOUND when no credential has its prefix. Reads only:
+    no audit row, and the token is never logged or kept.
+    """
     RevokeCredential: _aio.UnaryUnaryMultiCallable[_management_pb2.RevokeCredentialRequest, _management_pb2.RevokeCredentialResponse]  # type: ignore[assignment]
     """Revokes a credential; peers using it are disconnected at once. FAILED_PRECONDITION when it
     is already revoked, NOT_FOUND for an unknown id. The revocation, a durable
@@ -213,6 +225,18 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_management_pb2.GetCredentialResponse, _abc.Awaitable[_management_pb2.GetCredentialResponse]]:
         """NOT_FOUND for an unknown id."""
+
+    @_abc_1.abstractmethod
+    def IdentifyCredential(
+        self,
+        request: _management_pb2.IdentifyCredentialRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.IdentifyCredentialResponse, _abc.Awaitable[_management_pb2.IdentifyCredentialResponse]]:
+        """The credential a token names by its prefix, revoked and expired ones included, and whether
+        the token's secret is that credential's: what `tobe admin whoami` shows. INVALID_ARGUMENT
+        for a text that is no ToBe token; NOT_FOUND when no credential has its prefix. Reads only:
+        no audit row, and the token is never logged or kept.
+        """
 
     @_abc_1.abstractmethod
     def RevokeCredential(
