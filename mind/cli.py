@@ -91,8 +91,9 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
         raise click.ClickException(f"cannot start the Mind: {exc}") from None
     # Before the state lock and the Mind's stack are loaded: a wrong model or key stops the
     # start at once (reading the stored key needs no lock).
+    stored_key = partial(_stored_key, settings)
     try:
-        provider = build_provider(settings.provider, stored_key=partial(_stored_key, settings))
+        provider = build_provider(settings.provider, stored_key=stored_key)
     except (ProviderConfigError, ScriptError) as exc:
         raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
     from mind.server import build, serve
@@ -110,9 +111,13 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
     try:
         upgrade(settings.store_url)
         try:
-            app = build(settings, provider)
+            app = build(settings, provider, stored_key=stored_key)
         except ProfileError as exc:
             raise click.ClickException(f"cannot start the Mind: {exc}") from exc
+        except (ProviderConfigError, ScriptError) as exc:
+            raise click.ClickException(
+                f"cannot start the Mind: [approvals.reviewer] provider: {exc}"
+            ) from exc
         try:
             asyncio.run(serve(app, address, tls))
         except BindError as exc:

@@ -35,7 +35,7 @@ from mind.memory.tools import memory_tools
 from mind.profiles.book import ProfileBook
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
-from mind.providers.factory import thinking_level
+from mind.providers.factory import StoredKey, thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -166,11 +166,14 @@ def compaction_engine(
     return CompactionEngine(database, provider, Budget.of(info, settings), estimator, settings)
 
 
-def build(settings: Settings, provider: Provider) -> MindApp:
+def build(
+    settings: Settings, provider: Provider, *, stored_key: StoredKey | None = None
+) -> MindApp:
     """Assemble every component; nothing touches the database until `MindApp.start`.
 
     ProfileError when `[profiles]` as a whole is wrong (a factory that does not import, two
-    profiles with one name, a default that names none)."""
+    profiles with one name, a default that names none); ProviderConfigError when the
+    Reviewer's own provider is (`stored_key` gives it the key `tobe setup` stored)."""
     bus, live_calls = EventBus(), LiveCalls()
 
     def committed(events: list[OutboxEvent]) -> None:
@@ -192,7 +195,7 @@ def build(settings: Settings, provider: Provider) -> MindApp:
     profiles = ProfileBook.from_settings(settings.profiles, tools.platform_names)
     # The keys of sealed runs, shared by everything that writes or reads their values.
     keyring = KeyRing(store_loader(database))
-    approvals = Approvals.build(settings.approvals, database, provider, keyring)
+    approvals = Approvals.build(settings.approvals, database, provider, keyring, stored_key)
     runtime = ToolRuntime(approvals.authorizer)
     # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
     clock = clock_from(settings.scheduler)

@@ -12,7 +12,7 @@ from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
 from mind.conversation.continuation import Continuation, Resume
 from mind.providers.base import Provider
-from mind.providers.factory import build_provider
+from mind.providers.factory import StoredKey, build_provider
 from mind.sealing.keyring import KeyRing
 from mind.store.database import Database
 from tobe.config import ApprovalSettings
@@ -33,16 +33,18 @@ class Approvals:
         database: Database,
         provider: Provider,
         keyring: KeyRing | None = None,
+        stored_key: StoredKey | None = None,
     ) -> Approvals:
-        """`provider` serves the Reviewer unless `[approvals.reviewer] provider` names one;
-        `keyring` holds the sealed runs' keys (`mind.sealing`)."""
+        """`provider` serves the Reviewer unless `[approvals.reviewer] provider` names one,
+        built like the Mind's (with the key `tobe setup` stored, `stored_key`, when it sets
+        none); `keyring` holds the sealed runs' keys (`mind.sealing`)."""
         broker = ApprovalBroker(database, expiry=settings.expiry, keyring=keyring)
         continuation = Continuation(database)
         broker.on_unattended(continuation.on_decision)
         reviewer, own = None, None
         if settings.reviewer.enabled:
             if settings.reviewer.provider is not None:
-                own = build_provider(settings.reviewer.provider)
+                own = build_provider(settings.reviewer.provider, stored_key=stored_key)
             reviewer = Reviewer(own or provider, timeout=settings.reviewer.timeout)
         authorizer = ApprovalAuthorizer(
             policy=Policy(settings),
