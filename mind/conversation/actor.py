@@ -617,10 +617,14 @@ class ConversationActor:
                     tx, self.audience, key=self.key, text=error_reply, posted_by=posts.ERROR_REPLY
                 )
             if ended is not None and firing is not None:
-                outcome, detail = firing.outcome(state, reason)
-                if outcome is FiringOutcome.SENT:
-                    firing.post(tx, self.audience, self.key)
-                schedule_records.end_firing(tx, firing.firing_id, outcome, detail)
+                if state == "interrupted":
+                    # A stop: the firing runs again after the restart, as after a crash.
+                    proactive.retry_interrupted(tx, run_id, reason, self.audience)
+                elif schedule_records.firing_open(tx, firing.firing_id):
+                    outcome, detail = firing.outcome(state, reason)
+                    if outcome is FiringOutcome.SENT:
+                        firing.post(tx, self.audience, self.key)
+                    schedule_records.end_firing(tx, firing.firing_id, outcome, detail)
             return ended.redaction if ended is not None else None
 
         try:
@@ -717,8 +721,8 @@ class ConversationActor:
             if not continuation.batch_is_last(history, active.resume_call):
                 return RunOutcome(state="completed", reason="later messages followed the batch")
             if active.trigger == runs.PROACTIVE_TRIGGER:
-                # Its proactive run ended at the crash (and its firing with it): the result is
-                # recorded, and nothing more runs without the firing's narrowed tools.
+                # Its proactive run ended at the crash (its firing runs again, or ended): the
+                # result is recorded, and nothing more runs without the firing's narrowed tools.
                 return RunOutcome(state="completed", reason="the proactive run had ended")
         selection = await self._decide(active, profile, history)
         protected = frozenset([*self._resumes, active.resume_call]) - {""}

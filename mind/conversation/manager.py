@@ -159,7 +159,8 @@ class ConversationManager:
         self.memory = Memory(database)
 
     async def recover(self) -> None:
-        """At start: end runs a crash left `running`, then resume the queued inputs."""
+        """At start: end runs a crash left `running` (queueing the next attempt of a firing
+        whose run it was), then resume the queued inputs."""
 
         def unit(tx: WriteTx) -> list[models.Run]:
             interrupted = runs.running(tx)
@@ -178,7 +179,7 @@ class ConversationManager:
                 if ended is not None and ended.redaction:
                     shredded[run.id] = ended.redaction
                 if ended is not None and run.trigger == runs.PROACTIVE_TRIGGER:
-                    proactive.end_interrupted(tx, run.id, INTERRUPTED)
+                    proactive.retry_interrupted(tx, run.id, INTERRUPTED, audience)
             prune(tx.session, self.settings.outbox_keep)
             return interrupted
 

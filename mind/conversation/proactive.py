@@ -11,6 +11,12 @@ new). Its run, triggered `schedule` (`runs.PROACTIVE_TRIGGER`):
   either ends the run (`ToolSelection.ends_run`). Neither posts anything itself: the run's
   end posts the message (through the conversation's ordered queue, as a post by
   `schedule:<id>`) and records the firing's outcome, in one unit of work;
+* is run again when interrupted (a crash, found by recovery; or a stop): the unit recording
+  the interruption queues a retry input keyed `firing:<id>:attempt:<n>`, until
+  `MAX_ATTEMPTS` runs started; then the firing ends failed and that unit posts a notice
+  telling the person. The post and the firing's end commit together and only while the
+  firing is open (`records.firing_open`), so a firing posts at most once however often it
+  runs: it is delivered exactly once;
 * leaves nothing for later runs: every message of a proactive run (its firing note, steps and
   tool results) is left out of the history runs and compactions read
   (`mind.context.records.MESSAGES_AFTER`). They stay stored, so the owner can see what the
@@ -30,7 +36,7 @@ from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, select
 
-from mind.conversation import posts
+from mind.conversation import inputs, posts
 from mind.core.history import HistoryMessage
 from mind.events.action_views import FiringOutcome
 from mind.memory.store import MemoryListing
@@ -38,7 +44,7 @@ from mind.scheduler import records as schedule_records
 from mind.scheduler.model import FiringDelivery
 from mind.store import models
 from mind.store.database import WriteTx
-from mind.tools.base import Effect, ToolContext, ToolOutcome
+from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
 from mind.tools.selection import ToolSelection, read_only
 
 # The messages a run delivered: for a proactive run, its firing note.
@@ -52,15 +58,18 @@ SEND = "send_message"
 SKIP = "skip"
 # Why a person's message cancels a proactive run (and how the outcome tells it from a cancel).
 ABORTED_BY_MESSAGE = "a message from the user arrived; it is answered first"
+# The proactive runs a firing may start: each interrupted one but the last is run again.
+MAX_ATTEMPTS = 3
 
 
-def source(firing: FiringDelivery) -> dict[str, Any]:
+def source(firing: FiringDelivery, attempt: int = 1) -> dict[str, Any]:
     """The `source` of a firing's input: what the run needs to know about its firing."""
     return {
         "kind": KIND,
         "firing_id": firing.firing_id,
         "schedule_id": firing.schedule_id,
         "title": firing.title,
+        "attempt": attempt,
     }
 
 
@@ -68,13 +77,11 @@ def is_firing(input_source: dict[str, Any]) -> bool:
     return input_source.get("kind") == KIND
 
 
-def note_text(firing: FiringDelivery) -> str:
+def note_text(firing: FiringDelivery, attempt: int = 1) -> str:
     """The firing note: what fired, the goal and plan, and how the run must end."""
-    zone = ZoneInfo(firing.trigger.time_zone or "UTC")
-    local = firing.due_at.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
     lines = [
         f"Scheduled action {firing.title!r} ({firing.schedule_id}) fired; it was due at "
-        f"{local} ({firing.trigger.time_zone or 'UTC'}).",
+        f"{_local_due(firing)} ({firing.trigger.time_zone or 'UTC'}).",
         f"Goal, as the user set it: {firing.goal}",
     ]
     if firing.plan:
@@ -91,7 +98,17 @@ def note_text(firing: FiringDelivery) -> str:
         f"to check what you need. End it with `{SEND}` carrying the message for the user, or "
         f"with `{SKIP}` and a reason when nothing needs saying now."
     )
+    if attempt > 1:
+        lines.append(
+            f"Attempt {attempt} of {MAX_ATTEMPTS}: the Mind stopped during an earlier attempt, "
+            "before anything was sent for this firing."
+        )
     return "\n".join(lines)
+
+
+def _local_due(firing: FiringDelivery) -> str:
+    zone = ZoneInfo(firing.trigger.time_zone or "UTC")
+    return firing.due_at.astimezone(zone).strftime("%Y-%m-%d %H:%M %Z")
 
 
 def memory_note(listing: MemoryListing, now: datetime) -> HistoryMessage:
@@ -150,16 +167,45 @@ class ProactiveRun:
             )
 
 
-def end_interrupted(tx: WriteTx, run_id: str, reason: str) -> None:
-    """The firing of a proactive run a crash interrupted ends failed (in the recovery's unit):
-    a firing runs at most once."""
-    firing_id = tx.session.scalar(
-        select(models.Firing.id).where(
-            models.Firing.run_id == run_id, models.Firing.outcome == FiringOutcome.RUNNING.value
+def retry_interrupted(tx: WriteTx, run_id: str, reason: str, audience: list[str]) -> None:
+    """Run `run_id` was interrupted (in the unit recording it): when it was its firing's
+    latest attempt, queue the next one, or after `MAX_ATTEMPTS` end the firing failed and
+    tell the person. Nothing was posted for the firing yet: that happens only with its end."""
+    firing = schedule_records.running_firing(tx, run_id)
+    if firing is None:
+        return  # not a firing's latest attempt (a continuation run), or already ended
+    delivery = schedule_records.delivery_of(tx.session, firing)
+    if delivery is None:
+        return
+    if firing.attempts < MAX_ATTEMPTS:
+        attempt = firing.attempts + 1
+        inputs.enqueue(
+            tx,
+            key=delivery.conversation_key,
+            principal=delivery.owner,
+            text=note_text(delivery, attempt),
+            idempotency_key=f"{delivery.idempotency_key}:attempt:{attempt}",
+            steer=False,
+            mode=DetailMode.SUMMARY.value,
+            active_run_id="",
+            audience=audience,
+            source=source(delivery, attempt),
         )
+        return
+    posts.append(
+        tx,
+        audience,
+        key=delivery.conversation_key,
+        text=(
+            f"Scheduled action {delivery.title!r}, due {_local_due(delivery)}, did not run: "
+            f"the Mind stopped during each of its {MAX_ATTEMPTS} attempts, so nothing was sent "
+            "for it."
+        ),
+        posted_by=f"schedule:{delivery.schedule_id}",
+        extra={"firing_id": delivery.firing_id},
     )
-    if firing_id is not None:
-        schedule_records.end_firing(tx, firing_id, FiringOutcome.FAILED, reason)
+    detail = f"interrupted in each of its {MAX_ATTEMPTS} attempts; the last: {reason}"
+    schedule_records.end_firing(tx, firing.id, FiringOutcome.FAILED, detail)
 
 
 class _SendMessage:

@@ -192,15 +192,33 @@ def claim_condition(
 
 
 def firing_started(tx: WriteTx, firing_id: int, run_id: str) -> None:
-    """The firing's input was delivered to run `run_id`: no redelivery at the next start."""
-    firing = tx.session.get(Firing, firing_id)
-    if firing is not None and not firing.run_id:
+    """The firing's input (or a retry's) was delivered to run `run_id`, its latest attempt:
+    no redelivery at the next start. A firing that already ended counts no attempt."""
+    firing = tx.session.get(Firing, firing_id, with_for_update=True)
+    if firing is not None and firing.ended_at is None:
         firing.run_id = run_id
+        firing.attempts += 1
+
+
+def running_firing(tx: WriteTx, run_id: str) -> Firing | None:
+    """The firing whose latest attempt is run `run_id`, while it has not ended."""
+    return tx.session.scalar(
+        select(Firing)
+        .where(Firing.run_id == run_id, Firing.outcome == FiringOutcome.RUNNING.value)
+        .with_for_update()
+    )
+
+
+def firing_open(tx: WriteTx, firing_id: int) -> bool:
+    """Whether the firing has not ended yet (its row locked for the rest of the unit): what
+    is posted with its end is posted only while it is open, so once per firing."""
+    firing = tx.session.get(Firing, firing_id, with_for_update=True)
+    return firing is not None and firing.ended_at is None
 
 
 def end_firing(tx: WriteTx, firing_id: int, outcome: FiringOutcome, detail: str) -> None:
-    """Record how the firing's proactive run ended (once: a second end changes nothing)."""
-    firing = tx.session.get(Firing, firing_id)
+    """Record how the firing ended (once: a second end changes nothing)."""
+    firing = tx.session.get(Firing, firing_id, with_for_update=True)
     if firing is None or firing.ended_at is not None:
         return
     firing.outcome, firing.detail = outcome.value, detail
@@ -208,6 +226,12 @@ def end_firing(tx: WriteTx, firing_id: int, outcome: FiringOutcome, detail: str)
     row = tx.session.get(ScheduledAction, firing.schedule_id)
     if row is not None:
         _announce(tx, row)
+
+
+def delivery_of(session: Session, firing: Firing) -> FiringDelivery | None:
+    """What a firing's conversation gets, again (for a retry); None when its action is gone."""
+    row = session.get(ScheduledAction, firing.schedule_id)
+    return _delivery(row, firing) if row is not None else None
 
 
 def undelivered(session: Session) -> list[FiringDelivery]:
