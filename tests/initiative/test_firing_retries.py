@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from helpers.eventually import eventually_async
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from mind.conversation import inputs, proactive, runs
 from mind.conversation.access import Viewer
@@ -116,7 +117,7 @@ class Stored:
 
 
 async def _stored(database: Database, firing_id: int) -> Stored:
-    def read(session) -> Stored:  # type: ignore[no-untyped-def]
+    def read(session: Session) -> Stored:
         row = session.get(models.Firing, firing_id)
         attempts = session.scalars(
             select(models.Input.run_id)
