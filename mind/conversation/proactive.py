@@ -175,7 +175,8 @@ def retry_interrupted(tx: WriteTx, run_id: str, reason: str, audience: list[str]
     if firing is None:
         return  # not a firing's latest attempt (a continuation run), or already ended
     delivery = schedule_records.delivery_of(tx.session, firing)
-    if delivery is None:
+    if delivery is None:  # its action is gone: nothing to run again, nobody to tell
+        schedule_records.end_firing(tx, firing.id, FiringOutcome.FAILED, reason)
         return
     if firing.attempts < MAX_ATTEMPTS:
         attempt = firing.attempts + 1
