@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from sqlalchemy.engine import URL
+
 from management.backup_format import (
     CONFIG,
     DATA,
@@ -30,7 +32,7 @@ from management.backup_format import (
     is_sqlite_side_file,
     left_out,
 )
-from mind.store.engine import is_sqlite, redacted_url, sync_url
+from mind.store.engine import is_sqlite, sync_url
 from mind.store.migrate import current
 from tobe import __version__
 from tobe.config import Settings, config_file
@@ -91,8 +93,7 @@ def _write(
     pg_dump: str | None = None
     if store is None:
         revision = _postgres_revision(settings.store_url)
-        url = redacted_url(settings.store_url)
-        pg_dump = f"pg_dump --format=custom --file=tobe-store.pgdump '{url}'"
+        pg_dump = pg_dump_command(settings.store_url)
     elif store.is_file():
         snapshot(store, scratch / STORE)
         revision = current(f"sqlite:///{scratch / STORE}")
@@ -129,6 +130,22 @@ def _write(
         pg_dump=pg_dump,
         outside=_outside(settings, data_dir),
     )
+
+
+def pg_dump_command(store_url: str) -> str:
+    """The command that dumps the PostgreSQL store, its password left to pg_dump (prompt,
+    PGPASSWORD or ~/.pgpass) so that the line never shows a secret."""
+    url = sync_url(store_url)
+    target = URL.create(
+        "postgresql",
+        username=url.username,
+        host=url.host,
+        port=url.port,
+        database=url.database,
+        query=url.query,
+    ).render_as_string(hide_password=False)
+    where = " (password: PGPASSWORD or ~/.pgpass)" if url.password else ""
+    return f"pg_dump --format=custom --file=tobe-store.pgdump '{target}'{where}"
 
 
 def snapshot(source: Path, destination: Path) -> None:
@@ -217,7 +234,7 @@ def _write_archive(archive: Path, manifest: Manifest, members: list[tuple[Path, 
     files = 0
     try:
         with os.fdopen(descriptor, "wb") as out:
-            with tarfile.open(fileobj=out, mode="w:gz") as tar:
+            with tarfile.open(fileobj=out, mode="w:gz", compresslevel=6) as tar:
                 _add_bytes(tar, MANIFEST, manifest.to_bytes())
                 for path, name in members:
                     try:

@@ -1,4 +1,5 @@
-"""`tobe backup` and `tobe restore` run as the person runs them, in a process of their own."""
+"""`tobe backup` and `tobe restore` run as a person runs them: in a process of their own
+(`tobe`), or through the same command in this process (`tobe_here`, click's runner)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,12 @@ import hashlib
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+
+from click.testing import CliRunner
+
+from tobe.cli import main
 
 
 def cli_env(data_dir: Path, config: Path, **extra: str) -> dict[str, str]:
@@ -19,6 +25,18 @@ def tobe(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "tobe", *args], env=env, capture_output=True, text=True, timeout=120
     )
+
+
+@dataclass
+class Outcome:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def tobe_here(env: dict[str, str], *args: str) -> Outcome:
+    result = CliRunner().invoke(main, list(args), env=env)
+    return Outcome(result.exit_code, result.stdout, result.stderr)
 
 
 def tree(root: Path) -> dict[str, tuple[int, str]]:

@@ -1,5 +1,6 @@
 """`tobe backup` and `tobe restore` on a data directory no service runs on: what the archive
-holds and leaves out, its modes, schema versions, and what a restore replaces."""
+holds and leaves out, its modes, schema versions, and what a restore replaces. The commands run
+in this process; test_backup_e2e.py runs them as processes beside a running Mind."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from backup_cli import cli_env, tobe, tree
+from backup_cli import cli_env, tree
+from backup_cli import tobe_here as tobe
 from helpers.mind_process import issue_token, store_url
 from helpers.postgres import fresh_postgres_database, postgres_server_url
 
+from management.backup import pg_dump_command
 from mind.store.migrate import current, head_revision, upgrade
 
 CONFIG = 'log_level = "INFO"\n'
@@ -253,3 +256,14 @@ def test_on_postgresql_the_backup_leaves_the_store_to_pg_dump(tmp_path: Path) ->
     manifest = _manifest(archive)
     assert manifest["database"] == "postgresql"
     assert manifest["schema_revision"] == head_revision()
+
+
+def test_the_pg_dump_line_never_shows_the_password() -> None:
+    line = pg_dump_command("postgres://tobe:s3cret@db.example:5432/tobe?sslmode=require")
+
+    assert "s3cret" not in line
+    assert line == (
+        "pg_dump --format=custom --file=tobe-store.pgdump "
+        "'postgresql://tobe@db.example:5432/tobe?sslmode=require' "
+        "(password: PGPASSWORD or ~/.pgpass)"
+    )

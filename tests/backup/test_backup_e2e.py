@@ -16,7 +16,7 @@ from pathlib import Path
 
 import grpc
 import pytest
-from backup_cli import cli_env, tobe, tree
+from backup_cli import cli_env, tobe, tobe_here, tree
 from helpers.eventually import eventually
 from helpers.mind_gateway import SCRIPT, Gateway
 from helpers.mind_process import MindProcess, mind_env, running_mind
@@ -112,8 +112,8 @@ def test_a_backup_taken_while_a_conversation_is_written_restores_a_store_a_new_m
         gateway_token = mind.gateway_token
 
     restored = tmp_path / "restored"
-    result = tobe(cli_env(restored, tmp_path / "none.toml"), "restore", str(archive))
-    assert result.returncode == 0, result.stderr
+    restoring = tobe_here(cli_env(restored, tmp_path / "none.toml"), "restore", str(archive))
+    assert restoring.returncode == 0, restoring.stderr
     _store_is_one_commit(restored / "tobe.db")
     original_files = tree(tmp_path / "data" / "credentials")
     assert tree(restored / "credentials") == original_files
@@ -149,7 +149,7 @@ def test_restore_refuses_while_the_mind_runs_and_changes_nothing(tmp_path: Path)
     with running_mind(tmp_path, script=script) as mind:
         env = cli_env(mind.data_dir, tmp_path / "none.toml")
         archive = tmp_path / "backup.tar.gz"
-        assert tobe(env, "backup", str(archive)).returncode == 0
+        assert tobe_here(env, "backup", str(archive)).returncode == 0
         before = _files(mind.data_dir)
 
         result = tobe(env, "restore", "--force", str(archive))
