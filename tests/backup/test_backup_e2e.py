@@ -1,5 +1,5 @@
 """`tobe backup` of a Mind that is writing a conversation, restored and served by a new Mind;
-`tobe restore` refused beside a running Mind.
+`tobe backup` and a refused `tobe restore` under `tobe up`.
 
 A restored store is consistent when it is the state of one commit of the Mind: SQLite finds it
 sound, every message acknowledged before the backup began is in it, the person's messages are
@@ -11,18 +11,21 @@ as after a crash; then the conversation settles, and answers a new message.
 from __future__ import annotations
 
 import sqlite3
+import tarfile
 import threading
 from pathlib import Path
 
-import grpc
+import pexpect
 import pytest
 from backup_cli import cli_env, tobe, tobe_here, tree
 from helpers.eventually import eventually
 from helpers.mind_gateway import SCRIPT, Gateway
 from helpers.mind_process import MindProcess, mind_env, running_mind
+from helpers.up_process import chat_once, spawn, up_env
 
 from mind.management import provision
 from tobe.config import Settings
+from tobe.runtime.addresses import published
 from tobe.v1 import common_pb2
 
 pytestmark = pytest.mark.e2e
@@ -66,10 +69,12 @@ def _store_is_one_commit(database: Path) -> None:
 
 
 def _files(data_dir: Path) -> dict[str, tuple[int, str]]:
-    """The data directory's files; the store's only by name, since the Mind may write it."""
+    """The data directory's files, but what the running services write themselves: logs not
+    at all, databases only by name."""
     return {
-        path: (mode, "" if path.startswith("tobe.db") else digest)
+        path: (mode, "" if ".db" in Path(path).name else digest)
         for path, (mode, digest) in tree(data_dir).items()
+        if not path.startswith("logs")
     }
 
 
@@ -143,28 +148,51 @@ def test_a_backup_taken_while_a_conversation_is_written_restores_a_store_a_new_m
         new_mind.kill()
 
 
-def test_restore_refuses_while_the_mind_runs_and_changes_nothing(tmp_path: Path) -> None:
-    script = tmp_path / "script.yaml"
-    script.write_text(SCRIPT)
-    with running_mind(tmp_path, script=script) as mind:
-        env = cli_env(mind.data_dir, tmp_path / "none.toml")
+def test_under_tobe_up_the_backup_holds_every_service_s_state_and_restore_is_refused(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    env = up_env(data_dir, listen=False)
+    up = spawn(["up", "--port-base", "0", "--no-web"], env)
+    try:
+        up.expect("ToBe is up.")
+        chat_once(env, "hello")
         archive = tmp_path / "backup.tar.gz"
-        assert tobe_here(env, "backup", str(archive)).returncode == 0
-        before = _files(mind.data_dir)
+        result = tobe(env, "backup", str(archive))
+        assert result.returncode == 0, result.stderr
+        running = published(data_dir)
+        assert {"mind", "face", "awareness"} <= set(running)
+        before = _files(data_dir)
 
-        result = tobe(env, "restore", "--force", str(archive))
+        refused = tobe(env, "restore", "--force", str(archive))
 
-        assert result.returncode == 1
-        assert result.stderr == (
-            f"Error: ToBe is running on {mind.data_dir}: mind (pid {mind.process.pid}), per "
-            f"{mind.data_dir / 'runtime.json'}; stop it (Ctrl-C in `tobe up`) and run tobe "
-            "restore again\n"
+        assert refused.returncode == 1
+        listing = ", ".join(f"{name} (pid {entry.pid})" for name, entry in sorted(running.items()))
+        assert refused.stderr == (
+            f"Error: ToBe is running on {data_dir}: {listing}, per {data_dir / 'runtime.json'}; "
+            "stop it (Ctrl-C in `tobe up`) and run tobe restore again\n"
         )
-        assert _files(mind.data_dir) == before
-        gateway = Gateway.connect(mind)
-        try:
-            gateway.create("p_still_served")
-        except grpc.RpcError as error:
-            pytest.fail(f"the Mind stopped serving: {error}")
-        finally:
-            gateway.close()
+        assert _files(data_dir) == before
+        up.kill(2)
+        up.expect(pexpect.EOF, timeout=60)
+    finally:
+        up.close(force=True)
+
+    with tarfile.open(archive) as tar:
+        names = set(tar.getnames())
+    tokens = {f"data/credentials/{name}.token" for name in ("awareness", "client", "face", "hand")}
+    assert tokens | {"store.db", "data/awareness/journal.db", "data/workspace"} <= names
+    runtime = [n for n in names if n.startswith(("data/logs", "data/runtime"))]
+    assert runtime + [n for n in names if n.endswith(("-wal", "-shm", ".sock", ".lock"))] == []
+
+    restored = tmp_path / "restored"
+    result = tobe_here(cli_env(restored, tmp_path / "none.toml"), "restore", str(archive))
+    assert result.returncode == 0, result.stderr
+    assert tree(restored / "credentials") == tree(data_dir / "credentials")
+    journal = sqlite3.connect(restored / "awareness" / "journal.db")
+    assert journal.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+    journal.close()
+    store = sqlite3.connect(restored / "tobe.db")
+    texts = [row[0] for row in store.execute("SELECT text FROM messages WHERE role = 'user'")]
+    store.close()
+    assert texts == ["hello"]
