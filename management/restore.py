@@ -95,7 +95,7 @@ def restore(
                     report.replaced = _set_aside(occupied, data_dir / f"{REPLACED_PREFIX}{stamp}")
                 _move_in(staging, data_dir, store)
                 if restore_config:
-                    _restore_config(staging, manifest, stamp, report)
+                    _restore_config(staging, stamp, report)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
             _finish(settings, store, manifest, report)
@@ -275,7 +275,7 @@ def _merge(source: Path, destination: Path) -> None:
             os.replace(entry, target)
 
 
-def _restore_config(staging: Path, manifest: Manifest, stamp: str, report: RestoreReport) -> None:
+def _restore_config(staging: Path, stamp: str, report: RestoreReport) -> None:
     saved = staging / CONFIG
     if not saved.is_file():
         report.notes.append("The archive holds no configuration file: none was restored.")
