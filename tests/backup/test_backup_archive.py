@@ -4,6 +4,7 @@ in this process; test_backup_e2e.py runs them as processes beside a running Mind
 
 from __future__ import annotations
 
+import io
 import json
 import socket
 import sqlite3
@@ -267,3 +268,45 @@ def test_the_pg_dump_line_never_shows_the_password() -> None:
         "'postgresql://tobe@db.example:5432/tobe?sslmode=require' "
         "(password: PGPASSWORD or ~/.pgpass)"
     )
+
+
+def test_symbolic_links_are_restored_as_they_were_and_none_is_written_through(
+    tmp_path: Path,
+) -> None:
+    data_dir = _data_dir(tmp_path)
+    venv = data_dir / "workspace" / "venv" / "bin"
+    venv.mkdir(parents=True)
+    (venv / "python").symlink_to("/usr/bin/python3")
+    archive = tmp_path / "backup.tar.gz"
+    assert tobe(cli_env(data_dir, tmp_path / "none.toml"), "backup", str(archive)).returncode == 0
+    restored = tmp_path / "restored"
+
+    result = tobe(cli_env(restored, tmp_path / "none.toml"), "restore", str(archive))
+
+    assert result.returncode == 0, result.stderr
+    assert (restored / "workspace" / "venv" / "bin" / "python").readlink() == Path(
+        "/usr/bin/python3"
+    )
+
+    # An archive whose member would be written through one of its links is refused.
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    crafted = tmp_path / "crafted.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(crafted, "w:gz") as tar:
+        manifest = source.getmember("manifest.json")
+        tar.addfile(manifest, source.extractfile(manifest))
+        link = tarfile.TarInfo("data/escape")
+        link.type, link.linkname = tarfile.SYMTYPE, str(outside)
+        tar.addfile(link)
+        planted = tarfile.TarInfo("data/escape/planted.txt")
+        tar.addfile(planted, io.BytesIO(b""))
+    target = tmp_path / "target"
+
+    result = tobe(cli_env(target, tmp_path / "none.toml"), "restore", str(crafted))
+
+    assert result.returncode == 1
+    assert result.stderr == (
+        f"Error: {crafted} is not a backup this ToBe can restore: it holds "
+        "'data/escape/planted.txt' under a symbolic link\n"
+    )
+    assert list(outside.iterdir()) == [] and not target.exists()
