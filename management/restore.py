@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import shutil
 import tarfile
+import tomllib
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -276,20 +277,37 @@ def _merge(source: Path, destination: Path) -> None:
 
 
 def _restore_config(staging: Path, stamp: str, report: RestoreReport) -> None:
+    """Write the archive's configuration file where this ToBe reads it, atomically; the file
+    it replaces stays beside it."""
     saved = staging / CONFIG
     if not saved.is_file():
         report.notes.append("The archive holds no configuration file: none was restored.")
         return
     target = config_file()
     target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        report.config_replaced = target.with_name(f"{target.name}.{REPLACED_PREFIX}{stamp}")
-        os.replace(target, report.config_replaced)
     temporary = target.with_name(f".{target.name}.{stamp}.tmp")
     shutil.copyfile(saved, temporary)
     os.chmod(temporary, FILE_MODE)
+    if target.exists():
+        report.config_replaced = target.with_name(f"{target.name}.{REPLACED_PREFIX}{stamp}")
+        shutil.copy2(target, report.config_replaced)
     os.replace(temporary, target)
     report.config = target
+    configured = _configured_data_dir(target)
+    if configured is not None and configured.absolute() != report.data_dir:
+        report.notes.append(
+            f"The restored configuration sets data_dir = {configured}, not {report.data_dir} "
+            "where this restore went: edit it, or restore again with --data-dir "
+            f"{configured} --force"
+        )
+
+
+def _configured_data_dir(config: Path) -> Path | None:
+    try:
+        value = tomllib.loads(config.read_text()).get("data_dir")
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return None
+    return Path(value) if isinstance(value, str) else None
 
 
 def _finish(

@@ -310,3 +310,24 @@ def test_symbolic_links_are_restored_as_they_were_and_none_is_written_through(
         "'data/escape/planted.txt' under a symbolic link\n"
     )
     assert list(outside.iterdir()) == [] and not target.exists()
+
+
+def test_a_restored_configuration_naming_another_data_directory_is_pointed_out(
+    tmp_path: Path,
+) -> None:
+    data_dir = _data_dir(tmp_path)
+    config = tmp_path / "config.toml"
+    config.write_text(f'data_dir = "{data_dir}"\n')
+    archive = tmp_path / "backup.tar.gz"
+    assert tobe(cli_env(data_dir, config), "backup", str(archive)).returncode == 0
+    restored = tmp_path / "restored"
+    new_config = tmp_path / "new" / "config.toml"
+
+    result = tobe(cli_env(restored, new_config), "restore", "--config", str(archive))
+
+    assert result.returncode == 0, result.stderr
+    assert new_config.read_text() == config.read_text()
+    assert (
+        f"The restored configuration sets data_dir = {data_dir}, not {restored} where this "
+        f"restore went: edit it, or restore again with --data-dir {data_dir} --force"
+    ) in result.stdout
