@@ -151,8 +151,8 @@ def pg_dump_command(store_url: str) -> str:
 def snapshot(source: Path, destination: Path) -> None:
     """Copy the SQLite database `source` to `destination` through the backup API.
 
-    `source` is opened read-write without creating it (SQLite needs its shared-memory file
-    for WAL), and nothing is written to it.
+    `source` is opened read-write without creating it (a WAL reader needs the shared-memory
+    file) and only read; as any last connection, closing it may checkpoint the WAL.
     """
     uri = source.absolute().as_uri() + "?mode=rw"
     with closing(sqlite3.connect(uri, uri=True)) as live:
