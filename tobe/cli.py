@@ -18,6 +18,7 @@ from tobe import __version__
 COMMANDS = {
     "admin": "management.cli:admin",
     "awareness": "awareness.cli:awareness",
+    "backup": "management.cli_backup:backup",
     "chat": "face.cli:chat",
     "db": "mind.store.cli:db",
     "doctor": "management.doctor.cli:doctor",
@@ -26,6 +27,7 @@ COMMANDS = {
     "health": "tobe.health_cli:health",
     "mind": "mind.cli:mind",
     "models": "management.cli_models:models",
+    "restore": "management.cli_backup:restore_command",
     "setup": "management.cli_setup:setup",
     "up": "management.up:up",
 }

@@ -16,6 +16,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from alembic.util.exc import CommandError
 from sqlalchemy.engine import Connection
 
 from mind.store.engine import create_migration_engine, is_sqlite, sync_url
@@ -33,6 +34,14 @@ def head_revision() -> str:
     if head is None:
         raise RuntimeError("the packaged migrations have no head revision")
     return head
+
+
+def is_packaged(revision: str) -> bool:
+    """Whether `revision` is one of this ToBe's migrations; False for a newer ToBe's."""
+    try:
+        return ScriptDirectory.from_config(alembic_config()).get_revision(revision) is not None
+    except CommandError:
+        return False
 
 
 def _sqlite_file(url: str) -> Path | None:

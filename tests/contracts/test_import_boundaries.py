@@ -27,7 +27,8 @@ PUBLIC: dict[str, frozenset[str]] = {
     # `tobe admin` serves Management in-process when no Mind runs; `tobe up` provisions the
     # local credentials, says which provider the Mind will run with and checks it answers;
     # `tobe setup` and `tobe models` list models against the catalog and store the key;
-    # `tobe doctor` reads the store's schema revision and migrates a store that is behind.
+    # `tobe doctor` reads the store's schema revision and migrates a store that is behind;
+    # `tobe backup` and `tobe restore` read it, and migrate a restored store.
     "management": frozenset(
         {
             "mind.management",
