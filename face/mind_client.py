@@ -145,9 +145,9 @@ class MindClient:
         return await self._mind.unary(self._mind.stub.CreatePairingCode, request)
 
     async def redeem_pairing_code(
-        self, code: str, device: str
+        self, code: str, device: str, device_id: str = ""
     ) -> mind_pb2.RedeemPairingCodeResponse:
-        request = mind_pb2.RedeemPairingCodeRequest(code=code, device=device)
+        request = mind_pb2.RedeemPairingCodeRequest(code=code, device=device, device_id=device_id)
         return await self._mind.unary(self._mind.stub.RedeemPairingCode, request)
 
     async def sign_out(self, token: str) -> mind_pb2.SignOutResponse:

@@ -25,6 +25,7 @@ from mind.core.loop import AgentCore
 from mind.credentials import store_authenticator
 from mind.credentials.cache import CachedAuthenticator
 from mind.credentials.identity import Identity
+from mind.credentials.last_seen import LastSeen
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
@@ -110,8 +111,9 @@ class MindApp:
     scheduler: Scheduler | None = None
 
     def __post_init__(self) -> None:
-        self.authenticate = CachedAuthenticator(
-            store_authenticator(self.database), self.live_calls.is_revoked
+        # Every call authenticates through the cache; `last_seen_at` is written once a minute.
+        self.authenticate = LastSeen(self.database).recording(
+            CachedAuthenticator(store_authenticator(self.database), self.live_calls.is_revoked)
         )
 
     async def authenticate_client(self, token: str) -> Identity | None:

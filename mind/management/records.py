@@ -25,6 +25,9 @@ class CredentialInfo:
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None
+    last_seen_at: datetime | None = None
+    # The browser a paired credential signed in; "" for any other credential.
+    device_id: str = ""
 
     @classmethod
     def of(cls, row: Credential) -> CredentialInfo:
@@ -38,6 +41,8 @@ class CredentialInfo:
             created_at=row.created_at,
             expires_at=row.expires_at,
             revoked_at=row.revoked_at,
+            last_seen_at=row.last_seen_at,
+            device_id=row.device_id or "",
         )
 
 

@@ -360,7 +360,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.RedeemPairingCodeRequest, context: Context
     ) -> mind_pb2.RedeemPairingCodeResponse:
         _require_gateway()
-        redeemed = await self.pairing.redeem(request.code, request.device)
+        redeemed = await self.pairing.redeem(request.code, request.device, request.device_id)
         return mind_pb2.RedeemPairingCodeResponse(
             token=redeemed.token,
             credential_id=redeemed.credential_id,

@@ -1147,19 +1147,25 @@ class RedeemPairingCodeRequest(_message.Message):
 
     CODE_FIELD_NUMBER: _builtins.int
     DEVICE_FIELD_NUMBER: _builtins.int
+    DEVICE_ID_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     """As printed (`ABCDE-12345`); case, spaces and dashes do not matter."""
     device: _builtins.str
     """What signs in, for the credential's label ("web: Chromium on Linux"); at most 128 chars."""
+    device_id: _builtins.str
+    """A stable id of the signing-in browser (8 to 64 of A-Z a-z 0-9 _ -); empty: none. The
+    principal's earlier live credential of the same device is revoked in the same step.
+    """
     def __init__(
         self,
         *,
         code: _builtins.str = ...,
         device: _builtins.str = ...,
+        device_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "device", b"device"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "device", b"device", "device_id", b"device_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

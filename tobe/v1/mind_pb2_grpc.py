@@ -342,7 +342,8 @@ class MindServicer:
         """Spends a pairing code: creates a client credential of the code's principal with scopes
         `chat` and `approve`, labelled with `device`, and returns its token once. A code works
         once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-        unknown, used or expired one (the three are not told apart).
+        unknown, used or expired one (the three are not told apart). With a `device_id`, the
+        credential the same device had for the same principal is revoked (its connections end).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -146,7 +146,8 @@ class MindStub:
     """Spends a pairing code: creates a client credential of the code's principal with scopes
     `chat` and `approve`, labelled with `device`, and returns its token once. A code works
     once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-    unknown, used or expired one (the three are not told apart).
+    unknown, used or expired one (the three are not told apart). With a `device_id`, the
+    credential the same device had for the same principal is revoked (its connections end).
     """
     SignOut: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SignOutRequest, _mind_pb2.SignOutResponse]
     """Revokes the client credential whose token is given (a device signing itself out); its
@@ -265,7 +266,8 @@ class MindAsyncStub(MindStub):
     """Spends a pairing code: creates a client credential of the code's principal with scopes
     `chat` and `approve`, labelled with `device`, and returns its token once. A code works
     once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-    unknown, used or expired one (the three are not told apart).
+    unknown, used or expired one (the three are not told apart). With a `device_id`, the
+    credential the same device had for the same principal is revoked (its connections end).
     """
     SignOut: _aio.UnaryUnaryMultiCallable[_mind_pb2.SignOutRequest, _mind_pb2.SignOutResponse]  # type: ignore[assignment]
     """Revokes the client credential whose token is given (a device signing itself out); its
@@ -507,7 +509,8 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         """Spends a pairing code: creates a client credential of the code's principal with scopes
         `chat` and `approve`, labelled with `device`, and returns its token once. A code works
         once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-        unknown, used or expired one (the three are not told apart).
+        unknown, used or expired one (the three are not told apart). With a `device_id`, the
+        credential the same device had for the same principal is revoked (its connections end).
         """
 
     @_abc_1.abstractmethod
