@@ -57,8 +57,11 @@ class IssuedCredential:
 @dataclass(frozen=True)
 class Revocation:
     credential: CredentialInfo
-    # Live Hand streams the running Mind closed; 0 offline (nothing is connected).
+    # Live connections closed: the Mind's own streams (Hands, a gateway's subscription) and
+    # the client connections gateways reported closing; 0 offline (nothing is connected).
     disconnected: int
+    # Gateways that did not report in time (`mind.revocation_reports`).
+    unreported_gateways: int = 0
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class Rotation:
     secret: str = field(repr=False)
     revoked_id: str = ""
     disconnected: int = 0
+    unreported_gateways: int = 0
 
 
 @dataclass(frozen=True)

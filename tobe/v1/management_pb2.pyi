@@ -336,8 +336,13 @@ class RevokeCredentialResponse(_message.Message):
 
     CREDENTIAL_FIELD_NUMBER: _builtins.int
     DISCONNECTED_FIELD_NUMBER: _builtins.int
+    UNREPORTED_GATEWAYS_FIELD_NUMBER: _builtins.int
     disconnected: _builtins.int
     """Live connections closed by the revocation (Hand streams, Face connections) when online."""
+    unreported_gateways: _builtins.int
+    """Gateways that did not report in time how many client connections they closed (their
+    connections are closed all the same, but not in `disconnected`).
+    """
     @_builtins.property
     def credential(self) -> Global___Credential: ...
     def __init__(
@@ -345,10 +350,11 @@ class RevokeCredentialResponse(_message.Message):
         *,
         credential: Global___Credential | None = ...,
         disconnected: _builtins.int = ...,
+        unreported_gateways: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected", "unreported_gateways", b"unreported_gateways"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -381,10 +387,13 @@ class RotateCredentialResponse(_message.Message):
     SECRET_FIELD_NUMBER: _builtins.int
     REVOKED_ID_FIELD_NUMBER: _builtins.int
     DISCONNECTED_FIELD_NUMBER: _builtins.int
+    UNREPORTED_GATEWAYS_FIELD_NUMBER: _builtins.int
     secret: _builtins.str
     revoked_id: _builtins.str
     disconnected: _builtins.int
     """Live connections of the old credential closed when online."""
+    unreported_gateways: _builtins.int
+    """As in RevokeCredentialResponse."""
     @_builtins.property
     def credential(self) -> Global___Credential:
         """The new credential; its secret is shown once, here."""
@@ -396,10 +405,11 @@ class RotateCredentialResponse(_message.Message):
         secret: _builtins.str = ...,
         revoked_id: _builtins.str = ...,
         disconnected: _builtins.int = ...,
+        unreported_gateways: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected", "revoked_id", b"revoked_id", "secret", b"secret"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected", "revoked_id", b"revoked_id", "secret", b"secret", "unreported_gateways", b"unreported_gateways"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -154,6 +154,11 @@ class MindStub:
     live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
     live client credential.
     """
+    ReportRevocation: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ReportRevocationRequest, _mind_pb2.ReportRevocationResponse]
+    """A gateway (subscribed with `reports_revocations`) tells how many client connections it
+    closed for a `credential_revoked` event (0 included), so the revoking operator is told
+    the true count. Reports for no revocation in progress are ignored.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -273,6 +278,11 @@ class MindAsyncStub(MindStub):
     """Revokes the client credential whose token is given (a device signing itself out); its
     live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
     live client credential.
+    """
+    ReportRevocation: _aio.UnaryUnaryMultiCallable[_mind_pb2.ReportRevocationRequest, _mind_pb2.ReportRevocationResponse]  # type: ignore[assignment]
+    """A gateway (subscribed with `reports_revocations`) tells how many client connections it
+    closed for a `credential_revoked` event (0 included), so the revoking operator is told
+    the true count. Reports for no revocation in progress are ignored.
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -522,6 +532,17 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         """Revokes the client credential whose token is given (a device signing itself out); its
         live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
         live client credential.
+        """
+
+    @_abc_1.abstractmethod
+    def ReportRevocation(
+        self,
+        request: _mind_pb2.ReportRevocationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.ReportRevocationResponse, _abc.Awaitable[_mind_pb2.ReportRevocationResponse]]:
+        """A gateway (subscribed with `reports_revocations`) tells how many client connections it
+        closed for a `credential_revoked` event (0 included), so the revoking operator is told
+        the true count. Reports for no revocation in progress are ignored.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...
