@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from sqlalchemy.orm import Session
+
 from mind.credentials import issue, store_authenticator
 from mind.credentials.last_seen import INTERVAL, LastSeen
 from mind.store.database import Database
@@ -19,7 +21,12 @@ class Clock:
 
 
 async def last_seen(database: Database, credential_id: str) -> datetime | None:
-    return await database.read(lambda session: session.get(Credential, credential_id).last_seen_at)  # type: ignore[union-attr]
+    def read(session: Session) -> datetime | None:
+        row = session.get(Credential, credential_id)
+        assert row is not None
+        return row.last_seen_at
+
+    return await database.read(read)
 
 
 async def test_authenticating_records_when_a_credential_was_last_seen_once_a_minute(
