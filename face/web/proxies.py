@@ -60,10 +60,10 @@ def _forwarded_pairs(headers: Headers) -> list[dict[str, str]]:
 
 def forwarded_chain(headers: Headers) -> list[str]:
     """The client addresses the proxy headers list, left (first) to right (last hop):
-    `Forwarded` when present, else `X-Forwarded-For`."""
-    forwarded = _forwarded_pairs(headers)
+    `Forwarded`'s `for=` when it has any, else `X-Forwarded-For`."""
+    forwarded = [host_of(pairs["for"]) for pairs in _forwarded_pairs(headers) if "for" in pairs]
     if forwarded:
-        return [host_of(pairs.get("for", "")) for pairs in forwarded]
+        return forwarded
     return [
         host_of(hop)
         for header in headers.getlist("x-forwarded-for")

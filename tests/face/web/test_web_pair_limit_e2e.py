@@ -1,6 +1,7 @@
 """The pairing rate limit of a real Face web server over HTTP keys on who really sends: the
 socket's peer, whatever `X-Forwarded-For`/`Forwarded` it claims, unless that peer is one of
-`face.web.trusted_proxies`; then the client the proxy names is limited, not the proxy."""
+`face.web.trusted_proxies`; then the client the proxy names is limited, not the proxy, and the
+scheme it was reached with (`X-Forwarded-Proto`) is the page's."""
 
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ async def test_a_fresh_forwarded_header_per_attempt_does_not_escape_the_limit(
             assert await _attempt(http, {"X-Forwarded-For": "198.51.100.7"}) == 429
             assert await _attempt(http, {"Forwarded": "for=198.51.100.8"}) == 429
             assert await _attempt(http, {}) == 429
+            # Nor does anyone but a trusted proxy say the page was reached over HTTPS.
+            forged_https = {"X-Forwarded-Proto": "https", "Origin": f"https://{face.web_address}"}
+            assert await _attempt(http, forged_https) == 403
 
 
 async def test_behind_a_trusted_proxy_the_forwarded_client_is_what_is_limited(
@@ -48,3 +52,6 @@ async def test_behind_a_trusted_proxy_the_forwarded_client_is_what_is_limited(
             assert await _attempt(http, {"X-Forwarded-For": "10.9.9.9, 203.0.113.6"}) == 410
             assert await _attempt(http, {"Forwarded": 'for="[2001:db8::1]"'}) == 410
             assert await _attempt(http, {}) == 410
+            # The proxy ended TLS: the page's own origin is its https:// one.
+            behind_tls = {"X-Forwarded-Proto": "https", "Origin": f"https://{face.web_address}"}
+            assert await _attempt(http, behind_tls) == 410

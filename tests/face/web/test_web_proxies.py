@@ -44,3 +44,9 @@ def test_a_chain_of_trusted_proxies_only_names_its_left_most_hop() -> None:
 def test_the_last_proxys_scheme_is_taken() -> None:
     assert forwarded_proto(Headers({"x-forwarded-proto": "http, https"})) == "https"
     assert forwarded_proto(Headers({"forwarded": "for=1.2.3.4;proto=HTTPS"})) == "https"
+
+
+def test_a_forwarded_header_naming_no_client_leaves_x_forwarded_for_in_charge() -> None:
+    headers = Headers({"forwarded": "proto=https", "x-forwarded-for": "203.0.113.7"})
+    assert PROXIES.client("10.0.0.1", headers) == "203.0.113.7"
+    assert forwarded_proto(headers) == "https"
