@@ -9,6 +9,7 @@ import asyncio
 import grpc
 import pytest
 from helpers.admin_cli import Admin
+from helpers.eventually import eventually_async
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, MindDirect, face_env
 from helpers.mind_process import MindProcess
@@ -29,12 +30,27 @@ async def create_client(admin: Admin, principal: str) -> tuple[str, str]:
     return created["credential"]["id"], created["secret"]
 
 
+async def subscribers(admin: Admin) -> int:
+    status = await asyncio.to_thread(admin.json, "status")
+    return int(status["gateway_subscribers"])
+
+
+async def until_unsubscribed(admin: Admin, count: int) -> None:
+    """Wait until the Mind saw a gateway this test started go (the stack is shared)."""
+    await eventually_async(
+        lambda: subscribers(admin),
+        until=lambda now: now == count,
+        what=f"{count} gateway subscription(s) left on the Mind",
+    )
+
+
 async def test_revoke_counts_the_client_connections_every_face_closed(
     stack: tuple[MindProcess, FaceProcess],
 ) -> None:
     mind, face = stack
     admin = Admin(mind.data_dir)
     credential_id, secret = await create_client(admin, "erin")
+    before = await subscribers(admin)
     env = face_env(mind)
     env["TOBE_DATA_DIR"] = str(mind.data_dir / "face-c")
     face_c = FaceProcess(env, mind.address)
@@ -59,6 +75,7 @@ async def test_revoke_counts_the_client_connections_every_face_closed(
         if browser is not None:
             await browser.close()
         face_c.kill()
+    await until_unsubscribed(admin, before)
 
 
 async def test_revoke_of_an_unconnected_client_closes_none_as_every_face_reports(
@@ -77,6 +94,7 @@ async def test_revoke_says_when_a_gateway_did_not_report_in_time(
     mind, _face = stack
     admin = Admin(mind.data_dir)
     credential_id, _secret = await create_client(admin, "grace")
+    before = await subscribers(admin)
     direct = MindDirect(mind)
     # A gateway that promises reports and never sends one.
     silent = direct.stub.Subscribe(
@@ -90,6 +108,7 @@ async def test_revoke_says_when_a_gateway_did_not_report_in_time(
     finally:
         silent.cancel()
         await direct.close()
+    await until_unsubscribed(admin, before)
     assert (
         f"Revoked {credential_id}; closed 0 live connection(s). 1 gateway(s) did not report in time"
     ) in " ".join(revoked.stdout.split())
