@@ -7,6 +7,10 @@ connections see neither a gap nor a duplicate. If the Mind no longer keeps what 
 from what the Mind still keeps. If the Mind refuses this gateway's own credential (revoked or
 unknown), no connection can be served any more: each is closed UNAVAILABLE saying why, and the
 feed keeps retrying so a Face whose credential is replaced serves again once restarted.
+
+For each revoked client credential the feed closes that credential's connections and reports
+how many to the Mind (`Mind.ReportRevocation`), so `tobe admin credentials revoke` tells the
+true count; the report is sent in the background, never holding up the events that follow.
 """
 
 from __future__ import annotations
@@ -36,11 +40,15 @@ class EventFeed:
         # Credentials revoked while this gateway runs: a connection that authenticated just
         # before the revocation committed must not join just after the event went by.
         self.revoked: set[str] = set()
+        # Revocation reports on their way to the Mind.
+        self._reports: set[asyncio.Task[None]] = set()
 
     async def run(self) -> None:
         while True:
             try:
-                async for item in self._mind.subscribe(self.last_id, include_ephemeral=True):
+                async for item in self._mind.subscribe(
+                    self.last_id, include_ephemeral=True, reports_revocations=True
+                ):
                     if isinstance(item, events_pb2.Event):
                         self.dispatch(item)
                     elif not self.live.is_set():
@@ -74,9 +82,23 @@ class EventFeed:
 
     def _revoke(self, credential_id: str) -> None:
         self.revoked.add(credential_id)
+        closed = 0
         for connection in list(self.connections):
             if connection.identity.credential_id == credential_id:
+                closed += connection.queue.closing is None
                 connection.close("UNAUTHENTICATED", "credential revoked")
+        report = asyncio.create_task(self._report(credential_id, closed))
+        self._reports.add(report)
+        report.add_done_callback(self._reports.discard)
+
+    async def _report(self, credential_id: str, closed: int) -> None:
+        try:
+            await self._mind.report_revocation(credential_id, closed)
+        except MindCallError as exc:
+            # The revocation took effect all the same; only its count misses these.
+            log.warning(
+                "could not report %d connection(s) closed for a revocation: %s", closed, exc
+            )
 
     def _gateway_refused(self, why: str) -> None:
         log.error(

@@ -145,20 +145,29 @@ class MindClient:
         return await self._mind.unary(self._mind.stub.CreatePairingCode, request)
 
     async def redeem_pairing_code(
-        self, code: str, device: str
+        self, code: str, device: str, device_id: str = ""
     ) -> mind_pb2.RedeemPairingCodeResponse:
-        request = mind_pb2.RedeemPairingCodeRequest(code=code, device=device)
+        request = mind_pb2.RedeemPairingCodeRequest(code=code, device=device, device_id=device_id)
         return await self._mind.unary(self._mind.stub.RedeemPairingCode, request)
+
+    async def report_revocation(self, credential_id: str, closed: int) -> None:
+        request = mind_pb2.ReportRevocationRequest(credential_id=credential_id, closed=closed)
+        await self._mind.unary(self._mind.stub.ReportRevocation, request)
 
     async def sign_out(self, token: str) -> mind_pb2.SignOutResponse:
         return await self._mind.unary(self._mind.stub.SignOut, mind_pb2.SignOutRequest(token=token))
 
     async def subscribe(
-        self, after_id: int, *, include_ephemeral: bool
+        self, after_id: int, *, include_ephemeral: bool, reports_revocations: bool = False
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:
-        """Mind.Subscribe as events and a ReplayDone marker; the end of the stream raises too."""
+        """Mind.Subscribe as events and a ReplayDone marker; the end of the stream raises too.
+        `reports_revocations`: this gateway answers each revocation with `report_revocation`."""
         call = self._mind.stub.Subscribe(
-            mind_pb2.SubscribeRequest(after_id=after_id, include_ephemeral=include_ephemeral),
+            mind_pb2.SubscribeRequest(
+                after_id=after_id,
+                include_ephemeral=include_ephemeral,
+                reports_revocations=reports_revocations,
+            ),
             metadata=self._mind.metadata,
         )
         try:

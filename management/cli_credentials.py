@@ -13,6 +13,17 @@ KIND_TO_PROTO = {name: kind for kind, name in render.KIND_NAMES.items()}
 KINDS = click.Choice(sorted(KIND_TO_PROTO))
 
 
+def closed_note(disconnected: int, unreported_gateways: int) -> str:
+    """How many live connections a revocation closed, and which gateways did not say."""
+    note = f"closed {disconnected} live connection(s)."
+    if unreported_gateways:
+        note += (
+            f" {unreported_gateways} gateway(s) did not report in time: their connections of "
+            "this credential are closed too, but not counted."
+        )
+    return note
+
+
 @click.group()
 def credentials() -> None:
     """Credentials of clients, Hands and services."""
@@ -80,10 +91,15 @@ def revoke(credential_id: str) -> None:
     response = call("RevokeCredential", pb.RevokeCredentialRequest(id=credential_id))
     out = printer()
     out.credential(
-        render.credential(response.credential), extra={"disconnected": response.disconnected}
+        render.credential(response.credential),
+        extra={
+            "disconnected": response.disconnected,
+            "unreported_gateways": response.unreported_gateways,
+        },
     )
     out.note(
-        f"\nRevoked {response.credential.id}; closed {response.disconnected} live connection(s)."
+        f"\nRevoked {response.credential.id}; "
+        + closed_note(response.disconnected, response.unreported_gateways)
     )
 
 
@@ -100,10 +116,12 @@ def rotate(credential_id: str) -> None:
             "secret": response.secret,
             "revoked_id": response.revoked_id,
             "disconnected": response.disconnected,
+            "unreported_gateways": response.unreported_gateways,
         },
     )
     if not out.as_json:
         out.note(
-            f"\nRevoked {response.revoked_id}; closed {response.disconnected} live connection(s)."
+            f"\nRevoked {response.revoked_id}; "
+            + closed_note(response.disconnected, response.unreported_gateways)
         )
         out.secret(response.secret)

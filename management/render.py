@@ -52,6 +52,8 @@ def credential(message: management_pb2.Credential) -> dict[str, Any]:
         "created_at": _time(message, "created_at"),
         "expires_at": _time(message, "expires_at"),
         "revoked_at": _time(message, "revoked_at"),
+        "last_seen_at": _time(message, "last_seen_at"),
+        "device_id": message.device_id,
     }
     result["state"] = credential_state(result)
     return result
@@ -292,16 +294,29 @@ class Printer:
         self._listing(
             items,
             "No credentials. Create one with `tobe admin credentials create`.",
-            ("ID", "KIND", "PRINCIPAL", "SCOPES", "PREFIX", "STATE", "CREATED", "EXPIRES"),
+            (
+                "ID",
+                "KIND",
+                "PRINCIPAL",
+                "SCOPES",
+                "PREFIX",
+                "LABEL",
+                "STATE",
+                "CREATED",
+                "EXPIRES",
+                "LAST SEEN",
+            ),
             lambda c: (
                 c["id"],
                 c["kind"],
                 c["principal"],
                 ",".join(c["scopes"]) or "-",
                 c["prefix"],
+                c["label"] or "-",
                 c["state"],
                 human_time(c["created_at"]),
                 human_time(c["expires_at"]),
+                human_time(c["last_seen_at"]),
             ),
         )
 
@@ -320,7 +335,10 @@ class Printer:
             ("created", human_time(item["created_at"])),
             ("expires", human_time(item["expires_at"])),
             ("revoked", human_time(item["revoked_at"])),
+            ("last seen", human_time(item["last_seen_at"])),
         ]
+        if item["device_id"]:
+            pairs.append(("device", item["device_id"]))
         self.console.print(_fields(pairs))
 
     def whoami(self, item: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ from mind.core.loop import AgentCore
 from mind.credentials import store_authenticator
 from mind.credentials.cache import CachedAuthenticator
 from mind.credentials.identity import Identity
+from mind.credentials.last_seen import LastSeen
 from mind.events.bus import EventBus
 from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
@@ -41,6 +42,7 @@ from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
 from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
+from mind.revocation_reports import RevocationReports
 from mind.scheduler.attach import attach_scheduler
 from mind.scheduler.clock import clock_from
 from mind.scheduler.service import Scheduler
@@ -101,6 +103,8 @@ class MindApp:
     remote: RemoteExecution | None = None
     # Every live authenticated stream by credential; `live_calls.revoke` cuts them.
     live_calls: LiveCalls = field(default_factory=LiveCalls)
+    # Client connections the gateways closed for a revocation, as they report them.
+    revocation_reports: RevocationReports = field(default_factory=RevocationReports)
     # Where the Mind service listens once serving (`host:port` with the bound port).
     address: str = ""
     # Awareness's adapters and their health; set when Awareness is configured.
@@ -110,8 +114,9 @@ class MindApp:
     scheduler: Scheduler | None = None
 
     def __post_init__(self) -> None:
-        self.authenticate = CachedAuthenticator(
-            store_authenticator(self.database), self.live_calls.is_revoked
+        # Every call authenticates through the cache; `last_seen_at` is written once a minute.
+        self.authenticate = LastSeen(self.database).recording(
+            CachedAuthenticator(store_authenticator(self.database), self.live_calls.is_revoked)
         )
 
     async def authenticate_client(self, token: str) -> Identity | None:
@@ -244,7 +249,13 @@ def build(
     # Codes and sign-outs on the Mind's clock; a signed-out device's streams end at once.
     pairing = Pairing(database, now=clock.now, disconnect=live_calls.revoke)
     servicer = MindServicer(
-        manager, database, bus, app.authenticate_client, approvals=approvals, pairing=pairing
+        manager,
+        database,
+        bus,
+        app.authenticate_client,
+        approvals=approvals,
+        pairing=pairing,
+        revocation_reports=app.revocation_reports,
     )
     register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))

@@ -14,6 +14,7 @@ unless `[skills] dirs` or `[resources] dirs` say otherwise.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -148,6 +149,21 @@ class WebSettings(BaseModel):
     public_url: str = ""
     # Failed pairing attempts allowed per client address per minute before HTTP 429.
     pair_attempts_per_minute: int = Field(default=5, ge=1)
+    # Reverse proxies (addresses or CIDR networks) whose `X-Forwarded-For`/`Forwarded` name
+    # the client; from any other peer those headers are ignored.
+    trusted_proxies: list[str] = Field(default_factory=list)
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _networks(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            try:
+                ipaddress.ip_network(entry.strip(), strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"{entry!r} is not an IP address or CIDR network (e.g. 10.0.0.5, 10.0.0.0/8)"
+                ) from None
+        return [entry.strip() for entry in value]
 
 
 class FaceSettings(BaseModel):

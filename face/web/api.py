@@ -28,6 +28,7 @@ SESSION_MAX_AGE = 400 * 24 * 3600
 MAX_BODY_BYTES = 4096
 MAX_CODE_CHARS = 64
 MAX_DEVICE_CHARS = 128
+MAX_DEVICE_ID_CHARS = 64
 DEFAULT_DEVICE = "web browser"
 NO_SESSION = "not signed in: open a pairing link (`tobe admin pair`, or /pair in chat)"
 # HTTP status for the Mind's answers to a redemption or a session check.
@@ -118,13 +119,15 @@ class WebApi:
             body = await _small_json(request)
             code = _string(body, "code", MAX_CODE_CHARS).strip()
             device = _string(body, "device", MAX_DEVICE_CHARS).strip() or DEFAULT_DEVICE
+            # The browser's own stable id: pairing it again signs its earlier session out.
+            device_id = _string(body, "device_id", MAX_DEVICE_ID_CHARS).strip()
             if not code:
                 raise BadRequest(400, "`code` is required: the code of a pairing link")
         except BadRequest as exc:
             self._failures.failed(address)
             return error(exc.status, exc.message)
         try:
-            redeemed = await self._session.mind.redeem_pairing_code(code, device)
+            redeemed = await self._session.mind.redeem_pairing_code(code, device, device_id)
         except GatewayError as exc:
             if exc.code in ("INVALID_ARGUMENT", "NOT_FOUND"):
                 self._failures.failed(address)

@@ -22,6 +22,7 @@ from starlette.staticfiles import StaticFiles
 from face.session import Session
 from face.web.api import WebApi
 from face.web.headers import SecurityHeaders
+from face.web.proxies import ProxyHeaders, TrustedProxies, parse_networks
 from face.web.socket import SocketEndpoint
 from tobe.config import WebSettings
 
@@ -48,4 +49,9 @@ def web_app(session: Session, settings: WebSettings, *, tls: bool) -> Starlette:
         WebSocketRoute("/ws", socket.serve),
         Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)),
     ]
-    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders, tls=tls)])
+    proxies = TrustedProxies(parse_networks(settings.trusted_proxies))
+    middleware = [
+        Middleware(ProxyHeaders, proxies=proxies),
+        Middleware(SecurityHeaders, tls=tls),
+    ]
+    return Starlette(routes=routes, middleware=middleware)

@@ -98,6 +98,9 @@ class WebServer:
             ws=WebSocketProtocol,
             ws_max_size=max_json_frame_bytes(max_frame_bytes),
             lifespan="off",
+            # Proxy headers count only from `face.web.trusted_proxies` (`face.web.proxies`),
+            # not from any loopback peer as uvicorn's own default would have it.
+            proxy_headers=False,
             # Face's logging stays as configured; requests are not logged one by one.
             log_config=None,
             access_log=False,

@@ -20,6 +20,7 @@ commits and writes the audit rows.
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 import unicodedata
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from mind.credentials.errors import (
     PairingCodeNotFound,
 )
 from mind.credentials.store import issue, validate_principal
-from mind.store.models import PairingCode
+from mind.store.models import Credential, PairingCode
 
 ALPHABET = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 CODE_BITS = 50
@@ -51,6 +52,8 @@ UNNAMED_DEVICE = "unnamed device"
 KEEP_AFTER_EXPIRY = timedelta(days=1)
 # Longer input is refused before it is looked at: the code and some spaces fit well within.
 _MAX_INPUT = 64
+# What a browser may name itself with: its own random id, kept in its storage.
+_DEVICE_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
 _READ_AS = str.maketrans({"I": "1", "L": "1", "O": "0", " ": None, "-": None, "\t": None})
 
 
@@ -73,6 +76,8 @@ class Redeemed:
     principal: str
     label: str
     token: str = field(repr=False)
+    # Live credentials the same device had for the principal, to be revoked with this one.
+    replaces: tuple[str, ...] = ()
 
 
 def ttl(seconds: int) -> timedelta:
@@ -121,6 +126,28 @@ def device_label(device: str) -> str:
     return LABEL_PREFIX + (name or UNNAMED_DEVICE)
 
 
+def validate_device_id(device_id: str) -> None:
+    """InvalidCredentialRequest unless `device_id` is empty or 8 to 64 of A-Z a-z 0-9 _ -."""
+    if device_id and not _DEVICE_ID.fullmatch(device_id):
+        raise InvalidCredentialRequest(
+            "a device id is 8 to 64 letters, digits, '_' or '-' (or empty for none)"
+        )
+
+
+def device_credentials(session: Session, principal: str, device_id: str) -> list[str]:
+    """Ids of `principal`'s unrevoked client credentials paired from `device_id`."""
+    return list(
+        session.scalars(
+            select(Credential.id).where(
+                Credential.principal == principal,
+                Credential.device_id == device_id,
+                Credential.kind == "client",
+                Credential.revoked_at.is_(None),
+            )
+        )
+    )
+
+
 def prune(session: Session, now: datetime) -> int:
     """Remove codes that expired more than a day ago (used or not); returns how many."""
     result = session.execute(
@@ -152,12 +179,17 @@ def create(
     return IssuedCode(id=row.id, code=code, principal=principal, expires_at=expires_at)
 
 
-def redeem(session: Session, code: str, device: str, *, now: datetime) -> Redeemed:
+def redeem(
+    session: Session, code: str, device: str, *, now: datetime, device_id: str = ""
+) -> Redeemed:
     """Spend `code` and issue its client credential, in the caller's transaction.
 
     MalformedPairingCode for input that cannot be a code; PairingCodeNotFound when no unused,
     unexpired code matches (the conditional UPDATE lost, or there was nothing to win).
+    With `device_id`, `replaces` names the live credentials that device already had for the
+    code's principal (for the caller to revoke in the same transaction).
     """
+    validate_device_id(device_id)
     digest = code_hash(code)
     spent = session.execute(
         update(PairingCode)
@@ -175,9 +207,11 @@ def redeem(session: Session, code: str, device: str, *, now: datetime) -> Redeem
         select(PairingCode.id, PairingCode.principal).where(PairingCode.code_hash == digest)
     ).one()
     label = device_label(device)
+    replaces = tuple(device_credentials(session, principal, device_id)) if device_id else ()
     credential, token = issue(
         session, kind="client", principal=principal, scopes=SCOPES, label=label
     )
+    credential.device_id = device_id or None
     session.execute(
         update(PairingCode)
         .where(PairingCode.id == pairing_id)
@@ -190,4 +224,5 @@ def redeem(session: Session, code: str, device: str, *, now: datetime) -> Redeem
         principal=principal,
         label=label,
         token=token,
+        replaces=replaces,
     )

@@ -54,6 +54,7 @@ def link_mind(app: MindApp) -> MindLink:
 
     return MindLink(
         disconnect_credential=app.live_calls.revoke,
+        revocation_reports=app.revocation_reports,
         hands=hands,
         gateway_subscribers=lambda: app.bus.subscriber_count,
         services=lambda: mind_services(app.settings, app.address),

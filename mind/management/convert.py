@@ -42,6 +42,8 @@ def credential(info: CredentialInfo) -> management_pb2.Credential:
         expires_at=to_timestamp(info.expires_at),
         revoked_at=to_timestamp(info.revoked_at),
         label=info.label,
+        last_seen_at=to_timestamp(info.last_seen_at),
+        device_id=info.device_id,
     )
 
 

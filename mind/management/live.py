@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from mind.events.views import CompactionView, ConversationView
 from mind.management.records import AdapterReport, HandInfo, ServiceInfo
+from mind.revocation_reports import RevocationReports
 
 
 @dataclass
@@ -20,17 +21,19 @@ class MindLink:
     (a gateway's `Subscribe`, a Hand's `Attach`) with UNAUTHENTICATED and returns how many its
     revocation ended (most were cut already as the revocation committed).
     A client's connections to a Face are not the Mind's: the Face closes them when it sees the
-    durable `credential_revoked` event, so they are not counted (the store hands that event to
-    the event bus as it commits, so gateways see it at once). `forget_conversation` drops the
-    Mind's cached actor of a deleted conversation, so a conversation created later under the
-    same key starts afresh. `compact_conversation` compacts a conversation's context through
-    its actor (after its active run, if any) and returns the committed compaction; it raises
-    the conversation errors (`mind.conversation.errors`) the Mind's own clients get.
+    durable `credential_revoked` event (the store hands it to the event bus as it commits, so
+    gateways see it at once) and reports how many to `revocation_reports`.
+    `forget_conversation` drops the Mind's cached actor of a deleted conversation, so a
+    conversation created later under the same key starts afresh. `compact_conversation`
+    compacts a conversation's context through its actor (after its active run, if any) and
+    returns the committed compaction; it raises the conversation errors
+    (`mind.conversation.errors`) the Mind's own clients get.
     `change_profile` sets a conversation's profile through the Mind's conversation manager,
     so its actor makes the new profile for its next run.
     """
 
     disconnect_credential: Callable[[str], int]
+    revocation_reports: RevocationReports
     hands: Callable[[], Sequence[HandInfo]]
     gateway_subscribers: Callable[[], int]
     services: Callable[[], Sequence[ServiceInfo]]

@@ -4,8 +4,9 @@ The Management service makes codes for operators (`tobe admin pair`); the Mind s
 them for a signed-in client (`/pair`), redeems them for a gateway and signs a device out. All
 of them go through here, so every code and every paired credential leaves the same
 secret-free trace: `pairing.create` (principal, expiry, who asked; never the code),
-`pairing.redeem` (the new credential and its device label) and `credential.sign_out` (the
-revocation, by the principal signing out). A sign-out revokes the way an operator does
+`pairing.redeem` (the new credential and its device label), `pairing.replace` (a device paired
+again: its earlier credential's revocation) and `credential.sign_out` (the revocation, by the
+principal signing out). A sign-out revokes the way an operator does
 (`revocation`): the running Mind cuts the credential's streams as it commits and gateways
 close its connections when they see the `credential_revoked` event.
 """
@@ -24,6 +25,8 @@ from mind.management.records import CredentialInfo
 from mind.store.database import Database, WriteTx
 
 SIGN_OUT = "credential.sign_out"
+# A device paired again: its earlier credential is revoked.
+REPLACE = "pairing.replace"
 
 
 class Pairing:
@@ -72,12 +75,15 @@ class Pairing:
 
         return await self._database.write(unit)
 
-    async def redeem(self, code: str, device: str) -> Redeemed:
-        """Spend `code` for a client credential labelled after `device`."""
+    async def redeem(self, code: str, device: str, device_id: str = "") -> Redeemed:
+        """Spend `code` for a client credential labelled after `device`; the credential the
+        same `device_id` had for the principal is revoked in the same unit (`pairing.replace`)."""
         now = self._now()
 
         def unit(tx: WriteTx) -> Redeemed:
-            redeemed = codes.redeem(tx.session, code, device, now=now)
+            redeemed = codes.redeem(tx.session, code, device, now=now, device_id=device_id)
+            for earlier in redeemed.replaces:
+                revocation.revoke(tx, earlier, actor=redeemed.principal, action=REPLACE)
             audit.record(
                 tx.session,
                 action="pairing.redeem",
@@ -92,7 +98,11 @@ class Pairing:
             )
             return redeemed
 
-        return await self._database.write(unit)
+        redeemed = await self._database.write(unit)
+        if self._disconnect is not None:
+            for earlier in redeemed.replaces:
+                self._disconnect(earlier)
+        return redeemed
 
     async def sign_out(self, token: str) -> CredentialInfo:
         """Revoke the live client credential `token` names; TokenNotAccepted when it names

@@ -25,6 +25,9 @@ class CredentialInfo:
     created_at: datetime
     expires_at: datetime | None
     revoked_at: datetime | None
+    last_seen_at: datetime | None = None
+    # The browser a paired credential signed in; "" for any other credential.
+    device_id: str = ""
 
     @classmethod
     def of(cls, row: Credential) -> CredentialInfo:
@@ -38,6 +41,8 @@ class CredentialInfo:
             created_at=row.created_at,
             expires_at=row.expires_at,
             revoked_at=row.revoked_at,
+            last_seen_at=row.last_seen_at,
+            device_id=row.device_id or "",
         )
 
 
@@ -52,8 +57,11 @@ class IssuedCredential:
 @dataclass(frozen=True)
 class Revocation:
     credential: CredentialInfo
-    # Live Hand streams the running Mind closed; 0 offline (nothing is connected).
+    # Live connections closed: the Mind's own streams (Hands, a gateway's subscription) and
+    # the client connections gateways reported closing; 0 offline (nothing is connected).
     disconnected: int
+    # Gateways that did not report in time (`mind.revocation_reports`).
+    unreported_gateways: int = 0
 
 
 @dataclass(frozen=True)
@@ -62,6 +70,7 @@ class Rotation:
     secret: str = field(repr=False)
     revoked_id: str = ""
     disconnected: int = 0
+    unreported_gateways: int = 0
 
 
 @dataclass(frozen=True)

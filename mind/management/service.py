@@ -43,6 +43,7 @@ from mind.management.records import (
 from mind.memory.store import MemoryListing, delete_entry, listing
 from mind.profiles.declared import declared_profiles
 from mind.profiles.errors import ProfileError
+from mind.revocation_reports import Expected
 from mind.scheduler import records as schedules
 from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import Clock
@@ -174,10 +175,16 @@ class ManagementService:
         return found
 
     async def revoke_credential(self, credential_id: str, *, actor: str) -> Revocation:
-        info = await self._database.write(
-            lambda tx: revocation.revoke(tx, credential_id, actor=actor)
-        )
-        return Revocation(credential=info, disconnected=self._disconnect(info.id))
+        expected = self._expect_reports(credential_id)
+        try:
+            info = await self._database.write(
+                lambda tx: revocation.revoke(tx, credential_id, actor=actor)
+            )
+        except BaseException:
+            self._forget_reports(expected)
+            raise
+        closed, unreported = await self._disconnected(credential_id, expected)
+        return Revocation(credential=info, disconnected=closed, unreported_gateways=unreported)
 
     async def rotate_credential(self, credential_id: str, *, actor: str) -> Rotation:
         def unit(tx: WriteTx) -> tuple[CredentialInfo, str, str]:
@@ -193,12 +200,19 @@ class ManagementService:
             )
             return info, secret, revoked_id
 
-        info, secret, revoked_id = await self._database.write(unit)
+        expected = self._expect_reports(credential_id)
+        try:
+            info, secret, revoked_id = await self._database.write(unit)
+        except BaseException:
+            self._forget_reports(expected)
+            raise
+        closed, unreported = await self._disconnected(revoked_id, expected)
         return Rotation(
             credential=info,
             secret=secret,
             revoked_id=revoked_id,
-            disconnected=self._disconnect(revoked_id),
+            disconnected=closed,
+            unreported_gateways=unreported,
         )
 
     async def create_pairing_code(
@@ -207,12 +221,26 @@ class ManagementService:
         """A one-time code with which a device signs in as `principal` (`tobe admin pair`)."""
         return await self._pairing.create(principal, ttl_seconds, actor=actor)
 
-    def _disconnect(self, credential_id: str) -> int:
-        """How many of the credential's streams on the Mind its revocation ended (the Mind cut
-        them at the commit; any registered since are cut now)."""
+    def _expect_reports(self, credential_id: str) -> Expected | None:
+        """Count the gateways' reports for a revocation about to commit (None offline)."""
         if self._mind is None:
-            return 0
-        return self._mind.disconnect_credential(credential_id)
+            return None
+        return self._mind.revocation_reports.expect(credential_id)
+
+    def _forget_reports(self, expected: Expected | None) -> None:
+        if self._mind is not None and expected is not None:
+            self._mind.revocation_reports.forget(expected)
+
+    async def _disconnected(self, credential_id: str, expected: Expected | None) -> tuple[int, int]:
+        """Connections a committed revocation closed, wherever they were: the credential's
+        streams on the Mind (cut at the commit; any registered since are cut now) and the
+        client connections the gateways reported closing. Returns them and how many gateways
+        did not report in time."""
+        if self._mind is None or expected is None:
+            return 0, 0
+        streams = self._mind.disconnect_credential(credential_id)
+        reported = await self._mind.revocation_reports.collect(expected)
+        return streams + reported.closed, reported.unreported
 
     # Status and audit
 

@@ -162,6 +162,7 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
         return pb.RevokeCredentialResponse(
             credential=convert.credential(revocation.credential),
             disconnected=revocation.disconnected,
+            unreported_gateways=revocation.unreported_gateways,
         )
 
     async def RotateCredential(
@@ -177,6 +178,7 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             secret=rotation.secret,
             revoked_id=rotation.revoked_id,
             disconnected=rotation.disconnected,
+            unreported_gateways=rotation.unreported_gateways,
         )
 
     async def GetStatus(

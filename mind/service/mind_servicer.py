@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -20,6 +21,7 @@ from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.payloads import approval_view
 from mind.events.subscription import ReplayDone, subscribe
 from mind.management.pairing import Pairing
+from mind.revocation_reports import RevocationReports
 from mind.service.convert import (
     approval_to_proto,
     compaction_to_proto,
@@ -89,7 +91,9 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         *,
         approvals: Approvals,
         pairing: Pairing,
+        revocation_reports: RevocationReports,
     ) -> None:
+        self.revocation_reports = revocation_reports
         self.approvals = approvals
         self.pairing = pairing
         self.manager = manager
@@ -314,15 +318,22 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     ) -> AsyncIterator[mind_pb2.SubscribeResponse]:
         _require_gateway()
         items = subscribe(self.database, self.bus, request.after_id, request.include_ephemeral)
-        async for item in items:
-            if isinstance(item, ReplayDone):
-                yield mind_pb2.SubscribeResponse(
-                    replay_done=mind_pb2.ReplayDone(last_durable_id=item.last_durable_id)
+        with contextlib.ExitStack() as reporting:
+            if request.reports_revocations:
+                reporting.enter_context(
+                    self.revocation_reports.gateway(current_identity().credential_id)
                 )
-            elif isinstance(item, EphemeralEvent):
-                yield mind_pb2.SubscribeResponse(event=ephemeral_event(item))
-            else:
-                yield mind_pb2.SubscribeResponse(event=durable_event(item, self.manager.keyring))
+            async for item in items:
+                if isinstance(item, ReplayDone):
+                    yield mind_pb2.SubscribeResponse(
+                        replay_done=mind_pb2.ReplayDone(last_durable_id=item.last_durable_id)
+                    )
+                elif isinstance(item, EphemeralEvent):
+                    yield mind_pb2.SubscribeResponse(event=ephemeral_event(item))
+                else:
+                    yield mind_pb2.SubscribeResponse(
+                        event=durable_event(item, self.manager.keyring)
+                    )
 
     async def DecideApproval(  # noqa: N802
         self, request: mind_pb2.DecideApprovalRequest, context: Context
@@ -360,7 +371,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.RedeemPairingCodeRequest, context: Context
     ) -> mind_pb2.RedeemPairingCodeResponse:
         _require_gateway()
-        redeemed = await self.pairing.redeem(request.code, request.device)
+        redeemed = await self.pairing.redeem(request.code, request.device, request.device_id)
         return mind_pb2.RedeemPairingCodeResponse(
             token=redeemed.token,
             credential_id=redeemed.credential_id,
@@ -373,3 +384,12 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         _require_gateway()
         signed_out = await self.pairing.sign_out(request.token)
         return mind_pb2.SignOutResponse(credential_id=signed_out.id)
+
+    async def ReportRevocation(  # noqa: N802
+        self, request: mind_pb2.ReportRevocationRequest, context: Context
+    ) -> mind_pb2.ReportRevocationResponse:
+        _require_gateway()
+        if request.closed < 0:
+            raise InvalidInput(f"closed must be 0 or more, not {request.closed}")
+        self.revocation_reports.report(request.credential_id, request.closed)
+        return mind_pb2.ReportRevocationResponse()

@@ -464,6 +464,10 @@ class Credential(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # The browser a paired credential signed in (`mind.credentials.pairing`); None otherwise.
+    device_id: Mapped[str | None] = mapped_column(String(64))
+    # When it last authenticated, kept to the minute (`mind.credentials.last_seen`).
+    last_seen_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
 
 class PairingCode(Base):

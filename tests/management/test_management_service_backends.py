@@ -22,6 +22,7 @@ from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.records import AdapterReport
 from mind.management.service import COMPACT_OFFLINE, ManagementService
+from mind.revocation_reports import RevocationReports
 from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
 
@@ -142,6 +143,7 @@ def linked(compact: Callable[[str], Awaitable[CompactionView]]) -> MindLink:
 
     return MindLink(
         disconnect_credential=lambda credential_id: 0,
+        revocation_reports=RevocationReports(),
         hands=list,
         gateway_subscribers=lambda: 0,
         services=list,

@@ -67,6 +67,7 @@ async def served() -> AsyncIterator[tuple[CompactingManager, mind_pb2_grpc.MindS
         _authenticate,
         approvals=unused,
         pairing=unused,
+        revocation_reports=unused,
     )
     server = await start_server(
         [

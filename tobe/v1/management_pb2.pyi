@@ -75,12 +75,16 @@ class Credential(_message.Message):
     EXPIRES_AT_FIELD_NUMBER: _builtins.int
     REVOKED_AT_FIELD_NUMBER: _builtins.int
     LABEL_FIELD_NUMBER: _builtins.int
+    LAST_SEEN_AT_FIELD_NUMBER: _builtins.int
+    DEVICE_ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     kind: Global___CredentialKind.ValueType
     principal: _builtins.str
     prefix: _builtins.str
     """Non-secret lookup prefix, shown to identify the token (`tobe_<prefix>_…`)."""
     label: _builtins.str
+    device_id: _builtins.str
+    """The browser a paired credential signed in (the web client's own id); empty otherwise."""
     @_builtins.property
     def scopes(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]: ...
     @_builtins.property
@@ -89,6 +93,10 @@ class Credential(_message.Message):
     def expires_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
     def revoked_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def last_seen_at(self) -> _timestamp_pb2.Timestamp:
+        """When it last authenticated (kept to the minute); unset if never since this was recorded."""
+
     def __init__(
         self,
         *,
@@ -101,10 +109,12 @@ class Credential(_message.Message):
         expires_at: _timestamp_pb2.Timestamp | None = ...,
         revoked_at: _timestamp_pb2.Timestamp | None = ...,
         label: _builtins.str = ...,
+        last_seen_at: _timestamp_pb2.Timestamp | None = ...,
+        device_id: _builtins.str = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "revoked_at", b"revoked_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "last_seen_at", b"last_seen_at", "revoked_at", b"revoked_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "expires_at", b"expires_at", "id", b"id", "kind", b"kind", "label", b"label", "prefix", b"prefix", "principal", b"principal", "revoked_at", b"revoked_at", "scopes", b"scopes"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "device_id", b"device_id", "expires_at", b"expires_at", "id", b"id", "kind", b"kind", "label", b"label", "last_seen_at", b"last_seen_at", "prefix", b"prefix", "principal", b"principal", "revoked_at", b"revoked_at", "scopes", b"scopes"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -326,8 +336,13 @@ class RevokeCredentialResponse(_message.Message):
 
     CREDENTIAL_FIELD_NUMBER: _builtins.int
     DISCONNECTED_FIELD_NUMBER: _builtins.int
+    UNREPORTED_GATEWAYS_FIELD_NUMBER: _builtins.int
     disconnected: _builtins.int
     """Live connections closed by the revocation (Hand streams, Face connections) when online."""
+    unreported_gateways: _builtins.int
+    """Gateways that did not report in time how many client connections they closed (their
+    connections are closed all the same, but not in `disconnected`).
+    """
     @_builtins.property
     def credential(self) -> Global___Credential: ...
     def __init__(
@@ -335,10 +350,11 @@ class RevokeCredentialResponse(_message.Message):
         *,
         credential: Global___Credential | None = ...,
         disconnected: _builtins.int = ...,
+        unreported_gateways: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected", "unreported_gateways", b"unreported_gateways"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -371,10 +387,13 @@ class RotateCredentialResponse(_message.Message):
     SECRET_FIELD_NUMBER: _builtins.int
     REVOKED_ID_FIELD_NUMBER: _builtins.int
     DISCONNECTED_FIELD_NUMBER: _builtins.int
+    UNREPORTED_GATEWAYS_FIELD_NUMBER: _builtins.int
     secret: _builtins.str
     revoked_id: _builtins.str
     disconnected: _builtins.int
     """Live connections of the old credential closed when online."""
+    unreported_gateways: _builtins.int
+    """As in RevokeCredentialResponse."""
     @_builtins.property
     def credential(self) -> Global___Credential:
         """The new credential; its secret is shown once, here."""
@@ -386,10 +405,11 @@ class RotateCredentialResponse(_message.Message):
         secret: _builtins.str = ...,
         revoked_id: _builtins.str = ...,
         disconnected: _builtins.int = ...,
+        unreported_gateways: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected", "revoked_id", b"revoked_id", "secret", b"secret"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["credential", b"credential", "disconnected", b"disconnected", "revoked_id", b"revoked_id", "secret", b"secret", "unreported_gateways", b"unreported_gateways"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -818,18 +818,24 @@ class SubscribeRequest(_message.Message):
 
     AFTER_ID_FIELD_NUMBER: _builtins.int
     INCLUDE_EPHEMERAL_FIELD_NUMBER: _builtins.int
+    REPORTS_REVOCATIONS_FIELD_NUMBER: _builtins.int
     after_id: _builtins.int
     """Replay durable events with id > after_id. 0 replays everything still kept."""
     include_ephemeral: _builtins.bool
+    reports_revocations: _builtins.bool
+    """The gateway calls ReportRevocation for every `credential_revoked` event it receives, so
+    a revocation waits for its count of closed client connections.
+    """
     def __init__(
         self,
         *,
         after_id: _builtins.int = ...,
         include_ephemeral: _builtins.bool = ...,
+        reports_revocations: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_id", b"after_id", "include_ephemeral", b"include_ephemeral"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_id", b"after_id", "include_ephemeral", b"include_ephemeral", "reports_revocations", b"reports_revocations"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1147,19 +1153,25 @@ class RedeemPairingCodeRequest(_message.Message):
 
     CODE_FIELD_NUMBER: _builtins.int
     DEVICE_FIELD_NUMBER: _builtins.int
+    DEVICE_ID_FIELD_NUMBER: _builtins.int
     code: _builtins.str
     """As printed (`ABCDE-12345`); case, spaces and dashes do not matter."""
     device: _builtins.str
     """What signs in, for the credential's label ("web: Chromium on Linux"); at most 128 chars."""
+    device_id: _builtins.str
+    """A stable id of the signing-in browser (8 to 64 of A-Z a-z 0-9 _ -); empty: none. The
+    principal's earlier live credential of the same device is revoked in the same step.
+    """
     def __init__(
         self,
         *,
         code: _builtins.str = ...,
         device: _builtins.str = ...,
+        device_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "device", b"device"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["code", b"code", "device", b"device", "device_id", b"device_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1228,3 +1240,41 @@ class SignOutResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SignOutResponse: _TypeAlias = SignOutResponse  # noqa: Y015
+
+@_typing.final
+class ReportRevocationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREDENTIAL_ID_FIELD_NUMBER: _builtins.int
+    CLOSED_FIELD_NUMBER: _builtins.int
+    credential_id: _builtins.str
+    closed: _builtins.int
+    """Client connections of the credential the gateway closed (those already closing excluded)."""
+    def __init__(
+        self,
+        *,
+        credential_id: _builtins.str = ...,
+        closed: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["closed", b"closed", "credential_id", b"credential_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportRevocationRequest: _TypeAlias = ReportRevocationRequest  # noqa: Y015
+
+@_typing.final
+class ReportRevocationResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ReportRevocationResponse: _TypeAlias = ReportRevocationResponse  # noqa: Y015

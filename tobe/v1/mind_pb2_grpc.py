@@ -145,6 +145,11 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.SignOutRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.SignOutResponse.FromString,
                 _registered_method=True)
+        self.ReportRevocation = channel.unary_unary(
+                '/tobe.v1.Mind/ReportRevocation',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -342,7 +347,8 @@ class MindServicer:
         """Spends a pairing code: creates a client credential of the code's principal with scopes
         `chat` and `approve`, labelled with `device`, and returns its token once. A code works
         once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-        unknown, used or expired one (the three are not told apart).
+        unknown, used or expired one (the three are not told apart). With a `device_id`, the
+        credential the same device had for the same principal is revoked (its connections end).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -352,6 +358,15 @@ class MindServicer:
         """Revokes the client credential whose token is given (a device signing itself out); its
         live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
         live client credential.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ReportRevocation(self, request, context):
+        """A gateway (subscribed with `reports_revocations`) tells how many client connections it
+        closed for a `credential_revoked` event (0 included), so the revoking operator is told
+        the true count. Reports for no revocation in progress are ignored.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -469,6 +484,11 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.SignOut,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.SignOutRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.SignOutResponse.SerializeToString,
+            ),
+            'ReportRevocation': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportRevocation,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1066,6 +1086,33 @@ class Mind:
             '/tobe.v1.Mind/SignOut',
             tobe_dot_v1_dot_mind__pb2.SignOutRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.SignOutResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportRevocation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/ReportRevocation',
+            tobe_dot_v1_dot_mind__pb2.ReportRevocationRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.ReportRevocationResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -146,12 +146,18 @@ class MindStub:
     """Spends a pairing code: creates a client credential of the code's principal with scopes
     `chat` and `approve`, labelled with `device`, and returns its token once. A code works
     once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-    unknown, used or expired one (the three are not told apart).
+    unknown, used or expired one (the three are not told apart). With a `device_id`, the
+    credential the same device had for the same principal is revoked (its connections end).
     """
     SignOut: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SignOutRequest, _mind_pb2.SignOutResponse]
     """Revokes the client credential whose token is given (a device signing itself out); its
     live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
     live client credential.
+    """
+    ReportRevocation: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ReportRevocationRequest, _mind_pb2.ReportRevocationResponse]
+    """A gateway (subscribed with `reports_revocations`) tells how many client connections it
+    closed for a `credential_revoked` event (0 included), so the revoking operator is told
+    the true count. Reports for no revocation in progress are ignored.
     """
 
 @_typing.type_check_only
@@ -265,12 +271,18 @@ class MindAsyncStub(MindStub):
     """Spends a pairing code: creates a client credential of the code's principal with scopes
     `chat` and `approve`, labelled with `device`, and returns its token once. A code works
     once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-    unknown, used or expired one (the three are not told apart).
+    unknown, used or expired one (the three are not told apart). With a `device_id`, the
+    credential the same device had for the same principal is revoked (its connections end).
     """
     SignOut: _aio.UnaryUnaryMultiCallable[_mind_pb2.SignOutRequest, _mind_pb2.SignOutResponse]  # type: ignore[assignment]
     """Revokes the client credential whose token is given (a device signing itself out); its
     live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
     live client credential.
+    """
+    ReportRevocation: _aio.UnaryUnaryMultiCallable[_mind_pb2.ReportRevocationRequest, _mind_pb2.ReportRevocationResponse]  # type: ignore[assignment]
+    """A gateway (subscribed with `reports_revocations`) tells how many client connections it
+    closed for a `credential_revoked` event (0 included), so the revoking operator is told
+    the true count. Reports for no revocation in progress are ignored.
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -507,7 +519,8 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         """Spends a pairing code: creates a client credential of the code's principal with scopes
         `chat` and `approve`, labelled with `device`, and returns its token once. A code works
         once and only until it expires. INVALID_ARGUMENT for a malformed code; NOT_FOUND for an
-        unknown, used or expired one (the three are not told apart).
+        unknown, used or expired one (the three are not told apart). With a `device_id`, the
+        credential the same device had for the same principal is revoked (its connections end).
         """
 
     @_abc_1.abstractmethod
@@ -519,6 +532,17 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         """Revokes the client credential whose token is given (a device signing itself out); its
         live connections end UNAUTHENTICATED. UNAUTHENTICATED when the token does not name a
         live client credential.
+        """
+
+    @_abc_1.abstractmethod
+    def ReportRevocation(
+        self,
+        request: _mind_pb2.ReportRevocationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.ReportRevocationResponse, _abc.Awaitable[_mind_pb2.ReportRevocationResponse]]:
+        """A gateway (subscribed with `reports_revocations`) tells how many client connections it
+        closed for a `credential_revoked` event (0 included), so the revoking operator is told
+        the true count. Reports for no revocation in progress are ignored.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

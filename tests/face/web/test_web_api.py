@@ -33,7 +33,7 @@ class PairingMind:
         self.signed_out: list[str] = []
         self.sign_out_failure: MindCallError | None = None
 
-    async def redeem_pairing_code(self, code: str, device: str) -> Any:
+    async def redeem_pairing_code(self, code: str, device: str, device_id: str = "") -> Any:
         self.redeemed.append((code, device))
         if self.failure is not None:
             raise self.failure

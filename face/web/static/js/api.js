@@ -41,13 +41,14 @@ const PAIR_FAILURES = {
   503: "ToBe is not reachable right now; try again shortly.",
 };
 
-/** Redeem a one-time pairing code; the server answers with the session cookie. */
+/** Redeem a one-time pairing code; the server answers with the session cookie. Pairing this
+ * browser again signs its earlier session out (same `device_id`). */
 export async function pair(code, device) {
   const response = await fetch(url("api/pair"), {
     method: "POST",
     credentials: "same-origin",
     headers: JSON_HEADERS,
-    body: JSON.stringify({ code, device }),
+    body: JSON.stringify({ code, device, device_id: deviceId() }),
   });
   if (response.status !== 204 && !response.ok) {
     const fallback = PAIR_FAILURES[response.status] ?? `Signing in failed (${response.status}).`;
@@ -59,6 +60,23 @@ export async function logout() {
   const response = await fetch(url("api/logout"), { method: "POST", credentials: "same-origin" });
   if (response.status !== 204 && !response.ok) {
     throw new ApiError(response.status, await errorOf(response, `Signing out failed (${response.status}).`));
+  }
+}
+
+const DEVICE_ID_KEY = "tobe.device_id";
+
+/** This browser's own random id, made once and kept in its storage; "" when storage is off. */
+export function deviceId() {
+  try {
+    let id = localStorage.getItem(DEVICE_ID_KEY);
+    if (!id || !/^[A-Za-z0-9_-]{8,64}$/.test(id)) {
+      const bytes = crypto.getRandomValues(new Uint8Array(16));
+      id = Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+      localStorage.setItem(DEVICE_ID_KEY, id);
+    }
+    return id;
+  } catch {
+    return "";
   }
 }
 
