@@ -1,0 +1,138 @@
+"""Enum values a message's enum does not define, found before any servicer reads them.
+
+proto3 enums are open: a request parses whatever number its sender put in an enum field, and
+code that names the value (`Enum.Name`, a dict of the defined values) then fails on it.
+`undefined_enum` walks a message — enum fields, repeated enum fields, map values, nested and
+oneof messages — and describes the first value its enum does not define, by field path:
+
+    decision: 99 is not a valid tobe.v1.ApprovalDecision; expected one of
+    APPROVAL_DECISION_APPROVE_ONCE, ...
+
+Zero is always defined in proto3 (`*_UNSPECIFIED`), so it passes here; what it means is for
+the code that reads the field to decide. Which fields need walking is worked out once per
+message type, so a message with no enum anywhere below it costs one lookup.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
+from google.protobuf.message import Message
+
+
+@dataclass(frozen=True)
+class _Check:
+    """One field of a message type that can hold an undefined enum value, here or below."""
+
+    name: str
+    repeated: bool
+    is_map: bool
+    # The enum the field's values (a map's: its values) take; None for messages.
+    enum: EnumDescriptor | None
+    # Whether a singular message field is set (unset, it holds nothing).
+    has_presence: bool
+
+
+_PLANS: dict[Descriptor, tuple[_Check, ...]] = {}
+_REACHES_ENUM: dict[Descriptor, bool] = {}
+
+
+def undefined_enum(message: Message) -> str | None:
+    """The first enum value in `message` its enum does not define, described with its field
+    path; None when every enum value is defined."""
+    plan = _plan(message.DESCRIPTOR)
+    return _first_problem(message, plan, "") if plan else None
+
+
+def has_enum_field(descriptor: Descriptor) -> bool:
+    """Whether a message of this type has an enum field, directly or in any message below."""
+    reaches = _REACHES_ENUM.get(descriptor)
+    if reaches is None:
+        reaches = _REACHES_ENUM[descriptor] = _search_enum(descriptor)
+    return reaches
+
+
+def _search_enum(descriptor: Descriptor) -> bool:
+    # Iterative and with a seen set: message types may contain themselves.
+    seen = {descriptor}
+    stack = [descriptor]
+    while stack:
+        for field in stack.pop().fields:
+            if field.enum_type is not None:
+                return True
+            below = field.message_type
+            if below is not None and below not in seen:
+                seen.add(below)
+                stack.append(below)
+    return False
+
+
+def _plan(descriptor: Descriptor) -> tuple[_Check, ...]:
+    plan = _PLANS.get(descriptor)
+    if plan is None:
+        plan = _PLANS[descriptor] = tuple(
+            check for field in descriptor.fields if (check := _check(field)) is not None
+        )
+    return plan
+
+
+def _check(field: FieldDescriptor) -> _Check | None:
+    entry = field.message_type
+    is_map = entry is not None and entry.GetOptions().map_entry
+    values = entry.fields_by_name["value"] if is_map else field
+    below = values.message_type
+    if values.enum_type is None and (below is None or not has_enum_field(below)):
+        return None
+    return _Check(
+        name=field.name,
+        repeated=field.is_repeated,
+        is_map=is_map,
+        enum=values.enum_type,
+        has_presence=field.has_presence and not field.is_repeated,
+    )
+
+
+def _first_problem(message: Message, plan: tuple[_Check, ...], prefix: str) -> str | None:
+    for check in plan:
+        path = prefix + check.name
+        if check.repeated:
+            problem = _items_problem(check, getattr(message, check.name), path)
+        elif check.enum is not None:
+            problem = _enum_problem(check.enum, getattr(message, check.name), path)
+        elif check.has_presence and not message.HasField(check.name):
+            continue
+        else:
+            problem = _message_problem(getattr(message, check.name), path)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _items_problem(check: _Check, container: Any, path: str) -> str | None:
+    """A repeated field's items (a map's values), each named by its index (key)."""
+    items = container.items() if check.is_map else enumerate(container)
+    for key, value in items:
+        item_path = f"{path}[{key!r}]"
+        if check.enum is not None:
+            problem = _enum_problem(check.enum, value, item_path)
+        else:
+            problem = _message_problem(value, item_path)
+        if problem is not None:
+            return problem
+    return None
+
+
+def _message_problem(message: Message, path: str) -> str | None:
+    plan = _plan(message.DESCRIPTOR)
+    return _first_problem(message, plan, path + ".") if plan else None
+
+
+def _enum_problem(enum: EnumDescriptor, value: int, path: str) -> str | None:
+    if value in enum.values_by_number:
+        return None
+    choices = ", ".join(
+        v.name for v in enum.values if not (v.number == 0 and v.name.endswith("_UNSPECIFIED"))
+    )
+    return f"{path}: {value} is not a valid {enum.full_name}; expected one of {choices}"
