@@ -102,8 +102,8 @@ class Case:
     def id(self) -> str:
         return f"{self.service.name}.{self.method.name}:{'.'.join(f.name for f in self.fields)}"
 
-    def request(self) -> tuple[Message, str]:
-        """The method's request with the undefined value at the end of `fields`, and its path."""
+    def request(self, value: int) -> tuple[Message, str]:
+        """The method's request with `value` at the end of `fields`, and that field's path."""
         request: Message = message_factory.GetMessageClass(self.method.input_type)()
         target: Any = request
         path: list[str] = []
@@ -115,20 +115,21 @@ class Case:
                 key = MAP_KEY.get(entry.fields_by_name["key"].type, 1)
                 path.append(f"{field.name}[{key!r}]")
                 if last:
-                    container[key] = self.value
+                    container[key] = value
                 else:
                     target = container[key]
             elif field.is_repeated:
                 path.append(f"{field.name}[0]")
                 if last:
-                    container.append(self.value)
+                    container.append(value)
                 else:
                     target = container.add()
             else:
                 path.append(field.name)
                 if last:
-                    setattr(target, field.name, self.value)
+                    setattr(target, field.name, value)
                 else:
+                    container.SetInParent()
                     target = container
         return request, ".".join(path)
 
@@ -204,7 +205,7 @@ async def test_an_undefined_enum_value_is_invalid_argument_naming_the_field(
 ) -> None:
     assert has_enum_field(case.method.input_type)
     target, metadata = servers.target(case.service.full_name)
-    request, path = case.request()
+    request, path = case.request(case.value)
     method = f"/{case.service.full_name}/{case.method.name}"
     logged_before = len(servers.mind.output)
 
@@ -226,6 +227,83 @@ async def test_an_undefined_enum_value_is_invalid_argument_naming_the_field(
         new_lines = lambda: servers.mind.output[logged_before:]  # noqa: E731
         (refused,) = wait_for_lines(new_lines, f"refused {method}: {path}", 1)
         assert not [line for line in new_lines() if "Traceback" in line], new_lines()
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+async def test_zero_passes_the_edge_and_no_servicer_answers_it_with_an_internal_error(
+    servers: Servers, case: Case
+) -> None:
+    """What UNSPECIFIED means is each servicer's to say (a default, or a refusal by name).
+
+    So that the zero gets past more of the checks that come before it, the request names a person
+    (`on_behalf_of`, the contract's convention) and a stream opens with its `hello` frame.
+    """
+    target, metadata = servers.target(case.service.full_name)
+    request, _ = case.request(0)
+    method = f"/{case.service.full_name}/{case.method.name}"
+    fields = case.method.input_type.fields_by_name
+    if "on_behalf_of" in fields:
+        on_behalf_of: Any = request.on_behalf_of
+        on_behalf_of.principal = "alice"
+        on_behalf_of.scopes[:] = ["chat", "approve"]
+    if "request_id" in fields:
+        request.request_id = "zero"  # type: ignore[attr-defined]
+    frames = [request]
+    if case.method.client_streaming and "hello" in fields and case.fields[0].name != "hello":
+        hello = type(request)()
+        hello.hello.SetInParent()
+        frames.insert(0, hello)
+
+    statuses = await statuses_of(target, method, case.method, metadata, frames)
+
+    assert statuses, "the call ended without a status"
+    for code, details in statuses:
+        assert code not in (grpc.StatusCode.INTERNAL, grpc.StatusCode.UNKNOWN), details
+        assert "is not a valid" not in details
+
+
+async def statuses_of(
+    target: str,
+    method: str,
+    descriptor: MethodDescriptor,
+    metadata: tuple[tuple[str, str], ...],
+    frames: list[Message],
+) -> list[tuple[grpc.StatusCode, str]]:
+    """The statuses a call sending `frames` (one unless streaming; then half-closing) gets:
+    the error of each command a Face reply answers, and the one the call ends with."""
+    raws = [frame.SerializeToString() for frame in frames]
+    parse = message_factory.GetMessageClass(descriptor.output_type).FromString
+    statuses: list[tuple[grpc.StatusCode, str]] = []
+    async with grpc.aio.insecure_channel(target) as channel:
+        try:
+            if descriptor.client_streaming:
+                call = channel.stream_stream(method)(metadata=metadata, timeout=20)
+                for raw in raws:
+                    await call.write(raw)
+                await call.done_writing()
+                while (response := await call.read()) is not grpc.aio.EOF:
+                    statuses.extend(_command_error(parse(response)))
+            elif descriptor.server_streaming:
+                (raw,) = raws
+                async for _ in channel.unary_stream(method)(raw, metadata=metadata, timeout=20):
+                    pass
+            else:
+                (raw,) = raws
+                await channel.unary_unary(method)(raw, metadata=metadata, timeout=20)
+        except grpc.aio.AioRpcError as error:
+            return [*statuses, (error.code(), error.details() or "")]
+    return [*statuses, (grpc.StatusCode.OK, "")]
+
+
+def _command_error(response: Message) -> list[tuple[grpc.StatusCode, str]]:
+    """A Face reply's `error`: one command's status, on a stream that goes on."""
+    if "reply" not in response.DESCRIPTOR.fields_by_name:
+        return []
+    reply: Any = response.reply  # type: ignore[attr-defined]
+    if reply.WhichOneof("result") != "error":
+        return []
+    code = next(c for c in grpc.StatusCode if c.value[0] == reply.error.code)
+    return [(code, reply.error.message)]
 
 
 @pytest.mark.parametrize(
