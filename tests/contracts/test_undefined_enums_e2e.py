@@ -247,7 +247,7 @@ async def test_zero_passes_the_edge_and_no_servicer_answers_it_with_an_internal_
         on_behalf_of.principal = "alice"
         on_behalf_of.scopes[:] = ["chat", "approve"]
     if "request_id" in fields:
-        request.request_id = "zero"  # type: ignore[attr-defined]
+        request.request_id = "zero"
     frames = [request]
     if case.method.client_streaming and "hello" in fields and case.fields[0].name != "hello":
         hello = type(request)()
@@ -299,7 +299,7 @@ def _command_error(response: Message) -> list[tuple[grpc.StatusCode, str]]:
     """A Face reply's `error`: one command's status, on a stream that goes on."""
     if "reply" not in response.DESCRIPTOR.fields_by_name:
         return []
-    reply: Any = response.reply  # type: ignore[attr-defined]
+    reply: Any = response.reply
     if reply.WhichOneof("result") != "error":
         return []
     code = next(c for c in grpc.StatusCode if c.value[0] == reply.error.code)

@@ -16,7 +16,7 @@ message type, so a message with no enum anywhere below it costs one lookup.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from google.protobuf.descriptor import Descriptor, EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message
@@ -42,7 +42,7 @@ _REACHES_ENUM: dict[Descriptor, bool] = {}
 def undefined_enum(message: Message) -> str | None:
     """The first enum value in `message` its enum does not define, described with its field
     path; None when every enum value is defined."""
-    plan = _plan(message.DESCRIPTOR)
+    plan = _plan(_descriptor(message))
     return _first_problem(message, plan, "") if plan else None
 
 
@@ -81,7 +81,8 @@ def _plan(descriptor: Descriptor) -> tuple[_Check, ...]:
 def _check(field: FieldDescriptor) -> _Check | None:
     entry = field.message_type
     is_map = entry is not None and entry.GetOptions().map_entry
-    values = entry.fields_by_name["value"] if is_map else field
+    # A map's entries are messages of their own; the check is on their values.
+    values = entry.fields_by_name["value"] if entry is not None and is_map else field
     below = values.message_type
     if values.enum_type is None and (below is None or not has_enum_field(below)):
         return None
@@ -124,8 +125,13 @@ def _items_problem(check: _Check, container: Any, path: str) -> str | None:
     return None
 
 
+def _descriptor(message: Message) -> Descriptor:
+    # The stubs type a message's DESCRIPTOR as the pure-Python or the upb class; both are one.
+    return cast(Descriptor, message.DESCRIPTOR)
+
+
 def _message_problem(message: Message, path: str) -> str | None:
-    plan = _plan(message.DESCRIPTOR)
+    plan = _plan(_descriptor(message))
     return _first_problem(message, plan, path + ".") if plan else None
 
 
