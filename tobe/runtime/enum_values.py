@@ -29,11 +29,19 @@ class _Check:
     name: str
     repeated: bool
     is_map: bool
-    # The enum the field's values (a map's: its values) take; None for messages.
+    # The enum the field's values (a map's: its values) take, and its numbers; None for messages.
     enum: EnumDescriptor | None
+    defined: frozenset[int]
+    # The message type of the field's values otherwise (its plan is looked up when walked, as
+    # a type may contain itself).
+    below: Descriptor | None
     # Whether a singular message field is set (unset, it holds nothing).
     has_presence: bool
 
+
+# Where an undefined value was found: the path's segments from the value up (".effect", "[1]",
+# ".tools", …), built only on the way back from a finding, and what the value is not.
+_Finding = tuple[list[str], str]
 
 _PLANS: dict[Descriptor, tuple[_Check, ...]] = {}
 _REACHES_ENUM: dict[Descriptor, bool] = {}
@@ -42,8 +50,11 @@ _REACHES_ENUM: dict[Descriptor, bool] = {}
 def undefined_enum(message: Message) -> str | None:
     """The first enum value in `message` its enum does not define, described with its field
     path; None when every enum value is defined."""
-    plan = _plan(_descriptor(message))
-    return _first_problem(message, plan, "") if plan else None
+    finding = _message_finding(message, _descriptor(message))
+    if finding is None:
+        return None
+    segments, problem = finding
+    return f"{''.join(reversed(segments)).removeprefix('.')}: {problem}"
 
 
 def has_enum_field(descriptor: Descriptor) -> bool:
@@ -91,37 +102,48 @@ def _check(field: FieldDescriptor) -> _Check | None:
         repeated=field.is_repeated,
         is_map=is_map,
         enum=values.enum_type,
+        defined=frozenset(values.enum_type.values_by_number) if values.enum_type else frozenset(),
+        below=below,
         has_presence=field.has_presence and not field.is_repeated,
     )
 
 
-def _first_problem(message: Message, plan: tuple[_Check, ...], prefix: str) -> str | None:
-    for check in plan:
-        path = prefix + check.name
+def _message_finding(message: Message, descriptor: Descriptor) -> _Finding | None:
+    finding: _Finding | None
+    for check in _plan(descriptor):
+        value = getattr(message, check.name)
         if check.repeated:
-            problem = _items_problem(check, getattr(message, check.name), path)
+            finding = _items_finding(check, value)
         elif check.enum is not None:
-            problem = _enum_problem(check.enum, getattr(message, check.name), path)
+            if value in check.defined:
+                continue
+            finding = [], _undefined(check.enum, value)
         elif check.has_presence and not message.HasField(check.name):
             continue
         else:
-            problem = _message_problem(getattr(message, check.name), path)
-        if problem is not None:
-            return problem
+            assert check.below is not None
+            finding = _message_finding(value, check.below)
+        if finding is not None:
+            finding[0].append(f".{check.name}")
+            return finding
     return None
 
 
-def _items_problem(check: _Check, container: Any, path: str) -> str | None:
+def _items_finding(check: _Check, container: Any) -> _Finding | None:
     """A repeated field's items (a map's values), each named by its index (key)."""
+    finding: _Finding | None
     items = container.items() if check.is_map else enumerate(container)
     for key, value in items:
-        item_path = f"{path}[{key!r}]"
         if check.enum is not None:
-            problem = _enum_problem(check.enum, value, item_path)
+            if value in check.defined:
+                continue
+            finding = [], _undefined(check.enum, value)
         else:
-            problem = _message_problem(value, item_path)
-        if problem is not None:
-            return problem
+            assert check.below is not None
+            finding = _message_finding(value, check.below)
+        if finding is not None:
+            finding[0].append(f"[{key!r}]")
+            return finding
     return None
 
 
@@ -130,15 +152,8 @@ def _descriptor(message: Message) -> Descriptor:
     return cast(Descriptor, message.DESCRIPTOR)
 
 
-def _message_problem(message: Message, path: str) -> str | None:
-    plan = _plan(_descriptor(message))
-    return _first_problem(message, plan, path + ".") if plan else None
-
-
-def _enum_problem(enum: EnumDescriptor, value: int, path: str) -> str | None:
-    if value in enum.values_by_number:
-        return None
+def _undefined(enum: EnumDescriptor, value: int) -> str:
     choices = ", ".join(
         v.name for v in enum.values if not (v.number == 0 and v.name.endswith("_UNSPECIFIED"))
     )
-    return f"{path}: {value} is not a valid {enum.full_name}; expected one of {choices}"
+    return f"{value} is not a valid {enum.full_name}; expected one of {choices}"
