@@ -1,8 +1,9 @@
 """The FaceGateway servicer: the gRPC transport of a client `Session`.
 
-Frames are registered with raw-bytes (de)serializers: a frame that does not parse is answered
-by the gateway itself (INVALID_ARGUMENT) instead of by the gRPC runtime, and an event rendered
-once is shared as bytes by every connection, each prefixing its own `seq` field.
+Frames are registered with raw-bytes (de)serializers: a frame that does not parse, or holds an
+enum value its enum does not define, is answered by the gateway itself (INVALID_ARGUMENT)
+instead of by the gRPC runtime, and an event rendered once is shared as bytes by every
+connection, each prefixing its own `seq` field.
 
 A client that goes away (cancel, reset) reaches the handler as a task cancellation from gRPC,
 delivered once; `face.session` lets it through every await.
@@ -20,7 +21,7 @@ from face.connection import Connection
 from face.errors import GatewayError
 from face.feed import EventFeed
 from face.mind_client import MindClient
-from face.session import GONE, ClientGone, Frames, Session, within
+from face.session import GONE, ClientGone, Frames, Session, checked_frame, within
 from tobe.config import FaceSettings
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.v1 import face_pb2, face_pb2_grpc
@@ -92,11 +93,12 @@ async def _frames(requests: AsyncIterator[bytes]) -> Frames:
     try:
         async for raw in requests:
             try:
-                yield face_pb2.ConnectRequest.FromString(raw)
+                frame = face_pb2.ConnectRequest.FromString(raw)
             except DecodeError:
                 raise GatewayError(
                     "INVALID_ARGUMENT", "malformed frame: not a ConnectRequest"
                 ) from None
+            yield checked_frame(frame)
     except grpc.aio.AioRpcError:
         raise ClientGone() from None
 

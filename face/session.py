@@ -29,6 +29,7 @@ from face.projection import TRANSPARENT
 from face.queue import Closing
 from tobe import __version__
 from tobe.config import FaceSettings
+from tobe.runtime.enum_values import undefined_enum
 from tobe.v1 import face_pb2
 
 log = logging.getLogger(__name__)
@@ -56,6 +57,15 @@ class FrameSink(Protocol):
 # The client's frames, parsed: the iterator ends when the client half-closes its side, raises
 # GatewayError INVALID_ARGUMENT for a malformed frame and ClientGone when the client went away.
 Frames = AsyncIterator[face_pb2.ConnectRequest]
+
+
+def checked_frame(frame: face_pb2.ConnectRequest) -> face_pb2.ConnectRequest:
+    """`frame`, once every enum value in it is one its enum defines; otherwise GatewayError
+    INVALID_ARGUMENT naming the field, so no command sees a value it cannot name."""
+    problem = undefined_enum(frame)
+    if problem is not None:
+        raise GatewayError("INVALID_ARGUMENT", f"malformed frame: {problem}")
+    return frame
 
 
 class Session:

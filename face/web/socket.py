@@ -15,7 +15,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from face.commands import status_number
 from face.errors import GatewayError
-from face.session import ClientGone, Frames, Session, within
+from face.session import ClientGone, Frames, Session, checked_frame, within
 from face.web.api import NO_SESSION, SESSION_COOKIE, error
 from face.web.frames import request_from_json, response_json
 from face.web.origins import origin_allowed
@@ -67,7 +67,7 @@ async def _frames(websocket: WebSocket) -> Frames:
         text = message.get("text")
         if text is None:
             raise GatewayError("INVALID_ARGUMENT", "malformed frame: frames are JSON text")
-        yield request_from_json(text)
+        yield checked_frame(request_from_json(text))
 
 
 class SocketEndpoint:

@@ -290,6 +290,25 @@ def test_a_waiting_action_is_cancelled_and_nothing_runs(gateway: Gateway):
     assert retried.action.state == common_pb2.PENDING_ACTION_STATE_CANCELLED
 
 
+def test_an_undefined_decision_is_invalid_argument_and_changes_nothing(gateway: Gateway):
+    key = gateway.create("p_undefined")
+    action = waiting(gateway, key, "remember my diet, then decide oddly")
+    after = gateway.head()
+    for undefined in (5, 99):
+        with pytest.raises(grpc.RpcError) as refused:
+            decide(gateway, action.id, undefined, f"odd-{undefined}")
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.details().startswith(
+            f"decision: {undefined} is not a valid tobe.v1.ActionDecision; expected one of "
+            "ACTION_DECISION_CONFIRM, ACTION_DECISION_CANCEL, ACTION_DECISION_AMEND"
+        )
+    assert gateway.snapshot(key).pending_actions == [action]
+    assert gateway.replay(after)[0] == [] and memory(gateway, key) == {}
+    # The idempotency keys of the refused calls were not spent on them.
+    cancelled = decide(gateway, action.id, common_pb2.ACTION_DECISION_CANCEL, "odd-5")
+    assert cancelled.action.state == common_pb2.PENDING_ACTION_STATE_CANCELLED
+
+
 def test_a_waiting_action_is_amended_evaluated_and_planned_again(gateway: Gateway):
     key = gateway.create("p_amend")
     action = waiting(gateway, key, "remember my diet, then amend")

@@ -162,6 +162,37 @@ def test_deciding_needs_the_approve_scope_and_visibility(
     assert [a.id for a in client.snapshot("p_scope").pending_approvals] == [request.id]
 
 
+def test_an_undefined_decision_is_invalid_argument_and_changes_nothing(
+    mind: MindProcess, hand: HandThread, client: Client
+) -> None:
+    client.create("p_undefined")
+    client.send("p_undefined", "save-approve undefined")
+    [request] = approvals_in(client.wait_for(pending_approval("p_undefined")), "p_undefined")
+
+    def recorded() -> list[tuple[str | None, str | None, int]]:
+        approvals, audit = stored(mind.url)
+        rows = [a for a in approvals if a.id == request.id]
+        audited = len([a for a in audit if a.approval_id == request.id])
+        return [(row.decision, row.decided_by, audited) for row in rows]
+
+    before = recorded()
+    for undefined in (5, 99):
+        with pytest.raises(grpc.RpcError) as refused:
+            client.decide(request.id, undefined)
+        assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert refused.value.details().startswith(
+            f"decision: {undefined} is not a valid tobe.v1.ApprovalDecision; expected one of "
+            "APPROVAL_DECISION_APPROVE_ONCE"
+        )
+    assert recorded() == before == [(None, None, before[0][2])]
+    assert [a.id for a in client.snapshot("p_undefined").pending_approvals] == [request.id]
+    assert hand.executions == []
+    # Still pending and decidable: the refused calls decided nothing.
+    assert client.decide(request.id, APPROVE_ONCE).decision == APPROVE_ONCE
+    client.wait_for(run_ended("p_undefined"))
+    assert hand.executions == [{"name": "a.txt", "text": "hello"}]
+
+
 def test_sensitive_argument_stays_out_of_audit_and_logs(
     mind: MindProcess, hand: HandThread, client: Client
 ) -> None:

@@ -1,15 +1,19 @@
-"""Requests that are not valid protobuf end with INVALID_ARGUMENT, not with UNKNOWN.
+"""Requests that are not valid protobuf, or hold an enum value their enum does not define,
+end with INVALID_ARGUMENT, not with UNKNOWN or INTERNAL.
 
 gRPC decodes a request before the servicer runs; a `DecodeError` there is logged with a
 traceback and answered `UNKNOWN: Unexpected <class 'DecodeError'>`. `DecodingInterceptor`
 takes decoding over: the method receives raw bytes, decodes them with the servicer's own
 deserializer, and a body that does not parse ends the call with
-INVALID_ARGUMENT ("request could not be decoded as tobe.v1.X") and one log line.
+INVALID_ARGUMENT ("request could not be decoded as tobe.v1.X") and one log line. A request
+that decodes is then checked for undefined enum values (`tobe.runtime.enum_values`): one ends
+the call the same way, its message naming the field ("decision: 99 is not a valid …").
 
 Streamed requests are decoded as the servicer iterates them; a bad one aborts the call from
 inside that iteration, so a servicer must not swallow `grpc.aio.AbortError` raised there.
 Servicers read requests by iterating, never with `context.read()` (which would see bytes).
-Methods registered with raw-bytes deserializers (FaceGateway) are left alone.
+Methods registered with raw-bytes deserializers (FaceGateway, which checks its frames itself
+with the same `undefined_enum`) are left alone.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
 import grpc
-from google.protobuf.message import DecodeError
+from google.protobuf.message import DecodeError, Message
+
+from tobe.runtime.enum_values import undefined_enum
 
 log = logging.getLogger(__name__)
 
@@ -54,10 +60,15 @@ class _Decoder(Generic[Request]):
 
     async def decode(self, raw: bytes, context: RawContext) -> Request:
         try:
-            return self._deserializer(raw)
+            request = self._deserializer(raw)
         except DecodeError:
             log.warning("refused %s: %s (%d bytes)", self._method, self.message, len(raw))
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, self.message)
+        problem = undefined_enum(request) if isinstance(request, Message) else None
+        if problem is not None:
+            log.warning("refused %s: %s", self._method, problem)
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
+        return request
 
     async def decode_stream(
         self, raw_requests: AsyncIterator[bytes], context: RawContext

@@ -20,6 +20,10 @@ Conventions that hold in every service of package tobe.v1:
     ABORTED              a compare-and-set was lost; re-read and retry
     RESOURCE_EXHAUSTED   a quota or a queue bound was hit
     UNAVAILABLE          a dependency is down; retry with backoff (1 s doubling to 30 s)
+* Enums: a value its enum does not define answers INVALID_ARGUMENT naming the field
+  ("decision: 99 is not a valid tobe.v1.ApprovalDecision; expected one of …") and changes
+  nothing; in a stream's frame it ends the stream. The `*_UNSPECIFIED` (0) value passes
+  that check everywhere: what it means (a default, or a refusal by name) is the field's to say.
 * Timestamps are UTC.
 """
 

@@ -180,6 +180,20 @@ async def test_a_frame_that_is_not_a_connect_request_closes_4003(
     assert await close_of(socket) == (4009, "hello required")
 
 
+async def test_a_frame_with_an_undefined_enum_value_closes_4003_naming_the_field(
+    mind: MindProcess, face: FaceProcess
+) -> None:
+    socket = await open_socket(face.web_address, mind.client_tokens["alice"])
+    await socket.send(frame_json(HELLO))
+    assert parse_frame(await asyncio.wait_for(socket.recv(), 30)).HasField("welcome")
+    await socket.send('{"requestId": "d", "decideApproval": {"approvalId": "a", "decision": 99}}')
+    code, reason = await close_of(socket)
+    assert code == 4003
+    assert reason.startswith(
+        "malformed frame: decide_approval.decision: 99 is not a valid tobe.v1.ApprovalDecision"
+    ), reason
+
+
 async def test_a_frame_over_the_size_limit_closes_1009(mind: MindProcess) -> None:
     with running_face(mind, max_frame_bytes="1024") as face:
         socket = await open_socket(face.web_address, mind.client_tokens["alice"])
