@@ -233,12 +233,15 @@ def _takeover(current: HandConnection, new: HandConnection, replace: bool) -> st
     since = f"attached since {current.connected_at:%Y-%m-%d %H:%M:%S} UTC"
     if current.principal != new.principal:
         raise HandNameTaken(
-            f"the Hand name {new.name!r} is held by a live Hand of another credential ({since}); "
+            f"the Hand name {new.name!r} is held by a live Hand of another principal ({since}); "
             "only a Hand of the same principal may replace it"
         )
-    if not current.instance_id and not new.instance_id:
-        return "a newer stream of this Hand attached"
-    if current.credential_id == new.credential_id and current.instance_id == new.instance_id:
+    unidentified = not current.instance_id and not new.instance_id
+    same_instance = (current.credential_id, current.instance_id) == (
+        new.credential_id,
+        new.instance_id,
+    )
+    if unidentified or same_instance:
         return "a newer stream of this Hand attached"
     if not replace:
         raise HandNameTaken(

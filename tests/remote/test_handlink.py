@@ -454,5 +454,5 @@ async def test_a_hand_of_another_principal_never_replaces_a_live_one(link: Link)
         with pytest.raises(grpc.aio.AioRpcError) as refused:
             await _attach(link, stranger, _instance_hello("b" * 32, replace=True))
         assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
-        assert "another credential" in (refused.value.details() or "")
+        assert "another principal" in (refused.value.details() or "")
         holder.cancel()
