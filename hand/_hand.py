@@ -34,6 +34,7 @@ import asyncio
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar, overload
@@ -61,7 +62,7 @@ _SOURCES = {
     hand_pb2.APPROVAL_SOURCE_REVIEWER: "reviewer",
 }
 # Endings that retrying cannot fix ("Stream endings" in hand.proto): the operator must change
-# the credential or the Hand. ABORTED: another Hand process took this credential's name over;
+# the credential or the Hand. ABORTED: another Hand took this Hand's name over (`replace`);
 # reconnecting would take it back, and the two would replace each other forever.
 _FINAL = (
     grpc.StatusCode.UNAUTHENTICATED,
@@ -83,10 +84,11 @@ _FIXES = {
         "check it with `tobe admin whoami --token-file FILE`, or create one with "
         "`tobe admin credentials create --kind hand --principal NAME --scope serve:YOU`"
     ),
-    grpc.StatusCode.ALREADY_EXISTS: "stop the other Hand or give this one another name",
-    grpc.StatusCode.ABORTED: (
-        "run each Hand process under a credential or a `hand:<name>` scope of its own"
+    grpc.StatusCode.ALREADY_EXISTS: (
+        "stop the other Hand, give this one another name, or take the name over with "
+        "--replace (`serve(..., replace=True)`)"
     ),
+    grpc.StatusCode.ABORTED: "this Hand stops and does not reconnect",
 }
 
 
@@ -156,6 +158,10 @@ class Hand:
         self.tools: dict[str, Tool] = {}
         self.held: dict[str, HeldTask] = {}
         self.hand_id = ""
+        # Sent in every hello: how the Mind tells this Hand's reconnect from another Hand.
+        self.instance_id = uuid.uuid4().hex
+        # Whether the next hello asks to take the name over (only until the first welcome).
+        self._replace = False
         self._outbox: asyncio.Queue[hand_pb2.AttachRequest] | None = None
         self._heartbeat_interval = 10.0
         self._last_seq = 0
@@ -278,17 +284,24 @@ class Hand:
 
     # -- the stream -----------------------------------------------------------------------
 
-    def run(self, target: str, token: str, *, tls: ClientTls | None = None) -> None:
+    def run(
+        self, target: str, token: str, *, tls: ClientTls | None = None, replace: bool = False
+    ) -> None:
         """`serve` for a script: blocks until Ctrl-C; a refusal exits with one line, status 1."""
         try:
-            asyncio.run(self.serve(target, token, tls=tls))
+            asyncio.run(self.serve(target, token, tls=tls, replace=replace))
         except KeyboardInterrupt:
             return
         except HandRefused as exc:
             raise SystemExit(f"Error: {exc}") from None
 
-    async def serve(self, target: str, token: str, *, tls: ClientTls | None = None) -> None:
+    async def serve(
+        self, target: str, token: str, *, tls: ClientTls | None = None, replace: bool = False
+    ) -> None:
         """Stay attached to the Mind at `target` until cancelled; raises HandRefused.
+
+        A name held by another live Hand is refused (ALREADY_EXISTS) unless `replace`: then
+        this Hand takes it over once, and the other one stops (ABORTED).
 
         With `tls` (see `hand.client_tls`), or for a `tls://host:port` target, over TLS. Each
         attempt dials on a fresh channel with subchannels of its own, so this loop's backoff is
@@ -301,6 +314,7 @@ class Hand:
             raise HandRefused(grpc.StatusCode.UNAUTHENTICATED, problem, local=True)
         show_by_default()
         self._target = target
+        self._replace = replace
         backoff = Backoff()
         while True:
             ending = await self._attempt(target, token, tls, backoff)
@@ -402,7 +416,13 @@ class Hand:
         ]
 
     def _hello(self) -> hand_pb2.HandHello:
-        hello = hand_pb2.HandHello(name=self.name, version=self.version, tools=self._specs())
+        hello = hand_pb2.HandHello(
+            name=self.name,
+            version=self.version,
+            tools=self._specs(),
+            instance_id=self.instance_id,
+            replace=self._replace,
+        )
         for held in self.held.values():
             state = (
                 hand_pb2.HELD_TASK_STATE_FINISHED
@@ -420,6 +440,7 @@ class Hand:
         kind = response.WhichOneof("frame")
         if kind == "welcome":
             backoff.reset()
+            self._replace = False
             self.hand_id = response.welcome.hand_id
             if response.welcome.heartbeat_interval_ms > 0:
                 self._heartbeat_interval = response.welcome.heartbeat_interval_ms / 1000

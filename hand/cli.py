@@ -50,7 +50,11 @@ def hand_group() -> None:
     help="Mind address (host:port or unix:/path); default: hand.mind_address if set, else "
     "where the Mind of this data directory published it, else 127.0.0.1:7410.",
 )
-@click.option("--name", help="Hand name; its tools appear as <name>__<tool>.")
+@click.option(
+    "--name",
+    help="Hand name; its tools appear as <name>__<tool>. With --mcp, default the top-level "
+    "`name` of that file (one of the two is required).",
+)
 @click.option(
     "--workspace",
     type=click.Path(file_okay=False, path_type=Path),
@@ -94,6 +98,12 @@ def hand_group() -> None:
     help="Also offer the tools of the MCP servers this mcpServers JSON file names (without "
     "--workspace: only those), as <server>__<tool>.",
 )
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="Take the name over from a live Hand holding it (of the same principal), which then "
+    "stops; without it, a name in use is refused.",
+)
 @tls_client_options
 def serve(
     mind_address: str | None,
@@ -107,6 +117,7 @@ def serve(
     health_listen: str | None,
     conformance: bool,
     mcp_file: Path | None,
+    replace: bool,
     tls: TlsOptions,
 ) -> None:
     """Run the reference Hand: workspace file tools and allowed commands.
@@ -115,7 +126,7 @@ def serve(
     --cert and --key it presents a client certificate (a Mind that requires them: mTLS).
     With --mcp it also starts the MCP servers of that file and offers their tools.
     """
-    from hand.server import HandConfigError, build, build_mcp
+    from hand.server import HandConfigError, build, build_mcp, load_mcp, mcp_hand_name
     from hand.server import serve as run
 
     settings = load_settings()
@@ -134,8 +145,11 @@ def serve(
     if allow_unconfined_commands:
         config.allow_unconfined_commands = True
     try:
-        reference = build(config) if config.workspace is not None or mcp_file is None else None
-        mcp = build_mcp(config, mcp_file, reference) if mcp_file is not None else None
+        servers = load_mcp(mcp_file) if mcp_file is not None else None
+        if servers is not None and mcp_file is not None:
+            config.name = mcp_hand_name(name, servers, mcp_file)
+        reference = build(config) if config.workspace is not None or servers is None else None
+        mcp = build_mcp(config, servers, reference) if servers is not None else None
     except HandConfigError as exc:
         raise click.ClickException(str(exc)) from None
     hand = mcp.hand if mcp is not None else reference
@@ -146,8 +160,8 @@ def serve(
     target = mind_address or address_of(settings.data_dir, "mind", config, "mind_address")
     address, channel_tls = tls.resolve(config.tls, target, "hand.tls")
     try:
-        asyncio.run(run(hand, address, token, health_listen, channel_tls, mcp))
-    except HandRefused as exc:
+        asyncio.run(run(hand, address, token, health_listen, channel_tls, mcp, replace=replace))
+    except (HandRefused, HandConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     except HealthListenError as exc:
         raise click.ClickException(str(exc)) from None

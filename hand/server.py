@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from hand._hand import Hand
 from hand.health import HealthEndpoint
-from hand.mcp.config import McpConfigError, load_config
+from hand.mcp.config import McpConfig, McpConfigError, load_config
 from hand.reference import ReferencePolicy, build_reference_hand
 from hand.sandbox import Confinement, Sandbox, Unconfined
 from tobe import __version__
@@ -88,17 +88,33 @@ def build(config: HandSettings) -> Hand:
 MCP_START_WAIT = 60.0
 
 
-def build_mcp(config: HandSettings, mcp_file: Path, hand: Hand | None) -> McpHost:
-    """The MCP servers of `mcp_file`, declaring their tools on `hand` (None: on a Hand of
+def load_mcp(mcp_file: Path) -> McpConfig:
+    """The `--mcp` file, checked (HandConfigError: one line naming the file and key)."""
+    try:
+        return load_config(mcp_file)
+    except McpConfigError as exc:
+        raise HandConfigError(str(exc)) from None
+
+
+def mcp_hand_name(name: str | None, servers: McpConfig, mcp_file: Path) -> str:
+    """The name of a Hand hosting MCP servers: `--name`, else the file's `name`. Never the
+    `local` default: a second Hand under that name would collide with the reference Hand
+    `tobe up` starts."""
+    chosen = name or servers.name
+    if not chosen:
+        raise HandConfigError(
+            f'this Hand needs a name: pass --name NAME or add a top-level "name" to {mcp_file}'
+        )
+    return chosen
+
+
+def build_mcp(config: HandSettings, servers: McpConfig, hand: Hand | None) -> McpHost:
+    """The MCP servers of a `--mcp` file, declaring their tools on `hand` (None: on a Hand of
     their tools only, with the reference Hand's read-only mode and binding rule)."""
     # The mcp SDK takes most of a second to import: only a Hand hosting MCP servers pays it,
     # not every reference Hand `tobe up` starts.
     from hand.mcp.host import McpHost, McpStartError
 
-    try:
-        servers = load_config(mcp_file)
-    except McpConfigError as exc:
-        raise HandConfigError(str(exc)) from None
     if hand is None:
         hand = Hand(config.name, version=__version__, require_binding=config.require_binding)
         policy = ReferencePolicy(config.read_only)
@@ -121,12 +137,16 @@ async def serve(
     health_listen: str | None,
     tls: ClientTls | None = None,
     mcp: McpHost | None = None,
+    replace: bool = False,
 ) -> None:
     """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`).
 
-    With `mcp`, its servers start first (a signal while they start stops them too)."""
+    With `mcp`, its servers start first (a signal while they start stops them too). With
+    `replace`, the Hand takes its name over from a live Hand holding it."""
     loop = asyncio.get_running_loop()
-    serving = asyncio.create_task(_serve(hand, mind_address, token, health_listen, tls, mcp))
+    serving = asyncio.create_task(
+        _serve(hand, mind_address, token, health_listen, tls, mcp, replace)
+    )
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)
     with contextlib.suppress(asyncio.CancelledError):
@@ -140,14 +160,20 @@ async def _serve(
     health_listen: str | None,
     tls: ClientTls | None,
     mcp: McpHost | None,
+    replace: bool,
 ) -> None:
     health: HealthEndpoint | None = None
     try:
         if mcp is not None:
-            await mcp.start(MCP_START_WAIT)
+            from hand.mcp.host import McpStartError
+
+            try:
+                await mcp.start(MCP_START_WAIT)
+            except McpStartError as exc:
+                raise HandConfigError(str(exc)) from None
         if health_listen:
             health = await HealthEndpoint.start(hand, health_listen)
-        await hand.serve(mind_address, token, tls=tls)
+        await hand.serve(mind_address, token, tls=tls, replace=replace)
     finally:
         if health is not None:
             await health.stop()

@@ -300,6 +300,10 @@ class ProviderSettings(BaseModel):
     script: Path | None = None
     thinking: str = "off"
     timeout: float = Field(default=120.0, gt=0)
+    # Seconds the provider may send nothing (before the first byte of its response, retries
+    # included, and between the bytes of a stream) before the turn ends with an error naming
+    # it, instead of leaving the person with silence.
+    first_byte_timeout: float = Field(default=30.0, gt=0)
     max_retries: int = Field(default=3, ge=0, le=10)
     # Models added to the built-in catalog, e.g. a local model on an OpenAI-compatible server.
     models: list[ModelEntry] = Field(default_factory=list)

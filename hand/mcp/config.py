@@ -11,8 +11,8 @@ A server is local (`command`, `args`, `env`, `cwd`: run over stdio, in the sandb
 `"sandbox": false`) or remote (`url`, `headers`: the streamable HTTP transport). ToBe's keys:
 `effect` (every tool of the server) and `tools.<name>.effect` override what the tools' hints
 say; `allow` offers only the tools named, `hide` never the ones named; `timeout` bounds each
-call (seconds). Errors name the server and the key, never a value (env and headers hold
-secrets).
+call (seconds); the top-level `name` names the Hand when `--name` does not. Errors name the
+server and the key, never a value (env and headers hold secrets).
 """
 
 from __future__ import annotations
@@ -96,6 +96,8 @@ class ServerConfig(_Strict):
 
 
 class McpConfig(_Strict):
+    # The Hand's name when `--name` is not given (the tools appear as <name>__<server>__<tool>).
+    name: str | None = pydantic.Field(None, pattern=r"^[a-z][a-z0-9-]{0,14}$")
     servers: dict[str, ServerConfig] = pydantic.Field(alias="mcpServers")
 
 

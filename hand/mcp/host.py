@@ -95,12 +95,22 @@ class McpHost:
 
     async def start(self, wait: float) -> None:
         """Start every server and wait (at most `wait` seconds) for each first attempt, so
-        the Hand declares the tools of the servers that came up when it attaches."""
+        the Hand declares the tools of the servers that came up when it attaches.
+
+        A server whose tools lack a name its `allow`, `hide` or `tools` gives stops the start
+        (McpStartError, one line). One that lists its tools only later (it came up after the
+        wait, or its tools changed) cannot stop a Hand already serving: it logs a warning."""
         self._jobs = [asyncio.create_task(session.run()) for session in self.sessions.values()]
         firsts = [session.first_attempt.wait() for session in self.sessions.values()]
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(wait):
                 await asyncio.gather(*firsts)
+        for name, session in self.sessions.items():
+            if session.unknown is not None:
+                await self.stop()
+                raise McpStartError(f"MCP server {name}: {session.unknown}")
+        for session in self.sessions.values():
+            session.started = True
 
     async def stop(self) -> None:
         for job in self._jobs:

@@ -33,7 +33,7 @@ from hand._progress import report_progress
 from hand._tools import SchemaTool, ToolError, ToolOutput
 from hand.mcp.config import ServerConfig
 from hand.mcp.results import result_output
-from hand.mcp.tools import hand_tools
+from hand.mcp.tools import hand_tools, unknown_names
 from hand.sandbox import Sandbox
 from tobe.runtime.backoff import Backoff
 
@@ -62,6 +62,10 @@ class ServerSession:
         self._http_problem: str | None = None
         # Set once the first attempt to connect ended, up or not.
         self.first_attempt = asyncio.Event()
+        # What the config names that the server's last tool list lacks (see `unknown_names`):
+        # the Hand's start refuses it; once the start is past (`started`), it is logged.
+        self.unknown: str | None = None
+        self.started = False
 
     # -- supervising ----------------------------------------------------------------------
 
@@ -152,6 +156,10 @@ class ServerSession:
             cursor = page.next_cursor
             if not cursor:
                 break
+        unknown = unknown_names(self.config, listed)
+        if self.started and unknown is not None and unknown != self.unknown:
+            log.warning("MCP server %s: %s", self.name, unknown)
+        self.unknown = unknown
         tools = hand_tools(self.name, self.config, listed, self.call)
         self._declare(self.name, tools)
         return len(tools)

@@ -57,6 +57,26 @@ def effect_of(config: ServerConfig, tool: types.Tool) -> Effect:
     return Effect.EXTERNAL_SIDE_EFFECT
 
 
+def unknown_names(config: ServerConfig, listed: list[types.Tool]) -> str | None:
+    """What the config's `allow`, `hide` and `tools` name that the server does not list (a
+    typo would silently offer a tool meant to be hidden, or none of those meant to be
+    allowed), as one clause; None when every name is listed."""
+    names = {tool.name for tool in listed}
+    parts = [
+        f"`{key}` names {', '.join(repr(n) for n in unknown)}"
+        for key, given in (
+            ("allow", config.allow or []),
+            ("hide", config.hide),
+            ("tools", config.tools),
+        )
+        if (unknown := sorted(set(given) - names))
+    ]
+    if not parts:
+        return None
+    offered = ", ".join(sorted(names)) or "none"
+    return f"{'; '.join(parts)}, which it does not list (it lists {offered})"
+
+
 def hand_tools(
     server: str, config: ServerConfig, listed: list[types.Tool], call: CallTool
 ) -> list[SchemaTool]:

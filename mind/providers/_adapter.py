@@ -22,6 +22,7 @@ from mind.providers._http import (
     retryable_in_stream,
     transport_error,
 )
+from mind.providers._silence import Silence, Silenced
 from mind.providers.base import (
     EventSink,
     ProviderError,
@@ -44,6 +45,8 @@ class StreamingAdapter(ABC):
     429/5xx/529 and transport failures before the body, and an overload reported inside the
     stream before anything reached `on_event`; once a delta was reported nothing is retried.
     A request too long for the context window (`overflow`) is never retried, whatever its status.
+    A provider silent for `first_byte_timeout` (see `_silence`) ends the call with an error
+    naming it, however many retries were left.
     """
 
     name = ""
@@ -68,6 +71,7 @@ class StreamingAdapter(ABC):
             timeout=httpx.Timeout(settings.timeout, connect=min(settings.timeout, 15.0))
         )
         self._owns_client = client is None
+        self._first_byte_timeout = settings.first_byte_timeout
         key = settings.api_key.get_secret_value() if settings.api_key else ""
         self._key = Secret(key)
         self._wire = Wire(
@@ -109,33 +113,51 @@ class StreamingAdapter(ABC):
         body = self.body(request)
         url, headers = self.url(), self.headers()
         budget = RetryBudget(self._wire)
+        silence = Silence(self.name, self._first_byte_timeout)
         while True:
             result, emitted = await self._attempt(
                 budget,
                 lambda: self._client.build_request("POST", url, headers=headers, json=body),
                 on_event,
+                silence,
             )
             error = result.error
             if error is None or emitted or not retryable_in_stream(error):
                 return result
-            if await budget.wait(error, None) is not None:
-                return result
+            try:
+                async with silence.bound():
+                    if await budget.wait(error, None) is not None:
+                        return result
+            except Silenced:
+                return self._failed(silence.error(budget.last))
 
     async def _attempt(
-        self, budget: RetryBudget, build: Callable[[], httpx.Request], on_event: EventSink
+        self,
+        budget: RetryBudget,
+        build: Callable[[], httpx.Request],
+        on_event: EventSink,
+        silence: Silence,
     ) -> tuple[ProviderResult, bool]:
         """One streamed response, and whether it reported anything to `on_event`."""
-        outcome = await open_stream(self._client, self._wire, budget, build)
+        silence.next_response()
+        try:
+            async with silence.bound():
+                outcome = await open_stream(self._client, self._wire, budget, build)
+        except Silenced:
+            return self._failed(silence.error(budget.last)), False
         if isinstance(outcome, ProviderError):
             return self._failed(outcome), False
         assembly = Assembly(self.model, on_event)
         try:
-            if not is_event_stream(outcome):
-                error = non_stream_body_error(self._wire, await read_body(outcome))
-                return self._failed(error), False
-            await self.read_events(SSEBody(outcome), assembly)
+            async with silence.bound():
+                if not is_event_stream(outcome):
+                    error = non_stream_body_error(self._wire, await read_body(outcome))
+                    return self._failed(error), False
+                await self.read_events(SSEBody(outcome, silence.heard), assembly)
         except httpx.HTTPError as exc:
             assembly.fail(transport_error(self._wire, exc))
+        except Silenced:
+            assembly.fail(silence.error(budget.last))
         finally:
             await outcome.aclose()
         return assembly.result(self.incomplete_message()), assembly.emitted

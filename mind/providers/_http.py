@@ -199,6 +199,8 @@ class RetryBudget:
         self._wire = wire
         self._backoff = wire.backoff_factory()
         self._spent = 0
+        # The last error a retry was spent on (what went wrong before a silence, if anything).
+        self.last: ProviderError | None = None
 
     async def wait(self, error: ProviderError, hint: float | None) -> ProviderError | None:
         """Sleep before the next attempt; or the final error when retrying is not allowed."""
@@ -209,6 +211,7 @@ class RetryBudget:
                 error.kind, f"{error.message}; the server asked to wait {hint:.0f}s", error.status
             )
         self._spent += 1
+        self.last = error
         delay = hint if hint is not None else self._backoff.next_delay()
         log.warning(
             "%s: %s; retry %d/%d in %.2fs",
@@ -279,14 +282,16 @@ class _Terminated(httpx.AsyncByteStream):
     fields, which is right for SSE but hides the error).
     """
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, on_bytes: Callable[[], None]) -> None:
         self._response = response
+        self._on_bytes = on_bytes
         self.tail = bytearray()
         # Whether the start of the body was dropped from `tail` (its first line may be partial).
         self.trimmed = False
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
         async for chunk in self._response.aiter_bytes():
+            self._on_bytes()
             self.tail += chunk
             if len(self.tail) > 2 * _TAIL_LIMIT:
                 del self.tail[:-_TAIL_LIMIT]
@@ -304,10 +309,11 @@ def _is_sse_line(line: str) -> bool:
 
 
 class SSEBody:
-    """Server-sent events of a streaming response, parsed by httpx-sse."""
+    """Server-sent events of a streaming response, parsed by httpx-sse; `on_bytes` is called
+    as each piece of the body arrives."""
 
-    def __init__(self, response: httpx.Response) -> None:
-        self._stream = _Terminated(response)
+    def __init__(self, response: httpx.Response, on_bytes: Callable[[], None]) -> None:
+        self._stream = _Terminated(response, on_bytes)
         content_type = response.headers.get("content-type", "text/event-stream")
         self._source = EventSource(
             httpx.Response(200, headers={"content-type": content_type}, stream=self._stream)

@@ -2,10 +2,12 @@
 
 A Hand name is held by at most one stream. A credential may attach only under a name it was
 given: its principal, or a name in one of its `hand:<name>` scopes (`granted_names`), so a
-credential cannot take a free name meant for another Hand. A reconnect of the same principal
-replaces the old stream (which may not have noticed yet that the network dropped); another
-principal asking for a name in use is refused, so one Hand credential cannot take over
-another's tasks.
+credential cannot take a free name meant for another Hand. A reconnect of the same Hand (same
+credential, same instance id) replaces the old stream, which may not have noticed yet that the
+network dropped. Another Hand asking for a name in use is refused, so a second Hand started
+under a name by mistake never silently takes it over; one of the same principal that asks to
+`replace` takes it over, and another principal's never does, so one Hand credential cannot take
+over another's tasks.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,46}$")
 
 
 class HandNameTaken(Exception):
-    """Another principal's Hand is attached under this name."""
+    """Another Hand is attached under this name (and this one may not, or did not ask to,
+    replace it)."""
 
 
 class CloseReason(StrEnum):
@@ -141,6 +144,8 @@ class HandConnection:
     credential_id: str
     version: str
     tools: dict[str, ToolDecl]
+    # The Hand process's id from its hello ("" when it sent none); see `HandHub.attach`.
+    instance_id: str = ""
     # Principals whose conversations may use this Hand ("*": everyone); see `served_principals`.
     serves: frozenset[str] = frozenset()
     hand_id: str = field(default_factory=lambda: f"h_{uuid.uuid4().hex[:16]}")
@@ -184,16 +189,16 @@ class HandHub:
     def __init__(self) -> None:
         self._by_name: dict[str, HandConnection] = {}
 
-    def attach(self, connection: HandConnection) -> HandConnection | None:
-        """Register a stream; returns the stream it replaced, if any."""
+    def attach(self, connection: HandConnection, *, replace: bool = False) -> HandConnection | None:
+        """Register a stream; returns the stream it replaced, if any.
+
+        A name in use goes to the newcomer only when it is the same Hand reconnecting, or a
+        Hand of the same principal asking to `replace` it; else HandNameTaken."""
         current = self.get(connection.name)
-        if current is not None and current.principal != connection.principal:
-            raise HandNameTaken(
-                f"a Hand named {connection.name!r} is attached with another credential"
-            )
-        self._by_name[connection.name] = connection
         if current is not None:
-            current.close(CloseReason.REPLACED, "a newer stream of this Hand attached")
+            reason = _takeover(current, connection, replace)
+            current.close(CloseReason.REPLACED, reason)
+        self._by_name[connection.name] = connection
         log.info(
             "hand %s attached (%s, %d tools)",
             connection.name,
@@ -217,3 +222,30 @@ class HandHub:
 
     def connections(self) -> list[HandConnection]:
         return [c for c in self._by_name.values() if c.closed is None]
+
+
+def _takeover(current: HandConnection, new: HandConnection, replace: bool) -> str:
+    """Why `new` may take `current`'s name (the message `current` ends with); HandNameTaken
+    when it may not. The same credential and instance id is the same Hand reconnecting: its
+    old stream may still look alive here for up to the heartbeat timeout after a network drop.
+    Hands that send no instance id cannot be told apart: between two of them the same
+    principal counts as the same Hand (the rule before instance ids)."""
+    since = f"attached since {current.connected_at:%Y-%m-%d %H:%M:%S} UTC"
+    if current.principal != new.principal:
+        raise HandNameTaken(
+            f"the Hand name {new.name!r} is held by a live Hand of another principal ({since}); "
+            "only a Hand of the same principal may replace it"
+        )
+    unidentified = not current.instance_id and not new.instance_id
+    same_instance = (current.credential_id, current.instance_id) == (
+        new.credential_id,
+        new.instance_id,
+    )
+    if unidentified or same_instance:
+        return "a newer stream of this Hand attached"
+    if not replace:
+        raise HandNameTaken(
+            f"the Hand name {new.name!r} is held by a live Hand ({since}, {current.hand_id})"
+        )
+    log.warning("hand %s: %s replaces %s", new.name, new.hand_id, current.hand_id)
+    return f"another Hand ({new.hand_id}) took the name {new.name!r} over (replace)"

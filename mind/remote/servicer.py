@@ -98,6 +98,7 @@ _CLOSE_CODES = {
     CloseReason.PROTOCOL: grpc.StatusCode.FAILED_PRECONDITION,
     CloseReason.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
 }
+MAX_INSTANCE_ID = 64
 SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 
 Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
@@ -182,6 +183,12 @@ def hand_name(hello: hand_pb2.HandHello, identity: Identity) -> str:
             f"'hand:<name>' scope (e.g. 'hand:{name}')"
         )
     return name
+
+
+def instance_id(hello: hand_pb2.HandHello) -> str:
+    if len(hello.instance_id) > MAX_INSTANCE_ID:
+        raise HelloError(f"hello.instance_id must be at most {MAX_INSTANCE_ID} characters")
+    return hello.instance_id
 
 
 def held_tasks(hello: hand_pb2.HandHello) -> list[HeldTask]:
@@ -317,6 +324,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             principal=identity.principal,
             credential_id=identity.credential_id,
             version=hello.version,
+            instance_id=instance_id(hello),
             tools=parse_tools(list(hello.tools)),
             serves=served_principals(identity.principal, identity.scopes),
         )
@@ -330,7 +338,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             serves=sorted(connection.serves - {"*"}),
             serves_all="*" in connection.serves,
         )
-        self._hub.attach(connection)
+        self._hub.attach(connection, replace=hello.replace)
         reader: asyncio.Task[None] | None = None
         try:
             yield hand_pb2.AttachResponse(welcome=welcome)

@@ -30,6 +30,7 @@ def served_hand(
         health: str | None,
         tls: ClientTls | None = None,
         mcp: McpHost | None = None,
+        replace: bool = False,
     ) -> None:
         built.append(h)
 

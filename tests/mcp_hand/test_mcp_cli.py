@@ -28,6 +28,7 @@ def _serve(
         health: str | None,
         tls: ClientTls | None = None,
         mcp: McpHost | None = None,
+        replace: bool = False,
     ) -> None:
         built.append((h, mcp))
 
@@ -45,7 +46,7 @@ def _file(tmp_path: Path, config: object) -> str:
     return str(path)
 
 
-REMOTE = {"mcpServers": {"tracker": {"url": "http://127.0.0.1:1/mcp"}}}
+REMOTE = {"name": "tracker-box", "mcpServers": {"tracker": {"url": "http://127.0.0.1:1/mcp"}}}
 
 
 def test_a_bad_mcp_file_stops_the_hand_with_one_line(
@@ -62,7 +63,7 @@ def test_a_missing_server_program_stops_the_hand_with_one_line(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     missing = _file(tmp_path, {"mcpServers": {"notes": {"command": "no-such-mcp-server"}}})
-    status, output, built = _serve(monkeypatch, tmp_path, "--mcp", missing)
+    status, output, built = _serve(monkeypatch, tmp_path, "--name", "notes", "--mcp", missing)
     assert status == 1 and built == []
     assert output.startswith("Error: MCP server notes: program 'no-such-mcp-server' not found")
     assert output.count("\n") == 1
@@ -105,3 +106,44 @@ def test_a_read_only_mcp_hand_rejects_tools_that_are_not_read_only(
 
 async def _unused(arguments: dict[str, object]) -> str:
     raise AssertionError("not called")
+
+
+def test_without_name_an_mcp_hand_takes_the_name_its_file_gives(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    status, output, built = _serve(monkeypatch, tmp_path, "--mcp", _file(tmp_path, REMOTE))
+    assert status == 0, output
+    [(served, _)] = built
+    assert served.name == "tracker-box"
+
+
+def test_name_given_on_the_command_line_wins_over_the_files(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    options = ("--name", "laptop", "--mcp", _file(tmp_path, REMOTE))
+    status, output, built = _serve(monkeypatch, tmp_path, *options)
+    assert status == 0, output
+    [(served, _)] = built
+    assert served.name == "laptop"
+
+
+def test_an_mcp_hand_named_nowhere_is_refused_in_one_line_instead_of_becoming_local(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    nameless = _file(tmp_path, {"mcpServers": REMOTE["mcpServers"]})
+    status, output, built = _serve(
+        monkeypatch, tmp_path, "--workspace", str(tmp_path), "--mcp", nameless
+    )
+    assert status == 1 and built == []
+    expected = f'pass --name NAME or add a top-level "name" to {nameless}'
+    assert output == f"Error: this Hand needs a name: {expected}\n"
+
+
+def test_a_name_in_the_file_that_no_hand_may_have_is_refused_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bad = _file(tmp_path, {**REMOTE, "name": "Tracker Box"})
+    status, output, built = _serve(monkeypatch, tmp_path, "--mcp", bad)
+    assert status == 1 and built == []
+    assert output.startswith(f"Error: MCP servers file {bad}: key name: ")
+    assert output.count("\n") == 1

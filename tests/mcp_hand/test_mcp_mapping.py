@@ -13,7 +13,7 @@ from mcp import types
 from hand import Effect, InvalidArguments, SchemaTool, ToolError
 from hand.mcp.config import McpConfigError, ServerConfig, load_config
 from hand.mcp.results import result_output
-from hand.mcp.tools import effect_of, hand_tools
+from hand.mcp.tools import effect_of, hand_tools, unknown_names
 
 TINY_PNG = "iVBORw0KGgo="  # 8 bytes
 
@@ -105,6 +105,25 @@ def test_tool_names_are_lowered_and_sanitised_and_colliding_or_long_ones_left_ou
     listed = [_tool("Read-File"), _tool("read_file"), _tool("x" * 60), _tool("ok")]
     tools = hand_tools("My.Server", LOCAL, listed, _never)
     assert [t.name for t in tools] == ["my_server__read_file", "my_server__ok"]
+
+
+def test_allow_hide_and_tools_naming_tools_the_server_does_not_list_are_named() -> None:
+    listed = [_tool("read"), _tool("write")]
+    config = ServerConfig(
+        command="x",
+        allow=["read", "raed"],
+        hide=["delete"],
+        tools={"write": {"effect": "read_only"}, "wirte": {"effect": "read_only"}},
+    )
+    assert unknown_names(config, listed) == (
+        "`allow` names 'raed'; `hide` names 'delete'; `tools` names 'wirte', "
+        "which it does not list (it lists read, write)"
+    )
+    exact = ServerConfig(
+        command="x", allow=["read"], hide=["write"], tools={"read": {"effect": "read_only"}}
+    )
+    assert unknown_names(exact, listed) is None
+    assert unknown_names(LOCAL, []) is None
 
 
 def test_a_schema_tool_validates_arguments_against_its_json_schema() -> None:

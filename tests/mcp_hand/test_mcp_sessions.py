@@ -89,3 +89,23 @@ async def test_a_call_past_its_timeout_fails_and_is_cancelled_on_the_server(
         await hosted.tools["remote__wait_forever"].call({})
     # Waits on this loop: the cancellation is posted by the client's transport running here.
     await eventually_async(lambda: "cancelled" in remote.seen, what="the server's cancel")
+
+
+async def test_a_server_listing_its_tools_after_the_start_warns_of_unknown_names(
+    remote: RemoteServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start checks the servers that listed their tools within its wait; one that lists
+    them later cannot stop a Hand already serving, so a name it lacks is logged instead."""
+    hand = Hand("laptop")
+    host = McpHost(hand, _config(remote, allow=["shout", "shuot"]), Sandbox())
+    await host.start(0)
+    try:
+        await eventually_async(lambda: "remote__shout" in hand.tools, what="the late tools")
+        warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+        assert any(
+            message.startswith("MCP server remote: `allow` names 'shuot', which it does not list")
+            for message in warnings
+        ), warnings
+        assert sorted(hand.tools) == ["remote__shout"]
+    finally:
+        await host.stop()

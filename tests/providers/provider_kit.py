@@ -34,6 +34,7 @@ def make_provider(
     model: str | None = None,
     max_retries: int = 2,
     models: list[ModelEntry] | None = None,
+    first_byte_timeout: float = 30.0,
 ) -> StreamingAdapter:
     settings = ProviderSettings(
         kind=kind,  # type: ignore[arg-type]
@@ -42,6 +43,7 @@ def make_provider(
         api_key=SecretStr(API_KEY),
         max_retries=max_retries,
         timeout=10,
+        first_byte_timeout=first_byte_timeout,
         models=models or [],
     )
     return ADAPTERS[kind](settings, lookup(settings), backoff_factory=fast_backoff)

@@ -13,6 +13,7 @@ import select
 import socket
 import sys
 import threading
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -57,6 +58,11 @@ class Reply:
     hold_open: bool = False
     # After the pieces, close the connection without ending the chunked body (a cut-off).
     drop: bool = False
+    # Send nothing at all, not even the status line, until the client disconnects (a model
+    # server that accepted the connection and stopped answering).
+    silent: bool = False
+    # Seconds to wait before each piece (a slow but steady stream).
+    pause: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,10 @@ class _Handler(BaseHTTPRequestHandler):
             Received("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         )
         reply = wire.next_reply()
+        if reply.silent:
+            self._wait_for_disconnect()
+            self.close_connection = True
+            return
         self.send_response(reply.status)
         for name, value in reply.headers.items():
             self.send_header(name, value)
@@ -96,6 +106,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         try:
             for piece in reply.chunks if reply.chunks is not None else [reply.body]:
+                if reply.pause:
+                    time.sleep(reply.pause)
                 if piece:
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                     self.wfile.flush()

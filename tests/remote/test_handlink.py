@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import grpc
@@ -354,16 +355,104 @@ async def test_each_ack_names_its_reports_kind_and_echoes_its_seq(link: Link) ->
 async def test_a_hand_replaced_by_another_with_its_credential_stops_for_good(
     link: Link, serve
 ) -> None:
-    """Two Hand processes sharing one credential and name: the newer takes the name over, and
-    the replaced one stops with HandRefused(ABORTED) instead of taking it back in a loop."""
+    """Two Hand processes sharing one credential and name: the newer one, asking to replace,
+    takes the name over, and the replaced one stops with HandRefused(ABORTED) saying so instead
+    of taking it back in a loop."""
     first_job = await serve(echo_hand(), link.target, link.token)
     first_attach = link.remote.hub.get("laptop")
     second = echo_hand()
-    await serve(second, link.target, link.token)
+    second_job = asyncio.create_task(second.serve(link.target, link.token, replace=True))
+    try:
+        with pytest.raises(HandRefused) as refused:
+            await asyncio.wait_for(first_job, 10)
+        assert refused.value.code == grpc.StatusCode.ABORTED
+        assert "took the name 'laptop' over" in str(refused.value)
+        await asyncio.wait_for(second.attached.wait(), 10)
+        current = link.remote.hub.get("laptop")
+        assert current is not None and current is not first_attach
+        assert current.hand_id == second.hand_id, "the replaced Hand did not take the name back"
+    finally:
+        second_job.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await second_job
+
+
+async def test_a_second_hand_under_a_live_name_is_refused_and_the_first_keeps_it(
+    link: Link, serve
+) -> None:
+    first = echo_hand()
+    await serve(first, link.target, link.token)
     with pytest.raises(HandRefused) as refused:
-        await asyncio.wait_for(first_job, 10)
-    assert refused.value.code == grpc.StatusCode.ABORTED
-    assert "a newer stream of this Hand attached" in refused.value.details
+        await asyncio.wait_for(echo_hand().serve(link.target, link.token), 10)
+    assert refused.value.code == grpc.StatusCode.ALREADY_EXISTS
+    assert "'laptop' is held by a live Hand" in str(refused.value)
+    assert "--replace" in str(refused.value)
     current = link.remote.hub.get("laptop")
-    assert current is not None and current is not first_attach
-    assert current.hand_id == second.hand_id, "the replaced Hand did not take the name back"
+    assert current is not None and current.hand_id == first.hand_id
+
+
+def _instance_hello(instance: str, *, replace: bool = False) -> hand_pb2.AttachRequest:
+    hello = hand_pb2.HandHello(name="laptop", instance_id=instance, replace=replace)
+    return hand_pb2.AttachRequest(hello=hello)
+
+
+async def test_a_reconnect_of_the_same_hand_instance_takes_its_own_name_back(link: Link) -> None:
+    """After a network drop the Mind may still hold the Hand's old stream: the same credential
+    and instance id is that Hand reconnecting, not a second Hand."""
+    async with open_channel(link.target) as old, open_channel(link.target) as new:
+        stale = hand_pb2_grpc.HandLinkStub(old).Attach(metadata=bearer_metadata(link.token))
+        await stale.write(_instance_hello("a" * 32))
+        assert (await stale.read()).WhichOneof("frame") == "welcome"
+        again = hand_pb2_grpc.HandLinkStub(new).Attach(metadata=bearer_metadata(link.token))
+        await again.write(_instance_hello("a" * 32))
+        welcome = (await again.read()).welcome
+        current = link.remote.hub.get("laptop")
+        assert current is not None and current.hand_id == welcome.hand_id
+        with pytest.raises(grpc.aio.AioRpcError) as left:
+            while await stale.read() is not grpc.aio.EOF:
+                pass
+        assert left.value.code() == grpc.StatusCode.ABORTED
+        assert left.value.details() == "a newer stream of this Hand attached"
+        again.cancel()
+
+
+async def test_another_instance_takes_a_live_name_only_when_it_asks_to_replace(
+    link: Link,
+) -> None:
+    _, other_credential = await link.issue(principal="laptop")
+    async with open_channel(link.target) as channel:
+        holder = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(link.token))
+        await holder.write(_instance_hello("a" * 32))
+        assert (await holder.read()).WhichOneof("frame") == "welcome"
+        for token, instance in ((link.token, "b" * 32), (other_credential, "a" * 32)):
+            with pytest.raises(grpc.aio.AioRpcError) as refused:
+                await _attach(link, token, _instance_hello(instance))
+            assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+            assert "is held by a live Hand" in (refused.value.details() or "")
+        async with open_channel(link.target) as taker_channel:
+            taker = hand_pb2_grpc.HandLinkStub(taker_channel).Attach(
+                metadata=bearer_metadata(other_credential)
+            )
+            await taker.write(_instance_hello("b" * 32, replace=True))
+            welcome = (await taker.read()).welcome
+            with pytest.raises(grpc.aio.AioRpcError) as replaced:
+                while await holder.read() is not grpc.aio.EOF:
+                    pass
+            assert replaced.value.code() == grpc.StatusCode.ABORTED
+            assert f"another Hand ({welcome.hand_id}) took the name" in (
+                replaced.value.details() or ""
+            )
+            taker.cancel()
+
+
+async def test_a_hand_of_another_principal_never_replaces_a_live_one(link: Link) -> None:
+    _, stranger = await link.issue(principal="desktop", scopes=("serve:alice", "hand:laptop"))
+    async with open_channel(link.target) as channel:
+        holder = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(link.token))
+        await holder.write(_instance_hello("a" * 32))
+        assert (await holder.read()).WhichOneof("frame") == "welcome"
+        with pytest.raises(grpc.aio.AioRpcError) as refused:
+            await _attach(link, stranger, _instance_hello("b" * 32, replace=True))
+        assert refused.value.code() == grpc.StatusCode.ALREADY_EXISTS
+        assert "another principal" in (refused.value.details() or "")
+        holder.cancel()

@@ -25,59 +25,59 @@ _sym_db = _symbol_database.Default()
 from tobe.v1 import common_pb2 as tobe_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tobe/v1/hand.proto\x12\x07tobe.v1\x1a\x14tobe/v1/common.proto\"\xcb\x02\n\rAttachRequest\x12#\n\x05hello\x18\x01 \x01(\x0b\x32\x12.tobe.v1.HandHelloH\x00\x12)\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x0b\x32\x15.tobe.v1.TaskAcceptedH\x00\x12)\n\x08rejected\x18\x03 \x01(\x0b\x32\x15.tobe.v1.TaskRejectedH\x00\x12)\n\x08progress\x18\x04 \x01(\x0b\x32\x15.tobe.v1.TaskProgressH\x00\x12%\n\x06result\x18\x05 \x01(\x0b\x32\x13.tobe.v1.TaskResultH\x00\x12\'\n\theartbeat\x18\x06 \x01(\x0b\x32\x12.tobe.v1.HeartbeatH\x00\x12.\n\rtools_changed\x18\x08 \x01(\x0b\x32\x15.tobe.v1.ToolsChangedH\x00\x12\x0b\n\x03seq\x18\x07 \x01(\x04\x42\x07\n\x05\x66rame\"s\n\tHandHello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12 \n\x05tools\x18\x03 \x03(\x0b\x32\x11.tobe.v1.ToolSpec\x12%\n\nheld_tasks\x18\x04 \x03(\x0b\x32\x11.tobe.v1.HeldTask\"\xc6\x01\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x1e\n\x16parameters_json_schema\x18\x03 \x01(\t\x12$\n\x06\x65\x66\x66\x65\x63t\x18\x04 \x01(\x0e\x32\x14.tobe.v1.EffectClass\x12\x12\n\nbackground\x18\x05 \x01(\x08\x12\x19\n\x11\x64\x65\x63ision_template\x18\x06 \x01(\t\x12\x11\n\tsensitive\x18\x07 \x01(\x08\x12\x0f\n\x07\x64\x61taset\x18\x08 \x01(\t\"S\n\x08HeldTask\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.tobe.v1.HeldTaskState\"0\n\x0cTaskAccepted\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\"@\n\x0cTaskRejected\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0e\n\x06reason\x18\x03 \x01(\t\"S\n\x0cTaskProgress\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x10\n\x08\x66raction\x18\x04 \x01(\x01\"\x92\x01\n\nTaskResult\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x0e\n\x06output\x18\x04 \x01(\t\x12\r\n\x05\x65rror\x18\x05 \x01(\t\x12\x11\n\tcancelled\x18\x06 \x01(\x08\x12$\n\x06images\x18\x07 \x03(\x0b\x32\x14.tobe.v1.ImageUpload\"0\n\x0cToolsChanged\x12 \n\x05tools\x18\x01 \x03(\x0b\x32\x11.tobe.v1.ToolSpec\" \n\tHeartbeat\x12\x13\n\x0bunix_millis\x18\x01 \x01(\x03\"\xf9\x01\n\x0e\x41ttachResponse\x12\'\n\x07welcome\x18\x01 \x01(\x0b\x32\x14.tobe.v1.HandWelcomeH\x00\x12#\n\x05offer\x18\x02 \x01(\x0b\x32\x12.tobe.v1.TaskOfferH\x00\x12%\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x13.tobe.v1.TaskCancelH\x00\x12!\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x12.tobe.v1.ReportAckH\x00\x12\'\n\treconcile\x18\x05 \x01(\x0b\x32\x12.tobe.v1.ReconcileH\x00\x12\x1d\n\x04ping\x18\x06 \x01(\x0b\x32\r.tobe.v1.PingH\x00\x42\x07\n\x05\x66rame\"\xc5\x01\n\x0bHandWelcome\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x11\n\thand_name\x18\x02 \x01(\t\x12\x1d\n\x15heartbeat_interval_ms\x18\x03 \x01(\x05\x12\x19\n\x11\x61\x63\x63\x65pt_timeout_ms\x18\x04 \x01(\x05\x12\x16\n\x0erun_timeout_ms\x18\x05 \x01(\x05\x12\x1c\n\x14heartbeat_timeout_ms\x18\x06 \x01(\x05\x12\x0e\n\x06serves\x18\x07 \x03(\t\x12\x12\n\nserves_all\x18\x08 \x01(\x08\"\xcc\x01\n\tTaskOffer\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x04 \x01(\t\x12*\n\x08\x61pproval\x18\x05 \x01(\x0b\x32\x18.tobe.v1.ApprovalBinding\x12\x19\n\x11\x61\x63\x63\x65pt_timeout_ms\x18\x06 \x01(\x05\x12\x16\n\x0erun_timeout_ms\x18\x07 \x01(\x05\x12\x18\n\x10\x63onversation_key\x18\x08 \x01(\t\"y\n\x0f\x41pprovalBinding\x12\x13\n\x0b\x61pproval_id\x18\x01 \x01(\t\x12\x18\n\x10\x61rguments_digest\x18\x02 \x01(\t\x12\'\n\x06source\x18\x03 \x01(\x0e\x32\x17.tobe.v1.ApprovalSource\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\">\n\nTaskCancel\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x92\x01\n\tReportAck\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\"\n\x06status\x18\x03 \x01(\x0e\x32\x12.tobe.v1.AckStatus\x12\x0f\n\x07message\x18\x04 \x01(\t\x12!\n\x04kind\x18\x05 \x01(\x0e\x32\x13.tobe.v1.ReportKind\x12\x0b\n\x03seq\x18\x06 \x01(\x04\"W\n\tReconcile\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12(\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x18.tobe.v1.ReconcileAction\"\x1b\n\x04Ping\x12\x13\n\x0bunix_millis\x18\x01 \x01(\x03*k\n\rHeldTaskState\x12\x1f\n\x1bHELD_TASK_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17HELD_TASK_STATE_RUNNING\x10\x01\x12\x1c\n\x18HELD_TASK_STATE_FINISHED\x10\x02*\xa2\x01\n\x0e\x41pprovalSource\x12\x1f\n\x1b\x41PPROVAL_SOURCE_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x41PPROVAL_SOURCE_PERSON\x10\x01\x12\x19\n\x15\x41PPROVAL_SOURCE_GRANT\x10\x02\x12\x1a\n\x16\x41PPROVAL_SOURCE_POLICY\x10\x03\x12\x1c\n\x18\x41PPROVAL_SOURCE_REVIEWER\x10\x04*\xa6\x01\n\tAckStatus\x12\x1a\n\x16\x41\x43K_STATUS_UNSPECIFIED\x10\x00\x12\x11\n\rACK_STATUS_OK\x10\x01\x12\x14\n\x10\x41\x43K_STATUS_STALE\x10\x02\x12\x1f\n\x1b\x41\x43K_STATUS_ALREADY_TERMINAL\x10\x03\x12\x1b\n\x17\x41\x43K_STATUS_UNKNOWN_TASK\x10\x04\x12\x16\n\x12\x41\x43K_STATUS_INVALID\x10\x05*\x8f\x01\n\nReportKind\x12\x1b\n\x17REPORT_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14REPORT_KIND_ACCEPTED\x10\x01\x12\x18\n\x14REPORT_KIND_REJECTED\x10\x02\x12\x18\n\x14REPORT_KIND_PROGRESS\x10\x03\x12\x16\n\x12REPORT_KIND_RESULT\x10\x04*\x95\x01\n\x0fReconcileAction\x12 \n\x1cRECONCILE_ACTION_UNSPECIFIED\x10\x00\x12!\n\x1dRECONCILE_ACTION_KEEP_RUNNING\x10\x01\x12\x19\n\x15RECONCILE_ACTION_DROP\x10\x02\x12\"\n\x1eRECONCILE_ACTION_RESEND_RESULT\x10\x03\x32I\n\x08HandLink\x12=\n\x06\x41ttach\x12\x16.tobe.v1.AttachRequest\x1a\x17.tobe.v1.AttachResponse(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x12tobe/v1/hand.proto\x12\x07tobe.v1\x1a\x14tobe/v1/common.proto\"\xcb\x02\n\rAttachRequest\x12#\n\x05hello\x18\x01 \x01(\x0b\x32\x12.tobe.v1.HandHelloH\x00\x12)\n\x08\x61\x63\x63\x65pted\x18\x02 \x01(\x0b\x32\x15.tobe.v1.TaskAcceptedH\x00\x12)\n\x08rejected\x18\x03 \x01(\x0b\x32\x15.tobe.v1.TaskRejectedH\x00\x12)\n\x08progress\x18\x04 \x01(\x0b\x32\x15.tobe.v1.TaskProgressH\x00\x12%\n\x06result\x18\x05 \x01(\x0b\x32\x13.tobe.v1.TaskResultH\x00\x12\'\n\theartbeat\x18\x06 \x01(\x0b\x32\x12.tobe.v1.HeartbeatH\x00\x12.\n\rtools_changed\x18\x08 \x01(\x0b\x32\x15.tobe.v1.ToolsChangedH\x00\x12\x0b\n\x03seq\x18\x07 \x01(\x04\x42\x07\n\x05\x66rame\"\x99\x01\n\tHandHello\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x0f\n\x07version\x18\x02 \x01(\t\x12 \n\x05tools\x18\x03 \x03(\x0b\x32\x11.tobe.v1.ToolSpec\x12%\n\nheld_tasks\x18\x04 \x03(\x0b\x32\x11.tobe.v1.HeldTask\x12\x13\n\x0binstance_id\x18\x05 \x01(\t\x12\x0f\n\x07replace\x18\x06 \x01(\x08\"\xc6\x01\n\x08ToolSpec\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0b\x64\x65scription\x18\x02 \x01(\t\x12\x1e\n\x16parameters_json_schema\x18\x03 \x01(\t\x12$\n\x06\x65\x66\x66\x65\x63t\x18\x04 \x01(\x0e\x32\x14.tobe.v1.EffectClass\x12\x12\n\nbackground\x18\x05 \x01(\x08\x12\x19\n\x11\x64\x65\x63ision_template\x18\x06 \x01(\t\x12\x11\n\tsensitive\x18\x07 \x01(\x08\x12\x0f\n\x07\x64\x61taset\x18\x08 \x01(\t\"S\n\x08HeldTask\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12%\n\x05state\x18\x03 \x01(\x0e\x32\x16.tobe.v1.HeldTaskState\"0\n\x0cTaskAccepted\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\"@\n\x0cTaskRejected\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0e\n\x06reason\x18\x03 \x01(\t\"S\n\x0cTaskProgress\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x10\n\x08\x66raction\x18\x04 \x01(\x01\"\x92\x01\n\nTaskResult\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\n\n\x02ok\x18\x03 \x01(\x08\x12\x0e\n\x06output\x18\x04 \x01(\t\x12\r\n\x05\x65rror\x18\x05 \x01(\t\x12\x11\n\tcancelled\x18\x06 \x01(\x08\x12$\n\x06images\x18\x07 \x03(\x0b\x32\x14.tobe.v1.ImageUpload\"0\n\x0cToolsChanged\x12 \n\x05tools\x18\x01 \x03(\x0b\x32\x11.tobe.v1.ToolSpec\" \n\tHeartbeat\x12\x13\n\x0bunix_millis\x18\x01 \x01(\x03\"\xf9\x01\n\x0e\x41ttachResponse\x12\'\n\x07welcome\x18\x01 \x01(\x0b\x32\x14.tobe.v1.HandWelcomeH\x00\x12#\n\x05offer\x18\x02 \x01(\x0b\x32\x12.tobe.v1.TaskOfferH\x00\x12%\n\x06\x63\x61ncel\x18\x03 \x01(\x0b\x32\x13.tobe.v1.TaskCancelH\x00\x12!\n\x03\x61\x63k\x18\x04 \x01(\x0b\x32\x12.tobe.v1.ReportAckH\x00\x12\'\n\treconcile\x18\x05 \x01(\x0b\x32\x12.tobe.v1.ReconcileH\x00\x12\x1d\n\x04ping\x18\x06 \x01(\x0b\x32\r.tobe.v1.PingH\x00\x42\x07\n\x05\x66rame\"\xc5\x01\n\x0bHandWelcome\x12\x0f\n\x07hand_id\x18\x01 \x01(\t\x12\x11\n\thand_name\x18\x02 \x01(\t\x12\x1d\n\x15heartbeat_interval_ms\x18\x03 \x01(\x05\x12\x19\n\x11\x61\x63\x63\x65pt_timeout_ms\x18\x04 \x01(\x05\x12\x16\n\x0erun_timeout_ms\x18\x05 \x01(\x05\x12\x1c\n\x14heartbeat_timeout_ms\x18\x06 \x01(\x05\x12\x0e\n\x06serves\x18\x07 \x03(\t\x12\x12\n\nserves_all\x18\x08 \x01(\x08\"\xcc\x01\n\tTaskOffer\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0c\n\x04tool\x18\x03 \x01(\t\x12\x16\n\x0e\x61rguments_json\x18\x04 \x01(\t\x12*\n\x08\x61pproval\x18\x05 \x01(\x0b\x32\x18.tobe.v1.ApprovalBinding\x12\x19\n\x11\x61\x63\x63\x65pt_timeout_ms\x18\x06 \x01(\x05\x12\x16\n\x0erun_timeout_ms\x18\x07 \x01(\x05\x12\x18\n\x10\x63onversation_key\x18\x08 \x01(\t\"y\n\x0f\x41pprovalBinding\x12\x13\n\x0b\x61pproval_id\x18\x01 \x01(\t\x12\x18\n\x10\x61rguments_digest\x18\x02 \x01(\t\x12\'\n\x06source\x18\x03 \x01(\x0e\x32\x17.tobe.v1.ApprovalSource\x12\x0e\n\x06\x64\x65tail\x18\x04 \x01(\t\">\n\nTaskCancel\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\x0e\n\x06reason\x18\x03 \x01(\t\"\x92\x01\n\tReportAck\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12\"\n\x06status\x18\x03 \x01(\x0e\x32\x12.tobe.v1.AckStatus\x12\x0f\n\x07message\x18\x04 \x01(\t\x12!\n\x04kind\x18\x05 \x01(\x0e\x32\x13.tobe.v1.ReportKind\x12\x0b\n\x03seq\x18\x06 \x01(\x04\"W\n\tReconcile\x12\x0f\n\x07task_id\x18\x01 \x01(\t\x12\x0f\n\x07\x61ttempt\x18\x02 \x01(\x05\x12(\n\x06\x61\x63tion\x18\x03 \x01(\x0e\x32\x18.tobe.v1.ReconcileAction\"\x1b\n\x04Ping\x12\x13\n\x0bunix_millis\x18\x01 \x01(\x03*k\n\rHeldTaskState\x12\x1f\n\x1bHELD_TASK_STATE_UNSPECIFIED\x10\x00\x12\x1b\n\x17HELD_TASK_STATE_RUNNING\x10\x01\x12\x1c\n\x18HELD_TASK_STATE_FINISHED\x10\x02*\xa2\x01\n\x0e\x41pprovalSource\x12\x1f\n\x1b\x41PPROVAL_SOURCE_UNSPECIFIED\x10\x00\x12\x1a\n\x16\x41PPROVAL_SOURCE_PERSON\x10\x01\x12\x19\n\x15\x41PPROVAL_SOURCE_GRANT\x10\x02\x12\x1a\n\x16\x41PPROVAL_SOURCE_POLICY\x10\x03\x12\x1c\n\x18\x41PPROVAL_SOURCE_REVIEWER\x10\x04*\xa6\x01\n\tAckStatus\x12\x1a\n\x16\x41\x43K_STATUS_UNSPECIFIED\x10\x00\x12\x11\n\rACK_STATUS_OK\x10\x01\x12\x14\n\x10\x41\x43K_STATUS_STALE\x10\x02\x12\x1f\n\x1b\x41\x43K_STATUS_ALREADY_TERMINAL\x10\x03\x12\x1b\n\x17\x41\x43K_STATUS_UNKNOWN_TASK\x10\x04\x12\x16\n\x12\x41\x43K_STATUS_INVALID\x10\x05*\x8f\x01\n\nReportKind\x12\x1b\n\x17REPORT_KIND_UNSPECIFIED\x10\x00\x12\x18\n\x14REPORT_KIND_ACCEPTED\x10\x01\x12\x18\n\x14REPORT_KIND_REJECTED\x10\x02\x12\x18\n\x14REPORT_KIND_PROGRESS\x10\x03\x12\x16\n\x12REPORT_KIND_RESULT\x10\x04*\x95\x01\n\x0fReconcileAction\x12 \n\x1cRECONCILE_ACTION_UNSPECIFIED\x10\x00\x12!\n\x1dRECONCILE_ACTION_KEEP_RUNNING\x10\x01\x12\x19\n\x15RECONCILE_ACTION_DROP\x10\x02\x12\"\n\x1eRECONCILE_ACTION_RESEND_RESULT\x10\x03\x32I\n\x08HandLink\x12=\n\x06\x41ttach\x12\x16.tobe.v1.AttachRequest\x1a\x17.tobe.v1.AttachResponse(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tobe.v1.hand_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_HELDTASKSTATE']._serialized_start=2337
-  _globals['_HELDTASKSTATE']._serialized_end=2444
-  _globals['_APPROVALSOURCE']._serialized_start=2447
-  _globals['_APPROVALSOURCE']._serialized_end=2609
-  _globals['_ACKSTATUS']._serialized_start=2612
-  _globals['_ACKSTATUS']._serialized_end=2778
-  _globals['_REPORTKIND']._serialized_start=2781
-  _globals['_REPORTKIND']._serialized_end=2924
-  _globals['_RECONCILEACTION']._serialized_start=2927
-  _globals['_RECONCILEACTION']._serialized_end=3076
+  _globals['_HELDTASKSTATE']._serialized_start=2376
+  _globals['_HELDTASKSTATE']._serialized_end=2483
+  _globals['_APPROVALSOURCE']._serialized_start=2486
+  _globals['_APPROVALSOURCE']._serialized_end=2648
+  _globals['_ACKSTATUS']._serialized_start=2651
+  _globals['_ACKSTATUS']._serialized_end=2817
+  _globals['_REPORTKIND']._serialized_start=2820
+  _globals['_REPORTKIND']._serialized_end=2963
+  _globals['_RECONCILEACTION']._serialized_start=2966
+  _globals['_RECONCILEACTION']._serialized_end=3115
   _globals['_ATTACHREQUEST']._serialized_start=54
   _globals['_ATTACHREQUEST']._serialized_end=385
-  _globals['_HANDHELLO']._serialized_start=387
-  _globals['_HANDHELLO']._serialized_end=502
-  _globals['_TOOLSPEC']._serialized_start=505
-  _globals['_TOOLSPEC']._serialized_end=703
-  _globals['_HELDTASK']._serialized_start=705
-  _globals['_HELDTASK']._serialized_end=788
-  _globals['_TASKACCEPTED']._serialized_start=790
-  _globals['_TASKACCEPTED']._serialized_end=838
-  _globals['_TASKREJECTED']._serialized_start=840
-  _globals['_TASKREJECTED']._serialized_end=904
-  _globals['_TASKPROGRESS']._serialized_start=906
-  _globals['_TASKPROGRESS']._serialized_end=989
-  _globals['_TASKRESULT']._serialized_start=992
-  _globals['_TASKRESULT']._serialized_end=1138
-  _globals['_TOOLSCHANGED']._serialized_start=1140
-  _globals['_TOOLSCHANGED']._serialized_end=1188
-  _globals['_HEARTBEAT']._serialized_start=1190
-  _globals['_HEARTBEAT']._serialized_end=1222
-  _globals['_ATTACHRESPONSE']._serialized_start=1225
-  _globals['_ATTACHRESPONSE']._serialized_end=1474
-  _globals['_HANDWELCOME']._serialized_start=1477
-  _globals['_HANDWELCOME']._serialized_end=1674
-  _globals['_TASKOFFER']._serialized_start=1677
-  _globals['_TASKOFFER']._serialized_end=1881
-  _globals['_APPROVALBINDING']._serialized_start=1883
-  _globals['_APPROVALBINDING']._serialized_end=2004
-  _globals['_TASKCANCEL']._serialized_start=2006
-  _globals['_TASKCANCEL']._serialized_end=2068
-  _globals['_REPORTACK']._serialized_start=2071
-  _globals['_REPORTACK']._serialized_end=2217
-  _globals['_RECONCILE']._serialized_start=2219
-  _globals['_RECONCILE']._serialized_end=2306
-  _globals['_PING']._serialized_start=2308
-  _globals['_PING']._serialized_end=2335
-  _globals['_HANDLINK']._serialized_start=3078
-  _globals['_HANDLINK']._serialized_end=3151
+  _globals['_HANDHELLO']._serialized_start=388
+  _globals['_HANDHELLO']._serialized_end=541
+  _globals['_TOOLSPEC']._serialized_start=544
+  _globals['_TOOLSPEC']._serialized_end=742
+  _globals['_HELDTASK']._serialized_start=744
+  _globals['_HELDTASK']._serialized_end=827
+  _globals['_TASKACCEPTED']._serialized_start=829
+  _globals['_TASKACCEPTED']._serialized_end=877
+  _globals['_TASKREJECTED']._serialized_start=879
+  _globals['_TASKREJECTED']._serialized_end=943
+  _globals['_TASKPROGRESS']._serialized_start=945
+  _globals['_TASKPROGRESS']._serialized_end=1028
+  _globals['_TASKRESULT']._serialized_start=1031
+  _globals['_TASKRESULT']._serialized_end=1177
+  _globals['_TOOLSCHANGED']._serialized_start=1179
+  _globals['_TOOLSCHANGED']._serialized_end=1227
+  _globals['_HEARTBEAT']._serialized_start=1229
+  _globals['_HEARTBEAT']._serialized_end=1261
+  _globals['_ATTACHRESPONSE']._serialized_start=1264
+  _globals['_ATTACHRESPONSE']._serialized_end=1513
+  _globals['_HANDWELCOME']._serialized_start=1516
+  _globals['_HANDWELCOME']._serialized_end=1713
+  _globals['_TASKOFFER']._serialized_start=1716
+  _globals['_TASKOFFER']._serialized_end=1920
+  _globals['_APPROVALBINDING']._serialized_start=1922
+  _globals['_APPROVALBINDING']._serialized_end=2043
+  _globals['_TASKCANCEL']._serialized_start=2045
+  _globals['_TASKCANCEL']._serialized_end=2107
+  _globals['_REPORTACK']._serialized_start=2110
+  _globals['_REPORTACK']._serialized_end=2256
+  _globals['_RECONCILE']._serialized_start=2258
+  _globals['_RECONCILE']._serialized_end=2345
+  _globals['_PING']._serialized_start=2347
+  _globals['_PING']._serialized_end=2374
+  _globals['_HANDLINK']._serialized_start=3117
+  _globals['_HANDLINK']._serialized_end=3190
 # @@protoc_insertion_point(module_scope)

@@ -48,9 +48,15 @@ Names. `hello.name` (or, when empty, the credential's principal) must match
 tools as `<hand name>__<tool name>` (at most 64 characters), so two Hands never clash. A
 credential may attach only under the names it is granted: its principal, and every name
 given by one of its `hand:<name>` scopes; asking for any other name ends the stream with
-PERMISSION_DENIED. One stream holds a name at a time: a new stream whose credential has the
-same principal replaces the old one (the old stream ends with ABORTED); a stream of another
-principal is refused with ALREADY_EXISTS while the name is in use. Errors in the hello end
+PERMISSION_DENIED. One stream holds a name at a time. A new stream for a name in use:
+  - the same Hand reconnecting (same credential and same `hello.instance_id`; two hellos
+    of the same principal without one count as the same Hand) replaces the old stream,
+    which may not have noticed yet that the network dropped (it ends with ABORTED);
+  - another Hand of the same principal (another credential or instance_id) is refused with
+    ALREADY_EXISTS, unless its hello sets `replace`: then it takes the name over and the old
+    stream ends with ABORTED, telling it it was replaced;
+  - a Hand of another principal is refused with ALREADY_EXISTS, `replace` or not.
+Errors in the hello end
 the stream with INVALID_ARGUMENT and a message naming the field. A frame that is not a valid
 AttachRequest ends the stream with INVALID_ARGUMENT.
 
@@ -59,10 +65,10 @@ hello until an operator changed something, or two Hands would take turns forever
   UNAUTHENTICATED      bad, revoked or non-hand credential
   PERMISSION_DENIED    the Hand name is not granted to the credential
   INVALID_ARGUMENT     invalid hello or frame, or no hello in time
-  ALREADY_EXISTS       another principal's Hand holds the name
+  ALREADY_EXISTS       another Hand holds the name
   FAILED_PRECONDITION  the Hand broke the frame order (a second hello)
-  ABORTED              a newer stream with the same principal took the name over (another
-                       Hand process using the same credential and name)
+  ABORTED              another Hand took the name over (`replace`), or a newer stream of
+                       this very Hand (reconnect) replaced a stream it had already left
 Every other ending is retryable (reconnect with backoff, see "Reconnect"): UNAVAILABLE (the
 Mind stopped, or the stream was silent too long), the stream ending with OK, and any status
 not listed above.
@@ -420,6 +426,8 @@ class HandHello(_message.Message):
     VERSION_FIELD_NUMBER: _builtins.int
     TOOLS_FIELD_NUMBER: _builtins.int
     HELD_TASKS_FIELD_NUMBER: _builtins.int
+    INSTANCE_ID_FIELD_NUMBER: _builtins.int
+    REPLACE_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Stable name of this Hand (e.g. "laptop"); tools are exposed to the model as
     `<hand name>__<tool name>` so two Hands never clash. Defaults to the credential principal.
@@ -427,6 +435,14 @@ class HandHello(_message.Message):
     `hand:<name>` scope (else PERMISSION_DENIED).
     """
     version: _builtins.str
+    instance_id: _builtins.str
+    """Random id of this Hand process (e.g. 32 hex digits), the same in every hello it sends:
+    with the credential, what tells its reconnect from another Hand asking for the name.
+    """
+    replace: _builtins.bool
+    """Take the name over from the Hand holding it (of the same principal); set only on the
+    first attach, so a replaced Hand reconnecting later never takes the name back.
+    """
     @_builtins.property
     def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolSpec]: ...
     @_builtins.property
@@ -440,10 +456,12 @@ class HandHello(_message.Message):
         version: _builtins.str = ...,
         tools: _abc.Iterable[Global___ToolSpec] | None = ...,
         held_tasks: _abc.Iterable[Global___HeldTask] | None = ...,
+        instance_id: _builtins.str = ...,
+        replace: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["held_tasks", b"held_tasks", "name", b"name", "tools", b"tools", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["held_tasks", b"held_tasks", "instance_id", b"instance_id", "name", b"name", "replace", b"replace", "tools", b"tools", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

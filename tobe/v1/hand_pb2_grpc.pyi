@@ -48,9 +48,15 @@ Names. `hello.name` (or, when empty, the credential's principal) must match
 tools as `<hand name>__<tool name>` (at most 64 characters), so two Hands never clash. A
 credential may attach only under the names it is granted: its principal, and every name
 given by one of its `hand:<name>` scopes; asking for any other name ends the stream with
-PERMISSION_DENIED. One stream holds a name at a time: a new stream whose credential has the
-same principal replaces the old one (the old stream ends with ABORTED); a stream of another
-principal is refused with ALREADY_EXISTS while the name is in use. Errors in the hello end
+PERMISSION_DENIED. One stream holds a name at a time. A new stream for a name in use:
+  - the same Hand reconnecting (same credential and same `hello.instance_id`; two hellos
+    of the same principal without one count as the same Hand) replaces the old stream,
+    which may not have noticed yet that the network dropped (it ends with ABORTED);
+  - another Hand of the same principal (another credential or instance_id) is refused with
+    ALREADY_EXISTS, unless its hello sets `replace`: then it takes the name over and the old
+    stream ends with ABORTED, telling it it was replaced;
+  - a Hand of another principal is refused with ALREADY_EXISTS, `replace` or not.
+Errors in the hello end
 the stream with INVALID_ARGUMENT and a message naming the field. A frame that is not a valid
 AttachRequest ends the stream with INVALID_ARGUMENT.
 
@@ -59,10 +65,10 @@ hello until an operator changed something, or two Hands would take turns forever
   UNAUTHENTICATED      bad, revoked or non-hand credential
   PERMISSION_DENIED    the Hand name is not granted to the credential
   INVALID_ARGUMENT     invalid hello or frame, or no hello in time
-  ALREADY_EXISTS       another principal's Hand holds the name
+  ALREADY_EXISTS       another Hand holds the name
   FAILED_PRECONDITION  the Hand broke the frame order (a second hello)
-  ABORTED              a newer stream with the same principal took the name over (another
-                       Hand process using the same credential and name)
+  ABORTED              another Hand took the name over (`replace`), or a newer stream of
+                       this very Hand (reconnect) replaced a stream it had already left
 Every other ending is retryable (reconnect with backoff, see "Reconnect"): UNAVAILABLE (the
 Mind stopped, or the stream was silent too long), the stream ending with OK, and any status
 not listed above.
