@@ -20,7 +20,8 @@ started.
 
 Where no sandbox can run (no bubblewrap, no user namespaces, e.g. inside most containers), the
 operator may opt in to `Unconfined` commands instead; `tobe hand serve` refuses to start
-otherwise.
+otherwise, and the Hand `tobe up` runs starts without `run_command` (`sandbox_problem` says
+why, to `tobe up`'s banner and `tobe doctor` as well).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -166,6 +168,13 @@ class Sandbox:
         for entry in etc:
             options += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
         return options
+
+
+def sandbox_problem(bwrap: str = "bwrap", allow_network: bool = False) -> str | None:
+    """Why commands cannot be sandboxed on this machine (None: they can), found by running
+    `true` in a sandbox like a command's, around a scratch workspace."""
+    with tempfile.TemporaryDirectory(prefix="tobe-sandbox-probe-") as scratch:
+        return Sandbox(bwrap, allow_network=allow_network).probe(Path(scratch))
 
 
 @dataclass(frozen=True)

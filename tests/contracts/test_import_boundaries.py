@@ -27,9 +27,11 @@ PUBLIC: dict[str, frozenset[str]] = {
     # `tobe admin` serves Management in-process when no Mind runs; `tobe up` provisions the
     # local credentials, says which provider the Mind will run with and checks it answers;
     # `tobe setup` and `tobe models` list models against the catalog and store the key;
-    # `tobe doctor` reads the store's schema revision and migrates a store that is behind.
+    # `tobe doctor` reads the store's schema revision and migrates a store that is behind;
+    # both `tobe up` and `tobe doctor` ask whether the Hand's command sandbox runs here.
     "management": frozenset(
         {
+            "hand.sandbox",
             "mind.management",
             "mind.store.migrate",
             "mind.store.engine",
