@@ -63,6 +63,8 @@ def test_a_killed_face_is_restarted_on_its_ports_and_the_others_keep_their_pids(
     up = spawn(["up", "--port-base", "0"], env)
     try:
         up.expect("ToBe is up.")
+        # bubblewrap runs here: the banner says the local Hand's commands are sandboxed.
+        up.expect("Commands: +run_command runs in a bubblewrap sandbox that sees only")
         up.expect("Press Ctrl-C")
         started = _pids(printed(up))
         before = published(data_dir)
