@@ -604,6 +604,10 @@ TOBE_FACE__WEB__LISTEN and TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BA
 
 Face also serves the web client (a browser chat) on face.web.listen unless --no-web; sign a
 browser in with the one-time link `tobe admin pair` prints.
+
+Once up, a service that fails is restarted after 1 s doubling to 30 s (TOBE_UP_RESTART_DELAY
+sets the first delay); one that fails 5 times within a minute is left stopped. Where
+bubblewrap cannot run, the local Hand offers no run_command unless --allow-unconfined-commands.
 """
 
 
