@@ -93,6 +93,12 @@ class Sandbox:
 
     def probe(self, workspace: Path) -> str | None:
         """Run `true` in the sandbox: None when it works, else why it does not."""
+        if shutil.which(self.bwrap) is not None and shutil.which("true", path=SANDBOX_PATH) is None:
+            # Systems whose programs live outside /usr and /bin (Nix, Guix): nothing can run.
+            return (
+                f"this system keeps no programs where the sandbox looks ({SANDBOX_PATH}); "
+                "they live elsewhere (e.g. /nix/store), out of the sandbox's view"
+            )
         try:
             argv, env = self.launch(["true"], workspace, workspace)
             done = subprocess.run(
