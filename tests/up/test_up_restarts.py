@@ -94,14 +94,17 @@ def test_a_killed_mind_is_restarted_and_face_and_the_hand_reconnect(tmp_path: Pa
     data_dir = tmp_path / "data"
     env = up_env(data_dir, listen=False)
     up = spawn(["up", "--port-base", "0", "--no-web"], env)
+    everyone: list[int] = []
     try:
         up.expect("Press Ctrl-C")
         started = _pids(printed(up))
+        everyone += started.values()
         before = published(data_dir)
 
         os.kill(started["mind"], signal.SIGKILL)
         up.expect(r"mind exited \(killed by SIGKILL\); restarting it in 1 s")
         mind = _republished(data_dir, "mind", before["mind"])
+        everyone.append(mind.pid)
         assert mind.address == before["mind"].address
 
         # Face reconnects: a chat through it reaches the new Mind.
@@ -114,9 +117,19 @@ def test_a_killed_mind_is_restarted_and_face_and_the_hand_reconnect(tmp_path: Pa
             what="the local Hand attached to the restarted Mind",
         )
         assert [gone(started[name]) for name in ("face", "hand", "awareness")] == [False] * 3
-        _stop(up)
+
+        # The restarted Mind, too, ends with `tobe up` when that is killed.
+        up.kill(signal.SIGKILL)
+        eventually(
+            lambda: [pid for pid in everyone if not gone(pid)],
+            until=lambda left: left == [],
+            what="every service gone with the killed tobe up",
+        )
     finally:
         up.close(force=True)
+        for pid in everyone:
+            if not gone(pid):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_a_service_that_keeps_failing_is_left_stopped_and_the_rest_keep_serving(
