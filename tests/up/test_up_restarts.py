@@ -36,6 +36,13 @@ def _republished(data_dir: Path, name: str, old: Published) -> Published:
     )
 
 
+def _command(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return "(gone)"
+
+
 def _serving(address: str) -> bool:
     with grpc.insecure_channel(address) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
@@ -102,6 +109,8 @@ def test_a_killed_mind_is_restarted_and_face_and_the_hand_reconnect(tmp_path: Pa
         before = published(data_dir)
 
         os.kill(started["mind"], signal.SIGKILL)
+        # Its pid is no longer ours to watch: another process may get it.
+        everyone.remove(started["mind"])
         up.expect(r"mind exited \(killed by SIGKILL\); restarting it in 1 s")
         mind = _republished(data_dir, "mind", before["mind"])
         everyone.append(mind.pid)
@@ -124,6 +133,7 @@ def test_a_killed_mind_is_restarted_and_face_and_the_hand_reconnect(tmp_path: Pa
             lambda: [pid for pid in everyone if not gone(pid)],
             until=lambda left: left == [],
             what="every service gone with the killed tobe up",
+            context=lambda: str({pid: _command(pid) for pid in everyone if not gone(pid)}),
         )
     finally:
         up.close(force=True)
