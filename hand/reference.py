@@ -99,8 +99,10 @@ def build_reference_hand(
     max_output_bytes: int = 64 * 1024,
     version: str = "",
     confinement: Confinement | None = None,
+    run_commands: bool = True,
 ) -> Hand:
-    """The reference Hand; commands run in `confinement`, by default the bwrap `Sandbox`."""
+    """The reference Hand; commands run in `confinement`, by default the bwrap `Sandbox`.
+    Without `run_commands` it has no `run_command` tool: the model is not offered one."""
     workspace = Workspace(workspace_dir)
     commands: Confinement = confinement or Sandbox()
     policy = ReferencePolicy(read_only, frozenset(allowed_commands))
@@ -179,6 +181,9 @@ def build_reference_hand(
                     if len(matches) >= max_matches:
                         return {"matches": matches, "truncated": True}
         return {"matches": matches, "truncated": False}
+
+    if not run_commands:
+        return hand
 
     @hand.tool(effect=Effect.EXTERNAL_SIDE_EFFECT, decision="{argv}")
     async def run_command(

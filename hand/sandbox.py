@@ -20,7 +20,8 @@ started.
 
 Where no sandbox can run (no bubblewrap, no user namespaces, e.g. inside most containers), the
 operator may opt in to `Unconfined` commands instead; `tobe hand serve` refuses to start
-otherwise.
+otherwise, and the Hand `tobe up` runs starts without `run_command` (`sandbox_problem` says
+why, to `tobe up`'s banner and `tobe doctor` as well).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple, Protocol
@@ -91,6 +93,12 @@ class Sandbox:
 
     def probe(self, workspace: Path) -> str | None:
         """Run `true` in the sandbox: None when it works, else why it does not."""
+        if shutil.which(self.bwrap) is not None and shutil.which("true", path=SANDBOX_PATH) is None:
+            # Systems whose programs live outside /usr and /bin (Nix, Guix): nothing can run.
+            return (
+                f"this system keeps no programs where the sandbox looks ({SANDBOX_PATH}); "
+                "they live elsewhere (e.g. /nix/store), out of the sandbox's view"
+            )
         try:
             argv, env = self.launch(["true"], workspace, workspace)
             done = subprocess.run(
@@ -166,6 +174,13 @@ class Sandbox:
         for entry in etc:
             options += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
         return options
+
+
+def sandbox_problem(bwrap: str = "bwrap", allow_network: bool = False) -> str | None:
+    """Why commands cannot be sandboxed on this machine (None: they can), found by running
+    `true` in a sandbox like a command's, around a scratch workspace."""
+    with tempfile.TemporaryDirectory(prefix="tobe-sandbox-probe-") as scratch:
+        return Sandbox(bwrap, allow_network=allow_network).probe(Path(scratch))
 
 
 @dataclass(frozen=True)

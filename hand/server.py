@@ -31,8 +31,9 @@ class HandConfigError(RuntimeError):
     """The Hand cannot start with this configuration; the message says what to fix."""
 
 
-def _confinement(config: HandSettings, workspace: Path, runs_commands: bool) -> Confinement:
-    """The sandbox, checked to work here; unconfined commands only when the operator opted in."""
+def _confinement(config: HandSettings, workspace: Path, runs_commands: bool) -> Confinement | None:
+    """The sandbox, checked to work here; where it does not, unconfined commands when the
+    operator opted in, None (no `run_command`) when told to withhold it, else a refusal."""
     sandbox = Sandbox(config.bwrap, allow_network=config.allow_command_network)
     if not runs_commands:
         return sandbox  # nothing will run in it, so it need not work here
@@ -41,21 +42,30 @@ def _confinement(config: HandSettings, workspace: Path, runs_commands: bool) -> 
         network = "with" if config.allow_command_network else "without"
         log.info("commands run in a sandbox that sees only %s, %s network", workspace, network)
         return sandbox
-    if not config.allow_unconfined_commands:
-        raise HandConfigError(
-            f"commands cannot be sandboxed on this machine: {problem}\n"
-            "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) with user namespaces "
-            "enabled, or set TOBE_HAND__BWRAP to its path. Where the machine or container "
-            "already is the boundary, start with --allow-unconfined-commands "
-            "(TOBE_HAND__ALLOW_UNCONFINED_COMMANDS=true) to run commands without a sandbox."
+    if config.allow_unconfined_commands:
+        log.warning(
+            "COMMANDS RUN UNCONFINED (--allow-unconfined-commands): they can read and change "
+            "anything this user can, not only %s. No sandbox: %s",
+            workspace,
+            problem,
         )
-    log.warning(
-        "COMMANDS RUN UNCONFINED (--allow-unconfined-commands): they can read and change "
-        "anything this user can, not only %s. No sandbox: %s",
-        workspace,
-        problem,
+        return Unconfined()
+    if config.withhold_commands_without_sandbox:
+        log.warning(
+            "run_command is withheld (not offered): commands cannot be sandboxed on this "
+            "machine: %s. Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) with "
+            "user namespaces enabled, or allow unconfined commands "
+            "(TOBE_HAND__ALLOW_UNCONFINED_COMMANDS=true).",
+            problem,
+        )
+        return None
+    raise HandConfigError(
+        f"commands cannot be sandboxed on this machine: {problem}\n"
+        "Install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) with user namespaces "
+        "enabled, or set TOBE_HAND__BWRAP to its path. Where the machine or container "
+        "already is the boundary, start with --allow-unconfined-commands "
+        "(TOBE_HAND__ALLOW_UNCONFINED_COMMANDS=true) to run commands without a sandbox."
     )
-    return Unconfined()
 
 
 def build(config: HandSettings) -> Hand:
@@ -80,6 +90,7 @@ def build(config: HandSettings) -> Hand:
         max_output_bytes=config.max_output_bytes,
         version=__version__,
         confinement=confinement,
+        run_commands=confinement is not None,
     )
 
 

@@ -22,9 +22,14 @@
    Mind's or Face's listener, the probes and the local Face and Hand trust it as
    `management.up_tls` says.
 5. Print how to connect (the chat command, the web client's address and the command that
-   signs a browser in), then watch: a service that exits is reported with its log lines of
-   this start and the others are stopped; Ctrl-C or SIGTERM stops them all in reverse order
-   (SIGTERM, then SIGKILL after a grace period).
+   signs a browser in) and what becomes of the local Hand's commands (`management.up_commands`:
+   without a working sandbox it offers no `run_command`). A service that exits during the
+   start is reported with its log lines of this start and the others are stopped.
+6. Then supervise (`management.up_restarts`): a service that fails is restarted after a
+   backoff, with one line, on the address it first bound (a port picked for port 0 stays);
+   the others keep running and reconnect by themselves. One that fails too often is left
+   stopped with one line naming its last error and its log. Ctrl-C or SIGTERM stops them all
+   in reverse order (SIGTERM, then SIGKILL after a grace period).
 """
 
 from __future__ import annotations
@@ -47,6 +52,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from management.up_checks import ProviderCheck, data_dir_owner, port_problems
+from management.up_commands import Commands, CommandsNote, commands_note
 from management.up_plan import (
     DEFAULT_PORT_BASE,
     PORT_OFFSETS,
@@ -58,8 +64,18 @@ from management.up_plan import (
     listen_address,
     listen_variable,
     listeners,
+    picks_free_port,
     plan_services,
 )
+from management.up_restarts import (
+    START_LIMIT_INTERVAL,
+    RestartDelayError,
+    RestartPolicy,
+    exit_reason,
+    first_delay,
+    last_error_line,
+)
+from management.up_service_unit import ENABLE_COMMAND, UNIT_NAME, install_unit, left_behind
 from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
 from tobe.runtime.addresses import published
@@ -74,6 +90,9 @@ HEALTH_DEADLINE = 60.0
 POLL_INTERVAL = 0.05
 PROBE_TIMEOUT = 1.0
 LOG_TAIL_LINES = 20
+# How often running services are looked at for an exit, and the start line of a log's run.
+WATCH_INTERVAL = 0.2
+START_MARKER = "--- tobe up started"
 # Dial a service that is just starting again soon, not after gRPC's default 1 s backoff.
 _PROBE_OPTIONS = [
     ("grpc.initial_reconnect_backoff_ms", 50),
@@ -101,6 +120,9 @@ class RunningService:
     also_at: dict[str, str] = field(default_factory=dict)
     # Started ahead of its wave: loaded and waiting to be released (`Supervisor.release`).
     held: bool = False
+    started: float = field(default_factory=time.monotonic)
+    # Failed too often: not restarted again, nor stopped at the end.
+    left_stopped: bool = False
 
     def tail(self, lines: int = LOG_TAIL_LINES) -> list[str]:
         with self.log_path.open("rb") as handle:
@@ -177,15 +199,23 @@ class HealthProbe:
 
 
 class Supervisor:
-    def __init__(self, settings: Settings, echo: Callable[[str], None] = click.echo) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        echo: Callable[[str], None] = click.echo,
+        warn: Callable[[str], None] = lambda text: click.secho(text, fg="red", err=True),
+    ) -> None:
         self.settings = settings
         self.data_dir = settings.data_dir.resolve()
         self.echo = echo
+        self.warn = warn
         self.running: list[RunningService] = []
         self.stopping = threading.Event()
         self.logs_dir = settings.data_dir / "logs"
         # Asked while services start: a reason to give up (e.g. the provider refused), or None.
         self.abort: Callable[[], str | None] = lambda: None
+        # What every service is started with (`start_in_waves`), restarts included.
+        self.base_env: dict[str, str] = {}
 
     def address_of(self, name: str) -> str:
         """Where service `name` serves: as published once healthy, else as configured."""
@@ -201,16 +231,42 @@ class Supervisor:
     ) -> RunningService:
         """Spawn `plan`'s service; `held`: ahead of its wave, it loads its code and waits for
         `release` to give it the addresses of the services it comes after."""
-        private_directory(self.logs_dir)
-        log_path = self.logs_dir / f"{plan.name}.log"
-        env = {**base_env, **plan.env, **supervisor_env()}
+        env = {**base_env, **plan.env}
         if held:
             env.update(held_env(plan.preload))
         else:
             env.update(self._addresses(plan))
+        service = self._spawn(plan, env, held)
+        self.running.append(service)
+        self.echo(f"  {plan.name:<10} pid {service.process.pid:<7} log {service.log_path}")
+        return service
+
+    def restart(self, old: RunningService) -> RunningService:
+        """Start `old`'s service again in its place, on the addresses it had bound, with the
+        addresses the services it comes after publish now."""
+        plan = old.plan
+        env = {**self.base_env, **plan.env, **self._addresses(plan)}
+        for name, address in ((plan.name, old.address), *old.also_at.items()):
+            if (
+                address
+                and name in PORT_OFFSETS
+                and picks_free_port(listen_address(self.settings, name))
+            ):
+                env[listen_variable(name)] = address
+        service = self._spawn(plan, env, held=False)
+        service.address, service.also_at = old.address, dict(old.also_at)
+        self.running[self.running.index(old)] = service
+        return service
+
+    def _spawn(self, plan: ServicePlan, env: dict[str, str], held: bool) -> RunningService:
+        """The service's process, logging to `<data dir>/logs/<name>.log`; it ends with this
+        one (`tobe.runtime.supervisor`: asked for in the child, nothing between fork and exec)."""
+        private_directory(self.logs_dir)
+        log_path = self.logs_dir / f"{plan.name}.log"
+        env = {**env, **supervisor_env()}
         with log_path.open("ab") as log:
             offset = log.tell()
-            log.write(f"--- tobe up started {plan.name} at {time.ctime()}\n".encode())
+            log.write(f"{START_MARKER} {plan.name} at {time.ctime()}\n".encode())
             log.flush()
             process = subprocess.Popen(
                 [sys.executable, "-m", "tobe", plan.group, "serve", *plan.args],
@@ -221,10 +277,7 @@ class Supervisor:
                 # Out of the terminal's process group: Ctrl-C reaches `tobe up` alone.
                 start_new_session=True,
             )
-        service = RunningService(plan, process, log_path, offset, held=held)
-        self.running.append(service)
-        self.echo(f"  {plan.name:<10} pid {process.pid:<7} log {log_path}")
-        return service
+        return RunningService(plan, process, log_path, offset, held=held)
 
     def release(self, service: RunningService) -> None:
         """Let a held service start, with the addresses its wave's predecessors published."""
@@ -265,13 +318,53 @@ class Supervisor:
             for probe in probes:
                 probe.close()
 
-    def watch(self) -> RunningService | None:
-        """Block until a stop is requested (None) or a service exits (that service)."""
-        while not self.stopping.wait(0.5):
-            for service in self.running:
-                if service.process.poll() is not None:
-                    return service
-        return None
+    def supervise(self, initial_delay: float) -> None:
+        """Until a stop is asked, or no service is left: restart each service that fails
+        (`management.up_restarts`), one line each time; leave one that fails too often
+        stopped, with one line."""
+        policies = {s.plan.name: RestartPolicy(initial_delay) for s in self.running}
+        due: dict[str, float] = {}  # service -> when it starts again
+        while not self.stopping.wait(WATCH_INTERVAL):
+            now = time.monotonic()
+            for service in list(self.running):
+                name = service.plan.name
+                if service.left_stopped:
+                    continue
+                if name in due:
+                    if now >= due[name]:
+                        del due[name]
+                        self.restart(service)
+                    continue
+                code = service.process.poll()
+                if code is None:
+                    continue
+                # What it started in its own session (commands, MCP servers) goes with it.
+                _signal_group(service.process, signal.SIGKILL)
+                if code == 0:
+                    service.left_stopped = True
+                    self.echo(f"{name} exited by itself (status 0); not restarted")
+                    continue
+                delay = policies[name].failed(now, now - service.started)
+                if delay is None:
+                    service.left_stopped = True
+                    self.warn(self.give_up_line(service, policies[name].recent_failures))
+                    continue
+                due[name] = now + delay
+                self.echo(
+                    f"{name} exited ({exit_reason(code)}); restarting it in {delay:g} s "
+                    f"(log {service.log_path})"
+                )
+            if all(service.left_stopped for service in self.running):
+                return
+
+    def give_up_line(self, service: RunningService, failures: int) -> str:
+        """The one line for a service left stopped: its name, last error line and log."""
+        lines = [line for line in service.tail(200) if not line.startswith(START_MARKER)]
+        return (
+            f"{service.plan.name} failed {failures} times within {START_LIMIT_INTERVAL:.0f} s "
+            f"and is left stopped; the other services keep running. Last error: "
+            f"{last_error_line(lines)} (log {service.log_path})"
+        )
 
     def stop_all(self) -> None:
         """Stop the services in reverse start order, each wave together: the clients of the
@@ -284,6 +377,7 @@ class Supervisor:
         self.running.clear()
 
     def _stop(self, services: list[RunningService]) -> None:
+        services = [service for service in services if not service.left_stopped]
         live = [service for service in services if service.process.poll() is None]
         for service in live:
             self.echo(f"  stopping {service.plan.name}")
@@ -366,6 +460,11 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         raise UpError(str(exc)) from None
     plans = plan_services(settings, available, tls)
     _preflight(settings, plans, data_dir)
+    try:
+        restart_delay = first_delay(dict(os.environ))
+    except RestartDelayError as exc:
+        raise UpError(str(exc)) from None
+    commands = commands_note(settings.hand) if any(p.name == "hand" for p in plans) else None
     tokens_before = _token_files(settings.credentials_dir)
     provider = choose_provider(settings, dict(os.environ))
     click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
@@ -380,6 +479,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
             plan.env.update(provider.env)
 
     supervisor = Supervisor(settings)
+    supervisor.base_env = base_env
     if check is not None:
         supervisor.abort = check.refusal
     previous = {
@@ -404,9 +504,12 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
             if verdict.warning is not None:
                 click.secho(f"Warning: {verdict.warning}", fg="red", bold=True, err=True)
         _print_ready(settings, supervisor, tls, _banner_chat(supervisor, data_dir, tls, options))
-        crashed = supervisor.watch()
-        if crashed is not None:
-            click.secho(supervisor.crash_report(crashed), fg="red", err=True)
+        if commands is not None:
+            _print_commands(commands)
+        click.echo("Press Ctrl-C to stop every service.")
+        supervisor.supervise(restart_delay)
+        if not supervisor.stopping.is_set():
+            click.secho("Every service has stopped; ToBe is down.", fg="red", err=True)
             return 1
         click.echo("Stopping ToBe…")
         return 0
@@ -467,7 +570,17 @@ def _print_ready(settings: Settings, supervisor: Supervisor, tls: LocalTls, chat
             f"--ca {tls.mind_ca}{client}"
         )
     click.echo(f"  Manage credentials:                 {prefix}tobe admin credentials list")
-    click.echo("Press Ctrl-C to stop every service.")
+
+
+def _print_commands(note: CommandsNote) -> None:
+    """One line on the local Hand's commands: a warning when they run unconfined, the ways
+    out when they are withheld."""
+    if note.state is Commands.UNCONFINED:
+        click.secho(f"Warning: {note.text}", fg="red", bold=True, err=True)
+    elif note.state is Commands.WITHHELD:
+        click.secho(f"  Commands: {note.text}; to run them: {note.fix}", fg="yellow")
+    else:
+        click.echo(f"  Commands:                           {note.text}")
 
 
 def web_url(settings: Settings, supervisor: Supervisor) -> str | None:
@@ -491,6 +604,10 @@ TOBE_FACE__WEB__LISTEN and TOBE_AWARENESS__LISTEN; default base {DEFAULT_PORT_BA
 
 Face also serves the web client (a browser chat) on face.web.listen unless --no-web; sign a
 browser in with the one-time link `tobe admin pair` prints.
+
+Once up, a service that fails is restarted after 1 s doubling to 30 s (TOBE_UP_RESTART_DELAY
+sets the first delay); one that fails 5 times within a minute is left stopped. Where
+bubblewrap cannot run, the local Hand offers no run_command unless --allow-unconfined-commands.
 """
 
 
@@ -527,6 +644,18 @@ browser in with the one-time link `tobe admin pair` prints.
 @click.option(
     "--verbose", is_flag=True, help="Services log at DEBUG, tracebacks of their errors included."
 )
+@click.option(
+    "--allow-unconfined-commands",
+    is_flag=True,
+    help="Where no bubblewrap sandbox can run, the local Hand runs commands without one "
+    "(hand.allow_unconfined_commands) instead of withholding run_command.",
+)
+@click.option(
+    "--install-service",
+    is_flag=True,
+    help="Write a systemd user unit running `tobe up` with these options at login "
+    "($XDG_CONFIG_HOME/systemd/user/tobe.service) and print how to enable it; start nothing.",
+)
 def up(
     data_dir: Path | None,
     port_base: int | None,
@@ -538,6 +667,8 @@ def up(
     provider: str | None,
     model: str | None,
     verbose: bool,
+    allow_unconfined_commands: bool,
+    install_service: bool,
 ) -> None:
     if no_web and web_port is not None:
         raise click.UsageError("--web-port and --no-web contradict each other: pass one")
@@ -551,6 +682,33 @@ def up(
         verbose=verbose,
         web_port=web_port,
         web=not no_web,
+        allow_unconfined_commands=allow_unconfined_commands,
     )
     os.environ.update(options.environment())
+    if install_service:
+        _install_service(options, load_settings())
+        return
     raise SystemExit(run_up(load_settings(), options))
+
+
+def _install_service(options: UpOptions, settings: Settings) -> None:
+    """Write the systemd user unit and say how to enable it."""
+    written = {**options.environment(), "TOBE_DATA_DIR": str(settings.data_dir.resolve())}
+    if os.environ.get("TOBE_CONFIG"):
+        written["TOBE_CONFIG"] = str(Path(os.environ["TOBE_CONFIG"]).expanduser().resolve())
+    try:
+        path, replaced = install_unit(written, dict(os.environ))
+    except OSError as exc:
+        raise UpError(f"cannot write the service unit: {exc}") from None
+    click.echo(
+        f"{'Replaced' if replaced else 'Wrote'} {path}: `tobe up` on {written['TOBE_DATA_DIR']}."
+    )
+    missing = left_behind(written, dict(os.environ))
+    if missing:
+        click.secho(
+            f"Not carried over from this shell: {', '.join(missing)} (keys belong in "
+            "`tobe setup`, settings in the config file).",
+            fg="yellow",
+        )
+    click.echo(f"Start ToBe now and at every login: {ENABLE_COMMAND}")
+    click.echo(f"Its output: journalctl --user -u {UNIT_NAME} -f")

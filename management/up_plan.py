@@ -38,6 +38,8 @@ class UpOptions:
     # `--web-port`; `web=False` (`--no-web`): Face serves no web client.
     web_port: int | None = None
     web: bool = True
+    # `--allow-unconfined-commands`: where no sandbox runs, the local Hand runs commands anyway.
+    allow_unconfined_commands: bool = False
 
     def environment(self) -> dict[str, str]:
         """The `TOBE_*` variables these options stand for; a per-service listen address (or
@@ -62,6 +64,8 @@ class UpOptions:
             env["TOBE_PROVIDER__MODEL"] = self.model
         if self.verbose:
             env["TOBE_LOG_LEVEL"] = "DEBUG"
+        if self.allow_unconfined_commands:
+            env["TOBE_HAND__ALLOW_UNCONFINED_COMMANDS"] = "true"
         return env
 
 
@@ -141,6 +145,9 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
     hand.args, hand.after = ("--health-listen", hand_health), ("mind",)
     hand.address_env = {"TOBE_HAND__MIND_ADDRESS": "mind"}
     hand.preload = ("hand.cli", "hand.server")
+    # Where no sandbox runs, the local Hand starts without `run_command` rather than not at
+    # all (`management.up_commands` says so in the banner).
+    hand.env["TOBE_HAND__WITHHOLD_COMMANDS_WITHOUT_SANDBOX"] = "true"
     if settings.hand.workspace is None:
         workspace = private_directory(settings.data_dir.resolve() / "workspace")
         hand.env["TOBE_HAND__WORKSPACE"] = str(workspace)

@@ -212,6 +212,9 @@ class HandSettings(BaseModel):
     # Where no sandbox can run (e.g. in a container that already is the boundary), run commands
     # unconfined instead of refusing to start. They can then read anything this user can.
     allow_unconfined_commands: bool = False
+    # Where no sandbox can run and unconfined commands are not allowed, start without
+    # `run_command` instead of refusing to start (`tobe up` sets it for its local Hand).
+    withhold_commands_without_sandbox: bool = False
 
 
 class RemoteSettings(BaseModel):

@@ -15,6 +15,7 @@ from management.doctor.permissions import check_permissions
 from management.doctor.ports import check_ports
 from management.doctor.provider import check_provider
 from management.doctor.report import Finding
+from management.doctor.sandbox import check_sandbox
 from management.doctor.state import Doctor
 from management.doctor.store import check_store
 from management.doctor.versions import check_versions
@@ -29,5 +30,6 @@ CHECKS: tuple[Check, ...] = (
     check_credentials,
     check_provider,
     check_hands,
+    check_sandbox,
     check_versions,
 )

@@ -28,9 +28,11 @@ PUBLIC: dict[str, frozenset[str]] = {
     # local credentials, says which provider the Mind will run with and checks it answers;
     # `tobe setup` and `tobe models` list models against the catalog and store the key;
     # `tobe doctor` reads the store's schema revision and migrates a store that is behind;
-    # `tobe backup` and `tobe restore` read it, and migrate a restored store.
+    # `tobe backup` and `tobe restore` read it, and migrate a restored store;
+    # both `tobe up` and `tobe doctor` ask whether the Hand's command sandbox runs here.
     "management": frozenset(
         {
+            "hand.sandbox",
             "mind.management",
             "mind.store.migrate",
             "mind.store.engine",

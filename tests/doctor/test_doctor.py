@@ -280,3 +280,32 @@ def test_a_misspelled_setting_variable_is_named_and_others_are_left_alone(
         "TOBE_FACE__LISTEN? — fix: rename it, or unset it"
     ]
     assert status == 0
+
+
+def test_bubblewrap_that_cannot_run_is_named_with_both_ways_out(
+    tmp_path: Path, data_dir: Path
+) -> None:
+    absent = str(tmp_path / "no-such-bwrap")
+    _, findings = run_doctor(
+        doctor_env(data_dir, tmp_path / "absent.toml", TOBE_HAND__BWRAP=absent)
+    )
+    assert findings["sandbox"] == [
+        f"warn run_command is withheld from the model: bubblewrap cannot run here (the command "
+        f"sandbox {absent!r} is not installed on this Hand) — fix: install bubblewrap "
+        "(Debian/Ubuntu: apt-get install bubblewrap) with user namespaces enabled, or run "
+        "`tobe up --allow-unconfined-commands`"
+    ]
+
+    allowed = doctor_env(
+        data_dir,
+        tmp_path / "absent.toml",
+        TOBE_HAND__BWRAP=absent,
+        TOBE_HAND__ALLOW_UNCONFINED_COMMANDS="true",
+    )
+    [unconfined] = run_doctor(allowed)[1]["sandbox"]
+    assert unconfined.startswith("warn the local Hand's commands run UNCONFINED")
+
+    [working] = run_doctor(doctor_env(data_dir, tmp_path / "absent.toml"))[1]["sandbox"]
+    assert working == (
+        "ok run_command runs in a bubblewrap sandbox that sees only the Hand's workspace"
+    )

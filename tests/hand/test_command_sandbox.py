@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.eventually import eventually_async
 
+from hand import sandbox
 from hand.reference import build_reference_hand
 from hand.sandbox import Sandbox, Unconfined
 
@@ -168,3 +169,13 @@ async def test_ending_a_sandboxed_command_kills_every_process_it_started(
         until=lambda pids: not pids,
         what="every process of the command to end",
     )
+
+
+def test_a_system_without_programs_where_the_sandbox_looks_is_named_as_such(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As on Nix or Guix: bubblewrap runs, but /usr/bin and /bin hold no programs.
+    monkeypatch.setattr(sandbox, "SANDBOX_PATH", str(tmp_path / "empty"))
+    problem = Sandbox().probe(tmp_path)
+    assert problem is not None
+    assert problem.startswith(f"this system keeps no programs where the sandbox looks ({tmp_path}")
