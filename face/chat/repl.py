@@ -74,32 +74,51 @@ class ChatRepl:
         self.conversations = Conversations(self.session, console)
         self._approvals: asyncio.Queue[common_pb2.Approval] = asyncio.Queue()
         self.renderer.on_approval_request = self._approvals.put_nowait
+        # Whether a prompt waits for a line (the cursor stands after it).
+        self._asking = False
 
     async def run(self, conversation: str | None) -> None:
+        """Chat until /quit or Ctrl-D; a credential refused meanwhile (revoked) ends it at
+        once with the session's FatalSessionError, whatever the chat was waiting for."""
         await self.session.start()
+        talk = asyncio.ensure_future(self._talk(conversation))
+        ended = asyncio.ensure_future(self.session.ended())
+        try:
+            await asyncio.wait({talk, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if ended.done():
+                asking = self._asking
+                talk.cancel()
+                await asyncio.gather(talk, return_exceptions=True)
+                self.renderer.live.finish()
+                if asking:
+                    self.console.print()  # the line that ends it starts below the prompt
+                ended.result()
+            await talk
+        finally:
+            ended.cancel()
+            await self.session.close()
+
+    async def _talk(self, conversation: str | None) -> None:
         self.console.print(
             Text(f"connected as {self.session.principal}; /help lists the commands", style="dim")
         )
         await self._open(conversation or await self.conversations.newest_chat_or_new())
-        try:
-            while True:
-                while not self._approvals.empty():
-                    await self._answer(self._approvals.get_nowait())
-                # A run someone else started (an observation's, a follow-up) is not drawn over
-                # the line being typed; its messages still print as they arrive.
-                self.renderer.live.pause()
-                text = await self._read_message()
-                self.renderer.live.resume()
-                if text is None or text.strip() == "/quit":
-                    return
-                if not text.strip():
-                    continue
-                if text.startswith("/"):
-                    await self._slash(text.strip())
-                else:
-                    await self._send(text)
-        finally:
-            await self.session.close()
+        while True:
+            while not self._approvals.empty():
+                await self._answer(self._approvals.get_nowait())
+            # A run someone else started (an observation's, a follow-up) is not drawn over
+            # the line being typed; its messages still print as they arrive.
+            self.renderer.live.pause()
+            text = await self._read_message()
+            self.renderer.live.resume()
+            if text is None or text.strip() == "/quit":
+                return
+            if not text.strip():
+                continue
+            if text.startswith("/"):
+                await self._slash(text.strip())
+            else:
+                await self._send(text)
 
     # -- conversations --------------------------------------------------------------------------
 
@@ -279,7 +298,7 @@ class ChatRepl:
 
     async def _decide(self, approval: common_pb2.Approval) -> None:
         while True:
-            line = await _read_line(APPROVAL_PROMPT)
+            line = await self._ask(APPROVAL_PROMPT)
             word, _, reason = (line or "n").strip().partition(" ")
             decision = _ANSWERS.get(word.lower()[:1])
             if decision is not None:
@@ -300,12 +319,20 @@ class ChatRepl:
                 cancel_run=face_pb2.CancelRunCommand(conversation_key=self.renderer.conversation)
             )
 
+    async def _ask(self, prompt: str) -> str | None:
+        """One line typed after `prompt`; while it is awaited the cursor stands after it."""
+        self._asking = True
+        try:
+            return await _read_line(prompt)
+        finally:
+            self._asking = False
+
     async def _read_message(self) -> str | None:
         lines: list[str] = []
         block = False
         while True:
             prompt = "you› " if not lines else "...  "
-            line = await _read_line(prompt)
+            line = await self._ask(prompt)
             if line is None:
                 return "\n".join(lines) if lines else None
             if line.strip() == BLOCK:
