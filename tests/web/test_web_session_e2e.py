@@ -55,6 +55,34 @@ def test_a_reply_continues_after_face_is_killed_with_every_event_shown_once(
     expect(page.locator("#live article")).to_have_count(0)
 
 
+def test_while_face_is_down_the_page_says_reconnecting_then_shows_what_was_said_meanwhile_once(
+    page: Page, stack: Stack
+) -> None:
+    key = page.locator("#conversations button[aria-current=true]").get_attribute("data-key")
+    assert key
+    banner = page.locator("#banner")
+    log = page.locator("#log")
+    off_loop(stack.face.kill)
+    expect(banner).to_be_visible()
+    expect(banner).to_have_text("Reconnecting…")
+    # Another of the person's clients speaks while this page cannot hear.
+    off_loop(stack.say, key, "said while the page was away")
+    off_loop(stack.face.start, stack.face.address, stack.face.web_address)
+    expect(banner).to_be_hidden()
+    expect(log.locator("article.user")).to_have_text(["said while the page was away"])
+    expect(log.locator("article.assistant")).to_have_count(1)
+    expect(log.locator("article.assistant strong")).to_have_text("bold")
+
+    history = stack.history(key)
+    rendered = log.locator("[data-message-id]").evaluate_all(
+        "nodes => nodes.map(node => Number(node.dataset.messageId))"
+    )
+    assert rendered == [m.id for m in history.messages]
+    # Still connected: what is sent now is answered.
+    send(page, "and now?")
+    expect(log.locator("article.assistant")).to_have_count(2)
+
+
 def test_the_websocket_refuses_another_origin_and_serves_the_page_own(
     page: Page, stack: Stack
 ) -> None:
@@ -87,7 +115,10 @@ def test_revoking_the_credential_signs_the_page_out_without_a_reload(
     stack.admin("credentials", "revoke", paired)
     expect(page.locator("#signin")).to_be_visible()
     expect(page.locator("#chat")).to_be_hidden()
-    expect(page.locator("#signin-message")).to_contain_text("signed out")
+    # It says why, and what to do.
+    expect(page.locator("#signin-message")).to_contain_text(
+        "You were signed out (credential revoked). Sign in again with a new pairing code."
+    )
     assert page.evaluate("() => window.sameDocument") is True
 
 
