@@ -7,6 +7,8 @@ connections see neither a gap nor a duplicate. If the Mind no longer keeps what 
 from what the Mind still keeps. If the Mind refuses this gateway's own credential (revoked or
 unknown), no connection can be served any more: each is closed UNAVAILABLE saying why, and the
 feed keeps retrying so a Face whose credential is replaced serves again once restarted.
+Every connection is told when the feed is lost and when it is live again (`mind_link`), so
+its person sees that the Mind is away rather than silence.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class EventFeed:
         # Credentials revoked while this gateway runs: a connection that authenticated just
         # before the revocation committed must not join just after the event went by.
         self.revoked: set[str] = set()
+        # Why the feed from the Mind is lost; "" while it is live (or not yet lost).
+        self.link_down = ""
 
     async def run(self) -> None:
         while True:
@@ -47,11 +51,13 @@ class EventFeed:
                         self.live.set()
                         self._backoff.reset()
                         log.info("event feed live after durable id %d", self.last_id)
+                        self._link_changed("")
             except MindCallError as exc:
                 self.live.clear()
                 if exc.code == "FAILED_PRECONDITION" and "snapshot required" in exc.message:
                     self._restart_from_kept()
                     continue
+                self._link_changed(f"the Face lost its link to the Mind ({exc.code})")
                 if exc.code == "UNAUTHENTICATED":
                     self._gateway_refused(exc.message)
                 delay = self._backoff.next_delay()
@@ -71,6 +77,14 @@ class EventFeed:
         rendered = RenderedEvent(event, self.modes)
         for connection in list(self.connections):
             connection.on_live_event(rendered)
+
+    def _link_changed(self, down: str) -> None:
+        """Tell every connection that the link went down (`down` says why) or came back ("")."""
+        if bool(down) == bool(self.link_down):
+            return
+        self.link_down = down
+        for connection in list(self.connections):
+            connection.mind_link(down)
 
     def _revoke(self, credential_id: str) -> None:
         self.revoked.add(credential_id)

@@ -2,7 +2,8 @@
 
 The session reconnects with the platform backoff (1 s doubling to 30 s) whenever the stream
 ends (Face restarted, resync required, network), saying so through `on_status` ("reconnecting…"
-once the connection is lost, then each attempt's wait; "reconnected"), re-subscribes after the
+once the connection is lost, then each attempt's wait; "reconnected"; the same when the Face
+says its own link to the Mind went down or came back), re-subscribes after the
 last durable id it handled, and re-sends commands whose reply was lost; `send_chat` retries are
 safe because they carry the same idempotency key. "snapshot required" on a resume is handed to
 `on_snapshot_required`, which starts over from a snapshot. A refused or revoked credential ends
@@ -243,6 +244,13 @@ class ChatSession:
                 self._on_event(frame.event)
             elif kind == "replay_done":
                 self.last_durable_id = max(self.last_durable_id, frame.replay_done.last_durable_id)
+            elif kind == "mind_link":
+                link = frame.mind_link
+                self._on_status(
+                    "the Face is linked to the Mind again"
+                    if link.up
+                    else f"{link.reason or 'the Face lost its link to the Mind'}; reconnecting…"
+                )
 
     def _fail_waiting(self, exc: Exception) -> None:
         for _, future in self._waiting.values():

@@ -1,7 +1,8 @@
 """`tobe chat` on a pseudo-terminal when its connection breaks, against real Mind and Face
 processes: a credential revoked while it is open ends it with one line and status 1 (it used to
 wait at the prompt forever), and a Face that went away is reconnected to with a visible
-"reconnecting…" line, showing once what was said in the conversation meanwhile."""
+"reconnecting…" line, showing once what was said in the conversation meanwhile; a Face whose
+own link to the Mind drops says so, and says when it is back."""
 
 from __future__ import annotations
 
@@ -136,6 +137,33 @@ def test_a_chat_reconnects_to_a_restarted_face_and_shows_what_was_said_meanwhile
     assert text.count("echo reply") == 4, lines
     history = asyncio.run(user_texts(mind, "p_gap"))
     assert history == ["before the gap", "said while away", "typed while away", "after the gap"]
+
+
+def test_a_chat_says_when_the_faces_link_to_the_mind_drops_and_carries_on_once_it_is_back(
+    mind: MindProcess, face: FaceProcess, chats: list[pexpect.spawn]
+) -> None:
+    chat = spawn_chat(face, mind.client_tokens["alice"])
+    chats.append(chat)
+    chat.expect(PROMPT)
+    chat.sendline("before the restart")
+    chat.expect("echo reply")
+    chat.expect(PROMPT)
+
+    mind.kill()
+    chat.expect(r"the Face lost its link to the Mind \(UNAVAILABLE\); reconnecting…")
+    mind.start(mind.address)
+    chat.expect("the Face is linked to the Mind again")
+    chat.sendline("after the restart")
+    chat.expect("echo reply")
+    chat.expect(PROMPT)
+    chat.sendline("/quit")
+    chat.expect(pexpect.EOF)
+
+    text = "\n".join(shown(chat))
+    assert text.count("echo reply") == 2, text
+    assert text.count("after the restart") == 1, text
+    # The chat's own connection to the Face never broke.
+    assert "connection to the Face lost" not in text, text
 
 
 async def create(mind: MindProcess, key: str, title: str) -> None:

@@ -1,6 +1,7 @@
 """The web client's connection in a real headless Chromium: it survives Face being killed
-mid-reply without losing or repeating anything, its WebSocket refuses other sites, and a
-revoked credential or a sign-out ends the session at once."""
+mid-reply without losing or repeating anything, says "Reconnecting…" while Face or its Mind is
+away, its WebSocket refuses other sites, and a revoked credential or a sign-out ends the
+session at once, saying why."""
 
 from __future__ import annotations
 
@@ -81,6 +82,22 @@ def test_while_face_is_down_the_page_says_reconnecting_then_shows_what_was_said_
     # Still connected: what is sent now is answered.
     send(page, "and now?")
     expect(log.locator("article.assistant")).to_have_count(2)
+
+
+def test_the_page_says_reconnecting_while_the_faces_mind_is_down_and_carries_on_after(
+    page: Page, stack: Stack
+) -> None:
+    banner = page.locator("#banner")
+    log = page.locator("#log")
+    off_loop(stack.mind.kill)
+    expect(banner).to_be_visible()
+    expect(banner).to_have_attribute("title", "the Face lost its link to the Mind (UNAVAILABLE)")
+    off_loop(stack.mind.start, stack.mind.address)
+    # The Face retries with backoff (up to 30 s), however long the Mind takes to start.
+    expect(banner).to_be_hidden(timeout=60_000)
+    send(page, "back again?")
+    expect(log.locator("article.user")).to_have_text(["back again?"])
+    expect(log.locator("article.assistant strong")).to_have_text("bold")
 
 
 def test_the_websocket_refuses_another_origin_and_serves_the_page_own(
