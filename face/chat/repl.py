@@ -252,8 +252,8 @@ class ChatRepl:
     async def _send(self, text: str, images: list[common_pb2.ImageUpload] | None = None) -> None:
         self.renderer.sent_texts.append(text)
         try:
-            reply = await self.session.command(
-                send_chat=face_pb2.SendChatCommand(
+            reply = await self.session.send_chat(
+                face_pb2.SendChatCommand(
                     conversation_key=self.renderer.conversation,
                     text=text,
                     idempotency_key=uuid.uuid4().hex,

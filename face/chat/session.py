@@ -2,10 +2,10 @@
 
 The session reconnects with the platform backoff (1 s doubling to 30 s) whenever the stream
 ends (Face restarted, resync required, network), saying so through `on_status` ("reconnecting…"
-once the connection is lost, then each attempt's wait; "reconnected"; the same when the Face
-says its own link to the Mind went down or came back), re-subscribes after the
-last durable id it handled, and re-sends commands whose reply was lost; `send_chat` retries are
-safe because they carry the same idempotency key. "snapshot required" on a resume is handed to
+once the connection is lost, then each attempt's wait; "reconnected"; likewise when the Face
+says its own link to the Mind went down or came back), re-subscribes after the last durable id
+it handled, and re-sends commands whose reply was lost; `send_chat` retries are safe because
+they carry the same idempotency key. "snapshot required" on a resume is handed to
 `on_snapshot_required`, which starts over from a snapshot. A refused or revoked credential ends
 the session for good: `ended()` raises it, and so does every command then.
 """
@@ -13,6 +13,7 @@ the session for good: `ended()` raises it, and so does every command then.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
@@ -28,6 +29,7 @@ from tobe.v1 import common_pb2, events_pb2, face_pb2, face_pb2_grpc
 log = logging.getLogger(__name__)
 
 SNAPSHOT_REQUIRED = "snapshot required"
+UNAVAILABLE = grpc.StatusCode.UNAVAILABLE.value[0]
 
 Call = grpc.aio.StreamStreamCall[face_pb2.ConnectRequest, face_pb2.ConnectResponse]
 
@@ -106,6 +108,8 @@ class ChatSession:
             str, tuple[face_pb2.ConnectRequest, asyncio.Future[face_pb2.Reply]]
         ] = {}
         self._connected = asyncio.Event()
+        # Set (and replaced by a fresh one) whenever the Face says its link to the Mind is back.
+        self._mind_back = asyncio.Event()
         self.fatal: FatalSessionError | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -141,6 +145,24 @@ class ChatSession:
         if reply.WhichOneof("result") == "error":
             raise CommandFailed(reply.error.code, reply.error.message)
         return reply
+
+    async def send_chat(self, command: face_pb2.SendChatCommand) -> face_pb2.Reply:
+        """Send a message; while the Mind is unavailable (restarting) it is sent again with
+        the same idempotency key, with backoff, so it goes out once the Mind is back, once."""
+        backoff = Backoff()
+        while True:
+            back = self._mind_back
+            try:
+                return await self.command(send_chat=command)
+            except CommandFailed as exc:
+                if exc.code != UNAVAILABLE:
+                    raise
+            delay = backoff.next_delay()
+            self._on_status(f"the Mind is unavailable; sending your message again in {delay:.0f}s")
+            # Or at once when the Face says its link to the Mind is back.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await back.wait()
 
     async def subscribe(self, after_id: int) -> None:
         self.last_durable_id = after_id
@@ -246,6 +268,9 @@ class ChatSession:
                 self.last_durable_id = max(self.last_durable_id, frame.replay_done.last_durable_id)
             elif kind == "mind_link":
                 link = frame.mind_link
+                if link.up:
+                    self._mind_back.set()
+                    self._mind_back = asyncio.Event()
                 self._on_status(
                     "the Face is linked to the Mind again"
                     if link.up

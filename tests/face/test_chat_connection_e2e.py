@@ -2,12 +2,14 @@
 processes: a credential revoked while it is open ends it with one line and status 1 (it used to
 wait at the prompt forever), and a Face that went away is reconnected to with a visible
 "reconnecting…" line, showing once what was said in the conversation meanwhile; a Face whose
-own link to the Mind drops says so, and says when it is back."""
+own link to the Mind drops says so, says when it is back, and a message typed meanwhile then
+goes out once."""
 
 from __future__ import annotations
 
 import asyncio
 import io
+import re
 import sys
 from collections.abc import Iterator
 
@@ -139,7 +141,7 @@ def test_a_chat_reconnects_to_a_restarted_face_and_shows_what_was_said_meanwhile
     assert history == ["before the gap", "said while away", "typed while away", "after the gap"]
 
 
-def test_a_chat_says_when_the_faces_link_to_the_mind_drops_and_carries_on_once_it_is_back(
+def test_a_chat_says_when_the_faces_link_to_the_mind_drops_and_sends_what_was_typed_once_back(
     mind: MindProcess, face: FaceProcess, chats: list[pexpect.spawn]
 ) -> None:
     chat = spawn_chat(face, mind.client_tokens["alice"])
@@ -151,19 +153,31 @@ def test_a_chat_says_when_the_faces_link_to_the_mind_drops_and_carries_on_once_i
 
     mind.kill()
     chat.expect(r"the Face lost its link to the Mind \(UNAVAILABLE\); reconnecting…")
+    chat.sendline("typed while the Mind is away")
+    chat.expect("the Mind is unavailable; sending your message again in")
     mind.start(mind.address)
     chat.expect("the Face is linked to the Mind again")
+    # Typed ahead: read once the message typed meanwhile was answered (which may come before
+    # or after the line above), and answered in turn before /quit is read.
     chat.sendline("after the restart")
-    chat.expect("echo reply")
-    chat.expect(PROMPT)
     chat.sendline("/quit")
     chat.expect(pexpect.EOF)
 
     text = "\n".join(shown(chat))
-    assert text.count("echo reply") == 2, text
+    assert text.count("echo reply") == 3, text
+    assert text.count("typed while the Mind is away") == 1, text
     assert text.count("after the restart") == 1, text
     # The chat's own connection to the Face never broke.
     assert "connection to the Face lost" not in text, text
+    history = asyncio.run(user_texts(mind, key_of(text)))
+    assert history == ["before the restart", "typed while the Mind is away", "after the restart"]
+
+
+def key_of(screen: str) -> str:
+    """The key of the conversation chat opened, from the rule above it."""
+    found = re.search(r"\b(p_[0-9a-f]+)\b", screen)
+    assert found, screen
+    return found.group(1)
 
 
 async def create(mind: MindProcess, key: str, title: str) -> None:
