@@ -74,8 +74,6 @@ class ChatRepl:
         self.conversations = Conversations(self.session, console)
         self._approvals: asyncio.Queue[common_pb2.Approval] = asyncio.Queue()
         self.renderer.on_approval_request = self._approvals.put_nowait
-        # Whether a prompt waits for a line (the cursor stands after it).
-        self._asking = False
 
     async def run(self, conversation: str | None) -> None:
         """Chat until /quit or Ctrl-D; a credential refused meanwhile (revoked) ends it at
@@ -86,7 +84,7 @@ class ChatRepl:
         try:
             await asyncio.wait({talk, ended}, return_when=asyncio.FIRST_COMPLETED)
             if ended.done():
-                asking = self._asking
+                asking = bool(self.renderer.live.prompt)
                 talk.cancel()
                 await asyncio.gather(talk, return_exceptions=True)
                 self.renderer.live.finish()
@@ -320,12 +318,14 @@ class ChatRepl:
             )
 
     async def _ask(self, prompt: str) -> str | None:
-        """One line typed after `prompt`; while it is awaited the cursor stands after it."""
-        self._asking = True
+        """One line typed after `prompt`; lines printed while it waits go above it."""
+        self.console.file.write(prompt)
+        self.console.file.flush()
+        self.renderer.live.prompt = prompt
         try:
-            return await _read_line(prompt)
+            return await _read_line()
         finally:
-            self._asking = False
+            self.renderer.live.prompt = ""
 
     async def _read_message(self) -> str | None:
         lines: list[str] = []
@@ -349,14 +349,14 @@ class ChatRepl:
                 return "\n".join(lines)
 
 
-async def _read_line(prompt: str) -> str | None:
+async def _read_line() -> str | None:
     """input() on a daemon thread, so that leaving never waits for a pending read."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str | None] = loop.create_future()
 
     def read() -> None:
         try:
-            line: str | None = input(prompt)
+            line: str | None = input()
         except EOFError:
             line = None
 

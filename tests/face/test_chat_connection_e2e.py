@@ -132,6 +132,9 @@ def test_a_chat_reconnects_to_a_restarted_face_and_shows_what_was_said_meanwhile
 
     lines = shown(chat)
     text = "\n".join(lines)
+    # The line took the waiting prompt's place, and the prompt came again below it.
+    assert any(line.startswith("connection to the Face lost (") for line in lines), lines
+    assert f"{PROMPT}typed while away" in lines, lines
     # Every message of the conversation exactly once: nothing lost, nothing repeated.
     assert text.count("said while away") == 1, lines
     for mine in ("before the gap", "typed while away", "after the gap"):
