@@ -89,6 +89,8 @@ def test_the_page_says_reconnecting_while_the_faces_mind_is_down_and_carries_on_
 ) -> None:
     banner = page.locator("#banner")
     log = page.locator("#log")
+    # The new conversation is shown (its snapshot, not the one the page opened first).
+    expect(log.locator("article")).to_have_count(0)
     off_loop(stack.mind.kill)
     expect(banner).to_be_visible()
     expect(banner).to_have_attribute("title", "the Face lost its link to the Mind (UNAVAILABLE)")
