@@ -129,6 +129,13 @@ class Connection:
         error = face_pb2.CommandError(code=code, message=message)
         self.reply(face_pb2.Reply(request_id=request_id, error=error))
 
+    def mind_link(self, down: str) -> None:
+        """Tell the client the gateway's link to the Mind went down (`down` says why) or is
+        back ("")."""
+        if not self.queue.closed:
+            link = face_pb2.MindLink(up=not down, reason=down)
+            self.send(face_pb2.ConnectResponse(mind_link=link))
+
     def close(self, code: str, message: str, *, resync: bool = False) -> None:
         self.queue.close(Closing(code, message, resync=resync))
 

@@ -11,6 +11,8 @@ feed keeps retrying so a Face whose credential is replaced serves again once res
 For each revoked client credential the feed closes that credential's connections and reports
 how many to the Mind (`Mind.ReportRevocation`), so `tobe admin credentials revoke` tells the
 true count; the report is sent in the background, never holding up the events that follow.
+Every connection is told when the feed is lost and when it is live again (`mind_link`), so
+its person sees that the Mind is away rather than silence.
 """
 
 from __future__ import annotations
@@ -42,6 +44,8 @@ class EventFeed:
         self.revoked: set[str] = set()
         # Revocation reports on their way to the Mind.
         self._reports: set[asyncio.Task[None]] = set()
+        # Why the feed from the Mind is lost; "" while it is live (or not yet lost).
+        self.link_down = ""
 
     async def run(self) -> None:
         while True:
@@ -55,11 +59,13 @@ class EventFeed:
                         self.live.set()
                         self._backoff.reset()
                         log.info("event feed live after durable id %d", self.last_id)
+                        self._link_changed("")
             except MindCallError as exc:
                 self.live.clear()
                 if exc.code == "FAILED_PRECONDITION" and "snapshot required" in exc.message:
                     self._restart_from_kept()
                     continue
+                self._link_changed(f"the Face lost its link to the Mind ({exc.code})")
                 if exc.code == "UNAUTHENTICATED":
                     self._gateway_refused(exc.message)
                 delay = self._backoff.next_delay()
@@ -79,6 +85,14 @@ class EventFeed:
         rendered = RenderedEvent(event, self.modes)
         for connection in list(self.connections):
             connection.on_live_event(rendered)
+
+    def _link_changed(self, down: str) -> None:
+        """Tell every connection that the link went down (`down` says why) or came back ("")."""
+        if bool(down) == bool(self.link_down):
+            return
+        self.link_down = down
+        for connection in list(self.connections):
+            connection.mind_link(down)
 
     def _revoke(self, credential_id: str) -> None:
         self.revoked.add(credential_id)

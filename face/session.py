@@ -130,6 +130,8 @@ class Session:
                 )
             )
         )
+        if self.feed.link_down:
+            connection.mind_link(self.feed.link_down)
         reader: asyncio.Task[None] | None = None
         try:
             if hello.resume_after_id > 0:

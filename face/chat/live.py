@@ -41,12 +41,22 @@ class LiveRegion:
         self._tools: dict[str, _Tool] = {}
         # While the person answers a prompt nothing is drawn over it.
         self._paused = False
+        # The prompt waiting for a line on the bottom row ("" when none): lines printed
+        # meanwhile take its place and it is written again below them.
+        self.prompt = ""
 
     def print(self, *renderables: RenderableType) -> None:
-        """Print lines above the region (which is drawn again below them)."""
+        """Print lines above the region (which is drawn again below them), and above a
+        waiting prompt (written again below them; what was typed stays in the line)."""
         self._hide()
+        prompt = self.prompt if self._console.is_terminal else ""
+        if prompt:
+            self._console.file.write("\r\x1b[2K")
         for renderable in renderables:
             self._console.print(renderable)
+        if prompt:
+            self._console.file.write(prompt)
+            self._console.file.flush()
         self._draw()
 
     def stream(self, step: int, text: str, *, thinking: bool = False) -> None:

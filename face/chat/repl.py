@@ -76,30 +76,47 @@ class ChatRepl:
         self.renderer.on_approval_request = self._approvals.put_nowait
 
     async def run(self, conversation: str | None) -> None:
+        """Chat until /quit or Ctrl-D; a credential refused meanwhile (revoked) ends it at
+        once with the session's FatalSessionError, whatever the chat was waiting for."""
         await self.session.start()
+        talk = asyncio.ensure_future(self._talk(conversation))
+        ended = asyncio.ensure_future(self.session.ended())
+        try:
+            await asyncio.wait({talk, ended}, return_when=asyncio.FIRST_COMPLETED)
+            if ended.done():
+                asking = bool(self.renderer.live.prompt)
+                talk.cancel()
+                await asyncio.gather(talk, return_exceptions=True)
+                self.renderer.live.finish()
+                if asking:
+                    self.console.print()  # the line that ends it starts below the prompt
+                ended.result()
+            await talk
+        finally:
+            ended.cancel()
+            await self.session.close()
+
+    async def _talk(self, conversation: str | None) -> None:
         self.console.print(
             Text(f"connected as {self.session.principal}; /help lists the commands", style="dim")
         )
         await self._open(conversation or await self.conversations.newest_chat_or_new())
-        try:
-            while True:
-                while not self._approvals.empty():
-                    await self._answer(self._approvals.get_nowait())
-                # A run someone else started (an observation's, a follow-up) is not drawn over
-                # the line being typed; its messages still print as they arrive.
-                self.renderer.live.pause()
-                text = await self._read_message()
-                self.renderer.live.resume()
-                if text is None or text.strip() == "/quit":
-                    return
-                if not text.strip():
-                    continue
-                if text.startswith("/"):
-                    await self._slash(text.strip())
-                else:
-                    await self._send(text)
-        finally:
-            await self.session.close()
+        while True:
+            while not self._approvals.empty():
+                await self._answer(self._approvals.get_nowait())
+            # A run someone else started (an observation's, a follow-up) is not drawn over
+            # the line being typed; its messages still print as they arrive.
+            self.renderer.live.pause()
+            text = await self._read_message()
+            self.renderer.live.resume()
+            if text is None or text.strip() == "/quit":
+                return
+            if not text.strip():
+                continue
+            if text.startswith("/"):
+                await self._slash(text.strip())
+            else:
+                await self._send(text)
 
     # -- conversations --------------------------------------------------------------------------
 
@@ -233,8 +250,8 @@ class ChatRepl:
     async def _send(self, text: str, images: list[common_pb2.ImageUpload] | None = None) -> None:
         self.renderer.sent_texts.append(text)
         try:
-            reply = await self.session.command(
-                send_chat=face_pb2.SendChatCommand(
+            reply = await self.session.send_chat(
+                face_pb2.SendChatCommand(
                     conversation_key=self.renderer.conversation,
                     text=text,
                     idempotency_key=uuid.uuid4().hex,
@@ -279,7 +296,7 @@ class ChatRepl:
 
     async def _decide(self, approval: common_pb2.Approval) -> None:
         while True:
-            line = await _read_line(APPROVAL_PROMPT)
+            line = await self._ask(APPROVAL_PROMPT)
             word, _, reason = (line or "n").strip().partition(" ")
             decision = _ANSWERS.get(word.lower()[:1])
             if decision is not None:
@@ -300,12 +317,22 @@ class ChatRepl:
                 cancel_run=face_pb2.CancelRunCommand(conversation_key=self.renderer.conversation)
             )
 
+    async def _ask(self, prompt: str) -> str | None:
+        """One line typed after `prompt`; lines printed while it waits go above it."""
+        self.console.file.write(prompt)
+        self.console.file.flush()
+        self.renderer.live.prompt = prompt
+        try:
+            return await _read_line()
+        finally:
+            self.renderer.live.prompt = ""
+
     async def _read_message(self) -> str | None:
         lines: list[str] = []
         block = False
         while True:
             prompt = "you› " if not lines else "...  "
-            line = await _read_line(prompt)
+            line = await self._ask(prompt)
             if line is None:
                 return "\n".join(lines) if lines else None
             if line.strip() == BLOCK:
@@ -322,14 +349,14 @@ class ChatRepl:
                 return "\n".join(lines)
 
 
-async def _read_line(prompt: str) -> str | None:
+async def _read_line() -> str | None:
     """input() on a daemon thread, so that leaving never waits for a pending read."""
     loop = asyncio.get_running_loop()
     future: asyncio.Future[str | None] = loop.create_future()
 
     def read() -> None:
         try:
-            line: str | None = input(prompt)
+            line: str | None = input()
         except EOFError:
             line = None
 

@@ -1,15 +1,19 @@
 """A resilient client connection to Face: commands with replies, events, automatic resume.
 
 The session reconnects with the platform backoff (1 s doubling to 30 s) whenever the stream
-ends (Face restarted, resync required, network), re-subscribes after the last durable id it
-handled, and re-sends commands whose reply was lost; `send_chat` retries are safe because
+ends (Face restarted, resync required, network), saying so through `on_status` ("reconnecting…"
+once the connection is lost, then each attempt's wait; "reconnected"; likewise when the Face
+says its own link to the Mind went down or came back), re-subscribes after the last durable id
+it handled, and re-sends commands whose reply was lost; `send_chat` retries are safe because
 they carry the same idempotency key. "snapshot required" on a resume is handed to
-`on_snapshot_required`, which starts over from a snapshot.
+`on_snapshot_required`, which starts over from a snapshot. A refused or revoked credential ends
+the session for good: `ended()` raises it, and so does every command then.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 from collections.abc import Awaitable, Callable
@@ -25,6 +29,7 @@ from tobe.v1 import common_pb2, events_pb2, face_pb2, face_pb2_grpc
 log = logging.getLogger(__name__)
 
 SNAPSHOT_REQUIRED = "snapshot required"
+UNAVAILABLE = grpc.StatusCode.UNAVAILABLE.value[0]
 
 Call = grpc.aio.StreamStreamCall[face_pb2.ConnectRequest, face_pb2.ConnectResponse]
 
@@ -63,6 +68,12 @@ class FatalSessionError(Exception):
     """Reconnecting cannot help (bad or revoked credential)."""
 
 
+# Each attempt dials with subchannels of its own: gRPC shares them process-wide by default, so
+# a new channel would inherit the old one's reconnect backoff and fail at once while the Face
+# is back already.
+_FRESH: list[tuple[str, int | str]] = [("grpc.use_local_subchannel_pool", 1)]
+
+
 class ChatSession:
     def __init__(
         self,
@@ -79,7 +90,7 @@ class ChatSession:
         """`max_send_bytes`: the largest frame sent (images); the channel's default otherwise."""
         self._address = address
         self._tls = tls
-        self._options: list[tuple[str, int | str]] = (
+        self._options: list[tuple[str, int | str]] = _FRESH + (
             [("grpc.max_send_message_length", max_send_bytes)] if max_send_bytes else []
         )
         self._token = token
@@ -97,6 +108,8 @@ class ChatSession:
             str, tuple[face_pb2.ConnectRequest, asyncio.Future[face_pb2.Reply]]
         ] = {}
         self._connected = asyncio.Event()
+        # Set (and replaced by a fresh one) whenever the Face says its link to the Mind is back.
+        self._mind_back = asyncio.Event()
         self.fatal: FatalSessionError | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -109,13 +122,21 @@ class ChatSession:
             connected.cancel()
             self._task.result()
 
+    async def ended(self) -> None:
+        """Wait until the session ends for good; raises the FatalSessionError that ended it."""
+        if self._task is not None:
+            await asyncio.shield(self._task)
+
     async def close(self) -> None:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
     async def command(self, **frame: Unpack[Command]) -> face_pb2.Reply:
-        """Send one command and return its successful reply; CommandFailed otherwise."""
+        """Send one command and return its successful reply; CommandFailed otherwise, and
+        FatalSessionError once the session ended for good."""
+        if self.fatal is not None:
+            raise self.fatal
         request = face_pb2.ConnectRequest(request_id=f"r{next(self._ids)}", **frame)
         future: asyncio.Future[face_pb2.Reply] = asyncio.get_running_loop().create_future()
         self._waiting[request.request_id] = (request, future)
@@ -124,6 +145,24 @@ class ChatSession:
         if reply.WhichOneof("result") == "error":
             raise CommandFailed(reply.error.code, reply.error.message)
         return reply
+
+    async def send_chat(self, command: face_pb2.SendChatCommand) -> face_pb2.Reply:
+        """Send a message; while the Mind is unavailable (restarting) it is sent again with
+        the same idempotency key, with backoff, so it goes out once the Mind is back, once."""
+        backoff = Backoff()
+        while True:
+            back = self._mind_back
+            try:
+                return await self.command(send_chat=command)
+            except CommandFailed as exc:
+                if exc.code != UNAVAILABLE:
+                    raise
+            delay = backoff.next_delay()
+            self._on_status(f"the Mind is unavailable; sending your message again in {delay:.0f}s")
+            # Or at once when the Face says its link to the Mind is back.
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(delay):
+                    await back.wait()
 
     async def subscribe(self, after_id: int) -> None:
         self.last_durable_id = after_id
@@ -135,19 +174,22 @@ class ChatSession:
         while True:
             try:
                 await self._connect_once(backoff)
-                reason = "Face closed the connection"
+                reason = "the Face closed the connection"
             except grpc.aio.AioRpcError as exc:
                 if exc.code() == grpc.StatusCode.UNAUTHENTICATED:
-                    self.fatal = FatalSessionError(f"not authenticated: {exc.details()}")
+                    self.fatal = FatalSessionError(refused(exc.details() or ""))
                     self._fail_waiting(self.fatal)
                     raise self.fatal from exc
                 if exc.code() == grpc.StatusCode.UNAVAILABLE:
-                    reason = f"Face at {self._address} is unavailable"
+                    reason = f"the Face at {self._address} is unavailable"
                 else:
                     reason = exc.details() or exc.code().name
-            self._connected.clear()
             delay = backoff.next_delay()
-            self._on_status(f"disconnected ({reason}); reconnecting in {delay:.0f}s")
+            if self._connected.is_set():
+                self._connected.clear()
+                self._on_status(f"connection to the Face lost ({reason}); reconnecting…")
+            else:
+                self._on_status(f"reconnecting… ({reason}); next attempt in {delay:.0f}s")
             await asyncio.sleep(delay)
 
     async def _connect_once(self, backoff: Backoff) -> None:
@@ -224,9 +266,28 @@ class ChatSession:
                 self._on_event(frame.event)
             elif kind == "replay_done":
                 self.last_durable_id = max(self.last_durable_id, frame.replay_done.last_durable_id)
+            elif kind == "mind_link":
+                link = frame.mind_link
+                if link.up:
+                    self._mind_back.set()
+                    self._mind_back = asyncio.Event()
+                self._on_status(
+                    "the Face is linked to the Mind again"
+                    if link.up
+                    else f"{link.reason or 'the Face lost its link to the Mind'}; reconnecting…"
+                )
 
     def _fail_waiting(self, exc: Exception) -> None:
         for _, future in self._waiting.values():
             if not future.done():
                 future.set_exception(exc)
         self._waiting.clear()
+
+
+def refused(details: str) -> str:
+    """One line for a credential the Face refused: what happened and what to do."""
+    why = details or "no reason given"
+    return (
+        f"the Face refused this chat's credential ({why}); check it with `tobe admin whoami`, "
+        "or pass another with --token"
+    )

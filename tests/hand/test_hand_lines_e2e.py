@@ -159,6 +159,55 @@ def revoked_token(mind: MindProcess) -> str:
     return str(created["secret"])
 
 
+def test_hand_serve_says_it_reconnects_across_a_mind_restart_and_ends_with_one_line_once_revoked(
+    tmp_path: Path, mind: MindProcess
+) -> None:
+    admin = Admin(mind.data_dir)
+    created = admin.json(
+        "credentials", "create", "--kind", "hand", "--principal", "laptop", "--scope", "serve:alice"
+    )
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    hand = Running(
+        subprocess.Popen(
+            [sys.executable, "-m", "tobe", "hand", "serve", "--mind", mind.address]
+            + ["--name", "laptop", "--workspace", str(workspace)],
+            env=hand_env(tmp_path, str(created["secret"])),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    )
+    try:
+        hand.wait_for("attached as laptop")
+        mind.kill()
+        hand.wait_for("reconnecting in")
+        mind.start(mind.address)
+        hand.wait_for("attached as laptop", times=2)
+        reconnects = hand.count("reconnecting in")
+
+        # Revoked while attached: the stream ends for good, no reconnect loop.
+        admin.run("credentials", "revoke", created["credential"]["id"])
+        status = hand.process.wait(DEADLINE)
+        eventually(
+            lambda: any(line.startswith("Error: ") for line in hand.lines),
+            DEADLINE,
+            what="the Hand's Error line",
+        )
+    finally:
+        hand.process.kill()
+        hand.process.wait(10)
+
+    assert status == 1, hand.lines
+    errors = [line for line in hand.lines if line.startswith("Error: ")]
+    assert len(errors) == 1, hand.lines
+    assert "the Mind refused this Hand (UNAUTHENTICATED" in errors[0], hand.lines
+    assert "tobe admin whoami" in errors[0]
+    assert hand.count("reconnecting in") == reconnects, hand.lines
+    assert not any("Traceback" in line for line in hand.lines), hand.lines
+
+
 def test_a_hand_says_when_it_attaches_and_reattaches_at_once_after_a_mind_restart(
     tmp_path: Path, mind: MindProcess
 ) -> None:

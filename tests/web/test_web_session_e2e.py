@@ -1,6 +1,7 @@
 """The web client's connection in a real headless Chromium: it survives Face being killed
-mid-reply without losing or repeating anything, its WebSocket refuses other sites, and a
-revoked credential or a sign-out ends the session at once."""
+mid-reply without losing or repeating anything, says "Reconnecting…" while Face or its Mind is
+away, its WebSocket refuses other sites, and a revoked credential or a sign-out ends the
+session at once, saying why."""
 
 from __future__ import annotations
 
@@ -55,6 +56,52 @@ def test_a_reply_continues_after_face_is_killed_with_every_event_shown_once(
     expect(page.locator("#live article")).to_have_count(0)
 
 
+def test_while_face_is_down_the_page_says_reconnecting_then_shows_what_was_said_meanwhile_once(
+    page: Page, stack: Stack
+) -> None:
+    key = page.locator("#conversations button[aria-current=true]").get_attribute("data-key")
+    assert key
+    banner = page.locator("#banner")
+    log = page.locator("#log")
+    off_loop(stack.face.kill)
+    expect(banner).to_be_visible()
+    expect(banner).to_have_text("Reconnecting…")
+    # Another of the person's clients speaks while this page cannot hear.
+    off_loop(stack.say, key, "said while the page was away")
+    off_loop(stack.face.start, stack.face.address, stack.face.web_address)
+    expect(banner).to_be_hidden()
+    expect(log.locator("article.user")).to_have_text(["said while the page was away"])
+    expect(log.locator("article.assistant")).to_have_count(1)
+    expect(log.locator("article.assistant strong")).to_have_text("bold")
+
+    history = stack.history(key)
+    rendered = log.locator("[data-message-id]").evaluate_all(
+        "nodes => nodes.map(node => Number(node.dataset.messageId))"
+    )
+    assert rendered == [m.id for m in history.messages]
+    # Still connected: what is sent now is answered.
+    send(page, "and now?")
+    expect(log.locator("article.assistant")).to_have_count(2)
+
+
+def test_the_page_says_reconnecting_while_the_faces_mind_is_down_and_carries_on_after(
+    page: Page, stack: Stack
+) -> None:
+    banner = page.locator("#banner")
+    log = page.locator("#log")
+    # The new conversation is shown (its snapshot, not the one the page opened first).
+    expect(log.locator("article")).to_have_count(0)
+    off_loop(stack.mind.kill)
+    expect(banner).to_be_visible()
+    expect(banner).to_have_attribute("title", "the Face lost its link to the Mind (UNAVAILABLE)")
+    off_loop(stack.mind.start, stack.mind.address)
+    # The Face retries with backoff (up to 30 s), however long the Mind takes to start.
+    expect(banner).to_be_hidden(timeout=60_000)
+    send(page, "back again?")
+    expect(log.locator("article.user")).to_have_text(["back again?"])
+    expect(log.locator("article.assistant strong")).to_have_text("bold")
+
+
 def test_the_websocket_refuses_another_origin_and_serves_the_page_own(
     page: Page, stack: Stack
 ) -> None:
@@ -87,7 +134,10 @@ def test_revoking_the_credential_signs_the_page_out_without_a_reload(
     stack.admin("credentials", "revoke", paired)
     expect(page.locator("#signin")).to_be_visible()
     expect(page.locator("#chat")).to_be_hidden()
-    expect(page.locator("#signin-message")).to_contain_text("signed out")
+    # It says why, and what to do.
+    expect(page.locator("#signin-message")).to_contain_text(
+        "You were signed out (credential revoked). Sign in again with a new pairing code."
+    )
     assert page.evaluate("() => window.sameDocument") is True
 
 

@@ -202,6 +202,21 @@ class Stack:
         )
         assert result.returncode == 0, result.stderr
 
+    def say(self, key: str, text: str) -> None:
+        """Send `text` to the conversation as another of alice's clients does."""
+        channel, stub = self._stub()
+        with channel:
+            stub.SendChat(
+                mind_pb2.SendChatRequest(
+                    on_behalf_of=_alice(),
+                    conversation_key=key,
+                    text=text,
+                    idempotency_key=f"{key}-{text}",
+                ),
+                metadata=self.mind.gateway_metadata,
+                timeout=15,
+            )
+
     def snapshot(self, key: str) -> mind_pb2.GetSnapshotResponse:
         """The conversation as the Mind has it now (its profile, its scheduled actions)."""
         channel, stub = self._stub()

@@ -54,6 +54,11 @@ Frame order:
   thinking deltas, empty `Message.thinking`). A TRANSPARENT connection gets raw content only
   for calls admitted in TRANSPARENT mode.
 * When the client's credential is revoked, the gateway ends the stream with UNAUTHENTICATED.
+* When the gateway loses its event feed from the Mind (a Mind restart, the network), every
+  connection gets `mind_link{up: false, reason}` (a connection opened meanwhile, right after
+  its welcome), and `mind_link{up: true}` once the feed is live again. The connection stays
+  open; commands meanwhile may fail UNAVAILABLE, and the events continue without gap or
+  duplicate.
 """
 
 from collections import abc as _abc
@@ -673,6 +678,7 @@ class ConnectResponse(_message.Message):
     EVENT_FIELD_NUMBER: _builtins.int
     REPLAY_DONE_FIELD_NUMBER: _builtins.int
     RESYNC_FIELD_NUMBER: _builtins.int
+    MIND_LINK_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """Per-connection sequence number: 1, 2, 3, … with no gaps."""
     @_builtins.property
@@ -691,6 +697,10 @@ class ConnectResponse(_message.Message):
     def resync(self) -> Global___Resync:
         """The connection is about to close because it fell behind; resume after `after_id`."""
 
+    @_builtins.property
+    def mind_link(self) -> Global___MindLink:
+        """The gateway's link to the Mind went down or came back (see the file comment)."""
+
     def __init__(
         self,
         *,
@@ -700,16 +710,40 @@ class ConnectResponse(_message.Message):
         event: _events_pb2.Event | None = ...,
         replay_done: _mind_pb2.ReplayDone | None = ...,
         resync: Global___Resync | None = ...,
+        mind_link: Global___MindLink | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "frame", b"frame", "replay_done", b"replay_done", "reply", b"reply", "resync", b"resync", "welcome", b"welcome"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "frame", b"frame", "mind_link", b"mind_link", "replay_done", b"replay_done", "reply", b"reply", "resync", b"resync", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "frame", b"frame", "replay_done", b"replay_done", "reply", b"reply", "resync", b"resync", "seq", b"seq", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "frame", b"frame", "mind_link", b"mind_link", "replay_done", b"replay_done", "reply", b"reply", "resync", b"resync", "seq", b"seq", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["welcome", "reply", "event", "replay_done", "resync"]  # noqa: Y015
+    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["welcome", "reply", "event", "replay_done", "resync", "mind_link"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_frame) -> _WhichOneofReturnType_frame | None: ...
 
 Global___ConnectResponse: _TypeAlias = ConnectResponse  # noqa: Y015
+
+@_typing.final
+class MindLink(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    UP_FIELD_NUMBER: _builtins.int
+    REASON_FIELD_NUMBER: _builtins.int
+    up: _builtins.bool
+    reason: _builtins.str
+    """Why the link is down, for people; empty when up."""
+    def __init__(
+        self,
+        *,
+        up: _builtins.bool = ...,
+        reason: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["reason", b"reason", "up", b"up"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___MindLink: _TypeAlias = MindLink  # noqa: Y015
 
 @_typing.final
 class Welcome(_message.Message):

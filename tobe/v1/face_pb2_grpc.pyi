@@ -54,6 +54,11 @@ Frame order:
   thinking deltas, empty `Message.thinking`). A TRANSPARENT connection gets raw content only
   for calls admitted in TRANSPARENT mode.
 * When the client's credential is revoked, the gateway ends the stream with UNAUTHENTICATED.
+* When the gateway loses its event feed from the Mind (a Mind restart, the network), every
+  connection gets `mind_link{up: false, reason}` (a connection opened meanwhile, right after
+  its welcome), and `mind_link{up: true}` once the feed is live again. The connection stays
+  open; commands meanwhile may fail UNAVAILABLE, and the events continue without gap or
+  duplicate.
 """
 
 from collections import abc as _abc

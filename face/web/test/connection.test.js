@@ -1,6 +1,7 @@
 // The WebSocket connection's frame rules, against a scripted socket: hello first, replies by
 // request id, durable events once, a sequence gap or an unexpected close resumes after the last
-// durable id with the backoff, "snapshot required" asks for a snapshot, 4016 signs out.
+// durable id with the backoff, "snapshot required" asks for a snapshot, 4016 signs out, and
+// `mindLink` frames are reported.
 import assert from "node:assert/strict";
 import { beforeEach, mock, test } from "node:test";
 
@@ -47,12 +48,13 @@ globalThis.document = { baseURI: "https://agent.example/tobe/" };
 const { Connection } = await import("../static/js/connection.js");
 
 function connect() {
-  const seen = { events: [], signedOut: [], snapshots: 0, down: 0, welcomes: [] };
+  const seen = { events: [], signedOut: [], snapshots: 0, down: 0, welcomes: [], links: [] };
   const connection = new Connection({
     onWelcome: (welcome, reconnected) => seen.welcomes.push(reconnected),
     onEvent: (event) => seen.events.push(event),
     onDown: () => seen.down++,
     onSignedOut: (reason) => seen.signedOut.push(reason),
+    onMindLink: (up, reason) => seen.links.push([up, reason]),
     onSnapshotRequired: () => seen.snapshots++,
     onCheckSession: async () => true,
   });
@@ -171,5 +173,20 @@ test("close code 4016 signs out for good", () => {
   socket().end(4016, "credential revoked");
   mock.timers.tick(10_000);
   assert.deepEqual(seen.signedOut, ["credential revoked"]);
+  assert.equal(ScriptedSocket.opened.length, 1);
+});
+
+test("Face's link to the Mind going down and coming back is reported, the socket kept", () => {
+  const { seen, socket } = connect();
+  const send = welcomed(socket());
+  // protobuf JSON leaves out `up: false`.
+  send({ mindLink: { reason: "the Face lost its link to the Mind (UNAVAILABLE)" } });
+  send({ mindLink: { up: true } });
+  assert.deepEqual(seen.links, [
+    [false, "the Face lost its link to the Mind (UNAVAILABLE)"],
+    [true, ""],
+  ]);
+  assert.equal(seen.down, 0);
+  assert.equal(socket().closedWith, null);
   assert.equal(ScriptedSocket.opened.length, 1);
 });

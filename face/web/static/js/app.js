@@ -147,6 +147,11 @@ class App {
         byId("banner").hidden = false;
         this.view.interrupted();
       },
+      onMindLink: (up, reason) => {
+        byId("banner").hidden = up;
+        byId("banner").title = reason;
+        if (!up) this.view.interrupted();
+      },
       onSignedOut: (reason) => {
         this.stopChat();
         this.showSignIn(`You were signed out (${reason}). Sign in again with a new pairing code.`);

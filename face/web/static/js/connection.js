@@ -31,6 +31,7 @@ export class Connection {
   /**
    * Callbacks: onWelcome(welcome, reconnected), onEvent(event),
    * onDown(reason) (an unexpected close; it reconnects), onSignedOut(reason),
+   * onMindLink(up, reason) (Face lost its link to the Mind, or has it back; the socket stays),
    * onSnapshotRequired() (a resume came too late: take a snapshot, then `subscribe`),
    * onCheckSession() -> Promise<boolean> (whether the cookie is still good, asked when a
    * reconnect fails before its welcome).
@@ -122,6 +123,7 @@ export class Connection {
     else if (frame.reply) this.reply(frame.reply);
     else if (frame.event) this.event(frame.event);
     else if (frame.replayDone) this.replayDone(frame.replayDone);
+    else if (frame.mindLink) this.callbacks.onMindLink(frame.mindLink.up === true, frame.mindLink.reason ?? "");
     // `resync`: the server closes next; the resume uses our own last processed id.
   }
 
