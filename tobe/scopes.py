@@ -51,7 +51,7 @@ SCOPES = (
     Scope(SERVE_ALL, "hand", "execute tasks of every conversation"),
     Scope(f"{HAND_PREFIX}<name>", "hand", "attach under that Hand name besides its principal"),
 )
-KINDS = ("client", "hand", "service")
+KINDS = tuple(dict.fromkeys(scope.kind for scope in SCOPES))
 
 
 class UnknownScope(ValueError):
@@ -65,11 +65,7 @@ def scope_named(scope: str) -> Scope | None:
 
 def valid_scopes() -> str:
     """Every valid scope, grouped by kind, on one line."""
-    groups = (
-        f"{', '.join(s.name for s in SCOPES if s.kind == kind)} ({kind})"
-        for kind in KINDS
-        if any(s.kind == kind for s in SCOPES)
-    )
+    groups = (f"{', '.join(s.name for s in SCOPES if s.kind == kind)} ({kind})" for kind in KINDS)
     return "; ".join(groups)
 
 
