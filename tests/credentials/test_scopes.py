@@ -95,3 +95,34 @@ def test_the_credentials_tobe_up_and_pairing_create_hold_only_documented_scopes(
     for credential in local_credentials("alice", hand_name="laptop"):
         check_scopes(credential.kind, credential.scopes)
     check_scopes("client", PAIRED_SCOPES)
+
+
+def test_each_mind_call_needs_the_scope_the_readme_documents() -> None:
+    needs: dict[str | None, set[str]] = {}
+    for method, requirement in REQUIRED.items():
+        if method.startswith("/tobe.v1.Mind/"):
+            assert (requirement.kind, requirement.scope) == ("service", "gateway"), method
+            needs.setdefault(requirement.user_scope, set()).add(method.rpartition("/")[2])
+    assert needs == {
+        "chat": {
+            "CreateConversation",
+            "ListConversations",
+            "SendChat",
+            "CancelRun",
+            "GetSnapshot",
+            "GetHistory",
+            "CompactConversation",
+            "ListProfiles",
+            "SetConversationProfile",
+            "SetActiveHand",
+            "ListMemory",
+            "DeleteMemory",
+            "ListActions",
+            "ChangeSchedule",
+            "CreatePairingCode",
+        },
+        "approve": {"DecideApproval", "DecideAction"},
+        "post": {"PostMessage"},
+        None: {"Authenticate", "Subscribe", "RedeemPairingCode", "SignOut"},
+    }
+    assert face_command_scope("subscribe") == "chat"
