@@ -116,7 +116,7 @@ class CommandRouter:
             case face_pb2.SubscribeCommand():
                 await self.subscribe(request_id, frame.after_id)
             case _ if self._refused(request_id, request.WhichOneof("frame") or ""):
-                pass
+                pass  # answered PERMISSION_DENIED: the credential lacks the command's scope
             case face_pb2.CompactCommand() if not frame.conversation_key:
                 # Answered here without a round trip: the Mind refuses it the same way.
                 self._connection.reply_error(
