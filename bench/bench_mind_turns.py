@@ -152,7 +152,7 @@ async def turn_rate(address: str, token: str, seconds: float, concurrency: int) 
     metadata = (("authorization", f"Bearer {token}"),)
     async with grpc.aio.insecure_channel(address) as channel:
         stub = mind_pb2_grpc.MindStub(channel)
-        who = mind_pb2.OnBehalfOf(principal="bench")
+        who = mind_pb2.OnBehalfOf(principal="bench", scopes=["chat"])
         keys = []
         for index in range(concurrency):
             request = mind_pb2.CreateConversationRequest(on_behalf_of=who, key=f"p_bench{index}")

@@ -21,6 +21,7 @@ from face.feed import EventFeed
 from face.mind_client import MindClient
 from face.projection import project_history, project_snapshot
 from tobe.runtime.web_url import pair_url
+from tobe.scopes import FACE_SUBSCRIBE, face_command_scope, missing_scope_message
 from tobe.v1 import events_pb2, face_pb2, mind_pb2
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,7 @@ MAX_REQUEST_ID = 128
 # gRPC status code numbers used in command error replies.
 INVALID_ARGUMENT = grpc.StatusCode.INVALID_ARGUMENT.value[0]
 FAILED_PRECONDITION = grpc.StatusCode.FAILED_PRECONDITION.value[0]
+PERMISSION_DENIED = grpc.StatusCode.PERMISSION_DENIED.value[0]
 
 
 def status_number(code: str) -> int:
@@ -113,6 +115,8 @@ class CommandRouter:
                 )
             case face_pb2.SubscribeCommand():
                 await self.subscribe(request_id, frame.after_id)
+            case _ if self._refused(request_id, request.WhichOneof("frame") or ""):
+                pass  # answered PERMISSION_DENIED: the credential lacks the command's scope
             case face_pb2.CompactCommand() if not frame.conversation_key:
                 # Answered here without a round trip: the Mind refuses it the same way.
                 self._connection.reply_error(
@@ -128,6 +132,23 @@ class CommandRouter:
                 task.add_done_callback(self._background.discard)
             case _:
                 await self._answer(request_id, frame)
+
+    def _refused(self, request_id: str, frame: str) -> bool:
+        """Answer PERMISSION_DENIED when the client's credential lacks the frame's scope
+        (`tobe.scopes`; the Mind checks the same again for the calls it serves)."""
+        try:
+            scope = face_command_scope(frame)
+        except KeyError:
+            message = (
+                f"{frame} declares no scope (tobe.scopes.FACE_COMMANDS), so nobody may send it"
+            )
+        else:
+            if scope is None or scope in self._connection.identity.scopes:
+                return False
+            message = missing_scope_message(scope, frame)
+        log.info("connection %s: refused %s: %s", self._connection.id, frame, message)
+        self._connection.reply_error(request_id, PERMISSION_DENIED, message)
+        return True
 
     async def settle(self) -> None:
         """Wait for the commands still being answered (the client half-closed its side)."""
@@ -318,6 +339,8 @@ class CommandRouter:
         connection = self._connection
         if after_id < 0:
             connection.reply_error(request_id, INVALID_ARGUMENT, "after_id must be >= 0")
+            return
+        if self._refused(request_id, FACE_SUBSCRIBE):
             return
         await self.stop()
         connection.begin_catch_up(after_id, self._feed.last_id)

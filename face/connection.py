@@ -22,6 +22,7 @@ from enum import Enum
 
 from face.projection import AdmissionModes, effective_mode, project_event
 from face.queue import Closing, Outbound, OutboundQueue, Overflow
+from tobe.scopes import ADMIN
 from tobe.v1 import events_pb2, face_pb2, mind_pb2
 
 RESYNC_REQUIRED = "resync required"
@@ -38,7 +39,7 @@ class Identity:
 
     @property
     def admin(self) -> bool:
-        return "admin" in self.scopes
+        return ADMIN in self.scopes
 
     def can_see(self, event: events_pb2.Event) -> bool:
         if not event.audience:

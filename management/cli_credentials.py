@@ -7,6 +7,7 @@ import click
 from management import render
 from management.cli_support import call, output_options, parse_when, printer
 from tobe.runtime.timestamps import to_timestamp
+from tobe.scopes import valid_scopes
 from tobe.v1 import management_pb2 as pb
 
 KIND_TO_PROTO = {name: kind for kind, name in render.KIND_NAMES.items()}
@@ -32,7 +33,9 @@ def credentials() -> None:
 @credentials.command()
 @click.option("--kind", required=True, type=KINDS, help="Who uses it: client, hand or service.")
 @click.option("--principal", required=True, help="The name it authenticates as.")
-@click.option("--scope", "scopes", multiple=True, help="A scope it grants (repeatable).")
+@click.option(
+    "--scope", "scopes", multiple=True, help=f"A scope it grants (repeatable): {valid_scopes()}."
+)
 @click.option(
     "--expires", help="When it stops working: a time (2026-12-31T18:00Z) or a duration (90d)."
 )

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 
 from mind.conversation.errors import InvalidInput
+from tobe.scopes import ADMIN
 
 KEY_PATTERN = re.compile(r"[pg]_[A-Za-z0-9_-]+")
 MAX_KEY_LENGTH = 64
@@ -21,7 +22,7 @@ class Viewer:
 
     @property
     def is_admin(self) -> bool:
-        return "admin" in self.scopes
+        return ADMIN in self.scopes
 
 
 def can_see(viewer: Viewer, owner: str, members: list[str]) -> bool:

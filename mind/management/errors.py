@@ -1,7 +1,7 @@
 """Refusals of the Management service, mapped to gRPC status codes once, in the servicer.
 
     ManagementError
-    ├── InvalidArgument      bad input (unknown kind, empty principal, expiry in the past)
+    ├── InvalidArgument      bad input (unknown kind or scope, empty principal, past expiry)
     ├── NotFound             no credential / conversation with that id or key
     └── FailedPrecondition   the state forbids it (already revoked, a run is running)
 

@@ -30,6 +30,7 @@ from tobe.config import HandSettings, Settings
 from tobe.runtime.private_files import private_directory
 from tobe.runtime.statelock import StateLock
 from tobe.runtime.tokens import AWARENESS, create_token, token_file, write_token
+from tobe.scopes import ADMIN, APPROVE, CHAT, GATEWAY, HAND_PREFIX, SERVE_PREFIX
 
 ACTOR = "tobe up"
 PROVISION_ACTOR = "tobe mind serve --provision"
@@ -51,11 +52,13 @@ def local_credentials(
     """Face's gateway credential, the local Hand's, and the local user's client credential."""
     person = user or local_user()
     return (
-        LocalCredential("face", "service", "face", ("gateway",)),
+        LocalCredential("face", "service", "face", (GATEWAY,)),
         # The local Hand executes for the local user's conversations (`serve:<user>`) and
         # attaches under the configured Hand name (`hand:<name>`).
-        LocalCredential("hand", "hand", "hand-local", (f"serve:{person}", f"hand:{hand_name}")),
-        LocalCredential("client", "client", person, ("chat", "approve", "admin")),
+        LocalCredential(
+            "hand", "hand", "hand-local", (f"{SERVE_PREFIX}{person}", f"{HAND_PREFIX}{hand_name}")
+        ),
+        LocalCredential("client", "client", person, (CHAT, APPROVE, ADMIN)),
     )
 
 

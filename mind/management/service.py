@@ -51,6 +51,7 @@ from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential
 from tobe import __version__
 from tobe.config import ProfilesSettings
+from tobe.scopes import UnknownScope, check_scopes
 
 MAX_LIMIT = 10_000
 COMPACT_OFFLINE = (
@@ -103,6 +104,13 @@ class ManagementService:
         label: str = "",
         actor: str,
     ) -> IssuedCredential:
+        """InvalidArgument, before anything is stored, for a scope `tobe.scopes` does not list
+        for `kind`."""
+        try:
+            check_scopes(kind, scopes)
+        except UnknownScope as exc:
+            raise InvalidArgument(str(exc)) from None
+
         def unit(tx: WriteTx) -> IssuedCredential:
             row, secret = credentials.issue(
                 tx.session,

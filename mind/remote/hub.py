@@ -23,6 +23,7 @@ from enum import StrEnum
 
 from mind.remote.model import AckStatus, ReconcileVerdict, ReportKind, TaskRecord, ToolDecl
 from mind.store.models import utcnow
+from tobe.scopes import HAND_PREFIX, SERVE_ALL, SERVE_PREFIX
 
 log = logging.getLogger(__name__)
 
@@ -89,15 +90,10 @@ class CloseFrame:
 Outbound = OfferFrame | CancelFrame | AckFrame | PingFrame | ReconcileVerdict | CloseFrame
 
 
-SERVE_SCOPE = "serve:"
-SERVE_ALL_SCOPE = "serve-all"
-HAND_SCOPE = "hand:"
-
-
 def granted_names(principal: str, scopes: Iterable[str]) -> frozenset[str]:
     """The Hand names a credential may attach under: its principal and every `hand:<name>`."""
     names = {principal}
-    names.update(s.removeprefix(HAND_SCOPE) for s in scopes if s.startswith(HAND_SCOPE))
+    names.update(s.removeprefix(HAND_PREFIX) for s in scopes if s.startswith(HAND_PREFIX))
     return frozenset(names)
 
 
@@ -106,10 +102,10 @@ def served_principals(principal: str, scopes: Iterable[str]) -> frozenset[str]:
     scope, and everyone with `serve-all`. A device executes only for people it was given to."""
     served = {principal}
     for scope in scopes:
-        if scope == SERVE_ALL_SCOPE:
+        if scope == SERVE_ALL:
             served.add("*")
-        elif scope.startswith(SERVE_SCOPE):
-            served.add(scope.removeprefix(SERVE_SCOPE))
+        elif scope.startswith(SERVE_PREFIX):
+            served.add(scope.removeprefix(SERVE_PREFIX))
     return frozenset(served)
 
 

@@ -13,7 +13,7 @@ from mind.approvals.model import Decision
 from mind.approvals.wiring import Approvals
 from mind.auth import current_identity
 from mind.conversation.access import Viewer
-from mind.conversation.errors import InvalidInput, NotAllowed
+from mind.conversation.errors import InvalidInput
 from mind.conversation.images import ImageUpload
 from mind.conversation.manager import ConversationManager
 from mind.credentials import Identity
@@ -41,16 +41,13 @@ from mind.service.convert_actions import (
 )
 from mind.service.errors import MIND_STATUS_CODES, ClientUnauthenticated
 from mind.service.events import durable_event, ephemeral_event
+from mind.service.scope_check import require_scopes
 from mind.store.database import Database
 from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
 
 Context = grpc.aio.ServicerContext[Any, Any]
 
-GATEWAY_SCOPE = "gateway"
-CHAT_SCOPE = "chat"
-APPROVE_SCOPE = "approve"
-POST_SCOPE = "post"
 _ACTION_DECISIONS = {
     common_pb2.ACTION_DECISION_CONFIRM: PendingChoice.CONFIRM,
     common_pb2.ACTION_DECISION_CANCEL: PendingChoice.CANCEL,
@@ -66,21 +63,13 @@ _DECISIONS = {
 ClientAuthenticator = Callable[[str], Awaitable[Identity | None]]
 
 
-def _require_gateway() -> None:
-    identity = current_identity()
-    if identity.kind != "service" or not identity.has_scope(GATEWAY_SCOPE):
-        raise NotAllowed(
-            "the Mind service is for gateways: use a credential of kind 'service' with scope "
-            f"'{GATEWAY_SCOPE}'"
-        )
-
-
 def _viewer(on_behalf_of: mind_pb2.OnBehalfOf) -> Viewer:
-    _require_gateway()
+    """The principal a call acts for; `require_scopes` checked the call's scopes."""
     return Viewer(on_behalf_of.principal, tuple(on_behalf_of.scopes))
 
 
 @status_codes(MIND_STATUS_CODES)
+@require_scopes(mind_pb2.DESCRIPTOR.services_by_name["Mind"].full_name)
 class MindServicer(mind_pb2_grpc.MindServicer):
     def __init__(
         self,
@@ -104,7 +93,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def Authenticate(  # noqa: N802
         self, request: mind_pb2.AuthenticateRequest, context: Context
     ) -> mind_pb2.AuthenticateResponse:
-        _require_gateway()
         identity = await self.authenticate_client(request.token) if request.token else None
         if identity is None or identity.kind != "client":
             raise ClientUnauthenticated("invalid, revoked or expired client credential")
@@ -190,8 +178,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.PostMessageRequest, context: Context
     ) -> mind_pb2.PostMessageResponse:
         viewer = _viewer(request.on_behalf_of)
-        if POST_SCOPE not in viewer.scopes:
-            raise NotAllowed(f"posting messages needs scope '{POST_SCOPE}'")
         result = await self.manager.post_as(
             viewer, request.conversation_key, request.text, request.idempotency_key
         )
@@ -316,7 +302,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def Subscribe(  # noqa: N802
         self, request: mind_pb2.SubscribeRequest, context: Context
     ) -> AsyncIterator[mind_pb2.SubscribeResponse]:
-        _require_gateway()
         items = subscribe(self.database, self.bus, request.after_id, request.include_ephemeral)
         with contextlib.ExitStack() as reporting:
             if request.reports_revocations:
@@ -339,8 +324,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.DecideApprovalRequest, context: Context
     ) -> mind_pb2.DecideApprovalResponse:
         viewer = _viewer(request.on_behalf_of)
-        if APPROVE_SCOPE not in viewer.scopes:
-            raise NotAllowed(f"deciding approvals needs scope '{APPROVE_SCOPE}'")
         decision = _DECISIONS.get(request.decision)
         if decision is None:
             raise InvalidInput(
@@ -360,8 +343,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.CreatePairingCodeRequest, context: Context
     ) -> mind_pb2.CreatePairingCodeResponse:
         viewer = _viewer(request.on_behalf_of)
-        if CHAT_SCOPE not in viewer.scopes:
-            raise NotAllowed(f"pairing another device needs scope '{CHAT_SCOPE}'")
         issued = await self.pairing.create(
             viewer.principal, request.ttl_seconds, actor=viewer.principal
         )
@@ -370,7 +351,6 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def RedeemPairingCode(  # noqa: N802
         self, request: mind_pb2.RedeemPairingCodeRequest, context: Context
     ) -> mind_pb2.RedeemPairingCodeResponse:
-        _require_gateway()
         redeemed = await self.pairing.redeem(request.code, request.device, request.device_id)
         return mind_pb2.RedeemPairingCodeResponse(
             token=redeemed.token,
@@ -381,14 +361,12 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def SignOut(  # noqa: N802
         self, request: mind_pb2.SignOutRequest, context: Context
     ) -> mind_pb2.SignOutResponse:
-        _require_gateway()
         signed_out = await self.pairing.sign_out(request.token)
         return mind_pb2.SignOutResponse(credential_id=signed_out.id)
 
     async def ReportRevocation(  # noqa: N802
         self, request: mind_pb2.ReportRevocationRequest, context: Context
     ) -> mind_pb2.ReportRevocationResponse:
-        _require_gateway()
         if request.closed < 0:
             raise InvalidInput(f"closed must be 0 or more, not {request.closed}")
         self.revocation_reports.report(request.credential_id, request.closed)

@@ -216,7 +216,7 @@ def _send(mind: MindProcess, text: str) -> str:
     with grpc.insecure_channel(mind.address) as channel:
         reply = mind_pb2_grpc.MindStub(channel).SendChat(
             mind_pb2.SendChatRequest(
-                on_behalf_of=mind_pb2.OnBehalfOf(principal="alice"),
+                on_behalf_of=mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"]),
                 conversation_key=CONVERSATION,
                 text=text,
                 idempotency_key="k-work",

@@ -122,7 +122,7 @@ def _history_note(mind: MindProcess) -> common_pb2.Message:
     with grpc.insecure_channel(mind.address) as channel:
         reply = mind_pb2_grpc.MindStub(channel).GetHistory(
             mind_pb2.GetHistoryRequest(
-                on_behalf_of=mind_pb2.OnBehalfOf(principal="alice"),
+                on_behalf_of=mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"]),
                 conversation_key=CONVERSATION,
             ),
             metadata=mind.gateway_metadata,

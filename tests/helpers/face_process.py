@@ -157,7 +157,9 @@ class MindDirect:
     async def create(self, key: str, principal: str = "alice", title: str = "") -> None:
         await self.stub.CreateConversation(
             mind_pb2.CreateConversationRequest(
-                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal), key=key, title=title
+                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal, scopes=["chat"]),
+                key=key,
+                title=title,
             ),
             metadata=self.mind.gateway_metadata,
             timeout=30,
@@ -166,7 +168,7 @@ class MindDirect:
     async def send(self, key: str, text: str, principal: str = "alice") -> str:
         response = await self.stub.SendChat(
             mind_pb2.SendChatRequest(
-                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal),
+                on_behalf_of=mind_pb2.OnBehalfOf(principal=principal, scopes=["chat"]),
                 conversation_key=key,
                 text=text,
                 idempotency_key=f"{key}-{text}",

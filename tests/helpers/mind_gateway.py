@@ -13,6 +13,9 @@ from helpers.mind_events import events_until, replay
 from helpers.mind_process import MindProcess
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
+# What a person signed in on a paired device may do: the scopes `who` gives by default.
+PERSON_SCOPES = ("chat", "approve")
+
 SCRIPT = """
 runs:
   - match: "^time"
@@ -90,7 +93,8 @@ class Gateway:
 
     @staticmethod
     def who(principal: str, *scopes: str) -> mind_pb2.OnBehalfOf:
-        return mind_pb2.OnBehalfOf(principal=principal, scopes=list(scopes))
+        """`principal` with `scopes`; by default those of a paired device (chat, approve)."""
+        return mind_pb2.OnBehalfOf(principal=principal, scopes=list(scopes or PERSON_SCOPES))
 
     def create(self, key: str, principal: str = "alice", members: tuple[str, ...] = ()) -> str:
         request = mind_pb2.CreateConversationRequest(

@@ -35,7 +35,7 @@ def test_created_credential_is_listed_shown_and_audited(admin: Admin) -> None:
         "--principal",
         "laptop",
         "--scope",
-        "hands",
+        "serve-all",
         "--label",
         "desk",
         "--expires",
@@ -43,7 +43,7 @@ def test_created_credential_is_listed_shown_and_audited(admin: Admin) -> None:
     )
     credential, secret = created["credential"], created["secret"]
     assert secret.startswith(f"tobe_{credential['prefix']}_")
-    assert credential["kind"] == "hand" and credential["scopes"] == ["hands"]
+    assert credential["kind"] == "hand" and credential["scopes"] == ["serve-all"]
     assert credential["state"] == "active" and credential["expires_at"]
     listed = admin.json("credentials", "list")
     assert [c["id"] for c in listed] == [credential["id"]]

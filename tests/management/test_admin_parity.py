@@ -92,7 +92,7 @@ def scenario(admin: Admin) -> list[Any]:
         "--principal",
         "laptop",
         "--scope",
-        "hands",
+        "serve-all",
         "--label",
         "desk",
     )["credential"]["id"]

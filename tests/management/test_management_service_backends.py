@@ -55,7 +55,7 @@ async def test_credential_lifecycle_is_audited_with_a_revocation_event(
     service: ManagementService, database: Database, database_events: list[OutboxEvent]
 ) -> None:
     issued = await service.create_credential(
-        kind="hand", principal="laptop", scopes=["hands"], actor="ops"
+        kind="hand", principal="laptop", scopes=["serve-all"], actor="ops"
     )
     rotation = await service.rotate_credential(issued.credential.id, actor="ops")
     revocation = await service.revoke_credential(rotation.credential.id, actor="ops")

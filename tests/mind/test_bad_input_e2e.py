@@ -92,7 +92,8 @@ def test_a_foreign_conversation_is_not_found_but_members_and_admins_see_it(share
     code, _ = _code(lambda: shared.snapshot(key, principal="mallory"))
     assert code == grpc.StatusCode.NOT_FOUND
     request = mind_pb2.GetSnapshotRequest(
-        on_behalf_of=mind_pb2.OnBehalfOf(principal="root", scopes=["admin"]), conversation_key=key
+        on_behalf_of=mind_pb2.OnBehalfOf(principal="root", scopes=["chat", "admin"]),
+        conversation_key=key,
     )
     assert shared.stub.GetSnapshot(request, metadata=shared.md).conversation.owner == "alice"
     listed = shared.stub.ListConversations(

@@ -154,8 +154,8 @@ async def test_refusals_have_their_documented_status_and_change_nothing(
     invalid, not_found = grpc.StatusCode.INVALID_ARGUMENT, grpc.StatusCode.NOT_FOUND
     denied, unauthenticated = grpc.StatusCode.PERMISSION_DENIED, grpc.StatusCode.UNAUTHENTICATED
     cases = [
-        (create(who("bob")), denied, "needs scope 'chat'"),
-        (create(who("bob", "approve")), denied, "needs scope 'chat'"),
+        (create(who("bob")), denied, "lacks scope 'chat'"),
+        (create(who("bob", "approve")), denied, "lacks scope 'chat'"),
         (create(who("bob", "chat"), ttl=3601), invalid, "1 to 3600 seconds"),
         (create(who("bob", "chat"), ttl=-1), invalid, "1 to 3600 seconds"),
         (create(who("", "chat")), invalid, "invalid principal"),

@@ -81,7 +81,7 @@ def _run_one_turn(mind: MindProcess, text: str) -> tuple[int, list[str]]:
     channel = grpc.insecure_channel(mind.address)
     stub = mind_pb2_grpc.MindStub(channel)
     md = mind.gateway_metadata
-    who = mind_pb2.OnBehalfOf(principal="alice", scopes=[])
+    who = mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"])
     try:
         key = stub.CreateConversation(
             mind_pb2.CreateConversationRequest(on_behalf_of=who, key="p_wire-e2e"),

@@ -233,7 +233,7 @@ def test_models_marks_what_the_mind_accepts_and_says_in_one_line_when_it_cannot_
 def _one_turn(mind: MindProcess) -> tuple[int, list[str]]:
     channel = grpc.insecure_channel(mind.address)
     stub, md = mind_pb2_grpc.MindStub(channel), mind.gateway_metadata
-    who = mind_pb2.OnBehalfOf(principal="alice", scopes=[])
+    who = mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"])
     try:
         key = stub.CreateConversation(
             mind_pb2.CreateConversationRequest(on_behalf_of=who, key="p_local"),

@@ -143,7 +143,8 @@ class ManagementServicer:
 
     def CreateCredential(self, request, context):
         """Creates a credential and returns its secret once. INVALID_ARGUMENT for an unknown kind,
-        empty principal, or an expiry in the past.
+        empty principal, an expiry in the past, or a scope `tobe/scopes.py` does not list for the
+        kind (the message lists the valid ones).
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

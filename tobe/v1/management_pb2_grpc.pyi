@@ -47,7 +47,8 @@ class ManagementStub:
     def __new__(cls, channel: _aio.Channel) -> ManagementAsyncStub: ...
     CreateCredential: _grpc.UnaryUnaryMultiCallable[_management_pb2.CreateCredentialRequest, _management_pb2.CreateCredentialResponse]
     """Creates a credential and returns its secret once. INVALID_ARGUMENT for an unknown kind,
-    empty principal, or an expiry in the past.
+    empty principal, an expiry in the past, or a scope `tobe/scopes.py` does not list for the
+    kind (the message lists the valid ones).
     """
     ListCredentials: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListCredentialsRequest, _management_pb2.ListCredentialsResponse]
     GetCredential: _grpc.UnaryUnaryMultiCallable[_management_pb2.GetCredentialRequest, _management_pb2.GetCredentialResponse]
@@ -126,7 +127,8 @@ class ManagementAsyncStub(ManagementStub):
     def __init__(self, channel: _aio.Channel) -> None: ...
     CreateCredential: _aio.UnaryUnaryMultiCallable[_management_pb2.CreateCredentialRequest, _management_pb2.CreateCredentialResponse]  # type: ignore[assignment]
     """Creates a credential and returns its secret once. INVALID_ARGUMENT for an unknown kind,
-    empty principal, or an expiry in the past.
+    empty principal, an expiry in the past, or a scope `tobe/scopes.py` does not list for the
+    kind (the message lists the valid ones).
     """
     ListCredentials: _aio.UnaryUnaryMultiCallable[_management_pb2.ListCredentialsRequest, _management_pb2.ListCredentialsResponse]  # type: ignore[assignment]
     GetCredential: _aio.UnaryUnaryMultiCallable[_management_pb2.GetCredentialRequest, _management_pb2.GetCredentialResponse]  # type: ignore[assignment]
@@ -208,7 +210,8 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         context: _ServicerContext,
     ) -> _typing.Union[_management_pb2.CreateCredentialResponse, _abc.Awaitable[_management_pb2.CreateCredentialResponse]]:
         """Creates a credential and returns its secret once. INVALID_ARGUMENT for an unknown kind,
-        empty principal, or an expiry in the past.
+        empty principal, an expiry in the past, or a scope `tobe/scopes.py` does not list for the
+        kind (the message lists the valid ones).
         """
 
     @_abc_1.abstractmethod

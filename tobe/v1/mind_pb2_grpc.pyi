@@ -7,7 +7,9 @@ Caller: a credential of kind `service` with scope `gateway`. Every conversation-
 names, in `on_behalf_of`, the client principal the gateway authenticated with
 `Authenticate`; the Mind enforces ownership for that principal: the owner and the members of
 a group conversation see it, a principal with scope `admin` sees all, everyone else gets
-NOT_FOUND.
+NOT_FOUND. Each call also needs its scope in `on_behalf_of.scopes` (`tobe/scopes.py`):
+`approve` for DecideApproval and DecideAction, `post` for PostMessage, `chat` for the others
+that name a principal; a missing one answers PERMISSION_DENIED naming it.
 """
 
 from collections import abc as _abc

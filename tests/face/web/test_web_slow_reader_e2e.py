@@ -105,7 +105,7 @@ async def flood(direct: MindDirect) -> None:
         await direct.create(key)
         await direct.stub.SendChat(
             mind_pb2.SendChatRequest(
-                on_behalf_of=mind_pb2.OnBehalfOf(principal="alice"),
+                on_behalf_of=mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"]),
                 conversation_key=key,
                 text="x" * MESSAGE_CHARS,
                 idempotency_key=f"big-{n}",
