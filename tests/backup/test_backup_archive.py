@@ -140,7 +140,16 @@ def test_an_archive_from_an_older_schema_is_migrated_forward(tmp_path: Path) -> 
     data_dir = tmp_path / "data"
     older = "0011"
     upgrade(store_url(data_dir), older)
-    issue_token(store_url(data_dir), kind="client", principal="alice", scopes=["chat"])
+    # A row as that schema holds it: today's models have columns the older store lacks.
+    store = sqlite3.connect(data_dir / "tobe.db")
+    store.execute(
+        "INSERT INTO credentials (id, kind, principal, scopes, prefix, secret_hash, label,"
+        " created_at) VALUES ('c1', 'client', 'alice', '[\"chat\"]', 'p1', ?, '',"
+        " '2026-01-01 00:00:00')",
+        ("0" * 64,),
+    )
+    store.commit()
+    store.close()
     archive = tmp_path / "older.tar.gz"
     assert tobe(cli_env(data_dir, tmp_path / "none.toml"), "backup", str(archive)).returncode == 0
     assert _manifest(archive)["schema_revision"] == older

@@ -58,7 +58,9 @@ def test_revoking_the_credential_of_an_open_chat_ends_it_with_one_line_and_statu
     mind: MindProcess, face: FaceProcess, chats: list[pexpect.spawn]
 ) -> None:
     admin = Admin(mind.data_dir)
-    created = admin.json("credentials", "create", "--kind", "client", "--principal", "alice")
+    created = admin.json(
+        "credentials", "create", "--kind", "client", "--principal", "alice", "--scope", "chat"
+    )
     chat = spawn_chat(face, str(created["secret"]))
     chats.append(chat)
     chat.expect(PROMPT)
@@ -84,7 +86,9 @@ def test_a_chat_whose_credential_is_refused_on_reconnecting_ends_with_one_line(
 ) -> None:
     """Revoked while the Face was down: the first reconnect is refused, and that is final."""
     admin = Admin(mind.data_dir)
-    created = admin.json("credentials", "create", "--kind", "client", "--principal", "alice")
+    created = admin.json(
+        "credentials", "create", "--kind", "client", "--principal", "alice", "--scope", "chat"
+    )
     chat = spawn_chat(face, str(created["secret"]))
     chats.append(chat)
     chat.expect(PROMPT)

@@ -30,7 +30,7 @@ class FlakyMind:
         self.live_again = asyncio.Event()
 
     async def subscribe(
-        self, after_id: int, *, include_ephemeral: bool
+        self, after_id: int, *, include_ephemeral: bool, reports_revocations: bool
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:
         self.calls += 1
         if 1 < self.calls <= 1 + self.failures:

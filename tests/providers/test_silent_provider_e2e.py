@@ -23,7 +23,7 @@ TERMINAL = {
     common_pb2.RUN_STATE_CANCELLED,
     common_pb2.RUN_STATE_INTERRUPTED,
 }
-WHO = mind_pb2.OnBehalfOf(principal="alice", scopes=[])
+WHO = mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"])
 ERROR_REPLY = "The model did not answer; try again."
 
 
