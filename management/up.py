@@ -629,8 +629,9 @@ Face also serves the web client (a browser chat) on face.web.listen unless --no-
 browser in with the one-time link `tobe admin pair` prints.
 
 Once up, a service that fails is restarted after 1 s doubling to 30 s (TOBE_UP_RESTART_DELAY
-sets the first delay); one that fails 5 times within a minute is left stopped. Where
-bubblewrap cannot run, the local Hand offers no run_command unless --allow-unconfined-commands.
+sets the first delay); one that fails 5 times within a minute is left stopped (`tobe doctor`
+names it). Where bubblewrap cannot run, the local Hand offers no run_command unless
+--allow-unconfined-commands.
 """
 
 
