@@ -54,6 +54,8 @@ def check_scopes_held(doctor: Doctor) -> list[Finding]:
 
 
 def _all_valid(live: int) -> str:
+    if live == 0:
+        return "no credential is live"
     if live == 1:
         return "the one live credential holds only valid scopes"
     return f"all {live} live credentials hold only valid scopes"
