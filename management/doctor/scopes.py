@@ -20,11 +20,6 @@ from tobe.scopes import KINDS, scope_named
 from tobe.v1 import management_pb2 as pb
 
 CHECK = "scopes"
-_FIX = (
-    "the scope grants nothing, so the credential may stay as it is; to correct it, revoke it "
-    "(`tobe admin credentials revoke ID`) and create one with valid scopes (`tobe admin "
-    "credentials create --scope …`): rotating keeps its scopes"
-)
 
 
 def check_scopes_held(doctor: Doctor) -> list[Finding]:
@@ -44,7 +39,7 @@ def check_scopes_held(doctor: Doctor) -> list[Finding]:
     now = datetime.now(UTC)
     live = [credential for credential in response.credentials if _live(credential, now)]
     findings = [
-        Finding(Status.WARN, CHECK, f"{_named(credential)}: {problem}", _FIX)
+        Finding(Status.WARN, CHECK, f"{_named(credential)}: {problem}", _fix(credential))
         for credential in live
         for problem in _problems(credential)
     ]
@@ -79,6 +74,14 @@ def _problems(credential: pb.Credential) -> list[str]:
         elif kind in KINDS and entry.kind != kind:
             problems.append(f"holds {scope!r}, a scope for {entry.kind} credentials")
     return problems
+
+
+def _fix(credential: pb.Credential) -> str:
+    return (
+        "the scope grants nothing, so the credential may stay as it is; to correct it, revoke it "
+        f"(`tobe admin credentials revoke {credential.id}`) and create one with valid scopes "
+        "(`tobe admin credentials create --scope …`): rotating keeps its scopes"
+    )
 
 
 def _named(credential: pb.Credential) -> str:

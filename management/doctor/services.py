@@ -21,7 +21,8 @@ def check_services(doctor: Doctor) -> list[Finding]:
         return [Finding(Status.SKIP, CHECK, "the configuration does not load")]
     state = running_up(settings.data_dir)
     if state is None:
-        return [Finding(Status.SKIP, CHECK, f"no `tobe up` runs on {settings.data_dir}")]
+        text = f"no `tobe up` supervises services on {settings.data_dir}"
+        return [Finding(Status.SKIP, CHECK, text)]
     if not state.stopped:
         names = ", ".join(state.services)
         return [Finding(Status.OK, CHECK, f"`tobe up` (pid {state.pid}) runs {names}")]

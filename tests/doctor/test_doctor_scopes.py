@@ -12,11 +12,13 @@ from helpers.mind_process import issue_token
 from mind.management import provision
 from tobe.config import Settings
 
-FIX = (
-    "— fix: the scope grants nothing, so the credential may stay as it is; to correct it, revoke "
-    "it (`tobe admin credentials revoke ID`) and create one with valid scopes (`tobe admin "
-    "credentials create --scope …`): rotating keeps its scopes"
-)
+
+def _fix(credential_id: str) -> str:
+    return (
+        "— fix: the scope grants nothing, so the credential may stay as it is; to correct it, "
+        f"revoke it (`tobe admin credentials revoke {credential_id}`) and create one with valid "
+        "scopes (`tobe admin credentials create --scope …`): rotating keeps its scopes"
+    )
 
 
 def _credential_id(admin: Admin, token: str) -> str:
@@ -43,11 +45,12 @@ def test_a_credential_holding_an_unknown_scope_is_named_with_the_scope_and_the_f
 
     status, findings = run_doctor(env)
     assert status == 0
+    typo_id, foreign_id = _credential_id(admin, typo), _credential_id(admin, foreign)
     assert sorted(findings["scopes"]) == sorted(
         [
-            f"warn credential {_credential_id(admin, typo)} (client of 'alice'): holds 'chta', "
-            f"which is not a scope {FIX}",
-            f"warn credential {_credential_id(admin, foreign)} (client of 'bob'): holds "
-            f"'gateway', a scope for service credentials {FIX}",
+            f"warn credential {typo_id} (client of 'alice'): holds 'chta', which is not a scope "
+            f"{_fix(typo_id)}",
+            f"warn credential {foreign_id} (client of 'bob'): holds 'gateway', a scope for "
+            f"service credentials {_fix(foreign_id)}",
         ]
     )

@@ -24,7 +24,7 @@ def _record(data_dir: Path, pid: int) -> None:
 def test_the_record_of_a_tobe_up_that_no_longer_runs_is_ignored(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     env = doctor_env(data_dir, tmp_path / "none.toml")
-    skipped = [f"skip no `tobe up` runs on {data_dir}"]
+    skipped = [f"skip no `tobe up` supervises services on {data_dir}"]
     assert run_doctor(env)[1]["services"] == skipped
 
     finished = subprocess.Popen(["true"])

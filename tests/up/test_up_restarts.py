@@ -232,7 +232,8 @@ def test_a_service_that_keeps_failing_is_left_stopped_and_the_rest_keep_serving(
             "`tobe up` (Ctrl-C, and start it again)"
         )
         _stop(up)
-        assert _doctor_says(env, "services") == [f"skip no `tobe up` runs on {data_dir}"]
+        idle = f"skip no `tobe up` supervises services on {data_dir}"
+        assert _doctor_says(env, "services") == [idle]
     finally:
         squatter.close()
         up.close(force=True)
