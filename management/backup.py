@@ -32,6 +32,7 @@ from management.backup_format import (
     is_sqlite_side_file,
     left_out,
 )
+from management.backup_record import LastBackup, record_backup, record_file
 from mind.store.engine import is_sqlite, sync_url
 from mind.store.migrate import current
 from tobe import __version__
@@ -80,7 +81,15 @@ def take_backup(settings: Settings, target: Path, *, overwrite: bool = False) ->
             f"{archive} is inside the data directory {data_dir}: write it somewhere else"
         )
     with tempfile.TemporaryDirectory(prefix=".tobe-backup-", dir=archive.parent) as scratch:
-        return _write(settings, data_dir, archive, Path(scratch), now)
+        report = _write(settings, data_dir, archive, Path(scratch), now)
+    try:
+        record_backup(data_dir, LastBackup(archive, now, report.manifest.database))
+    except OSError as exc:
+        raise BackupError(
+            f"wrote {archive}, but could not record it in {record_file(data_dir)} for "
+            f"`tobe doctor`: {exc}"
+        ) from exc
+    return report
 
 
 def _write(

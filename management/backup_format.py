@@ -8,8 +8,9 @@
 
 Every SQLite database is a snapshot taken with SQLite's backup API, never a copy of the live
 file, so the archive holds no -wal or -shm file. What is never archived (`left_out`): sockets
-and other special files, the state locks, runtime.json (where services listened then), logs,
-and files a restore set aside.
+and other special files, the state locks, runtime.json (where services listened then) and
+up.json (what `tobe up` supervised then), logs, backup.json (this data directory's last backup,
+`management.backup_record`), and files a restore set aside.
 """
 
 from __future__ import annotations
@@ -31,8 +32,19 @@ REPLACED_PREFIX = "replaced-by-restore-"
 STAGING_PREFIX = ".restoring-"
 
 _RUNTIME_NAMES = frozenset(
-    {"state.lock", "runtime.json", "runtime.lock", "logs", "mind.sock", "hand-health.sock"}
+    {
+        "state.lock",
+        "runtime.json",
+        "runtime.lock",
+        "logs",
+        "mind.sock",
+        "hand-health.sock",
+        "backup.json",
+        "up.json",
+    }
 )
+# The temporary files those are written to before they are renamed into place.
+_RUNTIME_TEMPORARY = (".runtime.json.", ".backup.json.", ".up.json.")
 _SQLITE_SIDE_FILES = ("-wal", "-shm", "-journal")
 
 
@@ -83,7 +95,7 @@ def left_out(relative: PurePosixPath) -> bool:
         return True
     if name in _RUNTIME_NAMES and relative.parts[:-1] in ((), ("awareness",)):
         return True
-    return name.startswith(".runtime.json.") or name.endswith(".sock")
+    return name.startswith(_RUNTIME_TEMPORARY) or name.endswith(".sock")
 
 
 def is_sqlite_side_file(name: str) -> bool:

@@ -76,6 +76,7 @@ from management.up_restarts import (
     last_error_line,
 )
 from management.up_service_unit import ENABLE_COMMAND, UNIT_NAME, install_unit, left_behind
+from management.up_state import StoppedService, UpState, remove_state, write_state
 from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
 from tobe.runtime.addresses import published
@@ -216,6 +217,14 @@ class Supervisor:
         self.abort: Callable[[], str | None] = lambda: None
         # What every service is started with (`start_in_waves`), restarts included.
         self.base_env: dict[str, str] = {}
+        # The services it no longer restarts, as `record_state` writes them.
+        self.stopped: list[StoppedService] = []
+
+    def record_state(self) -> None:
+        """Write what this `tobe up` supervises, and what it left stopped, for `tobe doctor`
+        (`management.up_state`)."""
+        names = [service.plan.name for service in self.running]
+        write_state(self.data_dir, UpState(os.getpid(), names, list(self.stopped)))
 
     def address_of(self, name: str) -> str:
         """Where service `name` serves: as published once healthy, else as configured."""
@@ -343,11 +352,12 @@ class Supervisor:
                 if code == 0:
                     service.left_stopped = True
                     self.echo(f"{name} exited by itself (status 0); not restarted")
+                    self.record_stopped(service, "exited by itself (status 0)", failed=False)
                     continue
                 delay = policies[name].failed(now, now - service.started)
                 if delay is None:
                     service.left_stopped = True
-                    self.warn(self.give_up_line(service, policies[name].recent_failures))
+                    self.give_up(service, policies[name].recent_failures)
                     continue
                 due[name] = now + delay
                 self.echo(
@@ -357,14 +367,25 @@ class Supervisor:
             if all(service.left_stopped for service in self.running):
                 return
 
-    def give_up_line(self, service: RunningService, failures: int) -> str:
-        """The one line for a service left stopped: its name, last error line and log."""
-        lines = [line for line in service.tail(200) if not line.startswith(START_MARKER)]
-        return (
-            f"{service.plan.name} failed {failures} times within {START_LIMIT_INTERVAL:.0f} s "
-            f"and is left stopped; the other services keep running. Last error: "
-            f"{last_error_line(lines)} (log {service.log_path})"
+    def give_up(self, service: RunningService, failures: int) -> None:
+        """Say, in one line, and record that a service is left stopped: its name, last error
+        line and log."""
+        reason = f"failed {failures} times within {START_LIMIT_INTERVAL:.0f} s"
+        stopped = self.record_stopped(service, reason, failed=True)
+        self.warn(
+            f"{stopped.name} {reason} and is left stopped; the other services keep running. "
+            f"Last error: {stopped.last_line} (log {stopped.log})"
         )
+
+    def record_stopped(self, service: RunningService, reason: str, failed: bool) -> StoppedService:
+        """Record for `tobe doctor` that `service` is not restarted again, and why."""
+        lines = [line for line in service.tail(200) if not line.startswith(START_MARKER)]
+        stopped = StoppedService(
+            service.plan.name, reason, failed, last_error_line(lines), str(service.log_path)
+        )
+        self.stopped.append(stopped)
+        self.record_state()
+        return stopped
 
     def stop_all(self) -> None:
         """Stop the services in reverse start order, each wave together: the clients of the
@@ -507,6 +528,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         if commands is not None:
             _print_commands(commands)
         click.echo("Press Ctrl-C to stop every service.")
+        supervisor.record_state()
         supervisor.supervise(restart_delay)
         if not supervisor.stopping.is_set():
             click.secho("Every service has stopped; ToBe is down.", fg="red", err=True)
@@ -515,6 +537,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         return 0
     finally:
         supervisor.stop_all()
+        remove_state(data_dir)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
@@ -606,8 +629,9 @@ Face also serves the web client (a browser chat) on face.web.listen unless --no-
 browser in with the one-time link `tobe admin pair` prints.
 
 Once up, a service that fails is restarted after 1 s doubling to 30 s (TOBE_UP_RESTART_DELAY
-sets the first delay); one that fails 5 times within a minute is left stopped. Where
-bubblewrap cannot run, the local Hand offers no run_command unless --allow-unconfined-commands.
+sets the first delay); one that fails 5 times within a minute is left stopped (`tobe doctor`
+names it). Where bubblewrap cannot run, the local Hand offers no run_command unless
+--allow-unconfined-commands.
 """
 
 

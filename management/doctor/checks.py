@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from management.doctor.backup import check_backup
 from management.doctor.credentials import check_credentials
 from management.doctor.encoding import check_locale
 from management.doctor.hands import check_hands
@@ -16,6 +17,8 @@ from management.doctor.ports import check_ports
 from management.doctor.provider import check_provider
 from management.doctor.report import Finding
 from management.doctor.sandbox import check_sandbox
+from management.doctor.scopes import check_scopes_held
+from management.doctor.services import check_services
 from management.doctor.state import Doctor
 from management.doctor.store import check_store
 from management.doctor.versions import check_versions
@@ -28,8 +31,11 @@ CHECKS: tuple[Check, ...] = (
     check_ports,
     check_store,
     check_credentials,
+    check_scopes_held,
     check_provider,
     check_hands,
+    check_services,
     check_sandbox,
+    check_backup,
     check_versions,
 )

@@ -19,8 +19,9 @@ from management.doctor.state import Doctor
     "schema) and say what changed.",
 )
 def doctor(fix: bool) -> None:
-    """Check the configuration, ports, locale, permissions, credentials, store, provider,
-    Hands and versions; one line each, with its fix."""
+    """Check the configuration, ports, locale, permissions, credentials and their scopes,
+    store, provider, Hands, the services of a running `tobe up`, the command sandbox, the last
+    backup and versions; one line each, with its fix."""
     state = Doctor(fix=fix)
     findings = check_config(state)
     if state.settings is not None:

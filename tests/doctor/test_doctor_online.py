@@ -27,6 +27,7 @@ def test_a_running_mind_is_checked_through_its_socket(tmp_path: Path) -> None:
             f"ok {mind.address} is held by the running ToBe mind (pid {mind.process.pid})"
         ]
         assert findings["credentials"] == ["ok face, hand, client: accepted by the store (online)"]
+        assert findings["scopes"] == ["ok all 4 live credentials hold only valid scopes"]
         assert findings["hands"][0].startswith("warn no Hand is attached")
 
         # Configured elsewhere: the address it published is what counts.

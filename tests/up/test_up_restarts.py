@@ -7,6 +7,8 @@ import os
 import re
 import signal
 import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import grpc
@@ -51,6 +53,18 @@ def _serving(address: str) -> bool:
         except grpc.RpcError:
             return False
     return bool(reply.status == health_pb2.HealthCheckResponse.SERVING)
+
+
+def _doctor_says(env: dict[str, str], check: str) -> list[str]:
+    """`status text` of each line `tobe doctor`, run as a person runs it, prints for `check`."""
+    command = [sys.executable, "-m", "tobe", "doctor"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    said = []
+    for line in done.stdout.splitlines():
+        status, name, text = line.split(None, 2)
+        if name == check:
+            said.append(f"{status} {text}")
+    return said
 
 
 def _stop(up: pexpect.spawn) -> None:
@@ -153,6 +167,10 @@ def test_a_service_that_keeps_failing_is_left_stopped_and_the_rest_keep_serving(
     try:
         up.expect("Press Ctrl-C")
         started = _pids(printed(up))
+        up_pid = up.pid
+        assert _doctor_says(env, "services") == [
+            f"ok `tobe up` (pid {up_pid}) runs awareness, mind, face, hand"
+        ]
         face_address = published(data_dir)["face"].address
         host, port = face_address.rsplit(":", 1)
 
@@ -179,6 +197,12 @@ def test_a_service_that_keeps_failing_is_left_stopped_and_the_rest_keep_serving(
         last_error, named_log = up.match.group(1), up.match.group(2)
         assert f"cannot listen on {face_address}" in last_error
         assert named_log == str(log)
+        # `tobe doctor` tells it too, while `tobe up` runs.
+        assert _doctor_says(env, "services") == [
+            f"FAIL face failed 5 times within 60 s and `tobe up` (pid {up_pid}) left it stopped. "
+            f"Last error: {last_error} (log {log}) — fix: read {log}, correct the cause, then "
+            "restart `tobe up` (Ctrl-C, and start it again)"
+        ]
         # Restarted after the kill and after each of three failures, one line each time.
         restarts = re.findall(r"face exited \((.+?)\); restarting it in ([\d.]+) s", printed(up))
         assert restarts == [
@@ -192,7 +216,24 @@ def test_a_service_that_keeps_failing_is_left_stopped_and_the_rest_keep_serving(
         assert mind.pid == started["mind"]
         assert _serving(mind.address)
         assert [gone(started[name]) for name in ("mind", "hand", "awareness")] == [False] * 3
+
+        # A service that ends cleanly is not restarted either; doctor names it beside Face.
+        os.kill(started["hand"], signal.SIGTERM)
+        up.expect(r"hand exited by itself \(status 0\); not restarted")
+        [face_line, hand_line] = _doctor_says(env, "services")
+        assert face_line.startswith("FAIL face failed 5 times")
+        hand_log = data_dir / "logs" / "hand.log"
+        assert hand_line.startswith(
+            f"FAIL hand exited by itself (status 0) and `tobe up` (pid {up_pid}) left it "
+            "stopped. Its last log line: "
+        )
+        assert hand_line.endswith(
+            f" (log {hand_log}) — fix: read {hand_log}, correct the cause, then restart "
+            "`tobe up` (Ctrl-C, and start it again)"
+        )
         _stop(up)
+        idle = f"skip no `tobe up` supervises services on {data_dir}"
+        assert _doctor_says(env, "services") == [idle]
     finally:
         squatter.close()
         up.close(force=True)
