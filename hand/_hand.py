@@ -31,7 +31,6 @@ from the event loop the Hand runs on): the changes of one event-loop turn reach 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import time
 import uuid
@@ -47,6 +46,7 @@ from hand._tools import Effect, InvalidArguments, Tool, ToolError, ToolFunction
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest
+from tobe.runtime.tasks import cancel_and_wait
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
@@ -358,11 +358,10 @@ class Hand:
         finally:
             self._outbox = None
             self.attached.clear()
-            for job in (writer, beats):
-                job.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await job
-            call.cancel()
+            try:
+                await cancel_and_wait(writer, beats)
+            finally:
+                call.cancel()
 
     @staticmethod
     async def _write(call: Call, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
