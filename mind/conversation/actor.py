@@ -624,6 +624,8 @@ class ConversationActor:
                     outcome, detail = firing.outcome(state, reason)
                     if outcome is FiringOutcome.SENT:
                         firing.post(tx, self.audience, self.key)
+                    elif outcome is FiringOutcome.FAILED:
+                        firing.tell_failed(tx, self.audience, self.key, detail)
                     schedule_records.end_firing(tx, firing.firing_id, outcome, detail)
             return ended.redaction if ended is not None else None
 

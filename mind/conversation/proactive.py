@@ -154,6 +154,18 @@ class ProactiveRun:
             return FiringOutcome.ABORTED, reason
         return FiringOutcome.FAILED, reason
 
+    def tell_failed(self, tx: WriteTx, audience: list[str], key: str, reason: str) -> None:
+        """A failed run posts no error reply (nobody asked for it), but its person asked for
+        the action: tell them it did not run, in the unit that ends the firing."""
+        posts.append(
+            tx,
+            audience,
+            key=key,
+            text=f"Scheduled action {self.title!r} did not run: {reason}. Nothing was sent for it.",
+            posted_by=f"schedule:{self.schedule_id}",
+            extra={"firing_id": self.firing_id},
+        )
+
     def post(self, tx: WriteTx, audience: list[str], key: str) -> None:
         """Post what the run sent, in the unit that records its end."""
         if self.sent is not None:

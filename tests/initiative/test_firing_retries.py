@@ -36,6 +36,9 @@ runs:
   - match: "Scheduled action 'Stand-up'"
     steps:
       - {tool_calls: [{name: send_message, arguments: {text: "Stand-up in five minutes."}}]}
+  - match: "Scheduled action 'Broken'"
+    steps:
+      - {error: "the model refused the request", error_kind: request}
   - match: "Scheduled action 'Slow'"
     steps:
       - {delay: 60, text: "never reached"}
@@ -239,3 +242,27 @@ async def test_a_firing_counts_the_runs_it_started_and_is_open_until_it_ends(
         )
 
     assert await database.write(ended) == (2, False, None)
+
+
+async def test_a_firing_whose_run_fails_ends_failed_and_tells_the_person_once(
+    database: Database,
+) -> None:
+    manager = _manager(database)
+    await manager.create(ALICE, KEY, "", [])
+    firing = await _claimed(database, "Broken", TRIGGERS["interval"])
+
+    await manager.deliver_firing(firing)
+    stored = await _settled(database, firing.firing_id)
+
+    assert (stored.outcome, stored.attempts, stored.runs) == ("failed", 1, ["failed"])
+    assert "the model refused the request" in stored.detail
+    assert stored.posts == [
+        f"Scheduled action 'Broken' did not run: {stored.detail}. Nothing was sent for it."
+    ]
+    # Delivered again after a restart: it neither runs nor tells again.
+    await manager.shutdown()
+    again = _manager(database)
+    await again.recover()
+    await again.deliver_firing(firing)
+    assert await _stored(database, firing.firing_id) == stored
+    await again.shutdown()
