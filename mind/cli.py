@@ -80,6 +80,7 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
     from tobe.runtime.publishing import bind_failure
     from tobe.runtime.server import BindError
     from tobe.runtime.tls import TlsConfigError, server_tls
+    from tobe.runtime.tls_record import PlaintextRefused, settle
 
     configure_logging(settings.log_level, process="mind")
     private_umask()
@@ -109,6 +110,14 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
             f"{exc}; waited {settings.mind.lock_timeout:g} s for the state lock"
         ) from exc
     try:
+        try:
+            allowed = settle(
+                settings.data_dir, address, tls is not None, settings.mind.allow_plaintext
+            )
+        except PlaintextRefused as exc:
+            raise click.ClickException(f"cannot start the Mind: {exc}") from None
+        if allowed is not None:
+            log.warning("%s", allowed)
         upgrade(settings.store_url)
         try:
             app = build(settings, provider, stored_key=stored_key)
