@@ -19,7 +19,9 @@ log = logging.getLogger("mind")
 
 def _provision(settings: Settings, services_dir: Path | None) -> None:
     """Create the credentials the other services need: in their own directories under
-    `services_dir` (containers), or in the data directory (`tobe up`)."""
+    `services_dir` (containers, with the Mind's CA when it serves TLS), or in the data
+    directory (`tobe up`)."""
+    from mind.management.ca_copies import copy_ca
     from mind.management.local_credentials import awareness_token_file, provision
 
     try:
@@ -31,6 +33,9 @@ def _provision(settings: Settings, services_dir: Path | None) -> None:
     if created:
         where = services_dir or settings.credentials_dir
         log.info("created credentials: %s (under %s)", ", ".join(created), where)
+    if services_dir is not None:
+        for copy in copy_ca(settings.mind.tls, services_dir):
+            log.info("copied the Mind's CA certificate to %s", copy)
     link = settings.awareness
     if services_dir is not None and link.token is None and link.token_file is None:
         link.token_file = awareness_token_file(services_dir)
