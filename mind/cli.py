@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from tobe.config import Settings, load_settings
+from tobe.runtime.container import PROVISION_VARIABLE
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask, tighten
 from tobe.runtime.statelock import StateLock, StateLockBusy
@@ -63,8 +64,10 @@ def mind() -> None:
     "--provision",
     "services_dir",
     type=click.Path(file_okay=False, path_type=Path),
+    envvar=PROVISION_VARIABLE,
     help="First create the other services' credentials under DIR/<service>/ (Face, Hand, "
-    "Awareness link; a container deployment) and read the Awareness link token from there.",
+    "Awareness link; a container deployment) and read the Awareness link token from there "
+    f"(default: ${PROVISION_VARIABLE}).",
 )
 @click.option(
     "--provision-local",

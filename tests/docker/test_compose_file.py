@@ -166,7 +166,7 @@ def test_mind_data_is_a_named_volume_holding_the_management_socket(compose: dict
 def test_each_service_sees_only_its_own_credential_volume(compose: dict) -> None:
     services = compose["services"]
     provisioned = {m.volume: m.target for m in mounts_of(services["mind"])}
-    services_dir = services["mind"]["command"][-1]
+    services_dir = environment_of(services["mind"])["TOBE_PROVISION_DIR"]
     for name in ("face", "hand", "awareness"):
         volume = f"{name}-credentials"
         assert provisioned[volume] == f"{services_dir}/{name}"
