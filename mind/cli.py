@@ -78,7 +78,9 @@ def mind() -> None:
 def serve(listen: str | None, services_dir: Path | None, provision_local: bool) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
     if services_dir is not None and provision_local:
-        raise click.UsageError("--provision and --provision-local exclude each other")
+        raise click.UsageError(
+            f"--provision (or ${PROVISION_VARIABLE}) and --provision-local exclude each other"
+        )
     # First, so that a configuration error ends the start before the Mind's stack is loaded.
     settings = load_settings()
     # Imported here so that every other `tobe` command starts without the Mind's stack.
@@ -88,7 +90,7 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
     from tobe.runtime.publishing import bind_failure
     from tobe.runtime.server import BindError
     from tobe.runtime.tls import TlsConfigError, server_tls
-    from tobe.runtime.tls_record import PlaintextRefused, settle
+    from tobe.runtime.tls_record import PlaintextRefused, plaintext_refusal, settle
 
     configure_logging(settings.log_level, process="mind")
     private_umask()
@@ -98,6 +100,10 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
         tls = server_tls(settings.mind.tls, "mind.tls")
     except TlsConfigError as exc:
         raise click.ClickException(f"cannot start the Mind: {exc}") from None
+    # Before anything is provisioned or locked: a refused start changes nothing.
+    refusal = plaintext_refusal(settings.data_dir, address, tls is not None)
+    if refusal is not None and not settings.mind.allow_plaintext:
+        raise click.ClickException(f"cannot start the Mind: {refusal}")
     # Before the state lock and the Mind's stack are loaded: a wrong model or key stops the
     # start at once (reading the stored key needs no lock).
     stored_key = partial(_stored_key, settings)
