@@ -115,7 +115,7 @@ def test_without_tls_in_docker_env_every_service_runs_plaintext(
 
 
 def test_face_and_the_hand_read_the_ca_from_the_volume_the_mind_copies_it_into() -> None:
-    """`tobe mind serve --provision DIR` (TOBE_PROVISION_DIR) writes DIR/<service>/ca.pem: the volume
+    """`tobe mind serve` writes $TOBE_PROVISION_DIR/<service>/ca.pem (`ca_copies`): the volume
     the Mind mounts there is the one Face and the Hand mount as their credentials."""
     services = render([DOCKER_DIR / "compose.yaml"], dotenv(tls=True))["services"]
     provision_dir = environment_of(services["mind"])["TOBE_PROVISION_DIR"]
