@@ -24,7 +24,6 @@ from tobe.runtime.private_files import FILE_MODE, private_directory
 
 CA_DAYS = 3650
 LEAF_DAYS = 825
-CERT_MODE = 0o644
 CA_CERT, CA_KEY = "ca.pem", "ca.key"
 SERVER_CERT, SERVER_KEY = "server.pem", "server.key"
 
@@ -173,4 +172,6 @@ def key_file(pem: bytes) -> tuple[bytes, int]:
 
 
 def certificate_file(pem: bytes) -> tuple[bytes, int]:
-    return pem, CERT_MODE
+    """Owner-only like the keys: the data directory holds nothing other users may read (the
+    Mind would tighten it and warn), and whoever needs the CA gets a copy."""
+    return pem, FILE_MODE

@@ -1,7 +1,7 @@
 """`tobe admin tls …`: a private CA, the listeners' server certificate, Hands' client ones.
 
 Files go into `<data dir>/tls` unless `--dir` says otherwise: `ca.pem`/`ca.key`,
-`server.pem`/`server.key`, and `client-<name>.pem`/`.key` per client. Keys are 0600; nothing
+`server.pem`/`server.key`, and `client-<name>.pem`/`.key` per client. All are 0600; nothing
 existing is replaced without `--force`. The commands work without a running Mind.
 """
 

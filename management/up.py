@@ -83,6 +83,7 @@ from tobe.runtime.addresses import published
 from tobe.runtime.private_files import private_directory, private_umask, tighten
 from tobe.runtime.supervisor import held_env, release, supervisor_env
 from tobe.runtime.tls import TlsConfigError
+from tobe.runtime.tls_record import plaintext_refusal
 from tobe.runtime.web_url import web_base_url
 
 STOP_GRACE = 10.0
@@ -479,6 +480,11 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         tls = local_tls(settings)
     except TlsConfigError as exc:
         raise UpError(str(exc)) from None
+    refusal = plaintext_refusal(
+        data_dir, listen_address(settings, "mind"), settings.mind.tls.cert_file is not None
+    )
+    if refusal is not None and not settings.mind.allow_plaintext:
+        raise UpError(refusal)
     plans = plan_services(settings, available, tls)
     _preflight(settings, plans, data_dir)
     try:

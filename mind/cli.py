@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from tobe.config import Settings, load_settings
+from tobe.runtime.container import PROVISION_VARIABLE
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask, tighten
 from tobe.runtime.statelock import StateLock, StateLockBusy
@@ -19,7 +20,9 @@ log = logging.getLogger("mind")
 
 def _provision(settings: Settings, services_dir: Path | None) -> None:
     """Create the credentials the other services need: in their own directories under
-    `services_dir` (containers), or in the data directory (`tobe up`)."""
+    `services_dir` (containers, with the Mind's CA when it serves TLS), or in the data
+    directory (`tobe up`)."""
+    from mind.management.ca_copies import copy_ca
     from mind.management.local_credentials import awareness_token_file, provision
 
     try:
@@ -31,6 +34,9 @@ def _provision(settings: Settings, services_dir: Path | None) -> None:
     if created:
         where = services_dir or settings.credentials_dir
         log.info("created credentials: %s (under %s)", ", ".join(created), where)
+    if services_dir is not None:
+        for copy in copy_ca(settings.mind.tls, services_dir):
+            log.info("copied the Mind's CA certificate to %s", copy)
     link = settings.awareness
     if services_dir is not None and link.token is None and link.token_file is None:
         link.token_file = awareness_token_file(services_dir)
@@ -58,8 +64,10 @@ def mind() -> None:
     "--provision",
     "services_dir",
     type=click.Path(file_okay=False, path_type=Path),
+    envvar=PROVISION_VARIABLE,
     help="First create the other services' credentials under DIR/<service>/ (Face, Hand, "
-    "Awareness link; a container deployment) and read the Awareness link token from there.",
+    "Awareness link; a container deployment) and read the Awareness link token from there "
+    f"(default: ${PROVISION_VARIABLE}).",
 )
 @click.option(
     "--provision-local",
@@ -70,7 +78,9 @@ def mind() -> None:
 def serve(listen: str | None, services_dir: Path | None, provision_local: bool) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
     if services_dir is not None and provision_local:
-        raise click.UsageError("--provision and --provision-local exclude each other")
+        raise click.UsageError(
+            f"--provision (or ${PROVISION_VARIABLE}) and --provision-local exclude each other"
+        )
     # First, so that a configuration error ends the start before the Mind's stack is loaded.
     settings = load_settings()
     # Imported here so that every other `tobe` command starts without the Mind's stack.
@@ -80,6 +90,7 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
     from tobe.runtime.publishing import bind_failure
     from tobe.runtime.server import BindError
     from tobe.runtime.tls import TlsConfigError, server_tls
+    from tobe.runtime.tls_record import PlaintextRefused, plaintext_refusal, settle
 
     configure_logging(settings.log_level, process="mind")
     private_umask()
@@ -89,6 +100,10 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
         tls = server_tls(settings.mind.tls, "mind.tls")
     except TlsConfigError as exc:
         raise click.ClickException(f"cannot start the Mind: {exc}") from None
+    # Before anything is provisioned or locked: a refused start changes nothing.
+    refusal = plaintext_refusal(settings.data_dir, address, tls is not None)
+    if refusal is not None and not settings.mind.allow_plaintext:
+        raise click.ClickException(f"cannot start the Mind: {refusal}")
     # Before the state lock and the Mind's stack are loaded: a wrong model or key stops the
     # start at once (reading the stored key needs no lock).
     stored_key = partial(_stored_key, settings)
@@ -109,6 +124,14 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
             f"{exc}; waited {settings.mind.lock_timeout:g} s for the state lock"
         ) from exc
     try:
+        try:
+            allowed = settle(
+                settings.data_dir, address, tls is not None, settings.mind.allow_plaintext
+            )
+        except PlaintextRefused as exc:
+            raise click.ClickException(f"cannot start the Mind: {exc}") from None
+        if allowed is not None:
+            log.warning("%s", allowed)
         upgrade(settings.store_url)
         try:
             app = build(settings, provider, stored_key=stored_key)

@@ -73,6 +73,13 @@ class ServerTlsSettings(BaseModel):
     client_ca_file: Path | None = None
     require_client_cert: bool = False
 
+    @field_validator("cert_file", "key_file", "client_ca_file", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """An empty value (`TOBE_MIND__TLS__CERT_FILE=`, as docker/compose.yaml passes it with
+        TLS off) leaves the file unset instead of naming the current directory."""
+        return None if value == "" else value
+
 
 class ClientTlsSettings(BaseModel):
     """How a client dials a TLS listener: the CA it trusts, and its own certificate for mTLS.
@@ -89,12 +96,21 @@ class ClientTlsSettings(BaseModel):
     cert_file: Path | None = None
     key_file: Path | None = None
 
+    @field_validator("ca_file", "cert_file", "key_file", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: object) -> object:
+        """An empty value leaves the file unset (see ServerTlsSettings)."""
+        return None if value == "" else value
+
 
 class MindSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     listen: str = "127.0.0.1:7410"
     tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
+    # Serve plaintext on a TCP listener although this data directory's Mind served TLS before
+    # (`tobe.runtime.tls_record`); without it such a start is refused.
+    allow_plaintext: bool = False
     # Provider steps per run before the run ends with an error.
     step_limit: int = Field(default=24, ge=1, le=1000)
     # Largest message accepted by SendChat and PostMessage, in bytes of UTF-8.

@@ -7,8 +7,10 @@ import click
 from management.connection import socket_answers
 from management.doctor.checks import CHECKS
 from management.doctor.configuration import check_config
+from management.doctor.container import NOT_APPLICABLE, container_findings
 from management.doctor.report import Finding, Status, line
 from management.doctor.state import Doctor
+from tobe.runtime.container import container_service, provision_dir
 
 
 @click.command("doctor")
@@ -22,13 +24,17 @@ def doctor(fix: bool) -> None:
     """Check the configuration, ports, locale, permissions, credentials and their scopes,
     store, provider, Hands, the services of a running `tobe up`, the command sandbox, the last
     backup and versions; one line each, with its fix."""
-    state = Doctor(fix=fix)
+    state = Doctor(fix=fix, container=container_service(), services_dir=provision_dir())
+    _show(container_findings(state))
+    if state.container not in (None, "mind"):
+        return  # the checks run in the Mind's container
     findings = check_config(state)
     if state.settings is not None:
         state.online = socket_answers(state.settings.management_socket)
     failed = _show(findings)
     for check in CHECKS:
-        failed = _show(check(state)) or failed
+        if state.container is None or check not in NOT_APPLICABLE:
+            failed = _show(check(state)) or failed
     if failed:
         raise SystemExit(1)
 

@@ -4,18 +4,19 @@ Read through the Management service (`management.connection`): the running Mind'
 in this process under the state lock while no Mind runs. A token is matched to its store row
 by its public prefix (`tobe_<prefix>_…`), so the secret never leaves the file. `--fix`
 provisions missing, revoked or unfitting ones as `tobe up` does at its start (which needs the
-state lock: ToBe stopped).
+state lock: ToBe stopped). In the Mind's container the services' tokens are in their own
+directories (`management.doctor.container`), and a restart of the Mind is the fix.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from management.connection import ManagementUnavailable
 from management.doctor.calls import list_credentials
+from management.doctor.container import RESTART_FIX
 from management.doctor.report import Finding, Status
 from management.doctor.state import Doctor
 from mind import management as mind_management
@@ -35,21 +36,33 @@ def check_credentials(doctor: Doctor) -> list[Finding]:
     if doctor.store_revision is None:
         return [Finding(Status.SKIP, CHECK, "the store cannot be read (see store)")]
     if not doctor.online and not doctor.store_revision:
+        if doctor.container is not None:
+            text = "none yet: the Mind creates them at its start"
+            return [Finding(Status.WARN, CHECK, text, RESTART_FIX)]
         if doctor.fix:
             return [_provision(settings, "created")]
         text = f"none yet in {settings.credentials_dir}: `tobe up` creates them at its first start"
         return [Finding(Status.WARN, CHECK, text, "`tobe doctor --fix` creates them now")]
     if not doctor.online and not doctor.store_current and not doctor.fix:
         return [Finding(Status.SKIP, CHECK, "the store is not at the latest revision (see store)")]
-    wanted = mind_management.local_credentials(hand_name=settings.hand.name)
+    wanted = {
+        credential.name: credential
+        for credential in mind_management.local_credentials(hand_name=settings.hand.name)
+    }
+    files = {
+        name: mind_management.credential_file(settings, credential, doctor.services_dir)
+        for name, credential in wanted.items()
+    }
     try:
-        mode, problems = asyncio.run(_problems(settings, wanted))
+        mode, problems = asyncio.run(_problems(settings, wanted, files))
     except ManagementUnavailable as exc:
         return [Finding(Status.FAIL, CHECK, str(exc))]
     if not problems:
-        names = ", ".join(credential.name for credential in wanted)
-        return [Finding(Status.OK, CHECK, f"{names}: accepted by the store ({mode})")]
-    said = "; ".join(f"{_file(settings, name)} {reason}" for name, reason in problems.items())
+        return [Finding(Status.OK, CHECK, f"{', '.join(wanted)}: accepted by the store ({mode})")]
+    said = "; ".join(f"{files[name]} {reason}" for name, reason in problems.items())
+    if doctor.container is not None:
+        # The Mind provisions them at every start; --fix cannot while it runs.
+        return [Finding(Status.FAIL, CHECK, said, RESTART_FIX)]
     if not doctor.fix:
         return [Finding(Status.FAIL, CHECK, said, _FIX)]
     if doctor.online:
@@ -71,16 +84,18 @@ def _file(settings: Settings, name: str) -> Path:
 
 
 async def _problems(
-    settings: Settings, wanted: Iterable[mind_management.LocalCredential]
+    settings: Settings,
+    wanted: dict[str, mind_management.LocalCredential],
+    files: dict[str, Path],
 ) -> tuple[str, dict[str, str]]:
     """The Management mode that answered, and what is wrong with each unusable token file."""
     mode, response = await list_credentials(settings)
     stored = {credential.prefix: credential for credential in response.credentials}
     problems = {}
-    for credential in wanted:
-        reason = _problem(_file(settings, credential.name), credential, stored)
+    for name, credential in wanted.items():
+        reason = _problem(files[name], credential, stored)
         if reason:
-            problems[credential.name] = reason
+            problems[name] = reason
     return mode, problems
 
 

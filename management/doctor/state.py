@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from tobe.config import Settings
 
@@ -18,3 +19,7 @@ class Doctor:
     store_revision: str | None = None
     # Whether the store is at the revision this ToBe's migrations end at.
     store_current: bool = False
+    # The service whose container this is (`tobe.runtime.container`); None outside one.
+    container: str | None = None
+    # In the Mind's container: where the other services' credentials are provisioned.
+    services_dir: Path | None = None

@@ -12,7 +12,10 @@ per target conversation (the sink is idempotent per note key), show them with th
 the scheduler's conditions (`ObservationConditions`, idempotent per observation), then record
 them as seen and advance the cursor in one transaction. A crash of either side at any point
 replays from the last recorded batch; replayed notes and conditions are no-ops. The link is
-retried with the platform backoff (1 s doubling to 30 s).
+retried with the platform backoff (1 s doubling to 30 s). Awareness starts after the Mind
+(`tobe up`, docker/compose.yaml), so while no batch has arrived yet in the first
+`START_WINDOW` seconds a refused link is expected and logged at INFO; after that, or once
+the stream has delivered, losing it is a WARNING.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ CURSOR = "awareness.publish_seq"
 SOURCE_PREFIX = "p_aw-"
 _DIGEST_CHARS = 16
 _SLUG_CHARS = MAX_KEY_LENGTH - len(SOURCE_PREFIX) - 1 - _DIGEST_CHARS
+# Seconds after the router starts in which Awareness not answering yet is the expected order.
+START_WINDOW = 60.0
 
 
 def source_conversation(instance: str, source_key: str) -> str:
@@ -90,6 +95,7 @@ class ObservationRouter:
         *,
         default_conversation: str,
         conditions: ObservationConditions | None = None,
+        start_window: float = START_WINDOW,
     ) -> None:
         self._client = client
         self._database = database
@@ -97,14 +103,19 @@ class ObservationRouter:
         self._default = default_conversation
         self._conditions = conditions
         self._backoff = Backoff()
+        self._start_window = start_window
+        self._delivered = False
 
     async def run(self) -> None:
         """Subscribe and route until cancelled."""
+        loop = asyncio.get_running_loop()
+        starting_until = loop.time() + self._start_window
         while True:
             cursor = await self.cursor()
             try:
                 async for batch in self._client.subscribe(cursor):
                     self._backoff.reset()
+                    self._delivered = True
                     await self.route(batch)
                 log.info("the Awareness observation stream ended; resubscribing")
             except JournalReset:
@@ -113,7 +124,13 @@ class ObservationRouter:
                 await self._reset_cursor()
                 continue
             except AwarenessLinkError as exc:
-                log.warning("Awareness observation stream: %s", exc.status)
+                if self._delivered or loop.time() >= starting_until:
+                    log.warning("Awareness observation stream: %s", exc.status)
+                else:
+                    log.info(
+                        "Awareness observation stream: %s (Awareness is not up yet; retrying)",
+                        exc.status,
+                    )
             except Exception:  # the store or a conversation refused; retry from the cursor
                 log.exception("routing an observation batch failed; retrying")
             await asyncio.sleep(self._backoff.next_delay())

@@ -8,6 +8,7 @@ What is imported here is the whole of what other process packages may use (the C
 
 from mind.management.local_credentials import (
     LocalCredential,
+    credential_file,
     local_credentials,
     local_user,
     provision,
@@ -19,6 +20,7 @@ __all__ = [
     "ACTOR_METADATA",
     "LocalCredential",
     "OfflineUnavailable",
+    "credential_file",
     "local_credentials",
     "local_user",
     "provision",

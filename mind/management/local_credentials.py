@@ -104,7 +104,10 @@ def provision(
         lock.release()
 
 
-def _token_file(settings: Settings, credential: LocalCredential, services_dir: Path | None) -> Path:
+def credential_file(
+    settings: Settings, credential: LocalCredential, services_dir: Path | None
+) -> Path:
+    """Where `provision` keeps `credential`'s token (with `services_dir`: a container layout)."""
     if services_dir is None or credential.kind == "client":
         return token_file(settings.credentials_dir, credential.name)
     return token_file(services_dir / credential.name, credential.name)
@@ -123,7 +126,7 @@ async def _ensure(
     created: list[str] = []
     try:
         for credential in wanted:
-            path = _token_file(settings, credential, services_dir)
+            path = credential_file(settings, credential, services_dir)
             private_directory(path.parent)
             current = await _current(database, path)
             if current is not None and _fits(current, credential):

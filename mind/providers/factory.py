@@ -25,7 +25,8 @@ from mind.providers.catalog import (
     assumed,
     lookup,
 )
-from mind.providers.detect import DEMO_SCRIPT, KEY_VARIABLES
+from mind.providers.demo import demo_provider
+from mind.providers.detect import KEY_VARIABLES
 from mind.providers.gemini import GeminiProvider
 from mind.providers.listing import ListingError, base_url, is_self_hosted, list_models
 from mind.providers.openai import OpenAIProvider
@@ -62,7 +63,7 @@ def build_provider(settings: ProviderSettings, *, stored_key: StoredKey | None =
     thinking_level(settings)
     if settings.kind == "":
         log.warning("no provider configured ([provider] kind); playing the offline demo script")
-        return ScriptedProvider.from_file(DEMO_SCRIPT)
+        return demo_provider()
     if settings.kind == "scripted":
         if settings.script is None:
             raise ProviderConfigError(

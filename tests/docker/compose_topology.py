@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import click
-import yaml
+from compose_render import render
 from helpers.eventually import eventually
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +52,8 @@ HOST_ONLY = ("TOBE_", "XDG_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_API_KE
 
 
 def load_compose() -> dict[str, Any]:
-    return yaml.safe_load(COMPOSE_FILE.read_text())
+    """docker/compose.yaml as Compose renders it with the example standing for docker/.env."""
+    return render([COMPOSE_FILE], read_env_file(ENV_EXAMPLE))
 
 
 def dockerfile_final_stage(text: str | None = None) -> list[tuple[str, str]]:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
@@ -33,6 +34,9 @@ from compose_topology import (
     resolve_tobe_command,
     startup_order,
 )
+
+from tobe.config import load_settings
+from tobe.runtime.probes import target
 
 SERVICES = {"mind", "face", "awareness", "hand"}
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
@@ -162,7 +166,7 @@ def test_mind_data_is_a_named_volume_holding_the_management_socket(compose: dict
 def test_each_service_sees_only_its_own_credential_volume(compose: dict) -> None:
     services = compose["services"]
     provisioned = {m.volume: m.target for m in mounts_of(services["mind"])}
-    services_dir = services["mind"]["command"][-1]
+    services_dir = environment_of(services["mind"])["TOBE_PROVISION_DIR"]
     for name in ("face", "hand", "awareness"):
         volume = f"{name}-credentials"
         assert provisioned[volume] == f"{services_dir}/{name}"
@@ -180,23 +184,27 @@ def test_provider_settings_reach_only_the_mind(compose: dict) -> None:
                 assert not value, f"{name}: {key} has a value in compose.yaml"
 
 
+def is_secret(key: str) -> bool:
+    """A setting holding a secret; a `…_FILE` (TOBE_MIND__TLS__KEY_FILE) names a file."""
+    return any(word in key for word in SECRET_WORDS) and not key.endswith("_FILE")
+
+
 def test_env_example_holds_no_secret_and_only_known_settings() -> None:
     from tobe.config import Settings
 
     values = read_env_file(ENV_EXAMPLE)
     for block in example_blocks(ENV_EXAMPLE).values():
         values.update({key: value for key, value in block.items() if key.startswith("TOBE_")})
-        assert not [v for k, v in block.items() if any(w in k for w in SECRET_WORDS) and v]
+        assert not [v for k, v in block.items() if is_secret(k) and v]
     for key, value in values.items():
-        if any(word in key for word in SECRET_WORDS):
+        if is_secret(key):
             assert not value, f"{key} has a value in .env.example"
     for key in values:
         assert key.startswith("TOBE_"), key
-        section, _, rest = key.removeprefix("TOBE_").lower().partition("__")
-        assert section in Settings.model_fields, f"{key}: no setting {section}"
-        if rest:
-            fields = Settings.model_fields[section].annotation.model_fields
-            assert rest in fields, f"{key}: no setting {section}.{rest}"
+        model: Any = Settings
+        for part in key.removeprefix("TOBE_").lower().split("__"):
+            assert part in model.model_fields, f"{key}: no setting {part} in {model.__name__}"
+            model = model.model_fields[part].annotation
 
 
 def test_the_image_tag_follows_the_project_version_and_is_written_once(compose: dict) -> None:
@@ -219,12 +227,20 @@ def test_the_mind_builds_the_image_once_and_the_others_never_pull_it(compose: di
             assert service["pull_policy"] == "never", name
 
 
-def test_the_mind_is_not_told_where_face_listens(compose: dict) -> None:
-    """`tobe chat` in the Mind's container names Face with --address (README, Docker: Chat);
-    the Mind only knows the web client's public address, for `tobe admin pair`'s links."""
-    face_keys = [key for key in environment_of(compose["services"]["mind"]) if "FACE" in key]
-    assert face_keys == ["TOBE_FACE__WEB__PUBLIC_URL"]
-    resolve_tobe_command(["tobe", "chat", "--address", "face:7420"])
+def test_the_mind_is_told_where_face_listens_for_admin_status_and_chat(
+    compose: dict, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`tobe admin status` and `tobe chat` in the Mind's container find Face by its service
+    name, on the port Face listens on."""
+    services = compose["services"]
+    face_port = environment_of(services["face"])["TOBE_FACE__LISTEN"].rpartition(":")[2]
+    for key in [key for key in os.environ if key.startswith("TOBE_")]:
+        monkeypatch.delenv(key)
+    monkeypatch.setenv("TOBE_CONFIG", "/nonexistent/config.toml")
+    for key, value in environment_of(services["mind"]).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("TOBE_DATA_DIR", str(tmp_path))  # no Face published its address there
+    assert target(load_settings(), "face").address == f"face:{face_port}"
 
 
 def image_check_run(tmp_path: Path, env: dict[str, str]) -> list[str]:

@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import stat
+import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -118,8 +120,14 @@ async def test_compose_services_start_healthy_and_a_chat_turn_reads_a_file_on_th
     finally:
         await client.close()
 
-    # Chat in the Mind's container as the README says, Face named by --address: the Mind
-    # itself is told nothing about Face.
+    # `tobe admin status` in the Mind's container finds Face where compose says it listens.
+    command, env, cwd = topology.exec_in("mind", ["tobe", "admin", "status", "--json"])
+    status = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+    assert status.returncode == 0, status.stdout + status.stderr
+    face = json.loads(status.stdout)["face"]
+    assert (face["status"], face["address"]) == ("SERVING", topology.map_value("mind", "face:7420"))
+
+    # Chat in the Mind's container as the README says, Face named by --address.
     assert f"exec mind {' '.join(CHAT)}" in README.read_text()
     command, env, cwd = topology.exec_in("mind", [*CHAT, "--conversation", "p_compose"])
     chat = pexpect.spawn(

@@ -10,6 +10,7 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from helpers.admin_cli import Admin
 
+from tobe.runtime.private_files import tighten
 from tobe.runtime.tls import fingerprint
 
 FILES = ("ca.pem", "ca.key", "server.pem", "server.key")
@@ -30,15 +31,17 @@ def sans(path: Path) -> tuple[list[str], list[str]]:
     ]
 
 
-def test_init_writes_the_ca_and_server_certificate_into_the_data_directory_keys_owner_only(
+def test_init_writes_the_ca_and_server_certificate_into_the_data_directory_owner_only(
     admin: Admin, data_dir: Path
 ) -> None:
     admin.run("tls", "init")
     directory = data_dir / "tls"
     assert sorted(p.name for p in directory.iterdir()) == sorted(FILES)
     assert mode(directory) == 0o700
-    assert mode(directory / "ca.key") == mode(directory / "server.key") == 0o600
-    assert mode(directory / "ca.pem") == mode(directory / "server.pem") == 0o644
+    assert {name: mode(directory / name) for name in FILES} == dict.fromkeys(FILES, 0o600)
+    warnings: list[str] = []
+    assert tighten(data_dir, warnings.append) == []  # what the Mind checks at every start
+    assert warnings == []
 
 
 def test_init_certifies_localhost_and_127_0_0_1_by_default_and_the_hosts_given(
@@ -98,7 +101,7 @@ def test_client_issues_a_client_certificate_signed_by_the_ca(admin: Admin, data_
     issued.verify_directly_issued_by(certificate(directory / "ca.pem"))
     usage = issued.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
     assert list(usage) == [ExtendedKeyUsageOID.CLIENT_AUTH]
-    assert mode(directory / "client-laptop.key") == 0o600
+    assert mode(directory / "client-laptop.key") == mode(directory / "client-laptop.pem") == 0o600
     assert "require_client_cert = true" in output
     assert "--cert client-laptop.pem --key client-laptop.key" in output
     assert "PRIVATE KEY" not in output

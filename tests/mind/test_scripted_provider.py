@@ -20,7 +20,8 @@ from mind.providers.base import (
     ToolCallDelta,
     ToolDefinition,
 )
-from mind.providers.factory import DEMO_SCRIPT, ProviderConfigError, build_provider
+from mind.providers.detect import DEMO_SCRIPT
+from mind.providers.factory import ProviderConfigError, build_provider
 from mind.providers.script import ScriptError, load_script, parse_script
 from mind.providers.scripted import ScriptedProvider
 from tobe.config import ProviderSettings
