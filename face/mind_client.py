@@ -11,7 +11,9 @@ from collections.abc import AsyncGenerator
 import grpc
 
 from face.connection import Identity
-from face.errors import MindCallError
+from face.errors import FaceUnavailable, MindCallError
+from face.mind_trouble import cannot_reach, credential_refused
+from tobe.mind_answers import AUTHENTICATION_UNAVAILABLE, CLIENT_CREDENTIAL_REFUSED
 from tobe.runtime.channel import ServiceClient
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
@@ -40,6 +42,7 @@ class MindClient:
         max_send_bytes: int | None = None,
     ) -> None:
         """`max_send_bytes`: the largest request forwarded (Face's largest client frame)."""
+        self.address = address
         self._mind: ServiceClient[mind_pb2_grpc.MindAsyncStub] = ServiceClient(
             address,
             token,
@@ -54,11 +57,29 @@ class MindClient:
         await self._mind.close()
 
     async def authenticate(self, client_token: str) -> Identity:
-        response = await self._mind.unary(
-            self._mind.stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
-        )
+        """The identity behind a client's credential. A failure names its real cause: the
+        client's credential (UNAUTHENTICATED), or the Face itself (UNAVAILABLE) when it cannot
+        reach the Mind or the Mind refuses the Face's own credential."""
+        try:
+            response = await self._mind.unary(
+                self._mind.stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
+            )
+        except MindCallError as exc:
+            raise self._authentication_failure(exc) from exc
         identity = response.identity
         return Identity(identity.principal, tuple(identity.scopes), identity.credential_id)
+
+    def _authentication_failure(self, error: MindCallError) -> MindCallError:
+        if error.code == "UNAVAILABLE" and error.message != AUTHENTICATION_UNAVAILABLE:
+            # gRPC nests its reasons ("failed to connect…: …: Connection refused"): the last.
+            why = error.message.rsplit(": ", 1)[-1]
+            return FaceUnavailable(cannot_reach(self.address, why))
+        own_refused = error.code == "PERMISSION_DENIED" or (
+            error.code == "UNAUTHENTICATED" and error.message != CLIENT_CREDENTIAL_REFUSED
+        )
+        if own_refused:
+            return FaceUnavailable(credential_refused(error.message))
+        return error
 
     async def create_conversation(
         self, request: mind_pb2.CreateConversationRequest
