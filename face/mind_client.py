@@ -1,5 +1,7 @@
 """The gateway's client of the Mind: one channel, the gateway's service credential, and the
-mapping of gRPC failures to `MindCallError` so that nothing else in Face handles grpc errors.
+mapping of gRPC failures to `MindCallError` so that nothing else in Face handles grpc errors;
+a failure of the Face itself (the Mind unreachable, the Face's own credential refused) is a
+`FaceUnavailable` naming it, never blamed on the client's credential.
 
 One method per Mind call, each naming its stub method and its request and response types.
 """
@@ -32,6 +34,16 @@ def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
     return MindCallError(code.name, exc.details() or code.name.lower())
 
 
+def _unary_error(exc: grpc.aio.AioRpcError) -> MindCallError:
+    """`_error`, knowing that a unary call carries only the Face's own credential: an
+    UNAUTHENTICATED answer that is not about a client token the Face asked about is the Mind
+    refusing the Face itself, which no client can fix."""
+    error = _error(exc)
+    if error.code == "UNAUTHENTICATED" and error.message != CLIENT_CREDENTIAL_REFUSED:
+        return FaceUnavailable(credential_refused(error.message))
+    return error
+
+
 class MindClient:
     def __init__(
         self,
@@ -42,16 +54,19 @@ class MindClient:
         max_send_bytes: int | None = None,
     ) -> None:
         """`max_send_bytes`: the largest request forwarded (Face's largest client frame)."""
-        self.address = address
         self._mind: ServiceClient[mind_pb2_grpc.MindAsyncStub] = ServiceClient(
             address,
             token,
             mind_pb2_grpc.MindStub,
-            _error,
+            _unary_error,
             timeout=CALL_TIMEOUT,
             tls=tls,
             max_send_bytes=max_send_bytes,
         )
+
+    @property
+    def address(self) -> str:
+        return self._mind.address
 
     async def close(self) -> None:
         await self._mind.close()
@@ -70,14 +85,14 @@ class MindClient:
         return Identity(identity.principal, tuple(identity.scopes), identity.credential_id)
 
     def _authentication_failure(self, error: MindCallError) -> MindCallError:
+        if isinstance(error, FaceUnavailable):
+            return error
         if error.code == "UNAVAILABLE" and error.message != AUTHENTICATION_UNAVAILABLE:
             # gRPC nests its reasons ("failed to connect…: …: Connection refused"): the last.
             why = error.message.rsplit(": ", 1)[-1]
             return FaceUnavailable(cannot_reach(self.address, why))
-        own_refused = error.code == "PERMISSION_DENIED" or (
-            error.code == "UNAUTHENTICATED" and error.message != CLIENT_CREDENTIAL_REFUSED
-        )
-        if own_refused:
+        # Authenticate needs only the gateway scope: a refusal is of the Face's credential.
+        if error.code == "PERMISSION_DENIED":
             return FaceUnavailable(credential_refused(error.message))
         return error
 

@@ -7,7 +7,7 @@ that the Face blames a person's credential only when the Mind did (`face.mind_cl
 
 from __future__ import annotations
 
-# The client token a gateway asked about is invalid, revoked or expired.
+# The client token a gateway asked about (or signs out) is invalid, revoked or expired.
 CLIENT_CREDENTIAL_REFUSED = "invalid, revoked or expired client credential"
 # The Mind is up but cannot check credentials now (its store is down).
 AUTHENTICATION_UNAVAILABLE = "authentication is unavailable; retry later"
