@@ -136,6 +136,8 @@ async def serve(gateway: Gateway) -> None:
                 "face.web.tls.cert_file and key_file",
                 web_address,
             )
+    # Said before anything is printed: a probe never sees NOT_SERVING without its reason.
+    await server.set_serving(False, gateway.feed.trouble)
     feed_task = asyncio.create_task(gateway.feed.run())
     health_task = asyncio.create_task(_mirror_health(gateway.feed, server))
 
