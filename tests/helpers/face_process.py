@@ -30,6 +30,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from helpers.eventually import eventually, eventually_async
 from helpers.mind_events import events_until_async, replay_async
 from helpers.mind_process import MindProcess, issue_token
+from tobe.runtime.addresses import published
 from tobe.runtime.health_reason import reason_of
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -91,8 +92,15 @@ class FaceProcess:
             )
 
     def health(self) -> tuple[str, str]:
-        """(status, reason) of Face's gRPC health check, as `tobe health --target` reads it."""
-        with grpc.insecure_channel(self.address) as channel:
+        """(status, reason) of Face's gRPC health check, as `tobe health --target` reads it;
+        over TLS trusting the CA it published when it serves TLS."""
+        entry = published(Path(self.env["TOBE_DATA_DIR"])).get("face")
+        if entry is not None and entry.ca_file:
+            trust = grpc.ssl_channel_credentials(Path(entry.ca_file).read_bytes())
+            channel = grpc.secure_channel(self.address, trust)
+        else:
+            channel = grpc.insecure_channel(self.address)
+        with channel:
             call = health_pb2_grpc.HealthStub(channel).Check
             answer, outcome = call.with_call(health_pb2.HealthCheckRequest(), timeout=5)
         status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
