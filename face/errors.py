@@ -2,6 +2,8 @@
 
 GatewayError            a status for one command or one connection
 └── MindCallError       the Mind answered a call with this status (or was unreachable)
+    └── FaceUnavailable the Face itself cannot serve (no link to the Mind, own credential
+                        refused): UNAVAILABLE, never blaming the client's credential
 """
 
 from __future__ import annotations
@@ -18,3 +20,10 @@ class GatewayError(Exception):
 
 class MindCallError(GatewayError):
     """A call to the Mind failed with this status."""
+
+
+class FaceUnavailable(MindCallError):
+    """The Face cannot serve anyone; `message` names why (`face.mind_trouble`)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("UNAVAILABLE", message)

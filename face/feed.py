@@ -5,8 +5,12 @@ network), waiting with the platform backoff (1 s doubling to 30 s) between attem
 connections see neither a gap nor a duplicate. If the Mind no longer keeps what the feed missed
 ("snapshot required"), every subscribed connection is told to resync, and the feed starts over
 from what the Mind still keeps. If the Mind refuses this gateway's own credential (revoked or
-unknown), no connection can be served any more: each is closed UNAVAILABLE saying why, and the
-feed keeps retrying so a Face whose credential is replaced serves again once restarted.
+unknown, or without the `gateway` scope), no connection can be served any more: each is closed
+UNAVAILABLE saying so, and the feed keeps retrying so a Face whose credential is replaced
+serves again once restarted.
+
+`trouble` says why the Face cannot do its job ("" while the feed is live); the server mirrors
+it into the Face's health (NOT_SERVING with that reason), woken by `trouble_changed`.
 
 For each revoked client credential the feed closes that credential's connections and reports
 how many to the Mind (`Mind.ReportRevocation`), so `tobe admin credentials revoke` tells the
@@ -23,6 +27,7 @@ import logging
 from face.connection import Connection, Phase, RenderedEvent
 from face.errors import MindCallError
 from face.mind_client import MindClient
+from face.mind_trouble import cannot_reach, connecting, credential_refused
 from face.projection import AdmissionModes
 from tobe.runtime.backoff import Backoff
 from tobe.v1 import events_pb2
@@ -46,6 +51,12 @@ class EventFeed:
         self._reports: set[asyncio.Task[None]] = set()
         # Why the feed from the Mind is lost; "" while it is live (or not yet lost).
         self.link_down = ""
+        # The status code of the last failed subscription; "" until one fails.
+        self._failure = ""
+        # Why the Mind refused this gateway's own credential; "" unless it did.
+        self._refused = ""
+        # Set whenever `trouble` may have changed.
+        self.trouble_changed = asyncio.Event()
 
     async def run(self) -> None:
         while True:
@@ -58,6 +69,8 @@ class EventFeed:
                     elif not self.live.is_set():
                         self.live.set()
                         self._backoff.reset()
+                        self._refused = ""
+                        self.trouble_changed.set()
                         log.info("event feed live after durable id %d", self.last_id)
                         self._link_changed("")
             except MindCallError as exc:
@@ -65,12 +78,25 @@ class EventFeed:
                 if exc.code == "FAILED_PRECONDITION" and "snapshot required" in exc.message:
                     self._restart_from_kept()
                     continue
+                self._failure = exc.code
+                self.trouble_changed.set()
                 self._link_changed(f"the Face lost its link to the Mind ({exc.code})")
-                if exc.code == "UNAUTHENTICATED":
+                if exc.code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
                     self._gateway_refused(exc.message)
                 delay = self._backoff.next_delay()
                 log.warning("event feed from the Mind lost (%s); retrying in %.1fs", exc, delay)
                 await asyncio.sleep(delay)
+
+    @property
+    def trouble(self) -> str:
+        """Why this Face cannot serve anyone now; "" while its feed from the Mind is live."""
+        if self._refused:
+            return credential_refused(self._refused)
+        if self.live.is_set():
+            return ""
+        if self._failure:
+            return cannot_reach(self._mind.address, self._failure)
+        return connecting(self._mind.address)
 
     def dispatch(self, event: events_pb2.Event) -> None:
         """Fan one upstream event out to every connection (synchronously, in feed order)."""
@@ -115,12 +141,14 @@ class EventFeed:
             )
 
     def _gateway_refused(self, why: str) -> None:
-        log.error(
-            "the Mind refused this Face's gateway credential (%s); give the Face a valid "
-            "`service` credential with scope `gateway` and restart it",
-            why,
-        )
-        message = f"this gateway's credential for the Mind was refused ({why}); try another"
+        if not self._refused:
+            log.error(
+                "the Mind refused this Face's gateway credential (%s); give the Face a valid "
+                "`service` credential with scope `gateway` and restart it",
+                why,
+            )
+        self._refused = why
+        message = credential_refused(why)
         for connection in list(self.connections):
             connection.close("UNAVAILABLE", message)
 

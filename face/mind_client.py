@@ -1,5 +1,7 @@
 """The gateway's client of the Mind: one channel, the gateway's service credential, and the
-mapping of gRPC failures to `MindCallError` so that nothing else in Face handles grpc errors.
+mapping of gRPC failures to `MindCallError` so that nothing else in Face handles grpc errors;
+a failure of the Face itself (the Mind unreachable, the Face's own credential refused) is a
+`FaceUnavailable` naming it, never blamed on the client's credential.
 
 One method per Mind call, each naming its stub method and its request and response types.
 """
@@ -11,7 +13,9 @@ from collections.abc import AsyncGenerator
 import grpc
 
 from face.connection import Identity
-from face.errors import MindCallError
+from face.errors import FaceUnavailable, MindCallError
+from face.mind_trouble import cannot_reach, credential_refused
+from tobe.mind_answers import AUTHENTICATION_UNAVAILABLE, CLIENT_CREDENTIAL_REFUSED
 from tobe.runtime.channel import ServiceClient
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
@@ -30,6 +34,16 @@ def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
     return MindCallError(code.name, exc.details() or code.name.lower())
 
 
+def _unary_error(exc: grpc.aio.AioRpcError) -> MindCallError:
+    """`_error`, knowing that a unary call carries only the Face's own credential: an
+    UNAUTHENTICATED answer that is not about a client token the Face asked about is the Mind
+    refusing the Face itself, which no client can fix."""
+    error = _error(exc)
+    if error.code == "UNAUTHENTICATED" and error.message != CLIENT_CREDENTIAL_REFUSED:
+        return FaceUnavailable(credential_refused(error.message))
+    return error
+
+
 class MindClient:
     def __init__(
         self,
@@ -44,21 +58,43 @@ class MindClient:
             address,
             token,
             mind_pb2_grpc.MindStub,
-            _error,
+            _unary_error,
             timeout=CALL_TIMEOUT,
             tls=tls,
             max_send_bytes=max_send_bytes,
         )
 
+    @property
+    def address(self) -> str:
+        return self._mind.address
+
     async def close(self) -> None:
         await self._mind.close()
 
     async def authenticate(self, client_token: str) -> Identity:
-        response = await self._mind.unary(
-            self._mind.stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
-        )
+        """The identity behind a client's credential. A failure names its real cause: the
+        client's credential (UNAUTHENTICATED), or the Face itself (UNAVAILABLE) when it cannot
+        reach the Mind or the Mind refuses the Face's own credential."""
+        try:
+            response = await self._mind.unary(
+                self._mind.stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
+            )
+        except MindCallError as exc:
+            raise self._authentication_failure(exc) from exc
         identity = response.identity
         return Identity(identity.principal, tuple(identity.scopes), identity.credential_id)
+
+    def _authentication_failure(self, error: MindCallError) -> MindCallError:
+        if isinstance(error, FaceUnavailable):
+            return error
+        if error.code == "UNAVAILABLE" and error.message != AUTHENTICATION_UNAVAILABLE:
+            # gRPC nests its reasons ("failed to connect…: …: Connection refused"): the last.
+            why = error.message.rsplit(": ", 1)[-1]
+            return FaceUnavailable(cannot_reach(self.address, why))
+        # Authenticate needs only the gateway scope: a refusal is of the Face's credential.
+        if error.code == "PERMISSION_DENIED":
+            return FaceUnavailable(credential_refused(error.message))
+        return error
 
     async def create_conversation(
         self, request: mind_pb2.CreateConversationRequest

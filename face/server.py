@@ -1,6 +1,7 @@
 """Wiring of the Face process: `build` assembles the Mind client, the shared event feed and the
 gateway servicer; `serve` runs them on the gRPC server, and the web client on its own HTTP
-listener (`face.web`) in the same event loop, until SIGTERM or SIGINT.
+listener (`face.web`) in the same event loop, until SIGTERM or SIGINT. Face's health is
+SERVING only while its feed from the Mind is live (`EventFeed.trouble` says why not).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from face.web.app import web_app
 from face.web.listener import WebServer, bind, bound_address, is_loopback
 from tobe.config import Settings
 from tobe.runtime.publishing import published_address
-from tobe.runtime.server import ServiceSpec, run_until_signal, start_server
+from tobe.runtime.server import GrpcServer, ServiceSpec, run_until_signal, start_server
 from tobe.runtime.tls import ServerTls, TlsConfigError, client_tls, server_tls, setting_names
 from tobe.runtime.tokens import token_file
 from tobe.runtime.web_url import web_base_url
@@ -82,6 +83,15 @@ def build(settings: Settings) -> Gateway:
     return Gateway(settings, mind, feed, servicer, tls, web_tls)
 
 
+async def _mirror_health(feed: EventFeed, server: GrpcServer) -> None:
+    """Face's health follows its feed: SERVING while live, else NOT_SERVING saying why."""
+    while True:
+        feed.trouble_changed.clear()
+        trouble = feed.trouble
+        await server.set_serving(not trouble, trouble)
+        await feed.trouble_changed.wait()
+
+
 async def serve(gateway: Gateway) -> None:
     """Serve FaceGateway on `face.listen` and the web client on `face.web.listen` (unless
     disabled), both published in the runtime file, and follow the Mind until SIGTERM or
@@ -95,6 +105,7 @@ async def serve(gateway: Gateway) -> None:
             [settings.listen],
             max_message_bytes=MAX_SEND_BYTES,
             max_receive_bytes=settings.max_frame_bytes,
+            serving=False,
             tls=gateway.tls,
         )
     except BaseException:
@@ -125,9 +136,15 @@ async def serve(gateway: Gateway) -> None:
                 "face.web.tls.cert_file and key_file",
                 web_address,
             )
+    # Said before anything is printed: a probe never sees NOT_SERVING without its reason.
+    await server.set_serving(False, gateway.feed.trouble)
     feed_task = asyncio.create_task(gateway.feed.run())
+    health_task = asyncio.create_task(_mirror_health(gateway.feed, server))
 
     async def stop() -> None:
+        health_task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await health_task
         if web is not None:
             await web.stop()
         await server.stop(STOP_GRACE)

@@ -170,6 +170,8 @@ class Hand:
         # A `tools_changed` is scheduled for the end of this event-loop turn.
         self._declaring = False
         self.attached = asyncio.Event()
+        # How the last stream to the Mind ended; "" before the first ending and once welcomed.
+        self._ending = ""
 
     # -- declaring tools ------------------------------------------------------------------
 
@@ -295,6 +297,13 @@ class Hand:
         except HandRefused as exc:
             raise SystemExit(f"Error: {exc}") from None
 
+    @property
+    def detachment(self) -> str:
+        """Why this Hand is not attached to its Mind (for its health); "" while it is."""
+        if self.attached.is_set():
+            return ""
+        return self._ending or f"attaching to the Mind at {self._target}"
+
     async def serve(
         self, target: str, token: str, *, tls: ClientTls | None = None, replace: bool = False
     ) -> None:
@@ -318,6 +327,7 @@ class Hand:
         backoff = Backoff()
         while True:
             ending = await self._attempt(target, token, tls, backoff)
+            self._ending = ending
             delay = backoff.next_delay()
             log.warning("%s; reconnecting in %.1fs", ending, delay)
             await asyncio.sleep(delay)
@@ -444,6 +454,7 @@ class Hand:
             if response.welcome.heartbeat_interval_ms > 0:
                 self._heartbeat_interval = response.welcome.heartbeat_interval_ms / 1000
             self._welcomes += 1
+            self._ending = ""
             self.attached.set()
             log.info(attached_line(self._target, response.welcome, len(self.tools)))
         elif kind == "offer":

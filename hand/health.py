@@ -2,7 +2,8 @@
 
 A Hand serves nothing else (it dials the Mind), so container health checks and supervisors ask
 this endpoint instead: SERVING while the Mind has welcomed the Hand on a live stream,
-NOT_SERVING while it connects or reconnects. Checked with `tobe health --target ADDRESS`.
+NOT_SERVING while it connects or reconnects, with the reason (`Hand.detachment`: how the last
+stream ended) that `tobe health --target ADDRESS` prints.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ import contextlib
 from hand._hand import Hand
 from tobe.runtime.server import GrpcServer, start_server
 
-# How often a detachment is noticed; the Hand only exposes "attached" as a settable event.
+# How often a detachment (or a change of its reason) is noticed; the Hand only exposes
+# "attached" as a settable event.
 DETACH_POLL_SECONDS = 0.2
 STOP_GRACE = 1.0
 
@@ -39,12 +41,18 @@ class HealthEndpoint:
         return cls(hand, server)
 
     async def _follow(self) -> None:
+        shown: tuple[bool, str] | None = None
         while True:
-            await self._hand.attached.wait()
-            await self._server.set_serving(True)
-            while self._hand.attached.is_set():
+            now = (self._hand.attached.is_set(), self._hand.detachment)
+            if now != shown:
+                await self._server.set_serving(*now)
+                shown = now
+            if now[0]:
                 await asyncio.sleep(DETACH_POLL_SECONDS)
-            await self._server.set_serving(False)
+                continue
+            # Detached: an attach is shown at once, a new reason within the poll.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._hand.attached.wait(), DETACH_POLL_SECONDS)
 
     async def stop(self) -> None:
         self._mirror.cancel()

@@ -27,6 +27,7 @@ import grpc
 
 from mind.credentials import Identity
 from mind.live_calls import CredentialRevoked, LiveCalls, revoked_message
+from tobe.mind_answers import AUTHENTICATION_UNAVAILABLE
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ PUBLIC_METHODS = frozenset(
 MISSING = "missing credentials: send metadata 'authorization: Bearer <token>'"
 MALFORMED = "malformed authorization metadata: expected exactly one 'Bearer <token>'"
 REJECTED = "invalid, revoked or expired credential"
-BACKEND_FAILED = "authentication is unavailable; retry later"
+BACKEND_FAILED = AUTHENTICATION_UNAVAILABLE
 
 Request = TypeVar("Request")
 Response = TypeVar("Response")

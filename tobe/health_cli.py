@@ -1,7 +1,8 @@
 """`tobe health`: probe ToBe services with the gRPC health protocol (used by HEALTHCHECK).
 
 `--target` probes one address; `--all` probes every service of the data directory (see
-`tobe.runtime.probes`; the web client over HTTP), one line each.
+`tobe.runtime.probes`; the web client over HTTP), one line each. A service not serving says
+why when it knows (`tobe.runtime.health_reason`), printed in parentheses.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import click
 import grpc
 
 from tobe.config import ClientTlsSettings, load_settings
-from tobe.runtime.health import check
+from tobe.runtime.health import check_reason
 from tobe.runtime.probes import Probe, probe_all, targets
 from tobe.tls_options import TlsOptions, tls_client_options
 
@@ -60,10 +61,10 @@ def health(
 def _one(target: str, service: str, timeout: float, tls: TlsOptions) -> None:
     address, channel_tls = tls.resolve(ClientTlsSettings(), target)
     try:
-        status = asyncio.run(check(address, service, timeout, tls=channel_tls))
+        status, why = asyncio.run(check_reason(address, service, timeout, tls=channel_tls))
     except grpc.aio.AioRpcError as exc:
         raise click.ClickException(f"{target}: {exc.code().name}: {exc.details()}") from exc
-    click.echo(f"{target} {service or '(server)'}: {status}")
+    click.echo(f"{target} {service or '(server)'}: {status}" + (f" ({why})" if why else ""))
     if status != "SERVING":
         raise SystemExit(1)
 

@@ -21,6 +21,7 @@ from typing import TypedDict, Unpack
 
 import grpc
 
+from face.mind_trouble import is_face_trouble
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.tls import ClientTls
@@ -180,10 +181,11 @@ class ChatSession:
                     self.fatal = FatalSessionError(refused(exc.details() or ""))
                     self._fail_waiting(self.fatal)
                     raise self.fatal from exc
-                if exc.code() == grpc.StatusCode.UNAVAILABLE:
+                details = exc.details() or ""
+                if exc.code() == grpc.StatusCode.UNAVAILABLE and not is_face_trouble(details):
                     reason = f"the Face at {self._address} is unavailable"
                 else:
-                    reason = exc.details() or exc.code().name
+                    reason = details or exc.code().name
             delay = backoff.next_delay()
             if self._connected.is_set():
                 self._connected.clear()

@@ -15,7 +15,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from face.errors import GatewayError
+from face.errors import FaceUnavailable, GatewayError
 from face.session import Session
 from face.web.attempts import FailedAttempts
 from face.web.origins import origin_allowed
@@ -59,6 +59,8 @@ def error(status: int, message: str, headers: dict[str, str] | None = None) -> J
 
 
 def _mind_error(exc: GatewayError) -> JSONResponse:
+    if isinstance(exc, FaceUnavailable):
+        return error(503, exc.message)
     if exc.code == "UNAVAILABLE":
         return error(503, f"the Mind is unreachable ({exc.message}); try again shortly")
     return error(HTTP_STATUS.get(exc.code, 502), exc.message)

@@ -5,7 +5,8 @@ GET  /ws             a client connection (`face.web.socket`)
 POST /api/pair       sign in with a pairing code (`face.web.api`)
 POST /api/logout     sign out
 GET  /api/session    who is signed in
-GET  /healthz        `ok` while Face serves (`tobe health --all`, container checks)
+GET  /healthz        `ok` while Face serves (`tobe health --all`, container checks); 503
+                     `not serving: <why>` while it cannot (`EventFeed.trouble`)
 """
 
 from __future__ import annotations
@@ -25,12 +26,21 @@ from face.web.headers import SecurityHeaders
 from face.web.proxies import ProxyHeaders, TrustedProxies, parse_networks
 from face.web.socket import SocketEndpoint
 from tobe.config import WebSettings
+from tobe.runtime.web_health import NOT_SERVING_PREFIX
 
 STATIC_DIR = Path(__file__).parent / "static"
 
 
-async def healthz(request: Request) -> Response:
-    return PlainTextResponse("ok")
+def health_route(session: Session) -> Route:
+    """`GET /healthz`: the same answer as Face's gRPC health, for HTTP-only probes."""
+
+    async def healthz(request: Request) -> Response:
+        trouble = session.feed.trouble
+        if trouble:
+            return PlainTextResponse(NOT_SERVING_PREFIX + trouble, status_code=503)
+        return PlainTextResponse("ok")
+
+    return Route("/healthz", healthz, methods=["GET"])
 
 
 def web_app(session: Session, settings: WebSettings, *, tls: bool) -> Starlette:
@@ -42,7 +52,7 @@ def web_app(session: Session, settings: WebSettings, *, tls: bool) -> Starlette:
     )
     socket = SocketEndpoint(session, settings.origins)
     routes = [
-        Route("/healthz", healthz, methods=["GET"]),
+        health_route(session),
         Route("/api/pair", api.pair, methods=["POST"]),
         Route("/api/logout", api.logout, methods=["POST"]),
         Route("/api/session", api.whoami, methods=["GET"]),

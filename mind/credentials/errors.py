@@ -18,6 +18,8 @@ Authentication itself never raises these: an unusable token simply authenticates
 
 from __future__ import annotations
 
+from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
+
 
 class CredentialError(Exception):
     """Base class of every credentials kernel error."""
@@ -73,4 +75,4 @@ class TokenNotAccepted(CredentialError):
     """The token given to sign out is malformed, unknown, revoked, expired or not a client's."""
 
     def __init__(self) -> None:
-        super().__init__("invalid, revoked or expired client credential")
+        super().__init__(CLIENT_CREDENTIAL_REFUSED)

@@ -43,6 +43,7 @@ from mind.service.errors import MIND_STATUS_CODES, ClientUnauthenticated
 from mind.service.events import durable_event, ephemeral_event
 from mind.service.scope_check import require_scopes
 from mind.store.database import Database
+from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
 from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
 
@@ -95,7 +96,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     ) -> mind_pb2.AuthenticateResponse:
         identity = await self.authenticate_client(request.token) if request.token else None
         if identity is None or identity.kind != "client":
-            raise ClientUnauthenticated("invalid, revoked or expired client credential")
+            raise ClientUnauthenticated(CLIENT_CREDENTIAL_REFUSED)
         return mind_pb2.AuthenticateResponse(
             identity=mind_pb2.OnBehalfOf(
                 principal=identity.principal,

@@ -1,4 +1,5 @@
-"""`tobe hand serve --health-listen`: SERVING exactly while the Hand is attached to its Mind."""
+"""`tobe hand serve --health-listen`: SERVING exactly while the Hand is attached to its Mind,
+NOT_SERVING with how its stream ended while it is not."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import pytest
 from helpers.eventually import eventually_async
 from helpers.mind_process import MindProcess, issue_token, running_mind
 
-from tobe.runtime.health import check, wait_serving
+from tobe.runtime.health import check, check_reason, wait_serving
 
 pytestmark = pytest.mark.e2e
 DEADLINE = 60.0
@@ -94,9 +95,19 @@ async def test_health_follows_the_link_to_the_mind(mind: MindProcess, hand: str)
 
     mind.kill()
     await wait_status(hand, "NOT_SERVING")
+    # How its stream ended: "disconnected from the Mind at …", then each failed attempt's.
+    await eventually_async(
+        lambda: check_reason(hand, timeout=2.0),
+        DEADLINE,
+        until=lambda seen: (
+            seen[0] == "NOT_SERVING" and "the Mind" in seen[1] and "UNAVAILABLE" in seen[1]
+        ),
+        what="the Hand's health to say why it is detached",
+    )
 
     mind.start(mind.address)
     await wait_status(hand, "SERVING")
+    assert await check_reason(hand, timeout=2.0) == ("SERVING", "")
 
 
 def test_a_health_address_in_use_is_refused_with_a_message(tmp_path: Path) -> None:

@@ -3,7 +3,10 @@
     with running_mind(tmp_path, script=SCRIPT) as mind, running_face(mind) as face:
         client = await FaceClient.connect(face.address, mind.client_tokens["alice"])
 
-`face.web_address` is where it serves the web client (`web=False`: none).
+`face.web_address` is where it serves the web client (`web=False`: none). `start` returns once
+Face's health is SERVING (its feed from the Mind is live), unless told `serving=False` (a Face
+started while its Mind is away, or with a refused credential); `health()` answers
+(status, reason) as `tobe health` sees them.
 `FaceProcess.restart()` comes back on the same ports once the new process is ready;
 `rss_kib()` reads the process's resident memory from /proc; `output` holds everything it
 printed (its log included).
@@ -22,10 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
-from helpers.eventually import eventually_async
+from helpers.eventually import eventually, eventually_async
 from helpers.mind_events import events_until_async, replay_async
 from helpers.mind_process import MindProcess, issue_token
+from tobe.runtime.addresses import published
+from tobe.runtime.health_reason import reason_of
 from tobe.v1 import common_pb2, events_pb2, mind_pb2, mind_pb2_grpc
 
 READY_PREFIX = "face listening on "
@@ -44,8 +50,11 @@ class FaceProcess:
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
 
-    def start(self, listen: str = "127.0.0.1:0", web_listen: str = "127.0.0.1:0") -> None:
-        """Start Face and return once it printed its ready lines (web first, then gRPC)."""
+    def start(
+        self, listen: str = "127.0.0.1:0", web_listen: str = "127.0.0.1:0", *, serving: bool = True
+    ) -> None:
+        """Start Face and return once it printed its ready lines (web first, then gRPC) and,
+        when `serving`, once its health says SERVING."""
         web = ["--web-listen", web_listen] if self.web else ["--no-web"]
         process = subprocess.Popen(
             [
@@ -73,6 +82,29 @@ class FaceProcess:
         if not ready.wait(START_TIMEOUT) or not started or process.poll() is not None:
             self.kill()
             raise RuntimeError("Face did not start:\n" + "\n".join(self.output[-40:]))
+        if serving:
+            eventually(
+                lambda: self.health()[0],
+                START_TIMEOUT,
+                until=lambda status: status == "SERVING",
+                what="Face's health to say SERVING",
+                context=lambda: "\n".join(self.output[-40:]),
+            )
+
+    def health(self) -> tuple[str, str]:
+        """(status, reason) of Face's gRPC health check, as `tobe health --target` reads it;
+        over TLS trusting the CA it published when it serves TLS."""
+        entry = published(Path(self.env["TOBE_DATA_DIR"])).get("face")
+        if entry is not None and entry.ca_file:
+            trust = grpc.ssl_channel_credentials(Path(entry.ca_file).read_bytes())
+            channel = grpc.secure_channel(self.address, trust)
+        else:
+            channel = grpc.insecure_channel(self.address)
+        with channel:
+            call = health_pb2_grpc.HealthStub(channel).Check
+            answer, outcome = call.with_call(health_pb2.HealthCheckRequest(), timeout=5)
+        status = health_pb2.HealthCheckResponse.ServingStatus.Name(answer.status)
+        return status, reason_of(outcome.trailing_metadata())
 
     def _read(
         self, process: subprocess.Popen[str], ready: threading.Event, started: list[str]
@@ -99,10 +131,10 @@ class FaceProcess:
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout)
 
-    def restart(self) -> None:
+    def restart(self, *, serving: bool = True) -> None:
         """Kill (-9) and start again on the same addresses; returns once the new Face is ready."""
         self.kill()
-        self.start(self.address, self.web_address or "127.0.0.1:0")
+        self.start(self.address, self.web_address or "127.0.0.1:0", serving=serving)
 
     def rss_kib(self) -> int:
         assert self.process is not None
@@ -127,12 +159,15 @@ def face_env(mind: MindProcess, **settings: str) -> dict[str, str]:
 
 
 @contextmanager
-def running_face(mind: MindProcess, *, web: bool = True, **settings: str) -> Iterator[FaceProcess]:
+def running_face(
+    mind: MindProcess, *, web: bool = True, serving: bool = True, **settings: str
+) -> Iterator[FaceProcess]:
     """Face in front of `mind`, with the web client on a port of its own unless `web` is
-    False; `settings` are [face] values, e.g. queue_size="64"."""
+    False; `settings` are [face] values, e.g. queue_size="64". Returns once it is SERVING,
+    unless `serving` is False (see `FaceProcess.start`)."""
     face = FaceProcess(face_env(mind, **settings), mind.address, web=web)
     try:
-        face.start()
+        face.start(serving=serving)
         yield face
     finally:
         face.kill()

@@ -212,7 +212,7 @@ async def test_revoking_a_faces_gateway_credential_ends_its_upstream_feed(
         # Face B's clients are told it can no longer serve them, instead of waiting forever.
         ended = await behind_b.wait_closed(BOUND)
         assert ended is not None and ended.code() == grpc.StatusCode.UNAVAILABLE
-        assert "credential for the Mind was refused" in (ended.details() or "")
+        assert "the Face's own credential was refused" in (ended.details() or "")
     finally:
         for client in clients:
             await client.close()

@@ -8,6 +8,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tobe.runtime.channel import open_channel
+from tobe.runtime.health_reason import reason_of
 from tobe.runtime.tls import ClientTls
 
 
@@ -18,13 +19,24 @@ async def check(
 
     Raises grpc.aio.AioRpcError when the server cannot be reached in `timeout` seconds.
     """
+    status, _ = await check_reason(target, service, timeout, tls=tls)
+    return status
+
+
+async def check_reason(
+    target: str, service: str = "", timeout: float = 3.0, *, tls: ClientTls | None = None
+) -> tuple[str, str]:
+    """(status name, why not serving) of `service` at `target`; the reason is "" when the
+    service gives none (`tobe.runtime.health_reason`). Raises like `check`."""
     async with open_channel(target, tls=tls) as channel:
         stub = health_pb2_grpc.HealthStub(channel)
         # The grpc_health stubs declare HealthStub without its methods.
-        response: health_pb2.HealthCheckResponse = await stub.Check(  # type: ignore[attr-defined]
+        call = stub.Check(  # type: ignore[attr-defined]
             health_pb2.HealthCheckRequest(service=service), timeout=timeout
         )
-    return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status)
+        response: health_pb2.HealthCheckResponse = await call
+        trailing = await call.trailing_metadata()
+    return health_pb2.HealthCheckResponse.ServingStatus.Name(response.status), reason_of(trailing)
 
 
 async def wait_serving(target: str, service: str = "", deadline: float = 30.0) -> None:

@@ -21,7 +21,7 @@ import grpc
 
 from tobe.config import Settings
 from tobe.runtime.addresses import Published, address_of, published
-from tobe.runtime.health import check
+from tobe.runtime.health import check_reason
 from tobe.runtime.tls import ClientTls
 from tobe.runtime.web_health import check_web
 
@@ -42,7 +42,8 @@ class Target:
 
 @dataclass(frozen=True)
 class Probe:
-    """One service's answer: a health status name, or UNREACHABLE with the reason."""
+    """One service's answer: a health status name with the reason the service gives for not
+    serving, or UNREACHABLE with the reason it could not be asked."""
 
     service: str
     address: str
@@ -91,10 +92,10 @@ async def probe(where: Target, timeout: float) -> Probe:
         status, detail = await check_web(where.address, timeout, where.tls)
         return Probe(where.service, where.address, status, detail)
     try:
-        status = await check(where.address, "", timeout, tls=where.tls)
+        status, why = await check_reason(where.address, "", timeout, tls=where.tls)
     except grpc.aio.AioRpcError as exc:
         return Probe(where.service, where.address, UNREACHABLE, _reason(exc))
-    return Probe(where.service, where.address, status)
+    return Probe(where.service, where.address, status, why)
 
 
 async def probe_all(where: list[Target], timeout: float) -> list[Probe]:

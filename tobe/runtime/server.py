@@ -18,9 +18,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import grpc
-from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tobe.runtime.decoding import DecodingInterceptor
+from tobe.runtime.health_reason import ReasonedHealth
 from tobe.runtime.ports import bind_problem
 from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
 from tobe.runtime.reflection import enable_reflection
@@ -56,11 +57,14 @@ class GrpcServer:
     """A started aio server with its health servicer, so owners can flip serving status."""
 
     server: grpc.aio.Server
-    health: health.aio.HealthServicer
+    health: ReasonedHealth
     services: Sequence[ServiceSpec]
     bound: dict[str, int] = field(default_factory=dict)
 
-    async def set_serving(self, serving: bool) -> None:
+    async def set_serving(self, serving: bool, reason: str = "") -> None:
+        """SERVING or NOT_SERVING for the server and each service; `reason` says why not
+        (`tobe.runtime.health_reason`), "" when serving."""
+        self.health.reason = "" if serving else reason
         status = (
             health_pb2.HealthCheckResponse.SERVING
             if serving
@@ -71,7 +75,7 @@ class GrpcServer:
             await self.health.set(spec.full_name, status)
 
     async def stop(self, grace: float) -> None:
-        await self.set_serving(False)
+        await self.set_serving(False, "stopping")
         await self.server.stop(grace)
 
     def address(self, listen: str) -> str:
@@ -123,7 +127,7 @@ async def start_server(
             ("grpc.so_reuseport", 0),
         ],
     )
-    health_servicer = health.aio.HealthServicer()
+    health_servicer = ReasonedHealth()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     for spec in services:
         spec.register(server)

@@ -1,4 +1,6 @@
-"""Whether Face's web client answers: `GET /healthz`, which says `ok` without signing in.
+"""Whether Face's web client answers: `GET /healthz`, which says `ok` without signing in, or
+503 `not serving: <why>` while the Face cannot serve (its Mind unreachable, its credential
+refused).
 
 The web client speaks HTTP, not gRPC, so `tobe health --all` asks it this way instead of with
 the gRPC health protocol. Over TLS the server is verified against the CA it published (else
@@ -18,12 +20,14 @@ HEALTH_PATH = "healthz"
 SERVING = "SERVING"
 NOT_SERVING = "NOT_SERVING"
 UNREACHABLE = "UNREACHABLE"
+# How `/healthz` begins its answer while the Face cannot serve; the reason follows.
+NOT_SERVING_PREFIX = "not serving: "
 
 
 async def check_web(address: str, timeout: float, tls: ClientTls | None) -> tuple[str, str]:
     """(status, why) of the web client at `address` (`host:port`): SERVING when `/healthz`
-    answers 200 `ok`, NOT_SERVING with the HTTP status otherwise, UNREACHABLE with the
-    reason when no answer came."""
+    answers 200 `ok`, NOT_SERVING with the Face's reason (else the HTTP status) otherwise,
+    UNREACHABLE with the reason when no answer came."""
     url = web_base_url(address, tls=tls is not None) + HEALTH_PATH
     verify: ssl.SSLContext | bool = True
     if tls is not None and tls.root_certificates is not None:
@@ -33,8 +37,11 @@ async def check_web(address: str, timeout: float, tls: ClientTls | None) -> tupl
             response = await client.get(url)
     except httpx.HTTPError as exc:
         return UNREACHABLE, _reason(exc)
-    if response.status_code == httpx.codes.OK and response.text.strip() == "ok":
+    text = response.text.strip()
+    if response.status_code == httpx.codes.OK and text == "ok":
         return SERVING, ""
+    if text.startswith(NOT_SERVING_PREFIX):
+        return NOT_SERVING, text.removeprefix(NOT_SERVING_PREFIX)
     return NOT_SERVING, f"GET /{HEALTH_PATH}: HTTP {response.status_code}"
 
 

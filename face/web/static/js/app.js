@@ -143,8 +143,9 @@ class App {
     const connection = new Connection({
       onWelcome: (welcome, reconnected) => this.welcomed(welcome, reconnected),
       onEvent: (event) => this.event(event),
-      onDown: () => {
+      onDown: (reason) => {
         byId("banner").hidden = false;
+        byId("banner").title = reason;
         this.view.interrupted();
       },
       onMindLink: (up, reason) => {
