@@ -96,6 +96,7 @@ async def serve(gateway: Gateway) -> None:
             max_message_bytes=MAX_SEND_BYTES,
             max_receive_bytes=settings.max_frame_bytes,
             tls=gateway.tls,
+            probe_listen=settings.probe_listen,
         )
     except BaseException:
         if web_socket is not None:
