@@ -128,7 +128,12 @@ IMAGE="$(compose config --images | sort -u)"
 if [[ "${1:-}" == "--no-build" ]]; then
   built="skipped (--no-build)"
 else
-  compose build --quiet mind >"$WORK/build.log" 2>&1 || fail "$(tail -n 5 "$WORK/build.log" | tr '\n' ' ')"
+  if ! compose build --quiet mind >"$WORK/build.log" 2>&1; then
+    if grep -q "requires BuildKit" "$WORK/build.log"; then
+      fail "the image needs BuildKit: install Docker's buildx plugin (docker-buildx-plugin)"
+    fi
+    fail "$(tail -n 2 "$WORK/build.log" | tr '\n' ' ')"
+  fi
   built="ok"
 fi
 size="$(docker image inspect -f '{{.Size}}' "$IMAGE" 2>/dev/null)" || fail "no image $IMAGE"
