@@ -97,6 +97,7 @@ async def _start_server(settings: Settings, app: AwarenessApp) -> GrpcServer:
         unix_socket_mode=0o600,
         max_message_bytes=max_reply_bytes(settings),
         max_receive_bytes=DEFAULT_MAX_MESSAGE_BYTES,
+        probe_listen=settings.awareness.probe_listen,
     )
 
 

@@ -1,34 +1,46 @@
-#!/bin/sh
-# The image's HEALTHCHECK (installed as /usr/local/bin/tobe-healthcheck): probes, over the
-# gRPC health protocol, the ToBe service this container runs. One image runs all four, so the
-# container names its service in TOBE_SERVICE (compose.yaml sets it beside each command; the
-# image's default is the Mind, like its CMD). Each is probed where it listens inside the
-# container: the port of its TOBE_<SERVICE>__LISTEN, else the default, and the Hand's health
-# socket `tobe hand serve --health-listen unix:$TOBE_DATA_DIR/hand-health.sock` (as `tobe up`).
-set -eu
+#!/bin/bash
+# The image's HEALTHCHECK (installed as /usr/local/bin/tobe-healthcheck): reads the health
+# status the ToBe service of this container answers in plain text on its probe address, one
+# line (SERVING or NOT_SERVING), with bash's /dev/tcp: no program starts, so a check every few
+# seconds costs next to nothing (a `tobe health` would start a Python interpreter each time).
+# One image runs all four services, so the container names its service in TOBE_SERVICE
+# (compose.yaml sets it beside each command; the image's default is the Mind, like its CMD);
+# the image sets each service's probe address, TOBE_<SERVICE>__PROBE_LISTEN, to a loopback port.
+# Exits 0 only when the service answers SERVING, and prints what it answered.
+set -u
 
-# The port of a listen address ($1, host:port), or $2 when it is unset.
-port() {
-  case "$1" in
-    *:*) echo "${1##*:}" ;;
-    *) echo "$2" ;;
-  esac
-}
+# Seconds to wait for the answer: a service whose event loop is stuck never gives one.
+ANSWER_TIMEOUT=3
 
 service="${TOBE_SERVICE:-mind}"
 case "$service" in
-  mind)
-    exec tobe health --service tobe.v1.Mind \
-      --target "127.0.0.1:$(port "${TOBE_MIND__LISTEN:-}" 7410)" ;;
-  face)
-    exec tobe health --service tobe.v1.FaceGateway \
-      --target "127.0.0.1:$(port "${TOBE_FACE__LISTEN:-}" 7420)" ;;
-  awareness)
-    exec tobe health --service tobe.v1.Awareness \
-      --target "127.0.0.1:$(port "${TOBE_AWARENESS__LISTEN:-}" 7430)" ;;
-  hand)
-    exec tobe health --target "unix:${TOBE_DATA_DIR:-/data}/hand-health.sock" ;;
+  mind) listen="${TOBE_MIND__PROBE_LISTEN:-}" ;;
+  face) listen="${TOBE_FACE__PROBE_LISTEN:-}" ;;
+  awareness) listen="${TOBE_AWARENESS__PROBE_LISTEN:-}" ;;
+  hand) listen="${TOBE_HAND__PROBE_LISTEN:-}" ;;
   *)
     echo "TOBE_SERVICE is '$service': set it to mind, face, awareness or hand" >&2
     exit 1 ;;
 esac
+variable="TOBE_${service^^}__PROBE_LISTEN"
+port="${listen##*:}"
+host="${listen%:*}"
+host="${host#[}"
+host="${host%]}"
+if [[ -z "$listen" || "$listen" != *:* || ! "$port" =~ ^[0-9]+$ ]]; then
+  echo "$variable is '$listen': set it to the host:port the $service answers probes on" >&2
+  exit 1
+fi
+case "$host" in
+  "" | 0.0.0.0) host=127.0.0.1 ;;
+  ::) host=::1 ;;
+esac
+
+status=""
+{ IFS= read -r -t "$ANSWER_TIMEOUT" status <&3; } 2>/dev/null 3<"/dev/tcp/$host/$port"
+if [[ -z "$status" ]]; then
+  echo "the $service gave no health answer on $listen (not started, stopped or stuck)"
+  exit 1
+fi
+echo "$status"
+[[ "${status%% *}" == "SERVING" ]]

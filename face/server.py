@@ -107,6 +107,7 @@ async def serve(gateway: Gateway) -> None:
             max_receive_bytes=settings.max_frame_bytes,
             serving=False,
             tls=gateway.tls,
+            probe_listen=settings.probe_listen,
         )
     except BaseException:
         if web_socket is not None:

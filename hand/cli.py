@@ -160,7 +160,17 @@ def serve(
     target = mind_address or address_of(settings.data_dir, "mind", config, "mind_address")
     address, channel_tls = tls.resolve(config.tls, target, "hand.tls")
     try:
-        asyncio.run(run(hand, address, token, health_listen, channel_tls, mcp, replace=replace))
+        served = run(
+            hand,
+            address,
+            token,
+            health_listen,
+            channel_tls,
+            mcp,
+            replace=replace,
+            probe_listen=config.probe_listen,
+        )
+        asyncio.run(served)
     except (HandRefused, HandConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     except HealthListenError as exc:

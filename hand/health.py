@@ -3,7 +3,8 @@
 A Hand serves nothing else (it dials the Mind), so container health checks and supervisors ask
 this endpoint instead: SERVING while the Mind has welcomed the Hand on a live stream,
 NOT_SERVING while it connects or reconnects, with the reason (`Hand.detachment`: how the last
-stream ended) that `tobe health --target ADDRESS` prints.
+stream ended) that `tobe health --target ADDRESS` prints, or, with a probe address
+(`hand.probe_listen`), read as one plain line there (`tobe.runtime.probe_answer`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import asyncio
 import contextlib
 
 from hand._hand import Hand
-from tobe.runtime.server import GrpcServer, start_server
+from tobe.runtime.server import BindError, GrpcServer, start_server
 
 # How often a detachment (or a change of its reason) is noticed; the Hand only exposes
 # "attached" as a settable event.
@@ -33,9 +34,14 @@ class HealthEndpoint:
         self._mirror = asyncio.create_task(self._follow(), name="hand health")
 
     @classmethod
-    async def start(cls, hand: Hand, address: str) -> HealthEndpoint:
+    async def start(cls, hand: Hand, address: str | None, probe_listen: str = "") -> HealthEndpoint:
+        """Serve on `address` (none: the probe address alone) and answer probes on
+        `probe_listen` (empty: nowhere)."""
+        addresses = [address] if address else []
         try:
-            server = await start_server([], [address], serving=False)
+            server = await start_server([], addresses, serving=False, probe_listen=probe_listen)
+        except BindError as exc:
+            raise HealthListenError(f"cannot serve health on {exc.address}: {exc.reason}") from None
         except (OSError, RuntimeError) as exc:  # grpc reports a failed bind as RuntimeError
             raise HealthListenError(f"cannot serve health on {address}: {exc}") from None
         return cls(hand, server)

@@ -149,14 +149,16 @@ async def serve(
     tls: ClientTls | None = None,
     mcp: McpHost | None = None,
     replace: bool = False,
+    probe_listen: str = "",
 ) -> None:
     """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`).
 
     With `mcp`, its servers start first (a signal while they start stops them too). With
-    `replace`, the Hand takes its name over from a live Hand holding it."""
+    `replace`, the Hand takes its name over from a live Hand holding it. Whether it is
+    attached is served on `health_listen` (gRPC health) and `probe_listen` (one plain line)."""
     loop = asyncio.get_running_loop()
     serving = asyncio.create_task(
-        _serve(hand, mind_address, token, health_listen, tls, mcp, replace)
+        _serve(hand, mind_address, token, health_listen, tls, mcp, replace, probe_listen)
     )
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)
@@ -172,6 +174,7 @@ async def _serve(
     tls: ClientTls | None,
     mcp: McpHost | None,
     replace: bool,
+    probe_listen: str,
 ) -> None:
     health: HealthEndpoint | None = None
     try:
@@ -182,8 +185,8 @@ async def _serve(
                 await mcp.start(MCP_START_WAIT)
             except McpStartError as exc:
                 raise HandConfigError(str(exc)) from None
-        if health_listen:
-            health = await HealthEndpoint.start(hand, health_listen)
+        if health_listen or probe_listen:
+            health = await HealthEndpoint.start(hand, health_listen, probe_listen)
         await hand.serve(mind_address, token, tls=tls, replace=replace)
     finally:
         if health is not None:

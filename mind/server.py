@@ -136,6 +136,7 @@ class MindApp:
                 interceptors=[AuthInterceptor(self.authenticate, live=self.live_calls)],
                 max_receive_bytes=max_request_bytes(self.settings.mind),
                 tls=tls,
+                probe_listen=self.settings.mind.probe_listen,
             )
         except BindError:
             await self.close(None)

@@ -107,6 +107,9 @@ class MindSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     listen: str = "127.0.0.1:7410"
+    # Where the Mind also answers its health status as one line of plain text (`host:port`,
+    # loopback; empty: nowhere), for health checks that start no program (the Docker image's).
+    probe_listen: str = ""
     tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     # Serve plaintext on a TCP listener although this data directory's Mind served TLS before
     # (`tobe.runtime.tls_record`); without it such a start is refused.
@@ -186,6 +189,9 @@ class FaceSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     listen: str = "127.0.0.1:7420"
+    # Where the Face also answers its health status as one line of plain text (`host:port`,
+    # loopback; empty: nowhere), for health checks that start no program (the Docker image's).
+    probe_listen: str = ""
     tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     mind_address: str = "127.0.0.1:7410"
     # How Face dials a Mind that serves TLS.
@@ -210,6 +216,9 @@ class HandSettings(BaseModel):
     # How the Hand dials a Mind that serves TLS (`tobe hand serve --ca/--cert/--key`).
     tls: ClientTlsSettings = Field(default_factory=ClientTlsSettings)
     name: str = "local"
+    # Where the Hand answers whether it is attached as one line of plain text (`host:port`,
+    # loopback; empty: nowhere), for health checks that start no program (the Docker image's).
+    probe_listen: str = ""
     workspace: Path | None = None
     read_only: bool = False
     # Reject an offer for a tool that is not read-only when it comes without an approval
@@ -256,6 +265,9 @@ class AwarenessSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     listen: str = "127.0.0.1:7430"
+    # Where Awareness also answers its health status as one line of plain text (`host:port`,
+    # loopback; empty: nowhere), for health checks that start no program (the Docker image's).
+    probe_listen: str = ""
     # Extra directory scanned for third-party adapters.
     adapters_dir: Path | None = None
     # Aggregation windows (seconds) for low and medium trust observations.

@@ -422,8 +422,16 @@ def _image_command(argv: list[str]) -> list[str]:
     """A command as the container would run it: `tobe …` or a program the image installs."""
     programs = image_programs()
     if argv[0] in programs:
-        return ["sh", str(programs[argv[0]]), *argv[1:]]
+        return [*program_interpreter(programs[argv[0]]), str(programs[argv[0]]), *argv[1:]]
     return _python_tobe(argv)
+
+
+def program_interpreter(script: Path) -> list[str]:
+    """The interpreter of a script's `#!` line (`bash` for `#!/bin/bash`), found on PATH."""
+    first = script.read_text().splitlines()[0]
+    assert first.startswith("#!"), f"{script} has no #! line"
+    interpreter, *arguments = first.removeprefix("#!").split()
+    return [Path(interpreter).name, *arguments]
 
 
 def _python_tobe(argv: list[str]) -> list[str]:

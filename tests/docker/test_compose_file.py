@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -30,21 +28,18 @@ from compose_topology import (
     image_programs,
     load_compose,
     mounts_of,
+    program_interpreter,
     read_env_file,
     resolve_tobe_command,
     startup_order,
 )
+from pydantic import BaseModel
 
-from tobe.config import load_settings
+from tobe.config import Settings, load_settings
 from tobe.runtime.probes import target
 
 SERVICES = {"mind", "face", "awareness", "hand"}
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
-SERVICE_NAMES = {
-    "mind": "tobe.v1.Mind",
-    "face": "tobe.v1.FaceGateway",
-    "awareness": "tobe.v1.Awareness",
-}
 
 
 @pytest.fixture(scope="module")
@@ -76,30 +71,40 @@ def test_every_service_is_health_checked_by_the_image_for_the_service_it_names(
         assert environment_of(service)["TOBE_SERVICE"] == service["command"][1], name
 
 
-def test_the_image_health_check_runs_a_real_tobe_health_command_where_each_service_listens(
-    compose: dict, tmp_path: Path
+def test_each_service_answers_probes_on_the_loopback_address_its_health_check_reads(
+    compose: dict,
 ) -> None:
+    """The image names a probe address per service; each service's settings read it (the Hand's
+    beside its gRPC health socket), and it stays inside the container: loopback, unpublished."""
+    ports = set()
     for name, service in compose["services"].items():
-        argv = image_check_run(tmp_path, {**image_environment(), **environment_of(service)})
-        assert argv[:2] == ["tobe", "health"], f"{name}: {argv}"
-        resolve_tobe_command(argv)
-        target = argv[argv.index("--target") + 1]
-        if name == "hand":
-            # The Hand's health socket, where its command serves it.
-            command = service["command"]
-            health_listen = command[command.index("--health-listen") + 1]
-            assert target == health_listen == "unix:/data/hand-health.sock"
-        else:
-            listen = environment_of(service)[f"TOBE_{name.upper()}__LISTEN"]
-            assert target == "127.0.0.1:" + listen.rpartition(":")[2], name
-            assert argv[argv.index("--service") + 1] == SERVICE_NAMES[name]
+        env = {**image_environment(), **environment_of(service)}
+        probe = env[f"TOBE_{name.upper()}__PROBE_LISTEN"]
+        host, _, port = probe.rpartition(":")
+        assert host == "127.0.0.1" and port.isdigit(), f"{name}: {probe}"
+        section = Settings.model_fields[name].annotation
+        assert isinstance(section, type) and issubclass(section, BaseModel), name
+        assert "probe_listen" in section.model_fields, name
+        published = [str(entry).rsplit(":", 1)[-1] for entry in service.get("ports") or []]
+        listen = env.get(f"TOBE_{name.upper()}__LISTEN", "")
+        assert port not in published and not listen.endswith(f":{port}"), name
+        ports.add(port)
+    assert len(ports) == len(SERVICES)
 
 
-def test_the_image_health_check_refuses_an_unknown_service_in_one_line(tmp_path: Path) -> None:
-    result = run_image_check(tmp_path, {"TOBE_SERVICE": "brain"})
+def test_the_image_health_check_refuses_an_unknown_service_in_one_line() -> None:
+    result = run_image_check({"TOBE_SERVICE": "brain"})
     assert result.returncode == 1 and not result.stdout
     assert result.stderr.splitlines() == [
         "TOBE_SERVICE is 'brain': set it to mind, face, awareness or hand"
+    ]
+
+
+def test_the_image_health_check_names_the_probe_setting_it_lacks() -> None:
+    result = run_image_check({"TOBE_SERVICE": "face"})
+    assert result.returncode == 1 and not result.stdout
+    assert result.stderr.splitlines() == [
+        "TOBE_FACE__PROBE_LISTEN is '': set it to the host:port the face answers probes on"
     ]
 
 
@@ -243,26 +248,12 @@ def test_the_mind_is_told_where_face_listens_for_admin_status_and_chat(
     assert target(load_settings(), "face").address == f"face:{face_port}"
 
 
-def image_check_run(tmp_path: Path, env: dict[str, str]) -> list[str]:
-    """The `tobe` command the image's health check runs in a container with `env`."""
-    result = run_image_check(tmp_path, env)
-    assert result.returncode == 0, result.stderr
-    return ["tobe", *json.loads(result.stdout)]
-
-
-def run_image_check(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    # A `tobe` that prints its arguments instead of probing anything.
-    fake = tmp_path / "bin" / "tobe"
-    fake.parent.mkdir(exist_ok=True)
-    fake.write_text(
-        f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -c "
-        "'import json, sys; print(json.dumps(sys.argv[1:]))' \"$@\"\n"
-    )
-    fake.chmod(0o755)
+def run_image_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     [program] = image_healthcheck()
+    script = image_programs()[program]
     return subprocess.run(
-        ["sh", str(image_programs()[program])],
-        env={"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}", **env},
+        [*program_interpreter(script), str(script)],
+        env={"PATH": os.environ["PATH"], **env},
         capture_output=True,
         text=True,
         timeout=30,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fnmatch
+import re
+import shlex
 import tomllib
 
 from compose_topology import (
@@ -31,6 +34,17 @@ def test_the_final_stage_runs_as_a_numeric_non_root_user() -> None:
     assert all(instruction != "RUN" for instruction, _ in after), after
 
 
+def test_the_data_directory_is_owner_only_in_the_image() -> None:
+    """A new named volume copies its mount point's mode: /data must start 0700, or the Mind
+    warns at its first start that its data directory is readable by others."""
+    runs = " && ".join(
+        arguments for instruction, arguments in dockerfile_final_stage() if instruction == "RUN"
+    )
+    modes = [shlex.split(part) for part in runs.split("&&") if "chmod" in part]
+    owner_only = [words for words in modes if "0700" in words or "700" in words]
+    assert any("/data" in words for words in owner_only), modes
+
+
 def test_the_image_installs_the_wheel_built_from_this_checkout_and_names_no_version() -> None:
     stage = dockerfile_final_stage()
     installs = [args for name, args in stage if name == "RUN" and "pip install" in args]
@@ -38,10 +52,64 @@ def test_the_image_installs_the_wheel_built_from_this_checkout_and_names_no_vers
     words = installs[0].split()
     # Offline, from the build stage's wheels: exactly the tobe wheel `pip wheel .` made.
     assert {"--no-index", "--find-links=/tmp/wheels", "/tmp/wheels/tobe-*.whl"} <= set(words)
-    assert ("COPY", "--from=build /wheels /tmp/wheels") in stage
+    # Mounted from the build stage for that step alone: no layer holds them.
+    assert "--mount=type=bind,from=build,source=/wheels,target=/tmp/wheels" in words
     # The version lives in pyproject.toml and the image tag (compose.yaml) only.
     assert project_version() not in DOCKERFILE.read_text()
     assert "tobe==" not in DOCKERFILE.read_text()
+
+
+def test_no_layer_of_the_image_adds_what_a_later_layer_removes() -> None:
+    """A file removed in a later layer still ships in the earlier one (a dead layer)."""
+    assert dead_layers(dockerfile_final_stage()) == []
+    assert not any(
+        name in {"COPY", "ADD"} for name, args in dockerfile_final_stage() if "/wheels" in args
+    )
+
+
+def test_the_dead_layer_check_finds_copied_wheels_removed_later() -> None:
+    """The layout the image had: the wheels copied in one layer, removed after installing."""
+    stage = dockerfile_final_stage(
+        "FROM base\n"
+        "COPY --from=build /wheels /tmp/wheels\n"
+        "RUN pip install /tmp/wheels/tobe-*.whl \\\n && rm -rf /tmp/wheels\n"
+        "COPY docker/x.sh /usr/local/bin/x\n"
+        "RUN rm -f /etc/motd\n"
+    )
+    assert dead_layers(stage) == [("/tmp/wheels", "/tmp/wheels")]
+
+
+def dead_layers(stage: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(added, removed) pairs: a path a COPY or ADD put in a layer, and the `rm` argument of a
+    later RUN that deletes it or a file under it."""
+    added: list[str] = []
+    found: list[tuple[str, str]] = []
+    for instruction, arguments in stage:
+        if instruction in {"COPY", "ADD"}:
+            added.append(arguments.split()[-1].rstrip("/"))
+        elif instruction == "RUN":
+            for removed in removed_paths(arguments):
+                found += [(path, removed) for path in added if covers(path, removed)]
+    return found
+
+
+def removed_paths(script: str) -> list[str]:
+    """The paths the `rm` commands of a RUN's shell script name."""
+    paths: list[str] = []
+    for command in re.split(r"&&|\|\||;|\n", script):
+        words = shlex.split(command)
+        if words and words[0] == "rm":
+            paths += [word.rstrip("/") for word in words[1:] if not word.startswith("-")]
+    return paths
+
+
+def covers(added: str, removed: str) -> bool:
+    """Whether removing `removed` (a path or glob) deletes `added` or something under it."""
+    return (
+        fnmatch.fnmatch(added, removed)
+        or removed.startswith(added + "/")
+        or added.startswith(removed + "/")
+    )
 
 
 def test_the_image_health_check_is_the_installed_script_and_defaults_to_the_mind() -> None:

@@ -31,6 +31,7 @@ def served_hand(
         tls: ClientTls | None = None,
         mcp: McpHost | None = None,
         replace: bool = False,
+        probe_listen: str = "",
     ) -> None:
         built.append(h)
 

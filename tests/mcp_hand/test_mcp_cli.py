@@ -29,6 +29,7 @@ def _serve(
         tls: ClientTls | None = None,
         mcp: McpHost | None = None,
         replace: bool = False,
+        probe_listen: str = "",
     ) -> None:
         built.append((h, mcp))
 

@@ -53,8 +53,9 @@ def bind_failure(data_dir: Path, service: str, error: BindError, section: str | 
     held = holder(data_dir, error.address)
     who = f", held by {held}" if held else ""
     section = section or service
-    variable = f"TOBE_{section.upper().replace('.', '__')}__LISTEN"
+    variable = f"TOBE_{section.upper().replace('.', '__')}__{error.setting.upper()}"
+    alternative = ", or give `tobe up` another --port-base" if error.setting == "listen" else ""
     return (
         f"{service} cannot listen on {error.address}: {error.reason}{who}; change "
-        f"[{section}] listen ({variable}), or give `tobe up` another --port-base"
+        f"[{section}] {error.setting} ({variable}){alternative}"
     )

@@ -4,7 +4,9 @@ Every server registers the standard health service (`grpc.health.v1.Health`) and
 reflection, listens on one or more addresses (`host:port` or `unix:/path`), and on SIGTERM or
 SIGINT stops accepting new calls and drains in-flight ones for a grace period. A request that
 is not valid protobuf is answered INVALID_ARGUMENT on every server (`tobe.runtime.decoding`),
-and Unix sockets are owner-only unless asked otherwise.
+and Unix sockets are owner-only unless asked otherwise. Given a probe address, it also answers
+its serving status in plain text there (`tobe.runtime.probe_answer`), for container health
+checks that start no program.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from tobe.runtime.decoding import DecodingInterceptor
 from tobe.runtime.health_reason import ReasonedHealth
 from tobe.runtime.ports import bind_problem
 from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
+from tobe.runtime.probe_answer import ProbeAnswer, ProbeListenError, probe_problem
 from tobe.runtime.reflection import enable_reflection
 from tobe.runtime.tls import ServerTls
 
@@ -33,15 +36,19 @@ log = logging.getLogger(__name__)
 Registrar = Callable[[grpc.aio.Server], None]
 
 DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+# The setting of each service's section naming its probe address (`mind.probe_listen`, …).
+PROBE_SETTING = "probe_listen"
 
 
 class BindError(OSError):
-    """A listen address could not be bound; `reason` says why ("the address is in use", …)."""
+    """A listen address could not be bound; `reason` says why ("the address is in use", …),
+    `setting` which setting of the service's section names it."""
 
-    def __init__(self, address: str, reason: str) -> None:
+    def __init__(self, address: str, reason: str, setting: str = "listen") -> None:
         super().__init__(f"cannot listen on {address}: {reason}")
         self.address = address
         self.reason = reason
+        self.setting = setting
 
 
 @dataclass
@@ -60,11 +67,23 @@ class GrpcServer:
     health: ReasonedHealth
     services: Sequence[ServiceSpec]
     bound: dict[str, int] = field(default_factory=dict)
+    # What set_serving last set, which the probe answer reports.
+    serving: bool = False
+    probe: ProbeAnswer | None = None
+
+    def status_line(self) -> str:
+        """The overall status as the health protocol names it (SERVING or NOT_SERVING), then
+        the reason when not serving, as the probe answer and a container's health log show it."""
+        if self.serving:
+            return "SERVING"
+        reason = " ".join(self.health.reason.split())  # one line, whatever the reason holds
+        return f"NOT_SERVING ({reason})" if reason else "NOT_SERVING"
 
     async def set_serving(self, serving: bool, reason: str = "") -> None:
         """SERVING or NOT_SERVING for the server and each service; `reason` says why not
         (`tobe.runtime.health_reason`), "" when serving."""
         self.health.reason = "" if serving else reason
+        self.serving = serving
         status = (
             health_pb2.HealthCheckResponse.SERVING
             if serving
@@ -77,6 +96,8 @@ class GrpcServer:
     async def stop(self, grace: float) -> None:
         await self.set_serving(False, "stopping")
         await self.server.stop(grace)
+        if self.probe is not None:
+            await self.probe.stop()
 
     def address(self, listen: str) -> str:
         """Where clients reach `listen`: a `unix:` address as given, TCP with the bound port
@@ -96,6 +117,7 @@ async def start_server(
     max_receive_bytes: int | None = None,
     serving: bool = True,
     tls: ServerTls | None = None,
+    probe_listen: str = "",
 ) -> GrpcServer:
     """Create, bind and start a server; returns it already SERVING (or NOT_SERVING: `serving`).
 
@@ -109,6 +131,8 @@ async def start_server(
     An address that cannot be bound raises BindError before anything serves.
     With `tls`, every TCP address serves TLS only; Unix sockets stay plaintext (the file's
     owner-only mode is their protection).
+    With `probe_listen` (`host:port`), the overall status is also answered there in plain
+    text (`tobe.runtime.probe_answer`), from the moment the server starts until it stops.
     """
     addresses = list(addresses)
     # Checked with a plain socket first, so that a port in use is a BindError saying so rather
@@ -117,6 +141,9 @@ async def start_server(
         problem = bind_problem(address)
         if problem is not None:
             raise BindError(address, problem)
+    problem = probe_problem(probe_listen) if probe_listen else None
+    if problem is not None:
+        raise BindError(probe_listen, problem, PROBE_SETTING)
     server = grpc.aio.server(
         interceptors=[*interceptors, DecodingInterceptor()],
         options=[
@@ -156,6 +183,12 @@ async def start_server(
             os.chmod(address.removeprefix("unix:").removeprefix("//"), unix_socket_mode)
     result = GrpcServer(server=server, health=health_servicer, services=services, bound=bound)
     await result.set_serving(serving)
+    if probe_listen:
+        try:
+            result.probe = await ProbeAnswer.start(probe_listen, result.status_line)
+        except ProbeListenError as exc:
+            await server.stop(None)
+            raise BindError(exc.listen, exc.reason, PROBE_SETTING) from None
     return result
 
 
