@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from mind.providers.factory import DEMO_SCRIPT
+from mind.providers.detect import DEMO_SCRIPT
 from mind.providers.scripted import ScriptedProvider
 from mind.server import build
 from mind.store.database import Database, WriteTx
