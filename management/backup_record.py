@@ -8,13 +8,11 @@ otherwise claim the backup it came from as its own latest.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from tobe.runtime.private_files import FILE_MODE
+from tobe.runtime.private_files import replace_json
 
 RECORD_FILE = "backup.json"
 
@@ -38,24 +36,12 @@ def record_file(data_dir: Path) -> Path:
 
 def record_backup(data_dir: Path, last: LastBackup) -> None:
     """Replace the record with `last`."""
-    target = record_file(data_dir)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{RECORD_FILE}.", dir=data_dir)
-    try:
-        os.fchmod(descriptor, FILE_MODE)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            record = {
-                "archive": str(last.archive),
-                "taken_at": last.taken_at.isoformat(timespec="seconds"),
-                "database": last.database,
-            }
-            json.dump(record, out, indent=2)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    record = {
+        "archive": str(last.archive),
+        "taken_at": last.taken_at.isoformat(timespec="seconds"),
+        "database": last.database,
+    }
+    replace_json(record_file(data_dir), record)
 
 
 def last_backup(data_dir: Path) -> LastBackup | None:

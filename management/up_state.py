@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from tobe.runtime.ports import command_line
-from tobe.runtime.private_files import FILE_MODE
+from tobe.runtime.private_files import replace_json
 
 STATE_FILE = "up.json"
 
@@ -47,17 +46,7 @@ def state_file(data_dir: Path) -> Path:
 
 
 def write_state(data_dir: Path, state: UpState) -> None:
-    target = state_file(data_dir)
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{STATE_FILE}.", dir=data_dir)
-    try:
-        os.fchmod(descriptor, FILE_MODE)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            json.dump(asdict(state), out, indent=2)
-            out.write("\n")
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_json(state_file(data_dir), asdict(state))
 
 
 def remove_state(data_dir: Path) -> None:

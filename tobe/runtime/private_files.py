@@ -9,6 +9,7 @@ before, or by something that ignored the umask, and names each path it fixed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import stat
 import tempfile
@@ -71,6 +72,23 @@ def create_once(path: Path, content: bytes) -> None:
             os.link(temporary, path)
     finally:
         os.unlink(temporary)
+
+
+def replace_json(path: Path, record: object) -> None:
+    """Replace `path` with `record` as JSON, owner-only and fsync'd: written to a private
+    temporary file renamed over it, so a reader sees the old record or the new one whole."""
+    descriptor, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        os.fchmod(descriptor, FILE_MODE)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            json.dump(record, out, indent=2)
+            out.write("\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 def tighten(root: Path, warn: Callable[[str], None]) -> list[Path]:
