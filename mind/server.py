@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from mind.actions.expiry import PendingExpiry
 from mind.actions.layer import DecisionLayer
+from mind.api.mind_servicer import MindServicer
 from mind.approvals.wiring import Approvals
 from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
@@ -48,7 +49,6 @@ from mind.scheduler.clock import clock_from
 from mind.scheduler.service import Scheduler
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
-from mind.service.mind_servicer import MindServicer
 from mind.skills.prompt import VIEW_SKILL
 from mind.skills.store import SkillStore
 from mind.skills.watcher import DirectoryWatcher

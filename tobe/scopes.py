@@ -1,7 +1,7 @@
 """The scopes a credential can hold, what each allows, and the scope every call needs.
 
 The one source of truth: credential creation accepts only the names in `SCOPES` (for the
-credential's kind); the Mind's servicer (`mind.service.scope_check.require_scopes`) checks
+credential's kind); the Mind's servicer (`mind.api.scope_check.require_scopes`) checks
 every call against `REQUIRED` and the Face checks every client command against
 `FACE_COMMANDS`. A call that needs a scope its credential lacks answers PERMISSION_DENIED naming
 the scope (`missing_scope_message`).

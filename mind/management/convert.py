@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from mind.api.convert import approval_to_proto
 from mind.approvals.model import ApprovalRecord
 from mind.events.payloads import approval_view
 from mind.management.records import (
@@ -14,7 +15,6 @@ from mind.management.records import (
     ServiceInfo,
     StatusReport,
 )
-from mind.service.convert import approval_to_proto
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import common_pb2, management_pb2
 

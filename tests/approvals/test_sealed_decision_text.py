@@ -9,10 +9,10 @@ from approval_calls import make_call
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from mind.api.events import durable_event
 from mind.approvals.broker import ApprovalBroker
 from mind.sealing.cipher import new_key
 from mind.sealing.keyring import REMOVED, KeyRing, Queried
-from mind.service.events import durable_event
 from mind.store.database import Database
 from mind.store.models import Approval, OutboxEvent
 from mind.tools.base import DetailMode

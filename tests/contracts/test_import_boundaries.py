@@ -64,8 +64,8 @@ GRPC_EDGES = frozenset(
         "mind/awareness/client.py",
         "mind/management/servicer.py",
         "mind/remote/servicer.py",
-        "mind/service/errors.py",
-        "mind/service/mind_servicer.py",
+        "mind/api/errors.py",
+        "mind/api/mind_servicer.py",
     }
 )
 

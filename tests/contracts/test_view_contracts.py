@@ -17,6 +17,7 @@ import pytest
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
+from mind.api import convert
 from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
@@ -36,7 +37,6 @@ from mind.events.views import (
     ToolView,
 )
 from mind.memory.store import MemoryEntryView
-from mind.service import convert
 from mind.tools.base import DetailMode, Effect
 from tobe.v1 import common_pb2, events_pb2
 

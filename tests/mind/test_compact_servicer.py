@@ -10,12 +10,12 @@ from typing import Any
 import grpc
 import pytest
 
+from mind.api.mind_servicer import MindServicer
 from mind.auth import AuthInterceptor
 from mind.conversation.access import Viewer
 from mind.conversation.errors import CompactionFailed, NotFound, WrongState
 from mind.credentials import Identity
 from mind.events.views import CompactionTrigger, CompactionView
-from mind.service.mind_servicer import MindServicer
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.server import ServiceSpec, start_server
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc

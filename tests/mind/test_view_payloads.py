@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from mind.api import convert
+from mind.api.events import durable_event
 from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
@@ -22,8 +24,6 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
-from mind.service import convert
-from mind.service.events import durable_event
 from mind.store.models import OutboxEvent
 from mind.tools.base import DetailMode, Effect
 

@@ -1,11 +1,12 @@
 """Outbox rows and ephemeral events → `tobe.v1.Event`.
 
 A durable event's payload is read back into its view (`mind.events.views`), whatever release
-of the Mind wrote it, and converted like any other view (`mind.service.convert`).
+of the Mind wrote it, and converted like any other view (`mind.api.convert`).
 """
 
 from __future__ import annotations
 
+from mind.api import convert, convert_actions
 from mind.events.action_views import PendingActionView, ScheduledActionView
 from mind.events.bus import EphemeralEvent
 from mind.events.views import (
@@ -21,7 +22,6 @@ from mind.events.views import (
 )
 from mind.sealing.forms import SEALED, open_event
 from mind.sealing.keyring import KeyRing
-from mind.service import convert, convert_actions
 from mind.store.models import OutboxEvent
 from tobe.v1 import events_pb2
 

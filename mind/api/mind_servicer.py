@@ -9,6 +9,26 @@ from typing import Any
 import grpc
 
 from mind.actions.model import PendingChoice
+from mind.api.convert import (
+    approval_to_proto,
+    compaction_to_proto,
+    conversation_to_proto,
+    detail_mode,
+    memory_entry_to_proto,
+    message_to_proto,
+    pairing_to_proto,
+    queued_to_proto,
+    run_to_proto,
+    tool_to_proto,
+)
+from mind.api.convert_actions import (
+    pending_action_to_proto,
+    schedule_change,
+    scheduled_action_to_proto,
+)
+from mind.api.errors import MIND_STATUS_CODES, ClientUnauthenticated
+from mind.api.events import durable_event, ephemeral_event
+from mind.api.scope_check import require_scopes
 from mind.approvals.model import Decision
 from mind.approvals.wiring import Approvals
 from mind.auth import current_identity
@@ -22,26 +42,6 @@ from mind.events.payloads import approval_view
 from mind.events.subscription import ReplayDone, subscribe
 from mind.management.pairing import Pairing
 from mind.revocation_reports import RevocationReports
-from mind.service.convert import (
-    approval_to_proto,
-    compaction_to_proto,
-    conversation_to_proto,
-    detail_mode,
-    memory_entry_to_proto,
-    message_to_proto,
-    pairing_to_proto,
-    queued_to_proto,
-    run_to_proto,
-    tool_to_proto,
-)
-from mind.service.convert_actions import (
-    pending_action_to_proto,
-    schedule_change,
-    scheduled_action_to_proto,
-)
-from mind.service.errors import MIND_STATUS_CODES, ClientUnauthenticated
-from mind.service.events import durable_event, ephemeral_event
-from mind.service.scope_check import require_scopes
 from mind.store.database import Database
 from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
 from tobe.runtime.status import status_codes
