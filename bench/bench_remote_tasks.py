@@ -40,8 +40,8 @@ from pathlib import Path
 
 import grpc
 
-from mind.auth import AuthInterceptor
 from mind.credentials import issue, store_authenticator
+from mind.credentials.interceptor import AuthInterceptor
 from mind.remote.execution import RemoteExecution
 from mind.store.database import Database, WriteTx
 from mind.store.migrate import upgrade

@@ -17,21 +17,24 @@ from mind.actions.expiry import PendingExpiry
 from mind.actions.layer import DecisionLayer
 from mind.api.mind_servicer import MindServicer
 from mind.approvals.wiring import Approvals
-from mind.auth import AuthInterceptor
 from mind.awareness.attach import attach_awareness
+from mind.awareness.health import AdapterReport
 from mind.context.budget import Budget, TokenEstimator
 from mind.context.engine import CompactionEngine
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import ToolRuntime
 from mind.credentials import store_authenticator
 from mind.credentials.cache import CachedAuthenticator
 from mind.credentials.identity import Identity
+from mind.credentials.interceptor import AuthInterceptor
 from mind.credentials.last_seen import LastSeen
+from mind.credentials.live_calls import LiveCalls
+from mind.credentials.revocation_reports import RevocationReports
 from mind.events.bus import EventBus
-from mind.live_calls import LiveCalls
 from mind.management.attach import attach_management
 from mind.management.pairing import Pairing
-from mind.management.records import AdapterReport
 from mind.memory.store import Memory
 from mind.memory.tools import memory_tools
 from mind.profiles.book import ProfileBook
@@ -43,7 +46,6 @@ from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
 from mind.resources.catalog import READ_RESOURCE
 from mind.resources.store import ResourceStore
-from mind.revocation_reports import RevocationReports
 from mind.scheduler.attach import attach_scheduler
 from mind.scheduler.clock import clock_from
 from mind.scheduler.service import Scheduler
@@ -55,8 +57,6 @@ from mind.skills.watcher import DirectoryWatcher
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
-from mind.tools.registry import ToolRegistry
-from mind.tools.runtime import ToolRuntime
 from tobe.config import ContextSettings, MindSettings, Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (

@@ -12,7 +12,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from mind.actions.model import MetaAction
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
 from mind.events.action_views import PendingActionView
 
 _ROLES = {"user": "Owner", "assistant": "Assistant", "tool": "Tool result", "note": "Platform"}

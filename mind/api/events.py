@@ -1,12 +1,11 @@
 """Outbox rows and ephemeral events → `tobe.v1.Event`.
 
 A durable event's payload is read back into its view (`mind.events.views`), whatever release
-of the Mind wrote it, and converted like any other view (`mind.api.convert`).
+of the Mind wrote it, and converted like any other view (`mind.wire.convert`).
 """
 
 from __future__ import annotations
 
-from mind.api import convert, convert_actions
 from mind.events.action_views import PendingActionView, ScheduledActionView
 from mind.events.bus import EphemeralEvent
 from mind.events.views import (
@@ -23,6 +22,7 @@ from mind.events.views import (
 from mind.sealing.forms import SEALED, open_event
 from mind.sealing.keyring import KeyRing
 from mind.store.models import OutboxEvent
+from mind.wire import convert, convert_actions
 from tobe.v1 import events_pb2
 
 

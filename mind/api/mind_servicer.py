@@ -9,7 +9,24 @@ from typing import Any
 import grpc
 
 from mind.actions.model import PendingChoice
-from mind.api.convert import (
+from mind.api.errors import MIND_STATUS_CODES, ClientUnauthenticated
+from mind.api.events import durable_event, ephemeral_event
+from mind.api.scope_check import require_scopes
+from mind.approvals.wiring import Approvals
+from mind.conversation.access import Viewer
+from mind.conversation.errors import InvalidInput
+from mind.conversation.images import ImageUpload
+from mind.conversation.manager import ConversationManager
+from mind.credentials import Identity
+from mind.credentials.interceptor import current_identity
+from mind.credentials.revocation_reports import RevocationReports
+from mind.events.bus import EphemeralEvent, EventBus
+from mind.events.payloads import approval_view
+from mind.events.subscription import ReplayDone, subscribe
+from mind.management.pairing import Pairing
+from mind.store.database import Database
+from mind.tools.authorizer import Decision
+from mind.wire.convert import (
     approval_to_proto,
     compaction_to_proto,
     conversation_to_proto,
@@ -21,28 +38,11 @@ from mind.api.convert import (
     run_to_proto,
     tool_to_proto,
 )
-from mind.api.convert_actions import (
+from mind.wire.convert_actions import (
     pending_action_to_proto,
     schedule_change,
     scheduled_action_to_proto,
 )
-from mind.api.errors import MIND_STATUS_CODES, ClientUnauthenticated
-from mind.api.events import durable_event, ephemeral_event
-from mind.api.scope_check import require_scopes
-from mind.approvals.model import Decision
-from mind.approvals.wiring import Approvals
-from mind.auth import current_identity
-from mind.conversation.access import Viewer
-from mind.conversation.errors import InvalidInput
-from mind.conversation.images import ImageUpload
-from mind.conversation.manager import ConversationManager
-from mind.credentials import Identity
-from mind.events.bus import EphemeralEvent, EventBus
-from mind.events.payloads import approval_view
-from mind.events.subscription import ReplayDone, subscribe
-from mind.management.pairing import Pairing
-from mind.revocation_reports import RevocationReports
-from mind.store.database import Database
 from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
 from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc

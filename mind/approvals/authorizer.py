@@ -26,12 +26,12 @@ from mind.approvals.binding import bindable_digest, needs_digest
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.errors import ArgumentsNotBindable
 from mind.approvals.grants import GrantCache
-from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.model import ApprovalRecord
 from mind.approvals.policy import Policy, grants_apply
 from mind.approvals.reviewer import Reviewer, ReviewOutcome
 from mind.approvals.summary import reviewer_summary
 from mind.store.database import Database, WriteTx
-from mind.tools.authorizer import CallUnderReview, Verdict, VerdictKind
+from mind.tools.authorizer import CallUnderReview, Decision, Verdict, VerdictKind
 from mind.tools.base import ApprovalBinding, ApprovalSource
 from mind.tools.summary import summarize_arguments
 

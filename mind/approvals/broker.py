@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 from mind.approvals.audit import AuditSource, add_audit
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound, InvalidDecision
-from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.model import ApprovalRecord
 from mind.events.payloads import approval_view
 from mind.sealing.cipher import seal_text, text_envelope
 from mind.sealing.forms import Sealer, open_text
@@ -45,7 +45,7 @@ from mind.store.models import (
     ConversationMember,
     utcnow,
 )
-from mind.tools.authorizer import CallUnderReview
+from mind.tools.authorizer import CallUnderReview, Decision
 from mind.tools.base import DetailMode, Effect
 from tobe.runtime.digest import arguments_digest, canonical_json
 

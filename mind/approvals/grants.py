@@ -12,9 +12,10 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.model import ApprovalRecord
 from mind.store.database import Database
 from mind.store.models import ApprovalGrant
+from mind.tools.authorizer import Decision
 
 
 class GrantCache:

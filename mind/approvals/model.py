@@ -7,24 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 
-from mind.tools.authorizer import VerdictKind
+from mind.tools.authorizer import Decision, VerdictKind
 from mind.tools.base import Effect
-
-
-class Decision(StrEnum):
-    """A committed decision on an approval request (values stored in `approvals.decision`)."""
-
-    APPROVE_ONCE = "approve_once"
-    APPROVE_CONVERSATION = "approve_conversation"
-    DENY = "deny"
-    # Nobody decided before `expires_at`: counts as a deny.
-    EXPIRED = "expired"
-
-    @property
-    def approves(self) -> bool:
-        return self in (Decision.APPROVE_ONCE, Decision.APPROVE_CONVERSATION)
 
 
 @dataclass(frozen=True)

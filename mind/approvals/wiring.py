@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from mind.approvals.authorizer import ApprovalAuthorizer
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.grants import GrantCache
-from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.model import ApprovalRecord
 from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
 from mind.conversation.continuation import Continuation, Resume
@@ -15,6 +15,7 @@ from mind.providers.base import Provider
 from mind.providers.factory import StoredKey, build_provider
 from mind.sealing.keyring import KeyRing
 from mind.store.database import Database
+from mind.tools.authorizer import Decision
 from tobe.config import ApprovalSettings
 
 

@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING
 from mind.awareness.catalog import AdapterCatalog
 from mind.awareness.client import AwarenessClient
 from mind.awareness.errors import AwarenessLinkError
+from mind.awareness.health import AdapterHealth, AdapterReport
 from mind.awareness.images import NoteImages
 from mind.awareness.router import ObservationRouter
 from mind.awareness.sink import ConversationSink
 from mind.awareness.tools import AwarenessToolSource
-from mind.management.local_credentials import local_user
-from mind.management.records import AdapterHealth, AdapterReport
+from mind.credentials.local_user import local_user
 from tobe.runtime.tokens import awareness_token
 
 if TYPE_CHECKING:

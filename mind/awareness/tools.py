@@ -17,7 +17,7 @@ cannot be asked) keeps the tool's name and is `Effect.UNKNOWN` for `awareness_in
 `awareness_observe` call is read-only either way.
 
 The tools are offered only in conversations nobody but their owner sees
-(`mind.tools.registry`): what Awareness observes and acts on is the owner's.
+(`mind.core.tool_registry`): what Awareness observes and acts on is the owner's.
 """
 
 from __future__ import annotations

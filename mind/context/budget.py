@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
 from mind.providers.base import ProviderMessage, ProviderRequest, ThinkingBlock, ToolCall, Usage
 from mind.providers.catalog import ModelInfo
 from tobe.config import ContextSettings

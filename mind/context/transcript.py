@@ -10,8 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mind.core.history import HistoryMessage
-from mind.core.view import gmt_stamp
+from mind.conversation.history import HistoryMessage, gmt_stamp
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,7 @@ from mind.conversation import (
     runs,
 )
 from mind.conversation.errors import ShuttingDown, WrongState
+from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
 from mind.conversation.lease import MutationLease
@@ -51,8 +52,9 @@ from mind.conversation.messages import append_message
 from mind.conversation.proactive import ProactiveRun
 from mind.conversation.records import history_message
 from mind.conversation.replies import ReplyTexts
-from mind.core.history import ContextSummary, HistoryMessage
 from mind.core.loop import AgentCore, RunOutcome
+from mind.core.tool_registry import ToolClash
+from mind.core.tool_runtime import RunScope
 from mind.core.view import ProviderView
 from mind.events.action_views import FiringOutcome
 from mind.events.bus import EphemeralEvent, EventBus
@@ -70,8 +72,6 @@ from mind.sealing.sensitivity import sensitive_tools
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
-from mind.tools.registry import ToolClash
-from mind.tools.runtime import RunScope
 from mind.tools.selection import ToolSelection
 
 log = logging.getLogger(__name__)

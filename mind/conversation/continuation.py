@@ -32,13 +32,13 @@ from sqlalchemy.orm import Session, aliased
 
 from mind.approvals.model import ApprovalRecord
 from mind.conversation import runs
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import RunScope, ToolRuntime
 from mind.providers.base import ToolCall
 from mind.store.database import Database
 from mind.store.models import Approval, Input, Run, Task, ToolProjection
 from mind.tools.base import Tool
-from mind.tools.registry import ToolRegistry
-from mind.tools.runtime import RunScope, ToolRuntime
 
 log = logging.getLogger(__name__)
 

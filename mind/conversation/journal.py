@@ -9,17 +9,17 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 
 from mind.conversation import inputs
+from mind.conversation.history import HistoryMessage
 from mind.conversation.media import digests_of, read_images
 from mind.conversation.messages import append_message
 from mind.conversation.records import assistant_payload, history_message
-from mind.core.history import HistoryMessage
+from mind.core.tool_runtime import Admission, Terminal
 from mind.events.payloads import projection_view
 from mind.providers.base import ProviderResult, ToolCall
 from mind.sealing.forms import Overlay, Sealer
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.base import DetailMode
-from mind.tools.runtime import Admission, Terminal
 
 _PROJECTION = select(models.ToolProjection.__table__).where(
     models.ToolProjection.tool_call_id == bindparam("tool_call_id")

@@ -37,7 +37,7 @@ from zoneinfo import ZoneInfo
 from sqlalchemy import bindparam, select
 
 from mind.conversation import inputs, posts
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
 from mind.events.action_views import FiringOutcome
 from mind.memory.store import MemoryListing
 from mind.scheduler import records as schedule_records

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mind.conversation.history import HistoryMessage
 from mind.conversation.media import image_refs
-from mind.core.history import HistoryMessage
 from mind.providers.base import ImagePart, ProviderResult, ThinkingBlock, ToolCall
 from mind.store import models
 

@@ -40,8 +40,10 @@ from typing import Literal, Protocol
 from mind.context.budget import Size, fixed_size, request_size
 from mind.context.engine import CompactionEngine
 from mind.conversation.errors import CompactionFailed, WrongState
-from mind.core.history import ContextSummary, HistoryMessage
+from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.core.prompt import PLATFORM_PROMPT, PromptCatalog, system_prompt
+from mind.core.tool_registry import ToolClash, ToolRegistry
+from mind.core.tool_runtime import ProjectionJournal, RunScope, ToolRuntime
 from mind.core.view import ProviderView
 from mind.events.views import CompactionTrigger
 from mind.profiles import hooks
@@ -61,8 +63,6 @@ from mind.providers.base import (
 )
 from mind.providers.catalog import ModelInfo, clamp_thinking
 from mind.tools.base import Tool
-from mind.tools.registry import ToolClash, ToolRegistry
-from mind.tools.runtime import ProjectionJournal, RunScope, ToolRuntime
 from mind.tools.selection import ToolSelection
 
 log = logging.getLogger(__name__)

@@ -28,10 +28,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import replace
-from datetime import UTC, datetime
-from functools import lru_cache
+from datetime import datetime
 
-from mind.core.history import ContextSummary, HistoryMessage
+from mind.conversation.history import ContextSummary, HistoryMessage, gmt_stamp
 from mind.core.prompt import (
     CURRENT_TIME_NOTE,
     IMAGE_UNREADABLE,
@@ -43,17 +42,6 @@ from mind.core.prompt import (
 from mind.providers.base import ProviderMessage, ToolCall
 
 NOT_EXECUTED = "error: this tool call was not executed (the run ended before it ran)"
-
-
-@lru_cache(maxsize=8192)
-def gmt_stamp(moment: datetime) -> str:
-    """`[YYYY-MM-DD HH:MM:SS GMT] ` for an aware datetime (naive ones are taken as UTC).
-
-    Cached: every request renders the whole history again, and formatting the stamps was more
-    than half of that work (a 240-message view: 1.9 → 0.84 ms)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("[%Y-%m-%d %H:%M:%S GMT] ")
 
 
 def strip_stamp(text: str) -> str:

@@ -183,7 +183,8 @@ def rotate(session: Session, credential_id: str) -> tuple[Credential, str, str]:
 
 
 def store_authenticator(database: Database) -> Callable[[str], Awaitable[Identity | None]]:
-    """An `authenticate(token)` callable for `mind.auth.AuthInterceptor`, one read a call."""
+    """An `authenticate(token)` callable for `mind.credentials.interceptor.AuthInterceptor`,
+    one read a call."""
 
     async def authenticate_token(token: str) -> Identity | None:
         return await database.read(lambda session: authenticate(session, token))

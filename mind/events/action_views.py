@@ -1,7 +1,7 @@
 """Typed views of initiative: pending and scheduled actions, their plans, triggers, firings.
 
 Like `mind.events.views`: each mirrors one `tobe.v1` message field for field (converted by
-`mind.api.convert_actions`) and has an explicit JSON form for its durable event
+`mind.wire.convert_actions`) and has an explicit JSON form for its durable event
 (`to_payload`, `from_payload`): keys are the field names, enumerations the store's lowercase
 words, timestamps ISO-8601 strings ("" for none). A `TriggerView` payload is also what the
 decision layer's Evaluator answers and what the store keeps (`pending_actions.trigger`,

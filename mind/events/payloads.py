@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
-from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
     ConversationView,
@@ -28,6 +27,7 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
 
 

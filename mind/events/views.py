@@ -1,7 +1,7 @@
 """Typed views: what durable events carry and what snapshot and history reads return.
 
 Each view mirrors one `tobe.v1` message field for field, under the same names (the servicer
-converts with one explicit function per view, `mind.api.convert`). Each also has an
+converts with one explicit function per view, `mind.wire.convert`). Each also has an
 explicit JSON form, the payload its durable event keeps in the outbox (`to_payload`,
 `from_payload`): keys are the field names; enumerations are the store's lowercase words
 ("running", "transparent", "tool"; "" for none); timestamps are ISO-8601 strings in UTC ("" for
@@ -17,7 +17,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from mind.approvals.model import Decision
+from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
 
 Payload = dict[str, Any]

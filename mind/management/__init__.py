@@ -6,11 +6,11 @@ What is imported here is the whole of what other process packages may use (the C
 `tobe up`); everything else in this package is the Mind's own.
 """
 
+from mind.credentials.local_user import local_user
 from mind.management.local_credentials import (
     LocalCredential,
     credential_file,
     local_credentials,
-    local_user,
     provision,
 )
 from mind.management.offline import OfflineUnavailable, serve_offline

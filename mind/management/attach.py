@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mind.awareness.health import AdapterReport
 from mind.management.hosting import ManagementEndpoint, serve_management
 from mind.management.live import MindLink
-from mind.management.records import AdapterReport, HandInfo, ServiceInfo
+from mind.management.records import HandInfo, ServiceInfo
 from mind.management.service import ManagementService
 from tobe.config import Settings
 

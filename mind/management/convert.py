@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import json
 
-from mind.api.convert import approval_to_proto
 from mind.approvals.model import ApprovalRecord
+from mind.awareness.health import AdapterHealth
 from mind.events.payloads import approval_view
-from mind.management.records import (
-    AdapterHealth,
-    AuditRecord,
-    CredentialInfo,
-    HandInfo,
-    ServiceInfo,
-    StatusReport,
-)
+from mind.management.records import AuditRecord, CredentialInfo, HandInfo, ServiceInfo, StatusReport
+from mind.wire.convert import approval_to_proto
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import common_pb2, management_pb2
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from mind.awareness.health import AdapterReport
+from mind.credentials.revocation_reports import RevocationReports
 from mind.events.views import CompactionView, ConversationView
-from mind.management.records import AdapterReport, HandInfo, ServiceInfo
-from mind.revocation_reports import RevocationReports
+from mind.management.records import HandInfo, ServiceInfo
 
 
 @dataclass

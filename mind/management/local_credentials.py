@@ -17,12 +17,12 @@ in the Mind's data directory.
 from __future__ import annotations
 
 import asyncio
-import getpass
 from dataclasses import dataclass
 from pathlib import Path
 
 from mind import credentials
 from mind.credentials import Identity
+from mind.credentials.local_user import local_user
 from mind.management.service import ManagementService
 from mind.store import migrate
 from mind.store.database import Database
@@ -60,16 +60,6 @@ def local_credentials(
         ),
         LocalCredential("client", "client", person, (CHAT, APPROVE, ADMIN)),
     )
-
-
-def local_user() -> str:
-    """The principal of the local user's client credential: the login name, else "local"."""
-    try:
-        name = getpass.getuser()
-    except (KeyError, OSError):
-        name = ""
-    cleaned = "".join(c for c in name if not c.isspace())
-    return cleaned or "local"
 
 
 def awareness_token_file(services_dir: Path) -> Path:

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from mind.awareness.health import AdapterReport
 from mind.events.views import ConversationView
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ class Revocation:
     # Live connections closed: the Mind's own streams (Hands, a gateway's subscription) and
     # the client connections gateways reported closing; 0 offline (nothing is connected).
     disconnected: int
-    # Gateways that did not report in time (`mind.revocation_reports`).
+    # Gateways that did not report in time (`mind.credentials.revocation_reports`).
     unreported_gateways: int = 0
 
 
@@ -88,25 +89,6 @@ class ServiceInfo:
     name: str
     address: str
     state: str
-
-
-@dataclass(frozen=True)
-class AdapterHealth:
-    """One Awareness adapter's health, as Awareness reports it."""
-
-    instance: str
-    adapter_id: str
-    state: str
-    last_error: str
-    restarts: int
-    next_restart_at: datetime | None
-
-
-@dataclass(frozen=True)
-class AdapterReport:
-    adapters: tuple[AdapterHealth, ...] = ()
-    # Why the adapters could not be read; "" when they were (or Awareness is not configured).
-    error: str = ""
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,15 @@
 An operator's `tobe admin credentials revoke` and a device signing itself out
 (`Mind.SignOut`) both revoke here, so both leave the same trace: the credential's `revoked_at`,
 the durable `credential_revoked` event (gateways close every connection of the credential; the
-running Mind cuts its streams as the event commits, `mind.live_calls`) and a secret-free audit
-row, all in the caller's transaction.
+running Mind cuts its streams as the event commits, `mind.credentials.live_calls`) and a
+secret-free audit row, all in the caller's transaction.
 """
 
 from __future__ import annotations
 
 from mind import credentials
+from mind.credentials.live_calls import CREDENTIAL_REVOKED
 from mind.events.views import CredentialRevokedView
-from mind.live_calls import CREDENTIAL_REVOKED
 from mind.management import audit
 from mind.management.records import CredentialInfo
 from mind.store.database import WriteTx

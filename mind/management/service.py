@@ -5,8 +5,8 @@ durable `credential_revoked` event, which the store hands to the event bus once 
 a failure anywhere leaves none of them; the exception is a compaction, which the running Mind
 commits itself and which is audited in a unit of its own once it has. Live effects of an
 online mutation happen only at or after that commit: the Mind cuts a revoked credential's
-streams as the commit is handed to its event bus (`mind.live_calls`), and drops a deleted
-conversation's actor afterwards.
+streams as the commit is handed to its event bus (`mind.credentials.live_calls`), and drops a
+deleted conversation's actor afterwards.
 """
 
 from __future__ import annotations
@@ -20,8 +20,10 @@ from sqlalchemy.orm import Session
 
 from mind import credentials
 from mind.approvals.model import ApprovalRecord
+from mind.awareness.health import AdapterReport
 from mind.conversation import choices
 from mind.credentials.pairing import IssuedCode
+from mind.credentials.revocation_reports import Expected
 from mind.credentials.tokens import parse_token, secret_matches
 from mind.events.action_views import ScheduledActionView
 from mind.events.views import CompactionView, ConversationView
@@ -30,7 +32,6 @@ from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.pairing import Pairing
 from mind.management.records import (
-    AdapterReport,
     AuditRecord,
     ConversationDetail,
     CredentialInfo,
@@ -43,7 +44,6 @@ from mind.management.records import (
 from mind.memory.store import MemoryListing, delete_entry, listing
 from mind.profiles.declared import declared_profiles
 from mind.profiles.errors import ProfileError
-from mind.revocation_reports import Expected
 from mind.scheduler import records as schedules
 from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import Clock

@@ -12,13 +12,6 @@ from typing import Any
 import grpc
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from mind.api.convert import (
-    compaction_to_proto,
-    conversation_to_proto,
-    memory_entry_to_proto,
-    pairing_to_proto,
-)
-from mind.api.convert_actions import schedule_change, scheduled_action_to_proto
 from mind.conversation import errors as conversations
 from mind.credentials import CredentialInactive, CredentialNotFound, InvalidCredentialRequest
 from mind.management import convert
@@ -27,6 +20,13 @@ from mind.management.service import ManagementService
 from mind.memory.rules import MemoryRefused
 from mind.profiles.errors import ProfileError
 from mind.scheduler import errors as scheduler
+from mind.wire.convert import (
+    compaction_to_proto,
+    conversation_to_proto,
+    memory_entry_to_proto,
+    pairing_to_proto,
+)
+from mind.wire.convert_actions import schedule_change, scheduled_action_to_proto
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.runtime.timestamps import optional_moment
 from tobe.v1 import management_pb2 as pb

@@ -13,7 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from mind.actions.prompts import EVALUATOR_MARK, EXTRACTOR_MARK, PLANNER_MARK
-from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, SUMMARISER_PROMPT, posted_note
+from mind.context.prompt import SUMMARISER_PROMPT
+from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, posted_note
 from mind.core.view import is_runtime_note, strip_stamp
 from mind.providers.base import (
     ErrorKind,

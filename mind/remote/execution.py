@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mind.auth import current_identity
+from mind.credentials.interceptor import current_identity
 from mind.remote.authority import Authority, BackgroundSink
 from mind.remote.hub import HandHub
 from mind.remote.model import ImageLimits

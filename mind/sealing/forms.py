@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mind.core.history import HistoryMessage
 from mind.sealing import cipher
 from mind.sealing.keyring import REMOVED, KeyRing
+
+if TYPE_CHECKING:
+    from mind.conversation.history import HistoryMessage
 
 # What a sealed tool call's arguments read as once they are gone.
 ARGUMENTS_NOTE: dict[str, Any] = {"note": "sensitive data removed after the turn"}

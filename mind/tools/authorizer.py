@@ -20,6 +20,20 @@ class VerdictKind(StrEnum):
     ASK = "ask"
 
 
+class Decision(StrEnum):
+    """A committed decision on an approval request (values stored in `approvals.decision`)."""
+
+    APPROVE_ONCE = "approve_once"
+    APPROVE_CONVERSATION = "approve_conversation"
+    DENY = "deny"
+    # Nobody decided before `expires_at`: counts as a deny.
+    EXPIRED = "expired"
+
+    @property
+    def approves(self) -> bool:
+        return self in (Decision.APPROVE_ONCE, Decision.APPROVE_CONVERSATION)
+
+
 @dataclass(frozen=True)
 class Verdict:
     kind: VerdictKind

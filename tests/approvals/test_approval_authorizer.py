@@ -16,14 +16,14 @@ from sqlalchemy.orm import Session
 from mind.approvals.authorizer import ApprovalAuthorizer
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.grants import GrantCache
-from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.model import ApprovalRecord
 from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit, OutboxEvent
-from mind.tools.authorizer import CallUnderReview, Verdict, VerdictKind
+from mind.tools.authorizer import CallUnderReview, Decision, Verdict, VerdictKind
 from mind.tools.base import ApprovalBinding, ApprovalSource, Effect
 from tobe.config import ApprovalRule, ApprovalSettings
 from tobe.runtime.digest import arguments_digest

@@ -12,9 +12,10 @@ from sqlalchemy import func, select
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound, InvalidDecision
 from mind.approvals.grants import GrantCache
-from mind.approvals.model import ApprovalRecord, Decision
+from mind.approvals.model import ApprovalRecord
 from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit, ApprovalGrant, OutboxEvent
+from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode
 from tobe.runtime.digest import arguments_digest
 

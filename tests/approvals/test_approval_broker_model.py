@@ -19,10 +19,10 @@ from sqlalchemy.orm import Session
 
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound
-from mind.approvals.model import Decision
 from mind.store.database import Database
 from mind.store.migrate import upgrade
 from mind.store.models import Approval, ApprovalAudit, Conversation, OutboxEvent
+from mind.tools.authorizer import Decision
 
 EXPIRY = timedelta(minutes=10)
 PERSON_DECISIONS = [Decision.APPROVE_ONCE, Decision.APPROVE_CONVERSATION, Decision.DENY]

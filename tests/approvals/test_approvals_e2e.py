@@ -28,9 +28,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from mind.approvals.broker import ApprovalBroker
-from mind.approvals.model import Decision
 from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit
+from mind.tools.authorizer import Decision
 from tobe.v1 import common_pb2
 
 pytestmark = pytest.mark.e2e

@@ -12,11 +12,11 @@ from sqlalchemy.orm import Session
 
 from face.projection import AdmissionModes, project_approval, project_event
 from mind.approvals.broker import ApprovalBroker
-from mind.approvals.model import Decision
 from mind.remote.model import ToolDecl
 from mind.remote.tools import RemoteTool
 from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit, OutboxEvent
+from mind.tools.authorizer import Decision
 from mind.tools.base import Effect, ToolContext, ToolOutcome
 from mind.tools.builtin import WaitTool
 from mind.tools.decision import DECISION_LIMIT, decision_text

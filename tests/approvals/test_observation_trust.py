@@ -15,13 +15,12 @@ from helpers.eventually import eventually_async
 from mind.approvals.authorizer import ApprovalAuthorizer
 from mind.approvals.broker import ApprovalBroker
 from mind.approvals.grants import GrantCache
-from mind.approvals.model import Decision
 from mind.approvals.policy import Policy
 from mind.conversation.continuation import origin_of
 from mind.conversation.runs import trust_of
 from mind.store.database import Database, WriteTx
 from mind.store.models import Approval, Run, ToolProjection
-from mind.tools.authorizer import CallUnderReview, VerdictKind
+from mind.tools.authorizer import CallUnderReview, Decision, VerdictKind
 from mind.tools.base import Effect
 from tobe.config import ApprovalRule, ApprovalSettings
 

@@ -11,11 +11,11 @@ from typing import Any
 from mind.awareness.catalog import AdapterCatalog
 from mind.awareness.errors import AwarenessLinkError
 from mind.awareness.tools import AwarenessInteractTool, AwarenessObserveTool
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
+from mind.core.tool_runtime import Admission, RunScope, Terminal, ToolRuntime
 from mind.providers.base import ToolCall
 from mind.tools.authorizer import CallUnderReview, Verdict
 from mind.tools.base import CallClass, DetailMode, Effect
-from mind.tools.runtime import Admission, RunScope, Terminal, ToolRuntime
 from tobe.v1 import awareness_pb2 as pb
 
 

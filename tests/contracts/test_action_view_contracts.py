@@ -11,7 +11,6 @@ import pytest
 from google.protobuf.message import Message as ProtoMessage
 from test_view_contracts import Mapping, _is_set
 
-from mind.api import convert_actions as convert
 from mind.events.action_views import (
     ActionTiming,
     FiringOutcome,
@@ -24,6 +23,7 @@ from mind.events.action_views import (
     TriggerKind,
     TriggerView,
 )
+from mind.wire import convert_actions as convert
 from tobe.v1 import common_pb2
 
 START = datetime(2026, 12, 3, 10, 11, 12, 345678, tzinfo=UTC)

@@ -60,7 +60,7 @@ GRPC_EDGES = frozenset(
         "hand/check/session.py",
         "management/cli_support.py",
         "management/up.py",
-        "mind/auth.py",
+        "mind/credentials/interceptor.py",
         "mind/awareness/client.py",
         "mind/management/servicer.py",
         "mind/remote/servicer.py",

@@ -17,8 +17,6 @@ import pytest
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
-from mind.api import convert
-from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
     CompactionTrigger,
@@ -37,7 +35,9 @@ from mind.events.views import (
     ToolView,
 )
 from mind.memory.store import MemoryEntryView
+from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
+from mind.wire import convert
 from tobe.v1 import common_pb2, events_pb2
 
 START = datetime(2026, 12, 3, 10, 11, 12, 345678, tzinfo=UTC)

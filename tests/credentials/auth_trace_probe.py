@@ -16,8 +16,8 @@ from pathlib import Path
 
 import grpc
 
-from mind.auth import AuthInterceptor, current_identity
 from mind.credentials import issue, revoke, store_authenticator
+from mind.credentials.interceptor import AuthInterceptor, current_identity
 from mind.store.database import Database, WriteTx
 from mind.store.migrate import upgrade
 from tobe.runtime.channel import bearer_metadata, open_channel

@@ -12,9 +12,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import grpc
 import pytest
 
-from mind.auth import AuthInterceptor, current_identity
 from mind.credentials import Identity
-from mind.live_calls import LiveCalls
+from mind.credentials.interceptor import AuthInterceptor, current_identity
+from mind.credentials.live_calls import LiveCalls
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.server import ServiceSpec, start_server
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc

@@ -16,6 +16,8 @@ from mind.conversation import inputs, proactive, runs
 from mind.conversation.access import Viewer
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import ToolRuntime
 from mind.events.action_views import PlanStepView, TriggerKind, TriggerView
 from mind.events.bus import EventBus
 from mind.providers.script import parse_script
@@ -27,8 +29,6 @@ from mind.store.database import Database, WriteTx
 from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode
 from mind.tools.builtin import builtin_tools
-from mind.tools.registry import ToolRegistry
-from mind.tools.runtime import ToolRuntime
 from tobe.config import MindSettings
 
 SCRIPT = """

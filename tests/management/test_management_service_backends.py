@@ -15,14 +15,14 @@ from admin_store import TEAM_ROWS, seed_conversations
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
+from mind.awareness.health import AdapterReport
 from mind.conversation.errors import WrongState
 from mind.credentials import CredentialRevoked
+from mind.credentials.revocation_reports import RevocationReports
 from mind.events.views import CompactionTrigger, CompactionView, ConversationView
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
-from mind.management.records import AdapterReport
 from mind.management.service import COMPACT_OFFLINE, ManagementService
-from mind.revocation_reports import RevocationReports
 from mind.store.database import Database, WriteTx
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
 

@@ -10,8 +10,10 @@ from typing import Any
 import pytest
 from helpers.eventually import eventually_async
 
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
 from mind.core.loop import AgentCore
+from mind.core.tool_registry import ToolClash, ToolRegistry
+from mind.core.tool_runtime import Admission, RunScope, Terminal, ToolRuntime
 from mind.providers.base import (
     ProviderRequest,
     ProviderResult,
@@ -25,8 +27,6 @@ from mind.providers.scripted import ScriptedProvider
 from mind.tools.authorizer import AllowAll, CallUnderReview, Verdict
 from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
 from mind.tools.builtin import builtin_tools
-from mind.tools.registry import ToolClash, ToolRegistry
-from mind.tools.runtime import Admission, RunScope, Terminal, ToolRuntime
 
 T = datetime(2026, 9, 10, 14, 0, 30, tzinfo=UTC)
 

@@ -16,13 +16,13 @@ from mind.conversation.access import Viewer
 from mind.conversation.errors import InvalidInput
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import ToolRuntime
 from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
-from mind.tools.registry import ToolRegistry
-from mind.tools.runtime import ToolRuntime
 from tobe.config import MindSettings
 from tobe.v1 import awareness_pb2 as pb
 

@@ -15,6 +15,8 @@ from mind.conversation.errors import NotFound
 from mind.conversation.manager import INTERRUPTED, ConversationManager
 from mind.conversation.replies import ConfiguredReplies
 from mind.core.loop import AgentCore
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import ToolRuntime
 from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
@@ -23,8 +25,6 @@ from mind.store.database import Database, WriteTx
 from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode
 from mind.tools.builtin import builtin_tools
-from mind.tools.registry import ToolRegistry
-from mind.tools.runtime import ToolRuntime
 from tobe.config import MindSettings
 
 SCRIPT = """

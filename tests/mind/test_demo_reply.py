@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
 from mind.core.view import provider_messages
 from mind.providers.base import ProviderRequest
 from mind.providers.factory import build_provider

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from mind.conversation.errors import InvalidInput
+from mind.conversation.history import HistoryMessage
 from mind.conversation.images import ImageUpload, check_images
 from mind.conversation.media import read_images, store_images
-from mind.core.history import HistoryMessage
 from mind.core.prompt import IMAGE_UNREADABLE
 from mind.core.view import provider_messages
 from mind.providers.base import ImagePart, ProviderRequest, StopReason

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
 
+from mind.conversation.history import HistoryMessage, gmt_stamp
 from mind.conversation.records import assistant_payload, history_message
-from mind.core.history import HistoryMessage
 from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, PLATFORM_PROMPT, system_prompt
 from mind.core.view import (
     NOT_EXECUTED,
     ProviderView,
-    gmt_stamp,
     is_runtime_note,
     provider_messages,
 )

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
 from mind.core.view import provider_messages
 from mind.providers.base import (
     ErrorKind,

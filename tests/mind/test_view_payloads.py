@@ -8,9 +8,7 @@ from typing import Any
 
 import pytest
 
-from mind.api import convert
 from mind.api.events import durable_event
-from mind.approvals.model import Decision
 from mind.events.views import (
     ApprovalView,
     ConversationView,
@@ -25,7 +23,9 @@ from mind.events.views import (
     ToolView,
 )
 from mind.store.models import OutboxEvent
+from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
+from mind.wire import convert
 
 AT = datetime(2026, 12, 3, 10, 11, 12, 345678, tzinfo=UTC)
 STAMP = "2026-12-03T10:11:12.345678+00:00"

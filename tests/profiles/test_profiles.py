@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mind.core.tool_registry import ToolClash, ToolRegistry
 from mind.profiles import hooks
 from mind.profiles.book import ProfileBook
 from mind.profiles.declared import declared_profiles
@@ -20,7 +21,6 @@ from mind.profiles.validation import validate
 from mind.providers.base import ThinkingLevel
 from mind.tools.base import ToolOutcome
 from mind.tools.builtin import builtin_tools
-from mind.tools.registry import ToolClash, ToolRegistry
 from tests.profiles.profile_fixtures import ShadowClock
 from tobe.config import ProfileEntry, ProfilesSettings
 

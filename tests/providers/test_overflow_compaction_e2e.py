@@ -12,7 +12,7 @@ from helpers.mind_gateway import Gateway, payloads
 from helpers.mind_process import running_mind
 from provider_wire import JSON, Reply, WireServer, data_file, fixture_file
 
-from mind.core.prompt import SUMMARISER_PROMPT
+from mind.context.prompt import SUMMARISER_PROMPT
 from tobe.v1 import common_pb2, events_pb2
 
 pytestmark = pytest.mark.e2e

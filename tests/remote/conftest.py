@@ -11,8 +11,8 @@ import pytest
 from remote_harness import CONVERSATION, HAND_SCOPES, Link, audience_of, remote_settings
 
 from hand import Hand
-from mind.auth import AuthInterceptor
 from mind.credentials import issue, store_authenticator
+from mind.credentials.interceptor import AuthInterceptor
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import TaskRecord
 from mind.remote.registry import Registry

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mind.credentials import issue
-from mind.live_calls import LiveCalls
+from mind.credentials.live_calls import LiveCalls
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import TaskRecord
 from mind.store.database import Database, WriteTx

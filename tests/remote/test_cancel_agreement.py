@@ -12,12 +12,12 @@ from remote_harness import CONVERSATION, Link, remote_settings
 from test_task_lifecycle import add_stubborn_tool, single_task
 
 from hand import Hand
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
+from mind.core.tool_runtime import Admission, RunScope, Terminal, ToolRuntime
 from mind.providers.base import ToolCall
 from mind.remote.model import TaskState
 from mind.tools.authorizer import Verdict
 from mind.tools.base import DetailMode
-from mind.tools.runtime import Admission, RunScope, Terminal, ToolRuntime
 
 
 class AllowAll:

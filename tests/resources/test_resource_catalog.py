@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mind.core.tool_registry import ToolRegistry
 from mind.resources.catalog import HEADER
 from mind.resources.store import ResourceStore
-from mind.tools.registry import ToolRegistry
 
 
 def _write(root: Path, *relatives: str) -> None:

@@ -10,9 +10,11 @@ from helpers.eventually import eventually_async
 from sqlalchemy import select
 
 from mind.conversation.access import Viewer
+from mind.conversation.history import HistoryMessage
 from mind.conversation.manager import ConversationManager
-from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import Admission, RunScope, Terminal, ToolRuntime
 from mind.events.bus import EventBus
 from mind.providers.base import ToolCall
 from mind.providers.script import parse_script
@@ -24,8 +26,6 @@ from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode, Effect, Tool, ToolContext, ToolOutcome
 from mind.tools.builtin import builtin_tools
-from mind.tools.registry import ToolRegistry
-from mind.tools.runtime import Admission, RunScope, Terminal, ToolRuntime
 from tobe.config import MindSettings
 
 ALICE = Viewer("alice")

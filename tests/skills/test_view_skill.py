@@ -8,9 +8,9 @@ from typing import Any
 
 import jsonschema
 
+from mind.core.tool_registry import ToolRegistry
 from mind.skills.store import SkillStore
 from mind.tools.base import Effect, ToolContext
-from mind.tools.registry import ToolRegistry
 
 # The `write_skill` fixture: (directory, relative path, name, **front matter) -> path.
 WriteSkill = Callable[..., Path]

@@ -7,7 +7,6 @@ A field renamed or dropped on either side fails there instead of going missing o
 
 from __future__ import annotations
 
-from mind.approvals.model import Decision
 from mind.credentials.pairing import IssuedCode
 from mind.events.views import (
     ApprovalView,
@@ -27,6 +26,7 @@ from mind.events.views import (
     ToolView,
 )
 from mind.memory.store import MemoryEntryView
+from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
 from tobe.runtime.timestamps import from_timestamp, optional_moment, to_timestamp
 from tobe.v1 import common_pb2, events_pb2

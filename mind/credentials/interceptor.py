@@ -26,7 +26,7 @@ from typing import Any, TypeAlias, TypeVar
 import grpc
 
 from mind.credentials import Identity
-from mind.live_calls import CredentialRevoked, LiveCalls, revoked_message
+from mind.credentials.live_calls import CredentialRevoked, LiveCalls, revoked_message
 from tobe.mind_answers import AUTHENTICATION_UNAVAILABLE
 
 log = logging.getLogger(__name__)

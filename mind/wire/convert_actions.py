@@ -1,5 +1,5 @@
 """Initiative views (`mind.events.action_views`) ↔ `tobe.v1` messages, one pair per view, like
-`mind.api.convert` (proved both ways by `tests/contracts/test_view_contracts.py`)."""
+`mind.wire.convert` (proved both ways by `tests/contracts/test_view_contracts.py`)."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 import jsonschema
 
-from mind.core.history import HistoryMessage
+from mind.conversation.history import HistoryMessage
 from mind.profiles import hooks
 from mind.profiles.model import DEFAULT_PROFILE, Profile, ToolCallInfo
 from mind.providers.base import ToolCall
