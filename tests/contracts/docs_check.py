@@ -232,6 +232,31 @@ def shown_commands(paths: list[Path], root_command: click.Group) -> set[tuple[st
     return {tuple(command_path(root_command, words)[0]) for _, words in invocations(paths)}
 
 
+# --- test references ---------------------------------------------------------------------
+
+TEST_REFERENCE = re.compile(r"^(tests/[\w/]+\.py)?(?:::(\w+))?$")
+
+
+def cited_test_problems(paths: list[Path], root: Path) -> list[str]:
+    """Every `tests/….py` and `tests/….py::test_name` (or `::test_name` after one) exists."""
+    problems: list[str] = []
+    for path in paths:
+        last_file: Path | None = None
+        for span in spans(path):
+            reference = TEST_REFERENCE.match(span.text) if span.kind == "code" else None
+            if reference is None or not any(reference.groups()):
+                continue
+            if reference.group(1):
+                last_file = root / reference.group(1)
+                if not last_file.is_file():
+                    problems.append(f"{span.where(root)}: {reference.group(1)} is no file")
+                    continue
+            name = reference.group(2)
+            if name and (last_file is None or f"def {name}(" not in last_file.read_text()):
+                problems.append(f"{span.where(root)}: {span.text} names no test")
+    return problems
+
+
 # --- settings ----------------------------------------------------------------------------
 
 
@@ -279,7 +304,10 @@ def _toml_keys(table: dict[str, Any], prefix: list[str]) -> Iterator[list[str]]:
 
 
 def _names_a_setting(text: str, sections: set[str]) -> bool:
-    """Whether inline code reads as `section.key`: not a file name, a module or an attribute."""
+    """Whether inline code reads as `section.key`: not a file name, a module or an attribute.
+
+    A name such as `mind.agnet` is neither a setting nor code: it is checked as a setting, so
+    the mistake is reported rather than taken for a module."""
     if not DOTTED.match(text) or "." not in text or text.split(".")[0] not in sections:
         return False
     return text.rsplit(".", 1)[1] not in FILE_SUFFIXES and not _is_code(text.removesuffix(".*"))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from docs_check import (
+    cited_test_problems,
     command_problems,
     documents,
     link_problems,
@@ -71,6 +72,10 @@ def test_every_setting_the_docs_name_is_a_configuration_key(docs: list[Path]) ->
     assert setting_problems(docs, ROOT) == []
 
 
+def test_every_test_the_docs_cite_exists(docs: list[Path]) -> None:
+    assert cited_test_problems(docs, ROOT) == []
+
+
 PLANTED = """# Guide
 
 ## Real heading
@@ -87,6 +92,9 @@ tobe up --no-such-option
 
 Run `tobe dcotor`, set `[mind] welcome` and `[mind] welcme`, `face.web.listen` and
 `face.web.lisen`, or `TOBE_FACE__QUEUE_SIZE` and `TOBE_FACE__QUEUE_SIZ`.
+
+Kept by `tests/contracts/test_docs.py::test_every_test_the_docs_cite_exists`,
+`::test_no_such_test` and `tests/contracts/test_no_such_file.py`.
 
 ```toml
 [scheduler]
@@ -140,4 +148,16 @@ def test_the_setting_check_names_each_unknown_key_and_variable(planted: Path) ->
         "TOBE_FACE__QUEUE_SIZ is no setting, and no code reads it",
         "[scheduler] time_zon is no setting",
         "[profiles.profile] persona_text is no setting",
+    ]
+
+
+def test_the_test_reference_check_names_each_missing_test_and_file(planted: Path) -> None:
+    (planted / "tests" / "contracts").mkdir(parents=True)
+    (planted / "tests" / "contracts" / "test_docs.py").write_text(
+        Path(__file__).read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    problems = cited_test_problems(documents(planted), planted)
+    assert [problem.split(": ", 1)[1] for problem in problems] == [
+        "::test_no_such_test names no test",
+        "tests/contracts/test_no_such_file.py is no file",
     ]
