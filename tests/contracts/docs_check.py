@@ -294,6 +294,29 @@ def setting_exists(path: list[str], model: Any = Settings) -> bool:
     return True
 
 
+def setting_keys(model: type[BaseModel] = Settings, prefix: str = "") -> Iterator[str]:
+    """Every setting, dotted: a section's fields one by one, a list of tables as one key."""
+    for name, field in model.model_fields.items():
+        inner = _model(field.annotation)
+        nested = isinstance(inner, type) and issubclass(inner, BaseModel)
+        if nested and typing.get_origin(field.annotation) is not list:
+            yield from setting_keys(inner, f"{prefix}{name}.")
+        else:
+            yield f"{prefix}{name}"
+
+
+def unlisted_settings(reference: str) -> list[str]:
+    """The settings a reference does not name, by key, a `section.*` or a section it names."""
+    unlisted: list[str] = []
+    for key in setting_keys():
+        parts = key.split(".")
+        shown = [".".join(parts[:cut]) for cut in range(2, len(parts) + 1)]
+        if not any(f"`{name}`" in reference or f"`{name}.*`" in reference for name in shown):
+            if f"`{key}`" not in reference:
+                unlisted.append(key)
+    return unlisted
+
+
 def _toml_keys(table: dict[str, Any], prefix: list[str]) -> Iterator[list[str]]:
     for key, value in table.items():
         yield [*prefix, key]

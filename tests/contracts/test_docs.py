@@ -18,6 +18,7 @@ from docs_check import (
     link_problems,
     setting_problems,
     shown_commands,
+    unlisted_settings,
 )
 
 from tobe.cli import main
@@ -70,6 +71,17 @@ def test_every_command_the_docs_show_answers_help(docs: list[Path]) -> None:
 
 def test_every_setting_the_docs_name_is_a_configuration_key(docs: list[Path]) -> None:
     assert setting_problems(docs, ROOT) == []
+
+
+def test_the_configuration_reference_lists_every_setting() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert unlisted_settings(reference) == []
+
+
+def test_the_reference_check_names_a_setting_left_out() -> None:
+    reference = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    assert unlisted_settings(reference.replace("`mind.step_limit`", "")) == ["mind.step_limit"]
+    assert "face.web.tls.cert_file" in unlisted_settings(reference.replace("`face.web.tls.*`", ""))
 
 
 def test_every_test_the_docs_cite_exists(docs: list[Path]) -> None:
