@@ -107,5 +107,5 @@ def _fix(problem: str) -> str:
     if "did you mean" in problem:
         return "rename it as suggested, or remove it"
     if "unknown" in problem:
-        return "remove it (README, Configuration, lists the settings)"
+        return "remove it (docs/configuration.md lists the settings)"
     return "correct the value at that line"

@@ -30,7 +30,7 @@ def check_hands(doctor: Doctor) -> list[Finding]:
                 Status.WARN,
                 CHECK,
                 "no Hand is attached: the model has no tools on a device",
-                "`tobe up` runs the local Hand; for another one see README, Connect your own Hand",
+                "`tobe up` runs the local Hand; for another one see docs/hands.md",
             )
         ]
     hands = ", ".join(f"{hand.name} ({hand.principal}, {hand.tools} tools)" for hand in found.hands)

@@ -4,6 +4,12 @@ The running Mind serves it on its owner-only socket (`attach.attach_management`)
 runs, the operator's CLI serves it in its own process under the state lock (`serve_offline`).
 What is imported here is the whole of what other process packages may use (the CLI and
 `tobe up`); everything else in this package is the Mind's own.
+
+One command needs the running Mind: `CompactContext` (`tobe admin conversations compact`) goes
+through `MindLink.compact_conversation` to the conversation's actor, as a client's
+`Mind.CompactConversation` does, and is audited once the compaction committed; offline it
+answers FAILED_PRECONDITION. `revocation.py` is the one revocation path (an operator's revoke
+and `Mind.SignOut`); `pairing.py` runs pairing codes as units with their audit rows.
 """
 
 from mind.credentials.local_user import local_user

@@ -34,7 +34,12 @@ from management.certificates import CA_CERT, SERVER_CERT, SERVER_KEY
 from mind.management.ca_copies import CA_FILE
 from tobe.config import Settings, load_settings
 
-DOCUMENTS = (REPO / "README.md", DOCKER_DIR / "compose.yaml", ENV_EXAMPLE)
+DOCUMENTS = (
+    REPO / "README.md",
+    *sorted((REPO / "docs").glob("*.md")),
+    DOCKER_DIR / "compose.yaml",
+    ENV_EXAMPLE,
+)
 
 
 def documented_file_sets() -> list[tuple[str, ...]]:

@@ -22,7 +22,7 @@ from tobe.v1 import common_pb2, face_pb2
 pytestmark = pytest.mark.e2e
 SCRIPT = Path(__file__).with_name("chat_script.yaml")
 NOTE = "Remember: the compose topology works."
-README = REPO / "README.md"
+DOCKER_GUIDE = REPO / "docs" / "docker.md"
 CHAT = ["tobe", "chat", "--address", "face:7420"]
 
 
@@ -127,8 +127,8 @@ async def test_compose_services_start_healthy_and_a_chat_turn_reads_a_file_on_th
     face = json.loads(status.stdout)["face"]
     assert (face["status"], face["address"]) == ("SERVING", topology.map_value("mind", "face:7420"))
 
-    # Chat in the Mind's container as the README says, Face named by --address.
-    assert f"exec mind {' '.join(CHAT)}" in README.read_text()
+    # Chat in the Mind's container as the Docker guide says, Face named by --address.
+    assert f"exec mind {' '.join(CHAT)}" in DOCKER_GUIDE.read_text()
     command, env, cwd = topology.exec_in("mind", [*CHAT, "--conversation", "p_compose"])
     chat = pexpect.spawn(
         command[0],

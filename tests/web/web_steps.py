@@ -10,7 +10,7 @@ from web_stack import Stack
 
 # Bounded waits only to avoid hangs: a slow machine may take seconds where a fast one takes ms.
 WAIT_MS = 20_000
-# The picture of the web client the README shows.
+# The picture of the web client the README and docs/web-client.md show.
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "web-client.png"
 
 

@@ -16,7 +16,7 @@ SERVICE_VARIABLE = "TOBE_SERVICE"
 # Where the Mind's container keeps the other services' credentials, one directory each
 # (`tobe mind serve --provision`, which reads it too).
 PROVISION_VARIABLE = "TOBE_PROVISION_DIR"
-# The compose command every documented step runs with (README, "Docker").
+# The compose command every documented step runs with (docs/docker.md).
 COMPOSE = "docker compose -f docker/compose.yaml"
 
 
