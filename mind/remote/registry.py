@@ -43,8 +43,9 @@ from mind.sealing.cipher import is_envelope, seal, seal_text
 from mind.sealing.forms import open_json, open_text
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import RemoteRun, Task, TaskTransition, utcnow
+from mind.store.write_tx import WriteTx
 from mind.tools.base import ApprovalBinding, ApprovalSource, DetailMode
 
 log = logging.getLogger(__name__)

@@ -23,8 +23,9 @@ from mind.management.live import MindLink
 from mind.management.records import AdapterReport
 from mind.management.service import COMPACT_OFFLINE, ManagementService
 from mind.revocation_reports import RevocationReports
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
+from mind.store.write_tx import WriteTx
 
 FAIL_AUDIT = {
     "sqlite": [
