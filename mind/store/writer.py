@@ -1,24 +1,14 @@
-"""What the store's two writers share: the contract the database drives them by, the callback
-that receives committed events, and the counters they keep."""
+"""What the store's two writers (`group_writer`, `pool_writer`) share: the callback that
+receives committed events, and the counters they keep."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
 
 from mind.store.models import OutboxEvent
-from mind.store.write_tx import Unit
-
-T = TypeVar("T")
 
 OnCommit = Callable[[list[OutboxEvent]], None]
-
-
-class Writer(Protocol):
-    async def write(self, unit: Unit[T]) -> T: ...
-
-    async def close(self) -> None: ...
 
 
 @dataclass
