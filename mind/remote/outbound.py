@@ -38,6 +38,7 @@ _SOURCES = {
 
 
 def ms(seconds: float) -> int:
+    """Seconds as the whole milliseconds the protos carry."""
     return int(seconds * 1000)
 
 
