@@ -43,9 +43,10 @@ import grpc
 from mind.credentials import issue, store_authenticator
 from mind.credentials.interceptor import AuthInterceptor
 from mind.remote.execution import RemoteExecution
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.migrate import upgrade
 from mind.store.models import Conversation, Credential
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode, ToolContext
 from tobe.config import RemoteSettings
 from tobe.runtime.channel import open_channel

@@ -55,7 +55,8 @@ from mind.providers.base import Provider
 from mind.scheduler import records as schedule_records
 from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import Clock
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.base import Tool
 from tobe.config import ActionsSettings, SchedulerSettings
 

@@ -26,8 +26,8 @@ from mind.events.action_views import (
     PlanStepView,
     TriggerView,
 )
-from mind.store.database import WriteTx
 from mind.store.models import Conversation, PendingAction
+from mind.store.write_tx import WriteTx
 
 ACTION_CHANGED = "action_changed"
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from mind.store.database import WriteTx
 from mind.store.models import ApprovalAudit
+from mind.store.write_tx import WriteTx
 
 
 class AuditSource(StrEnum):

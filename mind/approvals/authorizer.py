@@ -30,7 +30,8 @@ from mind.approvals.model import ApprovalRecord
 from mind.approvals.policy import Policy, grants_apply
 from mind.approvals.reviewer import Reviewer, ReviewOutcome
 from mind.approvals.summary import reviewer_summary
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.authorizer import CallUnderReview, Decision, Verdict, VerdictKind
 from mind.tools.base import ApprovalBinding, ApprovalSource
 from mind.tools.summary import summarize_arguments

@@ -37,7 +37,7 @@ from mind.events.payloads import approval_view
 from mind.sealing.cipher import seal_text, text_envelope
 from mind.sealing.forms import Sealer, open_text
 from mind.sealing.keyring import REMOVED, KeyRing
-from mind.store.database import Database, Unit, WriteTx
+from mind.store.database import Database
 from mind.store.models import (
     Approval,
     ApprovalGrant,
@@ -45,6 +45,7 @@ from mind.store.models import (
     ConversationMember,
     utcnow,
 )
+from mind.store.write_tx import Unit, WriteTx
 from mind.tools.authorizer import CallUnderReview, Decision
 from mind.tools.base import DetailMode, Effect
 from tobe.runtime.digest import arguments_digest, canonical_json

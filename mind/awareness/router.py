@@ -37,7 +37,8 @@ from mind.awareness.notes import ObservationNote, Routed, build_note, instance_o
 from mind.conversation.access import MAX_KEY_LENGTH
 from mind.conversation.manager import MAX_TITLE
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from tobe.runtime.backoff import Backoff
 from tobe.v1 import awareness_pb2 as pb
 

@@ -14,7 +14,8 @@ from mind.conversation.records import history_message
 from mind.conversation.runs import PROACTIVE_TRIGGER
 from mind.events.views import CompactionView
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 
 # The format of `summaries.text` this release writes and reads.
 SUMMARY_VERSION = 1

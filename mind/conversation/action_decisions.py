@@ -33,7 +33,7 @@ from mind.events.action_views import (
     PendingState,
     ScheduledActionView,
 )
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 
 KIND = "action_decision"
 _VERBS = {

@@ -70,7 +70,8 @@ from mind.sealing.forms import Sealer, open_message, redacted_history
 from mind.sealing.keyring import KeyRing, Queried, replacement
 from mind.sealing.sensitivity import sensitive_tools
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 from mind.tools.selection import ToolSelection
 

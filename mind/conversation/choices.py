@@ -15,7 +15,7 @@ from mind.conversation.errors import InvalidInput, NotAllowed
 from mind.events.payloads import conversation_view
 from mind.events.views import ConversationView
 from mind.store import models
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 
 CONVERSATION_CHANGED = "conversation_changed"
 MAX_HAND_NAME = 128

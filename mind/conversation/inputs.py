@@ -13,7 +13,7 @@ from mind.conversation import posts
 from mind.conversation.messages import append_message
 from mind.events.payloads import queued_view
 from mind.store import models
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 
 _COLUMNS = models.Input.__table__

@@ -18,7 +18,8 @@ from mind.events.payloads import projection_view
 from mind.providers.base import ProviderResult, ToolCall
 from mind.sealing.forms import Overlay, Sealer
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 
 _PROJECTION = select(models.ToolProjection.__table__).where(

@@ -66,8 +66,9 @@ from mind.scheduler.model import Clock, FiringDelivery
 from mind.sealing.keyring import KeyRing, Queried
 from mind.sealing.turns import store_loader
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.outbox import prune
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 from tobe.config import MindSettings, ProfilesSettings
 

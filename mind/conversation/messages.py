@@ -8,7 +8,7 @@ from typing import Any
 from mind.events.payloads import message_view
 from mind.sealing.forms import Sealer
 from mind.store import models
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from mind.conversation.messages import append_message
 from mind.store import models
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 
 KIND = "post"

@@ -43,7 +43,7 @@ from mind.memory.store import MemoryListing
 from mind.scheduler import records as schedule_records
 from mind.scheduler.model import FiringDelivery
 from mind.store import models
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
 from mind.tools.selection import ToolSelection, read_only
 

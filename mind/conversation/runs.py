@@ -12,7 +12,7 @@ from sqlalchemy import bindparam, select, update
 from mind.events.payloads import projection_view, run_view
 from mind.sealing import turns as sealed_turns
 from mind.store import models
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 
 _RUN = select(models.Run.__table__).where(models.Run.id == bindparam("run_id"))

@@ -16,8 +16,9 @@ from datetime import UTC, datetime
 from sqlalchemy import update
 
 from mind.credentials.identity import Identity
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Credential
+from mind.store.write_tx import WriteTx
 
 INTERVAL = 60.0
 

@@ -28,7 +28,6 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, Row, delete, exc, select
 
-from mind.store.database import table_of
 from mind.store.engine import (
     create_read_engine,
     create_write_engine,
@@ -38,6 +37,7 @@ from mind.store.engine import (
 )
 from mind.store.migrate import upgrade
 from mind.store.models import ManagementAudit, ProviderSecret, utcnow
+from mind.store.write_tx import table_of
 from tobe.config import Settings
 from tobe.runtime.private_files import create_once, private_directory
 from tobe.runtime.statelock import StateLock, StateLockBusy

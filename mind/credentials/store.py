@@ -24,7 +24,8 @@ from mind.credentials.errors import (
 from mind.credentials.identity import Identity
 from mind.credentials.tokens import hash_secret, new_token, parse_token, secret_matches
 from mind.store.database import Database
-from mind.store.models import CREDENTIAL_KINDS, Credential
+from mind.store.models import Credential
+from mind.store.models.credentials import CREDENTIAL_KINDS
 
 MAX_PRINCIPAL_LENGTH = 128
 MAX_LABEL_LENGTH = 256

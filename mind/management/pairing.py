@@ -22,7 +22,8 @@ from mind.credentials import pairing as codes
 from mind.credentials.pairing import IssuedCode, Redeemed
 from mind.management import audit, revocation
 from mind.management.records import CredentialInfo
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 
 SIGN_OUT = "credential.sign_out"
 # A device paired again: its earlier credential is revoked.

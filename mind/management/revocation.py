@@ -14,7 +14,7 @@ from mind.credentials.live_calls import CREDENTIAL_REVOKED
 from mind.events.views import CredentialRevokedView
 from mind.management import audit
 from mind.management.records import CredentialInfo
-from mind.store.database import WriteTx
+from mind.store.write_tx import WriteTx
 
 
 def credential_details(info: CredentialInfo) -> dict[str, object]:

@@ -47,8 +47,9 @@ from mind.profiles.errors import ProfileError
 from mind.scheduler import records as schedules
 from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import Clock
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Conversation, Credential
+from mind.store.write_tx import WriteTx
 from tobe import __version__
 from tobe.config import ProfilesSettings
 from tobe.scopes import UnknownScope, check_scopes

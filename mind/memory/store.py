@@ -18,8 +18,9 @@ from mind.conversation import queries
 from mind.conversation.errors import NotFound
 from mind.events.views import MemoryChangedView
 from mind.memory.rules import check_key, check_quota, check_text, text_bytes
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Conversation, MemoryEntry, utcnow
+from mind.store.write_tx import WriteTx
 
 MEMORY_CHANGED = "memory_changed"
 # A module constant: the store compiles each statement once per dialect.

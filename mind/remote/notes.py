@@ -13,7 +13,8 @@ from mind.remote.model import TaskRecord
 from mind.remote.taskservice import summarize_result
 from mind.remote.tools import background_note
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 
 
 class BackgroundNotes:

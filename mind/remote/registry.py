@@ -25,7 +25,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Update, bindparam, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from mind.conversation.images import CheckedImage
@@ -39,110 +38,29 @@ from mind.remote.model import (
     TaskState,
     Transition,
 )
+from mind.remote.task_rows import (
+    BY_CALL,
+    BY_ID,
+    OPEN,
+    OPEN_TASKS,
+    REQUEST_CANCEL,
+    TRANSITIONS,
+    binding_columns,
+    move_statement,
+    task_record,
+)
 from mind.sealing.cipher import is_envelope, seal, seal_text
-from mind.sealing.forms import open_json, open_text
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import RemoteRun, Task, TaskTransition, utcnow
-from mind.tools.base import ApprovalBinding, ApprovalSource, DetailMode
+from mind.store.write_tx import WriteTx
 
 log = logging.getLogger(__name__)
-
-_OPEN = (TaskState.OFFERED, TaskState.ACCEPTED)
 
 
 def new_id(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex}"
-
-
-# A task with the fields of its run: every read of the registry selects these columns.
-_TASKS = select(
-    *Task.__table__.columns,
-    RemoteRun.conversation_key,
-    RemoteRun.run_id,
-    RemoteRun.detail_mode,
-    RemoteRun.background,
-).join(RemoteRun, Task.remote_run_id == RemoteRun.id)
-_BY_ID = _TASKS.where(Task.id == bindparam("task_id"))
-_BY_CALL = _TASKS.where(Task.tool_call_id == bindparam("tool_call_id"))
-# Spelled out rather than IN: a prepared statement takes no list parameter.
-_OPEN_TASKS = _TASKS.where(or_(*(Task.state == s.value for s in _OPEN))).order_by(Task.created_at)
-_TRANSITIONS = (
-    select(TaskTransition.__table__)
-    .where(TaskTransition.task_id == bindparam("task_id"))
-    .order_by(TaskTransition.id)
-)
-_MOVE = update(Task).where(
-    Task.id == bindparam("task_id"),
-    Task.state == bindparam("from_state"),
-    Task.attempt == bindparam("from_attempt"),
-)
-_REQUEST_CANCEL = (
-    update(Task)
-    .where(Task.id == bindparam("task_id"), Task.cancel_requested_at.is_(None))
-    .values(
-        cancel_requested_at=bindparam("now"),
-        cancel_reason=bindparam("reason"),
-        updated_at=bindparam("now"),
-    )
-)
-
-
-def _record(row: Any, ring: KeyRing) -> TaskRecord:
-    """A row of `_TASKS` as a record (a sealed task's values opened while its key exists)."""
-    arguments = open_json(row.arguments, ring, None)
-    return TaskRecord(
-        id=row.id,
-        remote_run_id=row.remote_run_id,
-        conversation_key=row.conversation_key,
-        run_id=row.run_id,
-        tool_call_id=row.tool_call_id,
-        hand_name=row.hand_name,
-        tool=row.tool,
-        attempt=row.attempt,
-        state=TaskState(row.state),
-        arguments=dict(arguments or {}),
-        approval=_binding(row),
-        detail_mode=DetailMode(row.detail_mode),
-        background=row.background,
-        cancel_requested_at=row.cancel_requested_at,
-        cancel_reason=row.cancel_reason,
-        output=open_text(row.output, ring),
-        error=open_text(row.error, ring),
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-        arguments_removed=arguments is None,
-        images=tuple(row.images or ()),
-    )
-
-
-def _binding(row: Any) -> ApprovalBinding | None:
-    """The task's stored binding; none when no digest was bound (a read-only call)."""
-    if not row.arguments_digest:
-        return None
-    return ApprovalBinding(
-        ApprovalSource(row.approval_source),
-        row.arguments_digest,
-        row.approval_id,
-        row.approval_detail,
-    )
-
-
-def _binding_columns(binding: ApprovalBinding | None) -> dict[str, str]:
-    if binding is None:
-        return {
-            "arguments_digest": "",
-            "approval_source": "",
-            "approval_id": "",
-            "approval_detail": "",
-        }
-    return {
-        "arguments_digest": binding.arguments_digest,
-        "approval_source": binding.source.value,
-        "approval_id": binding.approval_id,
-        "approval_detail": binding.detail,
-    }
 
 
 class Registry:
@@ -154,7 +72,7 @@ class Registry:
         self.keyring = keyring or KeyRing(store_loader(database))
 
     def _record(self, row: Any) -> TaskRecord:
-        return _record(row, self.keyring)
+        return task_record(row, self.keyring)
 
     def _sealed_text(self, row: Any, text: str) -> str:
         """`text` as a task of `row` stores it: sealed when its arguments are, dropped when
@@ -209,7 +127,7 @@ class Registry:
             "attempt": 1,
             "state": TaskState.OFFERED.value,
             "arguments": self._sealed_arguments(record),
-            **_binding_columns(record.approval),
+            **binding_columns(record.approval),
             "created_at": now,
             "updated_at": now,
         }
@@ -278,7 +196,7 @@ class Registry:
 
     async def check_progress(self, task_id: str, attempt: int, *, hand_name: str) -> Report:
         """Whether a progress report fits the task; changes nothing either way."""
-        found = await self.database.first(_BY_ID, task_id=task_id)
+        found = await self.database.first(BY_ID, task_id=task_id)
         refusal = self._refusal(found, attempt, hand_name, (TaskState.ACCEPTED,))
         if refusal is not None:
             return refusal
@@ -300,22 +218,22 @@ class Registry:
 
     async def time_out(self, task_id: str, attempt: int, reason: str) -> Report:
         return await self._move(
-            task_id, attempt, None, _OPEN, TaskState.TIMED_OUT, reason, error=reason
+            task_id, attempt, None, OPEN, TaskState.TIMED_OUT, reason, error=reason
         )
 
     async def mark_lost(self, task_id: str, attempt: int, reason: str) -> Report:
-        return await self._move(task_id, attempt, None, _OPEN, TaskState.LOST, reason, error=reason)
+        return await self._move(task_id, attempt, None, OPEN, TaskState.LOST, reason, error=reason)
 
     async def fail(self, task_id: str, attempt: int, reason: str) -> Report:
         """End a task the Mind could not deliver (e.g. the offer could not be sent)."""
         return await self._move(
-            task_id, attempt, None, _OPEN, TaskState.FAILED, reason, error=reason
+            task_id, attempt, None, OPEN, TaskState.FAILED, reason, error=reason
         )
 
     async def cancel(self, task_id: str, attempt: int, reason: str) -> Report:
         """End a task the Mind cancelled and the Hand did not confirm in time."""
         return await self._move(
-            task_id, attempt, None, _OPEN, TaskState.CANCELLED, reason, error=reason
+            task_id, attempt, None, OPEN, TaskState.CANCELLED, reason, error=reason
         )
 
     async def request_cancel(self, task_id: str, reason: str) -> Report:
@@ -323,14 +241,14 @@ class Registry:
         now = utcnow()
 
         def unit(tx: WriteTx) -> Report:
-            found = tx.first(_BY_ID, task_id=task_id)
-            refusal = self._refusal(found, None, None, _OPEN)
+            found = tx.first(BY_ID, task_id=task_id)
+            refusal = self._refusal(found, None, None, OPEN)
             if refusal is not None:
                 return refusal
             assert found is not None  # refused otherwise
             record = self._record(found)
             if found.cancel_requested_at is None:
-                tx.execute(_REQUEST_CANCEL, task_id=task_id, now=now, reason=reason)
+                tx.execute(REQUEST_CANCEL, task_id=task_id, now=now, reason=reason)
                 record = replace(
                     record, cancel_requested_at=now, cancel_reason=reason, updated_at=now
                 )
@@ -341,20 +259,20 @@ class Registry:
     # -- reads ----------------------------------------------------------------------------
 
     async def get(self, task_id: str) -> TaskRecord | None:
-        found = await self.database.first(_BY_ID, task_id=task_id)
+        found = await self.database.first(BY_ID, task_id=task_id)
         return None if found is None else self._record(found)
 
     async def for_call(self, tool_call_id: str) -> TaskRecord | None:
         """The task of a tool call (a call has at most one)."""
-        found = await self.database.first(_BY_CALL, tool_call_id=tool_call_id)
+        found = await self.database.first(BY_CALL, tool_call_id=tool_call_id)
         return None if found is None else self._record(found)
 
     async def open_tasks(self, hand_name: str | None = None) -> list[TaskRecord]:
-        found = await self.database.rows(_OPEN_TASKS)
+        found = await self.database.rows(OPEN_TASKS)
         return [self._record(row) for row in found if hand_name in (None, row.hand_name)]
 
     async def transitions(self, task_id: str) -> list[Transition]:
-        found = await self.database.rows(_TRANSITIONS, task_id=task_id)
+        found = await self.database.rows(TRANSITIONS, task_id=task_id)
         return [
             Transition(
                 r.task_id, r.attempt, r.from_state, r.to_state, r.terminal, r.detail, r.created_at
@@ -417,7 +335,7 @@ class Registry:
         now = utcnow()
 
         def unit(tx: WriteTx) -> Report:
-            found = tx.first(_BY_ID, task_id=task_id)
+            found = tx.first(BY_ID, task_id=task_id)
             refusal = self._refusal(found, attempt, hand_name, allowed)
             if refusal is None and images:
                 refusal = self._image_refusal(found)
@@ -441,7 +359,7 @@ class Registry:
                 stored["images"] = [image.ref() for image in images]
                 values["images"] = tuple(stored["images"])
             changed = tx.execute(
-                _move_statement(tuple(stored)),
+                move_statement(tuple(stored)),
                 task_id=task_id,
                 from_state=found.state,
                 from_attempt=attempt,
@@ -485,7 +403,7 @@ class Registry:
         allowed: tuple[TaskState, ...],
         to_state: TaskState,
     ) -> Report:
-        found = await self.database.first(_BY_ID, task_id=task_id)
+        found = await self.database.first(BY_ID, task_id=task_id)
         refusal = self._refusal(found, attempt, hand_name, allowed)
         if refusal is None:
             # Still applicable after losing a race means another writer moved it and back;
@@ -513,17 +431,6 @@ class Registry:
                 refusal.status,
                 refusal.message,
             )
-
-
-_MOVES: dict[tuple[str, ...], Update] = {}
-
-
-def _move_statement(keys: tuple[str, ...]) -> Update:
-    """The compare-and-set of a transition setting `keys` (one statement per shape)."""
-    statement = _MOVES.get(keys)
-    if statement is None:
-        statement = _MOVES[keys] = _MOVE.values({key: bindparam(key) for key in keys})
-    return statement
 
 
 class _LostRace(Exception):

@@ -14,10 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, TypeVar
 
 import grpc
@@ -25,72 +23,36 @@ import grpc
 from mind.conversation.images import ImageUpload
 from mind.credentials import Identity
 from mind.remote.authority import Authority
+from mind.remote.hello import (
+    HelloError,
+    InvalidTools,
+    NameNotGranted,
+    hand_name,
+    held_tasks,
+    instance_id,
+    parse_tools,
+)
 from mind.remote.hub import (
-    HAND_NAME,
-    TOOL_NAME,
-    AckFrame,
-    CancelFrame,
     CloseFrame,
     CloseReason,
     HandConnection,
     HandHub,
     HandNameTaken,
-    OfferFrame,
-    Outbound,
     PingFrame,
-    granted_names,
     served_principals,
 )
-from mind.remote.model import (
-    AckStatus,
-    HandResult,
-    HeldState,
-    HeldTask,
-    ReconcileAction,
-    ReconcileVerdict,
-    ReportKind,
-    ToolDecl,
-)
+from mind.remote.model import HandResult
+from mind.remote.outbound import ms, to_proto
+from mind.remote.reports import StreamReports, read_one, task_of
 from mind.remote.taskservice import TaskService
-from mind.tools.base import ApprovalBinding, ApprovalSource, Effect
 from tobe.config import RemoteSettings
-from tobe.runtime.decision_template import TemplateError, check_template
 from tobe.runtime.status import StatusTable, status_codes
-from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
+from tobe.v1 import hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_EFFECTS = {
-    common_pb2.EFFECT_CLASS_READ_ONLY: Effect.READ_ONLY,
-    common_pb2.EFFECT_CLASS_WORKSPACE_WRITE: Effect.WORKSPACE_WRITE,
-    common_pb2.EFFECT_CLASS_EXTERNAL_SIDE_EFFECT: Effect.EXTERNAL_SIDE_EFFECT,
-}
-_ACKS = {
-    AckStatus.OK: hand_pb2.ACK_STATUS_OK,
-    AckStatus.STALE: hand_pb2.ACK_STATUS_STALE,
-    AckStatus.ALREADY_TERMINAL: hand_pb2.ACK_STATUS_ALREADY_TERMINAL,
-    AckStatus.UNKNOWN_TASK: hand_pb2.ACK_STATUS_UNKNOWN_TASK,
-    AckStatus.INVALID: hand_pb2.ACK_STATUS_INVALID,
-}
-_KINDS = {
-    ReportKind.ACCEPTED: hand_pb2.REPORT_KIND_ACCEPTED,
-    ReportKind.REJECTED: hand_pb2.REPORT_KIND_REJECTED,
-    ReportKind.PROGRESS: hand_pb2.REPORT_KIND_PROGRESS,
-    ReportKind.RESULT: hand_pb2.REPORT_KIND_RESULT,
-}
-_ACTIONS = {
-    ReconcileAction.KEEP_RUNNING: hand_pb2.RECONCILE_ACTION_KEEP_RUNNING,
-    ReconcileAction.DROP: hand_pb2.RECONCILE_ACTION_DROP,
-    ReconcileAction.RESEND_RESULT: hand_pb2.RECONCILE_ACTION_RESEND_RESULT,
-}
-_SOURCES = {
-    ApprovalSource.PERSON: hand_pb2.APPROVAL_SOURCE_PERSON,
-    ApprovalSource.GRANT: hand_pb2.APPROVAL_SOURCE_GRANT,
-    ApprovalSource.POLICY: hand_pb2.APPROVAL_SOURCE_POLICY,
-    ApprovalSource.REVIEWER: hand_pb2.APPROVAL_SOURCE_REVIEWER,
-}
 _CLOSE_CODES = {
     CloseReason.REPLACED: grpc.StatusCode.ABORTED,
     CloseReason.SILENT: grpc.StatusCode.UNAVAILABLE,
@@ -98,7 +60,6 @@ _CLOSE_CODES = {
     CloseReason.PROTOCOL: grpc.StatusCode.FAILED_PRECONDITION,
     CloseReason.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
 }
-MAX_INSTANCE_ID = 64
 SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 
 Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
@@ -108,18 +69,6 @@ class NotAHand(Exception):
     """The stream's credential is not a Hand's."""
 
 
-class HelloError(Exception):
-    """The hello frame is missing or malformed; the message names the field."""
-
-
-class InvalidTools(Exception):
-    """A tool set (the hello's or a `tools_changed`) is invalid; the message names the field."""
-
-
-class NameNotGranted(Exception):
-    """The credential may not attach under the Hand name it asked for."""
-
-
 HANDLINK_STATUS_CODES: StatusTable = {
     NotAHand: grpc.StatusCode.UNAUTHENTICATED,
     HelloError: grpc.StatusCode.INVALID_ARGUMENT,
@@ -127,133 +76,6 @@ HANDLINK_STATUS_CODES: StatusTable = {
     NameNotGranted: grpc.StatusCode.PERMISSION_DENIED,
     HandNameTaken: grpc.StatusCode.ALREADY_EXISTS,
 }
-
-
-def _ms(seconds: float) -> int:
-    return int(seconds * 1000)
-
-
-def parse_tools(specs: list[hand_pb2.ToolSpec], field: str = "hello.tools") -> dict[str, ToolDecl]:
-    """A Hand's tool set by name; `field` is where the specs sit in the frame (the hello or a
-    `tools_changed`), for the error naming the bad one. Raises InvalidTools."""
-    tools: dict[str, ToolDecl] = {}
-    for index, spec in enumerate(specs):
-        where = f"{field}[{index}]"
-        if not TOOL_NAME.match(spec.name):
-            raise InvalidTools(f"{where}.name {spec.name!r} must match {TOOL_NAME.pattern}")
-        if spec.name in tools:
-            raise InvalidTools(f"{where}.name {spec.name!r} is declared twice")
-        try:
-            schema = json.loads(spec.parameters_json_schema or "{}")
-        except json.JSONDecodeError as exc:
-            raise InvalidTools(f"{where}.parameters_json_schema is not JSON: {exc}") from None
-        if not isinstance(schema, dict):
-            raise InvalidTools(f"{where}.parameters_json_schema must be a JSON object")
-        properties = schema.get("properties")
-        try:
-            check_template(
-                spec.decision_template, set(properties) if isinstance(properties, dict) else set()
-            )
-        except TemplateError as exc:
-            raise InvalidTools(f"{where}.decision_template: {exc}") from None
-        tools[spec.name] = ToolDecl(
-            name=spec.name,
-            description=spec.description,
-            parameters=schema,
-            effect=_EFFECTS.get(spec.effect, Effect.UNKNOWN),
-            # A sensitive call's result must reach its own turn, which seals it: a background
-            # result would arrive after the turn ended, as a note of its own.
-            background=spec.background and not spec.sensitive,
-            decision_template=spec.decision_template,
-            sensitive=spec.sensitive,
-            dataset=spec.dataset,
-        )
-    return tools
-
-
-def hand_name(hello: hand_pb2.HandHello, identity: Identity) -> str:
-    name = hello.name or identity.principal
-    if not HAND_NAME.match(name):
-        field = "hello.name" if hello.name else "hello.name (defaulted to the principal)"
-        raise HelloError(f"{field} {name!r} must match {HAND_NAME.pattern}")
-    if name not in granted_names(identity.principal, identity.scopes):
-        raise NameNotGranted(
-            f"hello.name {name!r} is not granted to this credential: a Hand attaches under its "
-            f"credential's principal ({identity.principal!r}) or a name given by a "
-            f"'hand:<name>' scope (e.g. 'hand:{name}')"
-        )
-    return name
-
-
-def instance_id(hello: hand_pb2.HandHello) -> str:
-    if len(hello.instance_id) > MAX_INSTANCE_ID:
-        raise HelloError(f"hello.instance_id must be at most {MAX_INSTANCE_ID} characters")
-    return hello.instance_id
-
-
-def held_tasks(hello: hand_pb2.HandHello) -> list[HeldTask]:
-    return [
-        HeldTask(
-            task_id=item.task_id,
-            attempt=item.attempt,
-            state=HeldState.FINISHED
-            if item.state == hand_pb2.HELD_TASK_STATE_FINISHED
-            else HeldState.RUNNING,
-        )
-        for item in hello.held_tasks
-    ]
-
-
-def binding_to_proto(binding: ApprovalBinding) -> hand_pb2.ApprovalBinding:
-    return hand_pb2.ApprovalBinding(
-        approval_id=binding.approval_id,
-        arguments_digest=binding.arguments_digest,
-        source=_SOURCES[binding.source],
-        detail=binding.detail,
-    )
-
-
-def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
-    match frame:
-        case OfferFrame(task=task):
-            offer = hand_pb2.TaskOffer(
-                task_id=task.id,
-                attempt=task.attempt,
-                tool=task.tool,
-                arguments_json=json.dumps(task.arguments, ensure_ascii=False),
-                accept_timeout_ms=_ms(frame.accept_timeout),
-                run_timeout_ms=_ms(frame.run_timeout),
-                conversation_key=task.conversation_key,
-            )
-            if task.approval is not None:
-                offer.approval.CopyFrom(binding_to_proto(task.approval))
-            return hand_pb2.AttachResponse(offer=offer)
-        case CancelFrame():
-            return hand_pb2.AttachResponse(
-                cancel=hand_pb2.TaskCancel(
-                    task_id=frame.task_id, attempt=frame.attempt, reason=frame.reason
-                )
-            )
-        case AckFrame():
-            return hand_pb2.AttachResponse(
-                ack=hand_pb2.ReportAck(
-                    task_id=frame.task_id,
-                    attempt=frame.attempt,
-                    status=_ACKS[frame.status],
-                    message=frame.message,
-                    kind=_KINDS[frame.kind],
-                    seq=frame.seq,
-                )
-            )
-        case PingFrame():
-            return hand_pb2.AttachResponse(ping=hand_pb2.Ping(unix_millis=int(time.time() * 1000)))
-        case ReconcileVerdict():
-            return hand_pb2.AttachResponse(
-                reconcile=hand_pb2.Reconcile(
-                    task_id=frame.task_id, attempt=frame.attempt, action=_ACTIONS[frame.action]
-                )
-            )
-    raise TypeError(f"not an outbound frame: {frame!r}")
 
 
 @status_codes(HANDLINK_STATUS_CODES)
@@ -331,10 +153,10 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         welcome = hand_pb2.HandWelcome(
             hand_id=connection.hand_id,
             hand_name=connection.name,
-            heartbeat_interval_ms=_ms(self._settings.heartbeat_interval),
-            accept_timeout_ms=_ms(self._settings.accept_timeout),
-            run_timeout_ms=_ms(self._settings.run_timeout),
-            heartbeat_timeout_ms=_ms(self._settings.heartbeat_timeout),
+            heartbeat_interval_ms=ms(self._settings.heartbeat_interval),
+            accept_timeout_ms=ms(self._settings.accept_timeout),
+            run_timeout_ms=ms(self._settings.run_timeout),
+            heartbeat_timeout_ms=ms(self._settings.heartbeat_timeout),
             serves=sorted(connection.serves - {"*"}),
             serves_all="*" in connection.serves,
         )
@@ -387,7 +209,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         Hand stayed silent for the heartbeat timeout; `ping`, when given, is sent a ping once
         half of it has passed."""
         timeout = self._settings.heartbeat_timeout
-        reading = asyncio.ensure_future(_read_one(frames))
+        reading = asyncio.ensure_future(read_one(frames))
         try:
             if ping is not None:
                 await asyncio.wait([reading], timeout=timeout / 2)
@@ -405,10 +227,10 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         self, connection: HandConnection, frames: AsyncIterator[hand_pb2.AttachRequest]
     ) -> None:
         reason, message = CloseReason.ENDED, "the Hand ended the stream"
-        reports = _Reports(connection, self._spawn, self._apply)
+        reports = StreamReports(connection, self._spawn, self._apply)
         try:
             while (frame := await self._next(frames, ping=connection)) is not None:
-                if _task_of(frame):
+                if task_of(frame):
                     await reports.apply(frame)
                 else:
                     await self._guarded(self._apply(connection, frame))
@@ -484,71 +306,3 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             return
         change = connection.replace_tools(tools)
         log.info("hand %s changed its tools (%d now): %s", connection.name, len(tools), change)
-
-
-async def _read_one(
-    frames: AsyncIterator[hand_pb2.AttachRequest],
-) -> hand_pb2.AttachRequest | None:
-    """The next frame, None at the end of the stream (as a coroutine, so it can be awaited
-    in steps without being cancelled in between)."""
-    try:
-        return await anext(frames)
-    except StopAsyncIteration:
-        return None
-
-
-def _task_of(frame: hand_pb2.AttachRequest) -> str:
-    """The task a report is about; empty for frames about the stream (hello, heartbeat)."""
-    kind = frame.WhichOneof("frame")
-    if kind in ("accepted", "rejected", "progress", "result"):
-        return str(getattr(frame, kind).task_id)
-    return ""
-
-
-class _Reports:
-    """One stream's reports, applied as they arrive: in order within a task, concurrently
-    across tasks, so reports of different tasks share the store's commits and one task's
-    commit never holds back another's. At most `WINDOW` are in flight; past that, reading the
-    stream waits (gRPC flow control then slows the Hand)."""
-
-    WINDOW = 64
-
-    def __init__(
-        self,
-        connection: HandConnection,
-        spawn: Callable[[Coroutine[Any, Any, None]], asyncio.Future[None]],
-        apply: Callable[[HandConnection, hand_pb2.AttachRequest], Awaitable[None]],
-    ) -> None:
-        self._connection = connection
-        self._spawn = spawn
-        self._apply = apply
-        self._room = asyncio.Semaphore(self.WINDOW)
-        # Each task's latest report being applied; the next one waits for it.
-        self._last: dict[str, asyncio.Future[None]] = {}
-
-    async def apply(self, frame: hand_pb2.AttachRequest) -> None:
-        await self._room.acquire()
-        task_id = _task_of(frame)
-        job = self._spawn(self._after(self._last.get(task_id), frame))
-        self._last[task_id] = job
-        job.add_done_callback(lambda done: self._settled(task_id, done))
-
-    async def _after(
-        self, previous: asyncio.Future[None] | None, frame: hand_pb2.AttachRequest
-    ) -> None:
-        if previous is not None:
-            await asyncio.wait([previous])
-        await self._apply(self._connection, frame)
-
-    def _settled(self, task_id: str, job: asyncio.Future[None]) -> None:
-        self._room.release()
-        if self._last.get(task_id) is job:
-            del self._last[task_id]
-        if job.cancelled() or job.exception() is None or self._connection.closed is not None:
-            return
-        log.error(
-            "hand %s: failed to apply a frame; closing its stream",
-            self._connection.name,
-            exc_info=job.exception(),
-        )
-        self._connection.close(CloseReason.ENDED, "the Mind failed to apply a frame")

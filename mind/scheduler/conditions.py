@@ -30,8 +30,9 @@ from mind.memory.store import MEMORY_CHANGED
 from mind.scheduler import records
 from mind.scheduler.model import Clock, FiringDelivery
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.outbox import head_event_id
+from mind.store.write_tx import WriteTx
 from tobe.v1 import awareness_pb2 as pb
 
 MEMORY_CURSOR = "scheduler.memory_outbox_id"

@@ -32,7 +32,6 @@ from mind.events.action_views import (
 from mind.scheduler.errors import ScheduleNotFound, WrongScheduleState
 from mind.scheduler.model import FiringDelivery
 from mind.scheduler.triggers import check_trigger, due_now, first_due, next_due
-from mind.store.database import WriteTx
 from mind.store.models import (
     Conversation,
     ConversationMember,
@@ -40,6 +39,7 @@ from mind.store.models import (
     ScheduledAction,
     utcnow,
 )
+from mind.store.write_tx import WriteTx
 
 SCHEDULE_CHANGED = "schedule_changed"
 Change = Literal["pause", "resume", "delete"]

@@ -19,7 +19,8 @@ from mind.sealing.cipher import new_key
 from mind.sealing.forms import Sealer
 from mind.sealing.keyring import KeyRing, Loader, Queried, SealState
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 
 _SEAL_RUN = (
     update(models.Run)

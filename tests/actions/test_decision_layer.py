@@ -26,7 +26,8 @@ from mind.events.action_views import (
 )
 from mind.profiles.model import DEFAULT_PROFILE
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.base import Effect
 from tobe.config import ActionsSettings, SchedulerSettings
 

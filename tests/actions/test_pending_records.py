@@ -17,8 +17,9 @@ from mind.events.action_views import (
     PlanStepView,
 )
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import OutboxEvent
+from mind.store.write_tx import WriteTx
 
 KEY = "g_home"
 NOW = datetime(2026, 9, 10, 7, 0, tzinfo=UTC)

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 from approval_calls import CONVERSATION, MEMBER, OWNER, MakeCall, make_call
 
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Conversation, ConversationMember
+from mind.store.write_tx import WriteTx
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pydantic import Field
 
 from hand import Hand
 from hand.reference import build_reference_hand
-from mind.remote.servicer import InvalidTools, parse_tools
+from mind.remote.hello import InvalidTools, parse_tools
 from mind.remote.tools import RemoteTool
 from mind.tools.decision import decision_text
 from tobe.v1 import hand_pb2

@@ -18,8 +18,9 @@ from mind.approvals.grants import GrantCache
 from mind.approvals.policy import Policy
 from mind.conversation.continuation import origin_of
 from mind.conversation.runs import trust_of
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Approval, Run, ToolProjection
+from mind.store.write_tx import WriteTx
 from mind.tools.authorizer import CallUnderReview, Decision, VerdictKind
 from mind.tools.base import Effect
 from tobe.config import ApprovalRule, ApprovalSettings

@@ -20,7 +20,8 @@ from mind.providers.base import (
     ToolCall,
 )
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from tobe.config import ContextSettings
 
 KEY = "p_engine"

@@ -6,7 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from mind.context.environment import environment_summary
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 
 KEY = "p_env"
 

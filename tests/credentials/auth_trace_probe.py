@@ -18,8 +18,9 @@ import grpc
 
 from mind.credentials import issue, revoke, store_authenticator
 from mind.credentials.interceptor import AuthInterceptor, current_identity
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.migrate import upgrade
+from mind.store.write_tx import WriteTx
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.server import ServiceSpec, start_server
 from tobe.v1 import management_pb2, management_pb2_grpc

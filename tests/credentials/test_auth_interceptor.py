@@ -15,7 +15,8 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from mind.credentials import Identity, issue, parse_token, revoke, store_authenticator
 from mind.credentials.interceptor import AuthInterceptor, current_identity
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.server import ServiceSpec, start_server
 from tobe.v1 import (

@@ -24,8 +24,9 @@ from mind.credentials import (
     store_authenticator,
     tokens,
 )
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Base, Credential
+from mind.store.write_tx import WriteTx
 
 
 async def issue_one(database: Database, **overrides: object) -> tuple[Credential, str]:

@@ -23,8 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mind.credentials import issue
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.migrate import upgrade
+from mind.store.write_tx import WriteTx
 
 READY_PREFIX = "mind listening on "
 START_TIMEOUT = 30.0

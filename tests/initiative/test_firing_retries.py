@@ -25,7 +25,8 @@ from mind.providers.scripted import ScriptedProvider
 from mind.scheduler import records
 from mind.scheduler.model import FiringDelivery
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode
 from mind.tools.builtin import builtin_tools

@@ -23,8 +23,9 @@ from mind.events.views import CompactionTrigger, CompactionView, ConversationVie
 from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.service import COMPACT_OFFLINE, ManagementService
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Conversation, Credential, ManagementAudit, OutboxEvent
+from mind.store.write_tx import WriteTx
 
 FAIL_AUDIT = {
     "sqlite": [

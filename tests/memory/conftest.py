@@ -6,7 +6,8 @@ import pytest
 
 from mind.memory.store import Memory
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 
 KEY = "g_team"
 

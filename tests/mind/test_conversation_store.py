@@ -21,7 +21,8 @@ from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode
 from mind.tools.builtin import builtin_tools

@@ -24,8 +24,9 @@ from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.providers.vision import IMAGE_UNSUPPORTED
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.migrate import upgrade
+from mind.store.write_tx import WriteTx
 from tobe.media_types import detect_image_type
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24

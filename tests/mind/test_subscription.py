@@ -10,9 +10,10 @@ import mind.events.subscription as subscription_module
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.subscription import ReplayDone, SnapshotRequired, subscribe
 from mind.store import outbox
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from mind.store.outbox import prune
+from mind.store.write_tx import WriteTx
 
 TOTAL = 120
 

@@ -16,8 +16,9 @@ from mind.credentials.interceptor import AuthInterceptor
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import TaskRecord
 from mind.remote.registry import Registry
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Conversation, Credential
+from mind.store.write_tx import WriteTx
 from tobe.config import RemoteSettings
 from tobe.runtime.server import start_server
 

@@ -8,8 +8,9 @@ from mind.credentials import issue
 from mind.credentials.live_calls import LiveCalls
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import TaskRecord
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Credential
+from mind.store.write_tx import WriteTx
 from mind.tools.base import ApprovalBinding, DetailMode, Tool, ToolContext
 from tobe.config import RemoteSettings
 

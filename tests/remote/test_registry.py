@@ -10,8 +10,9 @@ import pytest
 
 from mind.remote.model import AckStatus, HandResult, NewTask, TaskState
 from mind.remote.registry import Registry
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Task
+from mind.store.write_tx import WriteTx
 from mind.tools.base import ApprovalBinding, ApprovalSource, DetailMode
 
 HAND = "laptop"

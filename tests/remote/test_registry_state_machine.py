@@ -41,8 +41,10 @@ from mind.remote.model import (
 )
 from mind.remote.registry import Registry
 from mind.remote.taskservice import TaskService
-from mind.store.database import Database, GroupWriter, PoolWriter
+from mind.store.database import Database
+from mind.store.group_writer import GroupWriter
 from mind.store.models import Conversation, Task, TaskTransition
+from mind.store.pool_writer import PoolWriter
 from mind.tools.base import DetailMode
 from tobe.config import RemoteSettings
 

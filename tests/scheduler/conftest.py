@@ -7,7 +7,8 @@ import pytest
 from scheduling import CAROLS, KEY
 
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 
 
 @pytest.fixture

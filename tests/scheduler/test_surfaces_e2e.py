@@ -29,8 +29,9 @@ from helpers.mind_process import MindProcess, issue_token, mind_env, store_url
 from mind.events.action_views import PlanStepView, TriggerKind, TriggerView
 from mind.scheduler.records import create_schedule
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.migrate import upgrade
+from mind.store.write_tx import WriteTx
 from tobe.cli import main
 from tobe.v1 import common_pb2, face_pb2
 

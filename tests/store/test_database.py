@@ -14,8 +14,10 @@ from helpers.eventually import eventually_async
 from sqlalchemy import create_engine, func, inspect, select, text, update
 from sqlalchemy.exc import IntegrityError
 
-from mind.store.database import MAX_GROUP, Database, WriteTx
+from mind.store.database import Database
+from mind.store.group_writer import MAX_GROUP
 from mind.store.models import Conversation, Message, OutboxEvent
+from mind.store.write_tx import WriteTx
 
 # Group commit is the SQLite writer's; on PostgreSQL every unit commits on its own.
 sqlite_only = pytest.mark.parametrize("store_backend", ["sqlite"])
@@ -151,7 +153,7 @@ async def test_the_writer_outlives_a_group_that_breaks_it(
     database: Database, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Whatever goes wrong around a group, its callers hear of it and the next group runs."""
-    from mind.store import database as store
+    from mind.store import group_writer as store
 
     real_commit = store.GroupWriter._commit
 

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.engine import (
     SQLITE_BUSY_TIMEOUT_MS,
     create_migration_engine,
@@ -22,6 +22,7 @@ from mind.store.engine import (
 )
 from mind.store.migrate import upgrade
 from mind.store.models import Conversation, Message
+from mind.store.write_tx import WriteTx
 
 
 @pytest.mark.parametrize(

@@ -31,11 +31,11 @@ import time
 
 from sqlalchemy import Engine, event
 
-from mind.store import database
+from mind.store import group_writer
 
 HOLD = os.environ["TEST_WRITER_HOLD"]
 group_size = threading.local()
-real_commit_group = database.GroupWriter._commit
+real_commit_group = group_writer.GroupWriter._commit
 
 
 def commit_group(self, group):
@@ -53,7 +53,7 @@ def before_commit(connection):
         time.sleep(3600)
 
 
-database.GroupWriter._commit = commit_group
+group_writer.GroupWriter._commit = commit_group
 """
 
 

@@ -14,8 +14,9 @@ from sqlalchemy import delete
 from sqlalchemy.orm import Session
 
 from mind.store import outbox
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import OutboxEvent
+from mind.store.write_tx import WriteTx
 
 
 def note(i: int) -> Callable[[WriteTx], int]:

@@ -10,7 +10,8 @@ from sqlalchemy import text
 from mind.providers.detect import DEMO_SCRIPT
 from mind.providers.scripted import ScriptedProvider
 from mind.server import build
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from tobe.config import ConfigError, load_settings
 
 # What `PRAGMA synchronous` reads back.

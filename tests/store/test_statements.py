@@ -10,9 +10,10 @@ import pytest
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects import sqlite
 
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
 from mind.store.models import Conversation, Run
 from mind.store.statements import prepare
+from mind.store.write_tx import WriteTx
 
 RUN = select(Run.__table__).where(Run.id == bindparam("run_id"))
 RENAME = update(Run).where(Run.id == bindparam("run_id")).values(reason=bindparam("reason"))

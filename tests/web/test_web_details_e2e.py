@@ -17,7 +17,8 @@ from web_steps import send, sign_in
 from mind.events.action_views import PlanStepView, TriggerKind, TriggerView
 from mind.scheduler.records import create_schedule
 from mind.store import models
-from mind.store.database import Database, WriteTx
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from tobe.v1 import common_pb2
 
 pytestmark = pytest.mark.e2e

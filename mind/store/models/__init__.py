@@ -1,0 +1,69 @@
+"""Tables of the Mind's store (SQLAlchemy 2 declarative models).
+
+This package is the store's schema as one public surface: import tables from
+`mind.store.models`. Its modules group them by domain (`conversations`, `messages`, `runs`,
+`approvals`, `remote`, `credentials`, `initiative`, `operations`, all on `base`), and importing
+the package defines every one of them on `Base.metadata`, which the migrations compare the
+schema against. A domain's vocabulary (e.g. `credentials.CREDENTIAL_KINDS`) stays in its module.
+
+Invariants the database itself holds (triggers are created by the migrations, see
+`mind/store/migrations`):
+
+* messages are append-only: an UPDATE is refused by a trigger;
+* a tool projection's terminal is written once: an UPDATE of a row whose status is no longer
+  `running` is refused by a trigger;
+* an approval is decided once: an UPDATE of a row whose `decision` is set is refused;
+* a task has at most one terminal transition: partial unique index on `task_transitions`;
+* a conversation has at most one running run: partial unique index on `runs`;
+* idempotency keys are unique per conversation.
+"""
+
+from mind.store.models.approvals import Approval, ApprovalAudit, ApprovalGrant
+from mind.store.models.base import Base, utcnow
+from mind.store.models.conversations import (
+    Conversation,
+    ConversationMember,
+    MemoryEntry,
+    Session,
+    SessionGroup,
+    Summary,
+)
+from mind.store.models.credentials import Credential, PairingCode, ProviderSecret
+from mind.store.models.initiative import Firing, PendingAction, ScheduledAction
+from mind.store.models.messages import Input, Media, Message
+from mind.store.models.operations import Cursor, ManagementAudit, OutboxEvent, SeenObservation
+from mind.store.models.remote import RemoteRun, Task, TaskTransition
+from mind.store.models.runs import Run, ToolProjection, TurnKey
+
+__all__ = [
+    "Approval",
+    "ApprovalAudit",
+    "ApprovalGrant",
+    "Base",
+    "Conversation",
+    "ConversationMember",
+    "Credential",
+    "Cursor",
+    "Firing",
+    "Input",
+    "ManagementAudit",
+    "Media",
+    "MemoryEntry",
+    "Message",
+    "OutboxEvent",
+    "PairingCode",
+    "PendingAction",
+    "ProviderSecret",
+    "RemoteRun",
+    "Run",
+    "ScheduledAction",
+    "SeenObservation",
+    "Session",
+    "SessionGroup",
+    "Summary",
+    "Task",
+    "TaskTransition",
+    "ToolProjection",
+    "TurnKey",
+    "utcnow",
+]
