@@ -210,7 +210,13 @@ def face_command_scope(frame: str) -> str | None:
         return None
     if frame == FACE_SUBSCRIBE:
         return FACE_SUBSCRIBE_SCOPE
-    return REQUIRED[f"/tobe.v1.Mind/{FACE_COMMANDS[frame]}"].user_scope
+    return mind_call_scope(FACE_COMMANDS[frame])
+
+
+def mind_call_scope(method: str) -> str | None:
+    """The scope the client principal needs for the Mind call `method` (`SendChat`) a gateway
+    makes for it; KeyError for a call `REQUIRED` does not list."""
+    return REQUIRED[f"/tobe.v1.Mind/{method}"].user_scope
 
 
 def missing_scope_message(scope: str, action: str, *, whose: str = "this credential") -> str:
