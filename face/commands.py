@@ -25,6 +25,7 @@ from face.feed import EventFeed
 from face.forwarding import ForwardedCall, command_request, mind_request, vouch
 from face.mind_client import MindClient
 from face.projection import project_response
+from tobe import scopes
 from tobe.runtime.web_url import pair_url
 from tobe.scopes import (
     FACE_SUBSCRIBE,
@@ -134,7 +135,7 @@ class CommandRouter:
                 )
             case "subscribe":
                 await self.subscribe(request_id, request.subscribe.after_id)
-            case "mind":
+            case scopes.FACE_MIND_CALL:
                 await self._forward_mind_call(request_id, request.mind)
             case _ if self._refused(request_id, kind, face_command_scope):
                 pass  # answered PERMISSION_DENIED: the credential lacks the command's scope

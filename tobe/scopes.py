@@ -197,8 +197,10 @@ FACE_COMMANDS: dict[str, str] = {
     "change_schedule": "ChangeSchedule",
     "pair_device": "CreatePairingCode",
 }
-# Frames that need no scope of their own (the hello; its `resume_after_id` is a subscribe).
-FACE_UNSCOPED = frozenset({"hello"})
+# Frames that need no scope of their own: the hello (its `resume_after_id` is a subscribe) and
+# `mind`, whose Mind call needs that call's scope (`mind_call_scope`).
+FACE_MIND_CALL = "mind"
+FACE_UNSCOPED = frozenset({"hello", FACE_MIND_CALL})
 # A client's own subscription to the events of its conversations (and a hello's resume).
 FACE_SUBSCRIBE = "subscribe"
 FACE_SUBSCRIBE_SCOPE = CHAT

@@ -149,6 +149,22 @@ async def test_a_mind_refusal_of_a_forwarded_call_is_its_status_and_message(
     assert reply.error.message == f"refused {field}"
 
 
+@pytest.mark.parametrize("field", sorted(FORWARDED))
+async def test_a_mind_frame_needs_the_scope_of_its_call(field: str) -> None:
+    method = FORWARDED[field].method
+    needed = mind_call_scope(method)
+    others = tuple(scope for scope in ("chat", "approve", "post", "admin") if scope != needed)
+    mind = StandInMind()
+    commands, connection = router(mind, Identity("bob", others, "cred-b"))
+    await commands.handle(mind_frame(field))
+    reply = await next_reply(connection)
+    assert mind.calls == []
+    assert (reply.error.code, reply.error.message) == (
+        grpc.StatusCode.PERMISSION_DENIED.value[0],
+        f"this credential lacks scope '{needed}' (needed for {method})",
+    )
+
+
 async def test_a_mind_frame_the_credential_lacks_the_scope_for_is_refused_before_the_mind() -> None:
     mind = StandInMind()
     commands, connection = router(mind, Identity("bob", ("chat",), "cred-b"))
