@@ -2,9 +2,10 @@
 
 The one source of truth: credential creation accepts only the names in `SCOPES` (for the
 credential's kind); the Mind's servicer (`mind.api.scope_check.require_scopes`) checks
-every call against `REQUIRED` and the Face checks every client command against
-`FACE_COMMANDS`. A call that needs a scope its credential lacks answers PERMISSION_DENIED naming
-the scope (`missing_scope_message`).
+every call against `REQUIRED` and the Face checks every client command against the same
+entry of the Mind call it makes (`mind_call_scope`; `FACE_COMMANDS` names the call of each
+older command frame). A call that needs a scope its credential lacks answers PERMISSION_DENIED
+naming the scope (`missing_scope_message`).
 """
 
 from __future__ import annotations
