@@ -1,8 +1,11 @@
 """Commands of one connection: validation, the Mind call made for the client, the reply.
 
-The Mind enforces ownership for the principal named in `on_behalf_of` (foreign conversations
-answer NOT_FOUND); the gateway adds the connection's detail mode, renders replies for it and
-runs the subscription (replay, then live) of the connection.
+Every command but `subscribe` is one Mind call, forwarded the same way whatever it is
+(`face.forwarding` says which): the gateway checks the scope the call needs, puts in the
+connection's principal and detail mode, renders the response for that mode and passes a
+failure's status through. The Mind enforces ownership for the principal named in
+`on_behalf_of` (foreign conversations answer NOT_FOUND). `subscribe` runs the connection's
+event feed (replay, then live).
 """
 
 from __future__ import annotations
@@ -10,18 +13,26 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncGenerator
-from typing import assert_never
+from collections.abc import AsyncGenerator, Callable
+from dataclasses import dataclass
 
 import grpc
+from google.protobuf.message import Message
 
 from face.connection import Connection, RenderedEvent
 from face.errors import GatewayError
 from face.feed import EventFeed
+from face.forwarding import ForwardedCall, command_request, mind_request, vouch
 from face.mind_client import MindClient
-from face.projection import project_history, project_snapshot
+from face.projection import project_response
+from tobe import scopes
 from tobe.runtime.web_url import pair_url
-from tobe.scopes import FACE_SUBSCRIBE, face_command_scope, missing_scope_message
+from tobe.scopes import (
+    FACE_SUBSCRIBE,
+    face_command_scope,
+    mind_call_scope,
+    missing_scope_message,
+)
 from tobe.v1 import events_pb2, face_pb2, mind_pb2
 
 log = logging.getLogger(__name__)
@@ -38,34 +49,43 @@ def status_number(code: str) -> int:
     return grpc.StatusCode.__members__.get(code, grpc.StatusCode.UNKNOWN).value[0]
 
 
-# The commands answered by one Mind call each; the subscribe command starts a feed instead.
-UnaryCommand = (
-    face_pb2.CreateConversationCommand
-    | face_pb2.ListConversationsCommand
-    | face_pb2.SendChatCommand
-    | face_pb2.PostMessageCommand
-    | face_pb2.CancelRunCommand
-    | face_pb2.CompactCommand
-    | face_pb2.SnapshotCommand
-    | face_pb2.ReplayCommand
-    | face_pb2.DecideApprovalCommand
-    | face_pb2.ListMemoryCommand
-    | face_pb2.DeleteMemoryCommand
-    | face_pb2.ChangeScheduleCommand
-    | face_pb2.ListActionsCommand
-    | face_pb2.DecideActionCommand
-    | face_pb2.ListProfilesCommand
-    | face_pb2.SetProfileCommand
-    | face_pb2.SetActiveHandCommand
-    | face_pb2.PairDeviceCommand
-)
-Frame = face_pb2.Hello | face_pb2.SubscribeCommand | UnaryCommand
+@dataclass(frozen=True)
+class SlowCall:
+    """A Mind call that waits for the conversation's active run and then for the model: it gets
+    minutes, not seconds, and is answered when it ends, so that the commands after it (a
+    cancel, an approval that run waits for) are not held behind it."""
+
+    timeout: float
+    # What it does to the conversation it must name ("compact").
+    purpose: str
 
 
-def frame_of(request: face_pb2.ConnectRequest) -> Frame | None:
-    """The message set in the request's `frame` oneof; None when it carries none we know."""
-    kind = request.WhichOneof("frame")
-    return None if kind is None else getattr(request, kind)
+SLOW_CALLS: dict[str, SlowCall] = {"CompactConversation": SlowCall(600.0, "compact")}
+
+# Builds the reply to a command from the Mind's response, already rendered for the connection.
+Answer = Callable[[Message], face_pb2.Reply]
+
+
+def _in_reply_field(field: str) -> Answer:
+    """Replies to an older command frame: the response in the Reply field of the frame's name."""
+
+    def answer(response: Message) -> face_pb2.Reply:
+        reply = face_pb2.Reply()
+        getattr(reply, field).CopyFrom(response)
+        return reply
+
+    return answer
+
+
+def _in_mind_reply(field: str) -> Answer:
+    """Replies to a `mind` frame: the response in MindReply's field of the call's name."""
+
+    def answer(response: Message) -> face_pb2.Reply:
+        reply = face_pb2.Reply()
+        getattr(reply.mind, field).CopyFrom(response)
+        return reply
+
+    return answer
 
 
 class CommandRouter:
@@ -86,7 +106,7 @@ class CommandRouter:
             credential_id=identity.credential_id,
         )
         self._subscription: asyncio.Task[None] | None = None
-        # Commands answered when they end, not in order (compactions).
+        # Commands answered when they end, not in order (slow calls).
         self._background: set[asyncio.Task[None]] = set()
 
     @property
@@ -95,13 +115,13 @@ class CommandRouter:
 
     async def handle(self, request: face_pb2.ConnectRequest) -> None:
         request_id = request.request_id
-        frame = frame_of(request)
-        match frame:
+        kind = request.WhichOneof("frame")
+        match kind:
             case None:
                 self._connection.reply_error(
                     request_id, INVALID_ARGUMENT, "the frame carries no known command"
                 )
-            case face_pb2.Hello():
+            case "hello":
                 self._connection.reply_error(
                     request_id,
                     FAILED_PRECONDITION,
@@ -113,40 +133,40 @@ class CommandRouter:
                     INVALID_ARGUMENT,
                     f"request_id is required and at most {MAX_REQUEST_ID} characters",
                 )
-            case face_pb2.SubscribeCommand():
-                await self.subscribe(request_id, frame.after_id)
-            case _ if self._refused(request_id, request.WhichOneof("frame") or ""):
+            case "subscribe":
+                await self.subscribe(request_id, request.subscribe.after_id)
+            case scopes.FACE_MIND_CALL:
+                await self._forward_mind_call(request_id, request.mind)
+            case _ if self._refused(request_id, kind, face_command_scope):
                 pass  # answered PERMISSION_DENIED: the credential lacks the command's scope
-            case face_pb2.CompactCommand() if not frame.conversation_key:
-                # Answered here without a round trip: the Mind refuses it the same way.
-                self._connection.reply_error(
-                    request_id,
-                    INVALID_ARGUMENT,
-                    "conversation_key is required: name the conversation to compact",
-                )
-            case face_pb2.CompactCommand():
-                # A compaction waits for the active run and for the model: later commands of
-                # this connection (a cancel, an approval that run waits for) must not wait.
-                task = asyncio.create_task(self._answer(request_id, frame))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
             case _:
-                await self._answer(request_id, frame)
+                call, mind_request = command_request(kind, getattr(request, kind))
+                answer = self._pairing if kind == "pair_device" else _in_reply_field(kind)
+                await self._forward(request_id, call, mind_request, answer)
 
-    def _refused(self, request_id: str, frame: str) -> bool:
-        """Answer PERMISSION_DENIED when the client's credential lacks the frame's scope
-        (`tobe.scopes`; the Mind checks the same again for the calls it serves)."""
-        try:
-            scope = face_command_scope(frame)
-        except KeyError:
-            message = (
-                f"{frame} declares no scope (tobe.scopes.FACE_COMMANDS), so nobody may send it"
+    async def _forward_mind_call(self, request_id: str, frame: face_pb2.MindCall) -> None:
+        found = mind_request(frame)
+        if found is None:
+            self._connection.reply_error(
+                request_id, INVALID_ARGUMENT, "the mind frame carries no Mind call this Face knows"
             )
+            return
+        call, request = found
+        if not self._refused(request_id, call.method, mind_call_scope):
+            await self._forward(request_id, call, request, _in_mind_reply(call.reply_field))
+
+    def _refused(self, request_id: str, action: str, scope_of: Callable[[str], str | None]) -> bool:
+        """Answer PERMISSION_DENIED when the client's credential lacks the scope `scope_of`
+        says `action` needs (`tobe.scopes`; the Mind checks the same again for its calls)."""
+        try:
+            scope = scope_of(action)
+        except KeyError:
+            message = f"{action} declares no scope (tobe.scopes), so nobody may send it"
         else:
             if scope is None or scope in self._connection.identity.scopes:
                 return False
-            message = missing_scope_message(scope, frame)
-        log.info("connection %s: refused %s: %s", self._connection.id, frame, message)
+            message = missing_scope_message(scope, action)
+        log.info("connection %s: refused %s: %s", self._connection.id, action, message)
         self._connection.reply_error(request_id, PERMISSION_DENIED, message)
         return True
 
@@ -155,180 +175,53 @@ class CommandRouter:
         if self._background:
             await asyncio.gather(*self._background, return_exceptions=True)
 
-    async def _answer(self, request_id: str, command: UnaryCommand) -> None:
+    async def _forward(
+        self, request_id: str, call: ForwardedCall, request: Message, answer: Answer
+    ) -> None:
+        """Make `call` for this connection's principal and queue its reply (or its error)."""
+        vouch(request, self._on_behalf_of, self._connection.mode)
+        slow = SLOW_CALLS.get(call.method)
+        if slow is None:
+            await self._answer(request_id, call, request, answer)
+        elif not getattr(request, "conversation_key", ""):
+            # Answered here without a round trip: the Mind refuses it the same way.
+            self._connection.reply_error(
+                request_id,
+                INVALID_ARGUMENT,
+                f"conversation_key is required: name the conversation to {slow.purpose}",
+            )
+        else:
+            task = asyncio.create_task(
+                self._answer(request_id, call, request, answer, slow.timeout)
+            )
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _answer(
+        self,
+        request_id: str,
+        call: ForwardedCall,
+        request: Message,
+        answer: Answer,
+        timeout: float | None = None,
+    ) -> None:
         try:
-            reply = await self._call_mind(command)
+            response = await self._mind.call(call.method, request, timeout=timeout)
         except GatewayError as exc:
             self._connection.reply_error(request_id, status_number(exc.code), exc.message)
             return
+        reply = answer(project_response(response, self._connection.mode))
         reply.request_id = request_id
         self._connection.reply(reply)
 
-    async def _call_mind(self, command: UnaryCommand) -> face_pb2.Reply:
-        """The command's Mind call for this connection, and its result rendered for its mode."""
-        mind, who, mode = self._mind, self._on_behalf_of, self._connection.mode
-        match command:
-            case face_pb2.CreateConversationCommand():
-                created = await mind.create_conversation(
-                    mind_pb2.CreateConversationRequest(
-                        on_behalf_of=who,
-                        key=command.key,
-                        title=command.title,
-                        members=command.members,
-                        profile=command.profile,
-                    )
-                )
-                return face_pb2.Reply(create_conversation=created)
-            case face_pb2.ListProfilesCommand():
-                profiles = await mind.list_profiles(mind_pb2.ListProfilesRequest(on_behalf_of=who))
-                return face_pb2.Reply(list_profiles=profiles)
-            case face_pb2.SetProfileCommand():
-                changed = await mind.set_conversation_profile(
-                    mind_pb2.SetConversationProfileRequest(
-                        on_behalf_of=who,
-                        conversation_key=command.conversation_key,
-                        profile=command.profile,
-                    )
-                )
-                return face_pb2.Reply(set_profile=changed)
-            case face_pb2.SetActiveHandCommand():
-                chosen = await mind.set_active_hand(
-                    mind_pb2.SetActiveHandRequest(
-                        on_behalf_of=who,
-                        conversation_key=command.conversation_key,
-                        hand=command.hand,
-                    )
-                )
-                return face_pb2.Reply(set_active_hand=chosen)
-            case face_pb2.ListConversationsCommand():
-                listed = await mind.list_conversations(
-                    mind_pb2.ListConversationsRequest(
-                        on_behalf_of=who, limit=command.limit, kinds=command.kinds
-                    )
-                )
-                return face_pb2.Reply(list_conversations=listed)
-            case face_pb2.SendChatCommand():
-                sent = await mind.send_chat(
-                    mind_pb2.SendChatRequest(
-                        on_behalf_of=who,
-                        conversation_key=command.conversation_key,
-                        text=command.text,
-                        idempotency_key=command.idempotency_key,
-                        steer=command.steer,
-                        detail_mode=mode,
-                        images=command.images,
-                    )
-                )
-                return face_pb2.Reply(send_chat=sent)
-            case face_pb2.PostMessageCommand():
-                posted = await mind.post_message(
-                    mind_pb2.PostMessageRequest(
-                        on_behalf_of=who,
-                        conversation_key=command.conversation_key,
-                        text=command.text,
-                        idempotency_key=command.idempotency_key,
-                    )
-                )
-                return face_pb2.Reply(post_message=posted)
-            case face_pb2.CancelRunCommand():
-                cancelled = await mind.cancel_run(
-                    mind_pb2.CancelRunRequest(
-                        on_behalf_of=who, conversation_key=command.conversation_key
-                    )
-                )
-                return face_pb2.Reply(cancel_run=cancelled)
-            case face_pb2.CompactCommand():
-                compacted = await mind.compact_conversation(
-                    mind_pb2.CompactConversationRequest(
-                        on_behalf_of=who, conversation_key=command.conversation_key
-                    )
-                )
-                return face_pb2.Reply(compact=compacted)
-            case face_pb2.SnapshotCommand():
-                snapshot = await mind.get_snapshot(
-                    mind_pb2.GetSnapshotRequest(
-                        on_behalf_of=who,
-                        conversation_key=command.conversation_key,
-                        message_limit=command.message_limit,
-                        detail_mode=mode,
-                    )
-                )
-                return face_pb2.Reply(snapshot=project_snapshot(snapshot, mode))
-            case face_pb2.ReplayCommand():
-                history = await mind.get_history(
-                    mind_pb2.GetHistoryRequest(
-                        on_behalf_of=who,
-                        conversation_key=command.conversation_key,
-                        after_message_id=command.after_message_id,
-                        limit=command.limit,
-                        detail_mode=mode,
-                    )
-                )
-                return face_pb2.Reply(replay=project_history(history, mode))
-            case face_pb2.DecideApprovalCommand():
-                decided = await mind.decide_approval(
-                    mind_pb2.DecideApprovalRequest(
-                        on_behalf_of=who,
-                        approval_id=command.approval_id,
-                        decision=command.decision,
-                        reason=command.reason,
-                    )
-                )
-                return face_pb2.Reply(decide_approval=decided)
-            case face_pb2.ListMemoryCommand():
-                memory = await mind.list_memory(
-                    mind_pb2.ListMemoryRequest(
-                        on_behalf_of=who, conversation_key=command.conversation_key
-                    )
-                )
-                return face_pb2.Reply(list_memory=memory)
-            case face_pb2.DeleteMemoryCommand():
-                deleted = await mind.delete_memory(
-                    mind_pb2.DeleteMemoryRequest(
-                        on_behalf_of=who, conversation_key=command.conversation_key, key=command.key
-                    )
-                )
-                return face_pb2.Reply(delete_memory=deleted)
-            case face_pb2.ChangeScheduleCommand():
-                schedule = await mind.change_schedule(
-                    mind_pb2.ChangeScheduleRequest(
-                        on_behalf_of=who, schedule_id=command.schedule_id, change=command.change
-                    )
-                )
-                return face_pb2.Reply(change_schedule=schedule)
-            case face_pb2.PairDeviceCommand():
-                paired = await mind.create_pairing_code(
-                    mind_pb2.CreatePairingCodeRequest(
-                        on_behalf_of=who, ttl_seconds=command.ttl_seconds
-                    )
-                )
-                base = self._web_base_url
-                url = pair_url(base, paired.pairing.code) if base else ""
-                return face_pb2.Reply(
-                    pair_device=face_pb2.PairDeviceReply(pairing=paired.pairing, url=url)
-                )
-            case face_pb2.ListActionsCommand():
-                actions = await mind.list_actions(
-                    mind_pb2.ListActionsRequest(
-                        on_behalf_of=who,
-                        conversation_key=command.conversation_key,
-                        include_ended=command.include_ended,
-                    )
-                )
-                return face_pb2.Reply(list_actions=actions)
-            case face_pb2.DecideActionCommand():
-                taken = await mind.decide_action(
-                    mind_pb2.DecideActionRequest(
-                        on_behalf_of=who,
-                        action_id=command.action_id,
-                        decision=command.decision,
-                        amendment=command.amendment,
-                        idempotency_key=command.idempotency_key,
-                    )
-                )
-                return face_pb2.Reply(decide_action=taken)
-            case _:
-                assert_never(command)
+    def _pairing(self, response: Message) -> face_pb2.Reply:
+        """A pairing code with the link that opens this Face's web client on it."""
+        assert isinstance(response, mind_pb2.CreatePairingCodeResponse)
+        base = self._web_base_url
+        url = pair_url(base, response.pairing.code) if base else ""
+        return face_pb2.Reply(
+            pair_device=face_pb2.PairDeviceReply(pairing=response.pairing, url=url)
+        )
 
     async def subscribe(self, request_id: str, after_id: int) -> None:
         """(Re)start the event feed of this connection; a second subscribe replaces the first.
@@ -340,7 +233,7 @@ class CommandRouter:
         if after_id < 0:
             connection.reply_error(request_id, INVALID_ARGUMENT, "after_id must be >= 0")
             return
-        if self._refused(request_id, FACE_SUBSCRIBE):
+        if self._refused(request_id, FACE_SUBSCRIBE, face_command_scope):
             return
         await self.stop()
         connection.begin_catch_up(after_id, self._feed.last_id)

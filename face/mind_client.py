@@ -3,7 +3,8 @@ mapping of gRPC failures to `MindCallError` so that nothing else in Face handles
 a failure of the Face itself (the Mind unreachable, the Face's own credential refused) is a
 `FaceUnavailable` naming it, never blamed on the client's credential.
 
-One method per Mind call, each naming its stub method and its request and response types.
+The calls a client makes go through `call`, by the Mind method's name; the gateway's own calls
+(authentication, pairing redemption, sign-out, the event feed) have a method each.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator
 
 import grpc
+from google.protobuf.message import Message
 
 from face.connection import Identity
 from face.errors import FaceUnavailable, MindCallError
@@ -22,9 +24,6 @@ from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
 # Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
 CALL_TIMEOUT = 60.0
-# A compaction first waits for the conversation's active run to end, then makes the model
-# summarise the old messages: it may take minutes, not seconds.
-COMPACT_TIMEOUT = 600.0
 
 
 def _error(exc: grpc.aio.AioRpcError) -> MindCallError:
@@ -96,89 +95,14 @@ class MindClient:
             return FaceUnavailable(credential_refused(error.message))
         return error
 
-    async def create_conversation(
-        self, request: mind_pb2.CreateConversationRequest
-    ) -> mind_pb2.CreateConversationResponse:
-        return await self._mind.unary(self._mind.stub.CreateConversation, request)
-
-    async def list_profiles(
-        self, request: mind_pb2.ListProfilesRequest
-    ) -> mind_pb2.ListProfilesResponse:
-        return await self._mind.unary(self._mind.stub.ListProfiles, request)
-
-    async def set_conversation_profile(
-        self, request: mind_pb2.SetConversationProfileRequest
-    ) -> mind_pb2.SetConversationProfileResponse:
-        return await self._mind.unary(self._mind.stub.SetConversationProfile, request)
-
-    async def set_active_hand(
-        self, request: mind_pb2.SetActiveHandRequest
-    ) -> mind_pb2.SetActiveHandResponse:
-        return await self._mind.unary(self._mind.stub.SetActiveHand, request)
-
-    async def list_conversations(
-        self, request: mind_pb2.ListConversationsRequest
-    ) -> mind_pb2.ListConversationsResponse:
-        return await self._mind.unary(self._mind.stub.ListConversations, request)
-
-    async def send_chat(self, request: mind_pb2.SendChatRequest) -> mind_pb2.SendChatResponse:
-        return await self._mind.unary(self._mind.stub.SendChat, request)
-
-    async def post_message(
-        self, request: mind_pb2.PostMessageRequest
-    ) -> mind_pb2.PostMessageResponse:
-        return await self._mind.unary(self._mind.stub.PostMessage, request)
-
-    async def cancel_run(self, request: mind_pb2.CancelRunRequest) -> mind_pb2.CancelRunResponse:
-        return await self._mind.unary(self._mind.stub.CancelRun, request)
-
-    async def compact_conversation(
-        self, request: mind_pb2.CompactConversationRequest
-    ) -> mind_pb2.CompactConversationResponse:
-        return await self._mind.unary(
-            self._mind.stub.CompactConversation, request, timeout=COMPACT_TIMEOUT
+    async def call(self, method: str, request: Message, *, timeout: float | None = None) -> Message:
+        """One unary call of the Mind service by its name (`SendChat`), made as it is: what
+        each call may carry is the contract's business (`face.forwarding`). `timeout`: for a
+        call slow by nature; CALL_TIMEOUT otherwise."""
+        stub_method: grpc.aio.UnaryUnaryMultiCallable[Message, Message] = getattr(
+            self._mind.stub, method
         )
-
-    async def get_snapshot(
-        self, request: mind_pb2.GetSnapshotRequest
-    ) -> mind_pb2.GetSnapshotResponse:
-        return await self._mind.unary(self._mind.stub.GetSnapshot, request)
-
-    async def get_history(self, request: mind_pb2.GetHistoryRequest) -> mind_pb2.GetHistoryResponse:
-        return await self._mind.unary(self._mind.stub.GetHistory, request)
-
-    async def decide_approval(
-        self, request: mind_pb2.DecideApprovalRequest
-    ) -> mind_pb2.DecideApprovalResponse:
-        return await self._mind.unary(self._mind.stub.DecideApproval, request)
-
-    async def list_memory(self, request: mind_pb2.ListMemoryRequest) -> mind_pb2.ListMemoryResponse:
-        return await self._mind.unary(self._mind.stub.ListMemory, request)
-
-    async def delete_memory(
-        self, request: mind_pb2.DeleteMemoryRequest
-    ) -> mind_pb2.DeleteMemoryResponse:
-        return await self._mind.unary(self._mind.stub.DeleteMemory, request)
-
-    async def change_schedule(
-        self, request: mind_pb2.ChangeScheduleRequest
-    ) -> mind_pb2.ChangeScheduleResponse:
-        return await self._mind.unary(self._mind.stub.ChangeSchedule, request)
-
-    async def list_actions(
-        self, request: mind_pb2.ListActionsRequest
-    ) -> mind_pb2.ListActionsResponse:
-        return await self._mind.unary(self._mind.stub.ListActions, request)
-
-    async def decide_action(
-        self, request: mind_pb2.DecideActionRequest
-    ) -> mind_pb2.DecideActionResponse:
-        return await self._mind.unary(self._mind.stub.DecideAction, request)
-
-    async def create_pairing_code(
-        self, request: mind_pb2.CreatePairingCodeRequest
-    ) -> mind_pb2.CreatePairingCodeResponse:
-        return await self._mind.unary(self._mind.stub.CreatePairingCode, request)
+        return await self._mind.unary(stub_method, request, timeout=timeout)
 
     async def redeem_pairing_code(
         self, code: str, device: str, device_id: str = ""

@@ -16,6 +16,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
+from google.protobuf.message import Message
+
 from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
 SUMMARY = common_pb2.DETAIL_MODE_SUMMARY
@@ -150,6 +152,18 @@ def project_history(
     history: mind_pb2.GetHistoryResponse, viewer: int
 ) -> mind_pb2.GetHistoryResponse:
     return _project_transcript(history, viewer)[0]
+
+
+def project_response(response: Message, viewer: int) -> Message:
+    """A Mind call's response as `viewer` may see it: the transcripts (snapshot, history) are
+    rendered for its mode; the other responses carry nothing a mode hides."""
+    match response:
+        case mind_pb2.GetSnapshotResponse():
+            return project_snapshot(response, viewer)
+        case mind_pb2.GetHistoryResponse():
+            return project_history(response, viewer)
+        case _:
+            return response
 
 
 _Transcript = TypeVar("_Transcript", mind_pb2.GetSnapshotResponse, mind_pb2.GetHistoryResponse)

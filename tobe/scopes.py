@@ -2,9 +2,10 @@
 
 The one source of truth: credential creation accepts only the names in `SCOPES` (for the
 credential's kind); the Mind's servicer (`mind.api.scope_check.require_scopes`) checks
-every call against `REQUIRED` and the Face checks every client command against
-`FACE_COMMANDS`. A call that needs a scope its credential lacks answers PERMISSION_DENIED naming
-the scope (`missing_scope_message`).
+every call against `REQUIRED` and the Face checks every client command against the same
+entry of the Mind call it makes (`mind_call_scope`; `FACE_COMMANDS` names the call of each
+older command frame). A call that needs a scope its credential lacks answers PERMISSION_DENIED
+naming the scope (`missing_scope_message`).
 """
 
 from __future__ import annotations
@@ -197,8 +198,10 @@ FACE_COMMANDS: dict[str, str] = {
     "change_schedule": "ChangeSchedule",
     "pair_device": "CreatePairingCode",
 }
-# Frames that need no scope of their own (the hello; its `resume_after_id` is a subscribe).
-FACE_UNSCOPED = frozenset({"hello"})
+# Frames that need no scope of their own: the hello (its `resume_after_id` is a subscribe) and
+# `mind`, whose Mind call needs that call's scope (`mind_call_scope`).
+FACE_MIND_CALL = "mind"
+FACE_UNSCOPED = frozenset({"hello", FACE_MIND_CALL})
 # A client's own subscription to the events of its conversations (and a hello's resume).
 FACE_SUBSCRIBE = "subscribe"
 FACE_SUBSCRIBE_SCOPE = CHAT
@@ -210,7 +213,13 @@ def face_command_scope(frame: str) -> str | None:
         return None
     if frame == FACE_SUBSCRIBE:
         return FACE_SUBSCRIBE_SCOPE
-    return REQUIRED[f"/tobe.v1.Mind/{FACE_COMMANDS[frame]}"].user_scope
+    return mind_call_scope(FACE_COMMANDS[frame])
+
+
+def mind_call_scope(method: str) -> str | None:
+    """The scope the client principal needs for the Mind call `method` (`SendChat`) a gateway
+    makes for it; KeyError for a call `REQUIRED` does not list."""
+    return REQUIRED[f"/tobe.v1.Mind/{method}"].user_scope
 
 
 def missing_scope_message(scope: str, action: str, *, whose: str = "this credential") -> str:

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from face.chat.render import pending_action_line
 from face.chat.session import ChatSession
-from tobe.v1 import common_pb2, face_pb2
+from tobe.v1 import common_pb2, face_pb2, mind_pb2
 
 DECISIONS = {
     "/confirm": common_pb2.ACTION_DECISION_CONFIRM,
@@ -25,7 +25,9 @@ DECISIONS = {
 
 
 async def show(session: ChatSession, console: Console, key: str) -> None:
-    reply = await session.command(list_actions=face_pb2.ListActionsCommand(conversation_key=key))
+    reply = await session.call(
+        face_pb2.MindCall(list_actions=mind_pb2.ListActionsRequest(conversation_key=key))
+    )
     pending = reply.list_actions.pending
     for action in pending:
         console.print(Text(pending_action_line(action)))
@@ -36,12 +38,14 @@ async def show(session: ChatSession, console: Console, key: str) -> None:
 async def decide(session: ChatSession, console: Console, name: str, argument: str) -> None:
     """Confirm, decline or amend the action named first in `argument` (the rest: the change)."""
     action_id, _, amendment = argument.strip().partition(" ")
-    reply = await session.command(
-        decide_action=face_pb2.DecideActionCommand(
-            action_id=action_id,
-            decision=DECISIONS[name],
-            amendment=amendment.strip(),
-            idempotency_key=f"decide-{uuid.uuid4().hex}",
+    reply = await session.call(
+        face_pb2.MindCall(
+            decide_action=mind_pb2.DecideActionRequest(
+                action_id=action_id,
+                decision=DECISIONS[name],
+                amendment=amendment.strip(),
+                idempotency_key=f"decide-{uuid.uuid4().hex}",
+            )
         )
     )
     decided = reply.decide_action

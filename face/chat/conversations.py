@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from face.chat.session import ChatSession
-from tobe.v1 import common_pb2, face_pb2
+from tobe.v1 import common_pb2, face_pb2, mind_pb2
 
 # `Conversation.kind` of a person's own conversation (the others: "awareness").
 CHAT = "chat"
@@ -34,23 +34,29 @@ class Conversations:
 
     async def newest_chat_or_new(self) -> str:
         """The key of the newest conversation of kind "chat", created when there is none."""
-        reply = await self._session.command(
-            list_conversations=face_pb2.ListConversationsCommand(limit=1, kinds=[CHAT])
+        reply = await self._session.call(
+            face_pb2.MindCall(
+                list_conversations=mind_pb2.ListConversationsRequest(limit=1, kinds=[CHAT])
+            )
         )
         listed = reply.list_conversations.conversations
         return listed[0].key if listed else await self.create("")
 
     async def create(self, title: str) -> str:
         key = f"p_{uuid.uuid4().hex[:12]}"
-        reply = await self._session.command(
-            create_conversation=face_pb2.CreateConversationCommand(key=key, title=title)
+        reply = await self._session.call(
+            face_pb2.MindCall(
+                create_conversation=mind_pb2.CreateConversationRequest(key=key, title=title)
+            )
         )
         return reply.create_conversation.conversation.key
 
     async def show_list(self, current: str) -> None:
         """Print the conversations, numbered, newest first; the current one marked `*`."""
-        reply = await self._session.command(
-            list_conversations=face_pb2.ListConversationsCommand(limit=LIST_LIMIT)
+        reply = await self._session.call(
+            face_pb2.MindCall(
+                list_conversations=mind_pb2.ListConversationsRequest(limit=LIST_LIMIT)
+            )
         )
         self._listed = list(reply.list_conversations.conversations)
         self._console.print(listing(self._listed, current))
@@ -61,8 +67,10 @@ class Conversations:
         if not choice.isdigit():
             return choice
         if not self._listed:
-            reply = await self._session.command(
-                list_conversations=face_pb2.ListConversationsCommand(limit=LIST_LIMIT)
+            reply = await self._session.call(
+                face_pb2.MindCall(
+                    list_conversations=mind_pb2.ListConversationsRequest(limit=LIST_LIMIT)
+                )
             )
             self._listed = list(reply.list_conversations.conversations)
         number = int(choice)

@@ -23,7 +23,7 @@ from face.chat.conversations import Conversations, NoSuchChoice
 from face.chat.render import Renderer
 from face.chat.session import ChatSession, CommandFailed
 from tobe.config import MindSettings
-from tobe.v1 import common_pb2, events_pb2, face_pb2
+from tobe.v1 import common_pb2, events_pb2, face_pb2, mind_pb2
 
 HELP = (
     "/new [title]  start a conversation   /list  your conversations, numbered, newest first\n"
@@ -121,10 +121,12 @@ class ChatRepl:
     # -- conversations --------------------------------------------------------------------------
 
     async def _open(self, key: str) -> None:
-        reply = await self.session.command(
-            snapshot=face_pb2.SnapshotCommand(conversation_key=key, message_limit=20)
+        reply = await self.session.call(
+            face_pb2.MindCall(
+                get_snapshot=mind_pb2.GetSnapshotRequest(conversation_key=key, message_limit=20)
+            )
         )
-        snapshot = reply.snapshot
+        snapshot = reply.get_snapshot
         self.renderer.conversation = key
         title = snapshot.conversation.title or key
         kind = snapshot.conversation.kind
@@ -153,9 +155,11 @@ class ChatRepl:
             elif name == "/switch" and argument.strip():
                 await self._open(await self.conversations.resolve(argument.strip()))
             elif name == "/cancel":
-                await self.session.command(
-                    cancel_run=face_pb2.CancelRunCommand(
-                        conversation_key=self.renderer.conversation
+                await self.session.call(
+                    face_pb2.MindCall(
+                        cancel_run=mind_pb2.CancelRunRequest(
+                            conversation_key=self.renderer.conversation
+                        )
                     )
                 )
             elif name == "/compact":
@@ -197,21 +201,27 @@ class ChatRepl:
         """Compact the current conversation now; its reply says what was summarised."""
         key = self.renderer.conversation
         self.renderer.status("compacting (after the running reply, if any)…")
-        reply = await self.session.command(compact=face_pb2.CompactCommand(conversation_key=key))
-        self.renderer.show_compaction(key, reply.compact.compaction)
+        reply = await self.session.call(
+            face_pb2.MindCall(
+                compact_conversation=mind_pb2.CompactConversationRequest(conversation_key=key)
+            )
+        )
+        self.renderer.show_compaction(key, reply.compact_conversation.compaction)
 
     async def _memory(self) -> None:
         """The conversation's memory: one line per entry, its key and the start of its text."""
         key = self.renderer.conversation
-        reply = await self.session.command(
-            list_memory=face_pb2.ListMemoryCommand(conversation_key=key)
+        reply = await self.session.call(
+            face_pb2.MindCall(list_memory=mind_pb2.ListMemoryRequest(conversation_key=key))
         )
         self.renderer.show_memory(reply.list_memory)
 
     async def _forget(self, memory_key: str) -> None:
-        reply = await self.session.command(
-            delete_memory=face_pb2.DeleteMemoryCommand(
-                conversation_key=self.renderer.conversation, key=memory_key
+        reply = await self.session.call(
+            face_pb2.MindCall(
+                delete_memory=mind_pb2.DeleteMemoryRequest(
+                    conversation_key=self.renderer.conversation, key=memory_key
+                )
             )
         )
         existed = reply.delete_memory.existed
@@ -219,17 +229,21 @@ class ChatRepl:
 
     async def _schedules(self) -> None:
         """The conversation's scheduled actions that may still fire, from its snapshot."""
-        reply = await self.session.command(
-            snapshot=face_pb2.SnapshotCommand(
-                conversation_key=self.renderer.conversation, message_limit=1
+        reply = await self.session.call(
+            face_pb2.MindCall(
+                get_snapshot=mind_pb2.GetSnapshotRequest(
+                    conversation_key=self.renderer.conversation, message_limit=1
+                )
             )
         )
-        self.renderer.show_schedules(reply.snapshot.scheduled_actions)
+        self.renderer.show_schedules(reply.get_snapshot.scheduled_actions)
 
     async def _change_schedule(self, name: str, schedule_id: str) -> None:
-        reply = await self.session.command(
-            change_schedule=face_pb2.ChangeScheduleCommand(
-                schedule_id=schedule_id, change=_SCHEDULE_CHANGES[name]
+        reply = await self.session.call(
+            face_pb2.MindCall(
+                change_schedule=mind_pb2.ChangeScheduleRequest(
+                    schedule_id=schedule_id, change=_SCHEDULE_CHANGES[name]
+                )
             )
         )
         self.renderer.show_schedule_change(reply.change_schedule.scheduled)
@@ -250,8 +264,8 @@ class ChatRepl:
     async def _send(self, text: str, images: list[common_pb2.ImageUpload] | None = None) -> None:
         self.renderer.sent_texts.append(text)
         try:
-            reply = await self.session.send_chat(
-                face_pb2.SendChatCommand(
+            sent = await self.session.send_chat(
+                mind_pb2.SendChatRequest(
                     conversation_key=self.renderer.conversation,
                     text=text,
                     idempotency_key=uuid.uuid4().hex,
@@ -262,7 +276,6 @@ class ChatRepl:
             self.renderer.sent_texts.remove(text)
             self.console.print(Text(exc.message, style="red"))
             return
-        sent = reply.send_chat
         if sent.queued or not sent.run_id:
             self.renderer.status("queued behind the running reply")
             return
@@ -303,9 +316,11 @@ class ChatRepl:
                 break
             self.console.print(Text("answer y, a or n", style="dim"))
         try:
-            await self.session.command(
-                decide_approval=face_pb2.DecideApprovalCommand(
-                    approval_id=approval.id, decision=decision, reason=reason.strip()
+            await self.session.call(
+                face_pb2.MindCall(
+                    decide_approval=mind_pb2.DecideApprovalRequest(
+                        approval_id=approval.id, decision=decision, reason=reason.strip()
+                    )
                 )
             )
         except CommandFailed as exc:
@@ -313,8 +328,12 @@ class ChatRepl:
 
     async def _cancel_quietly(self) -> None:
         with contextlib.suppress(CommandFailed):
-            await self.session.command(
-                cancel_run=face_pb2.CancelRunCommand(conversation_key=self.renderer.conversation)
+            await self.session.call(
+                face_pb2.MindCall(
+                    cancel_run=mind_pb2.CancelRunRequest(
+                        conversation_key=self.renderer.conversation
+                    )
+                )
             )
 
     async def _ask(self, prompt: str) -> str | None:

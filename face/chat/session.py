@@ -25,7 +25,7 @@ from face.mind_trouble import is_face_trouble
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.tls import ClientTls
-from tobe.v1 import common_pb2, events_pb2, face_pb2, face_pb2_grpc
+from tobe.v1 import common_pb2, events_pb2, face_pb2, face_pb2_grpc, mind_pb2
 
 log = logging.getLogger(__name__)
 
@@ -36,25 +36,11 @@ Call = grpc.aio.StreamStreamCall[face_pb2.ConnectRequest, face_pb2.ConnectRespon
 
 
 class Command(TypedDict, total=False):
-    """The command frames of a `ConnectRequest`, one of which a command names."""
+    """The frames of a `ConnectRequest` this client sends, one of which a command names: its
+    Mind calls go as `mind` frames (`ChatSession.call`)."""
 
-    create_conversation: face_pb2.CreateConversationCommand
-    list_conversations: face_pb2.ListConversationsCommand
-    send_chat: face_pb2.SendChatCommand
-    cancel_run: face_pb2.CancelRunCommand
-    compact: face_pb2.CompactCommand
-    snapshot: face_pb2.SnapshotCommand
+    mind: face_pb2.MindCall
     subscribe: face_pb2.SubscribeCommand
-    replay: face_pb2.ReplayCommand
-    decide_approval: face_pb2.DecideApprovalCommand
-    list_memory: face_pb2.ListMemoryCommand
-    delete_memory: face_pb2.DeleteMemoryCommand
-    change_schedule: face_pb2.ChangeScheduleCommand
-    list_actions: face_pb2.ListActionsCommand
-    decide_action: face_pb2.DecideActionCommand
-    list_profiles: face_pb2.ListProfilesCommand
-    set_profile: face_pb2.SetProfileCommand
-    set_active_hand: face_pb2.SetActiveHandCommand
     pair_device: face_pb2.PairDeviceCommand
 
 
@@ -147,14 +133,19 @@ class ChatSession:
             raise CommandFailed(reply.error.code, reply.error.message)
         return reply
 
-    async def send_chat(self, command: face_pb2.SendChatCommand) -> face_pb2.Reply:
+    async def call(self, call: face_pb2.MindCall) -> face_pb2.MindReply:
+        """Make one Mind call through the Face (its request without `on_behalf_of`, which the
+        Face fills in); the Mind's response is in the reply's field of the call's name."""
+        return (await self.command(mind=call)).mind
+
+    async def send_chat(self, request: mind_pb2.SendChatRequest) -> mind_pb2.SendChatResponse:
         """Send a message; while the Mind is unavailable (restarting) it is sent again with
         the same idempotency key, with backoff, so it goes out once the Mind is back, once."""
         backoff = Backoff()
         while True:
             back = self._mind_back
             try:
-                return await self.command(send_chat=command)
+                return (await self.call(face_pb2.MindCall(send_chat=request))).send_chat
             except CommandFailed as exc:
                 if exc.code != UNAVAILABLE:
                     raise

@@ -5,7 +5,6 @@ line naming the title, the id and what to type; what became of a decided one; `/
 from __future__ import annotations
 
 import io
-from typing import Any
 
 import pytest
 from rich.console import Console
@@ -44,12 +43,12 @@ def test_the_renderer_prints_an_action_changed_event_as_its_status_line() -> Non
 
 class RecordingSession:
     def __init__(self) -> None:
-        self.commands: list[dict[str, Any]] = []
+        self.commands: list[face_pb2.MindCall] = []
 
-    async def command(self, **frame: Any) -> face_pb2.Reply:
-        self.commands.append(frame)
+    async def call(self, call: face_pb2.MindCall) -> face_pb2.MindReply:
+        self.commands.append(call)
         decided = _action(common_pb2.PENDING_ACTION_STATE_AMENDED)
-        return face_pb2.Reply(decide_action=mind_pb2.DecideActionResponse(action=decided))
+        return face_pb2.MindReply(decide_action=mind_pb2.DecideActionResponse(action=decided))
 
 
 @pytest.mark.parametrize(
@@ -67,7 +66,7 @@ async def test_a_decision_command_names_the_action_the_decision_and_a_fresh_key(
     name, _, argument = typed.partition(" ")
     await actions.decide(session, Console(file=out, width=200), name, argument)  # type: ignore[arg-type]
     [frame] = session.commands
-    sent = frame["decide_action"]
+    sent = frame.decide_action
     assert (sent.action_id, sent.decision, sent.amendment) == ("act_1", decision, amendment)
     assert sent.idempotency_key.startswith("decide-")
     assert out.getvalue() == "✎ amended: Lights off [act_1]\n"

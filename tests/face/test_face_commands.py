@@ -34,6 +34,28 @@ COMPACTION = events_pb2.ContextCompacted(
     summary_calls=1,
 )
 
+PAIRING = common_pb2.PairingCode(code="ABCDE-12345", principal="alice")
+
+
+# What the stand-in Mind answers, by call.
+ANSWERS: dict[str, Any] = {
+    "CreateConversation": mind_pb2.CreateConversationResponse(conversation=CONVERSATION),
+    "ListConversations": mind_pb2.ListConversationsResponse(conversations=[CONVERSATION]),
+    "SendChat": mind_pb2.SendChatResponse(message_id=3, run_id="run-1"),
+    "CancelRun": mind_pb2.CancelRunResponse(run_id="run-1"),
+    "CompactConversation": mind_pb2.CompactConversationResponse(compaction=COMPACTION),
+    "GetSnapshot": mind_pb2.GetSnapshotResponse(
+        conversation=CONVERSATION, tools=[TOOL], last_event_id=9
+    ),
+    "GetHistory": mind_pb2.GetHistoryResponse(tools=[TOOL], next_after_message_id=4),
+    "DecideApproval": mind_pb2.DecideApprovalResponse(approval=common_pb2.Approval(id="ap-1")),
+    "ListActions": mind_pb2.ListActionsResponse(pending=[common_pb2.PendingAction(id="act_1")]),
+    "DecideAction": mind_pb2.DecideActionResponse(
+        action=common_pb2.PendingAction(id="act_1"), run_id="r"
+    ),
+    "CreatePairingCode": mind_pb2.CreatePairingCodeResponse(pairing=PAIRING),
+}
+
 
 class RecordingMind:
     """Stands in for the MindClient: answers each call and remembers what it was asked."""
@@ -43,62 +65,13 @@ class RecordingMind:
         self.responses: list[Any] = []
         self._failure = failure
 
-    def _answer(self, request: Any, response: Any) -> Any:
+    async def call(self, method: str, request: Any, *, timeout: float | None = None) -> Any:
         self.requests.append(request)
         if self._failure is not None:
             raise self._failure
+        response = ANSWERS[method]
         self.responses.append(response)
         return response
-
-    async def create_conversation(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.CreateConversationResponse(conversation=CONVERSATION))
-
-    async def list_conversations(self, request: Any) -> Any:
-        return self._answer(
-            request, mind_pb2.ListConversationsResponse(conversations=[CONVERSATION])
-        )
-
-    async def send_chat(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.SendChatResponse(message_id=3, run_id="run-1"))
-
-    async def cancel_run(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.CancelRunResponse(run_id="run-1"))
-
-    async def compact_conversation(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.CompactConversationResponse(compaction=COMPACTION))
-
-    async def get_snapshot(self, request: Any) -> Any:
-        return self._answer(
-            request,
-            mind_pb2.GetSnapshotResponse(conversation=CONVERSATION, tools=[TOOL], last_event_id=9),
-        )
-
-    async def get_history(self, request: Any) -> Any:
-        return self._answer(
-            request, mind_pb2.GetHistoryResponse(tools=[TOOL], next_after_message_id=4)
-        )
-
-    async def decide_approval(self, request: Any) -> Any:
-        return self._answer(
-            request, mind_pb2.DecideApprovalResponse(approval=common_pb2.Approval(id="ap-1"))
-        )
-
-    async def list_actions(self, request: Any) -> Any:
-        return self._answer(
-            request, mind_pb2.ListActionsResponse(pending=[common_pb2.PendingAction(id="act_1")])
-        )
-
-    async def decide_action(self, request: Any) -> Any:
-        return self._answer(
-            request,
-            mind_pb2.DecideActionResponse(action=common_pb2.PendingAction(id="act_1"), run_id="r"),
-        )
-
-    async def create_pairing_code(self, request: Any) -> Any:
-        return self._answer(request, mind_pb2.CreatePairingCodeResponse(pairing=PAIRING))
-
-
-PAIRING = common_pb2.PairingCode(code="ABCDE-12345", principal="alice")
 
 
 def router(

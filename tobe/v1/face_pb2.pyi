@@ -25,10 +25,11 @@ Frame order:
 * Commands carry a client-chosen `request_id` (non-empty, at most 128 chars; otherwise an
   INVALID_ARGUMENT error reply); the reply echoes it. Commands of one connection are handled
   in order, so replies come in the order of the commands; a subscribe's events follow its
-  reply. The one exception is `compact`, which waits for the conversation's active run and
-  then for the model: it is answered when it ends, and the commands after it (a cancel, an
-  approval that run waits for) are not held behind it. A command that fails answers a reply with `error` set (gRPC code + message) and
-  leaves the connection open. A frame without a known command answers an INVALID_ARGUMENT
+  reply. The one exception is compaction (`compact`, `mind{compact_conversation}`), which waits
+  for the conversation's active run and then for the model: it is answered when it ends, and
+  the commands after it (a cancel, an approval that run waits for) are not held behind it. A
+  command that fails answers a reply with `error` set (gRPC code + message) and leaves the
+  connection open. A frame without a known command answers an INVALID_ARGUMENT
   reply. A frame that is not a valid ConnectRequest ends the stream with INVALID_ARGUMENT
   ("malformed frame"). A frame larger than the gateway's configured maximum ends the stream
   with RESOURCE_EXHAUSTED (enforced by gRPC's max receive size).
@@ -106,6 +107,7 @@ class ConnectRequest(_message.Message):
     DECIDE_ACTION_FIELD_NUMBER: _builtins.int
     CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
     PAIR_DEVICE_FIELD_NUMBER: _builtins.int
+    MIND_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Echoed in the reply; required on commands."""
     @_builtins.property
@@ -148,6 +150,10 @@ class ConnectRequest(_message.Message):
     def change_schedule(self) -> Global___ChangeScheduleCommand: ...
     @_builtins.property
     def pair_device(self) -> Global___PairDeviceCommand: ...
+    @_builtins.property
+    def mind(self) -> Global___MindCall:
+        """A call of the Mind's contract, forwarded as it is (see MindCall)."""
+
     def __init__(
         self,
         *,
@@ -172,16 +178,117 @@ class ConnectRequest(_message.Message):
         decide_action: Global___DecideActionCommand | None = ...,
         change_schedule: Global___ChangeScheduleCommand | None = ...,
         pair_device: Global___PairDeviceCommand | None = ...,
+        mind: Global___MindCall | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "mind", b"mind", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "mind", b"mind", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "pair_device"]  # noqa: Y015
+    _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "pair_device", "mind"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_frame) -> _WhichOneofReturnType_frame | None: ...
 
 Global___ConnectRequest: _TypeAlias = ConnectRequest  # noqa: Y015
+
+@_typing.final
+class MindCall(_message.Message):
+    """One call of the Mind's contract (mind.proto) that a client may make: every unary Mind call
+    whose request names `on_behalf_of`. The field is the call's name in snake_case and holds the
+    Mind's own request message. The gateway forwards it unchanged but for what it vouches for:
+    `on_behalf_of` becomes this connection's principal, scopes and credential, and a
+    `detail_mode` field becomes this connection's mode. The reply carries the Mind's response in
+    `Reply.mind`, rendered for the connection's detail mode, or the Mind's status as `error`.
+    The command frames before this one (create_conversation … change_schedule) are the older
+    spelling of the same calls and stay served.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREATE_CONVERSATION_FIELD_NUMBER: _builtins.int
+    LIST_CONVERSATIONS_FIELD_NUMBER: _builtins.int
+    SEND_CHAT_FIELD_NUMBER: _builtins.int
+    CANCEL_RUN_FIELD_NUMBER: _builtins.int
+    GET_SNAPSHOT_FIELD_NUMBER: _builtins.int
+    GET_HISTORY_FIELD_NUMBER: _builtins.int
+    DECIDE_APPROVAL_FIELD_NUMBER: _builtins.int
+    COMPACT_CONVERSATION_FIELD_NUMBER: _builtins.int
+    LIST_PROFILES_FIELD_NUMBER: _builtins.int
+    SET_CONVERSATION_PROFILE_FIELD_NUMBER: _builtins.int
+    SET_ACTIVE_HAND_FIELD_NUMBER: _builtins.int
+    POST_MESSAGE_FIELD_NUMBER: _builtins.int
+    LIST_MEMORY_FIELD_NUMBER: _builtins.int
+    DELETE_MEMORY_FIELD_NUMBER: _builtins.int
+    LIST_ACTIONS_FIELD_NUMBER: _builtins.int
+    DECIDE_ACTION_FIELD_NUMBER: _builtins.int
+    CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
+    CREATE_PAIRING_CODE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def create_conversation(self) -> _mind_pb2.CreateConversationRequest: ...
+    @_builtins.property
+    def list_conversations(self) -> _mind_pb2.ListConversationsRequest: ...
+    @_builtins.property
+    def send_chat(self) -> _mind_pb2.SendChatRequest: ...
+    @_builtins.property
+    def cancel_run(self) -> _mind_pb2.CancelRunRequest: ...
+    @_builtins.property
+    def get_snapshot(self) -> _mind_pb2.GetSnapshotRequest: ...
+    @_builtins.property
+    def get_history(self) -> _mind_pb2.GetHistoryRequest: ...
+    @_builtins.property
+    def decide_approval(self) -> _mind_pb2.DecideApprovalRequest: ...
+    @_builtins.property
+    def compact_conversation(self) -> _mind_pb2.CompactConversationRequest: ...
+    @_builtins.property
+    def list_profiles(self) -> _mind_pb2.ListProfilesRequest: ...
+    @_builtins.property
+    def set_conversation_profile(self) -> _mind_pb2.SetConversationProfileRequest: ...
+    @_builtins.property
+    def set_active_hand(self) -> _mind_pb2.SetActiveHandRequest: ...
+    @_builtins.property
+    def post_message(self) -> _mind_pb2.PostMessageRequest: ...
+    @_builtins.property
+    def list_memory(self) -> _mind_pb2.ListMemoryRequest: ...
+    @_builtins.property
+    def delete_memory(self) -> _mind_pb2.DeleteMemoryRequest: ...
+    @_builtins.property
+    def list_actions(self) -> _mind_pb2.ListActionsRequest: ...
+    @_builtins.property
+    def decide_action(self) -> _mind_pb2.DecideActionRequest: ...
+    @_builtins.property
+    def change_schedule(self) -> _mind_pb2.ChangeScheduleRequest: ...
+    @_builtins.property
+    def create_pairing_code(self) -> _mind_pb2.CreatePairingCodeRequest: ...
+    def __init__(
+        self,
+        *,
+        create_conversation: _mind_pb2.CreateConversationRequest | None = ...,
+        list_conversations: _mind_pb2.ListConversationsRequest | None = ...,
+        send_chat: _mind_pb2.SendChatRequest | None = ...,
+        cancel_run: _mind_pb2.CancelRunRequest | None = ...,
+        get_snapshot: _mind_pb2.GetSnapshotRequest | None = ...,
+        get_history: _mind_pb2.GetHistoryRequest | None = ...,
+        decide_approval: _mind_pb2.DecideApprovalRequest | None = ...,
+        compact_conversation: _mind_pb2.CompactConversationRequest | None = ...,
+        list_profiles: _mind_pb2.ListProfilesRequest | None = ...,
+        set_conversation_profile: _mind_pb2.SetConversationProfileRequest | None = ...,
+        set_active_hand: _mind_pb2.SetActiveHandRequest | None = ...,
+        post_message: _mind_pb2.PostMessageRequest | None = ...,
+        list_memory: _mind_pb2.ListMemoryRequest | None = ...,
+        delete_memory: _mind_pb2.DeleteMemoryRequest | None = ...,
+        list_actions: _mind_pb2.ListActionsRequest | None = ...,
+        decide_action: _mind_pb2.DecideActionRequest | None = ...,
+        change_schedule: _mind_pb2.ChangeScheduleRequest | None = ...,
+        create_pairing_code: _mind_pb2.CreatePairingCodeRequest | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_history", b"get_history", "get_snapshot", b"get_snapshot", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_history", b"get_history", "get_snapshot", b"get_snapshot", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["create_conversation", "list_conversations", "send_chat", "cancel_run", "get_snapshot", "get_history", "decide_approval", "compact_conversation", "list_profiles", "set_conversation_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "create_pairing_code"]  # noqa: Y015
+    _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
+
+Global___MindCall: _TypeAlias = MindCall  # noqa: Y015
 
 @_typing.final
 class Hello(_message.Message):
@@ -831,6 +938,7 @@ class Reply(_message.Message):
     DECIDE_ACTION_FIELD_NUMBER: _builtins.int
     CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
     PAIR_DEVICE_FIELD_NUMBER: _builtins.int
+    MIND_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     @_builtins.property
     def error(self) -> Global___CommandError: ...
@@ -874,6 +982,10 @@ class Reply(_message.Message):
     def change_schedule(self) -> _mind_pb2.ChangeScheduleResponse: ...
     @_builtins.property
     def pair_device(self) -> Global___PairDeviceReply: ...
+    @_builtins.property
+    def mind(self) -> Global___MindReply:
+        """The answer to a `mind` frame."""
+
     def __init__(
         self,
         *,
@@ -898,16 +1010,109 @@ class Reply(_message.Message):
         decide_action: _mind_pb2.DecideActionResponse | None = ...,
         change_schedule: _mind_pb2.ChangeScheduleResponse | None = ...,
         pair_device: Global___PairDeviceReply | None = ...,
+        mind: Global___MindReply | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "mind", b"mind", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "error", b"error", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "mind", b"mind", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "result", b"result", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "pair_device"]  # noqa: Y015
+    _WhichOneofReturnType_result: _TypeAlias = _typing.Literal["error", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "pair_device", "mind"]  # noqa: Y015
     _WhichOneofArgType_result: _TypeAlias = _typing.Literal["result", b"result"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_result) -> _WhichOneofReturnType_result | None: ...
 
 Global___Reply: _TypeAlias = Reply  # noqa: Y015
+
+@_typing.final
+class MindReply(_message.Message):
+    """The Mind's response to a MindCall, in the field of the same name."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CREATE_CONVERSATION_FIELD_NUMBER: _builtins.int
+    LIST_CONVERSATIONS_FIELD_NUMBER: _builtins.int
+    SEND_CHAT_FIELD_NUMBER: _builtins.int
+    CANCEL_RUN_FIELD_NUMBER: _builtins.int
+    GET_SNAPSHOT_FIELD_NUMBER: _builtins.int
+    GET_HISTORY_FIELD_NUMBER: _builtins.int
+    DECIDE_APPROVAL_FIELD_NUMBER: _builtins.int
+    COMPACT_CONVERSATION_FIELD_NUMBER: _builtins.int
+    LIST_PROFILES_FIELD_NUMBER: _builtins.int
+    SET_CONVERSATION_PROFILE_FIELD_NUMBER: _builtins.int
+    SET_ACTIVE_HAND_FIELD_NUMBER: _builtins.int
+    POST_MESSAGE_FIELD_NUMBER: _builtins.int
+    LIST_MEMORY_FIELD_NUMBER: _builtins.int
+    DELETE_MEMORY_FIELD_NUMBER: _builtins.int
+    LIST_ACTIONS_FIELD_NUMBER: _builtins.int
+    DECIDE_ACTION_FIELD_NUMBER: _builtins.int
+    CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
+    CREATE_PAIRING_CODE_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def create_conversation(self) -> _mind_pb2.CreateConversationResponse: ...
+    @_builtins.property
+    def list_conversations(self) -> _mind_pb2.ListConversationsResponse: ...
+    @_builtins.property
+    def send_chat(self) -> _mind_pb2.SendChatResponse: ...
+    @_builtins.property
+    def cancel_run(self) -> _mind_pb2.CancelRunResponse: ...
+    @_builtins.property
+    def get_snapshot(self) -> _mind_pb2.GetSnapshotResponse: ...
+    @_builtins.property
+    def get_history(self) -> _mind_pb2.GetHistoryResponse: ...
+    @_builtins.property
+    def decide_approval(self) -> _mind_pb2.DecideApprovalResponse: ...
+    @_builtins.property
+    def compact_conversation(self) -> _mind_pb2.CompactConversationResponse: ...
+    @_builtins.property
+    def list_profiles(self) -> _mind_pb2.ListProfilesResponse: ...
+    @_builtins.property
+    def set_conversation_profile(self) -> _mind_pb2.SetConversationProfileResponse: ...
+    @_builtins.property
+    def set_active_hand(self) -> _mind_pb2.SetActiveHandResponse: ...
+    @_builtins.property
+    def post_message(self) -> _mind_pb2.PostMessageResponse: ...
+    @_builtins.property
+    def list_memory(self) -> _mind_pb2.ListMemoryResponse: ...
+    @_builtins.property
+    def delete_memory(self) -> _mind_pb2.DeleteMemoryResponse: ...
+    @_builtins.property
+    def list_actions(self) -> _mind_pb2.ListActionsResponse: ...
+    @_builtins.property
+    def decide_action(self) -> _mind_pb2.DecideActionResponse: ...
+    @_builtins.property
+    def change_schedule(self) -> _mind_pb2.ChangeScheduleResponse: ...
+    @_builtins.property
+    def create_pairing_code(self) -> _mind_pb2.CreatePairingCodeResponse: ...
+    def __init__(
+        self,
+        *,
+        create_conversation: _mind_pb2.CreateConversationResponse | None = ...,
+        list_conversations: _mind_pb2.ListConversationsResponse | None = ...,
+        send_chat: _mind_pb2.SendChatResponse | None = ...,
+        cancel_run: _mind_pb2.CancelRunResponse | None = ...,
+        get_snapshot: _mind_pb2.GetSnapshotResponse | None = ...,
+        get_history: _mind_pb2.GetHistoryResponse | None = ...,
+        decide_approval: _mind_pb2.DecideApprovalResponse | None = ...,
+        compact_conversation: _mind_pb2.CompactConversationResponse | None = ...,
+        list_profiles: _mind_pb2.ListProfilesResponse | None = ...,
+        set_conversation_profile: _mind_pb2.SetConversationProfileResponse | None = ...,
+        set_active_hand: _mind_pb2.SetActiveHandResponse | None = ...,
+        post_message: _mind_pb2.PostMessageResponse | None = ...,
+        list_memory: _mind_pb2.ListMemoryResponse | None = ...,
+        delete_memory: _mind_pb2.DeleteMemoryResponse | None = ...,
+        list_actions: _mind_pb2.ListActionsResponse | None = ...,
+        decide_action: _mind_pb2.DecideActionResponse | None = ...,
+        change_schedule: _mind_pb2.ChangeScheduleResponse | None = ...,
+        create_pairing_code: _mind_pb2.CreatePairingCodeResponse | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_history", b"get_history", "get_snapshot", b"get_snapshot", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_history", b"get_history", "get_snapshot", b"get_snapshot", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["create_conversation", "list_conversations", "send_chat", "cancel_run", "get_snapshot", "get_history", "decide_approval", "compact_conversation", "list_profiles", "set_conversation_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "create_pairing_code"]  # noqa: Y015
+    _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
+    def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
+
+Global___MindReply: _TypeAlias = MindReply  # noqa: Y015
 
 @_typing.final
 class PairDeviceReply(_message.Message):

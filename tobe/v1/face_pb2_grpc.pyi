@@ -25,10 +25,11 @@ Frame order:
 * Commands carry a client-chosen `request_id` (non-empty, at most 128 chars; otherwise an
   INVALID_ARGUMENT error reply); the reply echoes it. Commands of one connection are handled
   in order, so replies come in the order of the commands; a subscribe's events follow its
-  reply. The one exception is `compact`, which waits for the conversation's active run and
-  then for the model: it is answered when it ends, and the commands after it (a cancel, an
-  approval that run waits for) are not held behind it. A command that fails answers a reply with `error` set (gRPC code + message) and
-  leaves the connection open. A frame without a known command answers an INVALID_ARGUMENT
+  reply. The one exception is compaction (`compact`, `mind{compact_conversation}`), which waits
+  for the conversation's active run and then for the model: it is answered when it ends, and
+  the commands after it (a cancel, an approval that run waits for) are not held behind it. A
+  command that fails answers a reply with `error` set (gRPC code + message) and leaves the
+  connection open. A frame without a known command answers an INVALID_ARGUMENT
   reply. A frame that is not a valid ConnectRequest ends the stream with INVALID_ARGUMENT
   ("malformed frame"). A frame larger than the gateway's configured maximum ends the stream
   with RESOURCE_EXHAUSTED (enforced by gRPC's max receive size).

@@ -102,6 +102,20 @@ test("a command resolves with its reply and a failed one rejects with its code",
   await assert.rejects(refused, { code: 5, message: "no such conversation" });
 });
 
+test("a Mind call goes out in a mind frame and resolves with the Mind's response", async () => {
+  const { connection, socket } = connect();
+  const send = welcomed(socket());
+  const snapshot = connection.call("getSnapshot", { conversationKey: "p_1" });
+  const refused = connection.call("cancelRun", { conversationKey: "p_x" });
+  const [first, second] = socket().sent.slice(1);
+  assert.deepEqual(first.mind, { getSnapshot: { conversationKey: "p_1" } });
+  assert.deepEqual(second.mind, { cancelRun: { conversationKey: "p_x" } });
+  send({ reply: { requestId: first.requestId, mind: { getSnapshot: { lastEventId: "9" } } } });
+  send({ reply: { requestId: second.requestId, error: { code: 5, message: "no such conversation" } } });
+  assert.deepEqual(await snapshot, { lastEventId: "9" });
+  await assert.rejects(refused, { code: 5, message: "no such conversation" });
+});
+
 test("a sequence gap reconnects and resumes after the last durable event, without duplicates", async () => {
   const { connection, seen, socket } = connect();
   const send = welcomed(socket());

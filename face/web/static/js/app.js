@@ -36,8 +36,8 @@ class App {
       },
       {
         send: ({ text, images, idempotencyKey }) =>
-          this.command("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey }),
-        cancel: () => this.command("cancelRun", { conversationKey: this.view.key }),
+          this.call("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey }),
+        cancel: () => this.call("cancelRun", { conversationKey: this.view.key }),
       },
     );
     this.details = new DetailsPanel(
@@ -72,10 +72,10 @@ class App {
     byId("toggle-list").addEventListener("click", () => this.showList(!document.body.classList.contains("list-open")));
   }
 
-  /** A command on the current connection (see Connection.command). */
-  command(name, body) {
+  /** A Mind call on the current connection (see Connection.call). */
+  call(method, body) {
     if (!this.connection) return Promise.reject(new Error("not connected"));
-    return this.connection.command(name, body);
+    return this.connection.call(method, body);
   }
 
   async boot() {

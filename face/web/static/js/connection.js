@@ -76,6 +76,15 @@ export class Connection {
     });
   }
 
+  /**
+   * Make a Mind call through the Face (`method` is the Mind method in lowerCamelCase, `body` its
+   * request without `onBehalfOf`, which the Face fills in) and resolve with the Mind's response.
+   */
+  async call(method, body = {}) {
+    const reply = await this.command("mind", { [method]: body });
+    return reply[method] ?? {};
+  }
+
   /** Start the event feed after `afterId` (a string or bigint durable id). */
   async subscribe(afterId) {
     this.lastDurableId = BigInt(afterId || 0);

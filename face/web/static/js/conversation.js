@@ -62,7 +62,7 @@ export class ConversationView {
     this.waiting = [];
     this.elements.log.setAttribute("aria-busy", "true");
     try {
-      const snapshot = await this.connection.command("snapshot", { conversationKey: key });
+      const snapshot = await this.connection.call("getSnapshot", { conversationKey: key });
       if (this.key === key) this.show(snapshot);
       return snapshot;
     } finally {
@@ -201,7 +201,7 @@ export class ConversationView {
   }
 
   async decide(approval, decision) {
-    const reply = await this.connection.command("decideApproval", { approvalId: approval.id, decision });
+    const reply = await this.connection.call("decideApproval", { approvalId: approval.id, decision });
     return reply.approval ?? { ...approval, decision };
   }
 
@@ -253,7 +253,7 @@ export class ConversationView {
     const answer = (decision) => async (click) => {
       for (const button of click.target.parentElement.querySelectorAll("button")) button.disabled = true;
       try {
-        const reply = await this.connection.command("decideAction", {
+        const reply = await this.connection.call("decideAction", {
           actionId: action.id,
           decision,
           idempotencyKey: `${action.id}-${decision}`,

@@ -19,7 +19,7 @@ export class ConversationList {
   }
 
   async refresh() {
-    const reply = await this.connection.command("listConversations", { limit: LIST_LIMIT });
+    const reply = await this.connection.call("listConversations", { limit: LIST_LIMIT });
     const unread = this.unreadKeys();
     this.conversations = new Map((reply.conversations ?? []).map((c) => [c.key, c]));
     this.draw(unread);
@@ -27,14 +27,14 @@ export class ConversationList {
 
   /** The key of the newest conversation of kind "chat", made when there is none. */
   async newestChatOrNew() {
-    const reply = await this.connection.command("listConversations", { limit: 1, kinds: [CHAT] });
+    const reply = await this.connection.call("listConversations", { limit: 1, kinds: [CHAT] });
     const newest = (reply.conversations ?? [])[0];
     return newest ? newest.key : this.create("");
   }
 
   async create(title) {
     const key = `p_${randomHex(6)}`;
-    const reply = await this.connection.command("createConversation", { key, title });
+    const reply = await this.connection.call("createConversation", { key, title });
     this.added(reply.conversation);
     return reply.conversation.key;
   }

@@ -108,7 +108,7 @@ export class DetailsPanel {
 
   async loadProfiles() {
     try {
-      const reply = await this.connection.command("listProfiles", {});
+      const reply = await this.connection.call("listProfiles", {});
       this.profiles = reply.profiles ?? [];
       this.drawProfile();
     } catch (failure) {
@@ -142,7 +142,7 @@ export class DetailsPanel {
     profileSwitch.disabled = true;
     profileError.hidden = true;
     try {
-      const reply = await this.connection.command("setProfile", { conversationKey: key, profile: name });
+      const reply = await this.connection.call("setConversationProfile", { conversationKey: key, profile: name });
       if (this.key === key && reply.conversation) this.conversation = reply.conversation;
     } catch (failure) {
       if (this.key === key) showError(profileError, `The profile was not changed: ${failure.message}`);
@@ -155,7 +155,7 @@ export class DetailsPanel {
 
   async loadMemory(key) {
     try {
-      const reply = await this.connection.command("listMemory", { conversationKey: key });
+      const reply = await this.connection.call("listMemory", { conversationKey: key });
       if (this.key === key) this.drawMemory(reply.entries ?? [], Number(reply.totalBytes ?? 0));
     } catch (failure) {
       if (this.key === key) showError(this.elements.memoryError, `The memory could not be read: ${failure.message}`);
@@ -187,7 +187,7 @@ export class DetailsPanel {
     );
     item.append(
       confirmingDelete(`Delete memory ${name}`, `Forget “${name}”?`, async () => {
-        await this.connection.command("deleteMemory", { conversationKey: this.key, key: name });
+        await this.connection.call("deleteMemory", { conversationKey: this.key, key: name });
         this.loadMemory(this.key);
       }, this.elements.memoryError),
     );
@@ -198,7 +198,7 @@ export class DetailsPanel {
 
   async loadSchedules(key) {
     try {
-      const reply = await this.connection.command("listActions", { conversationKey: key });
+      const reply = await this.connection.call("listActions", { conversationKey: key });
       if (this.key !== key) return;
       this.schedules = new Map((reply.scheduled ?? []).filter(mayFire).map((action) => [action.id, action]));
       this.elements.schedulesError.hidden = true;
@@ -228,7 +228,7 @@ export class DetailsPanel {
     const outcome = outcomeWord(action);
     const title = action.title ?? "";
     const change = (name) => async () => {
-      const reply = await this.connection.command("changeSchedule", { scheduleId: action.id, change: CHANGES[name] });
+      const reply = await this.connection.call("changeSchedule", { scheduleId: action.id, change: CHANGES[name] });
       if (reply.scheduled) this.scheduleChanged(reply.scheduled);
     };
     const error = this.elements.schedulesError;
