@@ -192,7 +192,9 @@ def build(
         on_commit=committed,
         sqlite_synchronous=settings.store.sqlite_synchronous,
     )
-    tools = ToolRegistry(builtin_tools())
+    # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
+    clock = clock_from(settings.scheduler)
+    tools = ToolRegistry(builtin_tools(clock.now))
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
@@ -203,8 +205,6 @@ def build(
     keyring = KeyRing(store_loader(database))
     approvals = Approvals.build(settings.approvals, database, provider, keyring, stored_key)
     runtime = ToolRuntime(approvals.authorizer)
-    # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
-    clock = clock_from(settings.scheduler)
     core = AgentCore(
         provider,
         tools,

@@ -21,6 +21,7 @@ from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
 from mind.scheduler import records
+from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import FiringDelivery
 from mind.store import models
 from mind.store.database import Database, WriteTx
@@ -56,7 +57,7 @@ TRIGGERS = {
 def _manager(database: Database) -> ConversationManager:
     core = AgentCore(
         ScriptedProvider(parse_script(SCRIPT, "test")),
-        ToolRegistry(builtin_tools()),
+        ToolRegistry(builtin_tools(SystemClock().now)),
         ToolRuntime(AllowAll()),
         step_limit=10,
     )

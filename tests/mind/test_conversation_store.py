@@ -18,6 +18,7 @@ from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
+from mind.scheduler.clock import SystemClock
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.authorizer import AllowAll
@@ -54,7 +55,7 @@ ALICE = Viewer("alice")
 def _core() -> AgentCore:
     return AgentCore(
         ScriptedProvider(parse_script(SCRIPT, "test")),
-        ToolRegistry(builtin_tools()),
+        ToolRegistry(builtin_tools(SystemClock().now)),
         ToolRuntime(AllowAll()),
         step_limit=10,
     )
