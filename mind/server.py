@@ -24,6 +24,7 @@ from mind.context.engine import CompactionEngine
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.credentials import store_authenticator
+from mind.credentials.api_keys import KeyLookup
 from mind.credentials.cache import CachedAuthenticator
 from mind.credentials.identity import Identity
 from mind.credentials.last_seen import LastSeen
@@ -37,7 +38,7 @@ from mind.memory.tools import memory_tools
 from mind.profiles.book import ProfileBook
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
-from mind.providers.factory import StoredKey, thinking_level
+from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -47,6 +48,7 @@ from mind.revocation_reports import RevocationReports
 from mind.scheduler.attach import attach_scheduler
 from mind.scheduler.clock import clock_from
 from mind.scheduler.service import Scheduler
+from mind.scripted.configured import build_provider
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
 from mind.skills.prompt import VIEW_SKILL
@@ -173,7 +175,7 @@ def compaction_engine(
 
 
 def build(
-    settings: Settings, provider: Provider, *, stored_key: StoredKey | None = None
+    settings: Settings, provider: Provider, *, stored_key: KeyLookup | None = None
 ) -> MindApp:
     """Assemble every component; nothing touches the database until `MindApp.start`.
 
@@ -203,7 +205,13 @@ def build(
     profiles = ProfileBook.from_settings(settings.profiles, tools.platform_names)
     # The keys of sealed runs, shared by everything that writes or reads their values.
     keyring = KeyRing(store_loader(database))
-    approvals = Approvals.build(settings.approvals, database, provider, keyring, stored_key)
+    reviewer = settings.approvals.reviewer
+    own_reviewer = (
+        build_provider(reviewer.provider, stored_key=stored_key)
+        if reviewer.enabled and reviewer.provider is not None
+        else None
+    )
+    approvals = Approvals.build(settings.approvals, database, provider, keyring, own_reviewer)
     runtime = ToolRuntime(approvals.authorizer)
     core = AgentCore(
         provider,

@@ -18,11 +18,11 @@ from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.events.action_views import PlanStepView, TriggerKind, TriggerView
 from mind.events.bus import EventBus
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
 from mind.scheduler import records
 from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import FiringDelivery
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.authorizer import AllowAll

@@ -20,9 +20,9 @@ from mind.providers.base import (
     ToolCall,
 )
 from mind.providers.catalog import ModelInfo
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
 from mind.scheduler.clock import SystemClock
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.tools.authorizer import AllowAll, CallUnderReview, Verdict
 from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
 from mind.tools.builtin import builtin_tools

@@ -17,8 +17,8 @@ from mind.conversation.errors import InvalidInput
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
 from mind.tools.registry import ToolRegistry

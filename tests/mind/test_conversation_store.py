@@ -16,9 +16,9 @@ from mind.conversation.manager import INTERRUPTED, ConversationManager
 from mind.conversation.replies import ConfiguredReplies
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
 from mind.scheduler.clock import SystemClock
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from mind.tools.authorizer import AllowAll

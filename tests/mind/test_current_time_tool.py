@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mind.providers.detect import DEMO_SCRIPT
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.provider import ScriptedProvider
 from mind.server import build
 from mind.tools.base import ToolContext
 from mind.tools.builtin import builtin_tools

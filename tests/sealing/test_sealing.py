@@ -15,9 +15,9 @@ from mind.core.history import HistoryMessage
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.providers.base import ToolCall
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
 from mind.scheduler.clock import SystemClock
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.sealing.forms import Sealer, open_event, open_message
 from mind.sealing.keyring import KeyRing, Queried
 from mind.store import models
