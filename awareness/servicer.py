@@ -167,7 +167,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
 
-    async def ListAdapters(  # noqa: N802
+    async def ListAdapters(
         self,
         request: pb.ListAdaptersRequest,
         context: grpc.aio.ServicerContext[pb.ListAdaptersRequest, pb.ListAdaptersResponse],
@@ -176,7 +176,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
             adapters=[adapter_to_proto(a) for a in self.engine.adapters()]
         )
 
-    async def Observe(  # noqa: N802
+    async def Observe(
         self,
         request: pb.ObserveRequest,
         context: grpc.aio.ServicerContext[pb.ObserveRequest, pb.ObserveResponse],
@@ -188,7 +188,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         )
         return pb.ObserveResponse(result=result_to_proto(result))
 
-    async def Interact(  # noqa: N802
+    async def Interact(
         self,
         request: pb.InteractRequest,
         context: grpc.aio.ServicerContext[pb.InteractRequest, pb.InteractResponse],
@@ -203,7 +203,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         )
         return pb.InteractResponse(result=result_to_proto(result))
 
-    async def RegisterAdapter(  # noqa: N802
+    async def RegisterAdapter(
         self,
         request: pb.RegisterAdapterRequest,
         context: grpc.aio.ServicerContext[pb.RegisterAdapterRequest, pb.RegisterAdapterResponse],
@@ -211,7 +211,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         result = await calls.register(self.engine, request.call_id, request.name)
         return pb.RegisterAdapterResponse(result=result_to_proto(result))
 
-    async def UnregisterAdapter(  # noqa: N802
+    async def UnregisterAdapter(
         self,
         request: pb.UnregisterAdapterRequest,
         context: grpc.aio.ServicerContext[
@@ -222,7 +222,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         result = await calls.unregister(self.engine, request.call_id, request.adapter_id)
         return pb.UnregisterAdapterResponse(result=result_to_proto(result))
 
-    async def SubscribeObservations(  # noqa: N802
+    async def SubscribeObservations(
         self,
         request: pb.SubscribeObservationsRequest,
         context: grpc.aio.ServicerContext[
@@ -234,7 +234,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         async for batch in self.engine.subscribe(request.after_seq):
             yield batch_to_proto(batch)
 
-    async def GetMedia(  # noqa: N802
+    async def GetMedia(
         self,
         request: pb.GetMediaRequest,
         context: grpc.aio.ServicerContext[pb.GetMediaRequest, pb.GetMediaResponse],

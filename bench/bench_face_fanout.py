@@ -221,7 +221,7 @@ async def raw_round(raw: Child, clients: int, events: int) -> float:
     for call in calls:
         await call.read()
 
-    async def consume(call) -> None:  # noqa: ANN001
+    async def consume(call) -> None:
         for _ in range(events):
             face_pb2.ConnectResponse.FromString(await call.read())
 

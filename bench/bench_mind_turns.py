@@ -29,9 +29,9 @@ import grpc
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from helpers.mind_process import running_mind  # noqa: E402
+from helpers.mind_process import running_mind
 
-from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc  # noqa: E402
+from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
 
 ECHO_METHOD = "/bench.Echo/Echo"
 SCRIPT = """

@@ -23,10 +23,10 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "providers"))
 
-from provider_kit import make_provider  # noqa: E402
-from provider_wire import Reply, WireServer, cassette_bodies, data_file, split  # noqa: E402
+from provider_kit import make_provider
+from provider_wire import Reply, WireServer, cassette_bodies, data_file, split
 
-from mind.providers.base import ProviderMessage, ProviderRequest  # noqa: E402
+from mind.providers.base import ProviderMessage, ProviderRequest
 
 CHUNK = 16 * 1024
 WORDS = ["stream ", "of ", "tokens ", "from ", "a ", "model, ", "über ", "fast\n"]

@@ -81,7 +81,7 @@ class BaselineLink(hand_pb2_grpc.HandLinkServicer):
         self._pattern = pattern
         self._counter = counter
 
-    async def Attach(  # noqa: N802 - gRPC method name
+    async def Attach(
         self,
         request_iterator: AsyncIterator[hand_pb2.AttachRequest],
         context: grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse],

@@ -120,7 +120,7 @@ class FaceGatewayServicer(face_pb2_grpc.FaceGatewayServicer):
 
     # Registered with raw-bytes (de)serializers, not as the generated base declares it: it reads
     # frames as bytes and writes them through `context`.
-    async def Connect(self, requests: AsyncIterator[bytes], context: Context) -> None:  # type: ignore[override]  # noqa: N802 - gRPC method name
+    async def Connect(self, requests: AsyncIterator[bytes], context: Context) -> None:  # type: ignore[override]
         identity = await self.session.identify(_bearer_token(context), MISSING_CREDENTIAL)
 
         def on_open(connection: Connection) -> None:

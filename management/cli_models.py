@@ -18,9 +18,9 @@ from management.model_choice import (
     catalog,
     fetch,
     rows,
-    with_key,
 )
-from mind.credentials.provider_keys import ProviderKeyError
+from mind.credentials.provider_keys import ProviderKeyError, stored_keys
+from mind.providers.api_keys import with_api_key
 from mind.providers.catalog import ModelInfo
 from mind.providers.listing import ListingError, base_url
 from tobe.config import ProviderSettings, load_settings
@@ -62,7 +62,7 @@ def models(choice: str | None, base_url: str | None, as_json: bool) -> None:
             "run `tobe setup`"
         )
     try:
-        provider = with_key(settings, provider)
+        provider = with_api_key(provider, stored_keys(settings))
     except ProviderKeyError as exc:
         raise click.ClickException(str(exc)) from None
     try:

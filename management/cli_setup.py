@@ -21,7 +21,7 @@ import click
 from pydantic import SecretStr
 
 from management.config_edit import ConfigEditError, edit_provider, write_private
-from management.model_choice import CHOICES, ModelRow, Verdict, fetch, rows, with_key
+from management.model_choice import CHOICES, ModelRow, Verdict, fetch, rows
 from mind.credentials.provider_keys import (
     MAIN,
     ProviderKeyError,
@@ -29,9 +29,11 @@ from mind.credentials.provider_keys import (
     describe_key,
     ensure_stopped,
     offline_keys,
+    stored_keys,
 )
+from mind.providers.api_keys import api_key, with_api_key
 from mind.providers.catalog import known
-from mind.providers.listing import DEFAULT_BASE_URLS, ListingError, api_key
+from mind.providers.listing import DEFAULT_BASE_URLS, ListingError
 from tobe.config import ProviderSettings, Settings, config_file, load_settings
 
 
@@ -151,14 +153,14 @@ def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list
         in_file = current.api_key if kind == current.kind else None
         if answers.key is None and answers.ask:
             offered = provider.model_copy(update={"api_key": in_file}) if in_file else provider
-            answers.key = _ask_key(with_key(settings, offered)) or None
+            answers.key = _ask_key(with_api_key(offered, stored_keys(settings))) or None
             asked = True
         if answers.key is None and in_file is not None:
             answers.key = in_file.get_secret_value()
         if answers.key is not None:
             provider = provider.model_copy(update={"api_key": SecretStr(answers.key)})
         else:
-            provider = with_key(settings, provider)
+            provider = with_api_key(provider, stored_keys(settings))
         try:
             return provider, rows(provider, fetch(provider))
         except ListingError as exc:

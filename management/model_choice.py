@@ -12,12 +12,9 @@ import asyncio
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pydantic import SecretStr
-
-from mind.credentials.provider_keys import stored_key
 from mind.providers.catalog import BUILTIN, ModelInfo, assumed, known
-from mind.providers.listing import ListedModel, api_key, is_self_hosted, list_models
-from tobe.config import ProviderSettings, Settings
+from mind.providers.listing import ListedModel, is_self_hosted, list_models
+from tobe.config import ProviderSettings
 
 OLLAMA_BASE_URL = "http://127.0.0.1:11434/v1"
 # What a person picks → (provider kind, base URL; "" = the kind's official API).
@@ -44,16 +41,6 @@ class ModelRow:
     verdict: Verdict
     # Its entry (catalog, or the assumed one); None when refused.
     info: ModelInfo | None
-
-
-def with_key(settings: Settings, provider: ProviderSettings) -> ProviderSettings:
-    """`provider` with the key the Mind would use: configured, usual variable, else stored.
-
-    ProviderKeyError when a stored key cannot be opened (the Mind would refuse it too)."""
-    if api_key(provider) is not None or provider.kind not in BUILTIN:
-        return provider
-    key = stored_key(settings, provider.kind)
-    return provider if key is None else provider.model_copy(update={"api_key": SecretStr(key)})
 
 
 def fetch(provider: ProviderSettings) -> list[ListedModel]:

@@ -97,13 +97,14 @@ class ProviderCheck:
         return self.verdict.refusal
 
     def _run(self) -> None:
-        from management.model_choice import with_key
-        from mind.credentials.provider_keys import ProviderKeyError
+        from mind.credentials.provider_keys import ProviderKeyError, stored_keys
+        from mind.providers.api_keys import with_api_key
         from mind.providers.listing import KeyRejected, ListingError, ProviderUnreachable
 
         try:
             # The key the Mind will use: configured, a usual variable, else stored by setup.
-            asyncio.run(_listing(with_key(self.data_settings, self.settings)))
+            provider = with_api_key(self.settings, stored_keys(self.data_settings))
+            asyncio.run(_listing(provider))
         except (ProviderUnreachable, KeyRejected, ProviderKeyError) as exc:
             self.verdict = ProviderVerdict(refusal=f"provider check failed: {exc}")
         except ListingError as exc:

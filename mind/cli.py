@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from functools import partial
 from pathlib import Path
 
 import click
@@ -42,17 +41,6 @@ def _provision(settings: Settings, services_dir: Path | None) -> None:
         link.token_file = awareness_token_file(services_dir)
 
 
-def _stored_key(settings: Settings, kind: str) -> str | None:
-    """The key `tobe setup` stored for `kind` (the factory asks only when none is set)."""
-    from mind.credentials.provider_keys import ProviderKeyError, stored_key
-    from mind.providers.factory import ProviderConfigError
-
-    try:
-        return stored_key(settings, kind)
-    except ProviderKeyError as exc:
-        raise ProviderConfigError(str(exc)) from exc
-
-
 @click.group()
 def mind() -> None:
     """The Mind: agent core, conversations and the store."""
@@ -84,9 +72,11 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
     # First, so that a configuration error ends the start before the Mind's stack is loaded.
     settings = load_settings()
     # Imported here so that every other `tobe` command starts without the Mind's stack.
+    from mind.credentials.provider_keys import ProviderKeyError, stored_keys
     from mind.profiles.errors import ProfileError
-    from mind.providers.factory import ProviderConfigError, build_provider
-    from mind.providers.script import ScriptError
+    from mind.providers.factory import ProviderConfigError
+    from mind.scripted.configured import build_provider
+    from mind.scripted.script import ScriptError
     from tobe.runtime.publishing import bind_failure
     from tobe.runtime.server import BindError
     from tobe.runtime.tls import TlsConfigError, server_tls
@@ -106,10 +96,10 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
         raise click.ClickException(f"cannot start the Mind: {refusal}")
     # Before the state lock and the Mind's stack are loaded: a wrong model or key stops the
     # start at once (reading the stored key needs no lock).
-    stored_key = partial(_stored_key, settings)
+    stored_key = stored_keys(settings)
     try:
         provider = build_provider(settings.provider, stored_key=stored_key)
-    except (ProviderConfigError, ScriptError) as exc:
+    except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
         raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
     from mind.server import build, serve
     from mind.store.migrate import upgrade
@@ -137,7 +127,7 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
             app = build(settings, provider, stored_key=stored_key)
         except ProfileError as exc:
             raise click.ClickException(f"cannot start the Mind: {exc}") from exc
-        except (ProviderConfigError, ScriptError) as exc:
+        except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
             raise click.ClickException(
                 f"cannot start the Mind: [approvals.reviewer] provider: {exc}"
             ) from exc

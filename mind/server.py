@@ -38,9 +38,10 @@ from mind.management.pairing import Pairing
 from mind.memory.store import Memory
 from mind.memory.tools import memory_tools
 from mind.profiles.book import ProfileBook
+from mind.providers.api_keys import KeyLookup
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
-from mind.providers.factory import StoredKey, thinking_level
+from mind.providers.factory import thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -49,6 +50,7 @@ from mind.resources.store import ResourceStore
 from mind.scheduler.attach import attach_scheduler
 from mind.scheduler.clock import clock_from
 from mind.scheduler.service import Scheduler
+from mind.scripted.configured import build_provider
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
 from mind.skills.prompt import VIEW_SKILL
@@ -173,7 +175,7 @@ def compaction_engine(
 
 
 def build(
-    settings: Settings, provider: Provider, *, stored_key: StoredKey | None = None
+    settings: Settings, provider: Provider, *, stored_key: KeyLookup | None = None
 ) -> MindApp:
     """Assemble every component; nothing touches the database until `MindApp.start`.
 
@@ -192,7 +194,9 @@ def build(
         on_commit=committed,
         sqlite_synchronous=settings.store.sqlite_synchronous,
     )
-    tools = ToolRegistry(builtin_tools())
+    # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
+    clock = clock_from(settings.scheduler)
+    tools = ToolRegistry(builtin_tools(clock.now))
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
@@ -201,10 +205,14 @@ def build(
     profiles = ProfileBook.from_settings(settings.profiles, tools.platform_names)
     # The keys of sealed runs, shared by everything that writes or reads their values.
     keyring = KeyRing(store_loader(database))
-    approvals = Approvals.build(settings.approvals, database, provider, keyring, stored_key)
+    reviewer = settings.approvals.reviewer
+    own_reviewer = (
+        build_provider(reviewer.provider, stored_key=stored_key)
+        if reviewer.enabled and reviewer.provider is not None
+        else None
+    )
+    approvals = Approvals.build(settings.approvals, database, provider, keyring, own_reviewer)
     runtime = ToolRuntime(approvals.authorizer)
-    # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
-    clock = clock_from(settings.scheduler)
     core = AgentCore(
         provider,
         tools,

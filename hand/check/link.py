@@ -119,7 +119,7 @@ class ScriptedLink(hand_pb2_grpc.HandLinkServicer):
         self.refused: list[str] = []
         self._count = 0
 
-    async def Attach(  # noqa: N802 - gRPC method name
+    async def Attach(
         self,
         request_iterator: AsyncIterator[hand_pb2.AttachRequest],
         context: Context,

@@ -20,8 +20,8 @@ LISTING_TIMEOUT = 10.0
 
 def check_provider(doctor: Doctor) -> list[Finding]:
     # Imported here: the provider stack (httpx) is only needed by this check.
-    from management.model_choice import with_key
-    from mind.credentials.provider_keys import ProviderKeyError
+    from mind.credentials.provider_keys import ProviderKeyError, stored_keys
+    from mind.providers.api_keys import with_api_key
     from mind.providers.detect import detect_with_reason
     from mind.providers.listing import ListingError, base_url, list_models
 
@@ -41,7 +41,7 @@ def check_provider(doctor: Doctor) -> list[Finding]:
         ]
     where = base_url(provider)
     try:
-        provider = with_key(doctor.settings, provider)
+        provider = with_api_key(provider, stored_keys(doctor.settings))
     except ProviderKeyError as exc:
         return [Finding(Status.FAIL, CHECK, str(exc), "store the key again with `tobe setup`")]
     try:

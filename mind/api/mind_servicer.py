@@ -91,7 +91,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self.bus = bus
         self.authenticate_client = authenticate_client
 
-    async def Authenticate(  # noqa: N802
+    async def Authenticate(
         self, request: mind_pb2.AuthenticateRequest, context: Context
     ) -> mind_pb2.AuthenticateResponse:
         identity = await self.authenticate_client(request.token) if request.token else None
@@ -105,7 +105,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             )
         )
 
-    async def CreateConversation(  # noqa: N802
+    async def CreateConversation(
         self, request: mind_pb2.CreateConversationRequest, context: Context
     ) -> mind_pb2.CreateConversationResponse:
         view = await self.manager.create(
@@ -117,7 +117,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.CreateConversationResponse(conversation=conversation_to_proto(view))
 
-    async def ListProfiles(  # noqa: N802
+    async def ListProfiles(
         self, request: mind_pb2.ListProfilesRequest, context: Context
     ) -> mind_pb2.ListProfilesResponse:
         _viewer(request.on_behalf_of)
@@ -133,21 +133,21 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             ]
         )
 
-    async def SetConversationProfile(  # noqa: N802
+    async def SetConversationProfile(
         self, request: mind_pb2.SetConversationProfileRequest, context: Context
     ) -> mind_pb2.SetConversationProfileResponse:
         viewer = _viewer(request.on_behalf_of)
         view = await self.manager.set_profile(viewer, request.conversation_key, request.profile)
         return mind_pb2.SetConversationProfileResponse(conversation=conversation_to_proto(view))
 
-    async def SetActiveHand(  # noqa: N802
+    async def SetActiveHand(
         self, request: mind_pb2.SetActiveHandRequest, context: Context
     ) -> mind_pb2.SetActiveHandResponse:
         viewer = _viewer(request.on_behalf_of)
         view = await self.manager.set_active_hand(viewer, request.conversation_key, request.hand)
         return mind_pb2.SetActiveHandResponse(conversation=conversation_to_proto(view))
 
-    async def ListConversations(  # noqa: N802
+    async def ListConversations(
         self, request: mind_pb2.ListConversationsRequest, context: Context
     ) -> mind_pb2.ListConversationsResponse:
         views = await self.manager.list(_viewer(request.on_behalf_of), request.limit, request.kinds)
@@ -155,7 +155,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             conversations=[conversation_to_proto(v) for v in views]
         )
 
-    async def SendChat(  # noqa: N802
+    async def SendChat(
         self, request: mind_pb2.SendChatRequest, context: Context
     ) -> mind_pb2.SendChatResponse:
         result = await self.manager.send(
@@ -175,7 +175,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             input_id=result.input_id,
         )
 
-    async def PostMessage(  # noqa: N802
+    async def PostMessage(
         self, request: mind_pb2.PostMessageRequest, context: Context
     ) -> mind_pb2.PostMessageResponse:
         viewer = _viewer(request.on_behalf_of)
@@ -189,13 +189,13 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             input_id=result.input_id,
         )
 
-    async def CancelRun(  # noqa: N802
+    async def CancelRun(
         self, request: mind_pb2.CancelRunRequest, context: Context
     ) -> mind_pb2.CancelRunResponse:
         run_id = await self.manager.cancel(_viewer(request.on_behalf_of), request.conversation_key)
         return mind_pb2.CancelRunResponse(run_id=run_id)
 
-    async def CompactConversation(  # noqa: N802
+    async def CompactConversation(
         self, request: mind_pb2.CompactConversationRequest, context: Context
     ) -> mind_pb2.CompactConversationResponse:
         viewer = _viewer(request.on_behalf_of)
@@ -204,7 +204,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         view = await self.manager.compact(viewer, request.conversation_key)
         return mind_pb2.CompactConversationResponse(compaction=compaction_to_proto(view))
 
-    async def ListMemory(  # noqa: N802
+    async def ListMemory(
         self, request: mind_pb2.ListMemoryRequest, context: Context
     ) -> mind_pb2.ListMemoryResponse:
         found = await self.manager.list_memory(
@@ -215,7 +215,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             total_bytes=found.total_bytes,
         )
 
-    async def DeleteMemory(  # noqa: N802
+    async def DeleteMemory(
         self, request: mind_pb2.DeleteMemoryRequest, context: Context
     ) -> mind_pb2.DeleteMemoryResponse:
         existed = await self.manager.delete_memory(
@@ -223,7 +223,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.DeleteMemoryResponse(existed=existed)
 
-    async def ChangeSchedule(  # noqa: N802
+    async def ChangeSchedule(
         self, request: mind_pb2.ChangeScheduleRequest, context: Context
     ) -> mind_pb2.ChangeScheduleResponse:
         scheduled = await self.manager.change_schedule(
@@ -231,7 +231,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.ChangeScheduleResponse(scheduled=scheduled_action_to_proto(scheduled))
 
-    async def ListActions(  # noqa: N802
+    async def ListActions(
         self, request: mind_pb2.ListActionsRequest, context: Context
     ) -> mind_pb2.ListActionsResponse:
         pending, scheduled = await self.manager.list_actions(
@@ -242,7 +242,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             scheduled=[scheduled_action_to_proto(a) for a in scheduled],
         )
 
-    async def DecideAction(  # noqa: N802
+    async def DecideAction(
         self, request: mind_pb2.DecideActionRequest, context: Context
     ) -> mind_pb2.DecideActionResponse:
         viewer = _viewer(request.on_behalf_of)
@@ -262,7 +262,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             scheduled=scheduled_action_to_proto(scheduled) if scheduled is not None else None,
         )
 
-    async def GetSnapshot(  # noqa: N802
+    async def GetSnapshot(
         self, request: mind_pb2.GetSnapshotRequest, context: Context
     ) -> mind_pb2.GetSnapshotResponse:
         snapshot = await self.manager.snapshot(
@@ -284,7 +284,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             pending_actions=[pending_action_to_proto(a) for a in snapshot.pending_actions],
         )
 
-    async def GetHistory(  # noqa: N802
+    async def GetHistory(
         self, request: mind_pb2.GetHistoryRequest, context: Context
     ) -> mind_pb2.GetHistoryResponse:
         page = await self.manager.history(
@@ -300,7 +300,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             next_after_message_id=page.next_after_message_id,
         )
 
-    async def Subscribe(  # noqa: N802
+    async def Subscribe(
         self, request: mind_pb2.SubscribeRequest, context: Context
     ) -> AsyncIterator[mind_pb2.SubscribeResponse]:
         items = subscribe(self.database, self.bus, request.after_id, request.include_ephemeral)
@@ -321,7 +321,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
                         event=durable_event(item, self.manager.keyring)
                     )
 
-    async def DecideApproval(  # noqa: N802
+    async def DecideApproval(
         self, request: mind_pb2.DecideApprovalRequest, context: Context
     ) -> mind_pb2.DecideApprovalResponse:
         viewer = _viewer(request.on_behalf_of)
@@ -340,7 +340,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.DecideApprovalResponse(approval=approval_to_proto(approval_view(record)))
 
-    async def CreatePairingCode(  # noqa: N802
+    async def CreatePairingCode(
         self, request: mind_pb2.CreatePairingCodeRequest, context: Context
     ) -> mind_pb2.CreatePairingCodeResponse:
         viewer = _viewer(request.on_behalf_of)
@@ -349,7 +349,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.CreatePairingCodeResponse(pairing=pairing_to_proto(issued))
 
-    async def RedeemPairingCode(  # noqa: N802
+    async def RedeemPairingCode(
         self, request: mind_pb2.RedeemPairingCodeRequest, context: Context
     ) -> mind_pb2.RedeemPairingCodeResponse:
         redeemed = await self.pairing.redeem(request.code, request.device, request.device_id)
@@ -359,13 +359,13 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             principal=redeemed.principal,
         )
 
-    async def SignOut(  # noqa: N802
+    async def SignOut(
         self, request: mind_pb2.SignOutRequest, context: Context
     ) -> mind_pb2.SignOutResponse:
         signed_out = await self.pairing.sign_out(request.token)
         return mind_pb2.SignOutResponse(credential_id=signed_out.id)
 
-    async def ReportRevocation(  # noqa: N802
+    async def ReportRevocation(
         self, request: mind_pb2.ReportRevocationRequest, context: Context
     ) -> mind_pb2.ReportRevocationResponse:
         if request.closed < 0:

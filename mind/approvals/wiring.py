@@ -12,7 +12,6 @@ from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
 from mind.conversation.continuation import Continuation, Resume
 from mind.providers.base import Provider
-from mind.providers.factory import StoredKey, build_provider
 from mind.sealing.keyring import KeyRing
 from mind.store.database import Database
 from mind.tools.authorizer import Decision
@@ -34,18 +33,17 @@ class Approvals:
         database: Database,
         provider: Provider,
         keyring: KeyRing | None = None,
-        stored_key: StoredKey | None = None,
+        reviewer_provider: Provider | None = None,
     ) -> Approvals:
-        """`provider` serves the Reviewer unless `[approvals.reviewer] provider` names one,
-        built like the Mind's (with the key `tobe setup` stored, `stored_key`, when it sets
-        none); `keyring` holds the sealed runs' keys (`mind.sealing`)."""
+        """`provider` serves the Reviewer unless `reviewer_provider` is given: the one
+        `[approvals.reviewer] provider` names, built by the caller like the Mind's (closed
+        here at stop); `keyring` holds the sealed runs' keys (`mind.sealing`)."""
         broker = ApprovalBroker(database, expiry=settings.expiry, keyring=keyring)
         continuation = Continuation(database)
         broker.on_unattended(continuation.on_decision)
         reviewer, own = None, None
         if settings.reviewer.enabled:
-            if settings.reviewer.provider is not None:
-                own = build_provider(settings.reviewer.provider, stored_key=stored_key)
+            own = reviewer_provider
             reviewer = Reviewer(own or provider, timeout=settings.reviewer.timeout)
         authorizer = ApprovalAuthorizer(
             policy=Policy(settings),

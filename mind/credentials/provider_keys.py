@@ -22,12 +22,14 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, Row, delete, exc, select
 
+from mind.providers.api_keys import KeyLookup
 from mind.store.engine import (
     create_read_engine,
     create_write_engine,
@@ -251,3 +253,8 @@ def stored_key(settings: Settings, kind: str, name: str = MAIN) -> str | None:
     if found is None or found[0] != kind:
         return None
     return found[1]
+
+
+def stored_keys(settings: Settings) -> KeyLookup:
+    """The keys stored in `settings`' store by kind: the last source `api_keys` asks."""
+    return partial(stored_key, settings)

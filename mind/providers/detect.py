@@ -3,10 +3,10 @@
 When nothing is configured or detected, the Mind plays the offline demo script (`DEMO_SCRIPT`).
 
 Order: explicit `TOBE_PROVIDER__KIND` wins (with the other `TOBE_PROVIDER__*` values, the key
-falling back to the provider's usual variable); otherwise the first usual key found among
-ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY and GOOGLE_API_KEY, with that provider's
-default model unless `TOBE_PROVIDER__MODEL` names one. `OPENAI_BASE_URL` is honoured for the
-OpenAI-compatible kind.
+falling back to the provider's usual variable, in `mind.providers.api_keys`' order); otherwise
+the first usual key found among ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY and
+GOOGLE_API_KEY, with that provider's default model unless `TOBE_PROVIDER__MODEL` names one.
+`OPENAI_BASE_URL` is honoured for the OpenAI-compatible kind.
 """
 
 from __future__ import annotations
@@ -14,36 +14,22 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Literal
 
 from pydantic import SecretStr
 
+from mind.providers.api_keys import KEY_VARIABLES, KeyedKind, variable_key
 from tobe.config import ProviderSettings
-
-Kind = Literal["openai", "anthropic", "gemini"]
 
 # The offline demo script, played when no provider is configured.
 DEMO_SCRIPT = Path(__file__).with_name("demo_script.yaml")
 
-DEFAULT_MODELS: dict[Kind, str] = {
+DEFAULT_MODELS: dict[KeyedKind, str] = {
     "anthropic": "claude-sonnet-4-5",
     "openai": "gpt-4.1-mini",
     "gemini": "gemini-2.5-flash",
 }
-KEY_VARIABLES: dict[Kind, tuple[str, ...]] = {
-    "anthropic": ("ANTHROPIC_API_KEY",),
-    "openai": ("OPENAI_API_KEY",),
-    "gemini": ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
-}
 _PREFIX = "TOBE_PROVIDER__"
 log = logging.getLogger("mind.providers")
-
-
-def _first(env: Mapping[str, str], names: tuple[str, ...]) -> tuple[str, str] | None:
-    for name in names:
-        if env.get(name):
-            return name, env[name]
-    return None
 
 
 def detect_provider(env: Mapping[str, str]) -> ProviderSettings | None:
@@ -62,16 +48,16 @@ def detect_with_reason(env: Mapping[str, str]) -> tuple[ProviderSettings, str] |
         if explicit not in KEY_VARIABLES:
             # `scripted` (or a typo, which pydantic reports) is not auto-detection.
             return None
-        kind: Kind = explicit
+        kind: KeyedKind = explicit
         found = (
             (_PREFIX + "API_KEY", env[_PREFIX + "API_KEY"])
             if env.get(_PREFIX + "API_KEY")
-            else _first(env, KEY_VARIABLES[kind])
+            else variable_key(kind, env)
         )
         source = f"{_PREFIX}KIND={kind}"
     else:
         for kind in KEY_VARIABLES:
-            found = _first(env, KEY_VARIABLES[kind])
+            found = variable_key(kind, env)
             if found:
                 break
         else:

@@ -1,43 +1,32 @@
-"""Build the configured Provider from `ProviderSettings`.
+"""Build an HTTP adapter (OpenAI-compatible, Anthropic, Gemini) from `ProviderSettings`.
 
-The API key comes from `[provider] api_key`, else the provider's usual variable, else the key
-`tobe setup` stored (`stored_key`). The model must be in the catalog, or listed by a
-self-hosted OpenAI-compatible server (a non-default base URL): then it runs with the catalog's
-assumed limits and one warning. On the official APIs an unknown id stops the start at once,
-without asking the provider anything.
+The API key is resolved by `mind.providers.api_keys` (`[provider] api_key`, else the
+provider's usual variable, else the key `tobe setup` stored). The model must be in the
+catalog, or listed by a self-hosted OpenAI-compatible server (a non-default base URL): then it
+runs with the catalog's assumed limits and one warning. On the official APIs an unknown id
+stops the start at once, without asking the provider anything. The scripted kinds are built
+above the layers their scripts answer (`mind.scripted.configured`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 
-from pydantic import SecretStr
-
 from mind.providers.anthropic import AnthropicProvider
+from mind.providers.api_keys import KeyLookup, key_variables, with_api_key
 from mind.providers.base import Provider, ThinkingLevel
-from mind.providers.catalog import (
-    ASSUMED_CONTEXT,
-    ModelInfo,
-    UnknownModelError,
-    assumed,
-    lookup,
-)
-from mind.providers.demo import demo_provider
-from mind.providers.detect import KEY_VARIABLES
+from mind.providers.catalog import ASSUMED_CONTEXT, ModelInfo, UnknownModelError, assumed, lookup
 from mind.providers.gemini import GeminiProvider
 from mind.providers.listing import ListingError, base_url, is_self_hosted, list_models
 from mind.providers.openai import OpenAIProvider
-from mind.providers.scripted import ScriptedProvider
 from tobe.config import ProviderSettings
 
 log = logging.getLogger(__name__)
 
 # Seconds the start waits for a self-hosted server to list its models.
 LISTING_TIMEOUT = 5.0
-StoredKey = Callable[[str], str | None]
 
 
 class ProviderConfigError(ValueError):
@@ -55,36 +44,17 @@ def thinking_level(settings: ProviderSettings) -> ThinkingLevel:
     return ThinkingLevel(settings.thinking)
 
 
-def build_provider(settings: ProviderSettings, *, stored_key: StoredKey | None = None) -> Provider:
-    """The provider for `settings`; ProviderConfigError (or ScriptError) says what to fix.
+def build_http_provider(
+    settings: ProviderSettings, *, stored_key: KeyLookup | None = None
+) -> Provider:
+    """The adapter for `settings`; ProviderConfigError says what to fix.
 
     `stored_key(kind)` is the key stored for that kind, asked only when no other is set. Call
     it outside an event loop: a self-hosted model is looked up in the server's listing."""
     thinking_level(settings)
-    if settings.kind == "":
-        log.warning("no provider configured ([provider] kind); playing the offline demo script")
-        return demo_provider()
-    if settings.kind == "scripted":
-        if settings.script is None:
-            raise ProviderConfigError(
-                "provider kind 'scripted' needs a script file: set [provider] script "
-                "(TOBE_PROVIDER__SCRIPT)"
-            )
-        return ScriptedProvider.from_file(settings.script, _scripted_model(settings))
     if settings.kind in _ADAPTERS:
         return _wire_provider(settings, stored_key)
     raise ProviderConfigError(f"provider kind {settings.kind!r} is not available in this build")
-
-
-def _scripted_model(settings: ProviderSettings) -> ModelInfo | None:
-    """The scripted model's catalog entry when `[provider] model` names one (its window is
-    then enforced and compaction keeps requests within it)."""
-    if not settings.model:
-        return None
-    try:
-        return lookup(settings)
-    except UnknownModelError as exc:
-        raise ProviderConfigError(str(exc)) from exc
 
 
 _ADAPTERS: dict[str, Callable[[ProviderSettings, ModelInfo], Provider]] = {
@@ -94,7 +64,7 @@ _ADAPTERS: dict[str, Callable[[ProviderSettings, ModelInfo], Provider]] = {
 }
 
 
-def _wire_provider(settings: ProviderSettings, stored_key: StoredKey | None) -> Provider:
+def _wire_provider(settings: ProviderSettings, stored_key: KeyLookup | None) -> Provider:
     """An HTTP adapter for a model the catalog knows or a self-hosted server lists."""
     if not settings.model:
         raise ProviderConfigError(
@@ -106,17 +76,9 @@ def _wire_provider(settings: ProviderSettings, stored_key: StoredKey | None) -> 
             f"[provider] base_url {settings.base_url!r} must start with http:// or https:// "
             "(TOBE_PROVIDER__BASE_URL)"
         )
-    if settings.api_key is None:
-        for name in KEY_VARIABLES[settings.kind]:  # type: ignore[index]
-            if os.environ.get(name):
-                settings = settings.model_copy(update={"api_key": SecretStr(os.environ[name])})
-                break
-    if settings.api_key is None and stored_key is not None:
-        key = stored_key(settings.kind)
-        if key is not None:
-            settings = settings.model_copy(update={"api_key": SecretStr(key)})
+    settings = with_api_key(settings, stored_key)
     if settings.api_key is None and settings.kind != "openai":
-        names = " or ".join(KEY_VARIABLES[settings.kind])  # type: ignore[index]
+        names = " or ".join(key_variables(settings.kind))
         raise ProviderConfigError(
             f"provider {settings.kind!r} needs an API key: store one with `tobe setup`, or set "
             f"TOBE_PROVIDER__API_KEY or {names}"

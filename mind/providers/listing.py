@@ -11,14 +11,13 @@ models `models/<id>`, with their token limits.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from mind.providers.anthropic import API_VERSION
-from mind.providers.detect import KEY_VARIABLES
+from mind.providers.api_keys import api_key, key_variables
 from tobe.config import ProviderSettings
 
 DEFAULT_BASE_URLS = {
@@ -55,20 +54,6 @@ class ProviderUnreachable(ListingError):
 
 class KeyRejected(ListingError):
     """The provider answered 401 or 403: the API key is missing, wrong or revoked."""
-
-
-def api_key(settings: ProviderSettings) -> str | None:
-    """The configured key, else the first usual variable of the provider's kind that is set."""
-    if settings.api_key is not None:
-        return settings.api_key.get_secret_value()
-    for name in _key_variables(settings.kind):
-        if os.environ.get(name):
-            return os.environ[name]
-    return None
-
-
-def _key_variables(kind: str) -> tuple[str, ...]:
-    return next((names for known, names in KEY_VARIABLES.items() if known == kind), ())
 
 
 def base_url(settings: ProviderSettings) -> str:
@@ -173,7 +158,7 @@ async def _get(
         raise KeyRejected(
             f"{settings.kind}: the API key was rejected (HTTP {response.status_code} from {url})",
             "store a valid one with `tobe setup` or set "
-            + " / ".join(["TOBE_PROVIDER__API_KEY", *_key_variables(settings.kind)]),
+            + " / ".join(["TOBE_PROVIDER__API_KEY", *key_variables(settings.kind)]),
         )
     if response.status_code >= 400:
         raise ListingError(

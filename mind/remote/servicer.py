@@ -122,7 +122,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         job.add_done_callback(self._applying.discard)
         return job
 
-    async def Attach(  # noqa: N802 - gRPC method name
+    async def Attach(
         self,
         request_iterator: AsyncIterator[hand_pb2.AttachRequest],
         context: Context,

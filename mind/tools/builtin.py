@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import UTC, datetime
+from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -16,6 +17,9 @@ def _json(value: Any) -> str:
 
 
 class CurrentTimeTool:
+    """Reads the Mind's clock (`now`), the one its schedules run on, so a moved clock (the
+    scheduler's clock file) is the time the model is told as well."""
+
     name = "current_time"
     description = (
         "The current date and time: UTC, and local time in an IANA time zone when given "
@@ -36,12 +40,15 @@ class CurrentTimeTool:
     effect = Effect.READ_ONLY
     hand_id = ""
 
+    def __init__(self, now: Callable[[], datetime]) -> None:
+        self._now = now
+
     def render_decision(self, arguments: dict[str, Any]) -> str:
         zone = arguments.get("timezone")
         return f"read the current time (UTC and {zone})" if zone else "read the current time (UTC)"
 
     async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
-        now = datetime.now(UTC)
+        now = self._now()
         result: dict[str, str] = {"utc": now.isoformat(timespec="seconds")}
         zone_name = arguments.get("timezone")
         if zone_name:
@@ -81,5 +88,6 @@ class WaitTool:
         return ToolOutcome(ok=True, output=_json({"waited_seconds": total}))
 
 
-def builtin_tools() -> list[Tool]:
-    return [CurrentTimeTool(), WaitTool()]
+def builtin_tools(now: Callable[[], datetime]) -> list[Tool]:
+    """The built-ins, telling the time by `now` (aware, UTC): the Mind's clock."""
+    return [CurrentTimeTool(now), WaitTool()]

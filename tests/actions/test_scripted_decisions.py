@@ -12,8 +12,8 @@ from mind.actions import evaluator, extractor
 from mind.actions.context import StageContext
 from mind.actions.model import MetaAction, Tendency
 from mind.actions.structured import MalformedAnswer
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 
 SCRIPT = {
     "runs": [{"match": ".*", "steps": [{"text": "chat"}]}],

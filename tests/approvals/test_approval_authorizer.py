@@ -19,8 +19,8 @@ from mind.approvals.grants import GrantCache
 from mind.approvals.model import ApprovalRecord
 from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store.database import Database
 from mind.store.models import Approval, ApprovalAudit, OutboxEvent
 from mind.tools.authorizer import CallUnderReview, Decision, Verdict, VerdictKind

@@ -70,7 +70,7 @@ class BrokerMachine(RuleBasedStateMachine):
             self.database, expiry=EXPIRY.total_seconds(), clock=lambda: self.now
         )
 
-    def run(self, coroutine):  # noqa: ANN001, ANN201
+    def run(self, coroutine):
         return self.loop.run_until_complete(coroutine)
 
     @rule(target=approvals)

@@ -11,8 +11,8 @@ from approval_calls import make_call
 from mind.approvals.reviewer import Reviewer, ReviewOutcome, review_request
 from mind.approvals.summary import reviewer_summary
 from mind.providers.base import EventSink, ProviderRequest, ProviderResult
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 
 
 def scripted(step: dict[str, Any]) -> ScriptedProvider:

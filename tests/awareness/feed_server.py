@@ -112,7 +112,7 @@ def _conditional_status(document: _Document, headers: dict[str, str]) -> int:
 class _Handler(BaseHTTPRequestHandler):
     feeds: FeedServer
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         headers = {name.lower(): value for name, value in self.headers.items()}
         status, document = self.feeds.answer(self.path, headers)
         self.send_response(status)
@@ -127,5 +127,5 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         """Quiet."""

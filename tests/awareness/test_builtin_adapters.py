@@ -31,13 +31,13 @@ class _Callback(BaseHTTPRequestHandler):
 
     received: list[tuple[str, dict]] = []
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.received.append((self.headers.get("Authorization", ""), json.loads(body)))
         self.send_response(204)
         self.end_headers()
 
-    def log_message(self, format: str, *args) -> None:  # noqa: A002
+    def log_message(self, format: str, *args) -> None:
         """Quiet."""
 
 

@@ -48,7 +48,7 @@ class _Sink:
     def __init__(self) -> None:
         self.received: list[tuple[list[str], bytes]] = []
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # noqa: N802
+    async def handle_DATA(self, server, session, envelope) -> str:
         self.received.append((list(envelope.rcpt_tos), envelope.content))
         return "250 OK"
 

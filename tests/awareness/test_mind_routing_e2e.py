@@ -73,7 +73,7 @@ def _notes(mind: MindProcess) -> list[dict]:
     ]
 
 
-async def _until(condition, what: str, mind: MindProcess):  # noqa: ANN001, ANN202
+async def _until(condition, what: str, mind: MindProcess):
     """`condition()` once it is truthy; a timeout shows what the Mind logged last."""
     return await eventually_async(
         condition,

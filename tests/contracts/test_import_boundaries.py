@@ -40,6 +40,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "mind.providers.listing",
             "mind.providers.catalog",
             "mind.credentials.provider_keys",
+            "mind.providers.api_keys",
         }
     ),
 }

@@ -27,7 +27,7 @@ from tobe.v1 import management_pb2, management_pb2_grpc
 
 
 class WhoAmI(management_pb2_grpc.ManagementServicer):
-    async def GetStatus(self, request, context):  # noqa: N802 - generated name
+    async def GetStatus(self, request, context):
         return management_pb2.GetStatusResponse(mode=current_identity().principal)
 
 

@@ -31,7 +31,7 @@ from tobe.v1 import (
 class WhoAmI(management_pb2_grpc.ManagementServicer):
     """GetStatus answers with the caller's principal (in `mode`) and credential id."""
 
-    async def GetStatus(self, request, context):  # noqa: N802 - generated name
+    async def GetStatus(self, request, context):
         identity = current_identity()
         return management_pb2.GetStatusResponse(
             mode=identity.principal, version=identity.credential_id
@@ -41,7 +41,7 @@ class WhoAmI(management_pb2_grpc.ManagementServicer):
 class EchoIdentityStream(mind_pb2_grpc.MindServicer):
     """Subscribe streams two events whose audience is the caller's principal."""
 
-    async def Subscribe(self, request, context):  # noqa: N802 - generated name
+    async def Subscribe(self, request, context):
         for durable_id in (1, 2):
             event = events_pb2.Event(durable_id=durable_id, audience=[current_identity().principal])
             yield mind_pb2.SubscribeResponse(event=event)

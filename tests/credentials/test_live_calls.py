@@ -38,7 +38,7 @@ class Streams(mind_pb2_grpc.MindServicer):
         self.ended: list[str] = []
         self._ending = asyncio.Condition()
 
-    async def Subscribe(self, request, context):  # noqa: N802 - generated name
+    async def Subscribe(self, request, context):
         principal = current_identity().principal
         try:
             if request.after_id == FLOOD_AT_ONCE:

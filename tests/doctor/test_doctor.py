@@ -162,7 +162,7 @@ def test_a_revoked_local_credential_is_provisioned_again_by_fix(
 class _Models(BaseHTTPRequestHandler):
     """An OpenAI-compatible `/v1/models` that accepts only GOOD_KEY."""
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         if self.headers.get("Authorization") != f"Bearer {GOOD_KEY}":
             self._answer(401, {"error": {"message": "Incorrect API key provided"}})
         else:

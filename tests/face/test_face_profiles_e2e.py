@@ -51,7 +51,7 @@ def mind(tmp_path: Path) -> Iterator[MindProcess]:
         yield process
 
 
-def changed_to(key: str, **fields: str):  # noqa: ANN201
+def changed_to(key: str, **fields: str):
     """Predicate: a `conversation_changed` event of `key` with these field values."""
 
     def match(event: events_pb2.Event) -> bool:

@@ -17,7 +17,7 @@ pytestmark = pytest.mark.e2e
 FAILED_PRECONDITION = 9
 
 
-def created(key: str):  # noqa: ANN201
+def created(key: str):
     return lambda e: e.HasField("conversation_created") and e.conversation_created.key == key
 
 

@@ -61,7 +61,7 @@ def test_schema_comes_from_type_hints_and_docstring() -> None:
 
 
 def test_untyped_parameter_is_refused_at_declaration() -> None:
-    def untyped(value) -> str:  # noqa: ANN001
+    def untyped(value) -> str:
         return str(value)
 
     with pytest.raises(TypeError, match="needs a type hint"):

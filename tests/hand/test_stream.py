@@ -26,7 +26,7 @@ class EndingHandLink(hand_pb2_grpc.HandLinkServicer):
         self.attaches = 0
         self.attached_again = asyncio.Event()
 
-    async def Attach(  # noqa: N802 - gRPC method name
+    async def Attach(
         self,
         request_iterator: AsyncIterator[hand_pb2.AttachRequest],
         context: grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse],

@@ -124,9 +124,7 @@ class FaceClient:
     async def command(self, **frame: object) -> face_pb2.Reply:
         return await self.reply(await self.send(**frame))
 
-    async def wait_event(  # noqa: ANN001
-        self, predicate, timeout: float = FRAME_TIMEOUT
-    ) -> events_pb2.Event:
+    async def wait_event(self, predicate, timeout: float = FRAME_TIMEOUT) -> events_pb2.Event:
         """The first event received so far or later that satisfies `predicate`."""
 
         async def scan() -> events_pb2.Event:
@@ -140,7 +138,7 @@ class FaceClient:
 
         return await asyncio.wait_for(scan(), timeout)
 
-    async def wait_frame(  # noqa: ANN001
+    async def wait_frame(
         self, predicate, timeout: float = FRAME_TIMEOUT
     ) -> face_pb2.ConnectResponse:
         """The next frame that satisfies `predicate`."""
@@ -167,7 +165,7 @@ class FaceClient:
         await self.channel.close()
 
 
-def run_ended(run_id: str):  # noqa: ANN201
+def run_ended(run_id: str):
     """Predicate: the event is the terminal run_changed of `run_id`."""
 
     def match(event: events_pb2.Event) -> bool:

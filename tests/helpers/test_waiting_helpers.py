@@ -77,7 +77,7 @@ class Stub:
     def __init__(self, stream: Stream) -> None:
         self.stream = stream
 
-    def Subscribe(self, request, metadata, timeout) -> Stream:  # noqa: ANN001, N802
+    def Subscribe(self, request, metadata, timeout) -> Stream:
         return self.stream
 
 

@@ -123,7 +123,7 @@ class WebClient:
         )
         return found.reply
 
-    async def wait_frame(  # noqa: ANN001
+    async def wait_frame(
         self, predicate, timeout: float = FRAME_TIMEOUT
     ) -> face_pb2.ConnectResponse:
         """The next frame that satisfies `predicate`."""

@@ -20,10 +20,11 @@ from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
 from mind.events.action_views import PlanStepView, TriggerKind, TriggerView
 from mind.events.bus import EventBus
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
 from mind.scheduler import records
+from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import FiringDelivery
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store import models
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx
@@ -57,7 +58,7 @@ TRIGGERS = {
 def _manager(database: Database) -> ConversationManager:
     core = AgentCore(
         ScriptedProvider(parse_script(SCRIPT, "test")),
-        ToolRegistry(builtin_tools()),
+        ToolRegistry(builtin_tools(SystemClock().now)),
         ToolRuntime(AllowAll()),
         step_limit=10,
     )

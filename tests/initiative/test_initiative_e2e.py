@@ -240,7 +240,7 @@ def _last_outcome(events: list[events_pb2.Event], schedule_id: str) -> int:
     return ended[-1].last_firing.outcome if ended else common_pb2.FIRING_OUTCOME_UNSPECIFIED
 
 
-def _firing_ended(schedule_id: str, count: int):  # noqa: ANN202
+def _firing_ended(schedule_id: str, count: int):
     """Until the schedule's `count`th firing ended (its event names the outcome)."""
 
     def done(events: list[events_pb2.Event]) -> bool:

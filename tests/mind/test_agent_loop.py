@@ -22,8 +22,9 @@ from mind.providers.base import (
     ToolCall,
 )
 from mind.providers.catalog import ModelInfo
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scheduler.clock import SystemClock
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.tools.authorizer import AllowAll, CallUnderReview, Verdict
 from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
 from mind.tools.builtin import builtin_tools
@@ -94,7 +95,7 @@ class DenyWait:
 
 
 def _core(script: str, *, step_limit: int = 10, authorizer=None) -> AgentCore:
-    registry = ToolRegistry([*builtin_tools(), Boom()])
+    registry = ToolRegistry([*builtin_tools(SystemClock().now), Boom()])
     provider = ScriptedProvider(parse_script(script, "test"))
     return AgentCore(
         provider,
@@ -164,7 +165,7 @@ async def test_the_mind_uses_its_own_call_ids_and_the_model_gets_its_own_back():
     provider = IdIssuingProvider()
     core = AgentCore(
         provider,
-        ToolRegistry(builtin_tools()),
+        ToolRegistry(builtin_tools(SystemClock().now)),
         ToolRuntime(AllowAll()),
         step_limit=5,
         clock=lambda: T,
@@ -296,7 +297,7 @@ class FakeSource:
 
 
 def test_the_registry_adds_source_tools_per_conversation_and_refuses_a_taken_name():
-    registry = ToolRegistry(builtin_tools())
+    registry = ToolRegistry(builtin_tools(SystemClock().now))
     extra = Boom()
     extra.name = "remote_boom"
     registry.add_source(FakeSource(extra))
@@ -308,7 +309,7 @@ def test_the_registry_adds_source_tools_per_conversation_and_refuses_a_taken_nam
     with pytest.raises(ToolClash, match="profile 'default': two tools are named 'wait'"):
         registry.tools_for("p_c")
     with pytest.raises(ValueError, match="two built-in tools"):
-        ToolRegistry([*builtin_tools(), *builtin_tools()])
+        ToolRegistry([*builtin_tools(SystemClock().now), *builtin_tools(SystemClock().now)])
 
 
 class LevelRecorder:

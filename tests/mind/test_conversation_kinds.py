@@ -19,8 +19,8 @@ from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
 from mind.events.bus import EventBus
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
 from tobe.config import MindSettings

@@ -18,8 +18,9 @@ from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
 from mind.events.bus import EventBus
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scheduler.clock import SystemClock
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store import models
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx
@@ -55,7 +56,7 @@ ALICE = Viewer("alice")
 def _core() -> AgentCore:
     return AgentCore(
         ScriptedProvider(parse_script(SCRIPT, "test")),
-        ToolRegistry(builtin_tools()),
+        ToolRegistry(builtin_tools(SystemClock().now)),
         ToolRuntime(AllowAll()),
         step_limit=10,
     )

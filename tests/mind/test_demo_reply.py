@@ -11,7 +11,7 @@ import pytest
 from mind.conversation.history import HistoryMessage
 from mind.core.view import provider_messages
 from mind.providers.base import ProviderRequest
-from mind.providers.factory import build_provider
+from mind.scripted.configured import build_provider
 from tobe.config import ProviderSettings
 
 T = datetime(2026, 9, 10, 14, 0, 30, tzinfo=UTC)

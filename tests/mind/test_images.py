@@ -20,9 +20,9 @@ from mind.core.prompt import IMAGE_UNREADABLE
 from mind.core.view import provider_messages
 from mind.providers.base import ImagePart, ProviderRequest, StopReason
 from mind.providers.catalog import ModelInfo, ThinkingLevel
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
 from mind.providers.vision import IMAGE_UNSUPPORTED
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store import models
 from mind.store.database import Database
 from mind.store.migrate import upgrade

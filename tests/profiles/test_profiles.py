@@ -19,6 +19,7 @@ from mind.profiles.model import (
 )
 from mind.profiles.validation import validate
 from mind.providers.base import ThinkingLevel
+from mind.scheduler.clock import SystemClock
 from mind.tools.base import ToolOutcome
 from mind.tools.builtin import builtin_tools
 from tests.profiles.profile_fixtures import ShadowClock
@@ -137,7 +138,7 @@ class _Source:
 
 
 def _registry() -> ToolRegistry:
-    registry = ToolRegistry(builtin_tools())
+    registry = ToolRegistry(builtin_tools(SystemClock().now))
     registry.add_source(_Source(_Hand(), _Awareness()))
     return registry
 
@@ -168,7 +169,7 @@ def test_a_source_tool_under_a_taken_name_raises_a_clash_naming_profile_and_tool
 
 
 def test_platform_source_names_count_as_platform_tools_even_while_absent() -> None:
-    registry = ToolRegistry(builtin_tools())
+    registry = ToolRegistry(builtin_tools(SystemClock().now))
     registry.add_platform_source(_Source(), ["view_skill"])
     assert registry.platform_names() == {"current_time", "wait", "view_skill"}
 

@@ -8,10 +8,10 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from provider_kit import Events, make_provider  # noqa: E402
-from provider_wire import WireServer  # noqa: E402
+from provider_kit import Events, make_provider
+from provider_wire import WireServer
 
-from mind.providers._adapter import StreamingAdapter  # noqa: E402
+from mind.providers._adapter import StreamingAdapter
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ KEY_HEADERS = ("authorization", "x-api-key", "x-goog-api-key")
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
     def _authorized(self) -> bool:

@@ -9,9 +9,10 @@ from mind.providers.anthropic import AnthropicProvider
 from mind.providers.base import ThinkingLevel
 from mind.providers.catalog import UnknownModelError, clamp_thinking, lookup
 from mind.providers.detect import detect_provider, detect_with_reason
-from mind.providers.factory import ProviderConfigError, build_provider
+from mind.providers.factory import ProviderConfigError
 from mind.providers.gemini import GeminiProvider
 from mind.providers.openai import OpenAIProvider
+from mind.scripted.configured import build_provider
 from tobe.config import ModelEntry, ProviderSettings, Settings
 
 

@@ -10,8 +10,9 @@ from model_server import ModelServer, openai_pages
 from pydantic import SecretStr
 
 from mind.providers.catalog import ASSUMED_CONTEXT, ASSUMED_MAX_OUTPUT
-from mind.providers.factory import ProviderConfigError, build_provider
+from mind.providers.factory import ProviderConfigError
 from mind.providers.openai import OpenAIProvider
+from mind.scripted.configured import build_provider
 from tobe.config import ProviderSettings
 
 

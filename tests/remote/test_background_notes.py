@@ -13,7 +13,7 @@ from mind.store.models import Message, OutboxEvent
 from mind.tools.base import DetailMode
 
 
-async def finished_task(registry: Registry, conversation: str, mode: DetailMode):  # noqa: ANN201
+async def finished_task(registry: Registry, conversation: str, mode: DetailMode):
     spec = NewTask(
         conversation, "run_1", "call_9", "laptop", "build", {"target": "all"}, mode, background=True
     )

@@ -265,7 +265,7 @@ async def test_a_slow_report_of_one_task_never_holds_back_another_tasks(
     registry = link.remote.registry
     gate, real_accept = asyncio.Event(), registry.accept
 
-    async def accept(task_id: str, attempt: int, *, hand_name: str):  # noqa: ANN202
+    async def accept(task_id: str, attempt: int, *, hand_name: str):
         if task_id == slow:
             await gate.wait()
         return await real_accept(task_id, attempt, hand_name=hand_name)

@@ -101,7 +101,7 @@ class Store:
         conversation = Conversation(key="p_model", owner="alice")
         self.run(self.database.write(lambda tx: tx.session.add(conversation)))
 
-    def run(self, awaitable):  # noqa: ANN001, ANN201 - test plumbing
+    def run(self, awaitable):
         return self.loop.run_until_complete(awaitable)
 
     def close(self) -> None:
@@ -347,7 +347,7 @@ class RegistryMachine(RuleBasedStateMachine):
 
 
 @pytest.fixture
-def model_store(store_url: str, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201
+def model_store(store_url: str, monkeypatch: pytest.MonkeyPatch):
     # On either writer: the fault is armed only around one write, and reaches its caller.
     for writer in (GroupWriter, PoolWriter):
         monkeypatch.setattr(writer, "_commit", _failing_after(writer._commit))

@@ -38,7 +38,7 @@ class ContraryHand(Hand):
         self._send(hand_pb2.AttachRequest(result=contrary))
 
 
-async def single_task(link: Link):  # noqa: ANN201
+async def single_task(link: Link):
     from sqlalchemy import select
 
     from mind.store.models import Task
@@ -222,7 +222,7 @@ async def accepted(link: Link) -> None:
     )
 
 
-async def raw_attach(link: Link):  # noqa: ANN201
+async def raw_attach(link: Link):
     channel = open_channel(link.target)
     call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(link.token))
     tool = hand_pb2.ToolSpec(name="job", parameters_json_schema='{"type": "object"}')

@@ -55,14 +55,14 @@ class Probe(pb_grpc.AwarenessServicer):
     def __init__(self) -> None:
         self.closed = asyncio.Event()
 
-    async def Observe(self, request, context):  # noqa: N802 - generated name
+    async def Observe(self, request, context):
         if request.action == "abort":
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, "aborted by the method")
         if request.action in RAISES:
             raise RAISES[request.action]
         return pb.ObserveResponse()
 
-    async def SubscribeObservations(self, request, context):  # noqa: N802 - generated name
+    async def SubscribeObservations(self, request, context):
         try:
             for seq in range(1, request.after_seq + 1):
                 yield pb.SubscribeObservationsResponse(publish_seq=seq)

@@ -17,8 +17,9 @@ from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import Admission, RunScope, Terminal, ToolRuntime
 from mind.events.bus import EventBus
 from mind.providers.base import ToolCall
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scheduler.clock import SystemClock
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.sealing.forms import Sealer, open_event, open_message
 from mind.sealing.keyring import KeyRing, Queried
 from mind.store import models
@@ -79,7 +80,11 @@ class SleepLog:
 
 
 def _manager(database: Database, *, sensitive: bool) -> ConversationManager:
-    tools: list[Tool] = [*builtin_tools(), SleepLog()] if sensitive else builtin_tools()
+    tools: list[Tool] = (
+        [*builtin_tools(SystemClock().now), SleepLog()]
+        if sensitive
+        else builtin_tools(SystemClock().now)
+    )
     core = AgentCore(
         ScriptedProvider(parse_script(SCRIPT, "test")),
         ToolRegistry(tools),

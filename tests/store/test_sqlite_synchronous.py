@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import text
 
 from mind.providers.detect import DEMO_SCRIPT
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.provider import ScriptedProvider
 from mind.server import build
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx

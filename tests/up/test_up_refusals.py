@@ -106,7 +106,7 @@ def test_a_service_that_cannot_bind_exits_with_one_line(
 class _Models(http.server.BaseHTTPRequestHandler):
     """An OpenAI-compatible server that rejects every key."""
 
-    def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+    def do_GET(self) -> None:
         self.send_response(401)
         self.send_header("Content-Type", "application/json")
         self.end_headers()

@@ -23,7 +23,7 @@ class ReasonedHealth(health.aio.HealthServicer):
         super().__init__()
         self.reason = ""
 
-    async def Check(  # noqa: N802 - gRPC method name
+    async def Check(
         self,
         request: health_pb2.HealthCheckRequest,
         context: grpc.aio.ServicerContext[

@@ -30,7 +30,7 @@ class ReflectionV1Servicer:
     def __init__(self, service_names: Iterable[str]) -> None:
         self._v1alpha = v1alpha.aio.ReflectionServicer(service_names)
 
-    async def ServerReflectionInfo(  # noqa: N802 - the gRPC method's name
+    async def ServerReflectionInfo(
         self,
         requests: AsyncIterable[v1_pb2.ServerReflectionRequest],
         context: grpc.aio.ServicerContext[Any, Any],

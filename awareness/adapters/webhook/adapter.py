@@ -206,7 +206,7 @@ def _media_input(item: Any) -> MediaInput:
 class _InboxHandler(BaseHTTPRequestHandler):
     adapter: WebhookAdapter
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         try:
             length = int(self.headers.get("Content-Length") or 0)
             if length > self.adapter.config["max_body_bytes"]:

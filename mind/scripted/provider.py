@@ -32,8 +32,8 @@ from mind.providers.base import (
     Usage,
 )
 from mind.providers.catalog import ModelInfo
-from mind.providers.script import Expectation, Script, ScriptedStep, ScriptedToolCall, load_script
 from mind.providers.vision import blind_text, sees_images
+from mind.scripted.script import Expectation, Script, ScriptedStep, ScriptedToolCall, load_script
 
 # How the summariser's system prompt starts (the rest depends on the summary length asked).
 _SUMMARISER = SUMMARISER_PROMPT.split("{", 1)[0]
