@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypeVar
 
 from mind.auth import current_identity
-from mind.conversation.errors import NotAllowed
+from mind.errors import NotAllowed
 from tobe.runtime.status import rpc_names
 from tobe.scopes import REQUIRED, Requirement, missing_scope_message
 

@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import bindparam, exists, select, update
 
-from mind.conversation.errors import NotFound
 from mind.conversation.media import digests_of, read_images
 from mind.conversation.records import history_message
 from mind.conversation.runs import PROACTIVE_TRIGGER
 from mind.core.history import ContextSummary, HistoryMessage
+from mind.errors import NotFound
 from mind.events.views import CompactionView
 from mind.store import models
 from mind.store.database import Database, WriteTx

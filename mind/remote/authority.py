@@ -18,8 +18,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from mind.conversation.errors import InvalidInput
 from mind.conversation.images import CheckedImage, check_images
+from mind.errors import InvalidInput
 from mind.remote.hub import AckFrame, CancelFrame, HandConnection, HandHub, OfferFrame
 from mind.remote.model import (
     AckStatus,

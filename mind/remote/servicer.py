@@ -5,8 +5,8 @@ is committed before its ack is queued) and pings a Hand silent for half the hear
 the response generator writes whatever the HandConnection queues: acks, offers, cancels,
 pings, and finally the reason the stream closes. A `tools_changed` frame replaces the Hand's
 tool set on its connection, validated as the hello's tools are.
-A hello that cannot be accepted ends the stream with the status `HANDLINK_STATUS_CODES` gives
-its refusal (`tobe.runtime.status`); a stream the Mind closes later ends with the status its
+A hello that cannot be accepted ends the stream with the status its refusal's kind has in the
+Mind's one table (`mind.status_codes`); a stream the Mind closes later ends with the status its
 close reason names.
 """
 
@@ -24,6 +24,7 @@ import grpc
 
 from mind.conversation.images import ImageUpload
 from mind.credentials import Identity
+from mind.errors import InvalidInput, NotAllowed, Unauthenticated
 from mind.remote.authority import Authority
 from mind.remote.hub import (
     HAND_NAME,
@@ -34,7 +35,6 @@ from mind.remote.hub import (
     CloseReason,
     HandConnection,
     HandHub,
-    HandNameTaken,
     OfferFrame,
     Outbound,
     PingFrame,
@@ -52,10 +52,11 @@ from mind.remote.model import (
     ToolDecl,
 )
 from mind.remote.taskservice import TaskService
+from mind.status_codes import STATUS_CODES
 from mind.tools.base import ApprovalBinding, ApprovalSource, Effect
 from tobe.config import RemoteSettings
 from tobe.runtime.decision_template import TemplateError, check_template
-from tobe.runtime.status import StatusTable, status_codes
+from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -104,29 +105,20 @@ SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
 
 
-class NotAHand(Exception):
+class NotAHand(Unauthenticated):
     """The stream's credential is not a Hand's."""
 
 
-class HelloError(Exception):
+class HelloError(InvalidInput):
     """The hello frame is missing or malformed; the message names the field."""
 
 
-class InvalidTools(Exception):
+class InvalidTools(InvalidInput):
     """A tool set (the hello's or a `tools_changed`) is invalid; the message names the field."""
 
 
-class NameNotGranted(Exception):
+class NameNotGranted(NotAllowed):
     """The credential may not attach under the Hand name it asked for."""
-
-
-HANDLINK_STATUS_CODES: StatusTable = {
-    NotAHand: grpc.StatusCode.UNAUTHENTICATED,
-    HelloError: grpc.StatusCode.INVALID_ARGUMENT,
-    InvalidTools: grpc.StatusCode.INVALID_ARGUMENT,
-    NameNotGranted: grpc.StatusCode.PERMISSION_DENIED,
-    HandNameTaken: grpc.StatusCode.ALREADY_EXISTS,
-}
 
 
 def _ms(seconds: float) -> int:
@@ -256,7 +248,7 @@ def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
     raise TypeError(f"not an outbound frame: {frame!r}")
 
 
-@status_codes(HANDLINK_STATUS_CODES)
+@status_codes(STATUS_CODES)
 class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     def __init__(
         self,

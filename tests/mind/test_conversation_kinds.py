@@ -13,9 +13,9 @@ from mind.awareness.notes import build_note
 from mind.awareness.router import target_of
 from mind.awareness.sink import ConversationSink
 from mind.conversation.access import Viewer
-from mind.conversation.errors import InvalidInput
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
+from mind.errors import InvalidInput
 from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider

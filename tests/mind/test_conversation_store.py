@@ -11,10 +11,10 @@ from sqlalchemy import select
 from mind.conversation import inputs, runs
 from mind.conversation.access import Viewer
 from mind.conversation.actor import ChatInput, ConversationActor
-from mind.conversation.errors import NotFound
 from mind.conversation.manager import INTERRUPTED, ConversationManager
 from mind.conversation.replies import ConfiguredReplies
 from mind.core.loop import AgentCore
+from mind.errors import NotFound
 from mind.events.bus import EventBus
 from mind.providers.script import parse_script
 from mind.providers.scripted import ScriptedProvider
