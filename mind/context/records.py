@@ -43,7 +43,9 @@ MESSAGES_AFTER = (
 
 
 class SummaryConflict(Exception):
-    """The conversation's context changed since the compaction read it; read again."""
+    """The conversation's context changed since the compaction read it; read again.
+
+    Internal: the compaction engine catches it and starts over from the new state."""
 
 
 def summary_of(row: object | None) -> ContextSummary | None:

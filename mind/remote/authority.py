@@ -42,7 +42,9 @@ BackgroundSink = Callable[[TaskRecord], Awaitable[None]]
 
 
 class HandUnavailable(Exception):
-    """The Hand a call is meant for is not attached."""
+    """The Hand a call is meant for is not attached.
+
+    Internal: the remote tool turns it into a tool result the model reads."""
 
 
 @dataclass(eq=False)
