@@ -40,8 +40,8 @@ from mind.actions.model import (
 )
 from mind.actions.outcomes import Decision, Fate, Outcome
 from mind.actions.structured import MalformedAnswer
-from mind.conversation.errors import NotFound, WrongState
 from mind.conversation.history import HistoryMessage
+from mind.errors import NotFound, WrongState
 from mind.events.action_views import (
     ActionTiming,
     PendingActionView,

@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from mind.conversation import queries
-from mind.conversation.errors import NotFound, WrongState
+from mind.errors import NotFound, WrongState
 from mind.events.action_views import (
     ActionTiming,
     PendingActionView,

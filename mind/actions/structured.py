@@ -41,7 +41,9 @@ MAX_OUTPUT_TOKENS = 2048
 
 
 class MalformedAnswer(Exception):
-    """The stage's answer was unusable twice; `category` is safe to log (no model text)."""
+    """The stage's answer was unusable twice; `category` is safe to log (no model text).
+
+    Internal: the action layer records it as the stage's failed outcome; no client sees it."""
 
     def __init__(self, stage: str, why: str, category: str) -> None:
         super().__init__(f"{stage}: {why}")

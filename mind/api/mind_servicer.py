@@ -9,21 +9,21 @@ from typing import Any
 import grpc
 
 from mind.actions.model import PendingChoice
-from mind.api.errors import MIND_STATUS_CODES, ClientUnauthenticated
 from mind.api.events import durable_event, ephemeral_event
 from mind.api.scope_check import require_scopes
 from mind.approvals.wiring import Approvals
 from mind.conversation.access import Viewer
-from mind.conversation.errors import InvalidInput
 from mind.conversation.images import ImageUpload
 from mind.conversation.manager import ConversationManager
 from mind.credentials import Identity
 from mind.credentials.interceptor import current_identity
 from mind.credentials.revocation_reports import RevocationReports
+from mind.errors import InvalidInput, Unauthenticated
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.payloads import approval_view
 from mind.events.subscription import ReplayDone, subscribe
 from mind.management.pairing import Pairing
+from mind.status_codes import STATUS_CODES
 from mind.store.database import Database
 from mind.tools.authorizer import Decision
 from mind.wire.convert import (
@@ -69,7 +69,7 @@ def _viewer(on_behalf_of: mind_pb2.OnBehalfOf) -> Viewer:
     return Viewer(on_behalf_of.principal, tuple(on_behalf_of.scopes))
 
 
-@status_codes(MIND_STATUS_CODES)
+@status_codes(STATUS_CODES)
 @require_scopes(mind_pb2.DESCRIPTOR.services_by_name["Mind"].full_name)
 class MindServicer(mind_pb2_grpc.MindServicer):
     def __init__(
@@ -96,7 +96,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     ) -> mind_pb2.AuthenticateResponse:
         identity = await self.authenticate_client(request.token) if request.token else None
         if identity is None or identity.kind != "client":
-            raise ClientUnauthenticated(CLIENT_CREDENTIAL_REFUSED)
+            raise Unauthenticated(CLIENT_CREDENTIAL_REFUSED)
         return mind_pb2.AuthenticateResponse(
             identity=mind_pb2.OnBehalfOf(
                 principal=identity.principal,

@@ -15,8 +15,8 @@ import inspect
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, TypeVar
 
-from mind.conversation.errors import NotAllowed
 from mind.credentials.interceptor import current_identity
+from mind.errors import NotAllowed
 from tobe.runtime.status import rpc_names
 from tobe.scopes import REQUIRED, Requirement, missing_scope_message
 

@@ -32,7 +32,7 @@ KEEP_SECONDS = 60.0
 
 class CatalogUnavailable(Exception):
     """Awareness could not be asked for its adapters now (unreachable, or a reply that is
-    not the list)."""
+    not the list). Internal: its callers fall back (an adapter call's effect is judged unknown)."""
 
 
 @dataclass(frozen=True)

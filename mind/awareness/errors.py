@@ -4,7 +4,8 @@
     └── JournalReset        Awareness no longer has the observations after the Mind's cursor
 
 The client translates the link's failures into these, so the tools and the router never see
-gRPC.
+gRPC. They are not `mind.errors` refusals: no Mind servicer lets them through (the tools and
+reports turn them into text, the router resubscribes or retries).
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from mind.awareness.images import NoteImages
 from mind.awareness.notes import ObservationNote
 from mind.conversation import kinds
 from mind.conversation.access import Viewer
-from mind.conversation.errors import AlreadyExists, NotFound
 from mind.conversation.manager import ConversationManager
+from mind.errors import AlreadyExists, NotFound
 from mind.store import models
 
 log = logging.getLogger(__name__)

@@ -31,8 +31,9 @@ from mind.context import records, transcript
 from mind.context.budget import Budget, Size, TokenEstimator, history_size
 from mind.context.environment import environment_summary
 from mind.context.prompt import SUMMARISER_PROMPT
-from mind.conversation.errors import CompactionFailed, WrongState
+from mind.conversation.errors import CompactionFailed
 from mind.conversation.history import ContextSummary, HistoryMessage
+from mind.errors import WrongState
 from mind.events.views import CompactionTrigger, CompactionView
 from mind.providers.base import (
     ErrorKind,

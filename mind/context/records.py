@@ -7,11 +7,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import bindparam, exists, select, update
 
-from mind.conversation.errors import NotFound
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.conversation.media import digests_of, read_images
 from mind.conversation.records import history_message
 from mind.conversation.runs import PROACTIVE_TRIGGER
+from mind.errors import NotFound
 from mind.events.views import CompactionView
 from mind.store import models
 from mind.store.database import Database
@@ -44,7 +44,9 @@ MESSAGES_AFTER = (
 
 
 class SummaryConflict(Exception):
-    """The conversation's context changed since the compaction read it; read again."""
+    """The conversation's context changed since the compaction read it; read again.
+
+    Internal: the compaction engine catches it and starts over from the new state."""
 
 
 def summary_of(row: object | None) -> ContextSummary | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from mind.conversation.errors import InvalidInput
+from mind.errors import InvalidInput
 from tobe.scopes import ADMIN
 
 KEY_PATTERN = re.compile(r"[pg]_[A-Za-z0-9_-]+")

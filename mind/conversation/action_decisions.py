@@ -26,7 +26,7 @@ from mind.actions import records
 from mind.actions.layer import DecisionLayer
 from mind.actions.model import PendingChoice
 from mind.conversation import inputs
-from mind.conversation.errors import InvalidInput, WrongState
+from mind.errors import InvalidInput, WrongState
 from mind.events.action_views import (
     ActionTiming,
     PendingActionView,

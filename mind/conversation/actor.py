@@ -42,7 +42,7 @@ from mind.conversation import (
     proactive,
     runs,
 )
-from mind.conversation.errors import ShuttingDown, WrongState
+from mind.conversation.errors import ShuttingDown
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.conversation.images import CheckedImage
 from mind.conversation.journal import RunRecorder
@@ -56,6 +56,7 @@ from mind.core.loop import AgentCore, RunOutcome
 from mind.core.tool_registry import ToolClash
 from mind.core.tool_runtime import RunScope
 from mind.core.view import ProviderView
+from mind.errors import WrongState
 from mind.events.action_views import FiringOutcome
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.views import CompactionTrigger, CompactionView

@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 from mind.conversation import queries
 from mind.conversation.access import Viewer
-from mind.conversation.errors import InvalidInput, NotAllowed
+from mind.errors import InvalidInput, NotAllowed
 from mind.events.payloads import conversation_view
 from mind.events.views import ConversationView
 from mind.store import models

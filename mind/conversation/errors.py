@@ -1,45 +1,19 @@
-"""Domain errors of the conversation layer; the servicer maps each to one gRPC status.
+"""The conversation layer's own refusals; every other one it raises is a plain `mind.errors` kind.
 
-ConversationError
-├── InvalidInput         INVALID_ARGUMENT   the request is malformed; nothing was written
-├── NotFound             NOT_FOUND          unknown, or not visible to the principal
-├── AlreadyExists        ALREADY_EXISTS     the conversation key is taken
-├── NotAllowed           PERMISSION_DENIED  the caller lacks a scope
-├── WrongState           FAILED_PRECONDITION e.g. no active run to cancel, nothing to compact
-├── CompactionFailed     UNAVAILABLE        the summarising provider call failed; nothing changed
-└── ShuttingDown         UNAVAILABLE        the Mind is stopping; retry elsewhere/later
+    CompactionFailed   Unavailable   the summarising provider call failed; nothing changed
+    ShuttingDown       Unavailable   the Mind is stopping; retry elsewhere/later
+
+Both are caught by name (a compaction's caller, the manager's shutdown), so each keeps a class.
 """
 
 from __future__ import annotations
 
-
-class ConversationError(Exception):
-    """Base of the conversation layer's refusals."""
+from mind.errors import Unavailable
 
 
-class InvalidInput(ConversationError):
+class ShuttingDown(Unavailable):
     pass
 
 
-class NotFound(ConversationError):
-    pass
-
-
-class AlreadyExists(ConversationError):
-    pass
-
-
-class NotAllowed(ConversationError):
-    pass
-
-
-class WrongState(ConversationError):
-    pass
-
-
-class ShuttingDown(ConversationError):
-    pass
-
-
-class CompactionFailed(ConversationError):
+class CompactionFailed(Unavailable):
     pass

@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from mind.conversation.errors import InvalidInput
+from mind.errors import InvalidInput
 from tobe.media_types import IMAGE_MEDIA_TYPES, detect_image_type
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from mind.conversation.errors import InvalidInput
+from mind.errors import InvalidInput
 
 CHAT = "chat"
 AWARENESS = "awareness"

@@ -40,18 +40,11 @@ from mind.conversation.actor import (
     SendResult,
 )
 from mind.conversation.continuation import open_call_ids
-from mind.conversation.errors import (
-    AlreadyExists,
-    ConversationError,
-    InvalidInput,
-    NotAllowed,
-    NotFound,
-    ShuttingDown,
-    WrongState,
-)
+from mind.conversation.errors import ShuttingDown
 from mind.conversation.images import CheckedImage, ImageUpload, check_images
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
+from mind.errors import AlreadyExists, InvalidInput, NotAllowed, NotFound, WrongState
 from mind.events.action_views import PendingActionView, PendingState, ScheduledActionView
 from mind.events.bus import EventBus
 from mind.events.payloads import conversation_view
@@ -61,7 +54,6 @@ from mind.profiles.book import ProfileBook, ProfileSummary
 from mind.profiles.errors import ProfileError
 from mind.scheduler import records as schedules
 from mind.scheduler.clock import SystemClock
-from mind.scheduler.errors import ScheduleNotFound
 from mind.scheduler.model import Clock, FiringDelivery
 from mind.sealing.keyring import KeyRing, Queried
 from mind.sealing.turns import store_loader
@@ -256,7 +248,7 @@ class ConversationManager:
         return view
 
     @staticmethod
-    def _key_taken(session: Session, viewer: Viewer, key: str) -> ConversationError:
+    def _key_taken(session: Session, viewer: Viewer, key: str) -> AlreadyExists | NotFound:
         """The refusal for creating an existing key: AlreadyExists for those who can see it.
 
         Anyone else gets the NotFound a snapshot answers, so creating cannot probe which keys
@@ -506,7 +498,7 @@ class ConversationManager:
             try:
                 queries.visible(session, viewer, view.conversation_key)
             except NotFound as exc:
-                raise ScheduleNotFound(f"no scheduled action {schedule_id!r}") from exc
+                raise NotFound(f"no scheduled action {schedule_id!r}") from exc
             return owner
 
         if viewer.principal != await self.database.read(read):

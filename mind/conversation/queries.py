@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from mind.conversation import posts
 from mind.conversation.access import Viewer, can_see
-from mind.conversation.errors import NotFound
+from mind.errors import NotFound
 from mind.events.action_views import PendingActionView, ScheduledActionView
 from mind.events.payloads import (
     approval_view,

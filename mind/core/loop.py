@@ -39,12 +39,13 @@ from typing import Literal, Protocol
 
 from mind.context.budget import Size, fixed_size, request_size
 from mind.context.engine import CompactionEngine
-from mind.conversation.errors import CompactionFailed, WrongState
+from mind.conversation.errors import CompactionFailed
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.core.prompt import PLATFORM_PROMPT, PromptCatalog, system_prompt
 from mind.core.tool_registry import ToolClash, ToolRegistry
 from mind.core.tool_runtime import ProjectionJournal, RunScope, ToolRuntime
 from mind.core.view import ProviderView
+from mind.errors import WrongState
 from mind.events.views import CompactionTrigger
 from mind.profiles import hooks
 from mind.profiles.model import Profile, TurnInfo

@@ -25,7 +25,7 @@ from mind.tools.base import Tool, ToolSource
 
 
 class DuplicateToolError(ValueError):
-    """Two built-in tools share a name."""
+    """Two built-in tools share a name: a defect of the build, found when the registry is made."""
 
 
 class ToolClash(ToolNameProblem):

@@ -5,11 +5,10 @@ SHA-256 of the secret, never the secret. Kinds: `client`, `hand`, `service`.
 """
 
 from mind.credentials.errors import (
-    CredentialError,
+    CredentialAlreadyRevoked,
     CredentialExpired,
     CredentialInactive,
     CredentialNotFound,
-    CredentialRevoked,
     InvalidCredentialRequest,
     MalformedPairingCode,
     PairingCodeNotFound,
@@ -26,11 +25,10 @@ from mind.credentials.store import (
 from mind.credentials.tokens import parse_token
 
 __all__ = [
-    "CredentialError",
+    "CredentialAlreadyRevoked",
     "CredentialExpired",
     "CredentialInactive",
     "CredentialNotFound",
-    "CredentialRevoked",
     "Identity",
     "InvalidCredentialRequest",
     "MalformedPairingCode",

@@ -1,45 +1,39 @@
-"""Errors of the credentials kernel.
+"""Errors of the credentials kernel, each a `mind.errors` kind (which gives its status code).
 
-    CredentialError
-    ├── InvalidCredentialRequest   caller misuse: bad kind, principal, scope, expiry or ttl
-    │   └── MalformedPairingCode   not the shape of a pairing code at all
-    ├── CredentialNotFound         no credential with that id
-    ├── PairingCodeNotFound        a pairing code unknown, already used or expired
-    ├── TokenNotAccepted           a token that names no live client credential (sign-out)
-    └── CredentialInactive         the credential can no longer be changed or used
-        ├── CredentialRevoked      already revoked
-        └── CredentialExpired      past its expiry
+    InvalidCredentialRequest   InvalidInput     bad kind, principal, scope, expiry or ttl
+    └── MalformedPairingCode                    not the shape of a pairing code at all
+    CredentialNotFound         NotFound         no credential with that id
+    PairingCodeNotFound        NotFound         a pairing code unknown, already used or expired
+    TokenNotAccepted           Unauthenticated  a token naming no live client credential (sign-out)
+    CredentialInactive         WrongState       the credential can no longer be changed or used
+    ├── CredentialAlreadyRevoked                already revoked
+    └── CredentialExpired                       past its expiry
 
-Servicers map them once: InvalidCredentialRequest → INVALID_ARGUMENT, CredentialNotFound and
-PairingCodeNotFound → NOT_FOUND, TokenNotAccepted → UNAUTHENTICATED, CredentialInactive →
-FAILED_PRECONDITION. Messages never contain a secret, a token or a pairing code.
+Messages never contain a secret, a token or a pairing code.
 Authentication itself never raises these: an unusable token simply authenticates as nobody.
 """
 
 from __future__ import annotations
 
+from mind.errors import InvalidInput, NotFound, Unauthenticated, WrongState
 from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
 
 
-class CredentialError(Exception):
-    """Base class of every credentials kernel error."""
-
-
-class InvalidCredentialRequest(CredentialError, ValueError):
+class InvalidCredentialRequest(InvalidInput):
     """The request to issue a credential is malformed; nothing was stored."""
 
 
-class CredentialNotFound(CredentialError, LookupError):
+class CredentialNotFound(NotFound):
     def __init__(self, credential_id: str) -> None:
         super().__init__(f"no credential with id {credential_id!r}")
         self.credential_id = credential_id
 
 
-class CredentialInactive(CredentialError):
+class CredentialInactive(WrongState):
     """The credential is revoked or expired."""
 
 
-class CredentialRevoked(CredentialInactive):
+class CredentialAlreadyRevoked(CredentialInactive):
     def __init__(self, credential_id: str) -> None:
         super().__init__(f"credential {credential_id!r} is already revoked")
         self.credential_id = credential_id
@@ -61,7 +55,7 @@ class MalformedPairingCode(InvalidCredentialRequest):
         )
 
 
-class PairingCodeNotFound(CredentialError, LookupError):
+class PairingCodeNotFound(NotFound):
     """Unknown, used and expired codes are not told apart: a guesser learns nothing."""
 
     def __init__(self) -> None:
@@ -71,7 +65,7 @@ class PairingCodeNotFound(CredentialError, LookupError):
         )
 
 
-class TokenNotAccepted(CredentialError):
+class TokenNotAccepted(Unauthenticated):
     """The token given to sign out is malformed, unknown, revoked, expired or not a client's."""
 
     def __init__(self) -> None:

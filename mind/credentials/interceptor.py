@@ -26,7 +26,7 @@ from typing import Any, TypeAlias, TypeVar
 import grpc
 
 from mind.credentials import Identity
-from mind.credentials.live_calls import CredentialRevoked, LiveCalls, revoked_message
+from mind.credentials.live_calls import CallCredentialRevoked, LiveCalls, revoked_message
 from tobe.mind_answers import AUTHENTICATION_UNAVAILABLE
 
 log = logging.getLogger(__name__)
@@ -119,7 +119,7 @@ def _live_stream(
         await context.send_initial_metadata(())
         try:
             call = live.register(identity.credential_id, task.cancel)
-        except CredentialRevoked as exc:
+        except CallCredentialRevoked as exc:
             log.info("refused %s's stream: %s", identity.principal, exc)
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, str(exc))
         token = _identity.set(identity)

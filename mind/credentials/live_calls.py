@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from mind.errors import Unauthenticated
 from mind.events.views import CredentialRevokedView
 from mind.store.models import OutboxEvent
 
@@ -28,8 +29,9 @@ def revoked_message(credential_id: str) -> str:
     return f"credential {credential_id} was revoked"
 
 
-class CredentialRevoked(Exception):
-    """The call's credential was revoked while the call was being set up."""
+class CallCredentialRevoked(Unauthenticated):
+    """The call's credential was revoked while the call was being set up (the authenticating
+    interceptor ends the call UNAUTHENTICATED itself: it runs before any servicer)."""
 
     def __init__(self, credential_id: str) -> None:
         super().__init__(revoked_message(credential_id))
@@ -54,9 +56,9 @@ class LiveCalls:
         self._revoked: dict[str, int] = {}
 
     def register(self, credential_id: str, cut: Callable[[], object]) -> LiveCall:
-        """Track a call until `unregister`; raises CredentialRevoked if the id was revoked."""
+        """Track a call until `unregister`; raises CallCredentialRevoked if the id was revoked."""
         if credential_id in self._revoked:
-            raise CredentialRevoked(credential_id)
+            raise CallCredentialRevoked(credential_id)
         call = LiveCall(credential_id, cut)
         self._calls.setdefault(credential_id, set()).add(call)
         return call

@@ -16,9 +16,9 @@ from sqlalchemy import CursorResult, select, update
 from sqlalchemy.orm import Session
 
 from mind.credentials.errors import (
+    CredentialAlreadyRevoked,
     CredentialExpired,
     CredentialNotFound,
-    CredentialRevoked,
     InvalidCredentialRequest,
 )
 from mind.credentials.identity import Identity
@@ -156,7 +156,7 @@ def revoke(session: Session, credential_id: str) -> Credential:
     )
     credential = _get(session, credential_id)
     if cast(CursorResult[Any], result).rowcount != 1:  # an UPDATE's result is a cursor's
-        raise CredentialRevoked(credential_id)
+        raise CredentialAlreadyRevoked(credential_id)
     return credential
 
 
@@ -168,7 +168,7 @@ def rotate(session: Session, credential_id: str) -> tuple[Credential, str, str]:
     """
     old = _get(session, credential_id)
     if old.revoked_at is not None:
-        raise CredentialRevoked(credential_id)
+        raise CredentialAlreadyRevoked(credential_id)
     if _is_expired(old, _now()):
         raise CredentialExpired(credential_id)
     revoke(session, credential_id)

@@ -17,6 +17,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
+from mind.errors import InvalidInput, WrongState
 from mind.events.bus import EphemeralEvent, EventBus, Heard
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
@@ -26,11 +27,11 @@ PAGE = 500
 POLL_SECONDS = 1.0
 
 
-class SnapshotRequired(Exception):
+class SnapshotRequired(WrongState):
     """The resume point is older than the oldest event kept."""
 
 
-class InvalidCursor(Exception):
+class InvalidCursor(InvalidInput):
     """The resume point is not an event id (it is negative)."""
 
 

@@ -7,7 +7,7 @@ from sqlalchemy.orm import Session
 
 from mind.approvals.broker import to_record
 from mind.approvals.model import ApprovalRecord
-from mind.management.errors import NotFound
+from mind.errors import NotFound
 from mind.store.models import Approval
 
 DEFAULT_LIMIT = 100

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session as OrmSession
 
+from mind.errors import NotFound, WrongState
 from mind.events.payloads import conversation_view
 from mind.events.views import ConversationView
-from mind.management.errors import FailedPrecondition, NotFound
 from mind.management.records import ConversationDetail, Deletion
 from mind.store.models import (
     Approval,
@@ -132,7 +132,7 @@ def delete_conversation(session: OrmSession, key: str) -> Deletion:
         .where(Run.conversation_key == key, Run.state == "running"),
     )
     if running:
-        raise FailedPrecondition(
+        raise WrongState(
             f"conversation {key} has a running run; cancel it (or wait for it to end) first"
         )
     remote_runs = select(RemoteRun.id).where(RemoteRun.conversation_key == key)

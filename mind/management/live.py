@@ -27,8 +27,8 @@ class MindLink:
     `forget_conversation` drops the Mind's cached actor of a deleted conversation, so a
     conversation created later under the same key starts afresh. `compact_conversation`
     compacts a conversation's context through its actor (after its active run, if any) and
-    returns the committed compaction; it raises the conversation errors
-    (`mind.conversation.errors`) the Mind's own clients get.
+    returns the committed compaction; it raises the refusals (`mind.errors`) the Mind's own
+    clients get.
     `change_profile` sets a conversation's profile through the Mind's conversation manager,
     so its actor makes the new profile for its next run.
     """

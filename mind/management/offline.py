@@ -32,7 +32,9 @@ HOLDER = "tobe admin (offline)"
 
 
 class OfflineUnavailable(Exception):
-    """The data directory or its store cannot be used; the message says what to check."""
+    """The data directory or its store cannot be used; the message says what to check.
+
+    Not a refusal: it is raised before any Management call is served, and the CLI prints it."""
 
 
 @dataclass(frozen=True)

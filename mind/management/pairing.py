@@ -17,7 +17,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from mind import credentials
-from mind.credentials import CredentialRevoked, TokenNotAccepted
+from mind.credentials import CredentialAlreadyRevoked, TokenNotAccepted
 from mind.credentials import pairing as codes
 from mind.credentials.pairing import IssuedCode, Redeemed
 from mind.management import audit, revocation
@@ -117,7 +117,7 @@ class Pairing:
                 return revocation.revoke(
                     tx, identity.credential_id, actor=identity.principal, action=SIGN_OUT
                 )
-            except CredentialRevoked:  # a concurrent revocation won
+            except CredentialAlreadyRevoked:  # a concurrent revocation won
                 raise TokenNotAccepted() from None
 
         info = await self._database.write(unit)

@@ -25,10 +25,10 @@ from mind.conversation import choices
 from mind.credentials.pairing import IssuedCode
 from mind.credentials.revocation_reports import Expected
 from mind.credentials.tokens import parse_token, secret_matches
+from mind.errors import InvalidInput, NotFound, WrongState
 from mind.events.action_views import ScheduledActionView
 from mind.events.views import CompactionView, ConversationView
 from mind.management import approvals, audit, conversations, revocation, status
-from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.pairing import Pairing
 from mind.management.records import (
@@ -63,7 +63,7 @@ COMPACT_OFFLINE = (
 
 def _limit(limit: int) -> int:
     if limit < 0 or limit > MAX_LIMIT:
-        raise InvalidArgument(f"limit must be between 0 (default) and {MAX_LIMIT}, got {limit}")
+        raise InvalidInput(f"limit must be between 0 (default) and {MAX_LIMIT}, got {limit}")
     return limit
 
 
@@ -105,12 +105,12 @@ class ManagementService:
         label: str = "",
         actor: str,
     ) -> IssuedCredential:
-        """InvalidArgument, before anything is stored, for a scope `tobe.scopes` does not list
+        """InvalidInput, before anything is stored, for a scope `tobe.scopes` does not list
         for `kind`."""
         try:
             check_scopes(kind, scopes)
         except UnknownScope as exc:
-            raise InvalidArgument(str(exc)) from None
+            raise InvalidInput(str(exc)) from None
 
         def unit(tx: WriteTx) -> IssuedCredential:
             row, secret = credentials.issue(
@@ -164,7 +164,7 @@ class ManagementService:
         secret is that credential's."""
         parts = parse_token(token.strip())
         if parts is None:
-            raise InvalidArgument(
+            raise InvalidInput(
                 "that is not a ToBe credential (those look like tobe_<prefix>_<secret>)"
             )
 
@@ -391,7 +391,7 @@ class ManagementService:
         is the actor's unit of work, and a failed audit cannot undo it.
         """
         if self._mind is None:
-            raise FailedPrecondition(COMPACT_OFFLINE)
+            raise WrongState(COMPACT_OFFLINE)
         compaction = await self._mind.compact_conversation(key)
 
         def unit(tx: WriteTx) -> None:
@@ -441,12 +441,12 @@ class ManagementService:
         try:
             known = declared_profiles(self._profiles)
         except ProfileError as exc:
-            raise FailedPrecondition(str(exc)) from exc
+            raise WrongState(str(exc)) from exc
         found = known.get(name)
         if found is None:
-            raise InvalidArgument(f"no profile {name!r}; known profiles: {', '.join(known)}")
+            raise InvalidInput(f"no profile {name!r}; known profiles: {', '.join(known)}")
         if isinstance(found, ProfileError):
-            raise InvalidArgument(str(found))
+            raise InvalidInput(str(found))
         return name
 
     @staticmethod

@@ -12,14 +12,10 @@ from typing import Any
 import grpc
 from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
-from mind.conversation import errors as conversations
-from mind.credentials import CredentialInactive, CredentialNotFound, InvalidCredentialRequest
+from mind.errors import InvalidInput
 from mind.management import convert
-from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.service import ManagementService
-from mind.memory.rules import MemoryRefused
-from mind.profiles.errors import ProfileError
-from mind.scheduler import errors as scheduler
+from mind.status_codes import STATUS_CODES
 from mind.wire.convert import (
     compaction_to_proto,
     conversation_to_proto,
@@ -52,26 +48,9 @@ def _store_failure(error: SQLAlchemyError) -> tuple[grpc.StatusCode, str]:
     return code, f"the store failed ({reason}); nothing was changed"
 
 
-MANAGEMENT_STATUS_CODES: StatusTable = {
-    InvalidArgument: grpc.StatusCode.INVALID_ARGUMENT,
-    InvalidCredentialRequest: grpc.StatusCode.INVALID_ARGUMENT,
-    MemoryRefused: grpc.StatusCode.INVALID_ARGUMENT,
-    NotFound: grpc.StatusCode.NOT_FOUND,
-    CredentialNotFound: grpc.StatusCode.NOT_FOUND,
-    FailedPrecondition: grpc.StatusCode.FAILED_PRECONDITION,
-    CredentialInactive: grpc.StatusCode.FAILED_PRECONDITION,
-    # A compaction is the running Mind's own: it refuses as it does for its gateways.
-    conversations.NotFound: grpc.StatusCode.NOT_FOUND,
-    conversations.WrongState: grpc.StatusCode.FAILED_PRECONDITION,
-    conversations.CompactionFailed: grpc.StatusCode.UNAVAILABLE,
-    conversations.ShuttingDown: grpc.StatusCode.UNAVAILABLE,
-    conversations.InvalidInput: grpc.StatusCode.INVALID_ARGUMENT,
-    ProfileError: grpc.StatusCode.FAILED_PRECONDITION,
-    scheduler.InvalidChange: grpc.StatusCode.INVALID_ARGUMENT,
-    scheduler.ScheduleNotFound: grpc.StatusCode.NOT_FOUND,
-    scheduler.WrongScheduleState: grpc.StatusCode.FAILED_PRECONDITION,
-    SQLAlchemyError: _store_failure,
-}
+# The Mind's refusals end as they do for its gateways; only Management also reports a failed
+# store as such (the Mind service leaves it INTERNAL).
+MANAGEMENT_STATUS_CODES: StatusTable = {**STATUS_CODES, SQLAlchemyError: _store_failure}
 
 
 def actor_of(context: grpc.aio.ServicerContext[Any, Any]) -> str:
@@ -85,15 +64,15 @@ def actor_of(context: grpc.aio.ServicerContext[Any, Any]) -> str:
 def _kind(kind: pb.CredentialKind.ValueType, *, required: bool) -> str:
     name = convert.kind_name(kind)
     if required and not name:
-        raise InvalidArgument("credential kind is required: client, hand or service")
+        raise InvalidInput("credential kind is required: client, hand or service")
     if not name and kind != pb.CREDENTIAL_KIND_UNSPECIFIED:
-        raise InvalidArgument(f"unknown credential kind {kind}")
+        raise InvalidInput(f"unknown credential kind {kind}")
     return name
 
 
 def _required(value: str, what: str) -> str:
     if not value:
-        raise InvalidArgument(f"{what} is required")
+        raise InvalidInput(f"{what} is required")
     return value
 
 

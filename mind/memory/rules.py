@@ -7,13 +7,15 @@ counted in characters, like the conversation keys they sit next to.
 
 from __future__ import annotations
 
+from mind.errors import InvalidInput
+
 MAX_KEY_CHARS = 64
 MAX_TEXT_BYTES = 16 * 1024
 MAX_ENTRIES = 64
 MAX_TOTAL_BYTES = 256 * 1024
 
 
-class MemoryRefused(ValueError):
+class MemoryRefused(InvalidInput):
     """A memory operation broke a rule; the message is the reason the model or owner sees."""
 
 

@@ -15,7 +15,7 @@ from sqlalchemy import bindparam, delete, select
 from sqlalchemy.orm import Session
 
 from mind.conversation import queries
-from mind.conversation.errors import NotFound
+from mind.errors import NotFound
 from mind.events.views import MemoryChangedView
 from mind.memory.rules import check_key, check_quota, check_text, text_bytes
 from mind.store.database import Database

@@ -1,4 +1,4 @@
-"""Why a profile cannot be used.
+"""Why a profile cannot be used: the state of the configuration forbids it (`WrongState`).
 
 ProfileError              the profile cannot run (its message names the profile and the cause)
 ├── UnknownProfile        no profile has that name (the message lists the known ones)
@@ -7,8 +7,10 @@ ProfileError              the profile cannot run (its message names the profile 
 
 from __future__ import annotations
 
+from mind.errors import WrongState
 
-class ProfileError(Exception):
+
+class ProfileError(WrongState):
     pass
 
 

@@ -19,7 +19,9 @@ SETTING = "provider.first_byte_timeout"
 
 
 class Silenced(Exception):
-    """The provider sent nothing for the whole limit."""
+    """The provider sent nothing for the whole limit.
+
+    Internal: the adapter ends the result with stop reason `error`; no client sees it."""
 
 
 class Silence:

@@ -35,7 +35,9 @@ ASSUMED_MAX_OUTPUT = 4096
 
 
 class UnknownModelError(ValueError):
-    """The configured model is neither built in nor added in the config file."""
+    """The configured model is neither built in nor added in the config file.
+
+    Not a refusal: the provider factory turns it into a `ProviderConfigError`."""
 
 
 @dataclass(frozen=True)

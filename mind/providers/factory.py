@@ -30,7 +30,9 @@ LISTING_TIMEOUT = 5.0
 
 
 class ProviderConfigError(ValueError):
-    """The provider settings cannot work (missing field, unreadable or invalid script)."""
+    """The provider settings cannot work (missing field, unreadable or invalid script).
+
+    Not a refusal: it stops the Mind from starting (or a profile from building its provider)."""
 
 
 def thinking_level(settings: ProviderSettings) -> ThinkingLevel:

@@ -41,7 +41,7 @@ class ListingError(Exception):
     """The provider did not list its models; the message says what to fix.
 
     `problem` is what happened without the fix, for a caller that offers its own (`tobe setup`
-    asks again)."""
+    asks again). Not a refusal: the operator's commands and the Mind's start-up print it."""
 
     def __init__(self, problem: str, fix: str = "") -> None:
         super().__init__(f"{problem}; {fix}" if fix else problem)

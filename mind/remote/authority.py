@@ -18,8 +18,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from mind.conversation.errors import InvalidInput
 from mind.conversation.images import CheckedImage, check_images
+from mind.errors import InvalidInput
 from mind.remote.hub import AckFrame, CancelFrame, HandConnection, HandHub, OfferFrame
 from mind.remote.model import (
     AckStatus,
@@ -42,7 +42,9 @@ BackgroundSink = Callable[[TaskRecord], Awaitable[None]]
 
 
 class HandUnavailable(Exception):
-    """The Hand a call is meant for is not attached."""
+    """The Hand a call is meant for is not attached.
+
+    Internal: the remote tool turns it into a tool result the model reads."""
 
 
 @dataclass(eq=False)

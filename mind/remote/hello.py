@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 
 from mind.credentials import Identity
+from mind.errors import InvalidInput, NotAllowed
 from mind.remote.hub import HAND_NAME, TOOL_NAME, granted_names
 from mind.remote.model import HeldState, HeldTask, ToolDecl
 from mind.tools.base import Effect
@@ -22,15 +23,15 @@ _EFFECTS = {
 }
 
 
-class HelloError(Exception):
+class HelloError(InvalidInput):
     """The hello frame is missing or malformed; the message names the field."""
 
 
-class InvalidTools(Exception):
+class InvalidTools(InvalidInput):
     """A tool set (the hello's or a `tools_changed`) is invalid; the message names the field."""
 
 
-class NameNotGranted(Exception):
+class NameNotGranted(NotAllowed):
     """The credential may not attach under the Hand name it asked for."""
 
 

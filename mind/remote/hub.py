@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from mind.errors import AlreadyExists
 from mind.remote.model import AckStatus, ReconcileVerdict, ReportKind, TaskRecord, ToolDecl
 from mind.store.models import utcnow
 from tobe.scopes import HAND_PREFIX, SERVE_ALL, SERVE_PREFIX
@@ -31,7 +32,7 @@ HAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,14}$")
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{0,46}$")
 
 
-class HandNameTaken(Exception):
+class HandNameTaken(AlreadyExists):
     """Another Hand is attached under this name (and this one may not, or did not ask to,
     replace it)."""
 

@@ -5,8 +5,8 @@ is committed before its ack is queued) and pings a Hand silent for half the hear
 the response generator writes whatever the HandConnection queues: acks, offers, cancels,
 pings, and finally the reason the stream closes. A `tools_changed` frame replaces the Hand's
 tool set on its connection, validated as the hello's tools are.
-A hello that cannot be accepted ends the stream with the status `HANDLINK_STATUS_CODES` gives
-its refusal (`tobe.runtime.status`); a stream the Mind closes later ends with the status its
+A hello that cannot be accepted ends the stream with the status its refusal's kind has in the
+Mind's one table (`mind.status_codes`); a stream the Mind closes later ends with the status its
 close reason names.
 """
 
@@ -22,11 +22,11 @@ import grpc
 
 from mind.conversation.images import ImageUpload
 from mind.credentials import Identity
+from mind.errors import Unauthenticated
 from mind.remote.authority import Authority
 from mind.remote.hello import (
     HelloError,
     InvalidTools,
-    NameNotGranted,
     hand_name,
     held_tasks,
     instance_id,
@@ -37,7 +37,6 @@ from mind.remote.hub import (
     CloseReason,
     HandConnection,
     HandHub,
-    HandNameTaken,
     PingFrame,
     served_principals,
 )
@@ -45,8 +44,9 @@ from mind.remote.model import HandResult
 from mind.remote.outbound import ms, to_proto
 from mind.remote.reports import StreamReports, read_one, task_of
 from mind.remote.taskservice import TaskService
+from mind.status_codes import STATUS_CODES
 from tobe.config import RemoteSettings
-from tobe.runtime.status import StatusTable, status_codes
+from tobe.runtime.status import status_codes
 from tobe.v1 import hand_pb2, hand_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -65,20 +65,11 @@ SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
 Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
 
 
-class NotAHand(Exception):
+class NotAHand(Unauthenticated):
     """The stream's credential is not a Hand's."""
 
 
-HANDLINK_STATUS_CODES: StatusTable = {
-    NotAHand: grpc.StatusCode.UNAUTHENTICATED,
-    HelloError: grpc.StatusCode.INVALID_ARGUMENT,
-    InvalidTools: grpc.StatusCode.INVALID_ARGUMENT,
-    NameNotGranted: grpc.StatusCode.PERMISSION_DENIED,
-    HandNameTaken: grpc.StatusCode.ALREADY_EXISTS,
-}
-
-
-@status_codes(HANDLINK_STATUS_CODES)
+@status_codes(STATUS_CODES)
 class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     def __init__(
         self,

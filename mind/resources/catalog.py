@@ -21,7 +21,9 @@ HEADER = (
 
 
 class ResourceRefused(ValueError):
-    """A path the model may not read; the message is what the model sees."""
+    """A path the model may not read; the message is what the model sees.
+
+    Not a client refusal: the resource tool turns it into its tool result."""
 
 
 @dataclass(frozen=True)

@@ -1,30 +1,12 @@
-"""Refusals of the scheduler; each servicer that surfaces them maps each to one status code.
+"""The scheduler's own refusal; the rest it raises are plain `mind.errors` kinds.
 
-SchedulerError
-├── InvalidTrigger        INVALID_ARGUMENT     the trigger cannot be scheduled; nothing written
-├── InvalidChange         INVALID_ARGUMENT     the request names no change (pause, resume, delete)
-├── ScheduleNotFound      NOT_FOUND            unknown, or not the caller's to see
-└── WrongScheduleState    FAILED_PRECONDITION  the action's state forbids the change
+InvalidTrigger   InvalidInput   the trigger cannot be scheduled; nothing written
 """
 
 from __future__ import annotations
 
-
-class SchedulerError(Exception):
-    """Base of the scheduler's refusals; the message says what to do about it."""
+from mind.errors import InvalidInput
 
 
-class InvalidTrigger(SchedulerError):
-    pass
-
-
-class InvalidChange(SchedulerError):
-    pass
-
-
-class ScheduleNotFound(SchedulerError):
-    pass
-
-
-class WrongScheduleState(SchedulerError):
-    pass
+class InvalidTrigger(InvalidInput):
+    """Caught by name where a proposed action's trigger is checked before it is scheduled."""

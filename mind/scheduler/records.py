@@ -20,6 +20,7 @@ from typing import Literal
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from mind.errors import NotFound, WrongState
 from mind.events.action_views import (
     FiringOutcome,
     FiringView,
@@ -29,7 +30,6 @@ from mind.events.action_views import (
     TriggerKind,
     TriggerView,
 )
-from mind.scheduler.errors import ScheduleNotFound, WrongScheduleState
 from mind.scheduler.model import FiringDelivery
 from mind.scheduler.triggers import check_trigger, due_now, first_due, next_due
 from mind.store.models import (
@@ -116,29 +116,27 @@ def list_schedules(
 
 
 def get_schedule(session: Session, schedule_id: str) -> tuple[str, ScheduledActionView]:
-    """The action's owner and view; ScheduleNotFound for an unknown id."""
+    """The action's owner and view; NotFound for an unknown id."""
     row = session.get(ScheduledAction, schedule_id)
     if row is None:
-        raise ScheduleNotFound(f"no scheduled action {schedule_id!r}")
+        raise NotFound(f"no scheduled action {schedule_id!r}")
     return row.owner, scheduled_view(row, _latest(session, [row])[0])
 
 
 def change_schedule(
     tx: WriteTx, schedule_id: str, change: Change, now: datetime
 ) -> ScheduledActionView:
-    """Pause, resume or delete; WrongScheduleState when its state forbids the change (nothing
-    resumes a deleted or finished action), ScheduleNotFound for an unknown id. A resumed
+    """Pause, resume or delete; WrongState when its state forbids the change (nothing
+    resumes a deleted or finished action), NotFound for an unknown id. A resumed
     interval or cron is due next at its first occurrence after `now` (what it missed while
     paused is not fired); a resumed one-time action keeps its time, so one whose time passed
     while paused fires at once."""
     session = tx.session
     row = session.get(ScheduledAction, schedule_id, with_for_update=True)
     if row is None:
-        raise ScheduleNotFound(f"no scheduled action {schedule_id!r}")
+        raise NotFound(f"no scheduled action {schedule_id!r}")
     if ScheduleState(row.state) not in _CHANGES_FROM[change]:
-        raise WrongScheduleState(
-            f"cannot {change} scheduled action {schedule_id}: it is {row.state}"
-        )
+        raise WrongState(f"cannot {change} scheduled action {schedule_id}: it is {row.state}")
     trigger = TriggerView.from_payload(row.trigger)
     match change:
         case "pause":

@@ -28,7 +28,9 @@ _FIRST_YAML_LINE = 2
 
 
 class FrontMatterError(ValueError):
-    """The front matter is missing, not YAML, or not the expected mapping."""
+    """The front matter is missing, not YAML, or not the expected mapping.
+
+    Not a refusal: the skill loader reports it as the skill's problem and loads the others."""
 
     def __init__(self, line: int, message: str) -> None:
         super().__init__(message)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from mind.errors import InvalidInput
 from mind.events.action_views import (
     ActionTiming,
     FiringOutcome,
@@ -15,7 +16,6 @@ from mind.events.action_views import (
     TriggerKind,
     TriggerView,
 )
-from mind.scheduler.errors import InvalidChange
 from mind.scheduler.records import Change
 from tobe.runtime.timestamps import from_timestamp, optional_moment, to_timestamp
 from tobe.v1 import common_pb2
@@ -221,7 +221,7 @@ SCHEDULE_CHANGES: dict[common_pb2.ScheduleChange.ValueType, Change] = {
 
 
 def schedule_change(change: common_pb2.ScheduleChange.ValueType) -> Change:
-    """The change a request names; InvalidChange for UNSPECIFIED or an unknown value."""
+    """The change a request names; InvalidInput for UNSPECIFIED or an unknown value."""
     if change not in SCHEDULE_CHANGES:
-        raise InvalidChange("name the change: pause, resume or delete")
+        raise InvalidInput("name the change: pause, resume or delete")
     return SCHEDULE_CHANGES[change]

@@ -9,7 +9,7 @@ import pytest
 
 from mind.actions import records
 from mind.actions.expiry import PendingExpiry
-from mind.conversation.errors import WrongState
+from mind.errors import WrongState
 from mind.events.action_views import (
     ActionTiming,
     PendingActionView,

@@ -9,9 +9,9 @@ import pytest
 from mind.context import records
 from mind.context.budget import Budget, TokenEstimator
 from mind.context.engine import CompactionEngine
-from mind.conversation.errors import WrongState
 from mind.conversation.history import ContextSummary
 from mind.core.view import provider_messages
+from mind.errors import WrongState
 from mind.events.views import CompactionTrigger, CompactionView
 from mind.providers.base import (
     EventSink,

@@ -65,7 +65,7 @@ GRPC_EDGES = frozenset(
         "mind/awareness/client.py",
         "mind/management/servicer.py",
         "mind/remote/servicer.py",
-        "mind/api/errors.py",
+        "mind/status_codes.py",
         "mind/api/mind_servicer.py",
     }
 )

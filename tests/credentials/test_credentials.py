@@ -11,9 +11,9 @@ from sqlalchemy.orm import Session
 
 import mind.credentials
 from mind.credentials import (
+    CredentialAlreadyRevoked,
     CredentialExpired,
     CredentialNotFound,
-    CredentialRevoked,
     Identity,
     InvalidCredentialRequest,
     authenticate,
@@ -41,11 +41,10 @@ async def who(database: Database, token: str) -> Identity | None:
 
 def test_public_api_is_pinned() -> None:
     assert sorted(mind.credentials.__all__) == [
-        "CredentialError",
+        "CredentialAlreadyRevoked",
         "CredentialExpired",
         "CredentialInactive",
         "CredentialNotFound",
-        "CredentialRevoked",
         "Identity",
         "InvalidCredentialRequest",
         "MalformedPairingCode",
@@ -113,7 +112,7 @@ async def test_revoked_token_fails_and_revoking_twice_is_refused(database: Datab
     revoked = await database.write(lambda tx: revoke(tx.session, credential.id))
     assert revoked.revoked_at is not None
     assert await who(database, token) is None
-    with pytest.raises(CredentialRevoked):
+    with pytest.raises(CredentialAlreadyRevoked):
         await database.write(lambda tx: revoke(tx.session, credential.id))
     with pytest.raises(CredentialNotFound):
         await database.write(lambda tx: revoke(tx.session, "cred_unknown"))
@@ -146,7 +145,7 @@ async def test_rotate_replaces_the_credential_in_one_transaction(database: Datab
     assert await who(database, old_token) is None
     identity = await who(database, new_token)
     assert identity is not None and identity.credential_id == new.id
-    with pytest.raises(CredentialRevoked):
+    with pytest.raises(CredentialAlreadyRevoked):
         await database.write(lambda tx: rotate(tx.session, old.id))
     with pytest.raises(CredentialNotFound):
         await database.write(lambda tx: rotate(tx.session, "cred_unknown"))

@@ -16,11 +16,10 @@ from sqlalchemy import func, select, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from mind.awareness.health import AdapterReport
-from mind.conversation.errors import WrongState
-from mind.credentials import CredentialRevoked
+from mind.credentials import CredentialAlreadyRevoked
 from mind.credentials.revocation_reports import RevocationReports
+from mind.errors import InvalidInput, NotFound, WrongState
 from mind.events.views import CompactionTrigger, CompactionView, ConversationView
-from mind.management.errors import FailedPrecondition, InvalidArgument, NotFound
 from mind.management.live import MindLink
 from mind.management.service import COMPACT_OFFLINE, ManagementService
 from mind.store.database import Database
@@ -61,7 +60,7 @@ async def test_credential_lifecycle_is_audited_with_a_revocation_event(
     rotation = await service.rotate_credential(issued.credential.id, actor="ops")
     revocation = await service.revoke_credential(rotation.credential.id, actor="ops")
     assert revocation.credential.revoked_at is not None and revocation.disconnected == 0
-    with pytest.raises(CredentialRevoked):
+    with pytest.raises(CredentialAlreadyRevoked):
         await service.revoke_credential(issued.credential.id, actor="ops")
     entries = await service.audit_entries()
     assert [(e.action, e.actor) for e in entries] == [
@@ -193,7 +192,7 @@ async def test_a_compaction_the_mind_refuses_is_not_audited(
 
 
 async def test_compacting_without_a_running_mind_is_refused(service: ManagementService) -> None:
-    with pytest.raises(FailedPrecondition) as refused:
+    with pytest.raises(WrongState) as refused:
         await service.compact_context("p_bob", actor="ops")
     assert str(refused.value) == COMPACT_OFFLINE
     assert await service.audit_entries() == []
@@ -218,6 +217,6 @@ async def test_identifying_a_token_says_whether_its_secret_is_the_credentials_an
 
     with pytest.raises(NotFound, match="no credential of the data directory"):
         await service.identify_credential("tobe_0123456789abcdef_" + "x" * 43)
-    with pytest.raises(InvalidArgument, match="not a ToBe credential"):
+    with pytest.raises(InvalidInput, match="not a ToBe credential"):
         await service.identify_credential("<your token>")
     assert await count(database, ManagementAudit) == audit_rows

@@ -12,9 +12,10 @@ import pytest
 
 from mind.api.mind_servicer import MindServicer
 from mind.conversation.access import Viewer
-from mind.conversation.errors import CompactionFailed, NotFound, WrongState
+from mind.conversation.errors import CompactionFailed
 from mind.credentials import Identity
 from mind.credentials.interceptor import AuthInterceptor
+from mind.errors import NotFound, WrongState
 from mind.events.views import CompactionTrigger, CompactionView
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.server import ServiceSpec, start_server

@@ -13,11 +13,11 @@ from mind.awareness.notes import build_note
 from mind.awareness.router import target_of
 from mind.awareness.sink import ConversationSink
 from mind.conversation.access import Viewer
-from mind.conversation.errors import InvalidInput
 from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
+from mind.errors import InvalidInput
 from mind.events.bus import EventBus
 from mind.scripted.provider import ScriptedProvider
 from mind.scripted.script import parse_script

@@ -11,12 +11,12 @@ from sqlalchemy import select
 from mind.conversation import inputs, runs
 from mind.conversation.access import Viewer
 from mind.conversation.actor import ChatInput, ConversationActor
-from mind.conversation.errors import NotFound
 from mind.conversation.manager import INTERRUPTED, ConversationManager
 from mind.conversation.replies import ConfiguredReplies
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
+from mind.errors import NotFound
 from mind.events.bus import EventBus
 from mind.scheduler.clock import SystemClock
 from mind.scripted.provider import ScriptedProvider

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from mind.conversation.errors import InvalidInput
 from mind.conversation.history import HistoryMessage
 from mind.conversation.images import ImageUpload, check_images
 from mind.conversation.media import read_images, store_images
 from mind.core.prompt import IMAGE_UNREADABLE
 from mind.core.view import provider_messages
+from mind.errors import InvalidInput
 from mind.providers.base import ImagePart, ProviderRequest, StopReason
 from mind.providers.catalog import ModelInfo, ThinkingLevel
 from mind.providers.vision import IMAGE_UNSUPPORTED

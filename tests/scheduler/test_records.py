@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 import pytest
 from scheduling import START, schedule
 
+from mind.errors import NotFound, WrongState
 from mind.events.action_views import (
     FiringOutcome,
     ScheduledActionView,
@@ -16,7 +17,7 @@ from mind.events.action_views import (
     TriggerView,
 )
 from mind.scheduler import records
-from mind.scheduler.errors import InvalidTrigger, ScheduleNotFound, WrongScheduleState
+from mind.scheduler.errors import InvalidTrigger
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
 
@@ -115,7 +116,7 @@ async def test_pause_resume_and_delete_follow_the_state_machine(database: Databa
     paused = await change("pause")
     assert (paused.state, paused.next_fire_at) == (ScheduleState.PAUSED, None)
     assert await claim(database, START + timedelta(hours=3)) == []
-    with pytest.raises(WrongScheduleState, match="it is paused"):
+    with pytest.raises(WrongState, match="it is paused"):
         await change("pause")
     later = START + timedelta(hours=3, minutes=10)
     resumed = await change("resume", later)
@@ -127,9 +128,9 @@ async def test_pause_resume_and_delete_follow_the_state_machine(database: Databa
     deleted = await change("delete")
     assert (deleted.state, deleted.next_fire_at) == (ScheduleState.DELETED, None)
     for forbidden in ("pause", "resume", "delete"):
-        with pytest.raises(WrongScheduleState):
+        with pytest.raises(WrongState):
             await change(forbidden)  # type: ignore[arg-type]
-    with pytest.raises(ScheduleNotFound):
+    with pytest.raises(NotFound):
         await database.write(lambda tx: records.change_schedule(tx, "sch_nope", "pause", START))
 
 
