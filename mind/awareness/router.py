@@ -31,11 +31,11 @@ from typing import Protocol
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from mind.agent.limits import MAX_TITLE
 from mind.awareness.client import AwarenessClient
 from mind.awareness.errors import AwarenessLinkError, JournalReset
 from mind.awareness.notes import ObservationNote, Routed, build_note, instance_of
 from mind.conversation.access import MAX_KEY_LENGTH
-from mind.conversation.manager import MAX_TITLE
 from mind.store import models
 from mind.store.database import Database, WriteTx
 from tobe.runtime.backoff import Backoff

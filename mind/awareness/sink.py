@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import logging
 
+from mind.agent.manager import ConversationManager
 from mind.awareness.images import NoteImages
 from mind.awareness.notes import ObservationNote
 from mind.conversation import kinds
 from mind.conversation.access import Viewer
 from mind.conversation.errors import AlreadyExists, NotFound
-from mind.conversation.manager import ConversationManager
+from mind.conversation.sources import ObservationSource
 from mind.store import models
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ class ConversationSink:
     async def ensure_default(self) -> None:
         """Create the owner's default observation conversation if it does not exist."""
         try:
-            await self._manager.create(
+            await self._manager.conversations.create(
                 Viewer(self._owner), self._default, "Awareness", [], kind=kinds.AWARENESS
             )
             log.info("created the awareness conversation %s for %s", self._default, self._owner)
@@ -47,18 +48,17 @@ class ConversationSink:
         key = note.conversation_key
         if not await self._exists(key):
             key = await self._instead_of_missing(note)
-        source = {
-            "kind": "observation",
-            "trust": note.trust,
-            "permissions": note.permissions,
-            "adapters": list(note.sources),
-            "instances": list(note.instances),
-            "source_titles": list(note.source_titles),
-            "observation_ids": list(note.observation_ids),
-            "publish_seq": note.publish_seq,
-        }
+        source = ObservationSource(
+            trust=note.trust,
+            permissions=dict(note.permissions),
+            adapters=tuple(note.sources),
+            instances=tuple(note.instances),
+            source_titles=tuple(note.source_titles),
+            observation_ids=tuple(note.observation_ids),
+            publish_seq=note.publish_seq,
+        )
         images = await self._images.fetch(note.media)
-        await self._manager.deliver_observation(
+        await self._manager.messages.deliver_observation(
             key, note.text, note.idempotency_key, note.steer, source, images=images
         )
         return key
@@ -82,7 +82,9 @@ class ConversationSink:
         """Create a source's conversation for the owner; its key, or the default's when the
         key belongs to someone else (the owner changed since it was created)."""
         try:
-            await self._manager.create(Viewer(self._owner), key, title, [], kind=kinds.AWARENESS)
+            await self._manager.conversations.create(
+                Viewer(self._owner), key, title, [], kind=kinds.AWARENESS
+            )
             log.info("created the conversation %s (%s) for %s", key, title, self._owner)
         except AlreadyExists:
             pass

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from mind.conversation import posts
+from mind.conversation import sources
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.errors import NotFound
 from mind.events.action_views import PendingActionView, ScheduledActionView
@@ -212,7 +212,7 @@ def snapshot(
         queued=tuple(
             queued_view(i, active.id if active and i.steer else "")
             for i in waiting
-            if not posts.is_post(i.source)
+            if not isinstance(sources.from_json(i.source), sources.PostSource)
         ),
         last_event_id=last_event_id,
         scheduled_actions=tuple(list_schedules(session, key, include_ended=False)),
