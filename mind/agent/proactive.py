@@ -1,8 +1,8 @@
 """Proactive runs: what a scheduled action's firing starts (seed 004 §7).
 
 A firing reaches its conversation as an input whose source is a `sources.FiringSource`
-(`ConversationManager.deliver_firing`, keyed `firing:<id>`, so a redelivery queues nothing
-new). Its run, triggered `schedule` (`runs.PROACTIVE_TRIGGER`):
+(`mind.agent.messages.Messages.deliver_firing`, keyed `firing:<id>`, so a redelivery queues
+nothing new). Its run, triggered `schedule` (`runs.PROACTIVE_TRIGGER`):
 
 * never passes the entry decision layer: it executes a plan that already did;
 * sees the conversation's history, then the firing note, then the conversation's memory as a
