@@ -15,13 +15,13 @@ from dataclasses import dataclass, field
 
 from mind.actions.expiry import PendingExpiry
 from mind.actions.layer import DecisionLayer
+from mind.agent.manager import ConversationManager
 from mind.api.mind_servicer import MindServicer
 from mind.approvals.wiring import Approvals
 from mind.awareness.attach import attach_awareness
 from mind.awareness.health import AdapterReport
 from mind.context.budget import Budget, TokenEstimator
 from mind.context.engine import CompactionEngine
-from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
@@ -128,7 +128,7 @@ class MindApp:
         """Recover from the last stop, run start hooks, then start serving (TLS on a TCP
         `listen` with `tls`). When `listen` cannot be bound, stops what the hooks started and
         raises BindError."""
-        await self.manager.recover()
+        await self.manager.actors.recover()
         for hook in self.on_start:
             await hook()
         try:
@@ -153,7 +153,7 @@ class MindApp:
         self.runtime.begin_shutdown()
         if self.remote is not None:
             self.remote.begin_shutdown()
-        await self.manager.shutdown()
+        await self.manager.actors.shutdown()
         for hook in reversed(self.on_stop):
             await hook()
         self.bus.close()
@@ -241,9 +241,9 @@ def build(
     app.remote = RemoteExecution.build(
         database,
         settings.remote,
-        audience=manager.audience_of,
+        audience=manager.actors.audience_of,
         background_sink=notes.deliver,
-        active_hand=manager.active_hand_of,
+        active_hand=manager.actors.active_hand_of,
         keyring=keyring,
         image_limits=ImageLimits(settings.mind.max_image_bytes, settings.mind.max_images),
     )
@@ -253,7 +253,7 @@ def build(
     attach_content(app, skills, resources)
     app.on_start.append(app.remote.start)
     app.on_stop.append(app.remote.close)
-    app.on_start.append(lambda: approvals.start(manager.continue_call))
+    app.on_start.append(lambda: approvals.start(manager.actors.continue_call))
     app.on_stop.append(approvals.close)
     # Codes and sign-outs on the Mind's clock; a signed-out device's streams end at once.
     pairing = Pairing(database, now=clock.now, disconnect=live_calls.revoke)
@@ -269,7 +269,9 @@ def build(
     register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))
     attach_management(app)
-    attach_scheduler(app, manager.deliver_firing, clock).add_deadlines(PendingExpiry(database))
+    attach_scheduler(app, manager.messages.deliver_firing, clock).add_deadlines(
+        PendingExpiry(database)
+    )
     attach_awareness(app)
     return app
 

@@ -9,12 +9,12 @@ from typing import Any
 import grpc
 
 from mind.actions.model import PendingChoice
+from mind.agent.manager import ConversationManager
 from mind.api.events import durable_event, ephemeral_event
 from mind.api.scope_check import require_scopes
 from mind.approvals.wiring import Approvals
 from mind.conversation.access import Viewer
 from mind.conversation.images import ImageUpload
-from mind.conversation.manager import ConversationManager
 from mind.credentials import Identity
 from mind.credentials.interceptor import current_identity
 from mind.credentials.revocation_reports import RevocationReports
@@ -108,7 +108,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def CreateConversation(
         self, request: mind_pb2.CreateConversationRequest, context: Context
     ) -> mind_pb2.CreateConversationResponse:
-        view = await self.manager.create(
+        view = await self.manager.conversations.create(
             _viewer(request.on_behalf_of),
             request.key,
             request.title,
@@ -129,7 +129,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
                     platform_tools=list(p.platform_tools),
                     is_default=p.is_default,
                 )
-                for p in self.manager.list_profiles()
+                for p in self.manager.conversations.list_profiles()
             ]
         )
 
@@ -137,20 +137,26 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.SetConversationProfileRequest, context: Context
     ) -> mind_pb2.SetConversationProfileResponse:
         viewer = _viewer(request.on_behalf_of)
-        view = await self.manager.set_profile(viewer, request.conversation_key, request.profile)
+        view = await self.manager.conversations.set_profile(
+            viewer, request.conversation_key, request.profile
+        )
         return mind_pb2.SetConversationProfileResponse(conversation=conversation_to_proto(view))
 
     async def SetActiveHand(
         self, request: mind_pb2.SetActiveHandRequest, context: Context
     ) -> mind_pb2.SetActiveHandResponse:
         viewer = _viewer(request.on_behalf_of)
-        view = await self.manager.set_active_hand(viewer, request.conversation_key, request.hand)
+        view = await self.manager.conversations.set_active_hand(
+            viewer, request.conversation_key, request.hand
+        )
         return mind_pb2.SetActiveHandResponse(conversation=conversation_to_proto(view))
 
     async def ListConversations(
         self, request: mind_pb2.ListConversationsRequest, context: Context
     ) -> mind_pb2.ListConversationsResponse:
-        views = await self.manager.list(_viewer(request.on_behalf_of), request.limit, request.kinds)
+        views = await self.manager.conversations.list(
+            _viewer(request.on_behalf_of), request.limit, request.kinds
+        )
         return mind_pb2.ListConversationsResponse(
             conversations=[conversation_to_proto(v) for v in views]
         )
@@ -158,7 +164,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def SendChat(
         self, request: mind_pb2.SendChatRequest, context: Context
     ) -> mind_pb2.SendChatResponse:
-        result = await self.manager.send(
+        result = await self.manager.messages.send(
             _viewer(request.on_behalf_of),
             request.conversation_key,
             request.text,
@@ -179,7 +185,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.PostMessageRequest, context: Context
     ) -> mind_pb2.PostMessageResponse:
         viewer = _viewer(request.on_behalf_of)
-        result = await self.manager.post_as(
+        result = await self.manager.messages.post_as(
             viewer, request.conversation_key, request.text, request.idempotency_key
         )
         return mind_pb2.PostMessageResponse(
@@ -192,7 +198,9 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def CancelRun(
         self, request: mind_pb2.CancelRunRequest, context: Context
     ) -> mind_pb2.CancelRunResponse:
-        run_id = await self.manager.cancel(_viewer(request.on_behalf_of), request.conversation_key)
+        run_id = await self.manager.runs.cancel(
+            _viewer(request.on_behalf_of), request.conversation_key
+        )
         return mind_pb2.CancelRunResponse(run_id=run_id)
 
     async def CompactConversation(
@@ -201,13 +209,13 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         viewer = _viewer(request.on_behalf_of)
         if not request.conversation_key:
             raise InvalidInput("conversation_key is required: name the conversation to compact")
-        view = await self.manager.compact(viewer, request.conversation_key)
+        view = await self.manager.runs.compact(viewer, request.conversation_key)
         return mind_pb2.CompactConversationResponse(compaction=compaction_to_proto(view))
 
     async def ListMemory(
         self, request: mind_pb2.ListMemoryRequest, context: Context
     ) -> mind_pb2.ListMemoryResponse:
-        found = await self.manager.list_memory(
+        found = await self.manager.memory.list(
             _viewer(request.on_behalf_of), request.conversation_key
         )
         return mind_pb2.ListMemoryResponse(
@@ -218,7 +226,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def DeleteMemory(
         self, request: mind_pb2.DeleteMemoryRequest, context: Context
     ) -> mind_pb2.DeleteMemoryResponse:
-        existed = await self.manager.delete_memory(
+        existed = await self.manager.memory.delete(
             _viewer(request.on_behalf_of), request.conversation_key, request.key
         )
         return mind_pb2.DeleteMemoryResponse(existed=existed)
@@ -226,7 +234,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def ChangeSchedule(
         self, request: mind_pb2.ChangeScheduleRequest, context: Context
     ) -> mind_pb2.ChangeScheduleResponse:
-        scheduled = await self.manager.change_schedule(
+        scheduled = await self.manager.actions.change_schedule(
             _viewer(request.on_behalf_of), request.schedule_id, schedule_change(request.change)
         )
         return mind_pb2.ChangeScheduleResponse(scheduled=scheduled_action_to_proto(scheduled))
@@ -234,7 +242,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def ListActions(
         self, request: mind_pb2.ListActionsRequest, context: Context
     ) -> mind_pb2.ListActionsResponse:
-        pending, scheduled = await self.manager.list_actions(
+        pending, scheduled = await self.manager.actions.list(
             _viewer(request.on_behalf_of), request.conversation_key, request.include_ended
         )
         return mind_pb2.ListActionsResponse(
@@ -252,7 +260,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
                 "decision must be CONFIRM, CANCEL or AMEND "
                 f"(got {common_pb2.ActionDecision.Name(request.decision)})"
             )
-        result = await self.manager.decide_action(
+        result = await self.manager.actions.decide(
             viewer, request.action_id, choice, request.amendment, request.idempotency_key
         )
         scheduled = result.scheduled
@@ -265,7 +273,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def GetSnapshot(
         self, request: mind_pb2.GetSnapshotRequest, context: Context
     ) -> mind_pb2.GetSnapshotResponse:
-        snapshot = await self.manager.snapshot(
+        snapshot = await self.manager.messages.snapshot(
             _viewer(request.on_behalf_of),
             request.conversation_key,
             request.message_limit,
@@ -287,7 +295,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def GetHistory(
         self, request: mind_pb2.GetHistoryRequest, context: Context
     ) -> mind_pb2.GetHistoryResponse:
-        page = await self.manager.history(
+        page = await self.manager.messages.history(
             _viewer(request.on_behalf_of),
             request.conversation_key,
             request.after_message_id,

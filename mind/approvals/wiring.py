@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from mind.approvals.authorizer import ApprovalAuthorizer
 from mind.approvals.broker import ApprovalBroker
+from mind.approvals.continuation import Continuation, Resume
 from mind.approvals.grants import GrantCache
 from mind.approvals.model import ApprovalRecord
 from mind.approvals.policy import Policy
 from mind.approvals.reviewer import Reviewer
-from mind.conversation.continuation import Continuation, Resume
 from mind.providers.base import Provider
 from mind.sealing.keyring import KeyRing
 from mind.store.database import Database

@@ -68,7 +68,7 @@ def attach_awareness(app: MindApp) -> None:
     catalog = AdapterCatalog(client)
     app.tools.add_source(AwarenessToolSource(client, catalog))
     # Awareness tools reach only conversations nobody but their owner sees.
-    app.tools.set_audience(app.manager.audience_of)
+    app.tools.set_audience(app.manager.actors.audience_of)
     app.adapter_health = partial(adapter_health, client)
     if app.manager.decisions is not None:
         app.manager.decisions.adapters = catalog.text

@@ -35,7 +35,7 @@ from mind.awareness.client import AwarenessClient
 from mind.awareness.errors import AwarenessLinkError, JournalReset
 from mind.awareness.notes import ObservationNote, Routed, build_note, instance_of
 from mind.conversation.access import MAX_KEY_LENGTH
-from mind.conversation.manager import MAX_TITLE
+from mind.conversation.limits import MAX_TITLE
 from mind.store import models
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx

@@ -1,5 +1,6 @@
 """Delivers observation notes, with their images (`mind.awareness.images`), into conversations
-through the conversation manager.
+through the conversation manager (`mind.agent`, a floor above: the sink names only the calls it
+makes, `Conversations`).
 
 A note for a source's own conversation (`ObservationNote.title` set) creates it for the owner
 when it does not exist: on its first note, or again after someone deleted it. Creating is
@@ -12,21 +13,55 @@ does not exist goes to the default one.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from mind.awareness.images import NoteImages
 from mind.awareness.notes import ObservationNote
 from mind.conversation import kinds
 from mind.conversation.access import Viewer
-from mind.conversation.manager import ConversationManager
+from mind.conversation.images import CheckedImage
+from mind.conversation.sources import ObservationSource
 from mind.errors import AlreadyExists, NotFound
 from mind.store import models
+from mind.store.database import Database
 
 log = logging.getLogger(__name__)
 
 
+class _Creating(Protocol):
+    async def create(
+        self, viewer: Viewer, key: str, title: str, members: list[str], *, kind: str
+    ) -> Any: ...
+
+
+class _Delivering(Protocol):
+    async def deliver_observation(
+        self,
+        key: str,
+        text: str,
+        idempotency_key: str,
+        steer: bool,
+        source: ObservationSource,
+        *,
+        images: Sequence[CheckedImage],
+    ) -> Any: ...
+
+
+class Conversations(Protocol):
+    """What the sink needs of the conversation manager."""
+
+    @property
+    def conversations(self) -> _Creating: ...
+    @property
+    def messages(self) -> _Delivering: ...
+    @property
+    def database(self) -> Database: ...
+
+
 class ConversationSink:
     def __init__(
-        self, manager: ConversationManager, images: NoteImages, *, default_key: str, owner: str
+        self, manager: Conversations, images: NoteImages, *, default_key: str, owner: str
     ) -> None:
         self._manager = manager
         self._images = images
@@ -36,7 +71,7 @@ class ConversationSink:
     async def ensure_default(self) -> None:
         """Create the owner's default observation conversation if it does not exist."""
         try:
-            await self._manager.create(
+            await self._manager.conversations.create(
                 Viewer(self._owner), self._default, "Awareness", [], kind=kinds.AWARENESS
             )
             log.info("created the awareness conversation %s for %s", self._default, self._owner)
@@ -47,18 +82,17 @@ class ConversationSink:
         key = note.conversation_key
         if not await self._exists(key):
             key = await self._instead_of_missing(note)
-        source = {
-            "kind": "observation",
-            "trust": note.trust,
-            "permissions": note.permissions,
-            "adapters": list(note.sources),
-            "instances": list(note.instances),
-            "source_titles": list(note.source_titles),
-            "observation_ids": list(note.observation_ids),
-            "publish_seq": note.publish_seq,
-        }
+        source = ObservationSource(
+            trust=note.trust,
+            permissions=dict(note.permissions),
+            adapters=tuple(note.sources),
+            instances=tuple(note.instances),
+            source_titles=tuple(note.source_titles),
+            observation_ids=tuple(note.observation_ids),
+            publish_seq=note.publish_seq,
+        )
         images = await self._images.fetch(note.media)
-        await self._manager.deliver_observation(
+        await self._manager.messages.deliver_observation(
             key, note.text, note.idempotency_key, note.steer, source, images=images
         )
         return key
@@ -82,7 +116,9 @@ class ConversationSink:
         """Create a source's conversation for the owner; its key, or the default's when the
         key belongs to someone else (the owner changed since it was created)."""
         try:
-            await self._manager.create(Viewer(self._owner), key, title, [], kind=kinds.AWARENESS)
+            await self._manager.conversations.create(
+                Viewer(self._owner), key, title, [], kind=kinds.AWARENESS
+            )
             log.info("created the conversation %s (%s) for %s", key, title, self._owner)
         except AlreadyExists:
             pass

@@ -10,6 +10,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from mind.conversation import sources
+from mind.conversation.sources import ObservationSource
 from mind.sealing.forms import redacted_text
 from mind.store import models
 
@@ -34,8 +36,8 @@ def _listed(title: str, items: list[str]) -> list[str]:
     return [f"{title} ({len(items)}):", *shown]
 
 
-def _adapters(row: models.Input) -> str:
-    return ", ".join(row.source.get("adapters", [])) or "awareness"
+def _adapters(source: ObservationSource) -> str:
+    return ", ".join(source.adapters) or "awareness"
 
 
 def environment_summary(session: Session, key: str) -> str:
@@ -67,9 +69,13 @@ def environment_summary(session: Session, key: str) -> str:
         .where(models.Input.conversation_key == key, models.Input.state == "queued")
         .order_by(models.Input.id)
     ).all()
-    observations = [row for row in waiting if row.source.get("kind") == "observation"]
+    observations = [
+        (source, row.text)
+        for row in waiting
+        if isinstance(source := sources.from_json(row.source), ObservationSource)
+    ]
     lines += _listed(
         "Observations not yet delivered",
-        [f"{_adapters(row)}: {row.text}" for row in observations],
+        [f"{_adapters(source)}: {text}" for source, text in observations],
     )
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from mind.conversation import posts
+from mind.conversation import posts, sources
 from mind.conversation.messages import append_message
 from mind.events.payloads import queued_view
 from mind.store import models
@@ -69,7 +69,7 @@ def accept(
     idempotency_key: str,
     steer: bool,
     mode: str,
-    source: dict[str, Any] | None = None,
+    source: sources.InputSource = sources.PERSON,
     images: list[dict[str, Any]] | None = None,
     state: str = "queued",
 ) -> models.Input:
@@ -77,7 +77,7 @@ def accept(
 
     `images` are references to rows of `media` the same unit stored. An input recorded
     `dropped` is never delivered: it keeps an idempotency key for a request that started no
-    run (`mind.conversation.action_decisions`)."""
+    run (`mind.agent.action_decisions`)."""
     row = models.Input(
         conversation_key=key,
         idempotency_key=idempotency_key,
@@ -85,7 +85,7 @@ def accept(
         text=text,
         steer=steer,
         detail_mode=mode,
-        source=source or {},
+        source=sources.to_json(source),
         images=images or [],
         state=state,
         created_at=datetime.now(UTC),
@@ -104,7 +104,7 @@ def enqueue(
     mode: str,
     active_run_id: str,
     audience: list[str],
-    source: dict[str, Any] | None = None,
+    source: sources.InputSource = sources.PERSON,
     images: list[dict[str, Any]] | None = None,
 ) -> models.Input:
     """Store a new input that waits behind an active run, and announce it."""
@@ -126,22 +126,24 @@ def enqueue(
 def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.Message:
     """Turn a queued input into the message of `run_id` (history order = delivery order).
 
-    A person's input becomes a user message; an input with a `source` (an observation)
-    becomes a runtime note, which the model sees as platform data, not as the user speaking.
+    A person's input becomes a user message; any other (an observation, a firing, a
+    decision) becomes a runtime note, which the model sees as platform data, not as the user
+    speaking. The note's payload keeps the source as stored.
     """
+    by_person = isinstance(sources.from_json(row.source), sources.PersonSource)
     message = append_message(
         tx,
         audience,
         key=row.conversation_key,
         run_id=run_id,
-        role="note" if row.source else "user",
+        role="user" if by_person else "note",
         text=row.text,
         payload={
             "input_id": row.id,
             "idempotency_key": row.idempotency_key,
             "principal": row.principal,
             "steer": row.steer,
-            **({"source": row.source} if row.source else {}),
+            **({} if by_person else {"source": row.source}),
             **({"images": list(row.images)} if row.images else {}),
         },
         mode=DetailMode.TRANSPARENT,
@@ -152,12 +154,14 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
 
 def deliver_post(tx: WriteTx, row: Any, audience: list[str]) -> models.Message:
     """Turn a post input into its assistant message; it belongs to no run."""
+    source = sources.from_json(row.source)
+    assert isinstance(source, sources.PostSource), f"input {row.id} is not a post"
     message = posts.append(
         tx,
         audience,
         key=row.conversation_key,
         text=row.text,
-        posted_by=row.source["posted_by"],
+        posted_by=source.posted_by,
         extra={"input_id": row.id, "idempotency_key": row.idempotency_key},
     )
     tx.execute(_POST_DELIVERED, input_id=row.id, message_id=message.id)

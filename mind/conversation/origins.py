@@ -9,32 +9,33 @@ person's message has none.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterable
 
-OBSERVATION = "observation"
+from mind.conversation.sources import InputSource, ObservationSource
+
 # Names shown per list, and characters per name: an adapter chooses them.
 MAX_NAMES = 5
 MAX_NAME = 80
 
 
-def describe(source: dict[str, Any]) -> str:
+def describe(source: InputSource) -> str:
     """The origin of a run started by an input with this source; "" for a person's."""
-    if source.get("kind") != OBSERVATION:
+    if not isinstance(source, ObservationSource):
         return ""
-    trust = str(source.get("trust") or "unspecified")
-    count = len(source.get("observation_ids") or ()) or 1
+    trust = source.trust or "unspecified"
+    count = len(source.observation_ids) or 1
     text = f"a {trust}-trust observation" if count == 1 else f"{count} {trust}-trust observations"
-    instances = _names(source.get("instances") or source.get("adapters") or ())
+    instances = _names(source.instances or source.adapters)
     if instances:
         text += f" from {instances}"
-    titles = _names(source.get("source_titles") or ())
+    titles = _names(source.source_titles)
     if titles:
         text += f" ({titles})"
     return text
 
 
-def _names(values: Any) -> str:
-    names = [_one_line(str(value))[:MAX_NAME] for value in values if str(value).strip()]
+def _names(values: Iterable[str]) -> str:
+    names = [_one_line(value)[:MAX_NAME] for value in values if value.strip()]
     shown = ", ".join(names[:MAX_NAMES])
     more = len(names) - MAX_NAMES
     return f"{shown} and {more} more" if more > 0 else shown

@@ -3,7 +3,7 @@
 Each is an assistant message with no run whose payload names who posted it (`posted_by`): a
 principal (Mind.PostMessage), or `welcome` / `error_reply` for the fixed texts
 (`mind.conversation.replies`). A post that has to wait for the active run is an input of the
-conversation's queue whose `source` is `{"kind": "post", "posted_by": ...}`; it is delivered
+conversation's queue whose source is a `sources.PostSource`; it is delivered
 as such a message and starts no run.
 """
 
@@ -16,18 +16,8 @@ from mind.store import models
 from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 
-KIND = "post"
 WELCOME = "welcome"
 ERROR_REPLY = "error_reply"
-
-
-def source(posted_by: str) -> dict[str, Any]:
-    """The `source` of a queued post input."""
-    return {"kind": KIND, "posted_by": posted_by}
-
-
-def is_post(input_source: dict[str, Any]) -> bool:
-    return input_source.get("kind") == KIND
 
 
 def append(

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.orm import Session
 
-from mind.conversation import posts
+from mind.conversation import sources
 from mind.conversation.access import Viewer, can_see
 from mind.errors import NotFound
 from mind.events.action_views import PendingActionView, ScheduledActionView
@@ -28,7 +28,6 @@ from mind.events.views import (
     RunView,
     ToolView,
 )
-from mind.scheduler.records import list_schedules
 from mind.sealing.forms import open_message, open_projection
 from mind.sealing.keyring import KeyRing
 from mind.store import models
@@ -171,8 +170,12 @@ def snapshot(
     message_limit: int,
     mode: DetailMode,
     keyring: KeyRing | None = None,
+    *,
+    schedules: Callable[[Session, str], Iterable[ScheduledActionView]],
 ) -> Snapshot:
-    """Read inside one transaction, so `last_event_id` matches exactly what is shown."""
+    """Read inside one transaction, so `last_event_id` matches exactly what is shown.
+    `schedules` reads the conversation's scheduled actions in the same session: the scheduler
+    is a floor above, so its caller hands its reader in."""
     conversation, members = visible(session, viewer, key)
     last_event_id = head_event_id(session)
     recent = list(
@@ -212,10 +215,10 @@ def snapshot(
         queued=tuple(
             queued_view(i, active.id if active and i.steer else "")
             for i in waiting
-            if not posts.is_post(i.source)
+            if not isinstance(sources.from_json(i.source), sources.PostSource)
         ),
         last_event_id=last_event_id,
-        scheduled_actions=tuple(list_schedules(session, key, include_ended=False)),
+        scheduled_actions=tuple(schedules(session, key)),
     )
 
 

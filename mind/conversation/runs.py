@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 
 from mind.events.payloads import projection_view, run_view
+from mind.events.views import RunState
 from mind.sealing import turns as sealed_turns
 from mind.store import models
 from mind.store.write_tx import WriteTx
@@ -38,7 +39,7 @@ _END_RUN = (
 )
 
 
-# What a scheduled action's firing starts (`mind.conversation.proactive`): a run whose
+# What a scheduled action's firing starts (`mind.agent.proactive`): a run whose
 # messages later runs never see.
 PROACTIVE_TRIGGER = "schedule"
 # What an observation starts: `observation:<trust>`, kept by the runs that continue it.
@@ -78,7 +79,7 @@ def start(
     run = models.Run(
         id=new_run_id(),
         conversation_key=key,
-        state="running",
+        state=RunState.RUNNING.value,
         trigger=trigger,
         detail_mode=mode,
         permissions=permissions or {},
@@ -94,7 +95,7 @@ def finish(
     tx: WriteTx,
     run_id: str,
     *,
-    state: str,
+    state: RunState,
     reason: str,
     audience: list[str],
     steps: int | None = None,
@@ -112,7 +113,7 @@ def finish(
     Returns None (and writes nothing) when the run already has a terminal.
     """
     run = tx.first(_RUN, run_id=run_id)
-    if run is None or run.state != "running":
+    if run is None or run.state != RunState.RUNNING:
         return None
     now = datetime.now(UTC)
     if run.sealed:
@@ -130,7 +131,7 @@ def finish(
             projection_view(ended, DetailMode(ended.admitted_mode)).to_payload(),
         )
     run = run._replace(
-        state=state,
+        state=state.value,
         reason=reason,
         finished_at=now,
         steps=run.steps if steps is None else steps,
@@ -139,7 +140,7 @@ def finish(
     tx.execute(
         _END_RUN,
         run_id=run_id,
-        state=state,
+        state=state.value,
         reason=reason,
         finished_at=now,
         steps=run.steps,
@@ -153,4 +154,6 @@ def finish(
 
 
 def running(tx: WriteTx) -> list[models.Run]:
-    return list(tx.session.scalars(select(models.Run).where(models.Run.state == "running")))
+    return list(
+        tx.session.scalars(select(models.Run).where(models.Run.state == RunState.RUNNING.value))
+    )

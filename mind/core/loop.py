@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Protocol
 
 from mind.context.budget import Size, fixed_size, request_size
 from mind.context.engine import CompactionEngine
@@ -46,7 +46,7 @@ from mind.core.tool_registry import ToolClash, ToolRegistry
 from mind.core.tool_runtime import ProjectionJournal, RunScope, ToolRuntime
 from mind.core.view import ProviderView
 from mind.errors import WrongState
-from mind.events.views import CompactionTrigger
+from mind.events.views import CompactionTrigger, RunState
 from mind.profiles import hooks
 from mind.profiles.model import Profile, TurnInfo
 from mind.providers.base import (
@@ -86,7 +86,8 @@ class RunJournal(ProjectionJournal, Protocol):
 
 @dataclass
 class RunOutcome:
-    state: Literal["completed", "failed"]
+    # COMPLETED or FAILED: a cancel or a stop ends the run outside the loop.
+    state: RunState
     reason: str = ""
     steps: int = 0
     usage: Usage = field(default_factory=Usage)
@@ -194,18 +195,18 @@ class AgentCore:
         if catalogs is None:
             catalogs = [s.catalog_for(key, profile.name) for s in self.catalog_sources]
         system = system_prompt(self.platform_prompt, profile.persona, catalogs)
-        outcome = RunOutcome(state="completed")
+        outcome = RunOutcome(state=RunState.COMPLETED)
         retried_overflow = False
         replied = False  # whether an assistant message with text was stored in this run
         while True:
             if outcome.steps >= self.step_limit:
-                outcome.state = "failed"
+                outcome.state = RunState.FAILED
                 outcome.reason = f"step limit reached: {self.step_limit} provider calls"
                 return outcome
             try:
                 tools = self.registry.tools_for(key, profile)
             except ToolClash as clash:
-                outcome.state, outcome.reason = "failed", str(clash)
+                outcome.state, outcome.reason = RunState.FAILED, str(clash)
                 return outcome
             if selection is not None:
                 tools = selection.apply(tools)
@@ -219,7 +220,7 @@ class AgentCore:
                     if self._over_budget(key, size):
                         refused = self._still_over(key, size)
                 if refused:
-                    outcome.state, outcome.reason = "failed", refused
+                    outcome.state, outcome.reason = RunState.FAILED, refused
                     return outcome
             step = outcome.steps
             result = await self.provider.complete(request, self._sink(on_delta, step))
@@ -232,7 +233,7 @@ class AgentCore:
                 retried_overflow = True
                 refused = await self._after_overflow(scope, request, size, context, protected)
                 if refused:
-                    outcome.state, outcome.reason = "failed", refused
+                    outcome.state, outcome.reason = RunState.FAILED, refused
                     return outcome
                 continue
             retried_overflow = False
@@ -240,7 +241,7 @@ class AgentCore:
                 StopReason.ERROR,
                 StopReason.ABORTED,
             ):
-                outcome.state = "failed"
+                outcome.state = RunState.FAILED
                 detail = result.error.message if result.error else result.stop_reason.value
                 kind = result.error.kind.value if result.error else "provider"
                 outcome.reason = f"provider error ({kind}): {detail}"
@@ -261,7 +262,7 @@ class AgentCore:
                 if replied:
                     outcome.reason = "the model's last reply was empty (not stored)"
                 else:
-                    outcome.state = "failed"
+                    outcome.state = RunState.FAILED
                     outcome.reason = "empty reply: the model answered with neither text nor tools"
                 return outcome
             if not calls and not steers:

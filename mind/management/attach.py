@@ -60,9 +60,9 @@ def link_mind(app: MindApp) -> MindLink:
         gateway_subscribers=lambda: app.bus.subscriber_count,
         services=lambda: mind_services(app.settings, app.address),
         adapters=app.adapter_health or _no_adapters,
-        forget_conversation=app.manager.forget,
-        compact_conversation=app.manager.compact_for_operator,
-        change_profile=app.manager.set_profile_for_operator,
+        forget_conversation=app.manager.actors.forget,
+        compact_conversation=app.manager.runs.compact_for_operator,
+        change_profile=app.manager.conversations.set_profile_for_operator,
     )
 
 

@@ -1,7 +1,7 @@
 """Remote execution assembled: what the Mind's server wires in one place.
 
 remote = RemoteExecution.build(
-    database, settings.remote, audience=manager.audience_of, background_sink=...
+    database, settings.remote, audience=manager.actors.audience_of, background_sink=...
 )
 start_server([remote.service_spec(), ...])      # HandLink
 tool sources: remote.tools                      # `<hand>__<tool>` for conversations

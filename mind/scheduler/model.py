@@ -1,10 +1,10 @@
 """What the scheduler hands to the rest of the Mind, and what it asks of it.
 
 A firing is claimed (a `firings` row) in the same unit that moves its action's next due time;
-then it is delivered to its conversation (`ConversationManager.deliver_firing`), which queues
-an input keyed `firing:<id>`, so delivering twice queues it once. Its proactive run records
+then it is delivered to its conversation (`mind.agent.messages.Messages.deliver_firing`), which
+queues an input keyed `firing:<id>`, so delivering twice queues it once. Its proactive run records
 the outcome (`mind.scheduler.records.end_firing`); a run a crash interrupted is run again, up
-to three attempts (`mind.conversation.proactive.retry_interrupted`).
+to three attempts (`mind.agent.proactive.retry_interrupted`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The registry says what a conversation's profile offers (`ToolRegistry.tools_for`); a run may
 be narrower: the decision layer opens only read-only tools to ordinary chat and the plan's
 tools to an action it let through (`mind.actions`), a proactive run opens read-only tools and
-its own way to end (`mind.conversation.proactive`). A selection applies on every step, after
+its own way to end (`mind.agent.proactive`). A selection applies on every step, after
 the profile's filter, so it never offers a tool the profile left out.
 """
 

@@ -11,6 +11,7 @@ from mind.awareness.notes import build_note
 from mind.awareness.router import source_conversation, target_of
 from mind.conversation.access import check_key
 from mind.conversation.origins import describe
+from mind.conversation.sources import from_json
 from tobe.v1 import awareness_pb2 as pb
 
 DEFAULT = "p_awareness"
@@ -78,19 +79,22 @@ def test_the_origin_names_trust_instances_and_sources_never_content() -> None:
         "instances": list(note.instances),
         "source_titles": list(note.source_titles),
     }
-    origin = describe(source)
+    origin = describe(from_json(source))
     assert origin == "2 low-trust observations from email@work (Inbox)"
     assert "wire transfer" not in origin
     single = build_note("p_x", 2, [_observation()])
     assert (
-        describe({"kind": "observation", "trust": single.trust, "instances": single.instances})
+        describe(
+            from_json({"kind": "observation", "trust": single.trust, "instances": single.instances})
+        )
         == "a medium-trust observation from email@work"
     )
-    assert describe({"kind": "post", "posted_by": "alice"}) == describe({}) == ""
+    assert describe(from_json({"kind": "post", "posted_by": "alice"})) == ""
+    assert describe(from_json({})) == ""
 
 
 def test_an_origin_keeps_names_on_one_line_and_bounded() -> None:
     titles = [f"chat\n{n}\x1b[31m" + "y" * 200 for n in range(8)]
-    origin = describe({"kind": "observation", "trust": "high", "source_titles": titles})
+    origin = describe(from_json({"kind": "observation", "trust": "high", "source_titles": titles}))
     assert "\n" not in origin and "\x1b" not in origin
     assert origin.endswith("and 3 more)") and len(origin) < 600

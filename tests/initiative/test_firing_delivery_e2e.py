@@ -22,7 +22,7 @@ from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway
 from helpers.mind_process import MindProcess, running_mind
 
-from mind.conversation.proactive import MAX_ATTEMPTS
+from mind.agent.proactive import MAX_ATTEMPTS
 from tobe.v1 import common_pb2
 
 pytestmark = pytest.mark.e2e

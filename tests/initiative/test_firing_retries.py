@@ -12,9 +12,10 @@ from helpers.eventually import eventually_async
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from mind.conversation import inputs, proactive, runs
+from mind.agent import proactive
+from mind.agent.manager import ConversationManager
+from mind.conversation import inputs, runs
 from mind.conversation.access import Viewer
-from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
@@ -167,44 +168,44 @@ async def test_a_firing_whose_run_a_crash_interrupted_runs_again_and_posts_once(
     database: Database, kind: str
 ) -> None:
     first = _manager(database)
-    await first.create(ALICE, KEY, "", [])
+    await first.conversations.create(ALICE, KEY, "", [])
     firing = await _claimed(database, "Stand-up", TRIGGERS[kind])
     await _crashed_mid_run(database, firing)
 
     second = _manager(database)
-    await second.recover()
+    await second.actors.recover()
     stored = await _settled(database, firing.firing_id)
     assert stored == Stored(
         "sent", 2, "", ["interrupted", "completed"], ["Stand-up in five minutes."]
     )
 
     # Delivered again by the scheduler after another restart: nothing more runs or posts.
-    await second.deliver_firing(firing)
-    await second.shutdown()
+    await second.messages.deliver_firing(firing)
+    await second.actors.shutdown()
     third = _manager(database)
-    await third.recover()
-    await third.deliver_firing(firing)
+    await third.actors.recover()
+    await third.messages.deliver_firing(firing)
     assert await _stored(database, firing.firing_id) == stored
-    await third.shutdown()
+    await third.actors.shutdown()
 
 
 async def test_a_firing_interrupted_in_each_of_three_attempts_ends_failed_and_says_so(
     database: Database,
 ) -> None:
     manager = _manager(database)
-    await manager.create(ALICE, KEY, "", [])
+    await manager.conversations.create(ALICE, KEY, "", [])
     firing = await _claimed(database, "Slow", TRIGGERS["interval"])
     await _crashed_mid_run(database, firing)
 
     # Attempts 2 and 3 are interrupted by a stop, which retries like a crash.
     for attempt in (2, 3):
         manager = _manager(database)
-        await manager.recover()
+        await manager.actors.recover()
         await _attempt_running(database, firing.firing_id, attempt)
-        await manager.shutdown()
+        await manager.actors.shutdown()
 
     manager = _manager(database)
-    await manager.recover()
+    await manager.actors.recover()
     stored = await _stored(database, firing.firing_id)
     assert (stored.outcome, stored.attempts, stored.runs) == ("failed", 3, ["interrupted"] * 3)
     assert stored.detail.startswith("interrupted in each of its 3 attempts")
@@ -212,15 +213,15 @@ async def test_a_firing_interrupted_in_each_of_three_attempts_ends_failed_and_sa
         "Scheduled action 'Slow', due 2026-12-03 10:00 UTC, did not run: the Mind stopped "
         "during each of its 3 attempts, so nothing was sent for it."
     ]
-    snapshot = await manager.snapshot(ALICE, KEY, 0, DetailMode.SUMMARY)
+    snapshot = await manager.messages.snapshot(ALICE, KEY, 0, DetailMode.SUMMARY)
     assert snapshot.active_run is None and snapshot.queued == ()
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 async def test_a_firing_counts_the_runs_it_started_and_is_open_until_it_ends(
     database: Database,
 ) -> None:
-    await _manager(database).create(ALICE, KEY, "", [])
+    await _manager(database).conversations.create(ALICE, KEY, "", [])
     firing = await _claimed(database, "Stand-up", TRIGGERS["interval"])
 
     def started(tx: WriteTx) -> tuple[int, str, bool]:
@@ -250,10 +251,10 @@ async def test_a_firing_whose_run_fails_ends_failed_and_tells_the_person_once(
     database: Database,
 ) -> None:
     manager = _manager(database)
-    await manager.create(ALICE, KEY, "", [])
+    await manager.conversations.create(ALICE, KEY, "", [])
     firing = await _claimed(database, "Broken", TRIGGERS["interval"])
 
-    await manager.deliver_firing(firing)
+    await manager.messages.deliver_firing(firing)
     stored = await _settled(database, firing.firing_id)
 
     assert (stored.outcome, stored.attempts, stored.runs) == ("failed", 1, ["failed"])
@@ -262,9 +263,9 @@ async def test_a_firing_whose_run_fails_ends_failed_and_tells_the_person_once(
         f"Scheduled action 'Broken' did not run: {stored.detail}. Nothing was sent for it."
     ]
     # Delivered again after a restart: it neither runs nor tells again.
-    await manager.shutdown()
+    await manager.actors.shutdown()
     again = _manager(database)
-    await again.recover()
-    await again.deliver_firing(firing)
+    await again.actors.recover()
+    await again.messages.deliver_firing(firing)
     assert await _stored(database, firing.firing_id) == stored
-    await again.shutdown()
+    await again.actors.shutdown()

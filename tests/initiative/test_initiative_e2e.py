@@ -21,7 +21,7 @@ from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway, ended_runs, payloads
 from helpers.mind_process import MindProcess, running_mind
 
-from mind.conversation.proactive import ABORTED_BY_MESSAGE
+from mind.agent.proactive import ABORTED_BY_MESSAGE
 from tobe.v1 import common_pb2, events_pb2
 
 pytestmark = pytest.mark.e2e

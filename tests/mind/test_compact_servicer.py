@@ -5,6 +5,7 @@ and each refusal reaches the gateway with its status code."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -38,8 +39,9 @@ IDENTITIES = {
 ALICE = mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"])
 
 
-class CompactingManager:
-    """Answers `compact` with the next outcome of its list: a compaction or an error."""
+class CompactingRuns:
+    """The runs API group: answers `compact` with the next outcome of its list: a compaction
+    or an error."""
 
     def __init__(self) -> None:
         self.asked: list[tuple[Viewer, str]] = []
@@ -58,11 +60,11 @@ async def _authenticate(token: str) -> Identity | None:
 
 
 @pytest.fixture
-async def served() -> AsyncIterator[tuple[CompactingManager, mind_pb2_grpc.MindStub]]:
-    manager = CompactingManager()
-    unused: Any = None  # only the manager takes part in a compaction
+async def served() -> AsyncIterator[tuple[CompactingRuns, mind_pb2_grpc.MindStub]]:
+    runs = CompactingRuns()
+    unused: Any = None  # only the runs group takes part in a compaction
     servicer = MindServicer(
-        manager,  # type: ignore[arg-type]
+        SimpleNamespace(runs=runs),  # type: ignore[arg-type]
         unused,
         unused,
         _authenticate,
@@ -81,7 +83,7 @@ async def served() -> AsyncIterator[tuple[CompactingManager, mind_pb2_grpc.MindS
     )
     channel = open_channel(f"127.0.0.1:{server.bound['127.0.0.1:0']}")
     try:
-        yield manager, mind_pb2_grpc.MindStub(channel)
+        yield runs, mind_pb2_grpc.MindStub(channel)
     finally:
         await channel.close()
         await server.stop(None)

@@ -7,13 +7,13 @@ from typing import cast
 
 import pytest
 
+from mind.agent.manager import ConversationManager
 from mind.awareness.client import AwarenessClient
 from mind.awareness.images import NoteImages
 from mind.awareness.notes import build_note
 from mind.awareness.router import target_of
 from mind.awareness.sink import ConversationSink
 from mind.conversation.access import Viewer
-from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
@@ -48,7 +48,7 @@ async def test_awareness_makes_awareness_conversations_and_a_person_makes_chats(
     images = NoteImages(cast(AwarenessClient, None), max_bytes=1024, max_count=1)
     sink = ConversationSink(manager, images, default_key="p_awareness", owner="alice")
     try:
-        await manager.create(ALICE, "p_mine", "mine", [])
+        await manager.conversations.create(ALICE, "p_mine", "mine", [])
         await sink.ensure_default()
         observation = pb.Observation(
             id="o1",
@@ -61,11 +61,11 @@ async def test_awareness_makes_awareness_conversations_and_a_person_makes_chats(
         )
         key, title = target_of(observation, "p_awareness")
         delivered = await sink.deliver(build_note(key, 1, [observation], title=title))
-        listed = await manager.list(ALICE, 10)
-        chats = await manager.list(ALICE, 10, ["chat"])
-        watched = await manager.list(ALICE, 10, ["awareness", "awareness"])
+        listed = await manager.conversations.list(ALICE, 10)
+        chats = await manager.conversations.list(ALICE, 10, ["chat"])
+        watched = await manager.conversations.list(ALICE, 10, ["awareness", "awareness"])
     finally:
-        await manager.shutdown()
+        await manager.actors.shutdown()
     assert delivered == key and key.startswith("p_aw-")
     assert {(v.key, v.kind) for v in listed} == {
         ("p_mine", "chat"),
@@ -81,4 +81,4 @@ async def test_listing_an_unknown_kind_is_refused_naming_the_kinds(database: Dat
     with pytest.raises(
         InvalidInput, match=r"unknown conversation kind 'mail'; the kinds are chat, awareness"
     ):
-        await manager.list(ALICE, 10, ["chat", "mail"])
+        await manager.conversations.list(ALICE, 10, ["chat", "mail"])

@@ -8,10 +8,12 @@ import pytest
 from helpers.eventually import eventually_async
 from sqlalchemy import select
 
+from mind.agent.actor import ConversationActor
+from mind.agent.actor_state import ChatInput
+from mind.agent.actors import INTERRUPTED
+from mind.agent.manager import ConversationManager
 from mind.conversation import inputs, runs
 from mind.conversation.access import Viewer
-from mind.conversation.actor import ChatInput, ConversationActor
-from mind.conversation.manager import INTERRUPTED, ConversationManager
 from mind.conversation.replies import ConfiguredReplies
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
@@ -94,14 +96,18 @@ async def test_a_send_runs_a_tool_turn_and_commits_each_step_with_its_events(
     bus = EventBus()
     deltas = bus.subscribe(include_ephemeral=True)
     manager = _manager(database, bus)
-    await manager.create(ALICE, "p_time", "", [])
-    sent = await manager.send(ALICE, "p_time", "time please", "k1", False, DetailMode.TRANSPARENT)
+    await manager.conversations.create(ALICE, "p_time", "", [])
+    sent = await manager.messages.send(
+        ALICE, "p_time", "time please", "k1", False, DetailMode.TRANSPARENT
+    )
     assert sent.run_id and not sent.queued and not sent.duplicate
     assert await _settled(database, "p_time", 1) == [("completed", "user")]
-    again = await manager.send(ALICE, "p_time", "time please", "k1", False, DetailMode.TRANSPARENT)
+    again = await manager.messages.send(
+        ALICE, "p_time", "time please", "k1", False, DetailMode.TRANSPARENT
+    )
     assert (again.input_id, again.run_id, again.duplicate) == (sent.input_id, sent.run_id, True)
 
-    snapshot = await manager.snapshot(ALICE, "p_time", 0, DetailMode.TRANSPARENT)
+    snapshot = await manager.messages.snapshot(ALICE, "p_time", 0, DetailMode.TRANSPARENT)
     assert [m.role for m in snapshot.messages] == ["user", "assistant", "tool", "assistant"]
     assert [t.status for t in snapshot.tools] == ["succeeded"]
     assert snapshot.active_run is None and snapshot.queued == ()
@@ -119,42 +125,42 @@ async def test_a_send_runs_a_tool_turn_and_commits_each_step_with_its_events(
     ]
     assert [e.id for e in database_events] == list(range(1, len(database_events) + 1))
     assert any(event.kind == "text_delta" for _, event in deltas.take_ephemeral())
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 async def test_sends_during_a_run_queue_and_a_restart_drains_the_queue(
     database: Database,
 ) -> None:
     first = _manager(database, EventBus())
-    await first.create(ALICE, "p_q", "", [])
-    started = await first.send(ALICE, "p_q", "pause", "k1", False, DetailMode.SUMMARY)
-    queued = await first.send(ALICE, "p_q", "later", "k2", False, DetailMode.SUMMARY)
+    await first.conversations.create(ALICE, "p_q", "", [])
+    started = await first.messages.send(ALICE, "p_q", "pause", "k1", False, DetailMode.SUMMARY)
+    queued = await first.messages.send(ALICE, "p_q", "later", "k2", False, DetailMode.SUMMARY)
     assert started.run_id and not started.queued
     assert queued.queued and queued.run_id == ""
-    snapshot = await first.snapshot(ALICE, "p_q", 0, DetailMode.SUMMARY)
+    snapshot = await first.messages.snapshot(ALICE, "p_q", 0, DetailMode.SUMMARY)
     assert snapshot.active_run is not None and snapshot.active_run.id == started.run_id
     assert [q.input_id for q in snapshot.queued] == [queued.input_id]
-    await first.shutdown()
+    await first.actors.shutdown()
     assert await _runs(database, "p_q") == [("interrupted", "user")]
 
     second = _manager(database, EventBus())
-    await second.recover()
+    await second.actors.recover()
     assert await _settled(database, "p_q", 2) == [
         ("interrupted", "user"),
         ("completed", "followup"),
     ]
-    history = await second.history(ALICE, "p_q", 0, 0, DetailMode.TRANSPARENT)
+    history = await second.messages.history(ALICE, "p_q", 0, 0, DetailMode.TRANSPARENT)
     assert [(m.role, m.text) for m in history.messages] == [
         ("user", "pause"),
         ("user", "later"),
         ("assistant", "later answered"),
     ]
-    await second.shutdown()
+    await second.actors.shutdown()
 
 
 async def test_recovery_interrupts_the_runs_a_crash_left_running(database: Database) -> None:
     manager = _manager(database, EventBus())
-    await manager.create(ALICE, "p_r", "", [])
+    await manager.conversations.create(ALICE, "p_r", "", [])
 
     def crashed_mid_run(tx: WriteTx) -> str:
         run = runs.start(tx, key="p_r", trigger="user", mode="summary", audience=["alice"])
@@ -171,52 +177,54 @@ async def test_recovery_interrupts_the_runs_a_crash_left_running(database: Datab
         return run.id
 
     run_id = await database.write(crashed_mid_run)
-    await manager.recover()
+    await manager.actors.recover()
     assert await _runs(database, "p_r") == [("interrupted", "user")]
     reason = await database.read(
         lambda session: session.scalar(select(models.Run.reason).where(models.Run.id == run_id))
     )
     assert reason == INTERRUPTED
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 async def test_a_steering_message_joins_the_active_run_at_its_next_step(
     database: Database,
 ) -> None:
     manager = _manager(database, EventBus())
-    await manager.create(ALICE, "p_s", "", [])
-    started = await manager.send(ALICE, "p_s", "steady", "k1", False, DetailMode.SUMMARY)
-    steer = await manager.send(ALICE, "p_s", "change of plan", "k2", True, DetailMode.SUMMARY)
+    await manager.conversations.create(ALICE, "p_s", "", [])
+    started = await manager.messages.send(ALICE, "p_s", "steady", "k1", False, DetailMode.SUMMARY)
+    steer = await manager.messages.send(
+        ALICE, "p_s", "change of plan", "k2", True, DetailMode.SUMMARY
+    )
     assert steer.queued and steer.run_id == started.run_id
     assert await _settled(database, "p_s", 1) == [("completed", "user")]
-    history = await manager.history(ALICE, "p_s", 0, 0, DetailMode.TRANSPARENT)
+    history = await manager.messages.history(ALICE, "p_s", 0, 0, DetailMode.TRANSPARENT)
     assert [(m.role, m.text) for m in history.messages] == [
         ("user", "steady"),
         ("assistant", "thinking it over"),
         ("user", "change of plan"),
         ("assistant", "Understood."),
     ]
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 async def test_cancel_ends_the_active_run_and_the_next_send_starts_a_new_one(
     database: Database,
 ) -> None:
     manager = _manager(database, EventBus())
-    await manager.create(ALICE, "p_c", "", [])
-    first = await manager.send(ALICE, "p_c", "pause", "k1", False, DetailMode.SUMMARY)
-    assert await manager.cancel(ALICE, "p_c") == first.run_id
-    second = await manager.send(ALICE, "p_c", "later", "k2", False, DetailMode.SUMMARY)
+    await manager.conversations.create(ALICE, "p_c", "", [])
+    first = await manager.messages.send(ALICE, "p_c", "pause", "k1", False, DetailMode.SUMMARY)
+    assert await manager.runs.cancel(ALICE, "p_c") == first.run_id
+    second = await manager.messages.send(ALICE, "p_c", "later", "k2", False, DetailMode.SUMMARY)
     assert second.run_id and second.run_id != first.run_id and not second.queued
     assert await _settled(database, "p_c", 2) == [("cancelled", "user"), ("completed", "user")]
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 async def test_a_send_whose_caller_went_away_still_starts_its_committed_run(
     database: Database,
 ) -> None:
     manager = _manager(database, EventBus())
-    await manager.create(ALICE, "p_g", "", [])
+    await manager.conversations.create(ALICE, "p_g", "", [])
     actor = ConversationActor(
         "p_g", ["alice"], database, _core(), bus=EventBus(), replies=ConfiguredReplies()
     )
@@ -240,16 +248,20 @@ async def test_the_mind_posts_through_the_manager_with_its_own_poster_name(
         bus=EventBus(),
         replies=ConfiguredReplies(welcome_text="Hi from the profile."),
     )
-    await manager.create(ALICE, "p_p", "", [])
-    posted = await manager.post("p_p", "Time to stretch.", "stretch-1", posted_by="schedule")
+    await manager.conversations.create(ALICE, "p_p", "", [])
+    posted = await manager.messages.post(
+        "p_p", "Time to stretch.", "stretch-1", posted_by="schedule"
+    )
     assert not posted.queued and posted.message_id
-    again = await manager.post("p_p", "Time to stretch.", "stretch-1", posted_by="schedule")
+    again = await manager.messages.post(
+        "p_p", "Time to stretch.", "stretch-1", posted_by="schedule"
+    )
     assert again.duplicate and again.message_id == posted.message_id
-    snapshot = await manager.snapshot(ALICE, "p_p", 0, DetailMode.TRANSPARENT)
+    snapshot = await manager.messages.snapshot(ALICE, "p_p", 0, DetailMode.TRANSPARENT)
     assert [(m.text, m.posted_by, m.run_id) for m in snapshot.messages] == [
         ("Hi from the profile.", "welcome", ""),
         ("Time to stretch.", "schedule", ""),
     ]
     with pytest.raises(NotFound):
-        await manager.post("p_nobody", "hello", "k", posted_by="schedule")
-    await manager.shutdown()
+        await manager.messages.post("p_nobody", "hello", "k", posted_by="schedule")
+    await manager.actors.shutdown()

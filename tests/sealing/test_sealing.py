@@ -9,9 +9,9 @@ from typing import Any
 from helpers.eventually import eventually_async
 from sqlalchemy import select
 
+from mind.agent.manager import ConversationManager
 from mind.conversation.access import Viewer
 from mind.conversation.history import HistoryMessage
-from mind.conversation.manager import ConversationManager
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import Admission, RunScope, Terminal, ToolRuntime
@@ -95,7 +95,7 @@ def _manager(database: Database, *, sensitive: bool) -> ConversationManager:
 
 
 async def _turn(manager: ConversationManager, key: str, text: str, idem: str) -> models.Run:
-    sent = await manager.send(ALICE, key, text, idem, False, DetailMode.TRANSPARENT)
+    sent = await manager.messages.send(ALICE, key, text, idem, False, DetailMode.TRANSPARENT)
 
     async def run() -> models.Run | None:
         return await manager.database.read(lambda s: s.get(models.Run, sent.run_id))
@@ -126,7 +126,7 @@ async def test_a_sensitive_turn_reads_as_its_replacement_once_it_ended(
     database: Database,
 ) -> None:
     manager = _manager(database, sensitive=True)
-    await manager.create(ALICE, "p_health", "", [])
+    await manager.conversations.create(ALICE, "p_health", "", [])
     run = await _turn(manager, "p_health", "sleep report", "k1")
     assert run.sealed == {"sleep_log": "health.sleep"}
     assert run.redaction == [{"dataset": "health.sleep", "status": "succeeded"}]
@@ -138,7 +138,7 @@ async def test_a_sensitive_turn_reads_as_its_replacement_once_it_ended(
         assert raw not in stored
     assert REPLY in stored
 
-    snapshot = await manager.snapshot(ALICE, "p_health", 0, DetailMode.TRANSPARENT)
+    snapshot = await manager.messages.snapshot(ALICE, "p_health", 0, DetailMode.TRANSPARENT)
     user, asked, result, reply = snapshot.messages
     assert (asked.text, asked.thinking, asked.redacted) == ("Let me look.", "", True)
     assert [call.name for call in asked.tool_calls] == ["sleep_log"]
@@ -150,34 +150,34 @@ async def test_a_sensitive_turn_reads_as_its_replacement_once_it_ended(
     # A later turn's provider request carries the replacement and none of the values (the
     # script's expectation fails the run otherwise).
     await _turn(manager, "p_health", "later", "k2")
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 async def test_a_turn_that_cannot_call_a_sensitive_tool_is_not_sealed(database: Database) -> None:
     manager = _manager(database, sensitive=False)
-    await manager.create(ALICE, "p_plain", "", [])
+    await manager.conversations.create(ALICE, "p_plain", "", [])
     run = await _turn(manager, "p_plain", "time please", "k1")
     assert run.sealed is None and run.redaction is None
     assert await database.read(lambda s: list(s.scalars(select(models.TurnKey)))) == []
     assert UTC_RESULT in await _stored(database)  # stored as it is
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 async def test_a_sealed_turn_without_a_sensitive_call_keeps_its_key_and_its_values(
     database: Database,
 ) -> None:
     manager = _manager(database, sensitive=True)
-    await manager.create(ALICE, "p_clock", "", [])
+    await manager.conversations.create(ALICE, "p_clock", "", [])
     run = await _turn(manager, "p_clock", "time please", "k1")
     assert run.sealed == {"sleep_log": "health.sleep"} and run.redaction is None
     keys = await database.read(lambda s: list(s.scalars(select(models.TurnKey))))
     assert [key.run_id for key in keys] == [run.id]
     assert UTC_RESULT not in await _stored(database)  # sealed in the store ...
-    snapshot = await manager.snapshot(ALICE, "p_clock", 0, DetailMode.TRANSPARENT)
+    snapshot = await manager.messages.snapshot(ALICE, "p_clock", 0, DetailMode.TRANSPARENT)
     _user, asked, result, _reply = snapshot.messages
     assert '"utc"' in result.text and not result.redacted  # ... and readable with its key
     assert asked.thinking == "the clock" and not asked.redacted
-    await manager.shutdown()
+    await manager.actors.shutdown()
 
 
 def test_sealed_values_open_with_the_key_and_read_as_the_replacement_once_shredded() -> None:

@@ -114,7 +114,7 @@ class Firing(Base):
     # Set when its input was delivered to a run: the latest of its attempts.
     run_id: Mapped[str] = mapped_column(String(40), default="")
     # How many proactive runs it started; a run a crash interrupted is retried up to
-    # `mind.conversation.proactive.MAX_ATTEMPTS`.
+    # `mind.agent.proactive.MAX_ATTEMPTS`.
     attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     detail: Mapped[str] = mapped_column(Text, default="")
     ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime(), nullable=True)

@@ -5,7 +5,7 @@ Revises: 0012
 Create Date: 2026-12-06
 
 * `firings.attempts`: how many proactive runs the firing started (at most
-  `mind.conversation.proactive.MAX_ATTEMPTS`). A firing already handed to a run counts one.
+  `mind.agent.proactive.MAX_ATTEMPTS`). A firing already handed to a run counts one.
 
 This revision is frozen: it spells the columns out instead of importing the models.
 """

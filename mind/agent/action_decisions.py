@@ -25,7 +25,7 @@ from typing import Any
 from mind.actions import records
 from mind.actions.layer import DecisionLayer
 from mind.actions.model import PendingChoice
-from mind.conversation import inputs
+from mind.conversation import inputs, sources
 from mind.errors import InvalidInput, WrongState
 from mind.events.action_views import (
     ActionTiming,
@@ -35,7 +35,6 @@ from mind.events.action_views import (
 )
 from mind.store.write_tx import WriteTx
 
-KIND = "action_decision"
 _VERBS = {
     PendingChoice.CONFIRM: "Confirmed",
     PendingChoice.CANCEL: "Declined",
@@ -67,11 +66,8 @@ def route(action: PendingActionView, choice: PendingChoice) -> Route:
     return Route.AT_ONCE
 
 
-def source(action_id: str, choice: PendingChoice, amendment: str) -> dict[str, Any]:
-    found: dict[str, Any] = {"kind": KIND, "action_id": action_id, "decision": choice.value}
-    if amendment:
-        found["amendment"] = amendment
-    return found
+def source(action_id: str, choice: PendingChoice, amendment: str) -> sources.DecisionSource:
+    return sources.DecisionSource(action_id, choice.value, amendment)
 
 
 def text(action: PendingActionView, choice: PendingChoice, amendment: str) -> str:
@@ -82,13 +78,13 @@ def text(action: PendingActionView, choice: PendingChoice, amendment: str) -> st
 def decided_by(row: Any) -> str:
     """The action an input's decision was about; InvalidInput when the key was used for a
     message instead."""
-    found = row.source or {}
-    if found.get("kind") != KIND:
+    found = sources.from_json(row.source)
+    if not isinstance(found, sources.DecisionSource):
         raise InvalidInput(
             "idempotency_key was already used for a message of this conversation; use a new "
             "key for a decision"
         )
-    return str(found["action_id"])
+    return found.action_id
 
 
 def in_run_unit(

@@ -1,8 +1,8 @@
 """Proactive runs: what a scheduled action's firing starts (seed 004 §7).
 
-A firing reaches its conversation as an input whose source is `{"kind": "firing", ...}`
-(`ConversationManager.deliver_firing`, keyed `firing:<id>`, so a redelivery queues nothing
-new). Its run, triggered `schedule` (`runs.PROACTIVE_TRIGGER`):
+A firing reaches its conversation as an input whose source is a `sources.FiringSource`
+(`mind.agent.messages.Messages.deliver_firing`, keyed `firing:<id>`, so a redelivery queues
+nothing new). Its run, triggered `schedule` (`runs.PROACTIVE_TRIGGER`):
 
 * never passes the entry decision layer: it executes a plan that already did;
 * sees the conversation's history, then the firing note, then the conversation's memory as a
@@ -38,7 +38,9 @@ from sqlalchemy import bindparam, select
 
 from mind.conversation import inputs, posts
 from mind.conversation.history import HistoryMessage
+from mind.conversation.sources import FiringSource
 from mind.events.action_views import FiringOutcome
+from mind.events.views import RunState
 from mind.memory.store import MemoryListing
 from mind.scheduler import records as schedule_records
 from mind.scheduler.model import FiringDelivery
@@ -53,7 +55,6 @@ RUN_MESSAGES = (
     .where(models.Message.run_id == bindparam("run_id"))
     .order_by(models.Message.id)
 )
-KIND = "firing"
 SEND = "send_message"
 SKIP = "skip"
 # Why a person's message cancels a proactive run (and how the outcome tells it from a cancel).
@@ -62,19 +63,9 @@ ABORTED_BY_MESSAGE = "a message from the user arrived; it is answered first"
 MAX_ATTEMPTS = 3
 
 
-def source(firing: FiringDelivery, attempt: int = 1) -> dict[str, Any]:
-    """The `source` of a firing's input: what the run needs to know about its firing."""
-    return {
-        "kind": KIND,
-        "firing_id": firing.firing_id,
-        "schedule_id": firing.schedule_id,
-        "title": firing.title,
-        "attempt": attempt,
-    }
-
-
-def is_firing(input_source: dict[str, Any]) -> bool:
-    return input_source.get("kind") == KIND
+def source(firing: FiringDelivery, attempt: int = 1) -> FiringSource:
+    """The source of a firing's input: what the run needs to know about its firing."""
+    return FiringSource(firing.firing_id, firing.schedule_id, firing.title, attempt)
 
 
 def note_text(firing: FiringDelivery, attempt: int = 1) -> str:
@@ -136,21 +127,21 @@ class ProactiveRun:
         self.tools = (_SendMessage(self), _Skip(self))
 
     @classmethod
-    def of(cls, input_source: dict[str, Any]) -> ProactiveRun:
-        return cls(input_source["firing_id"], input_source["schedule_id"], input_source["title"])
+    def of(cls, source: FiringSource) -> ProactiveRun:
+        return cls(source.firing_id, source.schedule_id, source.title)
 
     def selection(self) -> ToolSelection:
         return ToolSelection(allow=read_only, extra=self.tools, ends_run=frozenset({SEND, SKIP}))
 
-    def outcome(self, state: str, reason: str) -> tuple[FiringOutcome, str]:
+    def outcome(self, state: RunState, reason: str) -> tuple[FiringOutcome, str]:
         """The firing's outcome for the run's terminal (state, reason), and its detail."""
-        if state == "completed":
+        if state is RunState.COMPLETED:
             if self.sent is not None:
                 return FiringOutcome.SENT, ""
             if self.skipped is not None:
                 return FiringOutcome.SKIPPED, self.skipped
             return FiringOutcome.SKIPPED, f"the run ended without {SEND} or {SKIP}"
-        if state == "cancelled":
+        if state is RunState.CANCELLED:
             return FiringOutcome.ABORTED, reason
         return FiringOutcome.FAILED, reason
 

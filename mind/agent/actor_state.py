@@ -1,0 +1,206 @@
+"""What one conversation's actor keeps, and the values its parts pass each other.
+
+The actor (`mind.agent.actor`) is composed of three parts, each a module over this state:
+queue and submit (`mind.agent.intake`), run execution (`mind.agent.execution`) and run
+finish (`mind.agent.finish`). The state lives here, once, so that each part reads and writes
+the same fields; the few calls from one part into another are declared here as abstract.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from mind.actions.layer import DecisionLayer
+from mind.agent.proactive import ProactiveRun
+from mind.conversation.history import ContextSummary, HistoryMessage
+from mind.conversation.images import CheckedImage
+from mind.conversation.lease import MutationLease
+from mind.conversation.replies import ReplyTexts
+from mind.conversation.sources import PERSON, InputSource
+from mind.core.loop import AgentCore, RunOutcome
+from mind.core.view import ProviderView
+from mind.events.bus import EphemeralEvent, EventBus
+from mind.events.views import CompactionView, RunState
+from mind.profiles.book import ProfileBook
+from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
+from mind.providers.base import ImagePart
+from mind.sealing.keyring import KeyRing
+from mind.store import models
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
+
+RUN_HOLDER = "run"
+COMPACTION_HOLDER = "compaction"
+CANCELLED_BY_USER = "cancelled by the user"
+
+
+@dataclass(frozen=True)
+class ChatInput:
+    principal: str
+    text: str
+    idempotency_key: str
+    steer: bool
+    mode: str
+    # What it came from: a person, or (delivered as a note) an observation, firing, decision.
+    source: InputSource = PERSON
+    # Checked images sent with the text, stored in the unit that accepts the input.
+    images: tuple[CheckedImage, ...] = ()
+    # Also done in the accepting unit (not for a retry), given the run it started ("" when
+    # queued): an owner's decision on a pending action commits with its input.
+    also: Callable[[WriteTx, str], None] | None = None
+
+
+@dataclass(frozen=True)
+class RunStart:
+    """The input that started a run: what the decision layer reads."""
+
+    text: str
+    source: InputSource
+
+
+@dataclass(frozen=True)
+class SendResult:
+    input_id: int
+    message_id: int
+    run_id: str
+    queued: bool
+    duplicate: bool
+
+
+@dataclass
+class ActiveRun:
+    run_id: str
+    principal: str
+    mode: str
+    task: asyncio.Task[None] | None = None
+    # Set by cancel/stop before the task is cancelled: (state, reason) to record.
+    stop_as: tuple[RunState, str] = (RunState.CANCELLED, CANCELLED_BY_USER)
+    steer_waiting: bool = False
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+    # Continuation run: the approval-gated tool call whose batch it finishes first.
+    resume_call: str = ""
+    permissions: dict[str, bool] = field(default_factory=dict)
+    # None for a continuation run.
+    start: RunStart | None = None
+    # A firing's run (`mind.agent.proactive`); None for every other run.
+    proactive: ProactiveRun | None = None
+    # What started it (`runs.start`): "user", "followup", "schedule", ...
+    trigger: str = ""
+    # What started it, in a person's words (`mind.conversation.origins`).
+    origin: str = ""
+
+
+@dataclass
+class ConversationSettings:
+    """Who owns the conversation and what it runs with, as stored (`conversations` row)."""
+
+    owner: str = ""
+    # "" = the default profile.
+    profile: str = ""
+    # "" = every Hand of the owner.
+    active_hand: str = ""
+
+
+class ActorState(ABC):
+    """The fields of one conversation's actor, and what every part of it reads."""
+
+    def __init__(
+        self,
+        key: str,
+        audience: list[str],
+        database: Database,
+        core: AgentCore,
+        *,
+        bus: EventBus,
+        replies: ReplyTexts,
+        settings: ConversationSettings | None = None,
+        profiles: ProfileBook | None = None,
+        keyring: KeyRing | None = None,
+        decisions: DecisionLayer | None = None,
+    ) -> None:
+        self.key = key
+        # The entry decision layer; without one, every run is offered all its tools.
+        self.decisions = decisions
+        # The keys of sealed runs; without one, no run is sealed and nothing sealed opens.
+        self.keyring = keyring
+        self.audience = audience
+        self.settings = settings or ConversationSettings()
+        # Without a book every run uses the built-in default profile.
+        self._profiles = profiles
+        self._profile: Profile | None = None
+        self.database = database
+        self.core = core
+        self.bus = bus
+        self.replies = replies
+        self.lease = MutationLease()
+        # The context as last read (`_history`): the latest summary and the messages after
+        # it; and that transcript as last rendered for the provider.
+        self._summary: ContextSummary | None = None
+        self._summary_read = False
+        self._transcript: list[HistoryMessage] = []
+        # The images of the messages last read, by digest: read once, not on every read.
+        self._images: dict[str, ImagePart] = {}
+        self._view = ProviderView()
+        self._lock = asyncio.Lock()
+        self._run: ActiveRun | None = None
+        self._closing = False
+        # Open tool calls of interrupted runs waiting for their continuation run.
+        self._resumes: list[str] = []
+        # False once the queue was seen empty, until this actor queues an input (the only
+        # way one gets queued); at first unknown (inputs may wait from before a restart).
+        self._maybe_queued = True
+        # Requested compactions waiting for the lease, each answered with its outcome.
+        self._compactions: list[asyncio.Future[CompactionView]] = []
+
+    def set_profile(self, name: str) -> None:
+        """The conversation now runs with `name`: its next run makes that profile."""
+        self.settings.profile = name
+        self._profile = None
+
+    async def profile(self) -> Profile:
+        """The conversation's profile, made on first use; ProfileError when it cannot run.
+
+        A failure is not kept: the next run tries again (a factory may fail only for a while).
+        """
+        if self._profile is None:
+            if self._profiles is None:
+                return DEFAULT_PROFILE
+            info = ConversationInfo(self.key, self.settings.owner, self.settings.profile)
+            self._profile = await self._profiles.resolve(info)
+        return self._profile
+
+    def _publish(self, kind: str, run_id: str, **fields: object) -> None:
+        self.bus.publish(
+            EphemeralEvent(
+                kind=kind,  # type: ignore[arg-type]
+                conversation_key=self.key,
+                audience=tuple(self.audience),
+                run_id=run_id,
+                time=datetime.now(UTC),
+                **fields,  # type: ignore[arg-type]
+            )
+        )
+
+    @abstractmethod
+    async def _start_next(self) -> None:
+        """Under the state lock: start what waits for the lease (`mind.agent.intake`)."""
+
+    @abstractmethod
+    def _launch(
+        self,
+        run: models.Run,
+        principal: str,
+        resume_call: str = "",
+        start: RunStart | None = None,
+    ) -> None:
+        """Take the lease for a started run and run it (`mind.agent.execution`)."""
+
+    @abstractmethod
+    async def _finish(
+        self, active: ActiveRun, state: RunState, reason: str, outcome: RunOutcome | None
+    ) -> None:
+        """Record a run's end, then start what waits (`mind.agent.finish`)."""

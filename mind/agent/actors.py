@@ -1,0 +1,197 @@
+"""The conversations' actors of one Mind: one per conversation, made on first use.
+
+Every API group reaches a conversation through this pool. It also owns what concerns all of
+them at once: crash recovery at start (runs a crash left `running` end as interrupted, the
+queued inputs resume), graceful shutdown, and handing the owner's committed choices (profile,
+active Hand) to a loaded actor, which keeps them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from sqlalchemy.orm import Session
+
+from mind.actions.layer import DecisionLayer
+from mind.agent import proactive
+from mind.agent.actor import ConversationActor
+from mind.agent.actor_state import ConversationSettings
+from mind.conversation import inputs, queries, runs
+from mind.conversation.access import Viewer, can_see
+from mind.conversation.continuation import open_call_ids
+from mind.conversation.errors import ShuttingDown
+from mind.conversation.replies import ReplyTexts
+from mind.core.loop import AgentCore
+from mind.errors import NotFound
+from mind.events.bus import EventBus
+from mind.events.views import ConversationView, RunState
+from mind.profiles.book import ProfileBook
+from mind.scheduler.model import Clock
+from mind.sealing.keyring import KeyRing, Queried
+from mind.store import models
+from mind.store.database import Database
+from mind.store.outbox import prune
+from mind.store.write_tx import WriteTx
+from tobe.config import MindSettings
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED = "interrupted: the Mind stopped while the run was active"
+
+
+def _loaded(session: Session, key: str) -> tuple[list[str], ConversationSettings]:
+    """Owner and members of a conversation (the members alone when it is gone), and what it
+    runs with."""
+    conversation = session.get(models.Conversation, key)
+    if conversation is None:
+        return queries.members_of(session, key), ConversationSettings()
+    settings = ConversationSettings(
+        conversation.owner, conversation.profile, conversation.active_hand
+    )
+    return [conversation.owner, *queries.members_of(session, key)], settings
+
+
+class ConversationActors:
+    def __init__(
+        self,
+        database: Database,
+        core: AgentCore,
+        settings: MindSettings,
+        *,
+        bus: EventBus,
+        replies: ReplyTexts,
+        profiles: ProfileBook,
+        keyring: KeyRing,
+        clock: Clock,
+        decisions: DecisionLayer | None,
+    ) -> None:
+        self.database = database
+        self.core = core
+        self.settings = settings
+        # Where the runs' ephemeral events (text and thinking deltas, tool progress) go.
+        self.bus = bus
+        # The welcome and error reply of each conversation.
+        self.replies = replies
+        self.profiles = profiles
+        # The keys of sealed runs (`mind.sealing`), shared by every reader of this store.
+        self.keyring = keyring
+        # The scheduler's idea of now (`[scheduler] clock_file`).
+        self.clock = clock
+        # The entry decision layer (`mind.actions`); None: off for every conversation.
+        self.decisions = decisions
+        self._actors: dict[str, ConversationActor] = {}
+        self._access: dict[str, tuple[str, list[str]]] = {}  # owner and members, by key
+        self._lock = asyncio.Lock()
+        self._closing = False
+
+    async def recover(self) -> None:
+        """At start: end runs a crash left `running` (queueing the next attempt of a firing
+        whose run it was), then resume the queued inputs."""
+
+        def unit(tx: WriteTx) -> list[models.Run]:
+            interrupted = runs.running(tx)
+            for run in interrupted:
+                conversation = tx.session.get(models.Conversation, run.conversation_key)
+                members = queries.members_of(tx.session, run.conversation_key)
+                audience = [conversation.owner, *members] if conversation else members
+                ended = runs.finish(
+                    tx,
+                    run.id,
+                    state=RunState.INTERRUPTED,
+                    reason=INTERRUPTED,
+                    audience=audience,
+                    keep_open=open_call_ids(tx.session, run.id),
+                )
+                if ended is not None and ended.redaction:
+                    shredded[run.id] = ended.redaction
+                if ended is not None and run.trigger == runs.PROACTIVE_TRIGGER:
+                    proactive.retry_interrupted(tx, run.id, INTERRUPTED, audience)
+            prune(tx.session, self.settings.outbox_keep)
+            return interrupted
+
+        shredded: dict[str, list[dict[str, str]]] = {}
+        for run in await self.database.write(unit):
+            log.info("run %s of %s recorded as interrupted", run.id, run.conversation_key)
+        for run_id, redaction in shredded.items():
+            self.keyring.shred(run_id, [Queried.from_json(item) for item in redaction])
+        waiting = await self.database.read(inputs.conversations_with_queued)
+        for key in waiting:
+            await (await self.actor(key)).drain()
+
+    async def continue_call(self, key: str, tool_call_id: str) -> None:
+        """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
+        try:
+            await (await self.actor(key)).continue_call(tool_call_id)
+        except ShuttingDown:
+            log.info("not continuing %s: the Mind is shutting down", tool_call_id)
+
+    def audience_of(self, key: str) -> list[str]:
+        """Owner and members of a conversation with a loaded actor (every running one has)."""
+        actor = self._actors.get(key)
+        return list(actor.audience) if actor is not None else []
+
+    def active_hand_of(self, key: str) -> str:
+        """The active Hand of a conversation with a loaded actor ("" = every Hand): the Hand
+        tool source asks on every step, so this reads no store."""
+        actor = self._actors.get(key)
+        return actor.settings.active_hand if actor is not None else ""
+
+    async def changed(self, key: str, view: ConversationView) -> ConversationView:
+        """Hand a committed change to the loaded actor (a run already going keeps its
+        profile; the active Hand applies from its next step)."""
+        async with self._lock:
+            actor = self._actors.get(key)
+            if actor is not None:
+                actor.settings.active_hand = view.active_hand
+                if actor.settings.profile != view.profile:
+                    actor.set_profile(view.profile)
+        return view
+
+    async def forget(self, key: str) -> None:
+        """Drop the cached actor of a conversation an operator deleted (none of its runs run)."""
+        async with self._lock:
+            self._actors.pop(key, None)
+            self._access.pop(key, None)
+
+    async def shutdown(self) -> None:
+        """Refuse new messages; active runs end as interrupted (reason shutdown)."""
+        self._closing = True
+        async with self._lock:
+            actors = list(self._actors.values())
+        await asyncio.gather(*(actor.stop("interrupted: the Mind shut down") for actor in actors))
+
+    async def visible_actor(self, viewer: Viewer, key: str) -> ConversationActor:
+        """The actor of a conversation `viewer` can see; NotFound otherwise."""
+        access = self._access.get(key)
+        if access is None:
+            access = await self.database.read(lambda session: queries.access(session, key))
+            # Owner and members never change while the conversation exists; deleting it
+            # drops this entry (`forget`).
+            self._access[key] = access
+        if not can_see(viewer, *access):
+            raise NotFound(f"no conversation {key!r}")
+        return await self.actor(key)
+
+    async def actor(self, key: str) -> ConversationActor:
+        """The actor of `key`, made on first use (no check that the conversation exists)."""
+        async with self._lock:
+            if self._closing:
+                raise ShuttingDown("the Mind is shutting down; retry after it restarts")
+            actor = self._actors.get(key)
+            if actor is None:
+                audience, settings = await self.database.read(lambda s: _loaded(s, key))
+                actor = ConversationActor(
+                    key,
+                    audience,
+                    self.database,
+                    self.core,
+                    bus=self.bus,
+                    replies=self.replies,
+                    settings=settings,
+                    profiles=self.profiles,
+                    keyring=self.keyring,
+                    decisions=self.decisions,
+                )
+                self._actors[key] = actor
+            return actor

@@ -1,0 +1,87 @@
+"""Finishing the tool batch of an interrupted call, as its continuation run starts.
+
+The open call takes its task's terminal or runs now; the calls after it in its batch that never
+started run too. See `mind.conversation.continuation` for which calls are open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from mind.conversation.history import HistoryMessage
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import RunScope, ToolRuntime
+from mind.providers.base import ToolCall
+from mind.tools.base import Tool
+
+# How long a continuation waits for a Hand to come back before its tool counts as unknown.
+HAND_RECONNECT_WAIT = 60.0
+
+
+async def finish_batch(
+    runtime: ToolRuntime,
+    registry: ToolRegistry,
+    scope: RunScope,
+    history: list[HistoryMessage],
+    tool_call_id: str,
+    *,
+    tool_wait: float,
+) -> list[HistoryMessage]:
+    """Finish the open call `tool_call_id`, then run the calls after it in its batch that
+    never started.
+
+    A call that already has a task takes that task's terminal. Otherwise it runs now; its Hand
+    tool may be missing right after a restart, until the Hand reconnects: wait up to
+    `tool_wait` seconds for it before the call fails as an unknown tool.
+    """
+    batch = _batch_of(history, tool_call_id)
+    answered = {m.tool_call_id for m in history if m.role == "tool"}
+    position = [call.id for call in batch].index(tool_call_id)
+    results: list[HistoryMessage] = []
+    open_call = batch[position]
+    finished = await runtime.reconcile(open_call, scope)
+    if finished is None:
+        tool = await _wait_for_tool(registry, scope, open_call.name, tool_wait)
+        finished = await runtime.resume(open_call, tool, scope)
+    results.append(finished)
+    rest = [call for call in batch[position + 1 :] if call.id not in answered]
+    tools = registry.tools_for(scope.conversation_key, scope.profile)
+    for index, call in enumerate(rest):
+        try:
+            results.append(await runtime.execute(call, tools.get(call.name), scope))
+        except asyncio.CancelledError:
+            for skipped in rest[index + 1 :]:
+                await asyncio.shield(
+                    runtime.skip(skipped, tools.get(skipped.name), scope, "the run was cancelled")
+                )
+            raise
+    return results
+
+
+def batch_is_last(history: list[HistoryMessage], tool_call_id: str) -> bool:
+    """Whether nothing but tool results followed the batch of `tool_call_id` (so the model
+    can be called again with them)."""
+    for index, message in enumerate(history):
+        if message.role == "assistant" and any(c.id == tool_call_id for c in message.tool_calls):
+            return all(m.role == "tool" for m in history[index + 1 :])
+    return False
+
+
+def _batch_of(history: list[HistoryMessage], tool_call_id: str) -> list[ToolCall]:
+    for message in history:
+        if message.role == "assistant":
+            if any(call.id == tool_call_id for call in message.tool_calls):
+                return list(message.tool_calls)
+    raise LookupError(f"no stored assistant message requested tool call {tool_call_id}")
+
+
+async def _wait_for_tool(
+    registry: ToolRegistry, scope: RunScope, name: str, patience: float
+) -> Tool | None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + patience
+    while True:
+        tool = registry.tools_for(scope.conversation_key, scope.profile).get(name)
+        if tool is not None or loop.time() >= deadline:
+            return tool
+        await asyncio.sleep(0.2)
