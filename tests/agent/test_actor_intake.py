@@ -4,8 +4,8 @@ what the note of a non-person input carries."""
 from __future__ import annotations
 
 from helpers.eventually import eventually_async
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.script import parse_script
+from mind.scripted.provider import ScriptedProvider
 from sqlalchemy import select
 
 from mind.agent.manager import ConversationManager

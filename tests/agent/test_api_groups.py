@@ -7,8 +7,8 @@ The conversations' flows (send, queue, run, restart) are proven in
 from __future__ import annotations
 
 import pytest
-from mind.providers.script import parse_script
-from mind.providers.scripted import ScriptedProvider
+from mind.scripted.script import parse_script
+from mind.scripted.provider import ScriptedProvider
 
 from mind.actions.model import PendingChoice
 from mind.agent.manager import ConversationManager

@@ -7,6 +7,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from collections.abc import AsyncIterator, Iterator
+from types import SimpleNamespace
 from typing import Any
 
 import grpc
@@ -72,8 +73,8 @@ def test_the_mind_management_and_handlink_servicers_map_refusals_by_the_one_tabl
     assert management == dict(STATUS_CODES)
 
 
-class RefusingManager:
-    """Refuses every compaction with the error it is given."""
+class RefusingRuns:
+    """The runs API group: refuses every compaction with the error it is given."""
 
     def __init__(self) -> None:
         self.refusal: Exception = RuntimeError("no refusal set")
@@ -102,11 +103,11 @@ async def _serve(spec: ServiceSpec, **options: Any) -> tuple[GrpcServer, grpc.ai
 
 
 @pytest.fixture
-async def mind_served() -> AsyncIterator[tuple[RefusingManager, mind_pb2_grpc.MindStub]]:
-    manager = RefusingManager()
-    unused: Any = None  # only the manager takes part in a compaction
+async def mind_served() -> AsyncIterator[tuple[RefusingRuns, mind_pb2_grpc.MindStub]]:
+    manager = RefusingRuns()
+    unused: Any = None  # only the runs group takes part in a compaction
     servicer = MindServicer(
-        manager,  # type: ignore[arg-type]
+        SimpleNamespace(runs=manager),  # type: ignore[arg-type]
         unused,
         unused,
         _gateway,
@@ -145,7 +146,7 @@ async def management_served() -> AsyncIterator[
 
 @pytest.mark.parametrize("kind", KINDS, ids=lambda kind: kind.__name__)
 async def test_a_refusal_of_each_kind_reaches_a_mind_client_with_its_code(
-    mind_served: tuple[RefusingManager, mind_pb2_grpc.MindStub], kind: type[MindError]
+    mind_served: tuple[RefusingRuns, mind_pb2_grpc.MindStub], kind: type[MindError]
 ) -> None:
     manager, stub = mind_served
     manager.refusal = _refusal(kind)
