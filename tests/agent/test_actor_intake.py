@@ -4,8 +4,6 @@ what the note of a non-person input carries."""
 from __future__ import annotations
 
 from helpers.eventually import eventually_async
-from mind.scripted.script import parse_script
-from mind.scripted.provider import ScriptedProvider
 from sqlalchemy import select
 
 from mind.agent.manager import ConversationManager
@@ -15,6 +13,8 @@ from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
 from mind.events.bus import EventBus
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store import models
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll

@@ -7,8 +7,6 @@ The conversations' flows (send, queue, run, restart) are proven in
 from __future__ import annotations
 
 import pytest
-from mind.scripted.script import parse_script
-from mind.scripted.provider import ScriptedProvider
 
 from mind.actions.model import PendingChoice
 from mind.agent.manager import ConversationManager
@@ -20,6 +18,8 @@ from mind.core.tool_runtime import ToolRuntime
 from mind.errors import InvalidInput, NotAllowed, NotFound, WrongState
 from mind.events.bus import EventBus
 from mind.memory.store import Memory
+from mind.scripted.provider import ScriptedProvider
+from mind.scripted.script import parse_script
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode
