@@ -44,9 +44,20 @@ FILE_SUFFIXES = frozenset({"py", "proto", "js", "sock", "md", "json", "toml", "y
 WRAPPING = "'\"()`"
 # Shell words after which a command's own words end.
 COMMAND_END = frozenset({"|", "||", "&&", ";", "&", ">", ">>", "<", "2>&1", ">&2"})
-# The sources searched for a `TOBE_*` variable that names no setting.
+# The sources searched for a `TOBE_*` variable that names no setting (the tests read a few of
+# their own, such as the one that refreshes the web client's picture).
 SOURCE_SUFFIXES = frozenset({".py", ".sh", ".yaml", ".example", ".toml", ".js"})
-SOURCE_DIRS = ("tobe", "mind", "face", "hand", "awareness", "management", "docker", "scripts")
+SOURCE_DIRS = (
+    "tobe",
+    "mind",
+    "face",
+    "hand",
+    "awareness",
+    "management",
+    "docker",
+    "scripts",
+    "tests",
+)
 
 
 @dataclass(frozen=True)
