@@ -22,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from helpers.eventually import eventually
-from helpers.up_process import free_port
+from helpers.ports import free_port
 
 DOVECOT = Path("/usr/sbin/dovecot")
 USERNAME = "alice"

@@ -15,7 +15,7 @@ from awareness_harness import BUILTIN, AwarenessProcess, Client, add_adapter, ne
 from awareness_images import png
 from dovecot_server import PASSWORD, USERNAME, Dovecot, dovecot_server
 from helpers.eventually import eventually_async
-from helpers.up_process import free_port
+from helpers.ports import free_port
 
 from awareness.adapter import AdapterContext
 from awareness.adapters.email.positions import Positions

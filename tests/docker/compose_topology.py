@@ -21,7 +21,6 @@ import os
 import re
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 from collections import deque
@@ -32,6 +31,7 @@ from typing import Any
 import click
 from compose_render import render
 from helpers.eventually import eventually
+from helpers.ports import free_port
 
 REPO = Path(__file__).resolve().parents[2]
 DOCKER_DIR = REPO / "docker"
@@ -214,12 +214,6 @@ def startup_order(services: dict[str, Any]) -> list[str]:
     for name in services:
         visit(name)
     return order
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @dataclass

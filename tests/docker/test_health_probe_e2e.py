@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from compose_topology import free_port, image_healthcheck, image_programs, program_interpreter
+from compose_topology import image_healthcheck, image_programs, program_interpreter
 from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, issue_token, mind_env, run_mind_command, running_mind
+from helpers.ports import free_port
 
 pytestmark = pytest.mark.e2e
 DEADLINE = 60.0

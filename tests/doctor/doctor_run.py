@@ -7,7 +7,8 @@ import re
 from pathlib import Path
 
 from click.testing import CliRunner
-from helpers.up_process import PROVIDER_VARIABLES, free_port
+from helpers.ports import free_port
+from helpers.up_process import PROVIDER_VARIABLES
 
 from tobe.cli import main
 

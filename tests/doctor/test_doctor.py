@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from doctor_run import doctor_env, run_doctor
 from helpers.admin_cli import Admin
-from helpers.up_process import free_port
+from helpers.ports import free_port
 
 from management.doctor.encoding import check_locale
 from management.doctor.state import Doctor

@@ -15,8 +15,8 @@ import pytest
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, issue_token, running_mind
+from helpers.ports import free_port
 from helpers.screen import screen_lines
-from helpers.up_process import free_port
 
 from tobe.v1 import face_pb2
 

@@ -6,37 +6,23 @@ from __future__ import annotations
 import io
 import os
 import re
-import socket
 import sys
 from pathlib import Path
 
 import pexpect
 
+from helpers.ports import free_port, is_free
+
 START_TIMEOUT = 120
 PROVIDER_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def free_port_base() -> int:
     """A `--port-base` N whose N+10, N+20, N+21 and N+30 are free right now."""
     while True:
         base = free_port() - 30
-        if base > 1024 and all(_free(base + offset) for offset in (10, 20, 21, 30)):
+        if base > 1024 and all(is_free(base + offset) for offset in (10, 20, 21, 30)):
             return base
-
-
-def _free(port: int) -> bool:
-    with socket.socket() as probe:
-        try:
-            probe.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
 
 
 def clean_env() -> dict[str, str]:

@@ -15,7 +15,8 @@ from pathlib import Path
 import pexpect
 import psutil
 import pytest
-from helpers.up_process import clean_env, free_port, gone, printed, service_pids, spawn, up_env
+from helpers.ports import free_port
+from helpers.up_process import clean_env, gone, printed, service_pids, spawn, up_env
 
 pytestmark = pytest.mark.e2e
 
