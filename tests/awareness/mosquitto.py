@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from helpers.eventually import eventually
+from helpers.ports import free_port
 
 MOSQUITTO = Path("/usr/sbin/mosquitto")
 MOSQUITTO_PASSWD = Path("/usr/bin/mosquitto_passwd")
@@ -26,7 +27,7 @@ MOSQUITTO_PASSWD = Path("/usr/bin/mosquitto_passwd")
 class Mosquitto:
     def __init__(self, root: Path, users: dict[str, str]) -> None:
         self.root = root
-        self.port = _free_port()
+        self.port = free_port()
         self.config = root / "mosquitto.conf"
         self.log = root / "mosquitto.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -85,10 +86,3 @@ def running_mosquitto(users: dict[str, str] | None = None) -> Iterator[Mosquitto
             broker.process.kill()
             broker.process.wait()
         shutil.rmtree(root, ignore_errors=True)
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port

@@ -8,7 +8,6 @@ client of its own, so tests check the server's state independently of the adapte
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,7 @@ from typing import Any
 import caldav
 import httpx
 from helpers.eventually import eventually
+from helpers.ports import free_port
 
 USERNAME = "owner"
 PASSWORD = "radicale-password-3d9f1a"
@@ -91,15 +91,9 @@ class Radicale:
         return caldav.DAVClient(url=self.url, username=USERNAME, password=PASSWORD)
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @contextmanager
 def running_radicale() -> Iterator[Radicale]:
-    server = Radicale(Path(tempfile.mkdtemp(prefix="radicale-")), _free_port())
+    server = Radicale(Path(tempfile.mkdtemp(prefix="radicale-")), free_port())
     try:
         server.start()
         yield server

@@ -14,17 +14,12 @@ import grpc
 import pytest
 from helpers.eventually import eventually_async
 from helpers.mind_process import MindProcess, issue_token, running_mind
+from helpers.ports import free_port
 
 from tobe.runtime.health import check, check_reason, wait_serving
 
 pytestmark = pytest.mark.e2e
 DEADLINE = 60.0
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture
