@@ -98,7 +98,9 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
     # start at once (reading the stored key needs no lock).
     stored_key = stored_keys(settings)
     try:
-        provider = build_provider(settings.provider, stored_key=stored_key)
+        provider = build_provider(
+            settings.provider, stored_key=stored_key, cache_dir=settings.data_dir
+        )
     except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
         raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
     from mind.server import build, serve

@@ -20,7 +20,7 @@ from typing import Any
 
 from mind.conversation.history import HistoryMessage
 from mind.providers.base import ProviderMessage, ProviderRequest, ThinkingBlock, ToolCall, Usage
-from mind.providers.catalog import ModelInfo
+from mind.providers.catalog import OUTPUT_SHARE, ModelInfo
 from tobe.config import ContextSettings
 
 # Providers bill an image at roughly a fixed number of tokens (Anthropic ~1,600 for a
@@ -48,10 +48,13 @@ class Budget:
 
     @classmethod
     def of(cls, info: ModelInfo, settings: ContextSettings) -> Budget:
-        output = min(info.max_output, settings.max_output_tokens)
-        # A model whose window is small next to the reserve keeps a quarter of it as reserve.
-        reserve = min(settings.reserve_tokens, info.context_window // 4)
-        return cls(info.context_window, output, reserve)
+        window = info.context_window
+        # The reply's share follows the window: a small window keeps most of itself for the
+        # conversation (`OUTPUT_SHARE`); a large one gives the reply what the model allows.
+        output = min(info.max_output, settings.max_output_tokens, max(1, window // OUTPUT_SHARE))
+        # A model whose window is small next to the reserve keeps an eighth of it as reserve.
+        reserve = min(settings.reserve_tokens, window // 8)
+        return cls(window, output, reserve)
 
 
 @dataclass(frozen=True)

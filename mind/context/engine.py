@@ -193,8 +193,8 @@ class CompactionEngine:
         cut = found[first_kept].start if first_kept < len(found) else len(history)
         if cut == 0:
             raise WrongState(
-                f"nothing to compact in {key}: only its most recent messages are left "
-                "after its summary, and they stay as they are"
+                f"{key} is as short as compaction can make it: only its most recent messages "
+                "are left after its summary, and they stay as they are"
             )
         return _Plan(history[:cut], history[cut:])
 

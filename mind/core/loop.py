@@ -95,6 +95,9 @@ class RunOutcome:
 
 # The current-time note every request ends with.
 _TIME_NOTE = Size(64)
+# What `_compact` answers when only the latest messages are left after the summary: the
+# request is then too long on its own, which the person is told with the numbers.
+_NOTHING_BEFORE = "only the latest messages are left"
 
 
 @dataclass
@@ -311,12 +314,20 @@ class AgentCore:
         return engine.estimator.estimate(key, size) > engine.budget.prompt_limit
 
     def _still_over(self, key: str, size: Size) -> str:
+        return self._too_long(key, size)
+
+    def _too_long(self, key: str, size: Size) -> str:
+        """One line for a request whose latest messages alone do not fit, with the numbers."""
         engine = self.compaction
         assert engine is not None
+        budget = engine.budget
         estimate = engine.estimator.estimate(key, size)
         return (
-            f"the context is over budget (~{estimate} of {engine.budget.prompt_limit} tokens) "
-            "even after compaction: the latest messages alone are too long for the model"
+            f"the latest message is too long for the model: the request needs ~{estimate} "
+            f"tokens, and the model's context window of {budget.context_window} tokens takes "
+            f"at most {budget.prompt_limit} ({budget.output_tokens} are kept for the reply); "
+            "shorten the message, or, if the model's window is larger, give it in "
+            "[[provider.models]] context_window"
         )
 
     async def _fit(
@@ -333,6 +344,8 @@ class AgentCore:
         key = scope.conversation_key
         estimate = engine.estimator.estimate(key, size)
         why = await self._compact(scope, request, context, protected, CompactionTrigger.BUDGET)
+        if why is _NOTHING_BEFORE:
+            return self._too_long(key, size)
         if why:
             limit = engine.budget.prompt_limit
             return f"the context is over budget (~{estimate} of {limit} tokens) and {why}"
@@ -352,6 +365,8 @@ class AgentCore:
         at_least = engine.budget.context_window - engine.budget.output_tokens + 1
         engine.estimator.observe_overflow(scope.conversation_key, size, at_least)
         why = await self._compact(scope, request, context, protected, CompactionTrigger.OVERFLOW)
+        if why is _NOTHING_BEFORE:
+            return self._too_long(scope.conversation_key, size)
         if why:
             return f"the model found the request too long for its context window and {why}"
         return ""
@@ -364,7 +379,8 @@ class AgentCore:
         protected: frozenset[str],
         trigger: CompactionTrigger,
     ) -> str:
-        """Compact within this run (which holds the lease); "" when done, else why not."""
+        """Compact within this run (which holds the lease); "" when done, `_NOTHING_BEFORE`
+        when only the latest messages are left, else why not."""
         engine = self.compaction
         assert engine is not None
         key = scope.conversation_key
@@ -377,7 +393,9 @@ class AgentCore:
                 fixed_tokens=engine.estimator.tokens(key, fixed_size(request) + _TIME_NOTE),
                 protected=protected,
             )
-        except (CompactionFailed, WrongState) as exc:
+        except WrongState:
+            return _NOTHING_BEFORE
+        except CompactionFailed as exc:
             log.warning("run %s: compaction failed: %s", scope.run_id, exc)
             return f"compaction failed: {exc}"
         context.summary, context.messages = compacted.summary, list(compacted.messages)

@@ -11,7 +11,7 @@ a self-hosted server's listing: then `assumed` describes it with conservative li
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mind.providers.base import ThinkingLevel
 from tobe.config import ModelEntry, ProviderSettings
@@ -26,12 +26,15 @@ GEMINI_25_PRO = (ThinkingLevel.MINIMAL, *REASONING)
 GEMINI_3 = (ThinkingLevel.LOW, ThinkingLevel.HIGH)
 
 
-# Limits assumed for a model a self-hosted OpenAI-compatible server lists without them. 8192
-# tokens is the smallest window common local models are served with (Llama 3 8B, Mistral 7B;
-# llama.cpp and vLLM serve the model's own); a smaller real window makes the server truncate or
-# refuse, so operators should state the real one. 4096 leaves half of it for the context.
-ASSUMED_CONTEXT = 8192
+# Limits assumed for a model a self-hosted OpenAI-compatible server serves without saying its
+# window: 4096 tokens is what Ollama, LM Studio and older llama-server builds load a model with
+# unless told otherwise, so the smallest window such a model is likely to have; a larger real
+# one is only wasted, a smaller one would make the server truncate or refuse.
+ASSUMED_CONTEXT = 4096
 ASSUMED_MAX_OUTPUT = 4096
+# The share of a window a reply may take at most: a 4k-window model cannot give half of it to
+# the reply and keep a conversation.
+OUTPUT_SHARE = 4
 
 
 class UnknownModelError(ValueError):
@@ -47,6 +50,10 @@ class ModelInfo:
     max_output: int
     vision: bool
     thinking_levels: tuple[ThinkingLevel, ...]
+    # How the model can be held to a JSON Schema: "json_schema", "json_object", "tool", "none".
+    structured_output: str = "none"
+    # Where `context_window` came from, for the start-up log and `tobe doctor`.
+    window_source: str = ""
 
 
 def _m(
@@ -134,18 +141,26 @@ def lookup(settings: ProviderSettings) -> ModelInfo:
     )
 
 
-def assumed(model_id: str, context: int | None = None, max_output: int | None = None) -> ModelInfo:
-    """A listed model's entry: the listing's limits where it gives them, else the assumed ones;
+def assumed(
+    model_id: str,
+    context: int | None = None,
+    max_output: int | None = None,
+    structured_output: str = "none",
+) -> ModelInfo:
+    """A listed model's entry: the server's limits where it gives them, else the assumed ones;
     no vision, thinking off."""
     window = context or ASSUMED_CONTEXT
-    output = min(max_output or ASSUMED_MAX_OUTPUT, max(window // 2, 1))
-    return ModelInfo(model_id, window, output, False, OFF)
+    output = min(max_output or ASSUMED_MAX_OUTPUT, max(window // OUTPUT_SHARE, 1))
+    return ModelInfo(model_id, window, output, False, OFF, structured_output)
 
 
 def known(settings: ProviderSettings, model_id: str) -> ModelInfo | None:
     """The catalog entry (config or built-in) for `model_id` under `settings`' kind, or None."""
-    added = [_from_entry(entry) for entry in settings.models]
-    return _match(model_id, added) or _match(model_id, BUILTIN.get(settings.kind, ()))
+    added = _match(model_id, [_from_entry(entry) for entry in settings.models])
+    if added is not None:
+        return replace(added, window_source="[[provider.models]]")
+    built_in = _match(model_id, BUILTIN.get(settings.kind, ()))
+    return replace(built_in, window_source="the catalog") if built_in is not None else None
 
 
 def clamp_thinking(info: ModelInfo, level: ThinkingLevel) -> tuple[ThinkingLevel, str | None]:

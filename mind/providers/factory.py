@@ -2,31 +2,29 @@
 
 The API key is resolved by `mind.providers.api_keys` (`[provider] api_key`, else the
 provider's usual variable, else the key `tobe setup` stored). The model must be in the
-catalog, or listed by a self-hosted OpenAI-compatible server (a non-default base URL): then it
-runs with the catalog's assumed limits and one warning. On the official APIs an unknown id
-stops the start at once, without asking the provider anything. The scripted kinds are built
-above the layers their scripts answer (`mind.scripted.configured`).
+catalog, or served by a self-hosted OpenAI-compatible server (a non-default base URL): then it
+runs with the window that server reports (`mind.providers.self_hosted`). On the official
+APIs an unknown id stops the start at once, without asking the provider anything. The
+scripted kinds are built above the layers their scripts answer (`mind.scripted.configured`).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 
 from mind.providers.anthropic import AnthropicProvider
 from mind.providers.api_keys import KeyLookup, key_variables, with_api_key
 from mind.providers.base import Provider, ThinkingLevel
-from mind.providers.catalog import ASSUMED_CONTEXT, ModelInfo, UnknownModelError, assumed, lookup
+from mind.providers.catalog import ModelInfo, UnknownModelError, lookup
 from mind.providers.gemini import GeminiProvider
-from mind.providers.listing import ListingError, base_url, is_self_hosted, list_models
+from mind.providers.listing import is_self_hosted
 from mind.providers.openai import OpenAIProvider
+from mind.providers.self_hosted import UnservedModel, served_model
 from tobe.config import ProviderSettings
 
 log = logging.getLogger(__name__)
-
-# Seconds the start waits for a self-hosted server to list its models.
-LISTING_TIMEOUT = 5.0
 
 
 class ProviderConfigError(ValueError):
@@ -47,15 +45,19 @@ def thinking_level(settings: ProviderSettings) -> ThinkingLevel:
 
 
 def build_http_provider(
-    settings: ProviderSettings, *, stored_key: KeyLookup | None = None
+    settings: ProviderSettings,
+    *,
+    stored_key: KeyLookup | None = None,
+    cache_dir: Path | None = None,
 ) -> Provider:
     """The adapter for `settings`; ProviderConfigError says what to fix.
 
     `stored_key(kind)` is the key stored for that kind, asked only when no other is set. Call
-    it outside an event loop: a self-hosted model is looked up in the server's listing."""
+    it outside an event loop: a self-hosted model is looked up on its server; `cache_dir`
+    remembers the windows servers report (`mind.providers.self_hosted`)."""
     thinking_level(settings)
     if settings.kind in _ADAPTERS:
-        return _wire_provider(settings, stored_key)
+        return _wire_provider(settings, stored_key, cache_dir)
     raise ProviderConfigError(f"provider kind {settings.kind!r} is not available in this build")
 
 
@@ -66,7 +68,9 @@ _ADAPTERS: dict[str, Callable[[ProviderSettings, ModelInfo], Provider]] = {
 }
 
 
-def _wire_provider(settings: ProviderSettings, stored_key: KeyLookup | None) -> Provider:
+def _wire_provider(
+    settings: ProviderSettings, stored_key: KeyLookup | None, cache_dir: Path | None
+) -> Provider:
     """An HTTP adapter for a model the catalog knows or a self-hosted server lists."""
     if not settings.model:
         raise ProviderConfigError(
@@ -88,45 +92,17 @@ def _wire_provider(settings: ProviderSettings, stored_key: KeyLookup | None) -> 
     try:
         info = lookup(settings)
     except UnknownModelError as exc:
-        info = _listed_model(settings, exc)
+        info = _listed_model(settings, exc, cache_dir)
     return _ADAPTERS[settings.kind](settings, info)
 
 
-def _listed_model(settings: ProviderSettings, unknown: UnknownModelError) -> ModelInfo:
-    """The entry of a model only a self-hosted server knows, if it lists it (module docstring)."""
+def _listed_model(
+    settings: ProviderSettings, unknown: UnknownModelError, cache_dir: Path | None
+) -> ModelInfo:
+    """The entry of a model only a self-hosted server knows (`mind.providers.self_hosted`)."""
     if not is_self_hosted(settings):
         raise ProviderConfigError(str(unknown)) from None
     try:
-        listed = asyncio.run(list_models(settings, timeout=LISTING_TIMEOUT))
-    except ListingError as exc:
-        raise ProviderConfigError(
-            f"model {settings.model!r} is not in the catalog and the server could not be asked "
-            f"whether it serves it ({exc.problem}); start the server or fix [provider] base_url "
-            "(TOBE_PROVIDER__BASE_URL), or describe the model in [[provider.models]] "
-            "(TOBE_PROVIDER__MODELS)"
-        ) from None
-    found = next((model for model in listed if model.id == settings.model), None)
-    if found is None:
-        names = ", ".join(model.id for model in listed) or "none"
-        raise ProviderConfigError(
-            f"model {settings.model!r} is not in the catalog and {base_url(settings)} does not "
-            f"list it (it lists: {names}); set [provider] model (TOBE_PROVIDER__MODEL) to one "
-            "of those"
-        )
-    info = assumed(found.id, found.context_window, found.max_output)
-    limits = "listed" if found.context_window else f"assumed (default {ASSUMED_CONTEXT})"
-    log.warning(
-        "model %r is not in the catalog; %s lists it, so it runs with a context window of %d "
-        "tokens (%s), at most %d output tokens, no images and thinking off. Give its real "
-        "values in the config file ([[provider.models]] id = %r, context_window, max_output, "
-        'vision, thinking_levels) or as TOBE_PROVIDER__MODELS=\'[{"id": %r, '
-        '"context_window": …, "max_output": …}]\'',
-        info.id,
-        base_url(settings),
-        info.context_window,
-        limits,
-        info.max_output,
-        info.id,
-        info.id,
-    )
-    return info
+        return served_model(settings, cache_dir)
+    except UnservedModel as exc:
+        raise ProviderConfigError(str(exc)) from None

@@ -35,6 +35,8 @@ class ListedModel:
     id: str
     context_window: int | None = None
     max_output: int | None = None
+    # Who the server says owns the model (vLLM says "vllm", llama-server "llamacpp").
+    owned_by: str = ""
 
 
 class ListingError(Exception):
@@ -89,7 +91,11 @@ async def _openai(client: httpx.AsyncClient, settings: ProviderSettings) -> list
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     body = await _get(client, settings, f"{base_url(settings)}/models", headers, {})
     return [
-        ListedModel(str(item["id"]), _int(item.get("max_model_len") or item.get("context_length")))
+        ListedModel(
+            str(item["id"]),
+            _int(item.get("max_model_len") or item.get("context_length")),
+            owned_by=str(item.get("owned_by") or ""),
+        )
         for item in _items(body, "data")
         if "id" in item
     ]

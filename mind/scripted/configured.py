@@ -7,6 +7,7 @@ answer the Mind's own prompts; the adapters are built below (`mind.providers.fac
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 
 from mind.providers.api_keys import KeyLookup
 from mind.providers.base import Provider
@@ -19,10 +20,16 @@ from tobe.config import ProviderSettings
 log = logging.getLogger(__name__)
 
 
-def build_provider(settings: ProviderSettings, *, stored_key: KeyLookup | None = None) -> Provider:
+def build_provider(
+    settings: ProviderSettings,
+    *,
+    stored_key: KeyLookup | None = None,
+    cache_dir: Path | None = None,
+) -> Provider:
     """The provider for `settings`; ProviderConfigError (or ScriptError) says what to fix.
 
-    `stored_key` serves the adapters (`build_http_provider`); call this outside an event loop."""
+    `stored_key` and `cache_dir` serve the adapters (`build_http_provider`); call this outside
+    an event loop."""
     thinking_level(settings)
     if settings.kind == "":
         log.warning("no provider configured ([provider] kind); playing the offline demo script")
@@ -34,7 +41,7 @@ def build_provider(settings: ProviderSettings, *, stored_key: KeyLookup | None =
                 "(TOBE_PROVIDER__SCRIPT)"
             )
         return ScriptedProvider.from_file(settings.script, _scripted_model(settings))
-    return build_http_provider(settings, stored_key=stored_key)
+    return build_http_provider(settings, stored_key=stored_key, cache_dir=cache_dir)
 
 
 def _scripted_model(settings: ProviderSettings) -> ModelInfo | None:

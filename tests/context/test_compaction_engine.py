@@ -151,7 +151,7 @@ async def test_a_requested_compaction_with_only_the_latest_batches_has_nothing_t
     assert [m.role for m in first.messages] == ["assistant", "tool", "assistant"]
     assert first.messages[0].tool_calls[0].id == first.messages[1].tool_call_id
 
-    with pytest.raises(WrongState, match="nothing to compact"):
+    with pytest.raises(WrongState, match="as short as compaction can make it"):
         await engine.compact(KEY, ["alice"], trigger=CompactionTrigger.REQUESTED)
     assert await records.latest_summary(database, KEY) == first.summary
 

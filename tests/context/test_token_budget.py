@@ -25,10 +25,18 @@ def test_the_prompt_may_fill_the_window_minus_the_requested_output_and_the_reser
     assert budget.prompt_limit == 200_000 - 16_384 - 4096
 
 
-def test_a_small_window_keeps_at_most_a_quarter_of_itself_as_reserve() -> None:
+def test_a_small_window_keeps_at_most_an_eighth_of_itself_as_reserve() -> None:
     info = ModelInfo("m", context_window=4000, max_output=256, vision=False, thinking_levels=OFF)
     budget = Budget.of(info, ContextSettings())
-    assert (budget.output_tokens, budget.reserve_tokens, budget.prompt_limit) == (256, 1000, 2744)
+    assert (budget.output_tokens, budget.reserve_tokens, budget.prompt_limit) == (256, 500, 3244)
+
+
+def test_a_small_window_gives_the_reply_at_most_a_quarter_of_itself() -> None:
+    """A 4k-window model whose catalog entry allows 4k of output still keeps 3k for the
+    conversation."""
+    info = ModelInfo("m", context_window=4096, max_output=4096, vision=False, thinking_levels=OFF)
+    budget = Budget.of(info, ContextSettings())
+    assert (budget.output_tokens, budget.reserve_tokens, budget.prompt_limit) == (1024, 512, 2560)
 
 
 def test_everything_a_request_carries_counts_toward_its_size() -> None:

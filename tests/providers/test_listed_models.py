@@ -9,7 +9,7 @@ import pytest
 from model_server import ModelServer, openai_pages
 from pydantic import SecretStr
 
-from mind.providers.catalog import ASSUMED_CONTEXT, ASSUMED_MAX_OUTPUT
+from mind.providers.catalog import ASSUMED_CONTEXT, OUTPUT_SHARE
 from mind.providers.factory import ProviderConfigError
 from mind.providers.openai import OpenAIProvider
 from mind.scripted.configured import build_provider
@@ -20,7 +20,7 @@ def _settings(url: str, model: str) -> ProviderSettings:
     return ProviderSettings(kind="openai", base_url=url, model=model, api_key=SecretStr("k"))
 
 
-def test_a_model_a_self_hosted_server_lists_runs_with_assumed_limits_and_one_warning(caplog):
+def test_a_model_a_server_lists_without_a_window_runs_with_the_default_and_one_warning(caplog):
     with ModelServer(openai_pages("mock-1")) as server:
         with caplog.at_level(logging.WARNING, logger="mind.providers.factory"):
             provider = build_provider(_settings(server.url + "/v1", "mock-1"))
@@ -28,7 +28,7 @@ def test_a_model_a_self_hosted_server_lists_runs_with_assumed_limits_and_one_war
     info = provider.info
     assert (info.context_window, info.max_output, info.vision) == (
         ASSUMED_CONTEXT,
-        ASSUMED_MAX_OUTPUT,
+        ASSUMED_CONTEXT // OUTPUT_SHARE,
         False,
     )
     (warning,) = caplog.messages
