@@ -114,6 +114,9 @@ def _error_fields(body: Any) -> dict[str, Any]:
     error = _error_object(body)
     if error:
         return error
+    if isinstance(body, dict) and isinstance(body.get("error"), str):
+        # LM Studio: `{"error": "<message>"}`.
+        return {"message": body["error"]}
     return body if isinstance(body, dict) else {}
 
 
@@ -131,7 +134,7 @@ def _error_details(body: Any) -> list[dict[str, Any]]:
 
 def error_message(body: Any, fallback: str) -> str:
     error = _error_object(body)
-    message = error.get("message") or (body.get("message") if isinstance(body, dict) else None)
+    message = error.get("message") or _error_fields(body).get("message")
     kind = error.get("type") or error.get("status") or error.get("code")
     text = str(message or fallback).strip()
     return f"{kind}: {text}" if kind and str(kind) not in text else text
@@ -359,11 +362,19 @@ _EVENT_STATUS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 
 
 
 def stream_error(wire: Wire, body: Any, fallback: str) -> ProviderError:
-    """An error reported inside a 200 response (error event, error object)."""
+    """An error reported inside a 200 response (error event, error object); a request too
+    long for the window is one too (LM Studio answers it with a 200 and an error event)."""
     error = _error_object(body)
     code = error.get("code")
     status = code if isinstance(code, int) else _EVENT_STATUS.get(str(error.get("type")))
     message = wire.secret.scrub(error_message(body, fallback))
+    if _is_context_overflow(wire.overflow, body):
+        return ProviderError(
+            ErrorKind.CONTEXT_OVERFLOW,
+            f"{wire.provider} refused the request as too long for the model's context window "
+            f"({message})",
+            status,
+        )
     return ProviderError(ErrorKind.STREAM, f"{wire.provider}: {message}", status)
 
 

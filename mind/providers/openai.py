@@ -47,7 +47,14 @@ _OVERFLOW = (
     OverflowSign("type", re.compile(r"^exceed_context_size_error$")),
     # vLLM: HTTP 400 with only the generic type "BadRequestError", so the message
     # (vllm-project/vllm, vllm/entrypoints/openai/serving_engine.py); DeepSeek words it alike.
+    # Some builds word it "…the model's context length is only N tokens".
     OverflowSign("message", re.compile(r"This model's maximum context length is \d+ tokens")),
+    OverflowSign("message", re.compile(r"the model's context length is only \d+ tokens")),
+    # LM Studio: an error event in a 200 stream (0.4) or a 400, `{"error": "<message>"}` or
+    # `{"error": {"message": …}}`; older builds word it as the tokens to keep not fitting.
+    OverflowSign("message", re.compile(r"does not fit in context length")),
+    OverflowSign("message", re.compile(r"tokens to keep from the initial prompt is greater")),
+    OverflowSign("message", re.compile(r"context the overflows")),
 )
 _FINISH = {
     "stop": StopReason.STOP,

@@ -148,21 +148,7 @@ async def test_a_streamed_turn_gives_the_adapter_text_and_usage(server, adapter_
     assert not record.over_window and record.structured is None and not record.answered_json
 
 
-@pytest.mark.parametrize(
-    "kind",
-    [
-        "llama-server",
-        "vllm",
-        pytest.param(
-            "lmstudio",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the adapter does not yet recognise LM Studio's in-stream "
-                "'Input does not fit in context length' error as a context overflow",
-            ),
-        ),
-    ],
-)
+@pytest.mark.parametrize("kind", ["llama-server", "vllm", "lmstudio"])
 async def test_a_prompt_over_the_window_is_a_context_overflow_for_the_adapter(kind, adapter_for):
     with local_server(kind, loaded_window=256) as fake:
         result = await adapter_for(fake).complete(ask("x" * 4000), lambda event: None)

@@ -1,0 +1,69 @@
+"""A small local model behind llama-server, Ollama, vLLM or LM Studio, as a new user runs it:
+a model id the catalog does not know, no window configured, the decision layer on (the
+default), and a long conversation. Every turn is answered, no request goes over the window the
+server loaded the model with, and nothing about JSON or the decision layer shows up in the
+conversation."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from helpers.local_servers import KINDS, local_server
+from helpers.mind_gateway import Gateway, payloads
+from helpers.mind_process import running_mind
+
+from tobe.v1 import common_pb2
+
+pytestmark = pytest.mark.e2e
+
+TURNS = 30
+TOPICS = ("the garden", "the trip to Lisbon", "the book club", "the new bike", "the tax forms")
+
+
+def _message(turn: int) -> str:
+    """About 1,500 characters the person says, different every turn."""
+    topic = TOPICS[turn % len(TOPICS)]
+    sentence = (
+        f"Turn {turn}: some thoughts about {topic}, which I keep coming back to this week; "
+        "nothing to do about it yet, I just want to talk it through with you. "
+    )
+    return (sentence * 12)[:1500]
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+def test_thirty_long_turns_on_a_small_local_model_stay_within_its_window(tmp_path: Path, kind: str):
+    with local_server(kind, loaded_window=4096, max_window=131072) as fake:
+        env = {
+            "TOBE_PROVIDER__KIND": "openai",
+            "TOBE_PROVIDER__MODEL": fake.model,
+            "TOBE_PROVIDER__BASE_URL": fake.base_url,
+            "TOBE_PROVIDER__MAX_RETRIES": "0",
+            "TOBE_ACTIONS__ENABLED": "true",  # the default a new user gets
+        }
+        with running_mind(tmp_path, script=None, **env) as mind:
+            gateway = Gateway.connect(mind)
+            try:
+                key = gateway.create(f"p_{uuid.uuid4().hex[:12]}")
+                ended = []
+                for turn in range(TURNS):
+                    start = gateway.head()
+                    run = gateway.send(key, _message(turn), uuid.uuid4().hex).run_id
+                    events = gateway.wait_runs_ended(start, {run}, timeout=60)
+                    ended.append([r for r in payloads(events, "run_changed") if r.id == run][-1])
+                history = gateway.history(key)
+            finally:
+                gateway.close()
+
+    failed = [
+        (i, r.reason) for i, r in enumerate(ended) if r.state != common_pb2.RUN_STATE_COMPLETED
+    ]
+    assert not failed, failed
+    over = [(c.prompt_tokens, c.max_tokens) for c in fake.chats if c.over_window]
+    assert not over, f"{len(over)} of {len(fake.chats)} requests went over the 4096-token window"
+    answers = [m for m in history.messages if m.role == common_pb2.MESSAGE_ROLE_ASSISTANT]
+    assert len([m for m in answers if m.text]) >= TURNS
+    notes = [m.text for m in history.messages if m.role == common_pb2.MESSAGE_ROLE_NOTE]
+    shown = "\n".join(notes)
+    assert "JSON" not in shown and "decision layer" not in shown, shown[:500]
