@@ -1,7 +1,8 @@
 """`tobe models`: the catalog for a provider kind, and what the configured provider lists.
 
 Each listed model is marked the way the Mind would treat it at start (`model_choice`): in the
-catalog, accepted with assumed limits (a self-hosted OpenAI-compatible server), or refused.
+catalog, accepted with the window its self-hosted server reports (or the assumed one), or
+refused.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from tobe.config import ProviderSettings, load_settings
 
 LISTED_NOTE = {
     Verdict.CATALOG: "in the catalog",
-    Verdict.DEFAULTS: "accepted with assumed limits",
+    Verdict.DEFAULTS: "served by this server",
     Verdict.REFUSED: "not in the catalog: describe it in [[provider.models]] to use it",
 }
 
@@ -37,14 +38,16 @@ LISTED_NOTE = {
     "--provider",
     "choice",
     type=click.Choice(sorted(CHOICES)),
-    help="A provider kind instead of the configured one (ollama: openai at the local Ollama).",
+    help="A provider kind instead of the configured one (ollama, llama-server, vllm, lmstudio: "
+    "openai at that local server's usual port).",
 )
 @click.option("--base-url", help="The provider's base URL instead of the configured one.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON for scripts.")
 def models(choice: str | None, base_url: str | None, as_json: bool) -> None:
     """List the model catalog and the provider's models.
 
-    Each listed model is marked: in the catalog, accepted with assumed limits, or refused.
+    Each listed model is marked: in the catalog, served with the window its server reports,
+    or refused.
     """
     settings = load_settings()
     provider = settings.provider
@@ -58,7 +61,7 @@ def models(choice: str | None, base_url: str | None, as_json: bool) -> None:
         provider = provider.model_copy(update={"base_url": base_url})
     if provider.kind not in ("openai", "anthropic", "gemini"):
         raise click.ClickException(
-            "no provider configured: pass --provider (openai, anthropic, gemini, ollama) or "
+            "no provider configured: pass --provider (" + ", ".join(sorted(CHOICES)) + ") or "
             "run `tobe setup`"
         )
     try:
@@ -85,6 +88,8 @@ def _entry(info: ModelInfo) -> dict[str, Any]:
         "max_output": info.max_output,
         "vision": info.vision,
         "thinking_levels": [level.value for level in info.thinking_levels],
+        "structured_output": info.structured_output,
+        "window_source": info.window_source,
     }
 
 
@@ -120,7 +125,9 @@ def _print(provider: ProviderSettings, listed: list[ModelRow] | None, error: str
         mark = "*" if row.id == provider.model else " "
         note = LISTED_NOTE[row.verdict]
         if row.verdict is Verdict.DEFAULTS and row.info is not None:
-            note += f" (context {row.info.context_window}, output {row.info.max_output})"
+            source = row.info.window_source
+            origin = f"from {source}" if source else "assumed"
+            note += f" (context {row.info.context_window} {origin}, output {row.info.max_output})"
         click.echo(f" {mark}{row.id:<40} {note}")
     if provider.model:
         click.echo(f"\n* the configured model ({provider.model})")

@@ -1,10 +1,12 @@
 """`tobe setup`: choose a provider, store its key sealed, pick a model, write the config file.
 
-Steps: provider kind → base URL → API key (hidden) → the provider's listing (which proves the
-URL and the key) → model → thinking level → key stored (`mind.credentials.provider_keys`) →
-`[provider]` written. Every answer can come from a flag instead; `--yes` takes the default of
-whatever no flag gives. A listing that fails is one line: the questions repeat when someone is
-answering them, and a scripted run exits 1. Nothing is stored or written before the listing
+Steps: the model servers running here are looked for (`management.local_servers`) → provider
+kind → base URL → API key (hidden) → the provider's listing (which proves the URL and the key)
+→ model → thinking level → key stored (`mind.credentials.provider_keys`) → `[provider]`
+written, with the window a local server reports for the model in `[[provider.models]]`. Every
+answer can come from a flag instead; `--yes` takes the default of whatever no flag gives. A
+listing that fails is one line: the questions repeat when someone is answering them, and a
+scripted run exits 1. Nothing is stored or written before the listing
 succeeded and the config file was read and edited in memory, and the key never reaches the
 config file or the output.
 """
@@ -21,6 +23,7 @@ import click
 from pydantic import SecretStr
 
 from management.config_edit import ConfigEditError, edit_provider, write_private
+from management.local_servers import USUAL_PORTS, LocalServer, find_local_servers
 from management.model_choice import CHOICES, ModelRow, Verdict, fetch, rows
 from mind.credentials.provider_keys import (
     MAIN,
@@ -67,6 +70,14 @@ class Answers:
     "--show-key", is_flag=True, help="Say whether a key is stored (its last 4 characters)."
 )
 @click.option("--delete-key", is_flag=True, help="Delete the stored provider key.")
+@click.option(
+    "--scan",
+    default=",".join(map(str, USUAL_PORTS)),
+    show_default=True,
+    metavar="PORTS",
+    help="Ports of 127.0.0.1 to look for llama-server, Ollama, vLLM and LM Studio on "
+    "(comma-separated; 'none' skips the look).",
+)
 def setup(
     choice: str | None,
     base_url: str | None,
@@ -78,6 +89,7 @@ def setup(
     yes: bool,
     show_key: bool,
     delete_key: bool,
+    scan: str,
 ) -> None:
     """Choose the LLM provider, its key and model.
 
@@ -95,21 +107,26 @@ def setup(
         return
     key = _given_key(api_key_stdin, api_key_env)
     answers = Answers(choice, base_url, key, model, thinking, ask=not yes)
+    ports = _ports(scan)
+    local = find_local_servers(ports) if ports and choice is None and base_url is None else []
+    _tell_found(local)
     try:
         ensure_stopped(settings)
-        provider, listed = _reach(settings, answers)
+        provider, listed = _reach(settings, answers, local)
     except ProviderKeyError as exc:
         raise click.ClickException(str(exc)) from None
     chosen = _model(provider, listed, answers, settings.provider.model)
     level = _thinking(chosen, answers, settings.provider.thinking)
     try:
-        text, removed_key = edit_provider(path, provider.kind, provider.base_url, chosen.id, level)
+        text, removed_key = edit_provider(
+            path, provider.kind, provider.base_url, chosen.id, level, _learned_entry(chosen)
+        )
         if answers.key:
             _store_key(settings, provider.kind, answers.key)
         write_private(path, text)
     except ConfigEditError as exc:
         raise click.ClickException(str(exc)) from None
-    _done(path, provider, chosen.id, level, removed_key)
+    _done(path, provider, chosen, level, removed_key)
 
 
 def _given_key(from_stdin: bool, variable: str | None) -> str | None:
@@ -128,10 +145,41 @@ def _given_key(from_stdin: bool, variable: str | None) -> str | None:
     return None
 
 
-def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list[ModelRow]]:
-    """Provider, URL and key, asked again until the listing succeeds (or exit 1 unasked)."""
+def _ports(scan: str) -> tuple[int, ...]:
+    if scan.strip().lower() == "none":
+        return ()
+    try:
+        ports = tuple(int(part) for part in scan.split(",") if part.strip())
+    except ValueError:
+        raise click.BadParameter(f"{scan!r} is not a list of ports", param_hint="--scan") from None
+    if any(not 0 < port < 65536 for port in ports):
+        raise click.BadParameter(f"{scan!r}: a port is 1 to 65535", param_hint="--scan")
+    return ports
+
+
+def _tell_found(local: list[LocalServer]) -> None:
+    for server in local:
+        models = ", ".join(
+            f"{model.id} (window {model.window})" if model.window else model.id
+            for model in server.models
+        )
+        click.echo(f"Found {server.name} at {server.base_url}: {models or 'no models'}")
+
+
+def _local_choice(server: LocalServer) -> str:
+    return server.server if server.server in CHOICES else "openai"
+
+
+def _reach(
+    settings: Settings, answers: Answers, local: list[LocalServer]
+) -> tuple[ProviderSettings, list[ModelRow]]:
+    """Provider, URL and key, asked again until the listing succeeds (or exit 1 unasked).
+
+    With nothing configured, the first local server found is the default."""
     current = settings.provider
     last_choice, last_url = _current_choice(current), current.base_url
+    if not current.kind and local:
+        last_choice, last_url = _local_choice(local[0]), local[0].base_url
     while True:
         asked = False
         choice = answers.choice
@@ -171,8 +219,10 @@ def _reach(settings: Settings, answers: Answers) -> tuple[ProviderSettings, list
 
 
 def _current_choice(current: ProviderSettings) -> str:
-    if current.kind == "openai" and current.base_url.startswith(CHOICES["ollama"][1]):
-        return "ollama"
+    if current.kind == "openai" and current.base_url:
+        for choice, (kind, url) in CHOICES.items():
+            if kind == "openai" and url and current.base_url.startswith(url):
+                return choice
     return current.kind if current.kind in CHOICES else "openai"
 
 
@@ -215,12 +265,32 @@ def _model(
         return default
     click.echo("Models:")
     for number, row in enumerate(usable, start=1):
-        note = "" if row.verdict is Verdict.CATALOG else "  (not in the catalog: assumed limits)"
+        note = "" if row.verdict is Verdict.CATALOG else f"  ({_window_note(row)})"
         click.echo(f"  {number:>3}. {row.id}{note}")
     picked = click.prompt(
         "Model number", type=click.IntRange(1, len(usable)), default=usable.index(default) + 1
     )
     return usable[picked - 1]
+
+
+def _window_note(row: ModelRow) -> str:
+    if row.served is not None and row.served.window:
+        return f"window {row.served.window} from {row.served.facts.source}"
+    window = row.info.context_window if row.info else 0
+    return f"not in the catalog: window {window} assumed"
+
+
+def _learned_entry(row: ModelRow) -> dict[str, object] | None:
+    """The `[[provider.models]]` entry of a model its server reported the window of."""
+    if row.verdict is not Verdict.DEFAULTS or row.served is None or not row.served.window:
+        return None
+    assert row.info is not None
+    return {
+        "id": row.id,
+        "context_window": row.served.window,
+        "max_output": row.info.max_output,
+        "structured_output": row.info.structured_output,
+    }
 
 
 def _thinking(row: ModelRow, answers: Answers, current: str) -> str:
@@ -270,9 +340,19 @@ def _key_line(stored: StoredKey | None) -> str:
     return f"A key for {stored.kind} is stored, ending in {stored.last4} (set {when})."
 
 
-def _done(path: Path, provider: ProviderSettings, model: str, level: str, removed: bool) -> None:
+def _done(
+    path: Path, provider: ProviderSettings, model: ModelRow, level: str, removed: bool
+) -> None:
     where = f" at {provider.base_url}" if provider.base_url else ""
-    click.echo(f"Wrote {path}: provider {provider.kind}{where}, model {model}, thinking {level}.")
+    click.echo(
+        f"Wrote {path}: provider {provider.kind}{where}, model {model.id}, thinking {level}."
+    )
+    learned = _learned_entry(model)
+    if learned is not None:
+        click.echo(
+            f"Its window, {learned['context_window']} tokens, is in [[provider.models]]; "
+            "remove that entry to have the Mind ask the server at every start instead."
+        )
     if removed:
         click.echo("Removed [provider] api_key from it: the Mind uses the stored key instead.")
     overriding = sorted(name for name in os.environ if name.startswith("TOBE_PROVIDER__"))

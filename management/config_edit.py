@@ -14,7 +14,7 @@ from pathlib import Path
 
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
-from tomlkit.items import Table
+from tomlkit.items import AoT, Table
 
 from tobe.runtime.private_files import FILE_MODE
 
@@ -24,10 +24,16 @@ class ConfigEditError(Exception):
 
 
 def edit_provider(
-    path: Path, kind: str, base_url: str, model: str, thinking: str
+    path: Path,
+    kind: str,
+    base_url: str,
+    model: str,
+    thinking: str,
+    entry: dict[str, object] | None = None,
 ) -> tuple[str, bool]:
     """The file's text with `[provider]` kind, base_url ("" removes it), model and thinking
-    set, and whether an `api_key` was removed from it; `write_private` saves it."""
+    set, and `entry` as the `[[provider.models]]` entry of its id (replacing one with that
+    id), and whether an `api_key` was removed from it; `write_private` saves it."""
     document = _read(path)
     table = document.get("provider")
     if table is None:
@@ -45,7 +51,29 @@ def edit_provider(
     removed = "api_key" in table
     if removed:
         del table["api_key"]
+    if entry is not None:
+        _put_model(path, table, entry)
     return tomlkit.dumps(document), removed
+
+
+def _put_model(path: Path, table: Table, entry: dict[str, object]) -> None:
+    models = table.get("models")
+    if models is None:
+        models = tomlkit.aot()
+        table["models"] = models
+    if not isinstance(models, AoT):
+        raise ConfigEditError(
+            f"{path}: provider.models is not a list of [[provider.models]] tables; fix it"
+        )
+    item = tomlkit.table()
+    item.comment("learned from the model's server by `tobe setup`")
+    for name, value in entry.items():
+        item[name] = value
+    for index, existing in enumerate(models):
+        if existing.get("id") == entry["id"]:
+            models[index] = item
+            return
+    models.append(item)
 
 
 def _read(path: Path) -> tomlkit.TOMLDocument:

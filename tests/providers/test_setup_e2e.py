@@ -219,7 +219,10 @@ def test_models_marks_what_the_mind_accepts_and_says_in_one_line_when_it_cannot_
     text = _tobe(_env(configured), "models")
     assert text.returncode == 0, text.stderr
     assert "  gpt-4o                                   in the catalog" in text.stdout
-    assert " *mock-1                                   accepted with assumed limits" in text.stdout
+    assert (
+        " *mock-1                                   served by this server (context 4096 assumed"
+        in text.stdout
+    )
     report = json.loads(_tobe(_env(configured), "models", "--json").stdout)
     accepted = {row["id"]: row["accepted"] for row in report["listed"]}
     assert accepted == {"gpt-4o": "catalog", "mock-1": "defaults"}
