@@ -12,6 +12,7 @@ from management.doctor.backup import check_backup
 from management.doctor.credentials import check_credentials
 from management.doctor.encoding import check_locale
 from management.doctor.hands import check_hands
+from management.doctor.model_budget import check_model_budget
 from management.doctor.permissions import check_permissions
 from management.doctor.ports import check_ports
 from management.doctor.provider import check_provider
@@ -34,6 +35,7 @@ CHECKS: tuple[Check, ...] = (
     check_scopes_held,
     check_provider,
     check_hands,
+    check_model_budget,
     check_services,
     check_sandbox,
     check_backup,

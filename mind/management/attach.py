@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from mind.awareness.health import AdapterReport
 from mind.management.hosting import ManagementEndpoint, serve_management
 from mind.management.live import MindLink
+from mind.management.model_budget import model_budget
 from mind.management.records import HandInfo, ServiceInfo
 from mind.management.service import ManagementService
 from tobe.config import Settings
@@ -63,6 +64,7 @@ def link_mind(app: MindApp) -> MindLink:
         forget_conversation=app.manager.actors.forget,
         compact_conversation=app.manager.runs.compact_for_operator,
         change_profile=app.manager.conversations.set_profile_for_operator,
+        model_budget=lambda: model_budget(app.core, app.manager.actors.profiles),
     )
 
 

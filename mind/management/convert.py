@@ -7,7 +7,14 @@ import json
 from mind.approvals.model import ApprovalRecord
 from mind.awareness.health import AdapterHealth
 from mind.events.payloads import approval_view
-from mind.management.records import AuditRecord, CredentialInfo, HandInfo, ServiceInfo, StatusReport
+from mind.management.records import (
+    AuditRecord,
+    CredentialInfo,
+    HandInfo,
+    ModelBudgetInfo,
+    ServiceInfo,
+    StatusReport,
+)
 from mind.wire.convert import approval_to_proto
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import common_pb2, management_pb2
@@ -71,6 +78,22 @@ def status(report: StatusReport) -> management_pb2.GetStatusResponse:
         services=[service(item) for item in report.services],
         adapters=[adapter(item) for item in report.adapters.adapters],
         adapters_error=report.adapters.error,
+        model_budget=model_budget(report.model_budget) if report.model_budget else None,
+    )
+
+
+def model_budget(info: ModelBudgetInfo) -> management_pb2.ModelBudget:
+    return management_pb2.ModelBudget(
+        model=info.model,
+        context_window=info.context_window,
+        window_source=info.window_source,
+        output_tokens=info.output_tokens,
+        reserve_tokens=info.reserve_tokens,
+        prompt_limit=info.prompt_limit,
+        overhead_tokens=info.overhead_tokens,
+        tools=info.tools,
+        profile=info.profile,
+        structured_output=info.structured_output,
     )
 
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from mind.awareness.health import AdapterReport
 from mind.credentials.revocation_reports import RevocationReports
 from mind.events.views import CompactionView, ConversationView
-from mind.management.records import HandInfo, ServiceInfo
+from mind.management.records import HandInfo, ModelBudgetInfo, ServiceInfo
 
 
 @dataclass
@@ -43,3 +43,6 @@ class MindLink:
     forget_conversation: Callable[[str], Awaitable[None]]
     compact_conversation: Callable[[str], Awaitable[CompactionView]]
     change_profile: Callable[[str, str], Awaitable[ConversationView]]
+    # The configured model's window and the default profile's per-request overhead; None
+    # when no window is enforced (the offline demo).
+    model_budget: Callable[[], ModelBudgetInfo | None]

@@ -92,6 +92,23 @@ class ServiceInfo:
 
 
 @dataclass(frozen=True)
+class ModelBudgetInfo:
+    """The configured model's window and what a request of the default profile spends of it
+    before any message (see `tobe.v1.ModelBudget`)."""
+
+    model: str
+    context_window: int
+    window_source: str
+    output_tokens: int
+    reserve_tokens: int
+    prompt_limit: int
+    overhead_tokens: int
+    tools: int
+    profile: str
+    structured_output: str
+
+
+@dataclass(frozen=True)
 class StatusReport:
     mode: str
     version: str
@@ -105,6 +122,7 @@ class StatusReport:
     gateway_subscribers: int = 0
     services: tuple[ServiceInfo, ...] = ()
     adapters: AdapterReport = AdapterReport()
+    model_budget: ModelBudgetInfo | None = None
 
 
 @dataclass(frozen=True)

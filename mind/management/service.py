@@ -277,6 +277,7 @@ class ManagementService:
             gateway_subscribers=mind.gateway_subscribers() if mind else 0,
             services=tuple(mind.services()) if mind else (),
             adapters=await mind.adapters() if mind else AdapterReport(),
+            model_budget=mind.model_budget() if mind else None,
         )
 
     async def audit_entries(

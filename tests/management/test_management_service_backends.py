@@ -151,6 +151,7 @@ def linked(compact: Callable[[str], Awaitable[CompactionView]]) -> MindLink:
         forget_conversation=forget,
         compact_conversation=compact,
         change_profile=change_profile,
+        model_budget=lambda: None,
     )
 
 

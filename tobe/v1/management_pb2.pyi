@@ -515,6 +515,7 @@ class GetStatusResponse(_message.Message):
     SERVICES_FIELD_NUMBER: _builtins.int
     ADAPTERS_FIELD_NUMBER: _builtins.int
     ADAPTERS_ERROR_FIELD_NUMBER: _builtins.int
+    MODEL_BUDGET_FIELD_NUMBER: _builtins.int
     mode: _builtins.str
     """"online" (served by the running Mind) or "offline" (in-process under the state lock)."""
     version: _builtins.str
@@ -540,6 +541,10 @@ class GetStatusResponse(_message.Message):
         offline mode or when Awareness is not configured.
         """
 
+    @_builtins.property
+    def model_budget(self) -> Global___ModelBudget:
+        """The configured model's window and what every request spends of it; unset offline."""
+
     def __init__(
         self,
         *,
@@ -556,14 +561,70 @@ class GetStatusResponse(_message.Message):
         services: _abc.Iterable[Global___ServiceStatus] | None = ...,
         adapters: _abc.Iterable[Global___AdapterStatus] | None = ...,
         adapters_error: _builtins.str = ...,
+        model_budget: Global___ModelBudget | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["model_budget", b"model_budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "adapters", b"adapters", "adapters_error", b"adapters_error", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "schema_revision", b"schema_revision", "services", b"services", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "adapters", b"adapters", "adapters_error", b"adapters_error", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "model_budget", b"model_budget", "schema_revision", b"schema_revision", "services", b"services", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetStatusResponse: _TypeAlias = GetStatusResponse  # noqa: Y015
+
+@_typing.final
+class ModelBudget(_message.Message):
+    """The configured model's context window and how a conversation's request divides it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MODEL_FIELD_NUMBER: _builtins.int
+    CONTEXT_WINDOW_FIELD_NUMBER: _builtins.int
+    WINDOW_SOURCE_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    RESERVE_TOKENS_FIELD_NUMBER: _builtins.int
+    PROMPT_LIMIT_FIELD_NUMBER: _builtins.int
+    OVERHEAD_TOKENS_FIELD_NUMBER: _builtins.int
+    TOOLS_FIELD_NUMBER: _builtins.int
+    PROFILE_FIELD_NUMBER: _builtins.int
+    STRUCTURED_OUTPUT_FIELD_NUMBER: _builtins.int
+    model: _builtins.str
+    context_window: _builtins.int
+    window_source: _builtins.str
+    """Where the window came from: "the catalog", "[[provider.models]]", the server's endpoint."""
+    output_tokens: _builtins.int
+    """Kept free for the reply, and as a reserve for the estimate's error."""
+    reserve_tokens: _builtins.int
+    prompt_limit: _builtins.int
+    """The most a request's prompt may take: the window less the reply and the reserve."""
+    overhead_tokens: _builtins.int
+    """What every request of the default profile carries before any message: the platform's
+    instructions, the persona, the skill and resource catalogs and the tool schemas.
+    """
+    tools: _builtins.int
+    profile: _builtins.str
+    structured_output: _builtins.str
+    """How the model is held to a JSON Schema: "json_schema", "json_object", "tool" or "none"."""
+    def __init__(
+        self,
+        *,
+        model: _builtins.str = ...,
+        context_window: _builtins.int = ...,
+        window_source: _builtins.str = ...,
+        output_tokens: _builtins.int = ...,
+        reserve_tokens: _builtins.int = ...,
+        prompt_limit: _builtins.int = ...,
+        overhead_tokens: _builtins.int = ...,
+        tools: _builtins.int = ...,
+        profile: _builtins.str = ...,
+        structured_output: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["context_window", b"context_window", "model", b"model", "output_tokens", b"output_tokens", "overhead_tokens", b"overhead_tokens", "profile", b"profile", "prompt_limit", b"prompt_limit", "reserve_tokens", b"reserve_tokens", "structured_output", b"structured_output", "tools", b"tools", "window_source", b"window_source"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ModelBudget: _TypeAlias = ModelBudget  # noqa: Y015
 
 @_typing.final
 class AdapterStatus(_message.Message):
