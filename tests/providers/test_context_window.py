@@ -33,6 +33,10 @@ OVERFLOWS = [
     ("openai", "openai.json", "This model's maximum context length is 4097 tokens."),
     # vLLM, message only (vllm/entrypoints/openai/serving_engine.py).
     ("openai", "vllm.json", "This model's maximum context length is 4096 tokens."),
+    # vLLM, another wording of the same refusal (early 2026 builds).
+    ("openai", "vllm_context_only.json", "the model's context length is only 4096 tokens"),
+    # LM Studio, `{"error": "<message>"}` (lmstudio-bug-tracker #169).
+    ("openai", "lmstudio.json", "context length of only 4096 tokens"),
     # llama.cpp server, `type: exceed_context_size_error` (tools/server/server-common.cpp).
     ("openai", "llamacpp.json", "the request exceeds the available context size"),
     # Anthropic, the prompt alone (anthropics/claude-code#12186).

@@ -6,7 +6,9 @@ import logging
 from pathlib import Path
 
 import pytest
-from helpers.local_servers import KINDS, local_server
+from helpers.local_server_base import Reply
+from helpers.local_servers import KINDS, OllamaServer, local_server
+from helpers.ports import free_port
 from pydantic import SecretStr
 
 from mind.context.budget import Budget
@@ -98,3 +100,64 @@ def test_a_4k_window_leaves_most_of_itself_to_the_conversation(tmp_path):
         info = _info(fake.base_url, fake.model, tmp_path)
     budget = Budget.of(info, ContextSettings())
     assert (budget.output_tokens, budget.reserve_tokens, budget.prompt_limit) == (1024, 512, 2560)
+
+
+class _OllamaNotLoaded(OllamaServer):
+    """An Ollama that has not loaded the model yet (`/api/ps` lists nothing), its Modelfile
+    setting `num_ctx` when `num_ctx` is given."""
+
+    num_ctx: int | None = None
+
+    def get(self, path: str) -> Reply | None:
+        if path == "/api/ps":
+            return Reply.json(200, {"models": []})
+        return super().get(path)
+
+    def post(self, path: str, body: object) -> Reply | None:
+        reply = super().post(path, body)
+        if reply is not None and path == "/api/show" and self.num_ctx:
+            shown = dict(reply.body)
+            shown["parameters"] += f"\nnum_ctx                        {self.num_ctx}"
+            return Reply.json(200, shown)
+        return reply
+
+
+def _not_loaded(num_ctx: int | None = None, port: int = 0) -> _OllamaNotLoaded:
+    server = _OllamaNotLoaded(
+        model="qwen2.5:latest", loaded_window=4096, max_window=32768, port=port, reply_chars=400
+    )
+    server.num_ctx = num_ctx
+    return server
+
+
+def test_an_ollama_model_not_loaded_yet_runs_with_its_modelfile_num_ctx(tmp_path):
+    with _not_loaded(num_ctx=8192) as fake:
+        info = _info(fake.base_url, fake.model, tmp_path)
+    assert (info.context_window, info.window_source) == (
+        8192,
+        "Ollama /api/show parameters num_ctx",
+    )
+
+
+def test_an_ollama_model_not_loaded_yet_runs_with_the_window_reported_before(tmp_path, caplog):
+    port = free_port()
+    with local_server("ollama", loaded_window=16384, port=port) as loaded:
+        _info(loaded.base_url, loaded.model, tmp_path)
+    # The same server (root and model) started again, the model not loaded yet.
+    with (
+        _not_loaded(port=port) as fake,
+        caplog.at_level(logging.WARNING, logger="mind.providers.factory"),
+    ):
+        info = _info(fake.base_url, fake.model, tmp_path)
+    assert info.context_window == 16384 and "remembered" in info.window_source
+    assert not caplog.messages
+
+
+def test_an_ollama_model_not_loaded_and_never_seen_runs_with_ollamas_default_and_a_warning(
+    tmp_path, caplog
+):
+    with _not_loaded() as fake, caplog.at_level(logging.WARNING, logger="mind.providers.factory"):
+        info = _info(fake.base_url, fake.model, tmp_path)
+    assert info.context_window == 4096
+    (warning,) = caplog.messages
+    assert "[[provider.models]]" in warning and "not loaded yet" in warning
