@@ -46,6 +46,11 @@ class Budget:
         """The most tokens a request's prompt may take."""
         return max(0, self.context_window - self.output_tokens - self.reserve_tokens)
 
+    def narrowed(self, window: int) -> Budget:
+        """This budget for a smaller window (one the server said it has), by the same rule."""
+        output = min(self.output_tokens, max(1, window // OUTPUT_SHARE))
+        return Budget(window, output, min(self.reserve_tokens, window // 8))
+
     @classmethod
     def of(cls, info: ModelInfo, settings: ContextSettings) -> Budget:
         window = info.context_window

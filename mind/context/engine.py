@@ -91,11 +91,32 @@ class CompactionEngine:
         self.budget = budget
         self.estimator = estimator
         self.settings = settings
-        # A small window cannot give a quarter of itself to a summary.
-        self.summary_tokens = min(settings.summary_tokens, max(64, budget.context_window // 8))
+        self._fit_summary()
         # The generation of the latest summary this process committed, per conversation: an
         # actor re-reads its summary only when it moved (only this process writes them).
         self.committed: dict[str, int] = {}
+
+    def _fit_summary(self) -> None:
+        # A small window cannot give a quarter of itself to a summary.
+        window = self.budget.context_window
+        self.summary_tokens = min(self.settings.summary_tokens, max(64, window // 8))
+
+    def narrow(self, window: int) -> bool:
+        """The server said the model's window is `window`: budget every later request for it
+        when it is smaller than the one believed. Whether it was."""
+        if window >= self.budget.context_window:
+            return False
+        log.warning(
+            "the model's server says its context window is %d tokens, not the %d believed; "
+            "every request now keeps within %d. Give the real window in [[provider.models]] "
+            "context_window (or serve the model with a larger one)",
+            window,
+            self.budget.context_window,
+            window,
+        )
+        self.budget = self.budget.narrowed(window)
+        self._fit_summary()
+        return True
 
     async def compact(
         self,

@@ -234,6 +234,9 @@ class AgentCore:
             overflow = result.error is not None and result.error.kind is ErrorKind.CONTEXT_OVERFLOW
             if overflow and self.compaction is not None and not retried_overflow:
                 retried_overflow = True
+                assert result.error is not None
+                if result.error.window is not None:
+                    self.compaction.narrow(result.error.window)
                 refused = await self._after_overflow(scope, request, size, context, protected)
                 if refused:
                     outcome.state, outcome.reason = RunState.FAILED, refused

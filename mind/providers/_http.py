@@ -127,6 +127,25 @@ def _is_context_overflow(signs: tuple[OverflowSign, ...], body: Any) -> bool:
     )
 
 
+# How servers state their window in an over-window message: OpenAI and vLLM "maximum context
+# length is N tokens", vLLM "context length is only N tokens", LM Studio "context length of
+# only N tokens" and "context length only supports N tokens".
+_WINDOW_SAID = re.compile(
+    r"(?:maximum context length is|context length is only|context length of only|"
+    r"context length only supports) (\d+) tokens"
+)
+
+
+def _reported_window(body: Any) -> int | None:
+    """The window an over-window error names: llama-server's `n_ctx`, or the message's."""
+    fields = _error_fields(body)
+    n_ctx = fields.get("n_ctx")
+    if isinstance(n_ctx, int) and n_ctx > 0:
+        return n_ctx
+    said = _WINDOW_SAID.search(str(fields.get("message") or ""))
+    return int(said.group(1)) if said else None
+
+
 def _error_details(body: Any) -> list[dict[str, Any]]:
     details = _error_object(body).get("details")
     return [d for d in details if isinstance(d, dict)] if isinstance(details, list) else []
@@ -173,7 +192,8 @@ def classify_status(
             f"{wire.provider} refused the request as too long for the model's context window "
             f"(HTTP {status}: {detail})"
         )
-        return ProviderError(ErrorKind.CONTEXT_OVERFLOW, message, status), False, None
+        error = ProviderError(ErrorKind.CONTEXT_OVERFLOW, message, status, _reported_window(body))
+        return error, False, None
     if status in _RETRYABLE:
         message = f"{wire.provider} is unavailable (HTTP {status}: {detail})"
         return (
@@ -374,6 +394,7 @@ def stream_error(wire: Wire, body: Any, fallback: str) -> ProviderError:
             f"{wire.provider} refused the request as too long for the model's context window "
             f"({message})",
             status,
+            _reported_window(body),
         )
     return ProviderError(ErrorKind.STREAM, f"{wire.provider}: {message}", status)
 

@@ -61,6 +61,8 @@ class ProviderError:
     message: str
     # HTTP status when there was one.
     status: int | None = None
+    # For CONTEXT_OVERFLOW: the context window the server said it has, when it said one.
+    window: int | None = None
 
 
 @dataclass(frozen=True)

@@ -67,3 +67,72 @@ def test_thirty_long_turns_on_a_small_local_model_stay_within_its_window(tmp_pat
     notes = [m.text for m in history.messages if m.role == common_pb2.MESSAGE_ROLE_NOTE]
     shown = "\n".join(notes)
     assert "JSON" not in shown and "decision layer" not in shown, shown[:500]
+
+
+def test_a_message_longer_than_the_window_is_refused_in_one_line_with_the_numbers(
+    tmp_path: Path,
+):
+    with local_server("llama-server", loaded_window=4096) as fake:
+        env = {
+            "TOBE_PROVIDER__KIND": "openai",
+            "TOBE_PROVIDER__MODEL": fake.model,
+            "TOBE_PROVIDER__BASE_URL": fake.base_url,
+            "TOBE_PROVIDER__MAX_RETRIES": "0",
+        }
+        with running_mind(tmp_path, script=None, **env) as mind:
+            gateway = Gateway.connect(mind)
+            try:
+                key = gateway.create(f"p_{uuid.uuid4().hex[:12]}")
+                start = gateway.head()
+                run = gateway.send(key, _message(0) * 14, uuid.uuid4().hex).run_id
+                events = gateway.wait_runs_ended(start, {run}, timeout=60)
+            finally:
+                gateway.close()
+
+    ended = [r for r in payloads(events, "run_changed") if r.id == run][-1]
+    assert ended.state == common_pb2.RUN_STATE_FAILED
+    (line,) = ended.reason.splitlines()
+    assert line.startswith("the latest message is too long for the model: the request needs ~")
+    assert "context window of 4096 tokens takes at most 2560 (1024 are kept for the reply)" in line
+    assert "[[provider.models]] context_window" in line
+    assert "compact" not in line
+    assert not [c for c in fake.chats if c.over_window], "nothing too long was sent"
+
+
+@pytest.mark.parametrize("kind", ["llama-server", "vllm", "lmstudio"])
+def test_a_window_configured_too_large_is_corrected_by_the_servers_first_refusal(
+    tmp_path: Path, kind: str
+):
+    """The config says 16k; the server loaded 4k. Its first refusal names the real window:
+    that request is compacted and retried once, and nothing after it goes over again."""
+    with local_server(kind, loaded_window=4096) as fake:
+        entry = f'[{{"id": "{fake.model}", "context_window": 16384, "max_output": 1024}}]'
+        env = {
+            "TOBE_PROVIDER__KIND": "openai",
+            "TOBE_PROVIDER__MODEL": fake.model,
+            "TOBE_PROVIDER__BASE_URL": fake.base_url,
+            "TOBE_PROVIDER__MODELS": entry,
+            "TOBE_PROVIDER__MAX_RETRIES": "0",
+        }
+        with running_mind(tmp_path, script=None, **env) as mind:
+            gateway = Gateway.connect(mind)
+            try:
+                key = gateway.create(f"p_{uuid.uuid4().hex[:12]}")
+                ended = []
+                for turn in range(12):
+                    start = gateway.head()
+                    run = gateway.send(key, _message(turn), uuid.uuid4().hex).run_id
+                    events = gateway.wait_runs_ended(start, {run}, timeout=60)
+                    ended.append([r for r in payloads(events, "run_changed") if r.id == run][-1])
+            finally:
+                gateway.close()
+            log = "\n".join(mind.output)
+
+    failed = [
+        (i, r.reason) for i, r in enumerate(ended) if r.state != common_pb2.RUN_STATE_COMPLETED
+    ]
+    assert not failed, failed
+    over = [i for i, c in enumerate(fake.chats) if c.over_window]
+    assert len(over) == 1, f"requests over the window: {over} of {len(fake.chats)}"
+    (warning,) = [line for line in log.splitlines() if "says its context window" in line]
+    assert "is 4096 tokens, not the 16384 believed" in warning
