@@ -11,8 +11,9 @@ A real HTTP server (stdlib, in a thread) answering `POST …/chat/completions` a
   corrected (the conversation holds its earlier answer), the JSON amid prose;
 - anything else (a chat turn) gets a short prose answer.
 
-Every answer reports `usage` deterministically: ceil(bytes / 4) of the request's `messages`
-(as JSON) for the prompt and of the answer's text for the completion. Each request's body is
+Every answer reports `usage` deterministically: ceil(bytes / 4) of the request's `messages` and
+`tools` (as JSON: what the model reads) for the prompt, and of the answer's text for the
+completion. Each request's body is
 kept in `requests`.
 """
 
@@ -32,6 +33,11 @@ PROSE_ANSWER = "Sure! Nothing in this message asks me to do anything."
 
 def tokens(text: str) -> int:
     return math.ceil(len(text.encode()) / 4)
+
+
+def prompt_tokens(body: dict[str, Any]) -> int:
+    """The prompt's tokens as this server counts them (module docstring)."""
+    return tokens(json.dumps(body.get("messages", []))) + tokens(json.dumps(body.get("tools", [])))
 
 
 def smallest(schema: dict[str, Any]) -> Any:
@@ -104,7 +110,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)))
         self.server.model.record(body)
         text = answer(body)
-        payload = _stream(body.get("model", ""), text, tokens(json.dumps(body["messages"])))
+        payload = _stream(body.get("model", ""), text, prompt_tokens(body))
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
         self.send_header("content-length", str(len(payload)))
