@@ -208,9 +208,12 @@ class OpenAIProvider(StreamingAdapter):
 
 def _response_format(output: OutputSchema, how: str) -> dict[str, Any]:
     """The body members that hold the answer to `output`: `response_format` with the schema
-    (OpenAI, vLLM, llama-server, LM Studio, Ollama, which maps it to its `format`), a bare
-    JSON object (llama-server, vLLM, Ollama; LM Studio refuses it), or a forced function call
-    whose arguments become the answer."""
+    (OpenAI, vLLM, llama-server, LM Studio; Ollama maps it to its native `format`, and
+    `json_object` to `format: "json"`: ollama/ollama, openai/openai.go), a bare JSON object
+    (OpenAI, vLLM, llama-server, Ollama; LM Studio answers 400 "'response_format.type' must be
+    'json_schema'": lmstudio-ai/lmstudio-bug-tracker#189), or a forced function call whose
+    arguments become the answer. `strict` is left out: OpenAI's strict mode refuses schemas
+    with optional properties, which the stages' schemas have."""
     if how == "json_schema":
         schema = {"name": output.name, "schema": output.schema}
         return {"response_format": {"type": "json_schema", "json_schema": schema}}
