@@ -87,6 +87,7 @@ def status(message: management_pb2.GetStatusResponse) -> dict[str, Any]:
         "hands": [hand(h) for h in message.hands],
         "adapters": [adapter(a) for a in message.adapters],
         "adapters_error": message.adapters_error,
+        "decision_failures": dict(sorted(message.decision_failures.items())),
     }
 
 
@@ -232,6 +233,13 @@ def web_line(web: dict[str, str]) -> str:
 
 def human_time(value: str | None) -> str:
     return value.replace("T", " ").split(".")[0].removesuffix("Z") + "Z" if value else "-"
+
+
+def decision_failures_line(failures: dict[str, int]) -> str:
+    """Decision-layer stage failures since the Mind started: "none", or "extract 2, plan 1"."""
+    if not failures:
+        return "none"
+    return ", ".join(f"{stage} {count}" for stage, count in failures.items())
 
 
 def human_size(size: int) -> str:
@@ -413,6 +421,7 @@ class Printer:
             pairs += [
                 ("connected hands", str(len(item["hands"]))),
                 ("gateway subscribers", str(item["gateway_subscribers"])),
+                ("decision failures", decision_failures_line(item["decision_failures"])),
             ]
         self.console.print(_fields(pairs))
         if item["services"]:

@@ -129,10 +129,9 @@ def serve(listen: str | None, services_dir: Path | None, provision_local: bool) 
             app = build(settings, provider, stored_key=stored_key)
         except ProfileError as exc:
             raise click.ClickException(f"cannot start the Mind: {exc}") from exc
-        except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
-            raise click.ClickException(
-                f"cannot start the Mind: [approvals.reviewer] provider: {exc}"
-            ) from exc
+        except ProviderConfigError as exc:
+            # A component's own provider (`mind.server.own_provider`), named in the message.
+            raise click.ClickException(f"cannot start the Mind: {exc}") from exc
         try:
             asyncio.run(serve(app, address, tls))
         except BindError as exc:

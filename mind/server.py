@@ -31,6 +31,7 @@ from mind.credentials.identity import Identity
 from mind.credentials.interceptor import AuthInterceptor
 from mind.credentials.last_seen import LastSeen
 from mind.credentials.live_calls import LiveCalls
+from mind.credentials.provider_keys import ProviderKeyError
 from mind.credentials.revocation_reports import RevocationReports
 from mind.events.bus import EventBus
 from mind.management.attach import attach_management
@@ -41,7 +42,7 @@ from mind.profiles.book import ProfileBook
 from mind.providers.api_keys import KeyLookup
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
-from mind.providers.factory import thinking_level
+from mind.providers.factory import ProviderConfigError, thinking_level
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -51,6 +52,7 @@ from mind.scheduler.attach import attach_scheduler
 from mind.scheduler.clock import clock_from
 from mind.scheduler.service import Scheduler
 from mind.scripted.configured import build_provider
+from mind.scripted.script import ScriptError
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
 from mind.skills.prompt import VIEW_SKILL
@@ -59,7 +61,7 @@ from mind.skills.watcher import DirectoryWatcher
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
-from tobe.config import ContextSettings, MindSettings, Settings
+from tobe.config import ContextSettings, MindSettings, ProviderSettings, Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (
     DEFAULT_MAX_MESSAGE_BYTES,
@@ -174,6 +176,28 @@ def compaction_engine(
     return CompactionEngine(database, provider, Budget.of(info, settings), estimator, settings)
 
 
+def decision_provider(settings: Settings, stored_key: KeyLookup | None) -> Provider | None:
+    """The decision layer's own provider: `[actions] provider`, or the Mind's `[provider]`
+    with `[actions] model` (its `[[provider.models]]` entries apply); None when the stages
+    share the Mind's. ProviderConfigError, naming the setting, when it cannot work."""
+    actions = settings.actions
+    if actions.provider is not None:
+        return own_provider("[actions] provider", actions.provider, stored_key)
+    if actions.model:
+        chosen = settings.provider.model_copy(update={"model": actions.model})
+        return own_provider(f"[actions] model {actions.model!r}", chosen, stored_key)
+    return None
+
+
+def own_provider(name: str, settings: ProviderSettings, stored_key: KeyLookup | None) -> Provider:
+    """The provider a component has of its own; ProviderConfigError naming the setting `name`
+    and what to fix."""
+    try:
+        return build_provider(settings, stored_key=stored_key)
+    except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
+        raise ProviderConfigError(f"{name}: {exc}") from None
+
+
 def build(
     settings: Settings, provider: Provider, *, stored_key: KeyLookup | None = None
 ) -> MindApp:
@@ -181,7 +205,8 @@ def build(
 
     ProfileError when `[profiles]` as a whole is wrong (a factory that does not import, two
     profiles with one name, a default that names none); ProviderConfigError when the
-    Reviewer's own provider is (`stored_key` gives it the key `tobe setup` stored)."""
+    Reviewer's or the decision layer's own provider is (`stored_key` gives them the key
+    `tobe setup` stored)."""
     bus, live_calls = EventBus(), LiveCalls()
 
     def committed(events: list[OutboxEvent]) -> None:
@@ -207,7 +232,7 @@ def build(
     keyring = KeyRing(store_loader(database))
     reviewer = settings.approvals.reviewer
     own_reviewer = (
-        build_provider(reviewer.provider, stored_key=stored_key)
+        own_provider("[approvals.reviewer] provider", reviewer.provider, stored_key)
         if reviewer.enabled and reviewer.provider is not None
         else None
     )
@@ -223,7 +248,10 @@ def build(
         catalog_sources=[skills, resources],
         clock=clock.now,
     )
-    decisions = DecisionLayer(provider, database, settings.actions, settings.scheduler, clock=clock)
+    own_decider = decision_provider(settings, stored_key)
+    decisions = DecisionLayer(
+        own_decider or provider, database, settings.actions, settings.scheduler, clock=clock
+    )
     manager = ConversationManager(
         database,
         core,
@@ -255,6 +283,8 @@ def build(
     app.on_stop.append(app.remote.close)
     app.on_start.append(lambda: approvals.start(manager.actors.continue_call))
     app.on_stop.append(approvals.close)
+    if own_decider is not None:
+        app.on_stop.append(own_decider.aclose)
     # Codes and sign-outs on the Mind's clock; a signed-out device's streams end at once.
     pairing = Pairing(database, now=clock.now, disconnect=live_calls.revoke)
     servicer = MindServicer(

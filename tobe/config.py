@@ -307,6 +307,12 @@ class ContextSettings(BaseModel):
     chars_per_token: float = Field(default=3.0, gt=0)
 
 
+# How a model can be held to a JSON Schema: the OpenAI-compatible `response_format` with the
+# schema or only "some JSON object", a forced tool call (Anthropic), or not at all (the prompt
+# asks for JSON).
+StructuredOutput = Literal["json_schema", "json_object", "tool", "none"]
+
+
 class ModelEntry(BaseModel):
     """A model the built-in catalog does not know (see `mind.providers.catalog`)."""
 
@@ -318,6 +324,9 @@ class ModelEntry(BaseModel):
     vision: bool = False
     # Thinking levels the model accepts: off, minimal, low, medium, high, xhigh.
     thinking_levels: list[str] = Field(default_factory=lambda: ["off"], min_length=1)
+    # How the model can be held to a JSON Schema (`mind.providers.catalog`); unset: the
+    # catalog's value for this id, else `[provider] structured_output`, else "none".
+    structured_output: StructuredOutput | None = None
 
 
 class ProviderSettings(BaseModel):
@@ -338,6 +347,9 @@ class ProviderSettings(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=10)
     # Models added to the built-in catalog, e.g. a local model on an OpenAI-compatible server.
     models: list[ModelEntry] = Field(default_factory=list)
+    # How this provider's model can be held to a JSON Schema, overriding the catalog (a
+    # `[[provider.models]]` entry's own setting wins): json_schema, json_object, tool, none.
+    structured_output: StructuredOutput | None = None
 
 
 class ApprovalRule(BaseModel):
@@ -430,6 +442,21 @@ class ActionsSettings(BaseModel):
     context_messages: int = Field(default=12, ge=0, le=200)
     # Tendencies evaluated per input; more are refused as "too many at once".
     max_tendencies: int = Field(default=3, ge=1, le=10)
+    # Another (cheaper) model for the stages, on the Mind's `[provider]` (its kind, base URL
+    # and key); unset: the stages use the Mind's model.
+    model: str = ""
+    # A whole provider of the stages' own (like `[approvals.reviewer] provider`); wins over
+    # `model`.
+    provider: ProviderSettings | None = None
+
+    @model_validator(mode="after")
+    def _one_model_choice(self) -> ActionsSettings:
+        if self.model and self.provider is not None:
+            raise ValueError(
+                "[actions] model and [actions] provider are both set; name the model in "
+                "[actions.provider] model instead"
+            )
+        return self
 
 
 class SchedulerSettings(BaseModel):

@@ -13,8 +13,11 @@ the plan: read-only tools plus the plan's meta-actions); planned (a scheduled ac
 `note` message (payload `kind: decision`) that the model reads.
 
 Each stage's answer is JSON checked against its schema and the stage's own rules
-(`structured.py`); a bad one is retried once, then the input is answered as plain chat and the
-note records which stage failed. Steering messages, continuation runs and a firing's proactive
-run never pass the layer. `records.py` keeps pending confirmations, decided once by
-compare-and-set; `expiry.py` expires them for the scheduler's loop.
+(`structured.py`: held to the schema by the provider where the model allows it, read
+tolerantly where not); a bad one is retried once, then the input is answered as plain chat,
+with no note about it: the failure is logged and counted for the operator. The stages may run
+on a model of their own (`[actions] model` or `provider`). Steering messages, continuation
+runs and a firing's proactive run never pass the layer. `records.py` keeps pending
+confirmations, decided once by compare-and-set; `expiry.py` expires them for the scheduler's
+loop.
 """

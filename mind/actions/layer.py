@@ -13,14 +13,17 @@ observation note:
 
 `take_up` is the run of a decision made through `Mind.DecideAction`: a confirmed immediate
 action executes its stored plan; an amendment is evaluated and planned again. A stage whose
-answer stays malformed after its retry ends the decision: the run is plain chat and the note
-records which stage failed. Steering messages delivered during a run do not pass the layer:
-the run keeps the selection its starting input got.
+answer stays malformed after its retry ends the decision: the run is plain chat ("no action"
+for the person), with no note about it (outcomes applied before it keep their lines); the
+operator sees it in the log (WARNING, with the conversation and the stage, never the model's
+text) and in `failures`, counted by stage (`tobe admin status`). Steering messages delivered
+during a run do not pass the layer: the run keeps the selection its starting input got.
 """
 
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -131,6 +134,8 @@ class DecisionLayer:
         # The Awareness adapters an observation condition may name (`AdapterCatalog.text`);
         # None without Awareness.
         self.adapters: Callable[[], Awaitable[str]] | None = None
+        # Stages whose answer stayed unusable after a retry since the start, by stage.
+        self.failures: Counter[str] = Counter()
 
     def enabled_for(self, profile: Profile) -> bool:
         return self.settings.enabled if profile.actions is None else profile.actions
@@ -183,12 +188,14 @@ class DecisionLayer:
     def _failed(
         self, turn: Turn, failure: MalformedAnswer, done: Sequence[Outcome] = ()
     ) -> Decision:
-        """The input is plain chat; what was applied before the failure stays, noted."""
+        """No action for the input: plain chat; what was applied before the failure stays,
+        noted. Logged and counted, never shown in the conversation."""
+        self.failures[failure.stage] += 1
         log.warning(
-            "decision layer: run %s of %s: the %s stage's answer was unusable after a retry "
-            "(%s); the input is handled as plain chat",
-            turn.run_id,
+            "decision layer: conversation %s, run %s: the %s stage's answer was unusable after "
+            "a retry (%s); no action taken, the input is handled as plain chat",
             turn.conversation_key,
+            turn.run_id,
             failure.stage,
             failure.category,
         )

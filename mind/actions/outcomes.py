@@ -56,7 +56,7 @@ class Outcome:
                 when = self.next_fire_at.isoformat() if self.next_fire_at else "on its condition"
                 return f"- {what}: scheduled as {self.schedule_id}, next {when}."
             case Fate.EXECUTING if failed:
-                return f"- {what}: not executed: the decision failed below; ask again."
+                return f"- {what}: not executed now; ask again."
             case Fate.EXECUTING:
                 steps = "; ".join(
                     f"{step.order}. {step.action} ({step.purpose})"
@@ -105,23 +105,18 @@ class Decision:
         return ToolSelection(read_only_and(names)) if names else ToolSelection(read_only)
 
     def note(self) -> tuple[str, dict[str, Any]] | None:
-        """The note's text and payload; None for ordinary chat (nothing to say)."""
-        if not self.outcomes and self.failure is None:
+        """The note's text and payload; None when there is nothing to say: ordinary chat, or
+        a stage that failed before anything was applied (a failure is for the operator, in
+        the log and the count, never for the conversation)."""
+        if not self.outcomes:
             return None
+        failed = self.failure is not None
         lines = [
             "The decision layer read the input before this run:",
+            *(outcome.line(failed) for outcome in self.outcomes),
         ]
-        failed = self.failure is not None
-        lines += [outcome.line(failed) for outcome in self.outcomes]
         payload: dict[str, Any] = {
             "kind": NOTE_KIND,
             "outcomes": [outcome.to_payload() for outcome in self.outcomes],
         }
-        if self.failure is not None:
-            lines.append(
-                f"- The decision layer could not read the model's answer at the "
-                f"{self.failure.stage} stage ({self.failure.why}); this input is answered as "
-                "plain conversation, with read-only tools."
-            )
-            payload["failure"] = {"stage": self.failure.stage, "why": self.failure.why}
         return "\n".join(lines), payload

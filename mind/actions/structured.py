@@ -1,22 +1,25 @@
 """One structured-output call to the provider: a JSON answer, validated, retried once.
 
-Prompt-based, so wire-agnostic: the stage's system prompt carries the JSON Schema of the
-expected answer and asks for JSON only; no tools, no wire-specific "response format". It works
-the same on every wire adapter (OpenAI-compatible, Anthropic, Gemini) and on the Scripted
-provider.
+The request carries the stage's JSON Schema twice: in the system prompt (which asks for JSON
+only), and as the request's `output`, which each wire adapter holds the model to as the
+model's catalog entry says (`structured_output`: an OpenAI-compatible `response_format`,
+Anthropic's forced tool call, Gemini's `responseJsonSchema`; "none": the prompt alone). So the
+same stage works on every wire, on a small local model that cannot be held to a schema, and
+on the Scripted provider.
 
-The answer is parsed (a surrounding ```json fence is tolerated), validated against the schema
-(`jsonschema`), then by the stage's own `check` (what a schema cannot say). A provider error,
-an answer that does not parse, violates the schema or fails the check is retried once: the
-retry repeats the conversation (the input, the bad answer, a message naming exactly what was
-wrong), so the model can correct itself. Still wrong: `MalformedAnswer`.
+The answer is read tolerantly (`candidates`): the whole text, else each fenced block, else
+each JSON object found in the prose, in that order; the first candidate valid against the
+schema (`jsonschema`) and the stage's own `check` (what a schema cannot say) is the answer. A
+provider error, or an answer none of whose candidates holds, is retried once: the retry
+repeats the conversation (the input, the bad answer, a message naming exactly what was wrong),
+so the model can correct itself. Still wrong: `MalformedAnswer`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +27,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from mind.providers.base import (
+    OutputSchema,
     Provider,
     ProviderMessage,
     ProviderRequest,
@@ -35,7 +39,9 @@ from mind.providers.base import (
 # An answer's own checks: None when it holds, else what is wrong (shown to the model).
 Check = Callable[[Any], str | None]
 
-_FENCE = re.compile(r"^```[a-zA-Z]*\s*\n(.*)\n\s*```$", re.DOTALL)
+# A fenced block anywhere in the text: its body.
+_FENCE = re.compile(r"```[a-zA-Z]*[ \t]*\n(.*?)```", re.DOTALL)
+_DECODER = json.JSONDecoder()
 # Room for a plan of a dozen steps with their purposes.
 MAX_OUTPUT_TOKENS = 2048
 
@@ -79,36 +85,58 @@ def _ignore(event: StreamEvent) -> None:
     return None
 
 
-def parse(text: str) -> Any:
-    """The JSON in `text`, without a surrounding code fence; ValueError when it does not
-    parse."""
+def candidates(text: str) -> Iterator[Any]:
+    """The JSON values `text` may mean, most likely first: the whole text, each fenced
+    block's body, then each JSON object that starts at a `{` of the text (prose around it,
+    braces inside its strings and a code fence's markers do not matter)."""
     body = text.strip()
-    fenced = _FENCE.match(body)
-    if fenced:
-        body = fenced.group(1).strip()
-    return json.loads(body)
+    try:
+        yield json.loads(body)
+    except ValueError:
+        pass
+    for fenced in _FENCE.finditer(body):
+        try:
+            yield json.loads(fenced.group(1))
+        except ValueError:
+            pass
+    start = body.find("{")
+    while start != -1:
+        try:
+            value, end = _DECODER.raw_decode(body, start)
+        except ValueError:
+            start = body.find("{", start + 1)
+            continue
+        yield value
+        start = body.find("{", end)
 
 
 def _problem(stage: Stage, result: ProviderResult) -> tuple[Any, _Problem | None]:
+    """The first candidate of the answer that holds, or the first candidate's problem."""
     if result.error is not None:
         kind = result.error.kind.value
         return None, _Problem(
             f"provider error ({kind}): {result.error.message}", f"provider {kind}"
         )
-    try:
-        value = parse(result.text)
-    except ValueError as exc:
-        return None, _Problem(f"the answer is not JSON: {exc}", "not JSON")
+    first: _Problem | None = None
+    for value in candidates(result.text):
+        problem = _invalid(stage, value)
+        if problem is None:
+            return value, None
+        first = first or problem
+    return None, first or _Problem("the answer holds no JSON object", "not JSON")
+
+
+def _invalid(stage: Stage, value: Any) -> _Problem | None:
     error = best_match(Draft202012Validator(stage.schema).iter_errors(value))
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "the top level"
-        return None, _Problem(
+        return _Problem(
             f"the answer violates the schema at {where}: {error.message}", "schema violation"
         )
     why = stage.check(value) if stage.check is not None else None
     if why is not None:
-        return None, _Problem(why, "check failed")
-    return value, None
+        return _Problem(why, "check failed")
+    return None
 
 
 async def _call(
@@ -120,6 +148,7 @@ async def _call(
         messages=messages,
         thinking=ThinkingLevel.OFF,
         max_output_tokens=MAX_OUTPUT_TOKENS,
+        output=OutputSchema(stage.name, stage.schema),
     )
     result = await provider.complete(request, _ignore)
     value, problem = _problem(stage, result)

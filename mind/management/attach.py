@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from mind.awareness.health import AdapterReport
@@ -30,6 +31,11 @@ def mind_services(settings: Settings, mind_address: str) -> list[ServiceInfo]:
             "configured" if provider.kind else "not configured",
         ),
     ]
+
+
+def _decision_failures(app: MindApp) -> Callable[[], Mapping[str, int]]:
+    layer = app.manager.decisions
+    return (lambda: layer.failures) if layer is not None else dict
 
 
 async def _no_adapters() -> AdapterReport:
@@ -65,6 +71,7 @@ def link_mind(app: MindApp) -> MindLink:
         compact_conversation=app.manager.runs.compact_for_operator,
         change_profile=app.manager.conversations.set_profile_for_operator,
         model_budget=lambda: model_budget(app.core, app.manager.actors.profiles),
+        decision_failures=_decision_failures(app),
     )
 
 

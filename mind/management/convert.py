@@ -79,6 +79,7 @@ def status(report: StatusReport) -> management_pb2.GetStatusResponse:
         adapters=[adapter(item) for item in report.adapters.adapters],
         adapters_error=report.adapters.error,
         model_budget=model_budget(report.model_budget) if report.model_budget else None,
+        decision_failures=dict(report.decision_failures),
     )
 
 

@@ -5,7 +5,7 @@ Offline there is no Mind, so the service gets no link and reports mode "offline"
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from mind.awareness.health import AdapterReport
@@ -46,3 +46,5 @@ class MindLink:
     # The configured model's window and the default profile's per-request overhead; None
     # when no window is enforced (the offline demo).
     model_budget: Callable[[], ModelBudgetInfo | None]
+    # Decision-layer stages whose answer stayed unusable since the start, by stage.
+    decision_failures: Callable[[], Mapping[str, int]] = dict

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -123,6 +124,8 @@ class StatusReport:
     services: tuple[ServiceInfo, ...] = ()
     adapters: AdapterReport = AdapterReport()
     model_budget: ModelBudgetInfo | None = None
+    # Decision-layer stage failures since the Mind started, by stage (`MindLink`).
+    decision_failures: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

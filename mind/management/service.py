@@ -278,6 +278,7 @@ class ManagementService:
             services=tuple(mind.services()) if mind else (),
             adapters=await mind.adapters() if mind else AdapterReport(),
             model_budget=mind.model_budget() if mind else None,
+            decision_failures=dict(mind.decision_failures()) if mind else {},
         )
 
     async def audit_entries(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import httpx
@@ -25,6 +26,7 @@ from mind.providers._http import (
 from mind.providers._silence import Silence, Silenced
 from mind.providers.base import (
     EventSink,
+    OutputSchema,
     ProviderError,
     ProviderRequest,
     ProviderResult,
@@ -89,6 +91,13 @@ class StreamingAdapter(ABC):
         """The level actually sent; the core already warned about a clamp."""
         return clamp_thinking(self.info, request.thinking)[0]
 
+    def structured(self, request: ProviderRequest) -> tuple[OutputSchema, str] | None:
+        """The wanted answer schema and how this model is held to it; None when nothing
+        holds it (no schema asked for, or the model's `structured_output` is "none")."""
+        if request.output is None or self.info.structured_output == "none":
+            return None
+        return request.output, self.info.structured_output
+
     def max_output(self, request: ProviderRequest) -> int:
         wanted = request.max_output_tokens or self.info.max_output
         return max(1, min(wanted, self.info.max_output))
@@ -110,6 +119,13 @@ class StreamingAdapter(ABC):
         return f"{self.name}: the stream ended before the response was complete"
 
     async def complete(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
+        result = await self._complete(request, on_event)
+        held = self.structured(request)
+        if held is not None and held[1] == "tool":
+            return forced_answer(result, held[0].name)
+        return result
+
+    async def _complete(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
         body = self.body(request)
         url, headers = self.url(), self.headers()
         budget = RetryBudget(self._wire)
@@ -164,3 +180,13 @@ class StreamingAdapter(ABC):
 
     def _failed(self, error: ProviderError) -> ProviderResult:
         return ProviderResult(stop_reason=StopReason.ERROR, error=error, model=self.model)
+
+
+def forced_answer(result: ProviderResult, name: str) -> ProviderResult:
+    """A forced tool call's input as the answer's text (structured output "tool"): the caller
+    asked for an answer, not for a tool to run."""
+    call = next((call for call in result.tool_calls if call.name == name), None)
+    if call is None:
+        return result
+    stop = StopReason.STOP if result.stop_reason is StopReason.TOOL_USE else result.stop_reason
+    return replace(result, text=call.raw_arguments, tool_calls=[], stop_reason=stop)

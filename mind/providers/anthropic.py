@@ -27,6 +27,7 @@ from mind.providers._http import (
     stream_error,
 )
 from mind.providers.base import (
+    OutputSchema,
     ProviderMessage,
     ProviderRequest,
     StopReason,
@@ -36,6 +37,8 @@ from mind.providers.base import (
 from mind.providers.vision import blind_text
 
 API_VERSION = "2023-06-01"
+# The description of the tool a structured answer is forced through.
+ANSWER_TOOL = "Give the answer."
 # Thinking budget per level; the API's minimum budget is 1024 tokens.
 BUDGETS = {
     ThinkingLevel.MINIMAL: 1024,
@@ -104,7 +107,23 @@ class AnthropicProvider(StreamingAdapter):
                 {"name": t.name, "description": t.description, "input_schema": t.parameters}
                 for t in request.tools
             ]
+        held = self.structured(request)
+        if held is not None:
+            output = held[0]
+            body["tools"] = [
+                {"name": output.name, "description": ANSWER_TOOL, "input_schema": output.schema}
+            ]
+            body["tool_choice"] = {"type": "tool", "name": output.name}
         return body
+
+    def structured(self, request: ProviderRequest) -> tuple[OutputSchema, str] | None:
+        """Forced tool use is this wire's one way to hold an answer to a schema (the call's
+        input becomes the answer's text), whatever other value the model's entry names. The
+        API refuses a forced tool with thinking on, so thinking off only."""
+        held = super().structured(request)
+        if held is None or self.thinking_level(request) != ThinkingLevel.OFF:
+            return None
+        return held[0], "tool"
 
     async def read_events(self, sse: SSEBody, assembly: Assembly) -> None:
         blocks: dict[int, PendingThinking | None] = {}

@@ -129,6 +129,18 @@ class ProviderMessage:
     is_error: bool = False
 
 
+@dataclass(frozen=True)
+class OutputSchema:
+    """The JSON Schema the answer must follow, under a name the wire may show the model.
+
+    Each adapter holds the model to it as its catalog entry's `structured_output` says (a
+    `response_format`, a forced tool call whose input becomes the answer's text, Gemini's
+    `responseJsonSchema`) or not at all ("none": the prompt alone asks for it)."""
+
+    name: str
+    schema: dict[str, Any]
+
+
 @dataclass
 class ProviderRequest:
     system: str
@@ -136,6 +148,8 @@ class ProviderRequest:
     tools: list[ToolDefinition] = field(default_factory=list)
     thinking: ThinkingLevel = ThinkingLevel.OFF
     max_output_tokens: int | None = None
+    # A JSON answer wanted, with no `tools` (the decision layer's stages).
+    output: OutputSchema | None = None
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,16 @@
 """The model catalog: what each model accepts, so requests never ask for what it cannot do.
 
-Each entry gives the context window, the largest output, whether the model sees images and
-the thinking levels it supports. Operators add models (a local model behind an
-OpenAI-compatible server, a model newer than this release) with `[[provider.models]]` entries
-in the config file. An unknown model id is a configuration error raised before the Mind
-serves anything, with a message that says how to fix it, except where the factory finds it in
-a self-hosted server's listing: then `assumed` describes it with conservative limits.
+Each entry gives the context window, the largest output, whether the model sees images, the
+thinking levels it supports and how its answer can be held to a JSON Schema
+(`structured_output`: "json_schema" for an OpenAI-compatible `response_format` with the schema
+or Gemini's `responseJsonSchema`, "json_object" for `response_format` without one, "tool" for
+Anthropic's forced tool call, "none" for the prompt alone).
+
+Operators add models (a local model behind an OpenAI-compatible server, a model newer than
+this release) with `[[provider.models]]` entries in the config file. An unknown model id is a
+configuration error raised before the Mind serves anything, with a message that says how to
+fix it, except where the factory finds it in a self-hosted server's listing: then `assumed`
+describes it with conservative limits.
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ ALL_LEVELS = tuple(_ORDER)
 GEMINI_25_FLASH = (ThinkingLevel.OFF, ThinkingLevel.MINIMAL, *REASONING)
 GEMINI_25_PRO = (ThinkingLevel.MINIMAL, *REASONING)
 GEMINI_3 = (ThinkingLevel.LOW, ThinkingLevel.HIGH)
+# Each wire's structured output for its own models (the official APIs).
+_WIRE_STRUCTURED = {"openai": "json_schema", "anthropic": "tool", "gemini": "json_schema"}
 
 
 # Limits assumed for a model a self-hosted OpenAI-compatible server serves without saying its
@@ -56,13 +63,17 @@ class ModelInfo:
     window_source: str = ""
 
 
+def _builtin(kind: str, models: tuple[ModelInfo, ...]) -> tuple[ModelInfo, ...]:
+    return tuple(replace(info, structured_output=_WIRE_STRUCTURED[kind]) for info in models)
+
+
 def _m(
     model_id: str, context: int, output: int, vision: bool, levels: tuple[ThinkingLevel, ...]
 ) -> ModelInfo:
     return ModelInfo(model_id, context, output, vision, levels)
 
 
-BUILTIN: dict[str, tuple[ModelInfo, ...]] = {
+_BUILTIN: dict[str, tuple[ModelInfo, ...]] = {
     "openai": (
         _m("gpt-4o", 128_000, 16_384, True, OFF),
         _m("gpt-4o-mini", 128_000, 16_384, True, OFF),
@@ -94,6 +105,9 @@ BUILTIN: dict[str, tuple[ModelInfo, ...]] = {
         _m("gemini-2.0-flash-lite", 1_048_576, 8_192, True, OFF),
     ),
 }
+BUILTIN: dict[str, tuple[ModelInfo, ...]] = {
+    kind: _builtin(kind, models) for kind, models in _BUILTIN.items()
+}
 
 
 def _from_entry(entry: ModelEntry) -> ModelInfo:
@@ -106,7 +120,14 @@ def _from_entry(entry: ModelEntry) -> ModelInfo:
             f"[[provider.models]] id={entry.id!r}: {exc}; thinking levels are "
             + ", ".join(level.value for level in _ORDER)
         ) from exc
-    return ModelInfo(entry.id, entry.context_window, entry.max_output, entry.vision, levels)
+    return ModelInfo(
+        entry.id,
+        entry.context_window,
+        entry.max_output,
+        entry.vision,
+        levels,
+        entry.structured_output or "none",
+    )
 
 
 def _match(model_id: str, models: Iterable[ModelInfo]) -> ModelInfo | None:
@@ -148,19 +169,37 @@ def assumed(
     structured_output: str = "none",
 ) -> ModelInfo:
     """A listed model's entry: the server's limits where it gives them, else the assumed ones;
-    no vision, thinking off."""
+    no vision, thinking off, structured output as the server said (else none)."""
     window = context or ASSUMED_CONTEXT
     output = min(max_output or ASSUMED_MAX_OUTPUT, max(window // OUTPUT_SHARE, 1))
     return ModelInfo(model_id, window, output, False, OFF, structured_output)
 
 
 def known(settings: ProviderSettings, model_id: str) -> ModelInfo | None:
-    """The catalog entry (config or built-in) for `model_id` under `settings`' kind, or None."""
+    """The catalog entry (config or built-in) for `model_id` under `settings`' kind, or None.
+
+    Structured output: the `[[provider.models]]` entry's own setting, else `[provider]
+    structured_output`, else the built-in entry's."""
+    entries = {entry.id: entry for entry in settings.models}
     added = _match(model_id, [_from_entry(entry) for entry in settings.models])
     if added is not None:
-        return replace(added, window_source="[[provider.models]]")
+        chosen = entries[added.id].structured_output or settings.structured_output
+        return replace(
+            added, structured_output=chosen or "none", window_source="[[provider.models]]"
+        )
     built_in = _match(model_id, BUILTIN.get(settings.kind, ()))
-    return replace(built_in, window_source="the catalog") if built_in is not None else None
+    if built_in is None:
+        return None
+    return replace(with_structured_output(settings, built_in), window_source="the catalog")
+
+
+def with_structured_output(settings: ProviderSettings, info: ModelInfo) -> ModelInfo:
+    """`info` (a built-in entry, or one a server described) with `[provider]
+    structured_output` when it is set: the operator's word wins over the catalog's and the
+    server's."""
+    if settings.structured_output is None:
+        return info
+    return replace(info, structured_output=settings.structured_output)
 
 
 def clamp_thinking(info: ModelInfo, level: ThinkingLevel) -> tuple[ThinkingLevel, str | None]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from mind.providers.anthropic import AnthropicProvider
 from mind.providers.api_keys import KeyLookup, key_variables, with_api_key
 from mind.providers.base import Provider, ThinkingLevel
-from mind.providers.catalog import ModelInfo, UnknownModelError, lookup
+from mind.providers.catalog import ModelInfo, UnknownModelError, lookup, with_structured_output
 from mind.providers.gemini import GeminiProvider
 from mind.providers.listing import is_self_hosted
 from mind.providers.openai import OpenAIProvider
@@ -103,6 +103,6 @@ def _listed_model(
     if not is_self_hosted(settings):
         raise ProviderConfigError(str(unknown)) from None
     try:
-        return served_model(settings, cache_dir)
+        return with_structured_output(settings, served_model(settings, cache_dir))
     except UnservedModel as exc:
         raise ProviderConfigError(str(exc)) from None

@@ -37,6 +37,7 @@ from mind.providers._http import (
 )
 from mind.providers.base import (
     ErrorKind,
+    OutputSchema,
     ProviderError,
     ProviderMessage,
     ProviderRequest,
@@ -116,7 +117,23 @@ class GeminiProvider(StreamingAdapter):
                     ]
                 }
             ]
+        held = self.structured(request)
+        if held is not None:
+            config["responseMimeType"] = "application/json"
+            if held[1] != "json_object":
+                # JSON Schema as it is; the older `responseSchema` takes only an OpenAPI subset
+                # (no `additionalProperties`, enums only on strings), which would need the
+                # stages' schemas converted.
+                config["responseJsonSchema"] = held[0].schema
         return body
+
+    def structured(self, request: ProviderRequest) -> tuple[OutputSchema, str] | None:
+        """The schema goes in `generationConfig` on this wire, so "tool" means "json_schema"
+        here."""
+        held = super().structured(request)
+        if held is None or held[1] != "tool":
+            return held
+        return held[0], "json_schema"
 
     def _thinking_config(self, level: ThinkingLevel) -> dict[str, Any] | None:
         if self.info.thinking_levels == (ThinkingLevel.OFF,):

@@ -28,6 +28,7 @@ from mind.providers._http import (
     parse_json,
 )
 from mind.providers.base import (
+    OutputSchema,
     ProviderMessage,
     ProviderRequest,
     StopReason,
@@ -56,6 +57,8 @@ _OVERFLOW = (
     OverflowSign("message", re.compile(r"tokens to keep from the initial prompt is greater")),
     OverflowSign("message", re.compile(r"context the overflows")),
 )
+# The description of the function a structured answer is forced through ("tool").
+ANSWER_TOOL = "Give the answer."
 _FINISH = {
     "stop": StopReason.STOP,
     "length": StopReason.LENGTH,
@@ -119,6 +122,9 @@ class OpenAIProvider(StreamingAdapter):
                 }
                 for tool in request.tools
             ]
+        held = self.structured(request)
+        if held is not None:
+            body.update(_response_format(*held))
         return body
 
     @staticmethod
@@ -198,6 +204,26 @@ class OpenAIProvider(StreamingAdapter):
                 finish = choice.get("finish_reason")
                 if finish and assembly.stop_reason != StopReason.REFUSAL:
                     assembly.stop_reason = _FINISH.get(finish, StopReason.STOP)
+
+
+def _response_format(output: OutputSchema, how: str) -> dict[str, Any]:
+    """The body members that hold the answer to `output`: `response_format` with the schema
+    (OpenAI, vLLM, llama-server, LM Studio; Ollama maps it to its native `format`, and
+    `json_object` to `format: "json"`: ollama/ollama, openai/openai.go), a bare JSON object
+    (OpenAI, vLLM, llama-server, Ollama; LM Studio answers 400 "'response_format.type' must be
+    'json_schema'": lmstudio-ai/lmstudio-bug-tracker#189), or a forced function call whose
+    arguments become the answer. `strict` is left out: OpenAI's strict mode refuses schemas
+    with optional properties, which the stages' schemas have."""
+    if how == "json_schema":
+        schema = {"name": output.name, "schema": output.schema}
+        return {"response_format": {"type": "json_schema", "json_schema": schema}}
+    if how == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    function = {"name": output.name, "description": ANSWER_TOOL, "parameters": output.schema}
+    return {
+        "tools": [{"type": "function", "function": function}],
+        "tool_choice": {"type": "function", "function": {"name": output.name}},
+    }
 
 
 def _tool_fragment(assembly: Assembly, fragment: dict[str, Any]) -> None:

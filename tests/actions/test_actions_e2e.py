@@ -15,6 +15,7 @@ from typing import Any
 
 import grpc
 import pytest
+from helpers.admin_cli import Admin
 from helpers.clock_file import set_clock
 from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway, ended_runs, payloads
@@ -326,18 +327,23 @@ def test_a_waiting_action_is_amended_evaluated_and_planned_again(gateway: Gatewa
     assert memory(gateway, key) == {}
 
 
-def test_a_malformed_extractor_answer_twice_is_answered_as_plain_chat_and_recorded(
+def test_a_malformed_extractor_answer_twice_is_plain_chat_logged_and_counted_never_noted(
     mind: MindProcess, gateway: Gateway
 ):
+    admin = Admin(mind.data_dir)
+    before = admin.json("status")["decision_failures"].get("extract", 0)
     key = gateway.create("p_malformed")
     chat(gateway, key, "malformed please")
-    (note,) = notes(gateway, key)
-    assert "could not read the model's answer at the extract stage" in note
+    assert notes(gateway, key) == []
     logged = eventually(
         lambda: [line for line in mind.output if "stage's answer was unusable" in line],
         what="the failure's log line",
     )
-    assert "extract" in logged[0] and "malformed please" not in "\n".join(mind.output)
+    assert key in logged[0] and "the extract stage" in logged[0] and "WARNING" in logged[0]
+    assert "malformed please" not in "\n".join(mind.output)
+    assert admin.json("status")["decision_failures"]["extract"] == before + 1
+    shown = admin.run("status").output.splitlines()
+    assert any(line.startswith("decision failures") and "extract" in line for line in shown)
 
 
 T0 = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)

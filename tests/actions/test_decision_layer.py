@@ -344,18 +344,20 @@ async def test_an_amendment_of_an_expired_action_marks_it_expired_and_plans_noth
     assert after.state is PendingState.EXPIRED
 
 
-async def test_a_malformed_extractor_answer_twice_makes_the_input_plain_chat(
+async def test_a_malformed_extractor_answer_twice_is_no_action_counted_and_never_noted(
     home: Database, caplog: pytest.LogCaptureFixture
 ):
     provider = RecordedProvider("no JSON here", '{"tendencies": 1}')
-    decision = await _layer(home, provider, FakeScheduler()).decide(_turn("secret words"))
+    layer = _layer(home, provider, FakeScheduler())
+    decision = await layer.decide(_turn("secret words"))
     assert decision.failure is not None and decision.failure.stage == "extract"
     assert list(decision.selection.apply(TOOLS)) == ["memory_read"]
-    text, payload = decision.note() or ("", {})
-    assert "could not read the model's answer at the extract stage" in text
-    assert payload["failure"]["stage"] == "extract"
+    assert decision.note() is None
+    assert layer.failures == {"extract": 1}
+    [record] = [r for r in caplog.records if "answer was unusable" in r.getMessage()]
+    assert record.levelname == "WARNING" and KEY in record.getMessage()
     assert "the extract stage's answer was unusable" in caplog.text
-    assert "secret words" not in caplog.text
+    assert "secret words" not in caplog.text and "no JSON here" not in caplog.text
 
 
 def test_a_profile_turns_the_layer_off_or_on_over_the_setting():
@@ -386,8 +388,8 @@ async def test_a_later_stage_failing_keeps_what_was_applied_and_executes_nothing
     [waiting] = decision.outcomes
     assert waiting.fate is Fate.WAITING
     assert list(decision.selection.apply(TOOLS)) == ["memory_read"]
-    text, _ = decision.note() or ("", {})
+    text, payload = decision.note() or ("", {})
     assert f"waiting for the owner's confirmation as {waiting.action_id}" in text
-    assert "could not read the model's answer at the evaluate stage" in text
+    assert "evaluate" not in text and "failure" not in payload
     [stored] = await _pending(home)
     assert stored.id == waiting.action_id

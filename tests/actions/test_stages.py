@@ -115,7 +115,7 @@ async def test_an_extractor_answer_that_does_not_parse_is_retried_once_with_why(
     retry = provider.requests[1].messages
     assert [m.role for m in retry] == ["user", "assistant", "user"]
     assert retry[1].text == "Sure! Here you go"
-    assert "is not JSON" in retry[2].text
+    assert "holds no JSON object" in retry[2].text
 
 
 async def test_an_extractor_answer_violating_the_schema_twice_is_malformed():

@@ -85,7 +85,7 @@ def test_entries_of_an_array_of_tables_are_named_by_their_own_lines(config: Path
     )
     assert problems(config, text) == [
         f"{config}:8: [[provider.models]] #1 unknown key 'note' "
-        "(known: context_window, id, max_output, thinking_levels, vision)",
+        "(known: context_window, id, max_output, structured_output, thinking_levels, vision)",
         f"{config}:13: [[provider.models]] #2 context_window: Input should be greater than 0 "
         "(got -1)",
         f"{config}:16: [[provider.models]] #3: 'context_window' is required",
@@ -142,3 +142,10 @@ def test_a_configuration_file_that_cannot_be_read_is_named(config: Path) -> None
     config.mkdir()
     with pytest.raises(ConfigError, match=f"^{config}: cannot read the configuration file: "):
         load_settings()
+
+
+def test_an_actions_model_and_an_actions_provider_together_are_refused(config: Path) -> None:
+    text = '[actions]\nmodel = "small"\n\n[actions.provider]\nkind = "openai"\nmodel = "other"\n'
+    [problem] = problems(config, text)
+    assert "[actions] model and [actions] provider are both set" in problem
+    assert "[actions.provider] model" in problem

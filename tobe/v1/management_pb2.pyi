@@ -502,6 +502,26 @@ Global___HandStatus: _TypeAlias = HandStatus  # noqa: Y015
 class GetStatusResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class DecisionFailuresEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.int
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.int = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     MODE_FIELD_NUMBER: _builtins.int
     VERSION_FIELD_NUMBER: _builtins.int
     DATABASE_URL_FIELD_NUMBER: _builtins.int
@@ -516,6 +536,7 @@ class GetStatusResponse(_message.Message):
     ADAPTERS_FIELD_NUMBER: _builtins.int
     ADAPTERS_ERROR_FIELD_NUMBER: _builtins.int
     MODEL_BUDGET_FIELD_NUMBER: _builtins.int
+    DECISION_FAILURES_FIELD_NUMBER: _builtins.int
     mode: _builtins.str
     """"online" (served by the running Mind) or "offline" (in-process under the state lock)."""
     version: _builtins.str
@@ -545,6 +566,13 @@ class GetStatusResponse(_message.Message):
     def model_budget(self) -> Global___ModelBudget:
         """The configured model's window and what every request spends of it; unset offline."""
 
+    @_builtins.property
+    def decision_failures(self) -> _containers.ScalarMap[_builtins.str, _builtins.int]:
+        """Decision-layer stages (`extract`, `evaluate`, `plan`) whose answer stayed unusable after
+        its retry since the Mind started, by stage: each time, the input it read was handled as
+        plain chat (no action). Empty in offline mode and while none failed.
+        """
+
     def __init__(
         self,
         *,
@@ -562,10 +590,11 @@ class GetStatusResponse(_message.Message):
         adapters: _abc.Iterable[Global___AdapterStatus] | None = ...,
         adapters_error: _builtins.str = ...,
         model_budget: Global___ModelBudget | None = ...,
+        decision_failures: _abc.Mapping[_builtins.str, _builtins.int] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["model_budget", b"model_budget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "adapters", b"adapters", "adapters_error", b"adapters_error", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "model_budget", b"model_budget", "schema_revision", b"schema_revision", "services", b"services", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_runs", b"active_runs", "adapters", b"adapters", "adapters_error", b"adapters_error", "conversations", b"conversations", "data_dir", b"data_dir", "database_size_bytes", b"database_size_bytes", "database_url", b"database_url", "decision_failures", b"decision_failures", "gateway_subscribers", b"gateway_subscribers", "hands", b"hands", "mode", b"mode", "model_budget", b"model_budget", "schema_revision", b"schema_revision", "services", b"services", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
