@@ -42,6 +42,7 @@ from mind.providers.api_keys import KeyLookup
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import thinking_level
+from mind.providers.prices import Pricing
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -59,6 +60,9 @@ from mind.skills.watcher import DirectoryWatcher
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
+from mind.usage.ledger import UsageLedger
+from mind.usage.metered import MeteredProvider
+from mind.usage.reports import UsageReports
 from tobe.config import ContextSettings, MindSettings, Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (
@@ -114,6 +118,8 @@ class MindApp:
     # Time and condition triggers (`mind.scheduler.attach`); the Awareness router shows it the
     # observations it delivers.
     scheduler: Scheduler | None = None
+    # Token usage of every model request (`mind.usage`), and the reports read from it.
+    usage: UsageReports | None = None
 
     def __post_init__(self) -> None:
         # Every call authenticates through the cache; `last_seen_at` is written once a minute.
@@ -196,6 +202,10 @@ def build(
     )
     # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
     clock = clock_from(settings.scheduler)
+    # Every model request is recorded in the usage ledger, written in batches.
+    ledger = UsageLedger(database)
+    provider = MeteredProvider(provider, ledger.record)
+    usage = UsageReports(database, Pricing.from_settings(settings), flush=ledger.flush)
     tools = ToolRegistry(builtin_tools(clock.now))
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
@@ -207,7 +217,7 @@ def build(
     keyring = KeyRing(store_loader(database))
     reviewer = settings.approvals.reviewer
     own_reviewer = (
-        build_provider(reviewer.provider, stored_key=stored_key)
+        MeteredProvider(build_provider(reviewer.provider, stored_key=stored_key), ledger.record)
         if reviewer.enabled and reviewer.provider is not None
         else None
     )
@@ -233,10 +243,23 @@ def build(
         keyring=keyring,
         clock=clock,
         decisions=decisions,
+        usage=usage,
     )
     app = MindApp(
-        settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
+        settings,
+        database,
+        bus,
+        tools,
+        runtime,
+        provider,
+        core,
+        manager,
+        live_calls=live_calls,
+        usage=usage,
     )
+    # Started first and stopped last: the runs' and reviews' rows are written at the stop.
+    app.on_start.append(ledger.start)
+    app.on_stop.append(ledger.close)
     notes = BackgroundNotes(database)
     app.remote = RemoteExecution.build(
         database,

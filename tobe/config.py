@@ -318,6 +318,11 @@ class ModelEntry(BaseModel):
     vision: bool = False
     # Thinking levels the model accepts: off, minimal, low, medium, high, xhigh.
     thinking_levels: list[str] = Field(default_factory=lambda: ["off"], min_length=1)
+    # Prices in USD per million tokens, for `tobe usage`'s estimated cost; unset: tokens only.
+    # `cached_input_price` (prompt-cache reads) defaults to `input_price`.
+    input_price: float | None = Field(default=None, ge=0)
+    output_price: float | None = Field(default=None, ge=0)
+    cached_input_price: float | None = Field(default=None, ge=0)
 
 
 class ProviderSettings(BaseModel):
