@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import insert
@@ -30,6 +30,7 @@ log = logging.getLogger(__name__)
 FLUSH_INTERVAL = 1.0
 FLUSH_BATCH = 500
 MAX_PENDING = 100_000
+_INSERT = insert(UsageRecord)
 
 
 @dataclass(frozen=True)
@@ -84,10 +85,11 @@ class UsageLedger:
             rows, self._rows = self._rows, []
             if not rows:
                 return
-            values = [asdict(row) for row in rows]
+            values = [vars(row) for row in rows]
 
             def unit(tx: WriteTx) -> None:
-                tx.session.execute(insert(UsageRecord), values)
+                # One executemany on the transaction's connection: no ORM objects to build.
+                tx.connection.execute(_INSERT, values)
 
             try:
                 await self._database.write(unit)

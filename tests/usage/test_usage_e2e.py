@@ -113,19 +113,20 @@ def report(mind: MindProcess, *args: str) -> dict[str, Any]:
     return document
 
 
-def run_all(mind: MindProcess) -> None:
+def chat(mind: MindProcess, runs: list[tuple[str, str]]) -> None:
+    """Create the conversations, then send each text and wait for its run to complete."""
     channel = grpc.insecure_channel(mind.address)
     stub = mind_pb2_grpc.MindStub(channel)
     md = mind.gateway_metadata
     who = mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"])
     try:
-        for key in sorted({run[0] for run in RUNS}):
+        for key in sorted({key for key, _ in runs}):
             stub.CreateConversation(
                 mind_pb2.CreateConversationRequest(on_behalf_of=who, key=key),
                 metadata=md,
                 timeout=10,
             )
-        for number, (key, text, _) in enumerate(RUNS):
+        for number, (key, text) in enumerate(runs):
             sent = stub.SendChat(
                 mind_pb2.SendChatRequest(
                     on_behalf_of=who,
@@ -147,9 +148,21 @@ def run_all(mind: MindProcess) -> None:
 
             events = events_until(stub, md, ended, timeout=60, what=f"run {sent.run_id}")
             assert events[-1].run_changed.state == common_pb2.RUN_STATE_COMPLETED
-        # The people of a conversation see its usage; nobody else does.
+    finally:
+        channel.close()
+
+
+def check_conversation_usage(mind: MindProcess) -> None:
+    """The people of a conversation see its usage; nobody else does."""
+    channel = grpc.insecure_channel(mind.address)
+    stub = mind_pb2_grpc.MindStub(channel)
+    md = mind.gateway_metadata
+    try:
         seen = stub.GetConversationUsage(
-            mind_pb2.GetConversationUsageRequest(on_behalf_of=who, conversation_key="p_alice-b"),
+            mind_pb2.GetConversationUsageRequest(
+                on_behalf_of=mind_pb2.OnBehalfOf(principal="alice", scopes=["chat"]),
+                conversation_key="p_alice-b",
+            ),
             metadata=md,
             timeout=10,
         )
@@ -213,10 +226,26 @@ def test_tobe_usage_reports_the_recorded_runs_exactly_with_the_mind_running_and_
         TOBE_PROVIDER__MODEL="gpt-4o",
         TOBE_PROVIDER__API_KEY=API_KEY,
     ) as mind:
-        run_all(mind)
+        chat(mind, [(key, text) for key, text, _ in RUNS])
+        check_conversation_usage(mind)
         check_reports(mind)
         assert mind.terminate() == 0
         check_reports(mind)
+
+
+def test_the_decision_layers_stages_are_recorded_under_their_own_purpose(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text('runs:\n  - match: ".*"\n    steps:\n      - {text: "hello"}\n')
+    with running_mind(tmp_path, script=script, clients=(), TOBE_ACTIONS__ENABLED="true") as mind:
+        chat(mind, [("p_alice-chat", "how are you?")])
+        groups = report(mind)["groups"]
+
+    # An ordinary message costs one extractor call before the run's one model step.
+    assert [(g["group"], g["requests"]) for g in groups] == [("extract", 1), ("turn", 1)]
+    # The scripted model has no price: tokens only.
+    assert all(g["unpriced_requests"] == g["requests"] for g in groups)
 
 
 def test_bad_input_ends_tobe_usage_with_one_line(tmp_path: Path) -> None:
