@@ -43,6 +43,7 @@ from mind.providers.api_keys import KeyLookup
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import ProviderConfigError, thinking_level
+from mind.providers.prices import Pricing
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -61,6 +62,9 @@ from mind.skills.watcher import DirectoryWatcher
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
+from mind.usage.ledger import UsageLedger
+from mind.usage.metered import MeteredProvider
+from mind.usage.reports import UsageReports
 from tobe.config import ContextSettings, MindSettings, ProviderSettings, Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (
@@ -116,6 +120,8 @@ class MindApp:
     # Time and condition triggers (`mind.scheduler.attach`); the Awareness router shows it the
     # observations it delivers.
     scheduler: Scheduler | None = None
+    # Token usage of every model request (`mind.usage`), and the reports read from it.
+    usage: UsageReports | None = None
 
     def __post_init__(self) -> None:
         # Every call authenticates through the cache; `last_seen_at` is written once a minute.
@@ -182,18 +188,20 @@ def decision_provider(settings: Settings, stored_key: KeyLookup | None) -> Provi
     share the Mind's. ProviderConfigError, naming the setting, when it cannot work."""
     actions = settings.actions
     if actions.provider is not None:
-        return own_provider("[actions] provider", actions.provider, stored_key)
+        return own_provider("[actions] provider", actions.provider, stored_key, settings)
     if actions.model:
         chosen = settings.provider.model_copy(update={"model": actions.model})
-        return own_provider(f"[actions] model {actions.model!r}", chosen, stored_key)
+        return own_provider(f"[actions] model {actions.model!r}", chosen, stored_key, settings)
     return None
 
 
-def own_provider(name: str, settings: ProviderSettings, stored_key: KeyLookup | None) -> Provider:
+def own_provider(
+    name: str, provider: ProviderSettings, stored_key: KeyLookup | None, settings: Settings
+) -> Provider:
     """The provider a component has of its own; ProviderConfigError naming the setting `name`
-    and what to fix."""
+    and what to fix. A self-hosted model's window is remembered in the data directory."""
     try:
-        return build_provider(settings, stored_key=stored_key)
+        return build_provider(provider, stored_key=stored_key, cache_dir=settings.data_dir)
     except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
         raise ProviderConfigError(f"{name}: {exc}") from None
 
@@ -221,6 +229,10 @@ def build(
     )
     # One clock for every "now" of the Mind: the system's, or `[scheduler] clock_file`.
     clock = clock_from(settings.scheduler)
+    # Every model request is recorded in the usage ledger, written in batches.
+    ledger = UsageLedger(database)
+    provider = MeteredProvider(provider, ledger.record)
+    usage = UsageReports(database, Pricing.from_settings(settings), flush=ledger.flush)
     tools = ToolRegistry(builtin_tools(clock.now))
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
@@ -232,7 +244,10 @@ def build(
     keyring = KeyRing(store_loader(database))
     reviewer = settings.approvals.reviewer
     own_reviewer = (
-        own_provider("[approvals.reviewer] provider", reviewer.provider, stored_key)
+        MeteredProvider(
+            own_provider("[approvals.reviewer] provider", reviewer.provider, stored_key, settings),
+            ledger.record,
+        )
         if reviewer.enabled and reviewer.provider is not None
         else None
     )
@@ -249,6 +264,8 @@ def build(
         clock=clock.now,
     )
     own_decider = decision_provider(settings, stored_key)
+    if own_decider is not None:
+        own_decider = MeteredProvider(own_decider, ledger.record)
     decisions = DecisionLayer(
         own_decider or provider, database, settings.actions, settings.scheduler, clock=clock
     )
@@ -261,10 +278,23 @@ def build(
         keyring=keyring,
         clock=clock,
         decisions=decisions,
+        usage=usage,
     )
     app = MindApp(
-        settings, database, bus, tools, runtime, provider, core, manager, live_calls=live_calls
+        settings,
+        database,
+        bus,
+        tools,
+        runtime,
+        provider,
+        core,
+        manager,
+        live_calls=live_calls,
+        usage=usage,
     )
+    # Started first and stopped last: the runs' and reviews' rows are written at the stop.
+    app.on_start.append(ledger.start)
+    app.on_stop.append(ledger.close)
     notes = BackgroundNotes(database)
     app.remote = RemoteExecution.build(
         database,

@@ -30,6 +30,7 @@ COMMANDS = {
     "restore": "management.cli_backup:restore_command",
     "setup": "management.cli_setup:setup",
     "up": "management.up:up",
+    "usage": "management.cli_usage:usage",
 }
 _ARGS = "tobe.args"
 

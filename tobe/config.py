@@ -327,6 +327,11 @@ class ModelEntry(BaseModel):
     # How the model can be held to a JSON Schema (`mind.providers.catalog`); unset: the
     # catalog's value for this id, else `[provider] structured_output`, else "none".
     structured_output: StructuredOutput | None = None
+    # Prices in USD per million tokens, for `tobe usage`'s estimated cost; unset: tokens only.
+    # `cached_input_price` (prompt-cache reads) defaults to `input_price`.
+    input_price: float | None = Field(default=None, ge=0)
+    output_price: float | None = Field(default=None, ge=0)
+    cached_input_price: float | None = Field(default=None, ge=0)
 
 
 class ProviderSettings(BaseModel):

@@ -139,6 +139,7 @@ REQUIRED: dict[str, Requirement] = {
     "/tobe.v1.Mind/SignOut": _mind(None),
     # A gateway reports how many of its connections a revocation closed.
     "/tobe.v1.Mind/ReportRevocation": _mind(None),
+    "/tobe.v1.Mind/GetConversationUsage": _mind(CHAT),
     "/tobe.v1.HandLink/Attach": Requirement(
         guard="a credential of kind 'hand' (its servicer refuses others UNAUTHENTICATED) "
         "attaching under its principal or a 'hand:<name>' scope"
@@ -167,6 +168,7 @@ REQUIRED: dict[str, Requirement] = {
     "/tobe.v1.Management/ListSchedules": _MANAGEMENT,
     "/tobe.v1.Management/ChangeScheduledAction": _MANAGEMENT,
     "/tobe.v1.Management/CreatePairingCode": _MANAGEMENT,
+    "/tobe.v1.Management/GetUsage": _MANAGEMENT,
     "/tobe.v1.Awareness/ListAdapters": _AWARENESS,
     "/tobe.v1.Awareness/Observe": _AWARENESS,
     "/tobe.v1.Awareness/Interact": _AWARENESS,

@@ -19,6 +19,7 @@ from mind.events.action_views import ActionTiming, TriggerKind, TriggerView
 from mind.providers.base import Provider
 from mind.scheduler.errors import InvalidTrigger
 from mind.scheduler.triggers import check_trigger
+from mind.usage import attribution as usage
 
 NAME = "evaluate"
 TRIGGER_SCHEMA: dict[str, Any] = {
@@ -160,5 +161,6 @@ async def evaluate(
     names = frozenset(action.name for action in available)
     checker = _checker(names, context.time_zone, min_interval)
     stage = Stage(NAME, EVALUATOR_PROMPT, SCHEMA, checker)
-    answer = await ask(provider, stage, stage_input(tendency, context, available, adapters))
+    with usage.purpose(usage.EVALUATE):
+        answer = await ask(provider, stage, stage_input(tendency, context, available, adapters))
     return _evaluation(answer, context.time_zone)

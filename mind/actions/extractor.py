@@ -14,6 +14,7 @@ from mind.actions.model import Extraction, PendingChoice, PendingDecision, Tende
 from mind.actions.prompts import EXTRACTOR_PROMPT
 from mind.actions.structured import Check, Stage, ask
 from mind.providers.base import Provider
+from mind.usage import attribution as usage
 
 NAME = "extract"
 SCHEMA: dict[str, Any] = {
@@ -74,7 +75,8 @@ async def extract(provider: Provider, text: str, context: StageContext) -> Extra
     model's answer was unusable twice."""
     shown = frozenset(action.id for action in context.pending)
     stage = Stage(NAME, EXTRACTOR_PROMPT, SCHEMA, _checker(shown))
-    answer = await ask(provider, stage, stage_input(text, context))
+    with usage.purpose(usage.EXTRACT):
+        answer = await ask(provider, stage, stage_input(text, context))
     return Extraction(
         tuple(Tendency(item["goal"], item["evidence"]) for item in answer["tendencies"]),
         tuple(

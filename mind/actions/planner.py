@@ -20,6 +20,7 @@ from mind.actions.prompts import PLANNER_PROMPT
 from mind.actions.structured import Check, Stage, ask
 from mind.events.action_views import PlanStepView
 from mind.providers.base import Provider
+from mind.usage import attribution as usage
 
 NAME = "plan"
 SCHEMA: dict[str, Any] = {
@@ -89,7 +90,8 @@ async def plan(
     """The ordered plan; MalformedAnswer when the answer was unusable twice."""
     names = frozenset(action.name for action in available)
     stage = Stage(NAME, PLANNER_PROMPT, SCHEMA, _checker(names))
-    answer = await ask(provider, stage, stage_input(goal, evaluation, context, available))
+    with usage.purpose(usage.PLAN):
+        answer = await ask(provider, stage, stage_input(goal, evaluation, context, available))
     steps = sorted(answer["steps"], key=lambda step: step["order"])
     return tuple(
         PlanStepView(

@@ -50,6 +50,7 @@ from mind.store import models
 from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
 from mind.tools.selection import ToolSelection
+from mind.usage import attribution as usage
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,8 @@ class RunExecution(ActorState):
     async def _execute(self, active: ActiveRun) -> None:
         state, reason, outcome = RunState.FAILED, "", None
         try:
-            outcome = await self._run_core(active)
+            with usage.attributed(self.key, run_id=active.run_id, principal=self.settings.owner):
+                outcome = await self._run_core(active)
             state, reason = outcome.state, outcome.reason
         except asyncio.CancelledError:
             state, reason = active.stop_as

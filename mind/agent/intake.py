@@ -41,6 +41,7 @@ from mind.scheduler import records as schedule_records
 from mind.store import models
 from mind.store.write_tx import WriteTx
 from mind.tools.base import DetailMode
+from mind.usage import attribution as usage
 
 log = logging.getLogger(__name__)
 
@@ -197,13 +198,14 @@ class Intake(ActorState):
         engine = self.core.compaction
         assert engine is not None
         try:
-            compacted = await engine.compact(
-                self.key,
-                self.audience,
-                trigger=CompactionTrigger.REQUESTED,
-                fixed_tokens=self.core.fixed_tokens(self.key, await self.profile()),
-                protected=frozenset(self._resumes),
-            )
+            with usage.attributed(self.key, principal=self.settings.owner):
+                compacted = await engine.compact(
+                    self.key,
+                    self.audience,
+                    trigger=CompactionTrigger.REQUESTED,
+                    fixed_tokens=self.core.fixed_tokens(self.key, await self.profile()),
+                    protected=frozenset(self._resumes),
+                )
         except Exception as exc:  # every waiter gets the refusal; a bug is logged too
             if not isinstance(exc, (WrongState, ShuttingDown)):
                 log.warning("compaction of %s failed: %s", self.key, exc)

@@ -14,15 +14,18 @@ from mind.agent.conversations import Conversations
 from mind.agent.memory import ConversationMemory
 from mind.agent.messages import Messages
 from mind.agent.runs import Runs
+from mind.agent.usage import ConversationUsage
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
 from mind.profiles.book import ProfileBook
+from mind.providers.prices import Pricing
 from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import Clock
 from mind.sealing.keyring import KeyRing
 from mind.sealing.turns import store_loader
 from mind.store.database import Database
+from mind.usage.reports import UsageReports
 from tobe.config import MindSettings, ProfilesSettings
 
 
@@ -39,6 +42,7 @@ class ConversationManager:
         keyring: KeyRing | None = None,
         clock: Clock | None = None,
         decisions: DecisionLayer | None = None,
+        usage: UsageReports | None = None,
     ) -> None:
         self.database = database
         # The scheduler's idea of now (`[scheduler] clock_file`), for resuming an action.
@@ -65,3 +69,5 @@ class ConversationManager:
         self.runs = Runs(self.actors)
         self.memory = ConversationMemory(database)
         self.actions = Actions(self.actors)
+        # Token usage as recorded (`mind.usage`); without the Mind's ledger, the store's rows.
+        self.usage = ConversationUsage(database, usage or UsageReports(database, Pricing.of()))

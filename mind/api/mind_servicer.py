@@ -43,6 +43,7 @@ from mind.wire.convert_actions import (
     schedule_change,
     scheduled_action_to_proto,
 )
+from mind.wire.convert_usage import usage_totals_to_proto
 from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
 from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
@@ -221,6 +222,18 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         return mind_pb2.ListMemoryResponse(
             entries=[memory_entry_to_proto(entry) for entry in found.entries],
             total_bytes=found.total_bytes,
+        )
+
+    async def GetConversationUsage(
+        self, request: mind_pb2.GetConversationUsageRequest, context: Context
+    ) -> mind_pb2.GetConversationUsageResponse:
+        report = await self.manager.usage.of(
+            _viewer(request.on_behalf_of), request.conversation_key
+        )
+        return mind_pb2.GetConversationUsageResponse(
+            by_purpose=[usage_totals_to_proto(totals) for totals in report.groups],
+            total=usage_totals_to_proto(report.total),
+            currency=report.currency,
         )
 
     async def DeleteMemory(

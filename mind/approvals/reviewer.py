@@ -17,6 +17,7 @@ from enum import StrEnum
 
 from mind.providers.base import Provider, ProviderMessage, ProviderRequest, StopReason
 from mind.tools.authorizer import CallUnderReview
+from mind.usage import attribution as usage
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +68,13 @@ class Reviewer:
     async def review(self, call: CallUnderReview, arguments_summary: str) -> Review:
         """Judge `call` from its summary alone (sensitive values already masked)."""
         try:
-            result = await asyncio.wait_for(
-                self._provider.complete(
-                    review_request(call, arguments_summary), lambda _event: None
-                ),
-                self._timeout,
-            )
+            with usage.purpose(usage.REVIEW):
+                result = await asyncio.wait_for(
+                    self._provider.complete(
+                        review_request(call, arguments_summary), lambda _event: None
+                    ),
+                    self._timeout,
+                )
         except TimeoutError:
             return Review(ReviewOutcome.REQUIRE_USER, f"no answer within {self._timeout:g}s")
         except Exception as exc:  # a broken provider must never approve anything

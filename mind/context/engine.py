@@ -44,6 +44,7 @@ from mind.providers.base import (
     ThinkingLevel,
 )
 from mind.store.database import Database
+from mind.usage import attribution as usage
 from tobe.config import ContextSettings
 
 log = logging.getLogger(__name__)
@@ -264,7 +265,8 @@ class CompactionEngine:
             thinking=ThinkingLevel.OFF,
             max_output_tokens=self.summary_tokens,
         )
-        result = await self.provider.complete(request, _ignore)
+        with usage.purpose(usage.COMPACTION):
+            result = await self.provider.complete(request, _ignore)
         error = result.error
         if error is not None and error.kind is ErrorKind.CONTEXT_OVERFLOW and splits > 0:
             if len(chunk) == 1:

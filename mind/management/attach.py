@@ -92,6 +92,7 @@ def attach_management(app: MindApp) -> None:
             profiles=app.settings.profiles,
             mind=link_mind(app),
             clock=app.manager.clock,
+            usage=app.usage,
         )
         endpoint = await serve_management(service, app.settings.management_socket)
 

@@ -20,9 +20,11 @@ from pathlib import Path
 from mind.management.hosting import serve_management
 from mind.management.service import ManagementService
 from mind.management.status import display_url
+from mind.providers.prices import Pricing
 from mind.scheduler.clock import clock_from
 from mind.store.database import Database
 from mind.store.migrate import upgrade
+from mind.usage.reports import UsageReports
 from tobe.config import Settings
 from tobe.runtime.statelock import StateLock
 
@@ -95,6 +97,7 @@ async def _serving(settings: Settings) -> AsyncIterator[str]:
             data_dir=settings.data_dir,
             profiles=settings.profiles,
             clock=clock_from(settings.scheduler),
+            usage=UsageReports(database, Pricing.from_settings(settings)),
         )
         endpoint = await serve_management(service, private_dir / "management.sock")
         try:

@@ -44,12 +44,14 @@ from mind.management.records import (
 from mind.memory.store import MemoryListing, delete_entry, listing
 from mind.profiles.declared import declared_profiles
 from mind.profiles.errors import ProfileError
+from mind.providers.prices import Pricing
 from mind.scheduler import records as schedules
 from mind.scheduler.clock import SystemClock
 from mind.scheduler.model import Clock
 from mind.store.database import Database
 from mind.store.models import Conversation, Credential
 from mind.store.write_tx import WriteTx
+from mind.usage.reports import UsageReports
 from tobe import __version__
 from tobe.config import ProfilesSettings
 from tobe.scopes import UnknownScope, check_scopes
@@ -79,8 +81,11 @@ class ManagementService:
         profiles: ProfilesSettings | None = None,
         mind: MindLink | None = None,
         clock: Clock | None = None,
+        usage: UsageReports | None = None,
     ) -> None:
         self._database = database
+        # Token usage (`tobe usage`); online, the Mind's reports flush its buffered rows first.
+        self.usage = usage or UsageReports(database, Pricing.of())
         # The scheduler's clock: a resumed action is next due after its now.
         self._clock = clock or SystemClock()
         self._profiles = profiles or ProfilesSettings()

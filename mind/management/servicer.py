@@ -23,6 +23,7 @@ from mind.wire.convert import (
     pairing_to_proto,
 )
 from mind.wire.convert_actions import schedule_change, scheduled_action_to_proto
+from mind.wire.convert_usage import grouping_from_proto, usage_totals_to_proto
 from tobe.runtime.status import StatusTable, status_codes
 from tobe.runtime.timestamps import optional_moment
 from tobe.v1 import management_pb2 as pb
@@ -329,3 +330,17 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             actor=actor_of(context),
         )
         return pb.ManagementCreatePairingCodeResponse(pairing=pairing_to_proto(issued))
+
+    async def GetUsage(
+        self,
+        request: pb.GetUsageRequest,
+        context: grpc.aio.ServicerContext[pb.GetUsageRequest, pb.GetUsageResponse],
+    ) -> pb.GetUsageResponse:
+        report = await self._service.usage.report(
+            grouping_from_proto(request.by), since=optional_moment(request, "since")
+        )
+        return pb.GetUsageResponse(
+            groups=[usage_totals_to_proto(totals) for totals in report.groups],
+            total=usage_totals_to_proto(report.total),
+            currency=report.currency,
+        )

@@ -160,12 +160,16 @@ class Usage:
     `prompt_tokens` and Gemini `promptTokenCount` already count them; Anthropic's
     `input_tokens` leaves out cache reads and writes, so its adapter adds them): compared with
     the model's context window, it says how full the window was. `cached_tokens` is the part of
-    it read from the provider's prompt cache.
+    it read from the provider's prompt cache. `output_tokens` is everything the model generated,
+    reasoning included (OpenAI's `completion_tokens` counts it, Gemini's `thoughtsTokenCount`
+    is added to `candidatesTokenCount`); `reasoning_tokens` is the part of it spent reasoning,
+    where the wire says (Anthropic's does not: 0).
     """
 
     input_tokens: int = 0
     output_tokens: int = 0
     cached_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 @dataclass

@@ -230,11 +230,12 @@ class _ChunkReader:
 
 
 def _usage(raw: dict[str, Any]) -> Usage:
+    thoughts = int(raw.get("thoughtsTokenCount") or 0)
     return Usage(
         input_tokens=int(raw.get("promptTokenCount") or 0),
-        output_tokens=int(raw.get("candidatesTokenCount") or 0)
-        + int(raw.get("thoughtsTokenCount") or 0),
+        output_tokens=int(raw.get("candidatesTokenCount") or 0) + thoughts,
         cached_tokens=int(raw.get("cachedContentTokenCount") or 0),
+        reasoning_tokens=thoughts,
     )
 
 

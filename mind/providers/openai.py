@@ -244,8 +244,10 @@ def _tool_fragment(assembly: Assembly, fragment: dict[str, Any]) -> None:
 
 def _usage(raw: dict[str, Any]) -> Usage:
     details = raw.get("prompt_tokens_details") or {}
+    generated = raw.get("completion_tokens_details") or {}
     return Usage(
         input_tokens=int(raw.get("prompt_tokens") or 0),
         output_tokens=int(raw.get("completion_tokens") or 0),
         cached_tokens=int(details.get("cached_tokens") or 0),
+        reasoning_tokens=int(generated.get("reasoning_tokens") or 0),
     )

@@ -85,7 +85,8 @@ def test_entries_of_an_array_of_tables_are_named_by_their_own_lines(config: Path
     )
     assert problems(config, text) == [
         f"{config}:8: [[provider.models]] #1 unknown key 'note' "
-        "(known: context_window, id, max_output, structured_output, thinking_levels, vision)",
+        "(known: cached_input_price, context_window, id, input_price, max_output, output_price, "
+        "structured_output, thinking_levels, vision)",
         f"{config}:13: [[provider.models]] #2 context_window: Input should be greater than 0 "
         "(got -1)",
         f"{config}:16: [[provider.models]] #3: 'context_window' is required",

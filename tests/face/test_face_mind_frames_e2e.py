@@ -49,7 +49,9 @@ def outcome(reply: face_pb2.Reply, answered: bool) -> tuple[object, ...]:
     return ("answered", answered)
 
 
-@pytest.mark.parametrize("field", sorted(FORWARDED))
+@pytest.mark.parametrize(
+    "field", sorted(field for field, call in FORWARDED.items() if call.method in OLDER)
+)
 async def test_a_mind_frame_is_answered_like_the_older_frame_of_its_call(
     face: tuple[FaceProcess, str], field: str
 ) -> None:
@@ -70,3 +72,23 @@ async def test_a_mind_frame_is_answered_like_the_older_frame_of_its_call(
     assert outcome(forwarded, forwarded.mind.WhichOneof("call") == field) == outcome(
         older, older.WhichOneof("result") == older_frame
     )
+
+
+@pytest.mark.parametrize(
+    "field", sorted(field for field, call in FORWARDED.items() if call.method not in OLDER)
+)
+async def test_a_call_with_no_older_frame_passes_the_minds_refusal_through(
+    face: tuple[FaceProcess, str], field: str
+) -> None:
+    process, token = face
+    client = await FaceClient.connect(process.address, token)
+    try:
+        mind_call = face_pb2.MindCall()
+        getattr(mind_call, field).CopyFrom(
+            naming_missing_conversation(FORWARDED[field].request_type())
+        )
+        reply = await client.command(mind=mind_call)
+    finally:
+        await client.close()
+    assert reply.WhichOneof("result") == "error"
+    assert f"no conversation {MISSING!r}" in reply.error.message

@@ -104,7 +104,7 @@ async def test_anthropic_window_filled_while_answering_is_a_length_stop(
         # `prompt_tokens` 31 already counts `prompt_tokens_details.cached_tokens` 16.
         ("openai", "openai/reasoning_length.sse", Usage(31, 12, 16)),
         # `promptTokenCount` 34 already counts `cachedContentTokenCount` 8; thoughts are output.
-        ("gemini", "gemini/thoughts_unterminated.sse", Usage(34, 5 + 20, 8)),
+        ("gemini", "gemini/thoughts_unterminated.sse", Usage(34, 5 + 20, 8, 20)),
         # `input_tokens` 420 leaves out cache writes 100 and cache reads 2000.
         ("anthropic", "anthropic/redacted_parallel_tools.txt", Usage(420 + 100 + 2000, 88, 2000)),
         # A `message_delta` repeating `input_tokens` alone keeps the cache counts of

@@ -49,7 +49,9 @@ async def test_function_call_without_id_gets_one_and_keeps_its_thought_signature
     assert call.thought_signature is not None
     assert call.thought_signature.startswith("Et8ECtwEAXLI2nyCB1jKZUE4ZxdH07XhZlpU7X7tlcbNO8oQ")
     assert call.thought_signature.endswith("u0HegvoS6z1/ufbMdg==")
-    assert result.usage == Usage(input_tokens=29, output_tokens=120, cached_tokens=0)
+    assert result.usage == Usage(
+        input_tokens=29, output_tokens=120, cached_tokens=0, reasoning_tokens=110
+    )
 
     (request,) = wire.requests
     assert request.path == "/v1beta/models/gemini-3-pro-preview:streamGenerateContent?alt=sse"
@@ -134,7 +136,9 @@ async def test_crlf_stream_with_unterminated_last_event_and_thoughts(wire, provi
         ThinkingBlock(text="**Planning**\n\nA short greeting. Keep it brief."),
         ThinkingBlock(text="", signature="CiIBcsjafACy65Vwcm8qOq5jkTTLReoTQLfzt+Kzcg/hK99F"),
     ]
-    assert result.usage == Usage(input_tokens=34, output_tokens=25, cached_tokens=8)
+    assert result.usage == Usage(
+        input_tokens=34, output_tokens=25, cached_tokens=8, reasoning_tokens=20
+    )
     assert wire.requests[0].json()["generationConfig"]["thinkingConfig"] == {
         "thinkingBudget": 1024,
         "includeThoughts": True,

@@ -1,7 +1,7 @@
 """The conversation details panel in a real headless Chromium against a real Mind, Face and
-Hand: switching the profile, a memory entry written by the model shown and deleted, scheduled
-actions paused, resumed and deleted — each checked against the Mind — and the panel on a
-phone-sized screen, by keyboard."""
+Hand: switching the profile, a memory entry written by the model shown and deleted, the
+conversation's token usage, scheduled actions paused, resumed and deleted — each checked
+against the Mind — and the panel on a phone-sized screen, by keyboard."""
 
 from __future__ import annotations
 
@@ -151,6 +151,27 @@ def test_a_memory_entry_the_model_writes_shows_as_text_and_deleting_it_forgets_i
     expect(entry).to_have_count(0)
     expect(memory).to_have_text("Nothing remembered")
     assert stack.memory(key) == {}
+
+
+def test_the_panel_shows_the_conversations_token_usage_and_follows_each_run(
+    page: Page, stack: Stack
+) -> None:
+    key = conversation_key(page)
+    open_details(page)
+    summary = page.locator("#usage-summary")
+    expect(summary).to_have_text("No model requests yet")
+    send(page, "hello there")
+    # Read again as the run ends: the Mind's own totals, and no price for the scripted model.
+    expect(summary).to_contain_text("cost unknown (no price for this model)")
+    total = stack.usage(key).total
+    assert total.requests == 1 and total.output_tokens > 0
+    expect(summary).to_contain_text(
+        f"{total.input_tokens:,} tokens in · {total.output_tokens:,} out"
+    )
+    expect(page.locator('#usage-list li[data-purpose="turn"]')).to_contain_text("1 request,")
+    send(page, "and again")
+    expect(page.locator('#usage-list li[data-purpose="turn"]')).to_contain_text("2 requests,")
+    expect(page.locator("#usage-error")).to_be_hidden()
 
 
 def test_scheduled_actions_are_paused_resumed_and_deleted_from_the_panel(

@@ -238,6 +238,16 @@ class Stack:
             )
         return {entry.key: entry.text for entry in listed.entries}
 
+    def usage(self, key: str) -> mind_pb2.GetConversationUsageResponse:
+        """The conversation's token usage, as the Mind reports it."""
+        channel, stub = self._stub()
+        with channel:
+            return stub.GetConversationUsage(
+                mind_pb2.GetConversationUsageRequest(on_behalf_of=_alice(), conversation_key=key),
+                metadata=self.mind.gateway_metadata,
+                timeout=15,
+            )
+
     def schedules(self, key: str) -> dict[str, common_pb2.ScheduleState.ValueType]:
         """The state of each scheduled action of the conversation, ended ones included."""
         channel, stub = self._stub()

@@ -1259,3 +1259,56 @@ class PairingCode(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___PairingCode: _TypeAlias = PairingCode  # noqa: Y015
+
+@_typing.final
+class UsageTotals(_message.Message):
+    """Token usage of a group of model requests (`tobe usage`, a conversation's usage) with its
+    estimated cost. `input_tokens` counts whole prompts, cached parts included; `cached_tokens`
+    is the part read from the provider's prompt cache; `output_tokens` counts everything
+    generated, reasoning included; `reasoning_tokens` is the part the wire reported as reasoning.
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GROUP_FIELD_NUMBER: _builtins.int
+    REQUESTS_FIELD_NUMBER: _builtins.int
+    INPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    OUTPUT_TOKENS_FIELD_NUMBER: _builtins.int
+    CACHED_TOKENS_FIELD_NUMBER: _builtins.int
+    REASONING_TOKENS_FIELD_NUMBER: _builtins.int
+    COST_FIELD_NUMBER: _builtins.int
+    UNPRICED_REQUESTS_FIELD_NUMBER: _builtins.int
+    group: _builtins.str
+    """The day (YYYY-MM-DD, UTC), conversation key, `provider/model` or purpose (turn,
+    compaction, extract, evaluate, plan, review, other) of the group; empty for a total.
+    """
+    requests: _builtins.int
+    input_tokens: _builtins.int
+    output_tokens: _builtins.int
+    cached_tokens: _builtins.int
+    reasoning_tokens: _builtins.int
+    cost: _builtins.float
+    """Estimated from list or configured prices, in the response's currency, of the requests
+    whose model has a known price.
+    """
+    unpriced_requests: _builtins.int
+    """Requests whose model has no known price: their tokens are counted, not priced."""
+    def __init__(
+        self,
+        *,
+        group: _builtins.str = ...,
+        requests: _builtins.int = ...,
+        input_tokens: _builtins.int = ...,
+        output_tokens: _builtins.int = ...,
+        cached_tokens: _builtins.int = ...,
+        reasoning_tokens: _builtins.int = ...,
+        cost: _builtins.float = ...,
+        unpriced_requests: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cached_tokens", b"cached_tokens", "cost", b"cost", "group", b"group", "input_tokens", b"input_tokens", "output_tokens", b"output_tokens", "reasoning_tokens", b"reasoning_tokens", "requests", b"requests", "unpriced_requests", b"unpriced_requests"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___UsageTotals: _TypeAlias = UsageTotals  # noqa: Y015

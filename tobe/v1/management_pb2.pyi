@@ -60,6 +60,33 @@ CREDENTIAL_KIND_SERVICE: CredentialKind.ValueType  # 3
 """Used by ToBe services talking to each other (Face → Mind, Mind → Awareness)."""
 Global___CredentialKind: _TypeAlias = CredentialKind  # noqa: Y015
 
+class _UsageGrouping:
+    ValueType = _typing.NewType("ValueType", _builtins.int)
+    V: _TypeAlias = ValueType  # noqa: Y015
+
+class _UsageGroupingEnumTypeWrapper(_enum_type_wrapper._EnumTypeWrapper[_UsageGrouping.ValueType], _builtins.type):
+    DESCRIPTOR: _descriptor.EnumDescriptor
+    USAGE_GROUPING_UNSPECIFIED: _UsageGrouping.ValueType  # 0
+    """By purpose."""
+    USAGE_GROUPING_PURPOSE: _UsageGrouping.ValueType  # 1
+    USAGE_GROUPING_DAY: _UsageGrouping.ValueType  # 2
+    """By UTC day."""
+    USAGE_GROUPING_CONVERSATION: _UsageGrouping.ValueType  # 3
+    USAGE_GROUPING_MODEL: _UsageGrouping.ValueType  # 4
+    """By `provider/model`."""
+
+class UsageGrouping(_UsageGrouping, metaclass=_UsageGroupingEnumTypeWrapper): ...
+
+USAGE_GROUPING_UNSPECIFIED: UsageGrouping.ValueType  # 0
+"""By purpose."""
+USAGE_GROUPING_PURPOSE: UsageGrouping.ValueType  # 1
+USAGE_GROUPING_DAY: UsageGrouping.ValueType  # 2
+"""By UTC day."""
+USAGE_GROUPING_CONVERSATION: UsageGrouping.ValueType  # 3
+USAGE_GROUPING_MODEL: UsageGrouping.ValueType  # 4
+"""By `provider/model`."""
+Global___UsageGrouping: _TypeAlias = UsageGrouping  # noqa: Y015
+
 @_typing.final
 class Credential(_message.Message):
     """A credential without its secret."""
@@ -1323,3 +1350,58 @@ class ManagementCreatePairingCodeResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ManagementCreatePairingCodeResponse: _TypeAlias = ManagementCreatePairingCodeResponse  # noqa: Y015
+
+@_typing.final
+class GetUsageRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BY_FIELD_NUMBER: _builtins.int
+    SINCE_FIELD_NUMBER: _builtins.int
+    by: Global___UsageGrouping.ValueType
+    @_builtins.property
+    def since(self) -> _timestamp_pb2.Timestamp:
+        """Only requests recorded at or after this time when set."""
+
+    def __init__(
+        self,
+        *,
+        by: Global___UsageGrouping.ValueType = ...,
+        since: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["since", b"since"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by", b"by", "since", b"since"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageRequest: _TypeAlias = GetUsageRequest  # noqa: Y015
+
+@_typing.final
+class GetUsageResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    GROUPS_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    currency: _builtins.str
+    """Of every `cost`: "USD"."""
+    @_builtins.property
+    def groups(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.UsageTotals]:
+        """Sorted by group."""
+
+    @_builtins.property
+    def total(self) -> _common_pb2.UsageTotals: ...
+    def __init__(
+        self,
+        *,
+        groups: _abc.Iterable[_common_pb2.UsageTotals] | None = ...,
+        total: _common_pb2.UsageTotals | None = ...,
+        currency: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["total", b"total"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["currency", b"currency", "groups", b"groups", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetUsageResponse: _TypeAlias = GetUsageResponse  # noqa: Y015

@@ -135,6 +135,11 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeResponse.FromString,
                 _registered_method=True)
+        self.GetUsage = channel.unary_unary(
+                '/tobe.v1.Management/GetUsage',
+                request_serializer=tobe_dot_v1_dot_management__pb2.GetUsageRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.GetUsageResponse.FromString,
+                _registered_method=True)
 
 
 class ManagementServicer:
@@ -303,6 +308,14 @@ class ManagementServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetUsage(self, request, context):
+        """Token usage of every model request the Mind recorded, summed by `by`, with the estimated
+        cost (`tobe usage`). Online, the Mind's buffered rows are written first.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ManagementServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -405,6 +418,11 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.CreatePairingCode,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeResponse.SerializeToString,
+            ),
+            'GetUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetUsage,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.GetUsageRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.GetUsageResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -948,6 +966,33 @@ class Management:
             '/tobe.v1.Management/CreatePairingCode',
             tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.ManagementCreatePairingCodeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/GetUsage',
+            tobe_dot_v1_dot_management__pb2.GetUsageRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.GetUsageResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -119,6 +119,10 @@ class ManagementStub:
     it expires (Mind.RedeemPairingCode), it becomes a client credential with scopes `chat` and
     `approve`. INVALID_ARGUMENT for an empty or malformed principal or a ttl above 3600 s.
     """
+    GetUsage: _grpc.UnaryUnaryMultiCallable[_management_pb2.GetUsageRequest, _management_pb2.GetUsageResponse]
+    """Token usage of every model request the Mind recorded, summed by `by`, with the estimated
+    cost (`tobe usage`). Online, the Mind's buffered rows are written first.
+    """
 
 @_typing.type_check_only
 class ManagementAsyncStub(ManagementStub):
@@ -198,6 +202,10 @@ class ManagementAsyncStub(ManagementStub):
     """Makes a one-time pairing code for `principal` (`tobe admin pair`): redeemed once before
     it expires (Mind.RedeemPairingCode), it becomes a client credential with scopes `chat` and
     `approve`. INVALID_ARGUMENT for an empty or malformed principal or a ttl above 3600 s.
+    """
+    GetUsage: _aio.UnaryUnaryMultiCallable[_management_pb2.GetUsageRequest, _management_pb2.GetUsageResponse]  # type: ignore[assignment]
+    """Token usage of every model request the Mind recorded, summed by `by`, with the estimated
+    cost (`tobe usage`). Online, the Mind's buffered rows are written first.
     """
 
 class ManagementServicer(metaclass=_abc_1.ABCMeta):
@@ -395,6 +403,16 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
         """Makes a one-time pairing code for `principal` (`tobe admin pair`): redeemed once before
         it expires (Mind.RedeemPairingCode), it becomes a client credential with scopes `chat` and
         `approve`. INVALID_ARGUMENT for an empty or malformed principal or a ttl above 3600 s.
+        """
+
+    @_abc_1.abstractmethod
+    def GetUsage(
+        self,
+        request: _management_pb2.GetUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.GetUsageResponse, _abc.Awaitable[_management_pb2.GetUsageResponse]]:
+        """Token usage of every model request the Mind recorded, summed by `by`, with the estimated
+        cost (`tobe usage`). Online, the Mind's buffered rows are written first.
         """
 
 def add_ManagementServicer_to_server(servicer: ManagementServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

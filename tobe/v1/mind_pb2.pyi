@@ -1280,3 +1280,56 @@ class ReportRevocationResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___ReportRevocationResponse: _TypeAlias = ReportRevocationResponse  # noqa: Y015
+
+@_typing.final
+class GetConversationUsageRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetConversationUsageRequest: _TypeAlias = GetConversationUsageRequest  # noqa: Y015
+
+@_typing.final
+class GetConversationUsageResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    BY_PURPOSE_FIELD_NUMBER: _builtins.int
+    TOTAL_FIELD_NUMBER: _builtins.int
+    CURRENCY_FIELD_NUMBER: _builtins.int
+    currency: _builtins.str
+    """Of every `cost`: "USD"."""
+    @_builtins.property
+    def by_purpose(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.UsageTotals]:
+        """By purpose (turn, compaction, extract, evaluate, plan, review), sorted."""
+
+    @_builtins.property
+    def total(self) -> _common_pb2.UsageTotals: ...
+    def __init__(
+        self,
+        *,
+        by_purpose: _abc.Iterable[_common_pb2.UsageTotals] | None = ...,
+        total: _common_pb2.UsageTotals | None = ...,
+        currency: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["total", b"total"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["by_purpose", b"by_purpose", "currency", b"currency", "total", b"total"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetConversationUsageResponse: _TypeAlias = GetConversationUsageResponse  # noqa: Y015

@@ -150,6 +150,11 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationResponse.FromString,
                 _registered_method=True)
+        self.GetConversationUsage = channel.unary_unary(
+                '/tobe.v1.Mind/GetConversationUsage',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -372,6 +377,14 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetConversationUsage(self, request, context):
+        """The conversation's token usage by purpose, with the estimated cost (owner and members;
+        NOT_FOUND for anyone else).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -489,6 +502,11 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.ReportRevocation,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.ReportRevocationResponse.SerializeToString,
+            ),
+            'GetConversationUsage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetConversationUsage,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1113,6 +1131,33 @@ class Mind:
             '/tobe.v1.Mind/ReportRevocation',
             tobe_dot_v1_dot_mind__pb2.ReportRevocationRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.ReportRevocationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetConversationUsage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/GetConversationUsage',
+            tobe_dot_v1_dot_mind__pb2.GetConversationUsageRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.GetConversationUsageResponse.FromString,
             options,
             channel_credentials,
             insecure,

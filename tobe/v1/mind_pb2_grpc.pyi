@@ -161,6 +161,10 @@ class MindStub:
     closed for a `credential_revoked` event (0 included), so the revoking operator is told
     the true count. Reports for no revocation in progress are ignored.
     """
+    GetConversationUsage: _grpc.UnaryUnaryMultiCallable[_mind_pb2.GetConversationUsageRequest, _mind_pb2.GetConversationUsageResponse]
+    """The conversation's token usage by purpose, with the estimated cost (owner and members;
+    NOT_FOUND for anyone else).
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -285,6 +289,10 @@ class MindAsyncStub(MindStub):
     """A gateway (subscribed with `reports_revocations`) tells how many client connections it
     closed for a `credential_revoked` event (0 included), so the revoking operator is told
     the true count. Reports for no revocation in progress are ignored.
+    """
+    GetConversationUsage: _aio.UnaryUnaryMultiCallable[_mind_pb2.GetConversationUsageRequest, _mind_pb2.GetConversationUsageResponse]  # type: ignore[assignment]
+    """The conversation's token usage by purpose, with the estimated cost (owner and members;
+    NOT_FOUND for anyone else).
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -545,6 +553,16 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         """A gateway (subscribed with `reports_revocations`) tells how many client connections it
         closed for a `credential_revoked` event (0 included), so the revoking operator is told
         the true count. Reports for no revocation in progress are ignored.
+        """
+
+    @_abc_1.abstractmethod
+    def GetConversationUsage(
+        self,
+        request: _mind_pb2.GetConversationUsageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.GetConversationUsageResponse, _abc.Awaitable[_mind_pb2.GetConversationUsageResponse]]:
+        """The conversation's token usage by purpose, with the estimated cost (owner and members;
+        NOT_FOUND for anyone else).
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

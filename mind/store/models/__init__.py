@@ -2,9 +2,10 @@
 
 This package is the store's schema as one public surface: import tables from
 `mind.store.models`. Its modules group them by domain (`conversations`, `messages`, `runs`,
-`approvals`, `remote`, `credentials`, `initiative`, `operations`, all on `base`), and importing
-the package defines every one of them on `Base.metadata`, which the migrations compare the
-schema against. A domain's vocabulary (e.g. `credentials.CREDENTIAL_KINDS`) stays in its module.
+`approvals`, `remote`, `credentials`, `initiative`, `operations`, `usage`, all on `base`), and
+importing the package defines every one of them on `Base.metadata`, which the migrations
+compare the schema against. A domain's vocabulary (e.g. `credentials.CREDENTIAL_KINDS`) stays
+in its module.
 
 Invariants the database itself holds (triggers are created by the migrations, see
 `mind/store/migrations`):
@@ -34,6 +35,7 @@ from mind.store.models.messages import Input, Media, Message
 from mind.store.models.operations import Cursor, ManagementAudit, OutboxEvent, SeenObservation
 from mind.store.models.remote import RemoteRun, Task, TaskTransition
 from mind.store.models.runs import Run, ToolProjection, TurnKey
+from mind.store.models.usage import UsageRecord
 
 __all__ = [
     "Approval",
@@ -65,5 +67,6 @@ __all__ = [
     "TaskTransition",
     "ToolProjection",
     "TurnKey",
+    "UsageRecord",
     "utcnow",
 ]

@@ -1,12 +1,42 @@
 // The conversation details panel: what the conversation shown runs with and keeps — its
-// profile (switchable), its memory (each entry deletable after a confirm step) and its
+// profile (switchable), its memory (each entry deletable after a confirm step), its
 // scheduled actions (paused, resumed, deleted) — as `tobe chat`'s /profile, /memory, /forget,
-// /schedules, /pause, /resume and /unschedule have them. The lists are read afresh when the
+// /schedules, /pause, /resume and /unschedule have them — and the tokens its model requests
+// took, with their estimated cost (read again as each run ends). The lists are read afresh when the
 // panel opens or shows another conversation, and follow the conversation's events after.
 // Everything a model or a person wrote goes in as text.
 
 import { el } from "./dom.js";
 import { describeTrigger, localTime, mayFire, outcomeWord, stateWord } from "./schedules.js";
+
+// Run states after which no more model requests of the run come.
+const ENDED = new Set(["RUN_STATE_COMPLETED", "RUN_STATE_FAILED", "RUN_STATE_CANCELLED", "RUN_STATE_INTERRUPTED"]);
+const NUMBER = new Intl.NumberFormat("en");
+
+function count(value, noun) {
+  const n = Number(value ?? 0);
+  return `${NUMBER.format(n)} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** "1,200 tokens in (200 cached) · 300 out (40 reasoning)" */
+function tokenLine(totals) {
+  const cached = Number(totals.cachedTokens ?? 0);
+  const reasoning = Number(totals.reasoningTokens ?? 0);
+  return (
+    `${NUMBER.format(Number(totals.inputTokens ?? 0))} tokens in` +
+    (cached ? ` (${NUMBER.format(cached)} cached)` : "") +
+    ` · ${NUMBER.format(Number(totals.outputTokens ?? 0))} out` +
+    (reasoning ? ` (${NUMBER.format(reasoning)} reasoning)` : "")
+  );
+}
+
+/** The estimated cost, or why there is none: a model without a known price counts tokens only. */
+function costText(totals, currency) {
+  const unpriced = Number(totals.unpricedRequests ?? 0);
+  if (unpriced === Number(totals.requests ?? 0)) return "cost unknown (no price for this model)";
+  const cost = `about ${Number(totals.cost ?? 0).toFixed(4)} ${currency}`;
+  return unpriced ? `${cost} (${count(unpriced, "request")} without a price)` : cost;
+}
 
 const CHANGES = {
   pause: "SCHEDULE_CHANGE_PAUSE",
@@ -17,7 +47,7 @@ const CHANGES = {
 export class DetailsPanel {
   /**
    * `elements`: {panel, toggle, close, profile, profileNote, profileError, memory, memoryTotal,
-   * memoryError, schedules, schedulesError}; `connection`: what sends commands;
+   * memoryError, usage, usageList, usageError, schedules, schedulesError}; `connection`: what sends commands;
    * `onOpen(open)`: the panel was opened or closed (the app closes the list meanwhile).
    */
   constructor(elements, connection, onOpen) {
@@ -72,7 +102,9 @@ export class DetailsPanel {
     this.schedules = new Map((snapshot.scheduledActions ?? []).map((action) => [action.id, action]));
     this.elements.memory.replaceChildren();
     this.elements.memoryTotal.textContent = "";
-    for (const error of ["profileError", "memoryError", "schedulesError"]) this.elements[error].hidden = true;
+    this.elements.usage.textContent = "";
+    this.elements.usageList.replaceChildren();
+    for (const error of ["profileError", "memoryError", "usageError", "schedulesError"]) this.elements[error].hidden = true;
     this.drawProfile();
     this.drawSchedules();
     if (this.isOpen) this.load();
@@ -90,6 +122,8 @@ export class DetailsPanel {
       this.drawProfile();
     } else if (kind === "memoryChanged" && this.isOpen) {
       this.loadMemory(this.key);
+    } else if (kind === "runChanged" && this.isOpen && ENDED.has(payload.state)) {
+      this.loadUsage(this.key);
     } else if (kind === "scheduleChanged") {
       this.scheduleChanged(payload);
     }
@@ -101,6 +135,7 @@ export class DetailsPanel {
     if (!key) return;
     this.loadProfiles();
     this.loadMemory(key);
+    this.loadUsage(key);
     this.loadSchedules(key);
   }
 
@@ -192,6 +227,39 @@ export class DetailsPanel {
       }, this.elements.memoryError),
     );
     return item;
+  }
+
+  // -- usage ----------------------------------------------------------------------------------
+
+  async loadUsage(key) {
+    try {
+      const reply = await this.connection.call("getConversationUsage", { conversationKey: key });
+      if (this.key === key) this.drawUsage(reply);
+    } catch (failure) {
+      if (this.key === key) showError(this.elements.usageError, `The usage could not be read: ${failure.message}`);
+    }
+  }
+
+  drawUsage(reply) {
+    const { usage, usageList, usageError } = this.elements;
+    usageError.hidden = true;
+    const total = reply.total ?? {};
+    if (!Number(total.requests ?? 0)) {
+      usage.textContent = "No model requests yet";
+      usageList.replaceChildren();
+      return;
+    }
+    usage.textContent = `${tokenLine(total)} · ${costText(total, reply.currency ?? "USD")}`;
+    usageList.replaceChildren(
+      ...(reply.byPurpose ?? []).map((group) =>
+        el(
+          "li",
+          { className: "entry", "data-purpose": group.group ?? "" },
+          el("strong", { className: "entry-key" }, group.group ?? ""),
+          el("span", { className: "hint" }, ` ${count(group.requests, "request")}, ${tokenLine(group)}`),
+        ),
+      ),
+    );
   }
 
   // -- scheduled actions ----------------------------------------------------------------------
