@@ -26,7 +26,8 @@ GENERATED = Path("tobe/v1")
 PUBLIC: dict[str, frozenset[str]] = {
     # `tobe admin` serves Management in-process when no Mind runs; `tobe up` provisions the
     # local credentials, says which provider the Mind will run with and checks it answers;
-    # `tobe setup` and `tobe models` list models against the catalog and store the key;
+    # `tobe setup` and `tobe models` list models against the catalog, ask local model servers
+    # what they serve each with, and store the key;
     # `tobe doctor` reads the store's schema revision and migrates a store that is behind;
     # `tobe backup` and `tobe restore` read it, and migrate a restored store;
     # both `tobe up` and `tobe doctor` ask whether the Hand's command sandbox runs here.
@@ -38,6 +39,7 @@ PUBLIC: dict[str, frozenset[str]] = {
             "mind.store.engine",
             "mind.providers.detect",
             "mind.providers.listing",
+            "mind.providers.server_facts",
             "mind.providers.catalog",
             "mind.credentials.provider_keys",
             "mind.providers.api_keys",

@@ -62,6 +62,10 @@ def test_thirty_long_turns_on_a_small_local_model_stay_within_its_window(tmp_pat
     assert not failed, failed
     over = [(c.prompt_tokens, c.max_tokens) for c in fake.chats if c.over_window]
     assert not over, f"{len(over)} of {len(fake.chats)} requests went over the 4096-token window"
+    # The decision layer read every message, held to its schema by the server.
+    stages = [c for c in fake.chats if c.structured is not None]
+    assert len(stages) >= TURNS and all(c.structured == "json_schema" for c in stages)
+    assert all(c.answered_json for c in stages)
     answers = [m for m in history.messages if m.role == common_pb2.MESSAGE_ROLE_ASSISTANT]
     assert len([m for m in answers if m.text]) >= TURNS
     notes = [m.text for m in history.messages if m.role == common_pb2.MESSAGE_ROLE_NOTE]
