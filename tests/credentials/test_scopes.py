@@ -120,6 +120,7 @@ def test_each_mind_call_needs_the_scope_the_readme_documents() -> None:
             "ListActions",
             "ChangeSchedule",
             "CreatePairingCode",
+            "GetConversationUsage",
         },
         "approve": {"DecideApproval", "DecideAction"},
         "post": {"PostMessage"},
