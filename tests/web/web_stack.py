@@ -41,7 +41,8 @@ T = TypeVar("T")
 # `tour`: Markdown, a tool call and a Markdown answer (the screenshot). `slow`: a reply whose
 # second step comes seconds after its first, long enough to restart Face in between. `evil`:
 # markup a model could be tricked into writing. `save`: a Hand tool that needs an approval.
-# `remember`: the model writes a memory entry.
+# `remember`: the model writes a memory entry. `long`: a reply taller than the screen.
+LONG_REPLY_LINES = 40
 SCRIPT = """
 runs:
   - match: "^remember"
@@ -78,10 +79,16 @@ runs:
           - name: laptop__save_note
             arguments: {name: "plan.txt", text: "buy milk"}
       - {expect: {last_role: tool}, text: "The note is **saved**."}
+  - match: "^long"
+    steps:
+      - {text: "LONG_REPLY", chunks: 3}
   - match: ".*"
     steps:
       - {text: "You said something; here is **bold**.", chunks: 3}
-"""
+""".replace(
+    "LONG_REPLY",
+    "\\n".join(f"- point {n} of a long answer" for n in range(1, LONG_REPLY_LINES + 1)),
+)
 
 # Profiles besides `default` to switch conversations to: `coach`, and `broken`, which names a
 # platform tool there is not (switching to it is refused).

@@ -19,7 +19,13 @@ class App {
     this.started = false;
     this.list = new ConversationList(byId("conversations"), this, (key) => this.open(key));
     this.view = new ConversationView(
-      { scroller: byId("scroller"), log: byId("log"), live: byId("live"), pending: byId("pending") },
+      {
+        scroller: byId("scroller"),
+        log: byId("log"),
+        live: byId("live"),
+        pending: byId("pending"),
+        newMessages: byId("new-messages"),
+      },
       this,
       (running) => this.composer.setRunning(running),
     );
@@ -35,8 +41,10 @@ class App {
         error: byId("composer-error"),
       },
       {
-        send: ({ text, images, idempotencyKey }) =>
-          this.call("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey }),
+        send: async ({ text, images, idempotencyKey }) => {
+          await this.call("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey });
+          this.view.follower.toEnd(); // the person's own message: follow the reply to it
+        },
         cancel: () => this.call("cancelRun", { conversationKey: this.view.key }),
       },
     );
@@ -82,13 +90,9 @@ class App {
   }
 
   async boot() {
-    if (location.hash.startsWith(PAIR_FRAGMENT)) {
-      const code = decodeURIComponent(location.hash.slice(PAIR_FRAGMENT.length));
-      // The code is used once; it should not stay in the address bar or the history.
-      history.replaceState(null, "", location.pathname + location.search);
-      await this.signIn(code);
-      return;
-    }
+    // A pairing link opened in a tab that already shows the client changes only the fragment.
+    window.addEventListener("hashchange", () => this.pairFromAddress());
+    if (await this.pairFromAddress()) return;
     try {
       const session = await api.currentSession();
       if (session) this.startChat(session);
@@ -96,6 +100,16 @@ class App {
     } catch (failure) {
       this.showSignIn(failure.message);
     }
+  }
+
+  /** Sign in with the code of a `#pair=CODE` address; whether the address had one. */
+  async pairFromAddress() {
+    if (!location.hash.startsWith(PAIR_FRAGMENT)) return false;
+    const code = decodeURIComponent(location.hash.slice(PAIR_FRAGMENT.length));
+    // The code is used once; it should not stay in the address bar or the history.
+    history.replaceState(null, "", location.pathname + location.search);
+    await this.signIn(code);
+    return true;
   }
 
   async signIn(typed) {

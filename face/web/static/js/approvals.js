@@ -4,6 +4,7 @@
 // are disabled and the outcome is shown.
 
 import { append, el } from "./dom.js";
+import { handNameOf } from "./render.js";
 
 export const PENDING = "APPROVAL_DECISION_UNSPECIFIED";
 const OUTCOMES = {
@@ -70,7 +71,7 @@ export function approvalNode(approval, decide) {
       {},
       "Approval needed: ",
       el("span", { className: "approval-tool" }, approval.tool ?? ""),
-      approval.handId ? ` on ${approval.handId}` : "",
+      approval.handId ? ` on ${handNameOf(approval.tool, approval.handId)}` : "",
     ),
     el("pre", { className: "decision-text" }, decidedOn(approval)),
     approval.origin ? el("p", { className: "origin" }, `Asked by a run started by ${approval.origin}`) : null,

@@ -1,5 +1,7 @@
 // Writing a message: Enter sends, Shift+Enter starts a new line, Esc cancels the running
-// reply. Images come from the file picker or the clipboard; each is checked here against what
+// reply. A message is sent once: the composer is locked from the first Enter or click until the
+// send is acknowledged or fails, and the message keeps its idempotency key until it is
+// acknowledged, so sending it again after a failure is the same send (the Mind keeps one). Images come from the file picker or the clipboard; each is checked here against what
 // the Mind accepts (PNG, JPEG, WebP or GIF, at most 5 MB each, at most 8 a message — its
 // defaults), which saves sending megabytes only to be refused. The Mind checks again.
 
@@ -30,6 +32,9 @@ export class Composer {
     this.cancelRun = cancel;
     this.images = []; // {name, mediaType, data (base64), size}
     this.running = false;
+    this.enabled = false;
+    this.sending = false;
+    this.idempotencyKey = ""; // of the message being written; kept until it is acknowledged
     const { form, text, cancel: cancelButton, attach, files } = elements;
     form.addEventListener("submit", (submit) => {
       submit.preventDefault();
@@ -53,6 +58,10 @@ export class Composer {
       this.add([...files.files]);
       files.value = "";
     });
+    // Another message: a failed send of the earlier one is not retried under its key.
+    text.addEventListener("input", () => {
+      this.idempotencyKey = "";
+    });
     text.addEventListener("paste", (paste) => {
       const pasted = [...(paste.clipboardData?.files ?? [])].filter((file) => file.type.startsWith("image/"));
       if (pasted.length) {
@@ -68,7 +77,18 @@ export class Composer {
   }
 
   setEnabled(enabled) {
-    for (const control of [this.elements.text, this.elements.send, this.elements.attach]) control.disabled = !enabled;
+    this.enabled = enabled;
+    this.lock(this.sending);
+  }
+
+  /** While a send is in flight nothing can be sent or changed; the text stays focusable. */
+  lock(sending) {
+    this.sending = sending;
+    const { form, text, send, attach } = this.elements;
+    text.disabled = !this.enabled;
+    text.readOnly = sending;
+    send.disabled = attach.disabled = !this.enabled || sending;
+    form.setAttribute("aria-busy", String(sending));
   }
 
   error(message) {
@@ -91,6 +111,7 @@ export class Composer {
         this.error(`A message carries at most ${MAX_IMAGES} images.`);
         break;
       }
+      this.idempotencyKey = "";
       this.images.push({ name: file.name || "pasted image", mediaType: file.type, data: base64(await file.arrayBuffer()), size: file.size });
     }
     this.drawAttachments();
@@ -108,6 +129,7 @@ export class Composer {
           textContent: "×",
           "aria-label": `Remove ${image.name}`,
           onclick: () => {
+            this.idempotencyKey = "";
             this.images.splice(index, 1);
             this.drawAttachments();
           },
@@ -119,21 +141,23 @@ export class Composer {
   }
 
   async submit() {
+    if (this.sending || !this.enabled) return;
     const text = this.elements.text.value.trim();
     if (!text && this.images.length === 0) return;
     const images = this.images.map(({ mediaType, data }) => ({ mediaType, data }));
-    const idempotencyKey = `web-${randomHex(12)}`;
+    this.idempotencyKey ||= `web-${randomHex(12)}`;
     this.error("");
-    this.elements.send.disabled = true;
+    this.lock(true);
     try {
-      await this.sendMessage({ text, images, idempotencyKey });
+      await this.sendMessage({ text, images, idempotencyKey: this.idempotencyKey });
+      this.idempotencyKey = "";
       this.elements.text.value = "";
       this.images = [];
       this.drawAttachments();
     } catch (failure) {
       this.error(failure.message);
     } finally {
-      this.elements.send.disabled = false;
+      this.lock(false);
       this.elements.text.focus();
     }
   }

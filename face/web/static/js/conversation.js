@@ -5,8 +5,18 @@
 
 import { approvalNode, outcomeOf, PENDING, updateApproval } from "./approvals.js";
 import { el } from "./dom.js";
+import { Follower } from "./follow.js";
 import { LiveText } from "./live.js";
-import { fillMarkdown, messageNode, showToolProgress, statusNode, toolNode, toolNodeFromCall, updateTool } from "./render.js";
+import {
+  fillMarkdown,
+  markAwaitingApproval,
+  messageNode,
+  showToolProgress,
+  statusNode,
+  toolNode,
+  toolNodeFromCall,
+  updateTool,
+} from "./render.js";
 
 const TERMINAL_RUN_STATES = new Set(["RUN_STATE_COMPLETED", "RUN_STATE_FAILED", "RUN_STATE_CANCELLED", "RUN_STATE_INTERRUPTED"]);
 // What starts a proactive run (a scheduled action's firing): its steps are not a reply.
@@ -35,7 +45,7 @@ export function payloadOf(event) {
 
 export class ConversationView {
   /**
-   * `elements`: {scroller, log, live, pending, running}; `connection`: the Connection;
+   * `elements`: {scroller, log, live, pending, newMessages}; `connection`: the Connection;
    * `onRunning(bool)`: whether a run of this conversation is active.
    */
   constructor(elements, connection, onRunning) {
@@ -46,6 +56,7 @@ export class ConversationView {
     this.base = 0n;
     this.waiting = null; // events held while a snapshot is taken
     this.live = new LiveText(elements.live);
+    this.follower = new Follower(elements.scroller, elements.newMessages);
     this.resetRuns();
   }
 
@@ -54,6 +65,8 @@ export class ConversationView {
     this.finishedSteps = new Map();
     this.proactive = new Set();
     this.activeRun = "";
+    this.awaiting = new Set(); // tool calls whose approval waits for the person
+    this.reported = new Set(); // "<action id> <state>": outcome lines already shown
   }
 
   /** Show conversation `key` from a fresh snapshot. */
@@ -95,7 +108,7 @@ export class ConversationView {
     const held = this.waiting ?? [];
     this.waiting = null;
     for (const event of held) this.apply(event);
-    this.scrollToEnd(true);
+    this.follower.toEnd();
   }
 
   /** An event of this conversation (the app routes the others to the list). */
@@ -116,9 +129,7 @@ export class ConversationView {
     if (kind === null || this.ofProactiveRun(kind, payload)) return;
     const handler = this[kind];
     if (typeof handler !== "function") return;
-    const stick = this.nearEnd();
     handler.call(this, payload);
-    this.scrollToEnd(stick);
   }
 
   ofProactiveRun(kind, payload) {
@@ -165,9 +176,10 @@ export class ConversationView {
   }
 
   toolChanged(projection) {
-    const row = this.toolRow(projection.toolCallId);
+    let row = this.toolRow(projection.toolCallId);
     if (row) updateTool(row, projection);
-    else this.elements.log.append(toolNode(projection));
+    else row = this.elements.log.appendChild(toolNode(projection));
+    if (this.awaiting.has(projection.toolCallId)) markAwaitingApproval(row, true);
   }
 
   runChanged(run) {
@@ -190,14 +202,22 @@ export class ConversationView {
   }
 
   approvalChanged(approval) {
+    const waiting = (approval.decision ?? PENDING) === PENDING;
     const card = this.elements.log.querySelector(`[data-approval-id="${CSS.escape(approval.id)}"]`);
     if (card) {
       updateApproval(card, approval);
-    } else if ((approval.decision ?? PENDING) === PENDING) {
-      this.elements.log.append(approvalNode(approval, (asked, decision) => this.decide(asked, decision)));
+    } else if (waiting) {
+      const asked = approvalNode(approval, (shown, decision) => this.decide(shown, decision));
+      this.elements.log.append(asked);
+      this.follower.reveal(asked);
     } else {
       this.elements.log.append(statusNode(`approval ${approval.tool}: ${outcomeOf(approval)}`));
     }
+    const call = approval.toolCallId ?? "";
+    if (waiting) this.awaiting.add(call);
+    else this.awaiting.delete(call);
+    const row = this.toolRow(call);
+    if (row) markAwaitingApproval(row, waiting);
   }
 
   async decide(approval, decision) {
@@ -240,12 +260,17 @@ export class ConversationView {
       else pending.append(card);
     } else {
       existing?.remove();
-      if (!quiet) {
+      // The decision's reply and its event both say so: the line is shown once.
+      const outcome = `${action.id} ${action.state}`;
+      if (!quiet && !this.reported.has(outcome)) {
+        this.reported.add(outcome);
         const then = action.outcome ? ` → ${action.outcome}` : "";
         this.elements.log.append(statusNode(`${ACTION_STATES[action.state] ?? "decided"}: ${action.title} [${action.id}]${then}`));
       }
     }
     pending.hidden = pending.childElementCount === 0;
+    const asked = pending.querySelector(`[data-action-id="${CSS.escape(action.id)}"]`);
+    if (asked && !existing) this.follower.reveal(asked);
   }
 
   actionCard(action) {
@@ -291,12 +316,4 @@ export class ConversationView {
     this.onRunning(Boolean(runId));
   }
 
-  nearEnd() {
-    const { scroller } = this.elements;
-    return scroller.scrollHeight - scroller.scrollTop - scroller.clientHeight < 80;
-  }
-
-  scrollToEnd(stick) {
-    if (stick) this.elements.scroller.scrollTop = this.elements.scroller.scrollHeight;
-  }
 }

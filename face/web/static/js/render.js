@@ -16,6 +16,18 @@ const TOOL_STATES = {
   TOOL_STATUS_CANCELLED: ["⊘", "cancelled"],
 };
 const RESULT_PREVIEW_CHARS = 600;
+// A Hand's tool is named `<hand name>__<tool>` (mind/remote/tools.py; a Hand's name has no
+// underscore); its hand id only names one connection of that Hand and means nothing to a person.
+const HAND_SEPARATOR = "__";
+const AWAITING_APPROVAL = "waiting for your approval";
+
+/** The name of the Hand that runs `tool` ("" for the Mind's own tools). */
+export function handNameOf(tool, handId) {
+  if (!handId) return "";
+  const qualified = tool ?? "";
+  const cut = qualified.indexOf(HAND_SEPARATOR);
+  return cut > 0 ? qualified.slice(0, cut) : "a Hand";
+}
 
 export function sizeText(bytes) {
   const size = Number(bytes || 0);
@@ -110,7 +122,7 @@ export function updateTool(node, projection) {
     {},
     el("span", { className: "tool-mark", "aria-hidden": "true" }, mark),
     el("span", { className: "tool-name" }, projection.tool ?? ""),
-    projection.handId ? el("span", { className: "tool-hand" }, `on ${projection.handId}`) : null,
+    projection.handId ? el("span", { className: "tool-hand" }, `on ${handNameOf(projection.tool, projection.handId)}`) : null,
     el("span", { className: "tool-state" }, state),
     el("span", { className: "tool-args" }, projection.argumentsSummary ?? ""),
     projection.resultSummary ? el("span", { className: "tool-result-summary" }, projection.resultSummary) : null,
@@ -138,4 +150,16 @@ export function showToolProgress(node, progress) {
   line.textContent = text;
   line.hidden = false;
   node.querySelector(".tool-state").textContent = `running — ${text}`;
+}
+
+/** A running call whose approval waits for the person says so, not "running". */
+export function markAwaitingApproval(node, waiting) {
+  const label = node.querySelector(".tool-state");
+  if (waiting && node.dataset.state === "running") {
+    node.dataset.state = "waiting";
+    label.textContent = AWAITING_APPROVAL;
+  } else if (!waiting && node.dataset.state === "waiting") {
+    node.dataset.state = "running";
+    label.textContent = "running";
+  }
 }
