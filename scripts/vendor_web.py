@@ -3,11 +3,13 @@
 Usage: npm ci --prefix face/web && python scripts/vendor_web.py [--check]
 
 The browser client has no build step: it imports `marked` (Markdown) and `dompurify` (HTML
-sanitising) as ES modules from static/vendor. Their versions are pinned in
-face/web/package.json and package-lock.json; this script copies each package's ESM build and
-licence files from face/web/node_modules, byte for byte, under a `.js` name (a module script is
-refused unless served as JavaScript, and `.mjs` is not known to every MIME table). The copies
-are committed, so a `pip install` runs the client without npm.
+sanitising) as ES modules from static/vendor. `axe-core` (accessibility rules) is copied there
+for the browser tests, which load it into the page they check; index.html never loads it.
+Their versions are pinned in face/web/package.json and package-lock.json; this script copies
+each package's ESM build (axe-core's minified script) and licence files from
+face/web/node_modules, byte for byte, under a `.js` name (a module script is refused unless
+served as JavaScript, and `.mjs` is not known to every MIME table). The copies are committed,
+so a `pip install` runs the client without npm.
 
 With --check, exit 1 when a committed copy differs from what node_modules holds (or is
 missing, or a file in static/vendor is not one of the copies), so CI fails on drift.
@@ -30,6 +32,8 @@ COPIES = (
     ("dompurify/dist/purify.es.mjs", "purify.es.js"),
     ("dompurify/LICENSE", "dompurify.LICENSE.txt"),
     ("dompurify/LICENSE-MPL", "dompurify.LICENSE-MPL.txt"),
+    ("axe-core/axe.min.js", "axe.min.js"),
+    ("axe-core/LICENSE", "axe-core.LICENSE.txt"),
 )
 
 

@@ -68,11 +68,23 @@ def test_the_committed_copies_are_the_versions_the_lock_file_pins() -> None:
     lock = json.loads((ROOT / "face" / "web" / "package-lock.json").read_text())
     pinned = {
         name: lock["packages"][f"node_modules/{name}"]["version"]
-        for name in ("marked", "dompurify")
+        for name in ("marked", "dompurify", "axe-core")
     }
-    declared = json.loads((ROOT / "face" / "web" / "package.json").read_text())["dependencies"]
-    assert declared == pinned
+    package = json.loads((ROOT / "face" / "web" / "package.json").read_text())
+    assert {**package["dependencies"], **package["devDependencies"]} == pinned
     marked = re.search(r"marked v(\S+)", (VENDOR / "marked.esm.js").read_text()[:200])
     purify = re.search(r"DOMPurify (\S+)", (VENDOR / "purify.es.js").read_text()[:200])
+    axe = re.search(r"axe v(\S+)", (VENDOR / "axe.min.js").read_text()[:200])
     assert marked is not None and marked.group(1) == pinned["marked"]
     assert purify is not None and purify.group(1) == pinned["dompurify"]
+    assert axe is not None and axe.group(1) == pinned["axe-core"]
+
+
+def test_the_accessibility_checker_is_for_tests_and_never_loaded_by_the_page() -> None:
+    page = (ROOT / "face" / "web" / "static" / "index.html").read_text()
+    scripts = "".join(
+        path.read_text() for path in (ROOT / "face" / "web" / "static" / "js").iterdir()
+    )
+    assert "axe" not in page and "axe.min.js" not in scripts
+    lock = json.loads((ROOT / "face" / "web" / "package-lock.json").read_text())
+    assert lock["packages"]["node_modules/axe-core"]["dev"] is True
