@@ -29,6 +29,10 @@ SOURCE_BYTES_FACTOR = 4
 JPEG_QUALITIES = (90, 82, 74, 66, 58, 50)
 SHRINK_STEP = 0.75
 MIN_SIDE = 16
+_PIXEL_LIMIT = (
+    f"the Mind resizes images of at most {MAX_SOURCE_PIXELS} pixels to its limit of "
+    f"{MAX_IMAGE_SIDE} px on the longest side"
+)
 
 
 @dataclass(frozen=True)
@@ -54,7 +58,7 @@ def fit_image(data: bytes, media_type: str, *, max_bytes: int, label: str) -> Fi
             "mind.max_image_bytes); send it at most "
             f"{MAX_IMAGE_SIDE} px on its longest side and at most {max_bytes} bytes"
         )
-    size = _dimensions(data)
+    size = _dimensions(data, label)
     if size is None:
         if len(data) <= max_bytes:
             return FittedImage(media_type, data, changed=False)
@@ -66,21 +70,23 @@ def fit_image(data: bytes, media_type: str, *, max_bytes: int, label: str) -> Fi
     if max(width, height) <= MAX_IMAGE_SIDE and len(data) <= max_bytes:
         return FittedImage(media_type, data, changed=False)
     if width * height > MAX_SOURCE_PIXELS:
-        raise InvalidInput(
-            f"{label} is {width}×{height} pixels; the Mind resizes images of at most "
-            f"{MAX_SOURCE_PIXELS} pixels to its limit of {MAX_IMAGE_SIDE} px on the longest side"
-        )
+        raise InvalidInput(f"{label} is {width}×{height} pixels; {_PIXEL_LIMIT}")
     return FittedImage("image/jpeg", _as_jpeg(data, max_bytes, label), changed=True)
 
 
-def _dimensions(data: bytes) -> tuple[int, int] | None:
+def _dimensions(data: bytes, label: str) -> tuple[int, int] | None:
     """Width and height from the header (nothing is decoded), or None when unreadable."""
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
             with Image.open(io.BytesIO(data)) as image:
                 return image.size
-    except (OSError, ValueError, Image.DecompressionBombError, SyntaxError):
+    except Image.DecompressionBombError:
+        # Pillow's own ceiling (twice its warning size) is far above ours.
+        raise InvalidInput(
+            f"{label} has more than {MAX_SOURCE_PIXELS} pixels; {_PIXEL_LIMIT}"
+        ) from None
+    except (OSError, ValueError, SyntaxError):
         return None
 
 
