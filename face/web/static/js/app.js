@@ -10,6 +10,7 @@ import { ConversationView, payloadOf } from "./conversation.js";
 import { ConversationList } from "./conversations.js";
 import { DetailsPanel } from "./details.js";
 import { byId } from "./dom.js";
+import { Pictures } from "./images.js";
 
 const PAIR_FRAGMENT = "#pair=";
 
@@ -33,12 +34,17 @@ class App {
         files: byId("files"),
         attachments: byId("attachments"),
         error: byId("composer-error"),
+        dropZones: [byId("composer"), byId("scroller")],
       },
       {
         send: ({ text, images, idempotencyKey }) =>
           this.call("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey }),
         cancel: () => this.call("cancelRun", { conversationKey: this.view.key }),
       },
+    );
+    this.pictures = new Pictures(
+      { log: byId("log"), dialog: byId("image-viewer") },
+      { conversationKey: () => this.view.key, call: (method, body) => this.call(method, body) },
     );
     this.details = new DetailsPanel(
       {
