@@ -140,6 +140,7 @@ REQUIRED: dict[str, Requirement] = {
     # A gateway reports how many of its connections a revocation closed.
     "/tobe.v1.Mind/ReportRevocation": _mind(None),
     "/tobe.v1.Mind/GetConversationUsage": _mind(CHAT),
+    "/tobe.v1.Mind/GetImage": _mind(CHAT),
     "/tobe.v1.HandLink/Attach": Requirement(
         guard="a credential of kind 'hand' (its servicer refuses others UNAUTHENTICATED) "
         "attaching under its principal or a 'hand:<name>' scope"

@@ -11,6 +11,7 @@ from mind.actions.layer import DecisionLayer
 from mind.agent.actions import Actions
 from mind.agent.actors import ConversationActors
 from mind.agent.conversations import Conversations
+from mind.agent.images import ConversationImages
 from mind.agent.memory import ConversationMemory
 from mind.agent.messages import Messages
 from mind.agent.runs import Runs
@@ -70,4 +71,5 @@ class ConversationManager:
         self.memory = ConversationMemory(database)
         self.actions = Actions(self.actors)
         # Token usage as recorded (`mind.usage`); without the Mind's ledger, the store's rows.
+        self.images = ConversationImages(database)
         self.usage = ConversationUsage(database, usage or UsageReports(database, Pricing.of()))

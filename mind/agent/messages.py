@@ -7,6 +7,7 @@ conversation's actor (`mind.agent.actor`), each with its source (`mind.conversat
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 from collections.abc import Sequence
 
@@ -46,8 +47,12 @@ class Messages:
     ) -> SendResult:
         """Accept a person's message: text, images, or both (see `mind.conversation.images`)."""
         check_principal(viewer.principal)
-        checked = check_images(
-            images, max_bytes=self._settings.max_image_bytes, max_count=self._settings.max_images
+        # Resizing an image over the limits takes a while: off the event loop.
+        checked = await asyncio.to_thread(
+            check_images,
+            images,
+            max_bytes=self._settings.max_image_bytes,
+            max_count=self._settings.max_images,
         )
         check_text(text, "send", self._settings.max_message_bytes, images=len(checked))
         check_idempotency_key(idempotency_key, "send")

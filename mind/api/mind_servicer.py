@@ -236,6 +236,14 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             currency=report.currency,
         )
 
+    async def GetImage(
+        self, request: mind_pb2.GetImageRequest, context: Context
+    ) -> mind_pb2.GetImageResponse:
+        media_type, data = await self.manager.images.read(
+            _viewer(request.on_behalf_of), request.conversation_key, request.digest
+        )
+        return mind_pb2.GetImageResponse(media_type=media_type, data=data)
+
     async def DeleteMemory(
         self, request: mind_pb2.DeleteMemoryRequest, context: Context
     ) -> mind_pb2.DeleteMemoryResponse:

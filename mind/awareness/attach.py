@@ -17,6 +17,7 @@ from mind.awareness.images import NoteImages
 from mind.awareness.router import ObservationRouter
 from mind.awareness.sink import ConversationSink
 from mind.awareness.tools import AwarenessToolSource
+from mind.conversation.image_limits import source_bytes
 from mind.credentials.local_user import local_user
 from tobe.runtime.tokens import awareness_token
 
@@ -63,7 +64,7 @@ def attach_awareness(app: MindApp) -> None:
     client = AwarenessClient(
         address,
         awareness_token(settings, create=True),
-        max_media_bytes=settings.mind.max_image_bytes,
+        max_media_bytes=source_bytes(settings.mind.max_image_bytes),
     )
     catalog = AdapterCatalog(client)
     app.tools.add_source(AwarenessToolSource(client, catalog))

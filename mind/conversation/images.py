@@ -3,7 +3,9 @@
 A client declares each image's media type, but what the bytes say is what counts: a model is
 told the media type it gets, and a mislabelled image would be refused by the provider on every
 later request of the conversation. So an image is accepted only when its magic bytes are one
-of the four formats every supported provider reads and agree with the declared type.
+of the four formats every supported provider reads and agree with the declared type. Then it
+is brought within the size rule (`mind.conversation.image_limits`): one too large is resized to
+a JPEG, and one that cannot be is refused naming the limit.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mind.conversation.image_limits import fit_image
 from mind.errors import InvalidInput
 from tobe.media_types import IMAGE_MEDIA_TYPES, detect_image_type
 
@@ -48,7 +51,8 @@ def check_images(
     max_count: int,
     carrier: str = "the message",
 ) -> list[CheckedImage]:
-    """The uploads, checked; InvalidInput names the first image (by index) that is refused.
+    """The uploads, checked and within the size rule; InvalidInput names the first image (by
+    index) that is refused.
 
     `carrier` names what brought them in the error (a message, a tool's result)."""
     if len(uploads) > max_count:
@@ -61,11 +65,6 @@ def check_images(
         size = len(upload.data)
         if size == 0:
             raise InvalidInput(f"image {index} is empty")
-        if size > max_bytes:
-            raise InvalidInput(
-                f"image {index} is {size} bytes; the maximum is {max_bytes} bytes "
-                "(setting mind.max_image_bytes)"
-            )
         found = detect_image_type(upload.data)
         if found is None:
             raise InvalidInput(
@@ -77,5 +76,8 @@ def check_images(
             raise InvalidInput(
                 f"image {index} is declared {declared!r} but its content is {found!r}"
             )
-        checked.append(CheckedImage(hashlib.sha256(upload.data).hexdigest(), found, upload.data))
+        fitted = fit_image(upload.data, found, max_bytes=max_bytes, label=f"image {index}")
+        checked.append(
+            CheckedImage(hashlib.sha256(fitted.data).hexdigest(), fitted.media_type, fitted.data)
+        )
     return checked

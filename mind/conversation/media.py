@@ -2,8 +2,9 @@
 
 A message keeps only `images: [{digest, media_type, size_bytes}]` in its payload; the bytes
 live in `media`, one row per distinct image however many messages carry it. Events, snapshots
-and history pages are rendered from the payload, so the bytes never leave the store except
-towards the model.
+and history pages are rendered from the payload, so the bytes leave the store only towards the
+model and, one image per call, towards someone who may read a conversation that carries it
+(`image_of`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import Text, cast, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -67,3 +68,34 @@ def read_images(session: Session, digests: Iterable[str]) -> dict[str, ImagePart
         digest: ImagePart(media_type, base64.b64encode(data).decode("ascii"))
         for digest, media_type, data in rows
     }
+
+
+def image_of(session: Session, key: str, digest: str) -> tuple[str, bytes] | None:
+    """(media type, bytes) of the image `digest` when a message or an input of conversation
+    `key` carries it; None otherwise (the bytes of another conversation stay unreachable)."""
+    if not _carried(session, key, digest):
+        return None
+    row = session.execute(
+        select(models.Media.media_type, models.Media.data).where(models.Media.digest == digest)
+    ).first()
+    return None if row is None else (row[0], row[1])
+
+
+def _carried(session: Session, key: str, digest: str) -> bool:
+    # The JSON text is narrowed down by the digest (64 hex digits) in SQL, then each candidate's
+    # references are read: a digest inside some other text is no reference.
+    messages = session.scalars(
+        select(models.Message.payload).where(
+            models.Message.conversation_key == key,
+            cast(models.Message.payload, Text).contains(digest),
+        )
+    )
+    if any(ref.get("digest") == digest for payload in messages for ref in image_refs(payload)):
+        return True
+    inputs = session.scalars(
+        select(models.Input.images).where(
+            models.Input.conversation_key == key,
+            cast(models.Input.images, Text).contains(digest),
+        )
+    )
+    return any(ref.get("digest") == digest for refs in inputs for ref in refs)

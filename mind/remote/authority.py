@@ -231,7 +231,7 @@ class Authority:
         seq: int = 0,
     ) -> Report:
         try:
-            images = self._checked_images(result)
+            images = await asyncio.to_thread(self._checked_images, result)
         except InvalidInput as exc:
             log.info("hand %s: result of task %s refused: %s", connection.name, task_id, exc)
             report = Report(AckStatus.INVALID, None, str(exc))

@@ -37,7 +37,7 @@ def _images(store: Store, max_count: int = 8) -> NoteImages:
     return NoteImages(store, max_bytes=1000, max_count=max_count)
 
 
-async def test_images_are_fetched_once_each_with_the_limit_and_typed_by_their_bytes():
+async def test_images_are_fetched_once_each_with_the_readable_limit_and_typed_by_their_bytes():
     # Awareness named the WebP by its filename; the bytes say what it is.
     store = Store({"media:p": ("image/png", PNG), "media:w": ("image/gif", WEBP)})
     media = [NoteMedia("media:p", "image/png"), NoteMedia("media:w", "image/gif")]
@@ -46,7 +46,8 @@ async def test_images_are_fetched_once_each_with_the_limit_and_typed_by_their_by
         (hashlib.sha256(PNG).hexdigest(), "image/png", PNG),
         (hashlib.sha256(WEBP).hexdigest(), "image/webp", WEBP),
     ]
-    assert store.asked == [("media:p", 1000), ("media:w", 1000)]
+    # Asked for up to what the Mind reads to bring an image within the limit (4 × 1000).
+    assert store.asked == [("media:p", 4000), ("media:w", 4000)]
 
 
 async def test_media_awareness_does_not_call_an_image_is_not_fetched():
@@ -96,6 +97,6 @@ async def test_images_past_max_images_are_not_fetched_and_are_logged(
     with caplog.at_level(logging.WARNING, logger="mind.awareness.images"):
         images = await _images(store, max_count=1).fetch(media)
     assert [i.data for i in images] == [PNG]
-    assert store.asked == [("media:p", 1000)]
+    assert store.asked == [("media:p", 4000)]
     [line] = caplog.messages
     assert "media:g" in line and "mind.max_images" in line

@@ -163,8 +163,8 @@ async def test_observed_media_that_is_not_an_image_reaches_the_model_as_its_desc
 async def test_an_image_awareness_will_not_give_leaves_the_note_without_it_and_logs_why(
     awareness: AwarenessProcess, mind: MindProcess
 ):
-    # A PNG still, by its bytes; past the Mind's mind.max_image_bytes.
-    large = IMAGE + b"padding " * 40
+    # A PNG still, by its bytes; past what the Mind reads to bring within mind.max_image_bytes.
+    large = IMAGE + b"padding " * 200
     await _emit(awareness, "large.png", large)
     note = await _note(mind)
     assert (note["state"], note["answer"]) == ("completed", "too large to see"), note["reason"]

@@ -121,6 +121,7 @@ def test_each_mind_call_needs_the_scope_the_readme_documents() -> None:
             "ChangeSchedule",
             "CreatePairingCode",
             "GetConversationUsage",
+            "GetImage",
         },
         "approve": {"DecideApproval", "DecideAction"},
         "post": {"PostMessage"},

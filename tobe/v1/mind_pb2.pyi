@@ -1305,6 +1305,57 @@ class GetConversationUsageRequest(_message.Message):
 Global___GetConversationUsageRequest: _TypeAlias = GetConversationUsageRequest  # noqa: Y015
 
 @_typing.final
+class GetImageRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    DIGEST_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    digest: _builtins.str
+    """ImageRef.digest: SHA-256 of the bytes, lowercase hex (INVALID_ARGUMENT otherwise)."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        digest: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "digest", b"digest", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetImageRequest: _TypeAlias = GetImageRequest  # noqa: Y015
+
+@_typing.final
+class GetImageResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MEDIA_TYPE_FIELD_NUMBER: _builtins.int
+    DATA_FIELD_NUMBER: _builtins.int
+    media_type: _builtins.str
+    """image/png, image/jpeg, image/webp or image/gif."""
+    data: _builtins.bytes
+    """At most `mind.max_image_bytes`: every image is brought within it when it enters the Mind."""
+    def __init__(
+        self,
+        *,
+        media_type: _builtins.str = ...,
+        data: _builtins.bytes = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data", b"data", "media_type", b"media_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetImageResponse: _TypeAlias = GetImageResponse  # noqa: Y015
+
+@_typing.final
 class GetConversationUsageResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

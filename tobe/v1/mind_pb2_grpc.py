@@ -155,6 +155,11 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageResponse.FromString,
                 _registered_method=True)
+        self.GetImage = channel.unary_unary(
+                '/tobe.v1.Mind/GetImage',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.GetImageRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.GetImageResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -385,6 +390,15 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetImage(self, request, context):
+        """The bytes of an image a message of the conversation carries (a person's, a tool result's,
+        an observation's), by the digest of its ImageRef: owner and members (scope `chat`);
+        NOT_FOUND for anyone else, and for a digest no message of the conversation carries.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -507,6 +521,11 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.GetConversationUsage,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.GetConversationUsageResponse.SerializeToString,
+            ),
+            'GetImage': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetImage,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.GetImageRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.GetImageResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1158,6 +1177,33 @@ class Mind:
             '/tobe.v1.Mind/GetConversationUsage',
             tobe_dot_v1_dot_mind__pb2.GetConversationUsageRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.GetConversationUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetImage(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/GetImage',
+            tobe_dot_v1_dot_mind__pb2.GetImageRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.GetImageResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -165,6 +165,11 @@ class MindStub:
     """The conversation's token usage by purpose, with the estimated cost (owner and members;
     NOT_FOUND for anyone else).
     """
+    GetImage: _grpc.UnaryUnaryMultiCallable[_mind_pb2.GetImageRequest, _mind_pb2.GetImageResponse]
+    """The bytes of an image a message of the conversation carries (a person's, a tool result's,
+    an observation's), by the digest of its ImageRef: owner and members (scope `chat`);
+    NOT_FOUND for anyone else, and for a digest no message of the conversation carries.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -293,6 +298,11 @@ class MindAsyncStub(MindStub):
     GetConversationUsage: _aio.UnaryUnaryMultiCallable[_mind_pb2.GetConversationUsageRequest, _mind_pb2.GetConversationUsageResponse]  # type: ignore[assignment]
     """The conversation's token usage by purpose, with the estimated cost (owner and members;
     NOT_FOUND for anyone else).
+    """
+    GetImage: _aio.UnaryUnaryMultiCallable[_mind_pb2.GetImageRequest, _mind_pb2.GetImageResponse]  # type: ignore[assignment]
+    """The bytes of an image a message of the conversation carries (a person's, a tool result's,
+    an observation's), by the digest of its ImageRef: owner and members (scope `chat`);
+    NOT_FOUND for anyone else, and for a digest no message of the conversation carries.
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -563,6 +573,17 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_mind_pb2.GetConversationUsageResponse, _abc.Awaitable[_mind_pb2.GetConversationUsageResponse]]:
         """The conversation's token usage by purpose, with the estimated cost (owner and members;
         NOT_FOUND for anyone else).
+        """
+
+    @_abc_1.abstractmethod
+    def GetImage(
+        self,
+        request: _mind_pb2.GetImageRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.GetImageResponse, _abc.Awaitable[_mind_pb2.GetImageResponse]]:
+        """The bytes of an image a message of the conversation carries (a person's, a tool result's,
+        an observation's), by the digest of its ImageRef: owner and members (scope `chat`);
+        NOT_FOUND for anyone else, and for a digest no message of the conversation carries.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

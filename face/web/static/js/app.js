@@ -10,6 +10,7 @@ import { ConversationView, payloadOf } from "./conversation.js";
 import { ConversationList } from "./conversations.js";
 import { DetailsPanel } from "./details.js";
 import { byId } from "./dom.js";
+import { Pictures } from "./images.js";
 
 const PAIR_FRAGMENT = "#pair=";
 
@@ -39,6 +40,7 @@ class App {
         files: byId("files"),
         attachments: byId("attachments"),
         error: byId("composer-error"),
+        dropZones: [byId("composer"), byId("scroller")],
       },
       {
         send: async ({ text, images, idempotencyKey }) => {
@@ -47,6 +49,10 @@ class App {
         },
         cancel: () => this.call("cancelRun", { conversationKey: this.view.key }),
       },
+    );
+    this.pictures = new Pictures(
+      { log: byId("log"), dialog: byId("image-viewer") },
+      { conversationKey: () => this.view.key, call: (method, body) => this.call(method, body) },
     );
     this.details = new DetailsPanel(
       {

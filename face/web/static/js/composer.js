@@ -1,15 +1,16 @@
 // Writing a message: Enter sends, Shift+Enter starts a new line, Esc cancels the running
 // reply. A message is sent once: the composer is locked from the first Enter or click until the
 // send is acknowledged or fails, and the message keeps its idempotency key until it is
-// acknowledged, so sending it again after a failure is the same send (the Mind keeps one). Images come from the file picker or the clipboard; each is checked here against what
-// the Mind accepts (PNG, JPEG, WebP or GIF, at most 5 MB each, at most 8 a message — its
-// defaults), which saves sending megabytes only to be refused. The Mind checks again.
+// acknowledged, so sending it again after a failure is the same send (the Mind keeps one).
+// Images come from the file picker, the clipboard or a drop on the composer or the
+// transcript; each is brought within the Mind's size rule here (`images.js`: at most 2048 px
+// and 5 MiB, else a JPEG), at most 8 a message (the Mind's default), and shown as a thumbnail
+// until sent. The Mind checks again.
 
 import { el, randomHex } from "./dom.js";
+import { fitImage } from "./images.js";
 import { sizeText } from "./render.js";
 
-const IMAGE_TYPES = ["image/png", "image/jpeg", "image/webp", "image/gif"];
-const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
 const MAX_IMAGES = 8;
 
 function base64(buffer) {
@@ -23,14 +24,14 @@ function base64(buffer) {
 
 export class Composer {
   /**
-   * `elements`: {form, text, send, cancel, attach, files, attachments, error};
+   * `elements`: {form, text, send, cancel, attach, files, attachments, error, dropZones};
    * `send({text, images, idempotencyKey})` and `cancel()` return promises.
    */
   constructor(elements, { send, cancel }) {
     this.elements = elements;
     this.sendMessage = send;
     this.cancelRun = cancel;
-    this.images = []; // {name, mediaType, data (base64), size}
+    this.images = []; // {name, mediaType, data (base64), size, url (the thumbnail's)}
     this.running = false;
     this.enabled = false;
     this.sending = false;
@@ -69,6 +70,25 @@ export class Composer {
         this.add(pasted);
       }
     });
+    for (const zone of elements.dropZones ?? []) this.acceptDrops(zone);
+  }
+
+  /** Files dropped on `zone` are attached (only while the composer is enabled). */
+  acceptDrops(zone) {
+    const carriesFiles = (drag) => [...(drag.dataTransfer?.types ?? [])].includes("Files");
+    zone.addEventListener("dragover", (drag) => {
+      if (!carriesFiles(drag) || this.elements.attach.disabled) return;
+      drag.preventDefault();
+      drag.dataTransfer.dropEffect = "copy";
+      zone.classList.add("dropping");
+    });
+    zone.addEventListener("dragleave", () => zone.classList.remove("dropping"));
+    zone.addEventListener("drop", (drop) => {
+      zone.classList.remove("dropping");
+      if (!carriesFiles(drop) || this.elements.attach.disabled) return;
+      drop.preventDefault();
+      this.add([...drop.dataTransfer.files]);
+    });
   }
 
   setRunning(running) {
@@ -99,22 +119,30 @@ export class Composer {
   async add(files) {
     this.error("");
     for (const file of files) {
-      if (!IMAGE_TYPES.includes(file.type)) {
-        this.error(`${file.name || "The pasted file"} is not a PNG, JPEG, WebP or GIF image.`);
-        continue;
-      }
-      if (file.size > MAX_IMAGE_BYTES) {
-        this.error(`${file.name || "The pasted image"} is ${sizeText(file.size)}; images may be at most ${sizeText(MAX_IMAGE_BYTES)}.`);
+      if (!file.type.startsWith("image/")) {
+        this.error(`${file.name || "The pasted file"} is not an image.`);
         continue;
       }
       if (this.images.length >= MAX_IMAGES) {
         this.error(`A message carries at most ${MAX_IMAGES} images.`);
         break;
       }
-      this.idempotencyKey = "";
-      this.images.push({ name: file.name || "pasted image", mediaType: file.type, data: base64(await file.arrayBuffer()), size: file.size });
+      try {
+        const { blob, mediaType } = await fitImage(file);
+        const name = file.name || "pasted image";
+        const url = URL.createObjectURL(blob);
+        this.idempotencyKey = "";
+        this.images.push({ name, mediaType, data: base64(await blob.arrayBuffer()), size: blob.size, url });
+      } catch (failure) {
+        this.error(failure.message);
+      }
     }
     this.drawAttachments();
+  }
+
+  clearImages() {
+    for (const image of this.images) URL.revokeObjectURL(image.url);
+    this.images = [];
   }
 
   drawAttachments() {
@@ -122,6 +150,7 @@ export class Composer {
       el(
         "li",
         { className: "image-chip" },
+        el("img", { className: "thumbnail", src: image.url, alt: image.name }),
         `${image.name}, ${sizeText(image.size)}`,
         el("button", {
           type: "button",
@@ -130,6 +159,7 @@ export class Composer {
           "aria-label": `Remove ${image.name}`,
           onclick: () => {
             this.idempotencyKey = "";
+            URL.revokeObjectURL(image.url);
             this.images.splice(index, 1);
             this.drawAttachments();
           },
@@ -152,7 +182,7 @@ export class Composer {
       await this.sendMessage({ text, images, idempotencyKey: this.idempotencyKey });
       this.idempotencyKey = "";
       this.elements.text.value = "";
-      this.images = [];
+      this.clearImages();
       this.drawAttachments();
     } catch (failure) {
       this.error(failure.message);

@@ -94,7 +94,7 @@ export class ConversationView {
     const projections = new Map((snapshot.tools ?? []).map((tool) => [tool.toolCallId, tool]));
     const answers = new Map(messages.filter((m) => m.role === "MESSAGE_ROLE_TOOL").map((m) => [m.toolCallId, m]));
     for (const message of messages) {
-      const node = messageNode(message);
+      const node = messageNode(message, { toolName: projections.get(message.toolCallId)?.tool });
       if (node) log.append(node);
       for (const call of message.toolCalls ?? []) {
         const projection = projections.get(call.id);
@@ -171,7 +171,8 @@ export class ConversationView {
       this.finishedSteps.set(run, step + 1);
       this.live.dropThrough(step);
     }
-    const node = messageNode(message);
+    const toolName = this.toolRow(message.toolCallId)?.querySelector(".tool-name")?.textContent;
+    const node = messageNode(message, { toolName });
     if (node) this.elements.log.append(node);
   }
 

@@ -2,9 +2,11 @@
 // `tobe chat` shows them): a person's message, the model's reply as sanitised Markdown, a note;
 // a tool call as one collapsible row that shows its projection (tool, arguments summary, state,
 // result summary), raw arguments and results only when the event carries them, and progress.
-// Tool messages are not shown: their call's row stands for them.
+// Tool messages are not shown, their call's row stands for them, except the pictures a tool
+// returned. A message's pictures are drawn from their references (`images.js` fetches them).
 
 import { el } from "./dom.js";
+import { picturesNode } from "./images.js";
 import { renderMarkdown } from "./markdown.js";
 
 const TOOL_STATES = {
@@ -40,23 +42,28 @@ export function fillMarkdown(node, text) {
   node.replaceChildren(renderMarkdown(text));
 }
 
-/** A stored message's element; tool messages get none. */
-export function messageNode(message) {
+/** A stored message's element; tool messages get one only for their pictures (`toolName`
+ * names the tool that returned them). */
+export function messageNode(message, { toolName = "" } = {}) {
   const role = message.role ?? "MESSAGE_ROLE_UNSPECIFIED";
   const id = message.id ?? "0";
   if (role === "MESSAGE_ROLE_USER") {
-    const images = (message.images ?? []).map((image) =>
-      el("span", { className: "image-chip" }, `image, ${sizeText(image.sizeBytes)}`),
-    );
     return el(
       "article",
       { className: "msg user", "data-message-id": id, "aria-label": "You" },
-      images.length ? el("div", { className: "images" }, images) : null,
+      picturesNode(message.images, "sent by you"),
       message.text ? el("p", { className: "text" }, message.text) : null,
     );
   }
+  if (role === "MESSAGE_ROLE_TOOL") {
+    const from = toolName ? `returned by ${toolName}` : "returned by a tool";
+    const pictures = picturesNode(message.images, from);
+    return pictures && el("article", { className: "msg tool-images", "data-message-id": id, "aria-label": `Images ${from}` }, pictures);
+  }
   if (role === "MESSAGE_ROLE_ASSISTANT") {
     const node = el("article", { className: "msg assistant", "data-message-id": id, "aria-label": "ToBe" });
+    const pictures = picturesNode(message.images, "sent by ToBe");
+    if (pictures) node.append(pictures);
     if (message.postedBy) node.append(el("p", { className: "posted" }, `posted by ${message.postedBy}`));
     if (message.thinking) {
       node.append(el("details", { className: "thinking" }, el("summary", {}, "Thinking"), el("p", {}, message.thinking)));
@@ -67,11 +74,16 @@ export function messageNode(message) {
       node.append(body);
     }
     // A step that only called tools says nothing; its rows follow.
-    node.hidden = !message.text && !message.thinking && !message.postedBy;
+    node.hidden = !message.text && !message.thinking && !message.postedBy && !pictures;
     return node;
   }
   if (role === "MESSAGE_ROLE_NOTE") {
-    return el("article", { className: "msg note", "data-message-id": id }, el("p", {}, `note: ${message.text ?? ""}`));
+    return el(
+      "article",
+      { className: "msg note", "data-message-id": id },
+      el("p", {}, `note: ${message.text ?? ""}`),
+      picturesNode(message.images, "from an observation"),
+    );
   }
   return null;
 }
