@@ -216,16 +216,23 @@ class App {
   async open(key) {
     this.list.select(key);
     this.showList(false);
-    byId("conversation-title").textContent = this.list.title(key);
+    this.showTitle(key);
     this.composer.setRunning(false);
     const snapshot = await this.view.open(key);
     if (this.view.key === key) this.details.show(key, snapshot);
     if (snapshot.conversation) {
       this.list.changed(snapshot.conversation);
-      byId("conversation-title").textContent = this.list.title(key);
+      this.showTitle(key);
     }
     byId("message").focus();
     return snapshot;
+  }
+
+  /** The header names the conversation shown; a long title is cut short, whole on hover. */
+  showTitle(key) {
+    const heading = byId("conversation-title");
+    heading.textContent = this.list.title(key);
+    heading.title = heading.textContent;
   }
 
   async create() {
@@ -244,7 +251,7 @@ class App {
     if (kind === "conversationCreated") this.list.added(payload);
     if (kind === "conversationChanged") {
       this.list.changed(payload);
-      if (payload.key === this.view.key) byId("conversation-title").textContent = this.list.title(payload.key);
+      if (payload.key === this.view.key) this.showTitle(payload.key);
     }
     const key = event.conversationKey ?? "";
     if (!key) return;

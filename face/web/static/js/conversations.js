@@ -92,7 +92,7 @@ export class ConversationList {
       const button = el(
         "button",
         { type: "button", className: "conversation", "data-key": conversation.key, onclick: () => this.onOpen(conversation.key) },
-        el("span", { className: "conversation-title" }, conversation.title || "Untitled conversation"),
+        el("span", { className: "conversation-title", dir: "auto" }, conversation.title || "Untitled conversation"),
         conversation.kind && conversation.kind !== CHAT ? el("span", { className: "kind" }, conversation.kind) : null,
         el("span", { className: "unread-mark", "aria-hidden": "true" }),
       );
@@ -108,5 +108,6 @@ export class ConversationList {
     const title = this.title(button.dataset.key);
     const state = { message: ", unread", approval: ", waiting for your approval" }[button.dataset.unread] ?? "";
     button.setAttribute("aria-label", `${title}${state}`);
+    button.title = title;
   }
 }

@@ -40,17 +40,17 @@ export function messageNode(message) {
       "article",
       { className: "msg user", "data-message-id": id, "aria-label": "You" },
       images.length ? el("div", { className: "images" }, images) : null,
-      message.text ? el("p", { className: "text" }, message.text) : null,
+      message.text ? el("p", { className: "text", dir: "auto" }, message.text) : null,
     );
   }
   if (role === "MESSAGE_ROLE_ASSISTANT") {
     const node = el("article", { className: "msg assistant", "data-message-id": id, "aria-label": "ToBe" });
     if (message.postedBy) node.append(el("p", { className: "posted" }, `posted by ${message.postedBy}`));
     if (message.thinking) {
-      node.append(el("details", { className: "thinking" }, el("summary", {}, "Thinking"), el("p", {}, message.thinking)));
+      node.append(el("details", { className: "thinking" }, el("summary", {}, "Thinking"), el("p", { dir: "auto" }, message.thinking)));
     }
     if (message.text) {
-      const body = el("div", { className: "md" });
+      const body = el("div", { className: "md", dir: "auto" });
       fillMarkdown(body, message.text);
       node.append(body);
     }
@@ -59,7 +59,7 @@ export function messageNode(message) {
     return node;
   }
   if (role === "MESSAGE_ROLE_NOTE") {
-    return el("article", { className: "msg note", "data-message-id": id }, el("p", {}, `note: ${message.text ?? ""}`));
+    return el("article", { className: "msg note", "data-message-id": id }, el("p", { dir: "auto" }, `note: ${message.text ?? ""}`));
   }
   return null;
 }

@@ -1,0 +1,115 @@
+"""The web client's frame at desktop (1280×800) and phone (390×844) sizes in a real headless
+Chromium: long titles are cut short with the whole title on hover, the phone's header keeps room
+for the title, wide Markdown tables scroll instead of breaking words letter by letter, and text
+people or models wrote in Hebrew or Arabic runs right to left."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from playwright.sync_api import BrowserContext, Page, expect
+from web_stack import Stack
+from web_steps import new_conversation, send, sign_in
+
+pytestmark = pytest.mark.e2e
+
+SIZES = {
+    "desktop": {"viewport": {"width": 1280, "height": 800}},
+    "phone": {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True},
+}
+LONG_TITLE = "A very long conversation title about " + " and ".join(["the summer holiday"] * 7)
+
+
+@pytest.fixture(params=list(SIZES))
+def sized(
+    request: pytest.FixtureRequest, new_context: Callable[..., BrowserContext], stack: Stack
+) -> Page:
+    """A signed-in page at desktop or phone size."""
+    page = new_context(**SIZES[request.param]).new_page()
+    sign_in(page, stack)
+    return page
+
+
+def overflows(page: Page) -> bool:
+    return bool(
+        page.evaluate(
+            "() => document.documentElement.scrollWidth > document.documentElement.clientWidth"
+        )
+    )
+
+
+def test_a_long_title_is_cut_short_whole_on_hover_and_the_header_keeps_room_for_it(
+    sized: Page,
+) -> None:
+    new_conversation(sized, LONG_TITLE, unique=False)
+    heading = sized.locator("#conversation-title")
+    expect(heading).to_have_attribute("title", LONG_TITLE)
+    box = heading.bounding_box()
+    assert box is not None
+    width = sized.viewport_size["width"] if sized.viewport_size else 0
+    # The title gets most of the header (on a phone: well over 1-3 characters' width).
+    assert box["width"] >= width * 0.4, box
+    # It is cut with an ellipsis, on one line, not pushing the page wider.
+    clipped = heading.evaluate(
+        "node => [node.scrollWidth > node.clientWidth, getComputedStyle(node).textOverflow]"
+    )
+    assert clipped == [True, "ellipsis"]
+    assert box["height"] < 50
+    assert not overflows(sized)
+    toggle = sized.locator("#toggle-list")
+    if toggle.is_visible():
+        toggle.click()
+    item = sized.locator("#conversations button[aria-current=true]")
+    expect(item).to_have_attribute("title", LONG_TITLE)
+    item_box = item.bounding_box()
+    assert item_box is not None and item_box["height"] < 60
+    assert not overflows(sized)
+
+
+def test_a_wide_table_scrolls_sideways_and_a_long_url_wraps(sized: Page) -> None:
+    new_conversation(sized, "tables")
+    send(sized, "wide table please")
+    table = sized.locator("#log article.assistant table")
+    expect(table).to_be_visible()
+    # No cell is broken into a column of letters: each word stays on one line.
+    lines = table.locator("td, th").evaluate_all(
+        "cells => cells.map(c => Math.round(c.getBoundingClientRect().height"
+        " / parseFloat(getComputedStyle(c).lineHeight)))"
+    )
+    assert lines and max(lines) <= 2, lines
+    reply = sized.locator("#log article.assistant").last
+    reply_width = reply.evaluate("node => node.getBoundingClientRect().width")
+    table_fits = table.evaluate("node => node.getBoundingClientRect().width")
+    assert table_fits <= reply_width
+    if sized.viewport_size and sized.viewport_size["width"] < 500:
+        # Wider than a phone: the table itself scrolls, the page does not.
+        assert table.evaluate("node => node.scrollWidth > node.clientWidth")
+    assert not overflows(sized)
+    url = reply.locator("p", has_text="https://example.com/a/very/long")
+    url_box = url.bounding_box()
+    assert url_box is not None and url_box["width"] <= reply_width
+
+
+def test_hebrew_and_arabic_run_right_to_left_where_people_and_models_wrote_them(
+    sized: Page,
+) -> None:
+    new_conversation(sized, "مرحبا بالعالم", unique=False)
+    direction = "node => getComputedStyle(node).direction"
+    assert sized.locator("#conversation-title").evaluate(direction) == "rtl"
+    expect(sized.locator("#message")).to_have_attribute("dir", "auto")
+    sized.fill("#message", "שלום עולם")
+    assert sized.locator("#message").evaluate(direction) == "rtl"
+    send(sized, "שלום, מה שלומך?")
+    user = sized.locator("#log article.user p")
+    expect(user).to_have_text("שלום, מה שלומך?")
+    assert user.evaluate(direction) == "rtl"
+    reply = sized.locator("#log article.assistant").last
+    expect(reply.locator("strong")).to_have_text("תשובה")
+    paragraphs = reply.locator(".md p")
+    assert paragraphs.evaluate_all(f"nodes => nodes.map({direction})") == ["rtl", "rtl"]
+    # Latin text stays left to right beside it.
+    send(sized, "plain English")
+    english = sized.locator("#log article.user p").last
+    expect(english).to_have_text("plain English")
+    assert english.evaluate(direction) == "ltr"
