@@ -12,6 +12,10 @@ import { DetailsPanel } from "./details.js";
 import { byId } from "./dom.js";
 
 const PAIR_FRAGMENT = "#pair=";
+// What the banner says while this page cannot reach the Face, or the Face cannot reach its Mind
+// (the technical reason is its tooltip).
+const FACE_DOWN = "Cannot reach ToBe. Reconnecting…";
+const MIND_DOWN = "ToBe cannot reach its Mind. Reconnecting…";
 
 class App {
   constructor() {
@@ -147,14 +151,15 @@ class App {
       onWelcome: (welcome, reconnected) => this.welcomed(welcome, reconnected),
       onEvent: (event) => this.event(event),
       onDown: (reason) => {
-        byId("banner").hidden = false;
-        byId("banner").title = reason;
+        showBanner(FACE_DOWN, reason);
         this.view.interrupted();
       },
       onMindLink: (up, reason) => {
-        byId("banner").hidden = up;
-        byId("banner").title = reason;
-        if (!up) this.view.interrupted();
+        if (up) hideBanner();
+        else {
+          showBanner(MIND_DOWN, reason);
+          this.view.interrupted();
+        }
       },
       onSignedOut: (reason) => {
         this.stopChat();
@@ -178,11 +183,11 @@ class App {
     this.details.setOpen(false);
     if (this.connection) this.connection.stop();
     this.connection = null;
-    byId("banner").hidden = true;
+    hideBanner();
   }
 
   async welcomed(welcome, reconnected) {
-    byId("banner").hidden = true;
+    hideBanner();
     byId("principal").textContent = welcome.principal ?? "";
     try {
       if (reconnected && this.started) {
@@ -286,6 +291,17 @@ function normaliseCode(typed) {
   const code = typed.trim().toUpperCase();
   const bare = code.replace(/[\s-]/g, "");
   return bare.length === 10 ? `${bare.slice(0, 5)}-${bare.slice(5)}` : code;
+}
+
+function showBanner(text, reason) {
+  const banner = byId("banner");
+  banner.textContent = text;
+  banner.title = reason;
+  banner.hidden = false;
+}
+
+function hideBanner() {
+  byId("banner").hidden = true;
 }
 
 function showScreen(name) {
