@@ -1,7 +1,9 @@
 """The web client's frame at desktop (1280×800) and phone (390×844) sizes in a real headless
 Chromium: long titles are cut short with the whole title on hover, the phone's header keeps room
-for the title, wide Markdown tables scroll instead of breaking words letter by letter, and text
-people or models wrote in Hebrew or Arabic runs right to left."""
+for the title, wide Markdown tables scroll instead of breaking words letter by letter, text
+people or models wrote in Hebrew or Arabic runs right to left, what happens while the tab is
+hidden is notified (once the person opts in) and counted in its title, and the app installs
+(manifest, icons, a service worker for its shell)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
-from web_stack import Stack
+from web_stack import Stack, off_loop
 from web_steps import new_conversation, send, sign_in
 
 pytestmark = pytest.mark.e2e
@@ -21,12 +23,15 @@ SIZES = {
 LONG_TITLE = "A very long conversation title about " + " and ".join(["the summer holiday"] * 7)
 
 
-@pytest.fixture(params=list(SIZES))
-def sized(
-    request: pytest.FixtureRequest, new_context: Callable[..., BrowserContext], stack: Stack
-) -> Page:
+@pytest.fixture(params=list(SIZES), ids=list(SIZES))
+def size(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+@pytest.fixture
+def sized(size: str, new_context: Callable[..., BrowserContext], stack: Stack) -> Page:
     """A signed-in page at desktop or phone size."""
-    page = new_context(**SIZES[request.param]).new_page()
+    page = new_context(**SIZES[size]).new_page()
     sign_in(page, stack)
     return page
 
@@ -113,3 +118,98 @@ def test_hebrew_and_arabic_run_right_to_left_where_people_and_models_wrote_them(
     english = sized.locator("#log article.user p").last
     expect(english).to_have_text("plain English")
     assert english.evaluate(direction) == "ltr"
+
+
+# The browser's Notification API, recorded (a test cannot see system notifications): permission
+# starts unasked and is granted when asked. And a tab the test hides and shows again.
+FAKE_BROWSER = """
+window.asked = 0;
+window.shown = [];
+window.Notification = class {
+  static permission = "default";
+  static async requestPermission() {
+    window.asked += 1;
+    window.Notification.permission = "granted";
+    return "granted";
+  }
+  constructor(title, options) { window.shown.push({ title, body: options.body, note: this }); }
+  close() {}
+};
+window.tabHidden = false;
+Object.defineProperty(document, "visibilityState", {
+  get: () => (window.tabHidden ? "hidden" : "visible"),
+});
+Object.defineProperty(document, "hidden", { get: () => window.tabHidden });
+"""
+HIDE_TAB = (
+    "hidden => { window.tabHidden = hidden;"
+    " document.dispatchEvent(new Event('visibilitychange')); }"
+)
+
+
+def test_a_reply_and_an_approval_while_the_tab_is_hidden_are_notified_and_counted(
+    size: str, new_context: Callable[..., BrowserContext], stack: Stack
+) -> None:
+    context = new_context(**SIZES[size])
+    context.add_init_script(FAKE_BROWSER)
+    page = context.new_page()
+    sign_in(page, stack)
+    key = new_conversation(page, "notified")
+    title = page.locator("#conversation-title").text_content()
+    new_conversation(page, "elsewhere")
+    toggle = page.locator("#toggle-list")
+    if toggle.is_visible():
+        toggle.click()
+    page.get_by_label("Notify me while this tab is hidden").check()
+    expect(page.locator("#notify-toggle")).to_be_checked()
+    assert page.evaluate("() => window.asked") == 1
+    expect(page).to_have_title("ToBe")
+
+    page.evaluate(HIDE_TAB, True)
+    off_loop(stack.say, key, "hello from another device")
+    page.wait_for_function("() => window.shown.length >= 1")
+    expect(page).to_have_title("(1) ToBe")
+    off_loop(stack.say, key, "save it from another device")
+    page.wait_for_function("() => window.shown.length >= 2")
+    expect(page).to_have_title("(2) ToBe")
+    shown = page.evaluate("() => window.shown.map(({ title, body }) => [title, body])")
+    assert shown == [
+        [title, "You said something; here is **bold**."],
+        [title, "Waiting for your approval: laptop__save_note"],
+    ]
+    # Shown again: the count is gone; a click on a notification opens its conversation.
+    page.evaluate(HIDE_TAB, False)
+    expect(page).to_have_title("ToBe")
+    page.evaluate("() => window.shown[1].note.onclick()")
+    expect(page.locator("#conversation-title")).to_have_text(title or "")
+    expect(page.locator("section.approval .approval-outcome")).to_have_text(
+        "Waiting for your decision"
+    )
+    # While the tab is in view nothing is notified.
+    send(page, "while looking")
+    expect(page.locator("#log article.assistant")).to_have_count(2)
+    assert page.evaluate("() => window.shown.length") == 2
+
+
+def test_the_app_is_installable_with_a_manifest_icons_and_a_shell_service_worker(
+    sized: Page, stack: Stack
+) -> None:
+    link = sized.locator("link[rel=manifest]").get_attribute("href")
+    assert link
+    response = sized.request.get(stack.base_url + link)
+    assert response.ok
+    assert response.headers["content-type"].startswith("application/manifest+json")
+    manifest = response.json()
+    assert manifest["name"] == "ToBe" and manifest["display"] == "standalone"
+    sizes = set()
+    for icon in manifest["icons"]:
+        served = sized.request.get(stack.base_url + icon["src"])
+        assert served.ok and served.headers["content-type"].startswith(icon["type"])
+        if icon["type"] == "image/png":
+            body = served.body()
+            width = int.from_bytes(body[16:20], "big")
+            assert icon["sizes"] == f"{width}x{width}"
+            sizes.add(width)
+    assert {192, 512} <= sizes
+    worker = sized.evaluate("async () => (await navigator.serviceWorker.ready).active.scriptURL")
+    assert worker == stack.base_url + "sw.js"

@@ -10,6 +10,7 @@ import { ConversationView, payloadOf } from "./conversation.js";
 import { ConversationList } from "./conversations.js";
 import { DetailsPanel } from "./details.js";
 import { byId } from "./dom.js";
+import { Notifier } from "./notifications.js";
 
 const PAIR_FRAGMENT = "#pair=";
 // What the banner says while this page cannot reach the Face, or the Face cannot reach its Mind
@@ -22,6 +23,7 @@ class App {
     this.connection = null;
     this.started = false;
     this.list = new ConversationList(byId("conversations"), this, (key) => this.open(key));
+    this.notifier = new Notifier({ toggle: byId("notify-toggle"), hint: byId("notify-hint") }, (key) => this.open(key));
     this.view = new ConversationView(
       { scroller: byId("scroller"), log: byId("log"), live: byId("live"), pending: byId("pending") },
       this,
@@ -260,6 +262,7 @@ class App {
     }
     const key = event.conversationKey ?? "";
     if (!key) return;
+    this.tellIfHidden(key, kind, payload);
     if (key === this.view.key) {
       this.view.handle(event);
       this.details.handle(key, kind, payload, BigInt(event.durableId ?? 0));
@@ -271,6 +274,18 @@ class App {
       this.list.activity(key, { approval: true });
     } else if (kind === "actionChanged" && payload.state === "PENDING_ACTION_STATE_PENDING") {
       this.list.activity(key, { approval: true });
+    }
+  }
+
+  /** A reply, or something waiting for the person, while the tab is hidden: say so. */
+  tellIfHidden(key, kind, payload) {
+    const title = this.list.title(key);
+    if (kind === "messageAppended" && payload.role === "MESSAGE_ROLE_ASSISTANT" && payload.text) {
+      this.notifier.happened(key, title, clip(payload.text));
+    } else if (kind === "approvalChanged" && (payload.decision ?? PENDING) === PENDING) {
+      this.notifier.happened(key, title, `Waiting for your approval: ${payload.tool ?? "a tool call"}`);
+    } else if (kind === "actionChanged" && payload.state === "PENDING_ACTION_STATE_PENDING") {
+      this.notifier.happened(key, title, `Waiting for your confirmation: ${payload.title ?? ""}`);
     }
   }
 
@@ -293,6 +308,12 @@ function normaliseCode(typed) {
   return bare.length === 10 ? `${bare.slice(0, 5)}-${bare.slice(5)}` : code;
 }
 
+const NOTIFICATION_CHARS = 160;
+
+function clip(text) {
+  return text.length > NOTIFICATION_CHARS ? `${text.slice(0, NOTIFICATION_CHARS)}…` : text;
+}
+
 function showBanner(text, reason) {
   const banner = byId("banner");
   banner.textContent = text;
@@ -307,5 +328,8 @@ function hideBanner() {
 function showScreen(name) {
   for (const screen of ["loading", "signin", "chat"]) byId(screen).hidden = screen !== name;
 }
+
+// The app shell works offline once installed; the page works the same without it.
+if ("serviceWorker" in navigator) navigator.serviceWorker.register("sw.js").catch(() => {});
 
 new App().boot();
