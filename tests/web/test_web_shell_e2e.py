@@ -213,3 +213,40 @@ def test_the_app_is_installable_with_a_manifest_icons_and_a_shell_service_worker
     assert {192, 512} <= sizes
     worker = sized.evaluate("async () => (await navigator.serviceWorker.ready).active.scriptURL")
     assert worker == stack.base_url + "sw.js"
+
+
+def test_a_message_and_a_code_block_copy_to_the_clipboard_and_the_list_searches_titles(
+    size: str, new_context: Callable[..., BrowserContext], stack: Stack
+) -> None:
+    context = new_context(**SIZES[size])
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=stack.base_url[:-1])
+    page = context.new_page()
+    sign_in(page, stack)
+    needle = new_conversation(page, "needle in the haystack")
+    title = page.locator("#conversation-title").text_content() or ""
+    new_conversation(page, "something else")
+    send(page, "tour of the day")
+    reply = page.locator("#log article.assistant").last
+    expect(reply.locator("em")).to_have_text("evening")
+    read = "() => navigator.clipboard.readText()"
+    reply.locator(".code-block").get_by_role("button", name="Copy code").click()
+    assert page.evaluate(read) == "print('hi')\n"
+    reply.get_by_role("button", name="Copy message").click()
+    assert page.evaluate(read).startswith("It is *evening* in Paris.")
+    page.locator("#log article.user").get_by_role("button", name="Copy message").click()
+    assert page.evaluate(read) == "tour of the day"
+    # The message itself reads as written (the button's word is drawn, not text).
+    expect(page.locator("#log article.user")).to_have_text("tour of the day")
+
+    toggle = page.locator("#toggle-list")
+    if toggle.is_visible():
+        toggle.click()
+    page.get_by_label("Search conversations").fill(title.upper()[len("needle ") :])
+    items = page.locator("#conversations button[data-key]")
+    expect(items).to_have_count(1)
+    expect(items).to_have_attribute("data-key", needle)
+    page.get_by_label("Search conversations").fill("no such title anywhere")
+    expect(items).to_have_count(0)
+    expect(page.locator("#conversations .empty")).to_have_text(
+        "No conversation has that in its title"
+    )

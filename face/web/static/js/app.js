@@ -78,6 +78,7 @@ class App {
       submit.preventDefault();
       this.create();
     });
+    byId("search").addEventListener("input", () => this.list.search(byId("search").value));
     byId("toggle-list").addEventListener("click", () => this.showList(!document.body.classList.contains("list-open")));
   }
 

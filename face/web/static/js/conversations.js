@@ -16,6 +16,13 @@ export class ConversationList {
     this.onOpen = onOpen;
     this.conversations = new Map(); // key -> Conversation, newest first
     this.current = "";
+    this.query = "";
+  }
+
+  /** Show only the conversations whose title contains `query` (any case). */
+  search(query) {
+    this.query = query.trim().toLocaleLowerCase();
+    this.draw(this.unreadKeys());
   }
 
   async refresh() {
@@ -88,7 +95,10 @@ export class ConversationList {
 
   draw(unread) {
     const marks = unread instanceof Map ? unread : new Map([...unread].map((key) => [key, "message"]));
-    const items = [...this.conversations.values()].map((conversation) => {
+    const shown = [...this.conversations.values()].filter((conversation) =>
+      (conversation.title || "Untitled conversation").toLocaleLowerCase().includes(this.query),
+    );
+    const items = shown.map((conversation) => {
       const button = el(
         "button",
         { type: "button", className: "conversation", "data-key": conversation.key, onclick: () => this.onOpen(conversation.key) },
@@ -101,7 +111,8 @@ export class ConversationList {
       this.label(button);
       return el("li", {}, button);
     });
-    this.list.replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, "No conversations yet")]));
+    const none = this.query ? "No conversation has that in its title" : "No conversations yet";
+    this.list.replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, none)]));
   }
 
   label(button) {

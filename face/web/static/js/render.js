@@ -16,6 +16,8 @@ const TOOL_STATES = {
   TOOL_STATUS_CANCELLED: ["⊘", "cancelled"],
 };
 const RESULT_PREVIEW_CHARS = 600;
+// How long a copy button says "Copied".
+const COPIED_MS = 1500;
 
 export function sizeText(bytes) {
   const size = Number(bytes || 0);
@@ -23,9 +25,30 @@ export function sizeText(bytes) {
   return `${(size / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-/** Markdown of `text` into `node` (replacing what it held). */
+/** Markdown of `text` into `node` (replacing what it held); each code block gets a copy button. */
 export function fillMarkdown(node, text) {
-  node.replaceChildren(renderMarkdown(text));
+  const fragment = renderMarkdown(text);
+  for (const block of fragment.querySelectorAll("pre")) {
+    const code = block.textContent;
+    block.replaceWith(el("div", { className: "code-block" }, block.cloneNode(true), copyButton(() => code, "Copy code")));
+  }
+  node.replaceChildren(fragment);
+}
+
+/** A button that puts `text()` on the clipboard and says so for a moment. Its word is drawn
+ * by the stylesheet (data-copied), so a message's text stays only what was written. */
+export function copyButton(text, label) {
+  const button = el("button", { type: "button", className: "copy ghost", "aria-label": label, title: label });
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      button.dataset.copied = "yes";
+    } catch {
+      button.dataset.copied = "failed";
+    }
+    setTimeout(() => delete button.dataset.copied, COPIED_MS);
+  });
+  return button;
 }
 
 /** A stored message's element; tool messages get none. */
@@ -41,6 +64,7 @@ export function messageNode(message) {
       { className: "msg user", "data-message-id": id, "aria-label": "You" },
       images.length ? el("div", { className: "images" }, images) : null,
       message.text ? el("p", { className: "text", dir: "auto" }, message.text) : null,
+      message.text ? copyButton(() => message.text, "Copy message") : null,
     );
   }
   if (role === "MESSAGE_ROLE_ASSISTANT") {
@@ -52,7 +76,7 @@ export function messageNode(message) {
     if (message.text) {
       const body = el("div", { className: "md", dir: "auto" });
       fillMarkdown(body, message.text);
-      node.append(body);
+      node.append(body, copyButton(() => message.text, "Copy message"));
     }
     // A step that only called tools says nothing; its rows follow.
     node.hidden = !message.text && !message.thinking && !message.postedBy;
