@@ -2,7 +2,7 @@
 
 The app is static files and a JSON API on its own origin: the content security policy allows
 scripts, styles and connections to that origin only (images may also be `data:` and `blob:`
-URLs, for pictures pasted into a message), no framing, no referrer, and API responses (the
+URLs, for pictures pasted into a message; the app's manifest and its service worker from it too), no framing, no referrer, and API responses (the
 session, errors) are never cached.
 """
 
@@ -13,7 +13,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+    "connect-src 'self'; manifest-src 'self'; worker-src 'self'; base-uri 'none'; "
+    "form-action 'self'; frame-ancestors 'none'"
 )
 SECURITY_HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,

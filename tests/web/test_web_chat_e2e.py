@@ -4,14 +4,13 @@ to be HTML, two tabs at once, and a phone-sized screen."""
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
 from web_stack import PRINCIPAL, Stack
-from web_steps import REFRESH_SCREENSHOT, SCREENSHOT, new_conversation, send, sign_in
+from web_steps import new_conversation, send, sign_in
 
 pytestmark = pytest.mark.e2e
 
@@ -43,8 +42,7 @@ def test_a_tool_call_approved_once_runs_and_shows_its_result(
     page = new_context(viewport={"width": 1200, "height": 1000}).new_page()
     sign_in(page, stack)
     new_conversation(page, "Evening plans", unique=False)
-    # A Markdown reply with a tool call first: the README's picture shows both and the prompt
-    # (this test runs before the others make conversations of their own).
+    # A Markdown reply with a tool call first, then the approval.
     send(page, "tour of the day")
     expect(page.locator("#log article.assistant em")).to_have_text("evening")
     saved_before = len(stack.hand.saved)
@@ -52,9 +50,6 @@ def test_a_tool_call_approved_once_runs_and_shows_its_result(
     card = page.locator("section.approval")
     expect(card.locator(".decision-text")).to_contain_text("plan.txt")
     expect(card.locator(".approval-outcome")).to_have_text("Waiting for your decision")
-    card.scroll_into_view_if_needed()
-    if os.environ.get(REFRESH_SCREENSHOT):
-        page.screenshot(path=str(SCREENSHOT))
     card.get_by_role("button", name="Approve once").click()
     expect(card.locator(".approval-outcome")).to_have_text("Approved once")
     for answer in ("Approve once", "Approve for this conversation", "Deny"):

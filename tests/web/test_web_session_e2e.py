@@ -65,7 +65,7 @@ def test_while_face_is_down_the_page_says_reconnecting_then_shows_what_was_said_
     log = page.locator("#log")
     off_loop(stack.face.kill)
     expect(banner).to_be_visible()
-    expect(banner).to_have_text("Reconnecting…")
+    expect(banner).to_have_text("Cannot reach ToBe. Reconnecting…")
     # Another of the person's clients speaks while this page cannot hear.
     off_loop(stack.say, key, "said while the page was away")
     off_loop(stack.face.start, stack.face.address, stack.face.web_address)

@@ -41,7 +41,9 @@ T = TypeVar("T")
 # `tour`: Markdown, a tool call and a Markdown answer (the screenshot). `slow`: a reply whose
 # second step comes seconds after its first, long enough to restart Face in between. `evil`:
 # markup a model could be tricked into writing. `save`: a Hand tool that needs an approval.
-# `remember`: the model writes a memory entry. `long`: a reply taller than the screen.
+# `remember`: the model writes a memory entry. `long`: a reply taller than the screen. `wide
+# table`: a table wider than a phone and a URL longer than a line. `שלום`: a reply in Hebrew and
+# Arabic.
 LONG_REPLY_LINES = 40
 SCRIPT = """
 runs:
@@ -73,6 +75,18 @@ runs:
       - text: >-
           Look: <script>window.pwned=1</script> and
           <img src=x onerror="window.pwned=2"> end.
+  - match: "^wide table"
+    steps:
+      - text: |-
+          | planet | distance | moons | atmosphere | discovered | notes |
+          |---|---|---|---|---|---|
+          | Mercury | 57909227 | none | exosphere | antiquity | closest |
+          | Jupiter | 778340821 | ninety-five | hydrogen | antiquity | largest |
+
+          See https://example.com/a/very/long/path/that/never/breaks/anywhere/at/all/1234567890abcdef
+  - match: "^שלום"
+    steps:
+      - text: "שלום! זו **תשובה** בעברית.\\n\\nمرحبا بك."
   - match: "^save"
     steps:
       - tool_calls:

@@ -3,17 +3,12 @@
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 from playwright.sync_api import Page, expect
 from web_stack import Stack
 
 # Bounded waits only to avoid hangs: a slow machine may take seconds where a fast one takes ms.
 WAIT_MS = 20_000
-# The picture of the web client the README and docs/web-client.md show. A test run leaves the
-# checkout as it found it: the picture is taken again only when this variable is set.
-SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "images" / "web-client.png"
-REFRESH_SCREENSHOT = "TOBE_REFRESH_SCREENSHOT"
 
 
 def sign_in(page: Page, stack: Stack) -> None:

@@ -11,14 +11,20 @@ import { ConversationList } from "./conversations.js";
 import { DetailsPanel } from "./details.js";
 import { byId } from "./dom.js";
 import { Pictures } from "./images.js";
+import { Notifier } from "./notifications.js";
 
 const PAIR_FRAGMENT = "#pair=";
+// What the banner says while this page cannot reach the Face, or the Face cannot reach its Mind
+// (the technical reason is its tooltip).
+const FACE_DOWN = "Cannot reach ToBe. Reconnecting…";
+const MIND_DOWN = "ToBe cannot reach its Mind. Reconnecting…";
 
 class App {
   constructor() {
     this.connection = null;
     this.started = false;
     this.list = new ConversationList(byId("conversations"), this, (key) => this.open(key));
+    this.notifier = new Notifier({ toggle: byId("notify-toggle"), hint: byId("notify-hint") }, (key) => this.open(key));
     this.view = new ConversationView(
       {
         scroller: byId("scroller"),
@@ -86,6 +92,7 @@ class App {
       submit.preventDefault();
       this.create();
     });
+    byId("search").addEventListener("input", () => this.list.search(byId("search").value));
     byId("toggle-list").addEventListener("click", () => this.showList(!document.body.classList.contains("list-open")));
   }
 
@@ -167,14 +174,15 @@ class App {
       onWelcome: (welcome, reconnected) => this.welcomed(welcome, reconnected),
       onEvent: (event) => this.event(event),
       onDown: (reason) => {
-        byId("banner").hidden = false;
-        byId("banner").title = reason;
+        showBanner(FACE_DOWN, reason);
         this.view.interrupted();
       },
       onMindLink: (up, reason) => {
-        byId("banner").hidden = up;
-        byId("banner").title = reason;
-        if (!up) this.view.interrupted();
+        if (up) hideBanner();
+        else {
+          showBanner(MIND_DOWN, reason);
+          this.view.interrupted();
+        }
       },
       onSignedOut: (reason) => {
         this.stopChat();
@@ -198,11 +206,11 @@ class App {
     this.details.setOpen(false);
     if (this.connection) this.connection.stop();
     this.connection = null;
-    byId("banner").hidden = true;
+    hideBanner();
   }
 
   async welcomed(welcome, reconnected) {
-    byId("banner").hidden = true;
+    hideBanner();
     byId("principal").textContent = welcome.principal ?? "";
     try {
       if (reconnected && this.started) {
@@ -236,16 +244,23 @@ class App {
   async open(key) {
     this.list.select(key);
     this.showList(false);
-    byId("conversation-title").textContent = this.list.title(key);
+    this.showTitle(key);
     this.composer.setRunning(false);
     const snapshot = await this.view.open(key);
     if (this.view.key === key) this.details.show(key, snapshot);
     if (snapshot.conversation) {
       this.list.changed(snapshot.conversation);
-      byId("conversation-title").textContent = this.list.title(key);
+      this.showTitle(key);
     }
     byId("message").focus();
     return snapshot;
+  }
+
+  /** The header names the conversation shown; a long title is cut short, whole on hover. */
+  showTitle(key) {
+    const heading = byId("conversation-title");
+    heading.textContent = this.list.title(key);
+    heading.title = heading.textContent;
   }
 
   async create() {
@@ -264,10 +279,11 @@ class App {
     if (kind === "conversationCreated") this.list.added(payload);
     if (kind === "conversationChanged") {
       this.list.changed(payload);
-      if (payload.key === this.view.key) byId("conversation-title").textContent = this.list.title(payload.key);
+      if (payload.key === this.view.key) this.showTitle(payload.key);
     }
     const key = event.conversationKey ?? "";
     if (!key) return;
+    this.tellIfHidden(key, kind, payload);
     if (key === this.view.key) {
       this.view.handle(event);
       this.details.handle(key, kind, payload, BigInt(event.durableId ?? 0));
@@ -279,6 +295,18 @@ class App {
       this.list.activity(key, { approval: true });
     } else if (kind === "actionChanged" && payload.state === "PENDING_ACTION_STATE_PENDING") {
       this.list.activity(key, { approval: true });
+    }
+  }
+
+  /** A reply, or something waiting for the person, while the tab is hidden: say so. */
+  tellIfHidden(key, kind, payload) {
+    const title = this.list.title(key);
+    if (kind === "messageAppended" && payload.role === "MESSAGE_ROLE_ASSISTANT" && payload.text) {
+      this.notifier.happened(key, title, clip(payload.text));
+    } else if (kind === "approvalChanged" && (payload.decision ?? PENDING) === PENDING) {
+      this.notifier.happened(key, title, `Waiting for your approval: ${payload.tool ?? "a tool call"}`);
+    } else if (kind === "actionChanged" && payload.state === "PENDING_ACTION_STATE_PENDING") {
+      this.notifier.happened(key, title, `Waiting for your confirmation: ${payload.title ?? ""}`);
     }
   }
 
@@ -301,8 +329,28 @@ function normaliseCode(typed) {
   return bare.length === 10 ? `${bare.slice(0, 5)}-${bare.slice(5)}` : code;
 }
 
+const NOTIFICATION_CHARS = 160;
+
+function clip(text) {
+  return text.length > NOTIFICATION_CHARS ? `${text.slice(0, NOTIFICATION_CHARS)}…` : text;
+}
+
+function showBanner(text, reason) {
+  const banner = byId("banner");
+  banner.textContent = text;
+  banner.title = reason;
+  banner.hidden = false;
+}
+
+function hideBanner() {
+  byId("banner").hidden = true;
+}
+
 function showScreen(name) {
   for (const screen of ["loading", "signin", "chat"]) byId(screen).hidden = screen !== name;
 }
+
+// The app shell works offline once installed; the page works the same without it.
+if ("serviceWorker" in navigator) navigator.serviceWorker.register("sw.js").catch(() => {});
 
 new App().boot();

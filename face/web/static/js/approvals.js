@@ -75,7 +75,7 @@ export function approvalNode(approval, decide) {
     ),
     el("pre", { className: "decision-text" }, decidedOn(approval)),
     approval.origin ? el("p", { className: "origin" }, `Asked by a run started by ${approval.origin}`) : null,
-    approval.reason ? el("p", { className: "reason" }, approval.reason) : null,
+    approval.reason ? el("p", { className: "reason", dir: "auto" }, approval.reason) : null,
     el("div", { className: "answers" }, buttons),
     outcome,
     error,

@@ -7,6 +7,8 @@
 // `hello{resumeAfterId}` and drops any durable event it already handled (no duplicates). A
 // resume older than the Mind keeps answers "snapshot required": the app takes a snapshot and
 // subscribes from it. Close code 4016 (UNAUTHENTICATED: signed out, revoked) ends it for good.
+// A Mind call the Face could not pass on fails with a sentence for the person (the transport's
+// own words stay in the error's `detail`), never with gRPC's text.
 
 import { randomHex } from "./dom.js";
 
@@ -19,12 +21,24 @@ const NORMAL = 1000;
 // A close this client asks for after a sequence gap (4000-4999 are the server's).
 const GAP = 3000;
 const SNAPSHOT_REQUIRED = "snapshot required";
+// gRPC status codes that mean "the Mind could not be reached", not "the request was wrong".
+const UNREACHABLE = new Set([4, 14]); // DEADLINE_EXCEEDED, UNAVAILABLE
+const MIND_UNREACHABLE =
+  "ToBe cannot reach its Mind right now, so this was not done. Try again once the banner at the top is gone.";
 
 class CommandError extends Error {
   constructor(code, message) {
     super(message);
     this.code = code;
   }
+}
+
+/** The error a person sees for a failed Mind call: a sentence of ours for an unreachable Mind. */
+function humanError(error) {
+  if (!(error instanceof CommandError) || !UNREACHABLE.has(error.code)) return error;
+  const human = new CommandError(error.code, MIND_UNREACHABLE);
+  human.detail = error.message;
+  return human;
 }
 
 export class Connection {
@@ -81,8 +95,12 @@ export class Connection {
    * request without `onBehalfOf`, which the Face fills in) and resolve with the Mind's response.
    */
   async call(method, body = {}) {
-    const reply = await this.command("mind", { [method]: body });
-    return reply[method] ?? {};
+    try {
+      const reply = await this.command("mind", { [method]: body });
+      return reply[method] ?? {};
+    } catch (error) {
+      throw humanError(error);
+    }
   }
 
   /** Start the event feed after `afterId` (a string or bigint durable id). */

@@ -295,7 +295,7 @@ export class ConversationView {
       "section",
       { className: "action", "data-action-id": action.id, role: "group", "aria-label": `Waiting for you: ${action.title}` },
       el("h3", {}, `Waiting for your confirmation: ${action.title ?? ""}`),
-      action.reason ? el("p", { className: "reason" }, action.reason) : null,
+      action.reason ? el("p", { className: "reason", dir: "auto" }, action.reason) : null,
       el(
         "div",
         { className: "answers" },

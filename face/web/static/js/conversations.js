@@ -16,6 +16,13 @@ export class ConversationList {
     this.onOpen = onOpen;
     this.conversations = new Map(); // key -> Conversation, newest first
     this.current = "";
+    this.query = "";
+  }
+
+  /** Show only the conversations whose title contains `query` (any case). */
+  search(query) {
+    this.query = query.trim().toLocaleLowerCase();
+    this.draw(this.unreadKeys());
   }
 
   async refresh() {
@@ -88,11 +95,14 @@ export class ConversationList {
 
   draw(unread) {
     const marks = unread instanceof Map ? unread : new Map([...unread].map((key) => [key, "message"]));
-    const items = [...this.conversations.values()].map((conversation) => {
+    const shown = [...this.conversations.values()].filter((conversation) =>
+      (conversation.title || "Untitled conversation").toLocaleLowerCase().includes(this.query),
+    );
+    const items = shown.map((conversation) => {
       const button = el(
         "button",
         { type: "button", className: "conversation", "data-key": conversation.key, onclick: () => this.onOpen(conversation.key) },
-        el("span", { className: "conversation-title" }, conversation.title || "Untitled conversation"),
+        el("span", { className: "conversation-title", dir: "auto" }, conversation.title || "Untitled conversation"),
         conversation.kind && conversation.kind !== CHAT ? el("span", { className: "kind" }, conversation.kind) : null,
         el("span", { className: "unread-mark", "aria-hidden": "true" }),
       );
@@ -101,12 +111,14 @@ export class ConversationList {
       this.label(button);
       return el("li", {}, button);
     });
-    this.list.replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, "No conversations yet")]));
+    const none = this.query ? "No conversation has that in its title" : "No conversations yet";
+    this.list.replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, none)]));
   }
 
   label(button) {
     const title = this.title(button.dataset.key);
     const state = { message: ", unread", approval: ", waiting for your approval" }[button.dataset.unread] ?? "";
     button.setAttribute("aria-label", `${title}${state}`);
+    button.title = title;
   }
 }

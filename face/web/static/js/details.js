@@ -218,7 +218,7 @@ export class DetailsPanel {
         el("strong", { className: "entry-key" }, name),
         entry.updatedAt ? el("span", { className: "hint" }, `written ${localTime(entry.updatedAt)}`) : null,
       ),
-      el("p", { className: "entry-text" }, entry.text ?? ""),
+      el("p", { className: "entry-text", dir: "auto" }, entry.text ?? ""),
     );
     item.append(
       confirmingDelete(`Delete memory ${name}`, `Forget “${name}”?`, async () => {

@@ -80,8 +80,8 @@ export class LiveText {
           streamed.node = el(
             "article",
             { className: "msg assistant streaming", "data-step": step, "aria-busy": "true" },
-            el("p", { className: "thinking-live", hidden: true }),
-            el("div", { className: "md" }),
+            el("p", { className: "thinking-live", dir: "auto", hidden: true }),
+            el("div", { className: "md", dir: "auto" }),
           );
           this.container.append(streamed.node);
         }

@@ -33,7 +33,12 @@ const SANITIZE = {
   ALLOWED_URI_REGEXP: /^(?:https?:|mailto:|#)/i,
 };
 
+// Each block takes its direction from its own first words (Hebrew, Arabic or Latin); code stays
+// left to right.
+const OWN_DIRECTION = new Set(["P", "LI", "H1", "H2", "H3", "H4", "H5", "H6", "BLOCKQUOTE", "TD", "TH"]);
+
 DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (OWN_DIRECTION.has(node.tagName)) node.setAttribute("dir", "auto");
   if (node.tagName === "A" && node.hasAttribute("href")) {
     node.setAttribute("target", "_blank");
     node.setAttribute("rel", "noopener noreferrer");

@@ -31,15 +31,39 @@ export function handNameOf(tool, handId) {
   return cut > 0 ? qualified.slice(0, cut) : "a Hand";
 }
 
+// How long a copy button says "Copied".
+const COPIED_MS = 1500;
+
 export function sizeText(bytes) {
   const size = Number(bytes || 0);
   if (size < 1024 * 1024) return `${Math.max(1, Math.round(size / 1024))} KB`;
   return `${(size / (1024 * 1024)).toFixed(1)} MB`;
 }
 
-/** Markdown of `text` into `node` (replacing what it held). */
+/** Markdown of `text` into `node` (replacing what it held); each code block gets a copy button. */
 export function fillMarkdown(node, text) {
-  node.replaceChildren(renderMarkdown(text));
+  const fragment = renderMarkdown(text);
+  for (const block of fragment.querySelectorAll("pre")) {
+    const code = block.textContent;
+    block.replaceWith(el("div", { className: "code-block" }, block.cloneNode(true), copyButton(() => code, "Copy code")));
+  }
+  node.replaceChildren(fragment);
+}
+
+/** A button that puts `text()` on the clipboard and says so for a moment. Its word is drawn
+ * by the stylesheet (data-copied), so a message's text stays only what was written. */
+export function copyButton(text, label) {
+  const button = el("button", { type: "button", className: "copy ghost", "aria-label": label, title: label });
+  button.addEventListener("click", async () => {
+    try {
+      await navigator.clipboard.writeText(text());
+      button.dataset.copied = "yes";
+    } catch {
+      button.dataset.copied = "failed";
+    }
+    setTimeout(() => delete button.dataset.copied, COPIED_MS);
+  });
+  return button;
 }
 
 /** A stored message's element; tool messages get one only for their pictures (`toolName`
@@ -52,7 +76,8 @@ export function messageNode(message, { toolName = "" } = {}) {
       "article",
       { className: "msg user", "data-message-id": id, "aria-label": "You" },
       picturesNode(message.images, "sent by you"),
-      message.text ? el("p", { className: "text" }, message.text) : null,
+      message.text ? el("p", { className: "text", dir: "auto" }, message.text) : null,
+      message.text ? copyButton(() => message.text, "Copy message") : null,
     );
   }
   if (role === "MESSAGE_ROLE_TOOL") {
@@ -66,12 +91,12 @@ export function messageNode(message, { toolName = "" } = {}) {
     if (pictures) node.append(pictures);
     if (message.postedBy) node.append(el("p", { className: "posted" }, `posted by ${message.postedBy}`));
     if (message.thinking) {
-      node.append(el("details", { className: "thinking" }, el("summary", {}, "Thinking"), el("p", {}, message.thinking)));
+      node.append(el("details", { className: "thinking" }, el("summary", {}, "Thinking"), el("p", { dir: "auto" }, message.thinking)));
     }
     if (message.text) {
-      const body = el("div", { className: "md" });
+      const body = el("div", { className: "md", dir: "auto" });
       fillMarkdown(body, message.text);
-      node.append(body);
+      node.append(body, copyButton(() => message.text, "Copy message"));
     }
     // A step that only called tools says nothing; its rows follow.
     node.hidden = !message.text && !message.thinking && !message.postedBy && !pictures;
@@ -81,7 +106,7 @@ export function messageNode(message, { toolName = "" } = {}) {
     return el(
       "article",
       { className: "msg note", "data-message-id": id },
-      el("p", {}, `note: ${message.text ?? ""}`),
+      el("p", { dir: "auto" }, `note: ${message.text ?? ""}`),
       picturesNode(message.images, "from an observation"),
     );
   }
