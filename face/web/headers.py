@@ -2,8 +2,8 @@
 
 The app is static files and a JSON API on its own origin: the content security policy allows
 scripts, styles and connections to that origin only (images may also be `data:` and `blob:`
-URLs, for pictures pasted into a message; the app's manifest and its service worker from it too), no framing, no referrer, and API responses (the
-session, errors) are never cached.
+URLs, for pictures pasted into a message; the app's manifest and its service worker from it
+too), no framing, no referrer, and API responses (the session, errors) are never cached.
 """
 
 from __future__ import annotations
