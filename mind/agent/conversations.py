@@ -1,7 +1,9 @@
-"""The conversations API group: create and list conversations, and the owner's choices.
+"""The conversations API group: create, list, search, rename and archive conversations, and
+the owner's choices.
 
 The owner chooses the profile and the active Hand; each change commits first and is then
-handed to the conversation's loaded actor (`ConversationActors.changed`).
+handed to the conversation's loaded actor (`ConversationActors.changed`). A new title or an
+archiving commits with its `conversation_changed` event, so every client updates its list.
 """
 
 from __future__ import annotations
@@ -16,9 +18,9 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mind.agent.actors import ConversationActors
-from mind.conversation import choices, kinds, posts, queries
+from mind.conversation import choices, kinds, posts, queries, search
 from mind.conversation.access import Viewer, check_key, check_principal
-from mind.conversation.limits import MAX_TITLE, clamp
+from mind.conversation.limits import MAX_TITLE, checked_title, clamp
 from mind.errors import AlreadyExists, InvalidInput, NotFound
 from mind.events.payloads import conversation_view
 from mind.events.views import ConversationView
@@ -110,15 +112,52 @@ class Conversations:
         return view
 
     async def list(
-        self, viewer: Viewer, limit: int, only: Sequence[str] = ()
+        self,
+        viewer: Viewer,
+        limit: int,
+        only: Sequence[str] = (),
+        include_archived: bool = False,
     ) -> list[ConversationView]:
-        """Newest first; `only`: these kinds (`mind.conversation.kinds`), empty for every kind."""
+        """Newest first; `only`: these kinds (`mind.conversation.kinds`), empty for every kind;
+        archived ones only with `include_archived`."""
         check_principal(viewer.principal)
         wanted = kinds.checked(only)
         limit = clamp(limit, 100, 1000)
         return await self._database.read(
-            lambda session: queries.list_visible(session, viewer, limit, wanted)
+            lambda session: queries.list_visible(session, viewer, limit, wanted, include_archived)
         )
+
+    async def search(self, viewer: Viewer, query: str, limit: int) -> builtins.list[search.Match]:
+        """The viewer's conversations whose title or messages contain `query`
+        (`mind.conversation.search`)."""
+        check_principal(viewer.principal)
+        query = search.checked_query(query)
+        limit = clamp(limit, search.MAX_MATCHES, search.MAX_MATCHES)
+        return await self._database.read(
+            lambda session: search.search(session, viewer, query, limit)
+        )
+
+    async def rename(self, viewer: Viewer, key: str, title: str) -> ConversationView:
+        """Owner and members (who may write to it) rename it; NotFound when hidden."""
+        check_principal(viewer.principal)
+        title = checked_title(title)
+
+        def unit(tx: WriteTx) -> ConversationView:
+            row, _ = queries.visible(tx.session, viewer, key)
+            return choices.change(tx, row, lambda r: setattr(r, "title", title))
+
+        return await self._database.write(unit)
+
+    async def set_archived(self, viewer: Viewer, key: str, archived: bool) -> ConversationView:
+        """The owner archives it or brings it back (NotAllowed for members: it leaves or
+        rejoins every member's list)."""
+        check_principal(viewer.principal)
+
+        def unit(tx: WriteTx) -> ConversationView:
+            row = choices.owned(tx, viewer, key)
+            return choices.change(tx, row, lambda r: setattr(r, "archived", archived))
+
+        return await self._database.write(unit)
 
     # `builtins.list`: in this class `list` names the method above.
     def list_profiles(self) -> builtins.list[ProfileSummary]:

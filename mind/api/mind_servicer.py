@@ -156,10 +156,44 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         self, request: mind_pb2.ListConversationsRequest, context: Context
     ) -> mind_pb2.ListConversationsResponse:
         views = await self.manager.conversations.list(
-            _viewer(request.on_behalf_of), request.limit, request.kinds
+            _viewer(request.on_behalf_of), request.limit, request.kinds, request.include_archived
         )
         return mind_pb2.ListConversationsResponse(
             conversations=[conversation_to_proto(v) for v in views]
+        )
+
+    async def RenameConversation(
+        self, request: mind_pb2.RenameConversationRequest, context: Context
+    ) -> mind_pb2.RenameConversationResponse:
+        view = await self.manager.conversations.rename(
+            _viewer(request.on_behalf_of), request.conversation_key, request.title
+        )
+        return mind_pb2.RenameConversationResponse(conversation=conversation_to_proto(view))
+
+    async def ArchiveConversation(
+        self, request: mind_pb2.ArchiveConversationRequest, context: Context
+    ) -> mind_pb2.ArchiveConversationResponse:
+        view = await self.manager.conversations.set_archived(
+            _viewer(request.on_behalf_of), request.conversation_key, request.archived
+        )
+        return mind_pb2.ArchiveConversationResponse(conversation=conversation_to_proto(view))
+
+    async def SearchConversations(
+        self, request: mind_pb2.SearchConversationsRequest, context: Context
+    ) -> mind_pb2.SearchConversationsResponse:
+        matches = await self.manager.conversations.search(
+            _viewer(request.on_behalf_of), request.query, request.limit
+        )
+        return mind_pb2.SearchConversationsResponse(
+            matches=[
+                mind_pb2.ConversationMatch(
+                    conversation=conversation_to_proto(match.conversation),
+                    in_title=match.in_title,
+                    message_id=match.message_id,
+                    snippet=match.snippet,
+                )
+                for match in matches
+            ]
         )
 
     async def SendChat(

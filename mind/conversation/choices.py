@@ -1,4 +1,4 @@
-"""The owner's choices for a conversation: its profile and its active Hand.
+"""Changes to a conversation's row: its profile and active Hand, its title, its archiving.
 
 Each change is one unit of work: the `conversations` row and the durable
 `conversation_changed` event (the conversation as it now is, for its owner and members).

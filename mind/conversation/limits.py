@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 from mind.errors import InvalidInput
 
 MAX_IDEMPOTENCY_KEY = 128
 MAX_TITLE = 256
+# A new title a person gives (RenameConversation); created titles keep `MAX_TITLE`.
+MAX_RENAMED_TITLE = 200
 
 
 def clamp(value: int, default: int, maximum: int) -> int:
@@ -32,3 +36,18 @@ def check_idempotency_key(idempotency_key: str, what: str) -> None:
             f"idempotency_key is required (1 to {MAX_IDEMPOTENCY_KEY} characters); reuse "
             f"the same key when retrying a {what}"
         )
+
+
+def checked_title(title: str) -> str:
+    """A new title trimmed; InvalidInput when that is empty, longer than `MAX_RENAMED_TITLE`
+    or holds a control character (a line break included)."""
+    trimmed = title.strip()
+    if not trimmed:
+        raise InvalidInput("title is empty: give the conversation a name")
+    if len(trimmed) > MAX_RENAMED_TITLE:
+        raise InvalidInput(
+            f"title is {len(trimmed)} characters; the maximum is {MAX_RENAMED_TITLE}"
+        )
+    if any(unicodedata.category(c) == "Cc" for c in trimmed):
+        raise InvalidInput("title holds a control character (a line break or tab): use one line")
+    return trimmed

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import Select, false, func, or_, select
 from sqlalchemy.orm import Session
 
 from mind.conversation import sources
@@ -57,6 +57,9 @@ class HistoryPage:
     next_after_message_id: int = 0
 
 
+NEWEST_FIRST = (models.Conversation.created_at.desc(), models.Conversation.key.desc())
+
+
 def members_of(session: Session, key: str) -> list[str]:
     rows = session.scalars(
         select(models.ConversationMember.principal)
@@ -94,34 +97,46 @@ def _last_event_ids(session: Session, keys: list[str]) -> dict[str, int]:
     return {key: last for key, last in rows}
 
 
-def list_visible(
-    session: Session, viewer: Viewer, limit: int, kinds: Sequence[str] = ()
-) -> list[ConversationView]:
-    """The conversations the viewer sees, newest first; only `kinds` unless that is empty."""
-    query = select(models.Conversation)
-    if kinds:
-        query = query.where(models.Conversation.kind.in_(kinds))
-    if not viewer.is_admin:
-        member_of = select(models.ConversationMember.conversation_key).where(
-            models.ConversationMember.principal == viewer.principal
-        )
-        query = query.where(
-            or_(
-                models.Conversation.owner == viewer.principal,
-                models.Conversation.key.in_(member_of),
-            )
-        )
-    rows = list(
-        session.scalars(
-            query.order_by(
-                models.Conversation.created_at.desc(), models.Conversation.key.desc()
-            ).limit(limit)
+def visible_keys(viewer: Viewer) -> Select[str]:
+    """The keys of the conversations the viewer sees (owner, member, or every one for admin)."""
+    query = select(models.Conversation.key)
+    if viewer.is_admin:
+        return query
+    member_of = select(models.ConversationMember.conversation_key).where(
+        models.ConversationMember.principal == viewer.principal
+    )
+    return query.where(
+        or_(
+            models.Conversation.owner == viewer.principal,
+            models.Conversation.key.in_(member_of),
         )
     )
+
+
+def views_of(session: Session, rows: Sequence[models.Conversation]) -> list[ConversationView]:
+    """The views of `rows`, in their order, with members and latest event ids."""
     last = _last_event_ids(session, [row.key for row in rows])
     return [
         conversation_view(row, members_of(session, row.key), last.get(row.key, 0)) for row in rows
     ]
+
+
+def list_visible(
+    session: Session,
+    viewer: Viewer,
+    limit: int,
+    kinds: Sequence[str] = (),
+    include_archived: bool = False,
+) -> list[ConversationView]:
+    """The conversations the viewer sees, newest first; only `kinds` unless that is empty;
+    archived ones only with `include_archived`."""
+    query = select(models.Conversation).where(models.Conversation.key.in_(visible_keys(viewer)))
+    if kinds:
+        query = query.where(models.Conversation.kind.in_(kinds))
+    if not include_archived:
+        query = query.where(models.Conversation.archived.is_(false()))
+    rows = list(session.scalars(query.order_by(*NEWEST_FIRST).limit(limit)))
+    return views_of(session, rows)
 
 
 def _call_ids(messages: list[models.Message]) -> list[str]:

@@ -124,6 +124,8 @@ class ConversationRow(Protocol):
     def active_hand(self) -> str: ...
     @property
     def kind(self) -> str: ...
+    @property
+    def archived(self) -> bool: ...
 
 
 class ApprovalRow(Protocol):
@@ -272,6 +274,7 @@ def conversation_view(
         profile=row.profile,
         active_hand=row.active_hand,
         kind=row.kind,
+        archived=bool(row.archived),
     )
 
 

@@ -361,6 +361,7 @@ class ConversationView:
     profile: str = ""
     active_hand: str = ""
     kind: str = "chat"
+    archived: bool = False
 
     def to_payload(self) -> Payload:
         return {
@@ -373,6 +374,7 @@ class ConversationView:
             "profile": self.profile,
             "active_hand": self.active_hand,
             "kind": self.kind,
+            "archived": self.archived,
         }
 
     @classmethod
@@ -387,6 +389,7 @@ class ConversationView:
             profile=payload.get("profile", ""),
             active_hand=payload.get("active_hand", ""),
             kind=payload.get("kind", "chat"),
+            archived=payload.get("archived", False),
         )
 
 

@@ -294,6 +294,7 @@ def conversation_to_proto(view: ConversationView) -> common_pb2.Conversation:
         profile=view.profile,
         active_hand=view.active_hand,
         kind=view.kind,
+        archived=view.archived,
     )
 
 
@@ -308,6 +309,7 @@ def conversation_from_proto(message: common_pb2.Conversation) -> ConversationVie
         profile=message.profile,
         active_hand=message.active_hand,
         kind=message.kind or "chat",
+        archived=message.archived,
     )
 
 

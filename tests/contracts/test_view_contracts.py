@@ -180,6 +180,7 @@ MAPPINGS = {
             last_event_id=42,
             profile="coach",
             active_hand="laptop",
+            archived=True,
         ),
         ConversationView(
             key="p_x", title="", owner="alice", members=(), created_at=START, last_event_id=0

@@ -373,6 +373,7 @@ class Conversation(_message.Message):
     PROFILE_FIELD_NUMBER: _builtins.int
     ACTIVE_HAND_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
+    ARCHIVED_FIELD_NUMBER: _builtins.int
     key: _builtins.str
     title: _builtins.str
     owner: _builtins.str
@@ -386,6 +387,10 @@ class Conversation(_message.Message):
     kind: _builtins.str
     """What made it: "chat" (a person's conversation) or "awareness" (made by the platform to
     receive observations). Clients open a person's own conversations first.
+    """
+    archived: _builtins.bool
+    """Archived: left out of ListConversations unless `include_archived`; still readable,
+    searchable and writable. Sending a message does not unarchive it.
     """
     @_builtins.property
     def members(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -405,10 +410,11 @@ class Conversation(_message.Message):
         profile: _builtins.str = ...,
         active_hand: _builtins.str = ...,
         kind: _builtins.str = ...,
+        archived: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_hand", b"active_hand", "created_at", b"created_at", "key", b"key", "kind", b"kind", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "profile", b"profile", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_hand", b"active_hand", "archived", b"archived", "created_at", b"created_at", "key", b"key", "kind", b"kind", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "profile", b"profile", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

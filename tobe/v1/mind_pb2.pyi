@@ -161,8 +161,11 @@ class ListConversationsRequest(_message.Message):
     ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     KINDS_FIELD_NUMBER: _builtins.int
+    INCLUDE_ARCHIVED_FIELD_NUMBER: _builtins.int
     limit: _builtins.int
     """At most this many (default 100, max 1000)."""
+    include_archived: _builtins.bool
+    """Archived conversations too (newest first among the rest); false: only unarchived ones."""
     @_builtins.property
     def on_behalf_of(self) -> Global___OnBehalfOf: ...
     @_builtins.property
@@ -175,10 +178,11 @@ class ListConversationsRequest(_message.Message):
         on_behalf_of: Global___OnBehalfOf | None = ...,
         limit: _builtins.int = ...,
         kinds: _abc.Iterable[_builtins.str] | None = ...,
+        include_archived: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["kinds", b"kinds", "limit", b"limit", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["include_archived", b"include_archived", "kinds", b"kinds", "limit", b"limit", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -1384,3 +1388,181 @@ class GetConversationUsageResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetConversationUsageResponse: _TypeAlias = GetConversationUsageResponse  # noqa: Y015
+
+@_typing.final
+class RenameConversationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    title: _builtins.str
+    """Trimmed; then 1 to 200 characters, no control characters."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        title: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "on_behalf_of", b"on_behalf_of", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenameConversationRequest: _TypeAlias = RenameConversationRequest  # noqa: Y015
+
+@_typing.final
+class RenameConversationResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def conversation(self) -> _common_pb2.Conversation: ...
+    def __init__(
+        self,
+        *,
+        conversation: _common_pb2.Conversation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___RenameConversationResponse: _TypeAlias = RenameConversationResponse  # noqa: Y015
+
+@_typing.final
+class ArchiveConversationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    ARCHIVED_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    archived: _builtins.bool
+    """True archives; false brings it back."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        archived: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["archived", b"archived", "conversation_key", b"conversation_key", "on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ArchiveConversationRequest: _TypeAlias = ArchiveConversationRequest  # noqa: Y015
+
+@_typing.final
+class ArchiveConversationResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def conversation(self) -> _common_pb2.Conversation: ...
+    def __init__(
+        self,
+        *,
+        conversation: _common_pb2.Conversation | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ArchiveConversationResponse: _TypeAlias = ArchiveConversationResponse  # noqa: Y015
+
+@_typing.final
+class SearchConversationsRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    QUERY_FIELD_NUMBER: _builtins.int
+    LIMIT_FIELD_NUMBER: _builtins.int
+    query: _builtins.str
+    """Case-insensitive; trimmed; 1 to 200 characters."""
+    limit: _builtins.int
+    """At most this many conversations (default and max 50)."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        query: _builtins.str = ...,
+        limit: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["limit", b"limit", "on_behalf_of", b"on_behalf_of", "query", b"query"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SearchConversationsRequest: _TypeAlias = SearchConversationsRequest  # noqa: Y015
+
+@_typing.final
+class ConversationMatch(_message.Message):
+    """One conversation whose title or messages contain the query."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_FIELD_NUMBER: _builtins.int
+    IN_TITLE_FIELD_NUMBER: _builtins.int
+    MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    SNIPPET_FIELD_NUMBER: _builtins.int
+    in_title: _builtins.bool
+    """True when the title contains the query."""
+    message_id: _builtins.int
+    """The message with the first (oldest) match; 0 when only the title matched."""
+    snippet: _builtins.str
+    """Up to about 160 characters of that message around the match ("…" where cut); empty when
+    only the title matched.
+    """
+    @_builtins.property
+    def conversation(self) -> _common_pb2.Conversation: ...
+    def __init__(
+        self,
+        *,
+        conversation: _common_pb2.Conversation | None = ...,
+        in_title: _builtins.bool = ...,
+        message_id: _builtins.int = ...,
+        snippet: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation", "in_title", b"in_title", "message_id", b"message_id", "snippet", b"snippet"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ConversationMatch: _TypeAlias = ConversationMatch  # noqa: Y015
+
+@_typing.final
+class SearchConversationsResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MATCHES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def matches(self) -> _containers.RepeatedCompositeFieldContainer[Global___ConversationMatch]: ...
+    def __init__(
+        self,
+        *,
+        matches: _abc.Iterable[Global___ConversationMatch] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["matches", b"matches"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___SearchConversationsResponse: _TypeAlias = SearchConversationsResponse  # noqa: Y015

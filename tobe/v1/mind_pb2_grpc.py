@@ -160,6 +160,21 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.GetImageRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.GetImageResponse.FromString,
                 _registered_method=True)
+        self.RenameConversation = channel.unary_unary(
+                '/tobe.v1.Mind/RenameConversation',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.RenameConversationRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.RenameConversationResponse.FromString,
+                _registered_method=True)
+        self.ArchiveConversation = channel.unary_unary(
+                '/tobe.v1.Mind/ArchiveConversation',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.ArchiveConversationRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.ArchiveConversationResponse.FromString,
+                _registered_method=True)
+        self.SearchConversations = channel.unary_unary(
+                '/tobe.v1.Mind/SearchConversations',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -184,7 +199,8 @@ class MindServicer:
         raise NotImplementedError('Method not implemented!')
 
     def ListConversations(self, request, context):
-        """Lists the conversations visible to on_behalf_of, newest first.
+        """Lists the conversations visible to on_behalf_of, newest first; archived ones only with
+        `include_archived`.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -399,6 +415,36 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def RenameConversation(self, request, context):
+        """Renames a conversation: owner and members (those who may write to it). The title is
+        trimmed and must then be 1 to 200 characters without control characters
+        (INVALID_ARGUMENT otherwise, nothing changed). Answers after the change is committed; the
+        durable `conversation_changed` event tells every client. NOT_FOUND: unknown or foreign.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ArchiveConversation(self, request, context):
+        """Archives or unarchives a conversation. Owner only (PERMISSION_DENIED for members): it
+        leaves, or comes back to, every member's default list. Committed before answered;
+        announced as `conversation_changed`. NOT_FOUND: unknown or foreign.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def SearchConversations(self, request, context):
+        """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
+        their titles and in the text of their people's and assistant's messages (not tool
+        results, never a sealed turn's text): case-insensitive substring. Newest conversation
+        first, at most `limit` (default and max 50), each with a snippet around its first match.
+        INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -526,6 +572,21 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.GetImage,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.GetImageRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.GetImageResponse.SerializeToString,
+            ),
+            'RenameConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.RenameConversation,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.RenameConversationRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.RenameConversationResponse.SerializeToString,
+            ),
+            'ArchiveConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.ArchiveConversation,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.ArchiveConversationRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.ArchiveConversationResponse.SerializeToString,
+            ),
+            'SearchConversations': grpc.unary_unary_rpc_method_handler(
+                    servicer.SearchConversations,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1204,6 +1265,87 @@ class Mind:
             '/tobe.v1.Mind/GetImage',
             tobe_dot_v1_dot_mind__pb2.GetImageRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.GetImageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RenameConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/RenameConversation',
+            tobe_dot_v1_dot_mind__pb2.RenameConversationRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.RenameConversationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ArchiveConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/ArchiveConversation',
+            tobe_dot_v1_dot_mind__pb2.ArchiveConversationRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.ArchiveConversationResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def SearchConversations(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/SearchConversations',
+            tobe_dot_v1_dot_mind__pb2.SearchConversationsRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.SearchConversationsResponse.FromString,
             options,
             channel_credentials,
             insecure,

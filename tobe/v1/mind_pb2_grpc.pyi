@@ -52,7 +52,9 @@ class MindStub:
     than 64; ALREADY_EXISTS when the key is taken. An empty key makes the Mind pick `p_<random>`.
     """
     ListConversations: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ListConversationsRequest, _mind_pb2.ListConversationsResponse]
-    """Lists the conversations visible to on_behalf_of, newest first."""
+    """Lists the conversations visible to on_behalf_of, newest first; archived ones only with
+    `include_archived`.
+    """
     SendChat: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SendChatRequest, _mind_pb2.SendChatResponse]
     """Appends a user message. If no run is active, a run starts and handles it. If a run is
     active, the message is queued: as a follow-up (default; handled by the next run, in order)
@@ -170,6 +172,24 @@ class MindStub:
     an observation's), by the digest of its ImageRef: owner and members (scope `chat`);
     NOT_FOUND for anyone else, and for a digest no message of the conversation carries.
     """
+    RenameConversation: _grpc.UnaryUnaryMultiCallable[_mind_pb2.RenameConversationRequest, _mind_pb2.RenameConversationResponse]
+    """Renames a conversation: owner and members (those who may write to it). The title is
+    trimmed and must then be 1 to 200 characters without control characters
+    (INVALID_ARGUMENT otherwise, nothing changed). Answers after the change is committed; the
+    durable `conversation_changed` event tells every client. NOT_FOUND: unknown or foreign.
+    """
+    ArchiveConversation: _grpc.UnaryUnaryMultiCallable[_mind_pb2.ArchiveConversationRequest, _mind_pb2.ArchiveConversationResponse]
+    """Archives or unarchives a conversation. Owner only (PERMISSION_DENIED for members): it
+    leaves, or comes back to, every member's default list. Committed before answered;
+    announced as `conversation_changed`. NOT_FOUND: unknown or foreign.
+    """
+    SearchConversations: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SearchConversationsRequest, _mind_pb2.SearchConversationsResponse]
+    """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
+    their titles and in the text of their people's and assistant's messages (not tool
+    results, never a sealed turn's text): case-insensitive substring. Newest conversation
+    first, at most `limit` (default and max 50), each with a snippet around its first match.
+    INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -186,7 +206,9 @@ class MindAsyncStub(MindStub):
     than 64; ALREADY_EXISTS when the key is taken. An empty key makes the Mind pick `p_<random>`.
     """
     ListConversations: _aio.UnaryUnaryMultiCallable[_mind_pb2.ListConversationsRequest, _mind_pb2.ListConversationsResponse]  # type: ignore[assignment]
-    """Lists the conversations visible to on_behalf_of, newest first."""
+    """Lists the conversations visible to on_behalf_of, newest first; archived ones only with
+    `include_archived`.
+    """
     SendChat: _aio.UnaryUnaryMultiCallable[_mind_pb2.SendChatRequest, _mind_pb2.SendChatResponse]  # type: ignore[assignment]
     """Appends a user message. If no run is active, a run starts and handles it. If a run is
     active, the message is queued: as a follow-up (default; handled by the next run, in order)
@@ -304,6 +326,24 @@ class MindAsyncStub(MindStub):
     an observation's), by the digest of its ImageRef: owner and members (scope `chat`);
     NOT_FOUND for anyone else, and for a digest no message of the conversation carries.
     """
+    RenameConversation: _aio.UnaryUnaryMultiCallable[_mind_pb2.RenameConversationRequest, _mind_pb2.RenameConversationResponse]  # type: ignore[assignment]
+    """Renames a conversation: owner and members (those who may write to it). The title is
+    trimmed and must then be 1 to 200 characters without control characters
+    (INVALID_ARGUMENT otherwise, nothing changed). Answers after the change is committed; the
+    durable `conversation_changed` event tells every client. NOT_FOUND: unknown or foreign.
+    """
+    ArchiveConversation: _aio.UnaryUnaryMultiCallable[_mind_pb2.ArchiveConversationRequest, _mind_pb2.ArchiveConversationResponse]  # type: ignore[assignment]
+    """Archives or unarchives a conversation. Owner only (PERMISSION_DENIED for members): it
+    leaves, or comes back to, every member's default list. Committed before answered;
+    announced as `conversation_changed`. NOT_FOUND: unknown or foreign.
+    """
+    SearchConversations: _aio.UnaryUnaryMultiCallable[_mind_pb2.SearchConversationsRequest, _mind_pb2.SearchConversationsResponse]  # type: ignore[assignment]
+    """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
+    their titles and in the text of their people's and assistant's messages (not tool
+    results, never a sealed turn's text): case-insensitive substring. Newest conversation
+    first, at most `limit` (default and max 50), each with a snippet around its first match.
+    INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+    """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
     """Agent core operations for gateways."""
@@ -335,7 +375,9 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         request: _mind_pb2.ListConversationsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_mind_pb2.ListConversationsResponse, _abc.Awaitable[_mind_pb2.ListConversationsResponse]]:
-        """Lists the conversations visible to on_behalf_of, newest first."""
+        """Lists the conversations visible to on_behalf_of, newest first; archived ones only with
+        `include_archived`.
+        """
 
     @_abc_1.abstractmethod
     def SendChat(
@@ -584,6 +626,42 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         """The bytes of an image a message of the conversation carries (a person's, a tool result's,
         an observation's), by the digest of its ImageRef: owner and members (scope `chat`);
         NOT_FOUND for anyone else, and for a digest no message of the conversation carries.
+        """
+
+    @_abc_1.abstractmethod
+    def RenameConversation(
+        self,
+        request: _mind_pb2.RenameConversationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.RenameConversationResponse, _abc.Awaitable[_mind_pb2.RenameConversationResponse]]:
+        """Renames a conversation: owner and members (those who may write to it). The title is
+        trimmed and must then be 1 to 200 characters without control characters
+        (INVALID_ARGUMENT otherwise, nothing changed). Answers after the change is committed; the
+        durable `conversation_changed` event tells every client. NOT_FOUND: unknown or foreign.
+        """
+
+    @_abc_1.abstractmethod
+    def ArchiveConversation(
+        self,
+        request: _mind_pb2.ArchiveConversationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.ArchiveConversationResponse, _abc.Awaitable[_mind_pb2.ArchiveConversationResponse]]:
+        """Archives or unarchives a conversation. Owner only (PERMISSION_DENIED for members): it
+        leaves, or comes back to, every member's default list. Committed before answered;
+        announced as `conversation_changed`. NOT_FOUND: unknown or foreign.
+        """
+
+    @_abc_1.abstractmethod
+    def SearchConversations(
+        self,
+        request: _mind_pb2.SearchConversationsRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.SearchConversationsResponse, _abc.Awaitable[_mind_pb2.SearchConversationsResponse]]:
+        """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
+        their titles and in the text of their people's and assistant's messages (not tool
+        results, never a sealed turn's text): case-insensitive substring. Newest conversation
+        first, at most `limit` (default and max 50), each with a snippet around its first match.
+        INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

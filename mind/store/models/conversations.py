@@ -6,12 +6,14 @@ from datetime import datetime
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     CheckConstraint,
     ForeignKey,
     Integer,
     String,
     Text,
     UniqueConstraint,
+    false,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -39,6 +41,8 @@ class Conversation(Base):
     # What made it (`mind.conversation.kinds`): a person's "chat", or one the platform made
     # for "awareness" observations; clients open a person's own conversations first.
     kind: Mapped[str] = mapped_column(String(16), default="chat", server_default="chat")
+    # Left out of the default list (`ListConversations`); still readable, searchable, writable.
+    archived: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class ConversationMember(Base):
