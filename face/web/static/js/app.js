@@ -11,6 +11,7 @@ import { ConversationList } from "./conversations.js";
 import { DetailsPanel } from "./details.js";
 import { byId } from "./dom.js";
 import { Pictures } from "./images.js";
+import { ConversationSettings } from "./manage.js";
 import { Notifier } from "./notifications.js";
 
 const PAIR_FRAGMENT = "#pair=";
@@ -83,6 +84,10 @@ class App {
         if (open) this.showList(false);
       },
     );
+    this.settings = new ConversationSettings(
+      { form: byId("rename-form"), title: byId("rename-title"), archive: byId("archive"), error: byId("rename-error") },
+      { call: (method, body) => this.call(method, body), viewKey: () => this.view.key, changed: (c) => this.changed(c) },
+    );
     byId("signin-form").addEventListener("submit", (submit) => {
       submit.preventDefault();
       this.signIn(byId("code").value);
@@ -93,6 +98,7 @@ class App {
       this.create();
     });
     byId("search").addEventListener("input", () => this.list.search(byId("search").value));
+    byId("show-archived").addEventListener("change", () => this.list.setShowArchived(byId("show-archived").checked));
     byId("toggle-list").addEventListener("click", () => this.showList(!document.body.classList.contains("list-open")));
   }
 
@@ -248,12 +254,18 @@ class App {
     this.composer.setRunning(false);
     const snapshot = await this.view.open(key);
     if (this.view.key === key) this.details.show(key, snapshot);
-    if (snapshot.conversation) {
-      this.list.changed(snapshot.conversation);
-      this.showTitle(key);
-    }
+    if (snapshot.conversation && this.view.key === key) this.changed(snapshot.conversation);
     byId("message").focus();
     return snapshot;
+  }
+
+  /** A conversation as the Mind now has it: the list, and for the one shown its header and
+   * settings, follow. */
+  changed(conversation) {
+    this.list.changed(conversation);
+    if (conversation.key !== this.view.key) return;
+    this.showTitle(conversation.key);
+    this.settings.show(conversation);
   }
 
   /** The header names the conversation shown; a long title is cut short, whole on hover. */
@@ -277,10 +289,7 @@ class App {
   event(event) {
     const [kind, payload] = payloadOf(event);
     if (kind === "conversationCreated") this.list.added(payload);
-    if (kind === "conversationChanged") {
-      this.list.changed(payload);
-      if (payload.key === this.view.key) this.showTitle(payload.key);
-    }
+    if (kind === "conversationChanged") this.changed(payload);
     const key = event.conversationKey ?? "";
     if (!key) return;
     this.tellIfHidden(key, kind, payload);

@@ -2,11 +2,17 @@
 // opens first, or a new one is made; conversations the platform made for observations are
 // listed and can be opened, but never open by themselves (as in `tobe chat`). Activity in a
 // conversation not shown marks it unread; one waiting for an approval is marked too.
+// Archived conversations are listed only when the person asks to see them. The search box
+// narrows the list to the titles containing what is typed at once, and adds the conversations
+// the Mind finds with it in their messages (asked once typing pauses), each with a snippet.
 
 import { el, randomHex } from "./dom.js";
 
 const CHAT = "chat";
 const LIST_LIMIT = 50;
+// Typing pauses this long before the Mind is asked; shorter queries are matched by title only.
+const SEARCH_PAUSE_MS = 300;
+const MIN_TEXT_QUERY = 2;
 
 export class ConversationList {
   /** `onOpen(key)` is called when the person picks a conversation. */
@@ -17,16 +23,46 @@ export class ConversationList {
     this.conversations = new Map(); // key -> Conversation, newest first
     this.current = "";
     this.query = "";
+    this.showArchived = false;
+    this.known = new Map(); // key -> Conversation, listed or not (the header's title)
+    this.found = new Map(); // key -> ConversationMatch the Mind found for `this.query`
+    this.searchTimer = 0;
+    this.searchSeq = 0;
   }
 
-  /** Show only the conversations whose title contains `query` (any case). */
+  /** Show the conversations whose title contains `query` (any case) at once, and those the Mind
+   * finds with it in their messages once typing pauses. */
   search(query) {
     this.query = query.trim().toLocaleLowerCase();
+    this.found = new Map();
+    this.draw(this.unreadKeys());
+    clearTimeout(this.searchTimer);
+    const asked = ++this.searchSeq;
+    if (this.query.length < MIN_TEXT_QUERY) return;
+    this.searchTimer = setTimeout(() => this.searchMessages(query.trim(), asked), SEARCH_PAUSE_MS);
+  }
+
+  async searchMessages(query, asked) {
+    let reply;
+    try {
+      reply = await this.connection.call("searchConversations", { query });
+    } catch {
+      return; // the title matches stay; the connection banner says why the Mind is not there
+    }
+    if (asked !== this.searchSeq) return; // the person typed on meanwhile
+    this.found = new Map((reply.matches ?? []).map((match) => [match.conversation.key, match]));
     this.draw(this.unreadKeys());
   }
 
+  /** List archived conversations too (or not), asking the Mind again. */
+  async setShowArchived(show) {
+    this.showArchived = show;
+    await this.refresh();
+  }
+
   async refresh() {
-    const reply = await this.connection.call("listConversations", { limit: LIST_LIMIT });
+    const request = { limit: LIST_LIMIT, includeArchived: this.showArchived };
+    const reply = await this.connection.call("listConversations", request);
     const unread = this.unreadKeys();
     this.conversations = new Map((reply.conversations ?? []).map((c) => [c.key, c]));
     this.draw(unread);
@@ -52,10 +88,21 @@ export class ConversationList {
     this.draw(this.unreadKeys());
   }
 
+  /** A conversation changed (renamed, archived, …): an archived one leaves the list unless
+   * archived ones are shown; one brought back is listed again. */
   changed(conversation) {
-    if (!this.conversations.has(conversation.key)) return;
-    this.conversations.set(conversation.key, conversation);
+    this.known.set(conversation.key, conversation);
+    if (conversation.archived && !this.showArchived) this.conversations.delete(conversation.key);
+    else if (this.conversations.has(conversation.key)) this.conversations.set(conversation.key, conversation);
+    else this.conversations = new Map([[conversation.key, conversation], ...this.conversations]);
+    const match = this.found.get(conversation.key);
+    if (match) this.found.set(conversation.key, { ...match, conversation });
     this.draw(this.unreadKeys());
+  }
+
+  /** The conversation as this page last heard of it (undefined when unknown). */
+  get(key) {
+    return this.conversations.get(key) ?? this.known.get(key) ?? this.found.get(key)?.conversation;
   }
 
   select(key) {
@@ -68,7 +115,7 @@ export class ConversationList {
   }
 
   title(key) {
-    const conversation = this.conversations.get(key);
+    const conversation = this.get(key);
     return conversation ? conversation.title || "Untitled conversation" : key;
   }
 
@@ -95,23 +142,31 @@ export class ConversationList {
 
   draw(unread) {
     const marks = unread instanceof Map ? unread : new Map([...unread].map((key) => [key, "message"]));
-    const shown = [...this.conversations.values()].filter((conversation) =>
+    const titled = [...this.conversations.values()].filter((conversation) =>
       (conversation.title || "Untitled conversation").toLocaleLowerCase().includes(this.query),
     );
-    const items = shown.map((conversation) => {
+    const shown = new Map(titled.map((conversation) => [conversation.key, { conversation, snippet: "" }]));
+    for (const [key, match] of this.found) {
+      const entry = shown.get(key);
+      if (entry) entry.snippet = match.snippet ?? "";
+      else shown.set(key, { conversation: match.conversation, snippet: match.snippet ?? "" });
+    }
+    const items = [...shown.values()].map(({ conversation, snippet }) => {
       const button = el(
         "button",
         { type: "button", className: "conversation", "data-key": conversation.key, onclick: () => this.onOpen(conversation.key) },
         el("span", { className: "conversation-title", dir: "auto" }, conversation.title || "Untitled conversation"),
+        conversation.archived ? el("span", { className: "kind" }, "archived") : null,
         conversation.kind && conversation.kind !== CHAT ? el("span", { className: "kind" }, conversation.kind) : null,
         el("span", { className: "unread-mark", "aria-hidden": "true" }),
+        snippet ? el("span", { className: "snippet", dir: "auto" }, snippet) : null,
       );
       if (marks.has(conversation.key)) button.dataset.unread = marks.get(conversation.key);
       if (conversation.key === this.current) button.setAttribute("aria-current", "true");
       this.label(button);
       return el("li", {}, button);
     });
-    const none = this.query ? "No conversation has that in its title" : "No conversations yet";
+    const none = this.query ? "No conversation has that in its title or messages" : "No conversations yet";
     this.list.replaceChildren(...(items.length ? items : [el("li", { className: "empty" }, none)]));
   }
 
