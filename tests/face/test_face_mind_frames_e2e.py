@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import grpc
 import pytest
 from google.protobuf.message import Message
 from google.protobuf.message_factory import GetMessageClass
@@ -37,8 +38,15 @@ def face(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FaceProcess
 
 
 def naming_missing_conversation(message: Message) -> Message:
-    if "conversation_key" in message.DESCRIPTOR.fields_by_name:
+    """`message` about a conversation nobody has, otherwise well formed (so the refusal is
+    about the conversation, whatever else the call checks first)."""
+    fields = message.DESCRIPTOR.fields_by_name
+    if "conversation_key" in fields:
         message.conversation_key = MISSING  # type: ignore[attr-defined]
+    if "digest" in fields:
+        message.digest = "0" * 64  # type: ignore[attr-defined]
+    if "title" in fields:
+        message.title = "a title"  # type: ignore[attr-defined]
     return message
 
 
@@ -91,4 +99,8 @@ async def test_a_call_with_no_older_frame_passes_the_minds_refusal_through(
     finally:
         await client.close()
     assert reply.WhichOneof("result") == "error"
-    assert f"no conversation {MISSING!r}" in reply.error.message
+    if "conversation_key" in FORWARDED[field].request_type.DESCRIPTOR.fields_by_name:
+        assert f"no conversation {MISSING!r}" in reply.error.message
+    else:  # a call about no one conversation: the Mind's refusal of the empty request
+        assert reply.error.code == grpc.StatusCode.INVALID_ARGUMENT.value[0], reply.error
+        assert reply.error.message

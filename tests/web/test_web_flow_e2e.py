@@ -188,7 +188,8 @@ def test_a_send_retried_after_its_acknowledgement_was_lost_is_the_same_message(
     page, key = signed_in(sized, stack)
     page.fill("#message", "said once, sent twice")
     page.press("#message", "Enter")
-    expect(page.locator("#composer-error")).to_have_text("reply lost")
+    # A lost acknowledgement reads as the Mind being out of reach, in words.
+    expect(page.locator("#composer-error")).to_contain_text("ToBe cannot reach its Mind")
     expect(page.locator("#message")).to_have_value("said once, sent twice")
     expect(page.locator("#message")).to_be_editable()
     page.press("#message", "Enter")  # the person tries again
