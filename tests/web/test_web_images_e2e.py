@@ -183,3 +183,22 @@ def test_a_pasted_and_a_dropped_image_arrive_as_jpegs_within_the_limits(
     stored = _stored_images(stack, key)
     assert [(media_type, pixels) for media_type, _, pixels in stored] == expected
     assert all(length <= MAX_BYTES for _, length, _ in stored)
+
+
+@pytest.mark.parametrize("size", list(VIEWPORTS))
+def test_a_picture_a_hands_tool_returned_is_shown_with_its_alternative_text(
+    new_context: Callable[..., BrowserContext], stack: Stack, size: str
+) -> None:
+    page, _, _ = _opened(new_context, stack, size)
+    page.fill("#message", "screenshot please")
+    page.press("#message", "Enter")
+    expect(page.locator("#log article.assistant").last).to_contain_text("Here is the screen.")
+    picture = page.locator("#log article.tool-images img")
+    expect(picture).to_have_count(1)
+    expect(picture).to_have_attribute("src", re.compile(r"^blob:"))
+    expect(picture).to_have_attribute("alt", "image returned by laptop__snap_screen")
+    decoded = "img => img.complete && img.naturalWidth === 320"
+    page.wait_for_function(decoded, arg=picture.element_handle())
+    # Shown again from the history after a reload.
+    page.reload()
+    expect(page.locator("#log article.tool-images img")).to_have_count(1)

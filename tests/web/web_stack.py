@@ -10,6 +10,7 @@ thread (`off_loop`).
 from __future__ import annotations
 
 import asyncio
+import io
 import subprocess
 import sys
 import threading
@@ -23,8 +24,9 @@ from typing import Any, TypeVar
 import grpc
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, issue_token, running_mind, store_url
+from PIL import Image
 
-from hand import Hand, report_progress
+from hand import Hand, ToolOutput, report_progress
 from mind.store.migrate import upgrade
 from tobe.v1 import (
     common_pb2,
@@ -43,7 +45,7 @@ T = TypeVar("T")
 # markup a model could be tricked into writing. `save`: a Hand tool that needs an approval.
 # `remember`: the model writes a memory entry. `long`: a reply taller than the screen. `wide
 # table`: a table wider than a phone and a URL longer than a line. `שלום`: a reply in Hebrew and
-# Arabic.
+# Arabic. `screenshot`: a Hand tool that answers with a picture.
 LONG_REPLY_LINES = 40
 SCRIPT = """
 runs:
@@ -93,6 +95,12 @@ runs:
           - name: laptop__save_note
             arguments: {name: "plan.txt", text: "buy milk"}
       - {expect: {last_role: tool}, text: "The note is **saved**."}
+  - match: "^screenshot"
+    steps:
+      - tool_calls:
+          - name: laptop__snap_screen
+            arguments: {}
+      - {expect: {last_role: tool}, text: "Here is the **screen**."}
   - match: "^long"
     steps:
       - {text: "LONG_REPLY", chunks: 3}
@@ -119,6 +127,16 @@ name = "broken"
 description = "offers a tool that does not exist"
 platform_tools = ["no_such_tool"]
 """
+
+
+def _screen_png() -> bytes:
+    """A small picture of a screen, made here so no binary file is needed."""
+    out = io.BytesIO()
+    Image.new("RGB", (320, 200), (30, 120, 90)).save(out, "PNG")
+    return out.getvalue()
+
+
+SCREEN_PNG = _screen_png()
 
 _executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="off-loop")
 
@@ -148,6 +166,11 @@ class LaptopHand:
             report_progress("writing", 0.5)
             saved.append(name)
             return f"saved {name}"
+
+        @hand.tool(effect="read_only")
+        async def snap_screen() -> ToolOutput:
+            """Take a picture of the screen."""
+            return ToolOutput("the screen", images=[("image/png", SCREEN_PNG)])
 
         return hand
 
