@@ -248,5 +248,5 @@ def test_a_message_and_a_code_block_copy_to_the_clipboard_and_the_list_searches_
     page.get_by_label("Search conversations").fill("no such title anywhere")
     expect(items).to_have_count(0)
     expect(page.locator("#conversations .empty")).to_have_text(
-        "No conversation has that in its title"
+        "No conversation has that in its title or messages"
     )

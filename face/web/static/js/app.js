@@ -209,6 +209,7 @@ class App {
   }
 
   stopChat() {
+    this.started = false;
     this.details.setOpen(false);
     if (this.connection) this.connection.stop();
     this.connection = null;
@@ -224,7 +225,8 @@ class App {
         return;
       }
       await this.list.refresh();
-      const key = await this.list.newestChatOrNew();
+      // A welcome after the connection was made anew keeps the conversation the person sees.
+      const key = (this.started && this.view.key) || (await this.list.newestChatOrNew());
       const snapshot = await this.open(key);
       await this.connection.subscribe(snapshot.lastEventId ?? "0");
       this.started = true;
