@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import KEY, NOTE, PAGE, STOP, TRIP, document
 from sqlalchemy import func, select
+from trip_type import KEY, NOTE, PAGE, STOP, TRIP, document
 
 from mind.errors import InvalidInput, NotFound, WrongState
 from mind.store import models

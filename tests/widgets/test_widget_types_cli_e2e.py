@@ -10,9 +10,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import NOTE, PAGE, STOP, TRIP, document
 from helpers.admin_cli import Admin
 from helpers.mind_process import running_mind
+from trip_type import NOTE, PAGE, STOP, TRIP, document
 
 pytestmark = pytest.mark.e2e
 
