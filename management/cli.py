@@ -24,6 +24,7 @@ from management.cli_support import (
 )
 from management.cli_tls import tls
 from management.cli_whoami import whoami
+from management.cli_widget_types import widget_types
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import management_pb2 as pb
 
@@ -94,3 +95,4 @@ admin.add_command(approvals)
 admin.add_command(tls)
 admin.add_command(whoami)
 admin.add_command(pair)
+admin.add_command(widget_types)

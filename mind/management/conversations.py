@@ -30,6 +30,8 @@ from mind.store.models import (
     Task,
     TaskTransition,
     ToolProjection,
+    Widget,
+    WidgetRecord,
 )
 
 DEFAULT_LIMIT = 100
@@ -38,6 +40,7 @@ DEFAULT_LIMIT = 100
 # leans on ON DELETE CASCADE and every count is exact.
 _OWNED_BY_KEY = (
     ToolProjection,
+    Widget,
     ApprovalGrant,
     Approval,
     ApprovalAudit,
@@ -150,6 +153,11 @@ def delete_conversation(session: OrmSession, key: str) -> Deletion:
     )
     remove(Task.__tablename__, delete(Task).where(Task.remote_run_id.in_(remote_runs)))
     remove(RemoteRun.__tablename__, delete(RemoteRun).where(RemoteRun.conversation_key == key))
+    widgets = select(Widget.id).where(Widget.conversation_key == key)
+    remove(
+        WidgetRecord.__tablename__,
+        delete(WidgetRecord).where(WidgetRecord.widget_id.in_(widgets)),
+    )
     for model in _OWNED_BY_KEY:
         remove(model.__tablename__, delete(model).where(model.conversation_key == key))
     remove(Conversation.__tablename__, delete(Conversation).where(Conversation.key == key))

@@ -15,6 +15,7 @@ from mind.management.records import (
     ServiceInfo,
     StatusReport,
 )
+from mind.widgets.types import WidgetTypeView
 from mind.wire.convert import approval_to_proto
 from tobe.runtime.timestamps import to_timestamp
 from tobe.v1 import common_pb2, management_pb2
@@ -123,3 +124,21 @@ def audit_entry(record: AuditRecord) -> management_pb2.AuditEntry:
 def approval(record: ApprovalRecord) -> common_pb2.Approval:
     """The Approval contract as the Mind sends it, without raw arguments."""
     return approval_to_proto(approval_view(record))
+
+
+def widget_type(view: WidgetTypeView) -> management_pb2.WidgetTypeInfo:
+    return management_pb2.WidgetTypeInfo(
+        name=view.name,
+        version=view.version,
+        modules=[
+            management_pb2.WidgetTypeModule(
+                name=module.name,
+                description=module.description,
+                schema_json=json.dumps(module.schema),
+            )
+            for module in view.modules.values()
+        ],
+        page_bytes=len(view.page.encode()),
+        created_at=to_timestamp(view.created_at),
+        widgets=view.widgets,
+    )

@@ -41,6 +41,7 @@ from mind.management.records import (
     Rotation,
     StatusReport,
 )
+from mind.management.widget_types import WidgetTypeCommands
 from mind.memory.store import MemoryListing, delete_entry, listing
 from mind.profiles.declared import declared_profiles
 from mind.profiles.errors import ProfileError
@@ -86,6 +87,8 @@ class ManagementService:
         self._database = database
         # Token usage (`tobe usage`); online, the Mind's reports flush its buffered rows first.
         self.usage = usage or UsageReports(database, Pricing.of())
+        # The operator's widget types (`tobe admin widget-types`).
+        self.widget_types = WidgetTypeCommands(database)
         # The scheduler's clock: a resumed action is next due after its now.
         self._clock = clock or SystemClock()
         self._profiles = profiles or ProfilesSettings()

@@ -344,3 +344,48 @@ class ManagementServicer(management_pb2_grpc.ManagementServicer):
             total=usage_totals_to_proto(report.total),
             currency=report.currency,
         )
+
+    async def PutWidgetType(
+        self,
+        request: pb.PutWidgetTypeRequest,
+        context: grpc.aio.ServicerContext[pb.PutWidgetTypeRequest, pb.PutWidgetTypeResponse],
+    ) -> pb.PutWidgetTypeResponse:
+        result = await self._service.widget_types.put(
+            request.name,
+            request.schema_json,
+            request.page,
+            force=request.force,
+            actor=actor_of(context),
+        )
+        return pb.PutWidgetTypeResponse(
+            widget_type=convert.widget_type(result.widget_type),
+            removed_modules=list(result.removed_modules),
+        )
+
+    async def ListWidgetTypes(
+        self,
+        request: pb.ListWidgetTypesRequest,
+        context: grpc.aio.ServicerContext[pb.ListWidgetTypesRequest, pb.ListWidgetTypesResponse],
+    ) -> pb.ListWidgetTypesResponse:
+        found = await self._service.widget_types.list()
+        return pb.ListWidgetTypesResponse(widget_types=[convert.widget_type(v) for v in found])
+
+    async def GetWidgetType(
+        self,
+        request: pb.GetWidgetTypeRequest,
+        context: grpc.aio.ServicerContext[pb.GetWidgetTypeRequest, pb.GetWidgetTypeResponse],
+    ) -> pb.GetWidgetTypeResponse:
+        view = await self._service.widget_types.get(_required(request.name, "widget type name"))
+        return pb.GetWidgetTypeResponse(widget_type=convert.widget_type(view), page=view.page)
+
+    async def DeleteWidgetType(
+        self,
+        request: pb.DeleteWidgetTypeRequest,
+        context: grpc.aio.ServicerContext[pb.DeleteWidgetTypeRequest, pb.DeleteWidgetTypeResponse],
+    ) -> pb.DeleteWidgetTypeResponse:
+        removed = await self._service.widget_types.delete(
+            _required(request.name, "widget type name"),
+            force=request.force,
+            actor=actor_of(context),
+        )
+        return pb.DeleteWidgetTypeResponse(widgets_removed=removed)

@@ -1405,3 +1405,251 @@ class GetUsageResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___GetUsageResponse: _TypeAlias = GetUsageResponse  # noqa: Y015
+
+@_typing.final
+class WidgetTypeModule(_message.Message):
+    """One module of a widget type."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    SCHEMA_JSON_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    description: _builtins.str
+    """One sentence for the model."""
+    schema_json: _builtins.str
+    """The JSON Schema (draft 2020-12) of one record, as JSON text."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        description: _builtins.str = ...,
+        schema_json: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "schema_json", b"schema_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WidgetTypeModule: _TypeAlias = WidgetTypeModule  # noqa: Y015
+
+@_typing.final
+class WidgetTypeInfo(_message.Message):
+    """A widget type's current version."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    VERSION_FIELD_NUMBER: _builtins.int
+    MODULES_FIELD_NUMBER: _builtins.int
+    PAGE_BYTES_FIELD_NUMBER: _builtins.int
+    CREATED_AT_FIELD_NUMBER: _builtins.int
+    WIDGETS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    version: _builtins.int
+    """1 for the first `put`, one more for each later one."""
+    page_bytes: _builtins.int
+    widgets: _builtins.int
+    """How many widgets of this type exist (in any conversation)."""
+    @_builtins.property
+    def modules(self) -> _containers.RepeatedCompositeFieldContainer[Global___WidgetTypeModule]:
+        """In the schema document's order."""
+
+    @_builtins.property
+    def created_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        version: _builtins.int = ...,
+        modules: _abc.Iterable[Global___WidgetTypeModule] | None = ...,
+        page_bytes: _builtins.int = ...,
+        created_at: _timestamp_pb2.Timestamp | None = ...,
+        widgets: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "modules", b"modules", "name", b"name", "page_bytes", b"page_bytes", "version", b"version", "widgets", b"widgets"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WidgetTypeInfo: _TypeAlias = WidgetTypeInfo  # noqa: Y015
+
+@_typing.final
+class PutWidgetTypeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    SCHEMA_JSON_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    FORCE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    schema_json: _builtins.str
+    """The schema document, as JSON text."""
+    page: _builtins.bytes
+    """One HTML file, UTF-8."""
+    force: _builtins.bool
+    """Allow a type in use to lose modules."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        schema_json: _builtins.str = ...,
+        page: _builtins.bytes = ...,
+        force: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["force", b"force", "name", b"name", "page", b"page", "schema_json", b"schema_json"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PutWidgetTypeRequest: _TypeAlias = PutWidgetTypeRequest  # noqa: Y015
+
+@_typing.final
+class PutWidgetTypeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WIDGET_TYPE_FIELD_NUMBER: _builtins.int
+    REMOVED_MODULES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def widget_type(self) -> Global___WidgetTypeInfo: ...
+    @_builtins.property
+    def removed_modules(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
+        """Modules the previous version had and this one has not."""
+
+    def __init__(
+        self,
+        *,
+        widget_type: Global___WidgetTypeInfo | None = ...,
+        removed_modules: _abc.Iterable[_builtins.str] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["widget_type", b"widget_type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["removed_modules", b"removed_modules", "widget_type", b"widget_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___PutWidgetTypeResponse: _TypeAlias = PutWidgetTypeResponse  # noqa: Y015
+
+@_typing.final
+class ListWidgetTypesRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    def __init__(
+        self,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWidgetTypesRequest: _TypeAlias = ListWidgetTypesRequest  # noqa: Y015
+
+@_typing.final
+class ListWidgetTypesResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WIDGET_TYPES_FIELD_NUMBER: _builtins.int
+    @_builtins.property
+    def widget_types(self) -> _containers.RepeatedCompositeFieldContainer[Global___WidgetTypeInfo]: ...
+    def __init__(
+        self,
+        *,
+        widget_types: _abc.Iterable[Global___WidgetTypeInfo] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["widget_types", b"widget_types"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ListWidgetTypesResponse: _TypeAlias = ListWidgetTypesResponse  # noqa: Y015
+
+@_typing.final
+class GetWidgetTypeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWidgetTypeRequest: _TypeAlias = GetWidgetTypeRequest  # noqa: Y015
+
+@_typing.final
+class GetWidgetTypeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WIDGET_TYPE_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    page: _builtins.str
+    @_builtins.property
+    def widget_type(self) -> Global___WidgetTypeInfo: ...
+    def __init__(
+        self,
+        *,
+        widget_type: Global___WidgetTypeInfo | None = ...,
+        page: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["widget_type", b"widget_type"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "widget_type", b"widget_type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWidgetTypeResponse: _TypeAlias = GetWidgetTypeResponse  # noqa: Y015
+
+@_typing.final
+class DeleteWidgetTypeRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    FORCE_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    force: _builtins.bool
+    """Delete a type in use, with its widgets."""
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        force: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["force", b"force", "name", b"name"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteWidgetTypeRequest: _TypeAlias = DeleteWidgetTypeRequest  # noqa: Y015
+
+@_typing.final
+class DeleteWidgetTypeResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WIDGETS_REMOVED_FIELD_NUMBER: _builtins.int
+    widgets_removed: _builtins.int
+    """How many widgets were deleted with the type."""
+    def __init__(
+        self,
+        *,
+        widgets_removed: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["widgets_removed", b"widgets_removed"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___DeleteWidgetTypeResponse: _TypeAlias = DeleteWidgetTypeResponse  # noqa: Y015

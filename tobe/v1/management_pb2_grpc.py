@@ -140,6 +140,26 @@ class ManagementStub:
                 request_serializer=tobe_dot_v1_dot_management__pb2.GetUsageRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_management__pb2.GetUsageResponse.FromString,
                 _registered_method=True)
+        self.PutWidgetType = channel.unary_unary(
+                '/tobe.v1.Management/PutWidgetType',
+                request_serializer=tobe_dot_v1_dot_management__pb2.PutWidgetTypeRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.PutWidgetTypeResponse.FromString,
+                _registered_method=True)
+        self.ListWidgetTypes = channel.unary_unary(
+                '/tobe.v1.Management/ListWidgetTypes',
+                request_serializer=tobe_dot_v1_dot_management__pb2.ListWidgetTypesRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.ListWidgetTypesResponse.FromString,
+                _registered_method=True)
+        self.GetWidgetType = channel.unary_unary(
+                '/tobe.v1.Management/GetWidgetType',
+                request_serializer=tobe_dot_v1_dot_management__pb2.GetWidgetTypeRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.GetWidgetTypeResponse.FromString,
+                _registered_method=True)
+        self.DeleteWidgetType = channel.unary_unary(
+                '/tobe.v1.Management/DeleteWidgetType',
+                request_serializer=tobe_dot_v1_dot_management__pb2.DeleteWidgetTypeRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_management__pb2.DeleteWidgetTypeResponse.FromString,
+                _registered_method=True)
 
 
 class ManagementServicer:
@@ -316,6 +336,39 @@ class ManagementServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def PutWidgetType(self, request, context):
+        """Stores a new version of a widget type (version 1 when new); audited. INVALID_ARGUMENT for
+        a bad name, a schema document that is not `{"modules": {NAME: {description, schema}}}` with
+        a description per module and valid JSON Schema (draft 2020-12), or a page that is empty,
+        too large or not UTF-8; FAILED_PRECONDITION when the type is in use and the new version
+        drops a module without `force`.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListWidgetTypes(self, request, context):
+        """Every widget type's current version, sorted by name.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetWidgetType(self, request, context):
+        """A widget type's current version with its page. NOT_FOUND for an unknown type.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DeleteWidgetType(self, request, context):
+        """Deletes every version of a widget type; audited. NOT_FOUND for an unknown type;
+        FAILED_PRECONDITION when widgets of it exist, unless `force` (which deletes them too).
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_ManagementServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -423,6 +476,26 @@ def add_ManagementServicer_to_server(servicer, server):
                     servicer.GetUsage,
                     request_deserializer=tobe_dot_v1_dot_management__pb2.GetUsageRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_management__pb2.GetUsageResponse.SerializeToString,
+            ),
+            'PutWidgetType': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutWidgetType,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.PutWidgetTypeRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.PutWidgetTypeResponse.SerializeToString,
+            ),
+            'ListWidgetTypes': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListWidgetTypes,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.ListWidgetTypesRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.ListWidgetTypesResponse.SerializeToString,
+            ),
+            'GetWidgetType': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetWidgetType,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.GetWidgetTypeRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.GetWidgetTypeResponse.SerializeToString,
+            ),
+            'DeleteWidgetType': grpc.unary_unary_rpc_method_handler(
+                    servicer.DeleteWidgetType,
+                    request_deserializer=tobe_dot_v1_dot_management__pb2.DeleteWidgetTypeRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_management__pb2.DeleteWidgetTypeResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -993,6 +1066,114 @@ class Management:
             '/tobe.v1.Management/GetUsage',
             tobe_dot_v1_dot_management__pb2.GetUsageRequest.SerializeToString,
             tobe_dot_v1_dot_management__pb2.GetUsageResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PutWidgetType(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/PutWidgetType',
+            tobe_dot_v1_dot_management__pb2.PutWidgetTypeRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.PutWidgetTypeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListWidgetTypes(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/ListWidgetTypes',
+            tobe_dot_v1_dot_management__pb2.ListWidgetTypesRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.ListWidgetTypesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetWidgetType(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/GetWidgetType',
+            tobe_dot_v1_dot_management__pb2.GetWidgetTypeRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.GetWidgetTypeResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DeleteWidgetType(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Management/DeleteWidgetType',
+            tobe_dot_v1_dot_management__pb2.DeleteWidgetTypeRequest.SerializeToString,
+            tobe_dot_v1_dot_management__pb2.DeleteWidgetTypeResponse.FromString,
             options,
             channel_credentials,
             insecure,

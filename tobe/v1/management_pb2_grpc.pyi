@@ -123,6 +123,21 @@ class ManagementStub:
     """Token usage of every model request the Mind recorded, summed by `by`, with the estimated
     cost (`tobe usage`). Online, the Mind's buffered rows are written first.
     """
+    PutWidgetType: _grpc.UnaryUnaryMultiCallable[_management_pb2.PutWidgetTypeRequest, _management_pb2.PutWidgetTypeResponse]
+    """Stores a new version of a widget type (version 1 when new); audited. INVALID_ARGUMENT for
+    a bad name, a schema document that is not `{"modules": {NAME: {description, schema}}}` with
+    a description per module and valid JSON Schema (draft 2020-12), or a page that is empty,
+    too large or not UTF-8; FAILED_PRECONDITION when the type is in use and the new version
+    drops a module without `force`.
+    """
+    ListWidgetTypes: _grpc.UnaryUnaryMultiCallable[_management_pb2.ListWidgetTypesRequest, _management_pb2.ListWidgetTypesResponse]
+    """Every widget type's current version, sorted by name."""
+    GetWidgetType: _grpc.UnaryUnaryMultiCallable[_management_pb2.GetWidgetTypeRequest, _management_pb2.GetWidgetTypeResponse]
+    """A widget type's current version with its page. NOT_FOUND for an unknown type."""
+    DeleteWidgetType: _grpc.UnaryUnaryMultiCallable[_management_pb2.DeleteWidgetTypeRequest, _management_pb2.DeleteWidgetTypeResponse]
+    """Deletes every version of a widget type; audited. NOT_FOUND for an unknown type;
+    FAILED_PRECONDITION when widgets of it exist, unless `force` (which deletes them too).
+    """
 
 @_typing.type_check_only
 class ManagementAsyncStub(ManagementStub):
@@ -206,6 +221,21 @@ class ManagementAsyncStub(ManagementStub):
     GetUsage: _aio.UnaryUnaryMultiCallable[_management_pb2.GetUsageRequest, _management_pb2.GetUsageResponse]  # type: ignore[assignment]
     """Token usage of every model request the Mind recorded, summed by `by`, with the estimated
     cost (`tobe usage`). Online, the Mind's buffered rows are written first.
+    """
+    PutWidgetType: _aio.UnaryUnaryMultiCallable[_management_pb2.PutWidgetTypeRequest, _management_pb2.PutWidgetTypeResponse]  # type: ignore[assignment]
+    """Stores a new version of a widget type (version 1 when new); audited. INVALID_ARGUMENT for
+    a bad name, a schema document that is not `{"modules": {NAME: {description, schema}}}` with
+    a description per module and valid JSON Schema (draft 2020-12), or a page that is empty,
+    too large or not UTF-8; FAILED_PRECONDITION when the type is in use and the new version
+    drops a module without `force`.
+    """
+    ListWidgetTypes: _aio.UnaryUnaryMultiCallable[_management_pb2.ListWidgetTypesRequest, _management_pb2.ListWidgetTypesResponse]  # type: ignore[assignment]
+    """Every widget type's current version, sorted by name."""
+    GetWidgetType: _aio.UnaryUnaryMultiCallable[_management_pb2.GetWidgetTypeRequest, _management_pb2.GetWidgetTypeResponse]  # type: ignore[assignment]
+    """A widget type's current version with its page. NOT_FOUND for an unknown type."""
+    DeleteWidgetType: _aio.UnaryUnaryMultiCallable[_management_pb2.DeleteWidgetTypeRequest, _management_pb2.DeleteWidgetTypeResponse]  # type: ignore[assignment]
+    """Deletes every version of a widget type; audited. NOT_FOUND for an unknown type;
+    FAILED_PRECONDITION when widgets of it exist, unless `force` (which deletes them too).
     """
 
 class ManagementServicer(metaclass=_abc_1.ABCMeta):
@@ -413,6 +443,45 @@ class ManagementServicer(metaclass=_abc_1.ABCMeta):
     ) -> _typing.Union[_management_pb2.GetUsageResponse, _abc.Awaitable[_management_pb2.GetUsageResponse]]:
         """Token usage of every model request the Mind recorded, summed by `by`, with the estimated
         cost (`tobe usage`). Online, the Mind's buffered rows are written first.
+        """
+
+    @_abc_1.abstractmethod
+    def PutWidgetType(
+        self,
+        request: _management_pb2.PutWidgetTypeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.PutWidgetTypeResponse, _abc.Awaitable[_management_pb2.PutWidgetTypeResponse]]:
+        """Stores a new version of a widget type (version 1 when new); audited. INVALID_ARGUMENT for
+        a bad name, a schema document that is not `{"modules": {NAME: {description, schema}}}` with
+        a description per module and valid JSON Schema (draft 2020-12), or a page that is empty,
+        too large or not UTF-8; FAILED_PRECONDITION when the type is in use and the new version
+        drops a module without `force`.
+        """
+
+    @_abc_1.abstractmethod
+    def ListWidgetTypes(
+        self,
+        request: _management_pb2.ListWidgetTypesRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.ListWidgetTypesResponse, _abc.Awaitable[_management_pb2.ListWidgetTypesResponse]]:
+        """Every widget type's current version, sorted by name."""
+
+    @_abc_1.abstractmethod
+    def GetWidgetType(
+        self,
+        request: _management_pb2.GetWidgetTypeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.GetWidgetTypeResponse, _abc.Awaitable[_management_pb2.GetWidgetTypeResponse]]:
+        """A widget type's current version with its page. NOT_FOUND for an unknown type."""
+
+    @_abc_1.abstractmethod
+    def DeleteWidgetType(
+        self,
+        request: _management_pb2.DeleteWidgetTypeRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_management_pb2.DeleteWidgetTypeResponse, _abc.Awaitable[_management_pb2.DeleteWidgetTypeResponse]]:
+        """Deletes every version of a widget type; audited. NOT_FOUND for an unknown type;
+        FAILED_PRECONDITION when widgets of it exist, unless `force` (which deletes them too).
         """
 
 def add_ManagementServicer_to_server(servicer: ManagementServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

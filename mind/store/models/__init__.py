@@ -2,10 +2,10 @@
 
 This package is the store's schema as one public surface: import tables from
 `mind.store.models`. Its modules group them by domain (`conversations`, `messages`, `runs`,
-`approvals`, `remote`, `credentials`, `initiative`, `operations`, `usage`, all on `base`), and
-importing the package defines every one of them on `Base.metadata`, which the migrations
-compare the schema against. A domain's vocabulary (e.g. `credentials.CREDENTIAL_KINDS`) stays
-in its module.
+`approvals`, `remote`, `credentials`, `initiative`, `operations`, `usage`, `widgets`, all on
+`base`), and importing the package defines every one of them on `Base.metadata`, which the
+migrations compare the schema against. A domain's vocabulary (e.g. `credentials.CREDENTIAL_KINDS`)
+stays in its module.
 
 Invariants the database itself holds (triggers are created by the migrations, see
 `mind/store/migrations`):
@@ -36,6 +36,7 @@ from mind.store.models.operations import Cursor, ManagementAudit, OutboxEvent, S
 from mind.store.models.remote import RemoteRun, Task, TaskTransition
 from mind.store.models.runs import Run, ToolProjection, TurnKey
 from mind.store.models.usage import UsageRecord
+from mind.store.models.widgets import Widget, WidgetRecord, WidgetType
 
 __all__ = [
     "Approval",
@@ -68,5 +69,8 @@ __all__ = [
     "ToolProjection",
     "TurnKey",
     "UsageRecord",
+    "Widget",
+    "WidgetRecord",
+    "WidgetType",
     "utcnow",
 ]
