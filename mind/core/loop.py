@@ -196,7 +196,7 @@ class AgentCore:
         view = view or ProviderView()
         profile, key = scope.profile, scope.conversation_key
         if catalogs is None:
-            catalogs = [s.catalog_for(key, profile.name) for s in self.catalog_sources]
+            catalogs = self._catalogs(key, profile)
         system = system_prompt(self.platform_prompt, profile.persona, catalogs)
         outcome = RunOutcome(state=RunState.COMPLETED)
         retried_overflow = False
@@ -297,12 +297,22 @@ class AgentCore:
             max_output_tokens=self.compaction.budget.output_tokens if self.compaction else None,
         )
 
+    def _catalogs(self, key: str, profile: Profile) -> list[str]:
+        """Each catalog as `profile` sees it: a list only where the profile offers its tool."""
+        offered = profile.offered_platform_tools
+        return [
+            source.catalog_for(
+                key, profile.name, with_tool=offered is None or source.tool_name in offered
+            )
+            for source in self.catalog_sources
+        ]
+
     def fixed_tokens(self, key: str, profile: Profile) -> int:
         """Estimated tokens of what every request of `key` carries besides its messages
         (ToolClash when its profile's tools clash)."""
         if self.compaction is None:
             return 0
-        catalogs = [source.catalog_for(key, profile.name) for source in self.catalog_sources]
+        catalogs = self._catalogs(key, profile)
         request = ProviderRequest(
             system=system_prompt(self.platform_prompt, profile.persona, catalogs),
             messages=[],

@@ -34,11 +34,21 @@ did not do what you asked; read the error and adjust."""
 
 
 class PromptCatalog(Protocol):
-    """Text a conversation's system prompt carries after the persona (skills, resources)."""
+    """Text a conversation's system prompt carries after the persona (skills, resources).
 
-    def catalog_for(self, conversation_key: str, profile: str) -> str:
+    A catalog lists what its platform tool (`tool_name`) reads; a list the model cannot act
+    on only misleads it, so without the tool the catalog keeps only what needs none.
+    """
+
+    @property
+    def tool_name(self) -> str:
+        """The platform tool that reads what the catalog lists."""
+        ...
+
+    def catalog_for(self, conversation_key: str, profile: str, *, with_tool: bool = True) -> str:
         """The catalog as this conversation, running with the profile named `profile`, sees it
-        now; "" when there is nothing to list."""
+        now; `with_tool`: whether that profile offers `tool_name`; "" when there is nothing to
+        list."""
         ...
 
 
