@@ -262,6 +262,7 @@ def build(
         compaction=compaction_engine(settings.context, database, provider),
         catalog_sources=[skills, resources],
         clock=clock.now,
+        time_zone_of=settings.scheduler.zone_of,
     )
     own_decider = decision_provider(settings, stored_key)
     if own_decider is not None:

@@ -530,6 +530,13 @@ class ProfileEntry(BaseModel):
     should_stop_after_turn: str = ""
     # The entry decision layer for its conversations; unset: `[actions] enabled`.
     actions: bool | None = None
+    # The person's IANA time zone in the prompt's current-time note; empty: `[scheduler]`'s.
+    time_zone: str = ""
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        return _zone(value) if value else value
 
 
 class ProfilesSettings(BaseModel):

@@ -28,7 +28,9 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
+
+from sqlalchemy.orm import Session
 
 from mind.actions import evaluator, extractor, planner, records
 from mind.actions.context import StageContext, recent_lines
@@ -53,6 +55,7 @@ from mind.events.action_views import (
     ScheduledActionView,
     TriggerView,
 )
+from mind.memory import store as memory_store
 from mind.profiles.model import Profile
 from mind.providers.base import Provider
 from mind.scheduler import records as schedule_records
@@ -203,14 +206,23 @@ class DecisionLayer:
 
     async def _context(self, turn: Turn) -> StageContext:
         now = self.clock.now()
-        waiting = await self.database.read(
-            lambda session: records.listing(session, turn.conversation_key, pending_only=True)
-        )
+        key = turn.conversation_key
+
+        def read(session: Session) -> tuple[Any, ...]:
+            return (
+                records.listing(session, key, pending_only=True),
+                schedule_records.list_schedules(session, key, include_ended=False),
+                memory_store.listing(session, key).entries,
+            )
+
+        waiting, scheduled, memory = await self.database.read(read)
         return StageContext(
             recent=recent_lines(turn.history, self.settings.context_messages),
             now=now,
             time_zone=self.scheduler.zone_of(turn.owner),
             pending=tuple(action for action in waiting if action.expires_at > now),
+            scheduled=tuple(scheduled),
+            memory=tuple((entry.key, entry.text) for entry in memory),
         )
 
     async def _answer(

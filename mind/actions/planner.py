@@ -4,7 +4,9 @@ dependencies.
 What the schema cannot say is checked here, and a plan failing it counts as malformed (the
 model is told why and asked once more): every step names an available meta-action; orders
 are 1..n; `after` names only earlier steps (strict dependencies: no cycles, no forward
-references), so the steps sorted by order are in dependency order. A planned action's
+references), so the steps sorted by order are in dependency order. The dependencies are then
+completed: a step depends on every step its dependencies depend on (the transitive closure),
+so what runs a step can check only the step's own list. A planned action's
 available meta-actions are only the schedulable ones (read-only, `send_message`): its plan
 runs in a proactive run that can do nothing else.
 """
@@ -92,10 +94,19 @@ async def plan(
     stage = Stage(NAME, PLANNER_PROMPT, SCHEMA, _checker(names))
     with usage.purpose(usage.PLAN):
         answer = await ask(provider, stage, stage_input(goal, evaluation, context, available))
-    steps = sorted(answer["steps"], key=lambda step: step["order"])
-    return tuple(
-        PlanStepView(
-            step["order"], step["action"], step["purpose"], tuple(sorted(set(step["after"])))
+    return completed(answer["steps"])
+
+
+def completed(steps: list[dict[str, Any]]) -> Plan:
+    """Checked steps in order, each depending on its dependencies' dependencies too."""
+    closure: dict[int, frozenset[int]] = {}
+    plan = []
+    for step in sorted(steps, key=lambda step: step["order"]):
+        after = set(step["after"])
+        for earlier in step["after"]:
+            after |= closure[earlier]
+        closure[step["order"]] = frozenset(after)
+        plan.append(
+            PlanStepView(step["order"], step["action"], step["purpose"], tuple(sorted(after)))
         )
-        for step in steps
-    )
+    return tuple(plan)

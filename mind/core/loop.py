@@ -93,8 +93,8 @@ class RunOutcome:
     usage: Usage = field(default_factory=Usage)
 
 
-# The current-time note every request ends with.
-_TIME_NOTE = Size(64)
+# The current-time note every request ends with (with the person's local time).
+_TIME_NOTE = Size(192)
 # What `_compact` answers when only the latest messages are left after the summary: the
 # request is then too long on its own, which the person is told with the numbers.
 _NOTHING_BEFORE = "only the latest messages are left"
@@ -142,6 +142,7 @@ class AgentCore:
         thinking: ThinkingLevel = ThinkingLevel.OFF,
         compaction: CompactionEngine | None = None,
         catalog_sources: Sequence[PromptCatalog] = (),
+        time_zone_of: Callable[[str], str] = lambda _principal: "",
     ) -> None:
         self.provider = provider
         self.compaction = compaction
@@ -154,6 +155,8 @@ class AgentCore:
         self._thinking_warned: set[str] = set()
         # Read once per run, in order (skills, then resources), when `run` gets no catalogs.
         self.catalog_sources = catalog_sources
+        # A principal's time zone ("": unknown), unless the profile sets one.
+        self.time_zone_of = time_zone_of
 
     def thinking_for(
         self, conversation_key: str, wanted: ThinkingLevel | None = None
@@ -196,8 +199,9 @@ class AgentCore:
         view = view or ProviderView()
         profile, key = scope.profile, scope.conversation_key
         if catalogs is None:
-            catalogs = [s.catalog_for(key, profile.name) for s in self.catalog_sources]
+            catalogs = self._catalogs(key, profile)
         system = system_prompt(self.platform_prompt, profile.persona, catalogs)
+        zone = profile.time_zone or self.time_zone_of(scope.principal)
         outcome = RunOutcome(state=RunState.COMPLETED)
         retried_overflow = False
         replied = False  # whether an assistant message with text was stored in this run
@@ -213,12 +217,12 @@ class AgentCore:
                 return outcome
             if selection is not None:
                 tools = selection.apply(tools)
-            request = self._request(system, view, context, tools, profile, key)
+            request = self._request(system, view, context, tools, profile, key, zone)
             size = request_size(request)
             if self._over_budget(key, size):
                 refused = await self._fit(scope, request, size, context, protected)
                 if not refused:
-                    request = self._request(system, view, context, tools, profile, key)
+                    request = self._request(system, view, context, tools, profile, key, zone)
                     size = request_size(request)
                     if self._over_budget(key, size):
                         refused = self._still_over(key, size)
@@ -288,21 +292,32 @@ class AgentCore:
         tools: dict[str, Tool],
         profile: Profile,
         key: str,
+        zone: str,
     ) -> ProviderRequest:
         return ProviderRequest(
             system=system,
-            messages=view.messages(context.messages, self.clock(), context.summary),
+            messages=view.messages(context.messages, self.clock(), context.summary, zone),
             tools=self.registry.definitions(tools),
             thinking=self.thinking_for(key, profile.thinking),
             max_output_tokens=self.compaction.budget.output_tokens if self.compaction else None,
         )
+
+    def _catalogs(self, key: str, profile: Profile) -> list[str]:
+        """Each catalog as `profile` sees it: a list only where the profile offers its tool."""
+        offered = profile.offered_platform_tools
+        return [
+            source.catalog_for(
+                key, profile.name, with_tool=offered is None or source.tool_name in offered
+            )
+            for source in self.catalog_sources
+        ]
 
     def fixed_tokens(self, key: str, profile: Profile) -> int:
         """Estimated tokens of what every request of `key` carries besides its messages
         (ToolClash when its profile's tools clash)."""
         if self.compaction is None:
             return 0
-        catalogs = [source.catalog_for(key, profile.name) for source in self.catalog_sources]
+        catalogs = self._catalogs(key, profile)
         request = ProviderRequest(
             system=system_prompt(self.platform_prompt, profile.persona, catalogs),
             messages=[],

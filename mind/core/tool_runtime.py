@@ -32,6 +32,7 @@ from mind.conversation.history import HistoryMessage
 from mind.profiles import hooks
 from mind.profiles.model import DEFAULT_PROFILE, Profile, ToolCallInfo
 from mind.providers.base import ToolCall
+from mind.sealing.limits import capped_result
 from mind.sealing.sensitivity import dataset_of
 from mind.tools.authorizer import Authorizer, CallUnderReview, Verdict, VerdictKind
 from mind.tools.base import (
@@ -157,6 +158,8 @@ def _terminal(
 
 def _finished(scope: RunScope, call: ToolCall, outcome: ToolOutcome) -> Terminal:
     text = outcome.output if outcome.ok else f"error: {outcome.error or outcome.output}"
+    if call.name in scope.sensitive:
+        text = capped_result(text)
     images = outcome.images if outcome.ok else ()
     return _terminal(scope, call, outcome.display_status, text, outcome.ok, images)
 

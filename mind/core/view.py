@@ -18,7 +18,8 @@ A pure function, recomputed from the complete history before every provider requ
 * a message posted by code (a welcome, an error reply, a client's post) becomes a platform
   note saying so: the model did not write it, and a history that starts with, or repeats, the
   assistant's turn is refused by some wires;
-* a current-time note is appended for this request only; it is never stored;
+* a current-time note is appended for this request only; it is never stored; given the
+  person's time zone, it also says the local time there;
 * with a context summary (compaction), the view starts with a note carrying it, stamped with
   the time it was written, and goes on with the messages after the ones it covers.
 """
@@ -32,10 +33,11 @@ from datetime import datetime
 
 from mind.conversation.history import ContextSummary, HistoryMessage, gmt_stamp
 from mind.core.prompt import (
-    CURRENT_TIME_NOTE,
     IMAGE_UNREADABLE,
     NOTE_MARK,
+    current_time_note,
     image_marker,
+    is_time_note,
     posted_note,
     summary_note,
 )
@@ -54,7 +56,7 @@ def strip_stamp(text: str) -> str:
 def is_runtime_note(text: str) -> bool:
     """True for a rendered user message that is a platform note, not something a person said."""
     body = strip_stamp(text)
-    return body.startswith(NOTE_MARK) or body == CURRENT_TIME_NOTE
+    return body.startswith(NOTE_MARK) or is_time_note(body)
 
 
 def _wire_ids(calls: Sequence[ToolCall]) -> dict[str, str]:
@@ -124,10 +126,13 @@ def _missing_results(
 
 
 def provider_messages(
-    history: Sequence[HistoryMessage], now: datetime, summary: ContextSummary | None = None
+    history: Sequence[HistoryMessage],
+    now: datetime,
+    summary: ContextSummary | None = None,
+    zone: str = "",
 ) -> list[ProviderMessage]:
     """The request messages for `history` at time `now` (see the module docstring)."""
-    return ProviderView().messages(history, now, summary)
+    return ProviderView().messages(history, now, summary, zone)
 
 
 def summary_message(summary: ContextSummary) -> ProviderMessage:
@@ -157,8 +162,10 @@ class ProviderView:
         history: Sequence[HistoryMessage],
         now: datetime,
         summary: ContextSummary | None = None,
+        zone: str = "",
     ) -> list[ProviderMessage]:
-        """`history` holds the messages after the ones `summary` covers (all, without one)."""
+        """`history` holds the messages after the ones `summary` covers (all, without one);
+        `zone` is the person's time zone ("": not known)."""
         head = [summary_message(summary)] if summary is not None else []
         start = len(self._ids)
         if start > len(history) or [m.id for m in history[:start]] != self._ids:
@@ -190,5 +197,5 @@ class ProviderView:
         self._ids.extend(m.id for m in history[start : kept[0]])
         self._rendered = out[: kept[1]]
         out.extend(_missing_results(pending, answered, wire_ids, pending_at))
-        out.append(ProviderMessage(role="user", text=gmt_stamp(now) + CURRENT_TIME_NOTE))
+        out.append(ProviderMessage(role="user", text=gmt_stamp(now) + current_time_note(now, zone)))
         return head + out

@@ -42,6 +42,7 @@ def profile_of(entry: ProfileEntry) -> Profile:
         error_reply=entry.error_reply,
         hooks=ProfileHooks(**hooks),
         actions=entry.actions,
+        time_zone=entry.time_zone,
     )
 
 

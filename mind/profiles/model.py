@@ -92,6 +92,9 @@ class Profile:
     hooks: ProfileHooks = field(default_factory=ProfileHooks)
     # The entry decision layer (`mind.actions`) for its conversations; None: `[actions] enabled`.
     actions: bool | None = None
+    # The person's IANA time zone for the current-time note; "": the run's principal's
+    # (`[scheduler] owner_time_zones`, else `time_zone`).
+    time_zone: str = ""
 
     @property
     def offered_platform_tools(self) -> frozenset[str] | None:

@@ -1,7 +1,8 @@
 """Checks a profile must pass before a conversation runs with it.
 
 A profile naming a platform tool that does not exist or naming one twice, or offering its own
-tool under a platform tool's name, is refused with a message naming the profile and the tool.
+tool under a platform tool's name, is refused with a message naming the profile and the tool;
+so is a time zone that is no IANA name (a factory's profile is not checked by the settings).
 Names that clash only once tools come and go (a Hand's, awareness's) are refused by the
 registry as the step's tools are gathered (`ToolRegistry.tools_for`).
 """
@@ -9,14 +10,16 @@ registry as the step's tools are gathered (`ToolRegistry.tools_for`).
 from __future__ import annotations
 
 from collections.abc import Set
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from mind.profiles.errors import ToolNameProblem
+from mind.profiles.errors import ProfileError, ToolNameProblem
 from mind.profiles.model import Profile
 
 
 def validate(profile: Profile, platform_names: Set[str]) -> Profile:
-    """`profile` itself when it can run with these platform tools; ToolNameProblem otherwise."""
+    """`profile` itself when it can run with these platform tools; ProfileError otherwise."""
     where = f"profile {profile.name!r}"
+    _check_zone(where, profile.time_zone)
     seen: set[str] = set()
     for name in profile.platform_tools or ():
         if name in seen:
@@ -37,3 +40,14 @@ def validate(profile: Profile, platform_names: Set[str]) -> Profile:
             )
         own.add(tool.name)
     return profile
+
+
+def _check_zone(where: str, zone: str) -> None:
+    if not zone:
+        return
+    try:
+        ZoneInfo(zone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ProfileError(
+            f"{where}: unknown time zone {zone!r}: use an IANA name like 'Europe/Paris'"
+        ) from exc

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mind.actions.prompts import EVALUATOR_MARK, EXTRACTOR_MARK, PLANNER_MARK
 from mind.context.prompt import SUMMARISER_PROMPT
-from mind.core.prompt import CURRENT_TIME_NOTE, NOTE_MARK, posted_note
+from mind.core.prompt import NOTE_MARK, is_time_note, posted_note
 from mind.core.view import is_runtime_note, strip_stamp
 from mind.providers.base import (
     ErrorKind,
@@ -84,7 +84,7 @@ def _is_observation_note(message: ProviderMessage) -> bool:
     return (
         message.role == "user"
         and is_runtime_note(message.text)
-        and body != CURRENT_TIME_NOTE
+        and not is_time_note(body)
         and not body.startswith(_POSTED)
     )
 

@@ -16,5 +16,6 @@ Runs that cannot call a sensitive tool are not touched: nothing here runs for th
 
 Modules: `cipher` (the envelopes), `keyring` (the keys a process knows, and opening),
 `forms` (what a sealed row stores), `turns` (the store side: a key's birth and death),
+`limits` (how much of a sensitive result is kept),
 `sensitivity` (which tools are sensitive).
 """

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mind.skills.catalog import DEFAULT_PROFILE, Skill, SkillCatalog
 from mind.skills.loader import load_catalog
-from mind.skills.prompt import skills_prompt
+from mind.skills.prompt import VIEW_SKILL, skills_prompt
 from mind.skills.tool import ViewSkillTool
 from mind.tools.base import Tool
 
@@ -21,6 +21,8 @@ log = logging.getLogger(__name__)
 
 
 class SkillStore:
+    tool_name = VIEW_SKILL
+
     def __init__(self, dirs: Sequence[Path]) -> None:
         self.dirs = list(dirs)
         self.catalog = SkillCatalog()
@@ -36,8 +38,12 @@ class SkillStore:
         self.catalog = catalog
         return catalog
 
-    def catalog_for(self, conversation_key: str, profile: str = DEFAULT_PROFILE) -> str:
-        return skills_prompt(self.catalog.visible(conversation_key, profile))
+    def catalog_for(
+        self, conversation_key: str, profile: str = DEFAULT_PROFILE, *, with_tool: bool = True
+    ) -> str:
+        """Without `view_skill` only the always-skills, whose bodies the prompt carries."""
+        visible = self.catalog.visible(conversation_key, profile)
+        return skills_prompt(visible if with_tool else [s for s in visible if s.always])
 
     def tools_for(self, conversation_key: str) -> list[Tool]:
         visible = self.catalog.visible(conversation_key)
