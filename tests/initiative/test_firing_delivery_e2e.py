@@ -36,7 +36,7 @@ REMINDER = "Stand-up in five minutes."
 
 
 def _rule(stage: str, match: str, answer: dict[str, Any]) -> dict[str, Any]:
-    about = {"extract": "The owner's input:\n", "evaluate": "goal: ", "plan": "title: "}
+    about = {"extract": "The owner's input:\n", "evaluate": "(?m)^goal: ", "plan": "(?m)^title: "}
     return {"stage": stage, "match": about[stage] + match, "answers": [answer]}
 
 

@@ -59,7 +59,9 @@ HOURLY = {"kind": "interval", "every_seconds": 3600, "start_at": TEN.isoformat()
 
 
 # Where each stage's input names what it is about (the rest repeats the conversation).
-_ABOUT = {"extract": "The owner's input:\n", "evaluate": "goal: ", "plan": "title: "}
+# Each stage's own input, at the start of a line: the stages' context also names goals and
+# titles (of the scheduled and waiting actions), which must not answer for the input.
+_ABOUT = {"extract": "The owner's input:\n", "evaluate": "(?m)^goal: ", "plan": "(?m)^title: "}
 
 
 def _rule(stage: str, match: str, answer: dict[str, Any]) -> dict[str, Any]:

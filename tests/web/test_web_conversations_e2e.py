@@ -105,6 +105,8 @@ def test_archiving_hides_a_conversation_until_show_archived_and_unarchiving_brin
     page.check("#show-archived")
     list_item(page, key).click()
     open_details(page)
+    # The settings show the archived conversation before it can be unarchived.
+    expect(page.locator("#archive")).to_have_text("Unarchive")
     page.click("#archive")
     expect(page.locator("#archive")).to_have_text("Archive")
     assert not stack.snapshot(key).conversation.archived

@@ -24,6 +24,7 @@ class App {
   constructor() {
     this.connection = null;
     this.started = false;
+    this.welcomes = 0;
     this.list = new ConversationList(byId("conversations"), this, (key) => this.open(key));
     this.notifier = new Notifier({ toggle: byId("notify-toggle"), hint: byId("notify-hint") }, (key) => this.open(key));
     this.view = new ConversationView(
@@ -219,6 +220,11 @@ class App {
   async welcomed(welcome, reconnected) {
     hideBanner();
     byId("principal").textContent = welcome.principal ?? "";
+    // Only the latest welcome starts the chat: one that came while an earlier start was still
+    // waiting (the connection was made anew meanwhile) must not open its conversation later,
+    // over the one the person has opened since.
+    const welcomes = ++this.welcomes;
+    const superseded = () => welcomes !== this.welcomes;
     try {
       if (reconnected && this.started) {
         await this.list.refresh();
@@ -227,8 +233,11 @@ class App {
       await this.list.refresh();
       // A welcome after the connection was made anew keeps the conversation the person sees.
       const key = (this.started && this.view.key) || (await this.list.newestChatOrNew());
+      if (superseded()) return;
       const snapshot = await this.open(key);
+      if (superseded()) return;
       await this.connection.subscribe(snapshot.lastEventId ?? "0");
+      if (superseded()) return;
       this.started = true;
       // Only now: a conversation made or a message sent before would race the first one shown.
       this.setReady(true);

@@ -38,12 +38,15 @@ export class ConversationSettings {
   }
 
   async toggleArchived() {
-    const archived = !this.conversation?.archived;
-    await this.attempt(() => this.app.call("archiveConversation", { conversationKey: this.key(), archived }));
+    // Only once the settings show the conversation on screen: acting on what they showed of
+    // the one before would archive or unarchive the wrong conversation.
+    const shown = this.conversation;
+    if (!shown || shown.key !== this.app.viewKey()) return;
+    await this.attempt(() => this.app.call("archiveConversation", { conversationKey: shown.key, archived: !shown.archived }));
   }
 
   key() {
-    return this.conversation?.key ?? this.app.viewKey();
+    return this.app.viewKey();
   }
 
   async attempt(change) {
