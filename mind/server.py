@@ -65,7 +65,7 @@ from mind.tools.builtin import builtin_tools
 from mind.usage.ledger import UsageLedger
 from mind.usage.metered import MeteredProvider
 from mind.usage.reports import UsageReports
-from mind.widgets.tools import WIDGET_TOOLS, WidgetToolSource
+from mind.widgets.tools import WIDGET_POSTER, WIDGET_TOOLS, WidgetToolSource
 from tobe.config import ContextSettings, MindSettings, ProviderSettings, Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (
@@ -285,6 +285,9 @@ def build(
         clock=clock,
         decisions=decisions,
         usage=usage,
+    )
+    widget_tools.post = lambda key, text, idempotency_key, card: manager.messages.post(
+        key, text, idempotency_key, posted_by=WIDGET_POSTER, widget=card.to_payload()
     )
     app = MindApp(
         settings,

@@ -1,5 +1,5 @@
 """The widget tools the model calls: `widget_create`, `widget_write`, `widget_read`,
-and `widget_delete` (a record), bound to the calling run's conversation.
+`widget_delete` (a record) and `widget_send`, bound to the calling run's conversation.
 
 They are platform tools offered only while at least one widget type exists: the source keeps
 the types it last read and reads them again after `types_changed` (a `put` or `delete` while
@@ -10,15 +10,20 @@ A refused operation tells the model only "request failed (<code>); read the curr
 before trying again": the code says what kind of refusal it was (400 invalid, 404 not found,
 409 stale or conflicting), and the model reads the widget again rather than acting on an
 internal reason. `widget_create` carries the idempotency key `widget-create:<tool call id>`,
-so a call replayed after a crash creates nothing twice.
+so a call replayed after a crash creates nothing twice. `widget_send` sets the presentation
+and posts a widget message (its card) on the conversation's ordered queue, the one replies and
+posts share, under the key `widget-send:<tool call id>`: it appears right after the sending
+run's messages, and a replayed call posts nothing twice.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from mind.errors import InvalidInput, MindError, NotFound, WrongState
+from mind.events.widget_views import WidgetCardView
 from mind.store.database import Database
 from mind.tools.base import Effect, Tool, ToolContext, ToolOutcome
 from mind.widgets.types import WidgetTypeView, list_types
@@ -28,7 +33,13 @@ WIDGET_CREATE = "widget_create"
 WIDGET_WRITE = "widget_write"
 WIDGET_READ = "widget_read"
 WIDGET_DELETE = "widget_delete"
-WIDGET_TOOLS = (WIDGET_CREATE, WIDGET_WRITE, WIDGET_READ, WIDGET_DELETE)
+WIDGET_SEND = "widget_send"
+WIDGET_TOOLS = (WIDGET_CREATE, WIDGET_WRITE, WIDGET_READ, WIDGET_DELETE, WIDGET_SEND)
+# Who a widget message is posted by (`posted_by`).
+WIDGET_POSTER = "widget"
+
+# Posts a widget message: (conversation key, text, idempotency key, card).
+WidgetPost = Callable[[str, str, str, WidgetCardView], Awaitable[object]]
 
 _CODES: tuple[tuple[type[MindError], int], ...] = (
     (InvalidInput, 400),
@@ -216,13 +227,62 @@ class WidgetDeleteTool(_WidgetTool):
         return {"deleted": deleted}
 
 
+def card(widget: WidgetView) -> WidgetCardView:
+    return WidgetCardView(
+        widget.id, widget.type_name, widget.title, widget.summary, widget.cover, widget.revision
+    )
+
+
+def message_text(widget: WidgetView) -> str:
+    """The widget message as the model reads it in later requests."""
+    text = f"[widget {widget.id}: {widget.type_name} {widget.title!r}]"
+    return f"{text} {widget.summary}" if widget.summary else text
+
+
+class WidgetSendTool(_WidgetTool):
+    name = WIDGET_SEND
+    description = (
+        "Send a widget into the conversation as a card, after setting its presentation: a "
+        "summary (at most 500 characters) and optionally a cover (a stored image's digest; "
+        '"" removes it). The card appears after your reply of this turn.'
+    )
+    parameters = _schema(
+        {
+            "widget_id": _WIDGET_ID,
+            "summary": {"type": "string", "description": "what the card says (≤ 500 characters)"},
+        },
+        {"cover": {"type": "string", "description": "a stored image's digest"}},
+    )
+
+    def __init__(self, widgets: Widgets, types: str, post: WidgetPost) -> None:
+        super().__init__(widgets, types)
+        self._post = post
+
+    async def act(self, arguments: dict[str, Any], context: ToolContext) -> Any:
+        widget = await self._widgets.set_presentation(
+            context.conversation_key,
+            arguments["widget_id"],
+            summary=arguments["summary"],
+            cover=arguments.get("cover"),
+        )
+        await self._post(
+            context.conversation_key,
+            message_text(widget),
+            f"widget-send:{context.tool_call_id}",
+            card(widget),
+        )
+        return {"sent": widget.id, "revision": widget.revision}
+
+
 class WidgetToolSource:
-    """The widget tools while at least one type exists, none otherwise."""
+    """The widget tools while at least one type exists, none otherwise; `widget_send` once
+    `post` is set (the conversation manager, made after the tool registry)."""
 
     def __init__(self, database: Database) -> None:
         self._database = database
         self._widgets = Widgets(database)
         self._tools: list[Tool] | None = None
+        self.post: WidgetPost | None = None
 
     def types_changed(self) -> None:
         """A type was put or deleted: read them again before the next offer."""
@@ -237,9 +297,12 @@ class WidgetToolSource:
         if not types:
             return []
         text = describe_types(types)
-        return [
+        tools: list[Tool] = [
             WidgetCreateTool(self._widgets, text),
             WidgetWriteTool(self._widgets, text),
             WidgetReadTool(self._widgets, text),
             WidgetDeleteTool(self._widgets, text),
         ]
+        if self.post is not None:
+            tools.append(WidgetSendTool(self._widgets, text, self.post))
+        return tools

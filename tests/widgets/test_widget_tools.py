@@ -13,6 +13,7 @@ import pytest
 from trip_type import KEY, PAGE, TRIP
 
 from mind.core.tool_registry import ToolRegistry
+from mind.events.widget_views import WidgetCardView
 from mind.profiles.model import Profile
 from mind.store import models
 from mind.store.database import Database
@@ -150,4 +151,32 @@ async def test_the_tools_are_offered_once_a_type_exists_and_only_to_profiles_lis
     assert before == unnoticed == set()
     assert set(registry.tools_for(KEY, listing)) == {"widget_create", "widget_read"}
     assert set(registry.tools_for(KEY, other)) == set()
-    assert set(registry.tools_for(KEY)) == set(WIDGET_TOOLS)
+    assert set(registry.tools_for(KEY)) == set(WIDGET_TOOLS) - {"widget_send"}
+
+
+async def test_sending_sets_the_presentation_and_posts_the_card_once_per_tool_call(
+    trip_store: Database, tool_context: Callable[[str], ToolContext]
+) -> None:
+    posted: list[tuple[str, str, str, WidgetCardView]] = []
+
+    async def post(key: str, text: str, idempotency_key: str, card: WidgetCardView) -> None:
+        posted.append((key, text, idempotency_key, card))
+
+    source = WidgetToolSource(trip_store)
+    source.post = post
+    tools = {tool.name: tool for tool in source.tools_for(KEY)}
+    context = tool_context(KEY)
+    _, made = await _call(tools["widget_create"], context, type="trip", title="Rome")
+    assert isinstance(made, dict)
+
+    sent = await _call(
+        tools["widget_send"], context, widget_id=made["widget_id"], summary="Three nights"
+    )
+    refused = await _call(tools["widget_send"], context, widget_id="w_none", summary="x")
+
+    card = WidgetCardView(made["widget_id"], "trip", "Rome", "Three nights", "", 2)
+    assert sent == (True, {"sent": made["widget_id"], "revision": 2})
+    assert refused == (False, MISSING)
+    assert posted == [
+        (KEY, f"[widget {card.id}: trip 'Rome'] Three nights", "widget-send:call_1", card)
+    ]
