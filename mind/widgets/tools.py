@@ -195,7 +195,7 @@ class WidgetWriteTool(_WidgetTool):
             arguments["data"],
             expected_revision=arguments.get("expected_revision"),
         )
-        return _record(record)
+        return {"widget_id": arguments["widget_id"], **_record(record)}
 
 
 class WidgetReadTool(_WidgetTool):

@@ -71,7 +71,7 @@ async def test_the_model_creates_writes_reads_and_deletes_records(
     ok, read = await _call(tools["widget_read"], context, widget_id=widget_id)
 
     stop = {"module": "stops", "record_id": "r1", "data": {"place": "Rome", "nights": 3}}
-    assert wrote == (True, {**stop, "revision": 1})
+    assert wrote == (True, {"widget_id": widget_id, **stop, "revision": 1})
     assert deleted == (True, {"deleted": True})
     assert ok and isinstance(read, dict)
     assert (read["title"], read["type"], read["revision"]) == ("Rome in May", "trip", 4)

@@ -1,6 +1,8 @@
 """The widget tools through a running Mind with the Scripted provider: absent until the
-operator puts a type with `tobe admin widget-types put` (over the Mind's socket), then offered,
-creating a widget in the conversation and answering a refusal with the generic failure."""
+operator puts a type with `tobe admin widget-types put` (over the Mind's socket); then the model
+creates a widget, writes records (one refused by the schema, one for a stale revision, each
+answered with the generic failure), and sends it: the widget message follows the run's reply
+in history, carries the card, and later requests show it to the model."""
 
 from __future__ import annotations
 
@@ -20,12 +22,22 @@ from trip_type import PAGE, TRIP
 from tobe.v1 import common_pb2
 
 pytestmark = pytest.mark.e2e
-TOOLS = ["widget_create", "widget_write", "widget_read", "widget_delete"]
-MISSING = "request failed (404); read the current state before trying again"
+TOOLS = ["widget_create", "widget_write", "widget_read", "widget_delete", "widget_send"]
+INVALID = "request failed (400); read the current state before trying again"
+STALE = "request failed (409); read the current state before trying again"
 
 
 def _call(name: str, **arguments: object) -> dict[str, Any]:
     return {"name": name, "arguments": arguments}
+
+
+def _on_widget(name: str, **arguments: object) -> dict[str, Any]:
+    """A call on the widget whose id the last tool result names."""
+    return {**_call(name, **arguments), "arguments_from_last": {"widget_id": "widget_id"}}
+
+
+def _after(text: str, *, error: bool = False) -> dict[str, Any]:
+    return {"last_role": "tool", "last_is_error": error, "last_contains": text}
 
 
 RUNS = [
@@ -38,26 +50,42 @@ RUNS = [
                 "tool_calls": [_call("widget_create", type="trip", title="Rome in May")],
             },
             {
-                "expect": {
-                    "last_role": "tool",
-                    "last_is_error": False,
-                    "last_contains": '"type":"trip","title":"Rome in May"',
-                },
+                "expect": _after('"type":"trip","title":"Rome in May"'),
                 "tool_calls": [
-                    _call(
+                    _on_widget(
                         "widget_write",
-                        widget_id="w_missing",
                         module="stops",
                         record_id="r1",
-                        data={"place": "Rome"},
+                        data={"place": "Rome", "nights": 3},
+                        expected_revision=0,
                     )
                 ],
             },
             {
-                "expect": {"last_role": "tool", "last_is_error": True, "last_contains": MISSING},
-                "text": "planned",
+                "expect": _after('"record_id":"r1"'),
+                "tool_calls": [
+                    # The schema wants a string place; then a write expecting a new record.
+                    _on_widget("widget_write", module="stops", record_id="r2", data={"place": 7}),
+                    _on_widget(
+                        "widget_write",
+                        module="stops",
+                        record_id="r1",
+                        data={"place": "Milan"},
+                        expected_revision=0,
+                    ),
+                    _on_widget("widget_read"),
+                ],
             },
+            {
+                "expect": _after('"data":{"place":"Rome","nights":3},"revision":1'),
+                "tool_calls": [_on_widget("widget_send", summary="Three nights in Rome")],
+            },
+            {"expect": _after('"sent":'), "text": "Here is your trip."},
         ],
+    },
+    {
+        "match": "^again",
+        "steps": [{"expect": {"request_contains": ["Three nights in Rome"]}, "text": "ok"}],
     },
 ]
 
@@ -83,7 +111,7 @@ def _chat(gateway: Gateway, key: str, text: str) -> None:
     assert (ended.state, ended.reason) == (common_pb2.RUN_STATE_COMPLETED, ""), ended.reason
 
 
-def test_a_type_put_while_the_mind_runs_brings_the_tools_to_the_model(
+def test_the_model_builds_and_sends_a_widget_of_a_type_put_while_the_mind_runs(
     mind: MindProcess, tmp_path: Path
 ) -> None:
     gateway = Gateway.connect(mind)
@@ -98,14 +126,22 @@ def test_a_type_put_while_the_mind_runs_brings_the_tools_to_the_model(
         )
 
         _chat(gateway, key, "plan my trip")
+        _chat(gateway, key, "again")
 
-        tool_results = [
-            (m.text, m.is_error)
-            for m in gateway.history(key).messages
-            if m.role == common_pb2.MESSAGE_ROLE_TOOL
-        ]
+        messages = list(gateway.history(key).messages)
     finally:
         gateway.close()
-    assert len(tool_results) == 2
-    assert '"title":"Rome in May"' in tool_results[0][0]
-    assert tool_results[1] == (f"error: {MISSING}", True)
+    errors = [m.text for m in messages if m.role == common_pb2.MESSAGE_ROLE_TOOL and m.is_error]
+    assert errors == [f"error: {INVALID}", f"error: {STALE}"]
+    assistant = [m for m in messages if m.role == common_pb2.MESSAGE_ROLE_ASSISTANT]
+    texts = [m.text for m in assistant if not m.tool_calls]
+    sent = next(m for m in assistant if m.posted_by == "widget")
+    assert texts[-3:] == ["Here is your trip.", sent.text, "ok"]
+    card = sent.widget
+    assert (card.type, card.title, card.summary, card.cover) == (
+        "trip",
+        "Rome in May",
+        "Three nights in Rome",
+        "",
+    )
+    assert card.id.startswith("w_") and card.revision == 3
