@@ -65,6 +65,7 @@ from mind.tools.builtin import builtin_tools
 from mind.usage.ledger import UsageLedger
 from mind.usage.metered import MeteredProvider
 from mind.usage.reports import UsageReports
+from mind.widgets.tools import WIDGET_POSTER, WIDGET_TOOLS, WidgetToolSource
 from tobe.config import ContextSettings, MindSettings, ProviderSettings, Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (
@@ -122,6 +123,8 @@ class MindApp:
     scheduler: Scheduler | None = None
     # Token usage of every model request (`mind.usage`), and the reports read from it.
     usage: UsageReports | None = None
+    # The widget tools, offered while a widget type exists; told when the types change.
+    widget_tools: WidgetToolSource | None = None
 
     def __post_init__(self) -> None:
         # Every call authenticates through the cache; `last_seen_at` is written once a minute.
@@ -239,6 +242,8 @@ def build(
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
     tools.add_platform_source(skills, [VIEW_SKILL])
     tools.add_platform_source(resources, [READ_RESOURCE])
+    widget_tools = WidgetToolSource(database)
+    tools.add_platform_source(widget_tools, WIDGET_TOOLS)
     profiles = ProfileBook.from_settings(settings.profiles, tools.platform_names)
     # The keys of sealed runs, shared by everything that writes or reads their values.
     keyring = KeyRing(store_loader(database))
@@ -281,6 +286,9 @@ def build(
         decisions=decisions,
         usage=usage,
     )
+    widget_tools.post = lambda key, text, idempotency_key, card: manager.messages.post(
+        key, text, idempotency_key, posted_by=WIDGET_POSTER, widget=card.to_payload()
+    )
     app = MindApp(
         settings,
         database,
@@ -292,6 +300,7 @@ def build(
         manager,
         live_calls=live_calls,
         usage=usage,
+        widget_tools=widget_tools,
     )
     # Started first and stopped last: the runs' and reviews' rows are written at the stop.
     app.on_start.append(ledger.start)

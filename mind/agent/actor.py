@@ -20,6 +20,7 @@ reads on every step: a run's steps read neither from the store.
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from mind.agent.actor_state import CANCELLED_BY_USER, ChatInput, SendResult
 from mind.agent.execution import RunExecution
@@ -46,10 +47,17 @@ class ConversationActor(Intake, RunExecution, RunFinish):
         """
         return await asyncio.shield(self._submit(chat))
 
-    async def post(self, text: str, idempotency_key: str, posted_by: str) -> SendResult:
-        """Append a message written by code, now or after the active run; see the module
-        docstring. Idempotent per key (shared with `submit`); one unit of work, like it."""
-        return await asyncio.shield(self._post(text, idempotency_key, posted_by))
+    async def post(
+        self,
+        text: str,
+        idempotency_key: str,
+        posted_by: str,
+        widget: dict[str, Any] | None = None,
+    ) -> SendResult:
+        """Append a message written by code (a widget message with its card), now or after
+        the active run; see the module docstring. Idempotent per key (shared with `submit`);
+        one unit of work, like it."""
+        return await asyncio.shield(self._post(text, idempotency_key, posted_by, widget))
 
     async def drain(self) -> None:
         """Start the next queued input's run when idle (after a restart or a lease release)."""

@@ -141,7 +141,13 @@ class Intake(ActorState):
                 await self._start_next()  # the lease was free but older inputs were waiting
             return SendResult(accepted.input_id, 0, "", True, False)
 
-    async def _post(self, text: str, idempotency_key: str, posted_by: str) -> SendResult:
+    async def _post(
+        self,
+        text: str,
+        idempotency_key: str,
+        posted_by: str,
+        widget: dict[str, Any] | None = None,
+    ) -> SendResult:
         async with self._lock:
             closing = self._closing
             idle = self._run is None and not self.lease.held
@@ -161,7 +167,7 @@ class Intake(ActorState):
                     idempotency_key=idempotency_key,
                     steer=False,
                     mode=DetailMode.SUMMARY.value,
-                    source=PostSource(posted_by),
+                    source=PostSource(posted_by, widget),
                 )
                 if not now:
                     return SendResult(row.id, 0, "", True, False)

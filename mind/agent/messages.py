@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -74,7 +75,13 @@ class Messages:
         return await actor.post(text, idempotency_key, viewer.principal)
 
     async def post(
-        self, key: str, text: str, idempotency_key: str, *, posted_by: str
+        self,
+        key: str,
+        text: str,
+        idempotency_key: str,
+        *,
+        posted_by: str,
+        widget: dict[str, Any] | None = None,
     ) -> SendResult:
         """Post an assistant message written by the Mind's own code (no viewer checks).
 
@@ -88,7 +95,8 @@ class Messages:
         if not posted_by:
             raise InvalidInput("posted_by is required: name who posts the message")
         await self._database.read(lambda session: queries.access(session, key))
-        return await (await self._actors.actor(key)).post(text, idempotency_key, posted_by)
+        actor = await self._actors.actor(key)
+        return await actor.post(text, idempotency_key, posted_by, widget)
 
     async def deliver_observation(
         self,

@@ -162,7 +162,11 @@ def deliver_post(tx: WriteTx, row: Any, audience: list[str]) -> models.Message:
         key=row.conversation_key,
         text=row.text,
         posted_by=source.posted_by,
-        extra={"input_id": row.id, "idempotency_key": row.idempotency_key},
+        extra={
+            "input_id": row.id,
+            "idempotency_key": row.idempotency_key,
+            **({"widget": source.widget} if source.widget is not None else {}),
+        },
     )
     tx.execute(_POST_DELIVERED, input_id=row.id, message_id=message.id)
     return message

@@ -3,7 +3,8 @@
 Every input of a conversation's queue has one. A person's message stores `{}`; every other
 kind stores an object naming its `kind` and what the run it starts needs to know:
 
-* `PostSource`: a message written by code that waits for the active run (`posts`);
+* `PostSource`: a message written by code that waits for the active run (`posts`), and
+  the card of a widget message;
 * `FiringSource`: a scheduled action's firing, which starts a proactive run;
 * `ObservationSource`: an observation note from the Awareness sink, with its trust, its
   run's permissions and where it came from (`origins`);
@@ -33,6 +34,8 @@ class PersonSource:
 @dataclass(frozen=True)
 class PostSource:
     posted_by: str
+    # A widget message's card (`WidgetCardView.to_payload`); None for a text post.
+    widget: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,8 +83,11 @@ def to_json(source: InputSource) -> dict[str, Any]:
     match source:
         case PersonSource():
             return {}
-        case PostSource(posted_by):
-            return {"kind": POST, "posted_by": posted_by}
+        case PostSource(posted_by, widget):
+            post: dict[str, Any] = {"kind": POST, "posted_by": posted_by}
+            if widget is not None:
+                post["widget"] = widget
+            return post
         case FiringSource(firing_id, schedule_id, title, attempt):
             return {
                 "kind": FIRING,
@@ -118,7 +124,7 @@ def from_json(stored: dict[str, Any] | None) -> InputSource:
         return PERSON
     kind = stored.get("kind", "")
     if kind == POST:
-        return PostSource(str(stored["posted_by"]))
+        return PostSource(str(stored["posted_by"]), stored.get("widget"))
     if kind == FIRING:
         return FiringSource(
             int(stored["firing_id"]),

@@ -27,6 +27,7 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.events.widget_views import WidgetCardView
 from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
 
@@ -200,6 +201,9 @@ def message_view(row: MessageRow, viewer: DetailMode) -> MessageView:
         if result and not transparent
         else tuple(ImageRefView.from_payload(ref) for ref in payload.get("images", [])),
         redacted=bool(payload.get("redacted")),
+        widget=WidgetCardView.from_payload(payload["widget"])
+        if assistant and payload.get("widget")
+        else None,
     )
 
 

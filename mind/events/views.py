@@ -17,6 +17,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from mind.events.widget_views import WidgetCardView
 from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
 
@@ -127,6 +128,8 @@ class MessageView:
     images: tuple[ImageRefView, ...] = ()
     posted_by: str = ""
     redacted: bool = False
+    # A widget message's card (posted_by "widget").
+    widget: WidgetCardView | None = None
 
     def to_payload(self) -> Payload:
         return {
@@ -146,6 +149,7 @@ class MessageView:
             "images": [image.to_payload() for image in self.images],
             "posted_by": self.posted_by,
             "redacted": self.redacted,
+            "widget": self.widget.to_payload() if self.widget is not None else None,
         }
 
     @classmethod
@@ -173,6 +177,9 @@ class MessageView:
             images=tuple(ImageRefView.from_payload(image) for image in payload.get("images", [])),
             posted_by=payload.get("posted_by", ""),
             redacted=payload.get("redacted", False),
+            widget=WidgetCardView.from_payload(widget)
+            if (widget := payload.get("widget"))
+            else None,
         )
 
 

@@ -72,6 +72,9 @@ def link_mind(app: MindApp) -> MindLink:
         change_profile=app.manager.conversations.set_profile_for_operator,
         model_budget=lambda: model_budget(app.core, app.manager.actors.profiles),
         decision_failures=_decision_failures(app),
+        widget_types_changed=(
+            app.widget_tools.types_changed if app.widget_tools is not None else lambda: None
+        ),
     )
 
 

@@ -48,3 +48,5 @@ class MindLink:
     model_budget: Callable[[], ModelBudgetInfo | None]
     # Decision-layer stages whose answer stayed unusable since the start, by stage.
     decision_failures: Callable[[], Mapping[str, int]] = dict
+    # A widget type was put or deleted: the model's widget tools describe the types anew.
+    widget_types_changed: Callable[[], None] = lambda: None

@@ -88,7 +88,9 @@ class ManagementService:
         # Token usage (`tobe usage`); online, the Mind's reports flush its buffered rows first.
         self.usage = usage or UsageReports(database, Pricing.of())
         # The operator's widget types (`tobe admin widget-types`).
-        self.widget_types = WidgetTypeCommands(database)
+        self.widget_types = WidgetTypeCommands(
+            database, changed=mind.widget_types_changed if mind is not None else None
+        )
         # The scheduler's clock: a resumed action is next due after its now.
         self._clock = clock or SystemClock()
         self._profiles = profiles or ProfilesSettings()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mind.management import audit
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx
@@ -16,10 +18,12 @@ from mind.widgets.types import (
 
 
 class WidgetTypeCommands:
-    """`tobe admin widget-types …` against the store."""
+    """`tobe admin widget-types …` against the store; `changed` hears of every committed put
+    and delete (the running Mind's widget tools)."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, changed: Callable[[], None] | None = None) -> None:
         self._database = database
+        self._changed = changed or (lambda: None)
 
     async def put(
         self, name: str, schema_text: str, page: bytes, *, force: bool, actor: str
@@ -39,7 +43,9 @@ class WidgetTypeCommands:
             )
             return result
 
-        return await self._database.write(unit)
+        result = await self._database.write(unit)
+        self._changed()
+        return result
 
     async def list(self) -> list[WidgetTypeView]:
         return await self._database.read(list_types)
@@ -59,4 +65,6 @@ class WidgetTypeCommands:
             )
             return removed
 
-        return await self._database.write(unit)
+        removed = await self._database.write(unit)
+        self._changed()
+        return removed

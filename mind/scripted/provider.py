@@ -198,8 +198,10 @@ def _blind(request: ProviderRequest) -> ProviderRequest:
     return replace(request, messages=messages)
 
 
-def _tool_call(index: int, run_index: int, step: int, call: ScriptedToolCall) -> ToolCall:
-    raw = call.raw()
+def _tool_call(
+    index: int, run_index: int, step: int, call: ScriptedToolCall, last_text: str
+) -> ToolCall:
+    raw = call.raw(last_text)
     call_id = f"script_{run_index}_{step}_{index}"
     try:
         parsed = json.loads(raw)
@@ -314,16 +316,26 @@ class ScriptedProvider:
             failure = _check(step.expect, request, start, last)
             if failure is not None:
                 return self._error(f"run {run_index} step {step_index}: {failure}")
-        return self._play(step, run_index, step_index, on_event)
+        return self._play(
+            step, run_index, step_index, on_event, strip_stamp(last.text) if last else ""
+        )
 
     def _play(
-        self, step: ScriptedStep, run_index: int, step_index: int, on_event: EventSink
+        self,
+        step: ScriptedStep,
+        run_index: int,
+        step_index: int,
+        on_event: EventSink,
+        last_text: str = "",
     ) -> ProviderResult:
         for piece in _chunks(step.thinking, step.chunks):
             on_event(ThinkingDelta(piece))
         for piece in _chunks(step.text, step.chunks):
             on_event(TextDelta(piece))
-        calls = [_tool_call(i, run_index, step_index, c) for i, c in enumerate(step.tool_calls)]
+        calls = [
+            _tool_call(i, run_index, step_index, c, last_text)
+            for i, c in enumerate(step.tool_calls)
+        ]
         for index, call in enumerate(calls):
             on_event(ToolCallDelta(index, call.id, call.name, call.raw_arguments))
         usage = Usage(output_tokens=(len(step.text) + len(step.thinking)) // 4 + len(calls))

@@ -101,17 +101,35 @@ class ScriptedToolCall(_Strict):
     # Exactly one of them: a JSON object, or raw text sent as the arguments (may be invalid).
     arguments: dict[str, Any] | None = None
     raw_arguments: str | None = None
+    # Arguments copied from the JSON object the last message holds (a tool's result): argument
+    # name -> the object's key, e.g. {widget_id: widget_id} for an id only the result knows.
+    # One the result lacks is left out.
+    arguments_from_last: dict[str, str] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _one_form(self) -> ScriptedToolCall:
         if self.arguments is not None and self.raw_arguments is not None:
             raise ValueError("give either `arguments` or `raw_arguments`, not both")
+        if self.arguments_from_last and self.raw_arguments is not None:
+            raise ValueError("`arguments_from_last` adds to `arguments`, not to `raw_arguments`")
         return self
 
-    def raw(self) -> str:
+    def raw(self, last_text: str = "") -> str:
         if self.raw_arguments is not None:
             return self.raw_arguments
-        return json.dumps(self.arguments or {}, separators=(",", ":"))
+        arguments = dict(self.arguments or {})
+        if self.arguments_from_last:
+            try:
+                found = json.loads(last_text)
+            except json.JSONDecodeError:
+                found = None
+            if isinstance(found, dict):
+                arguments |= {
+                    name: found[key]
+                    for name, key in self.arguments_from_last.items()
+                    if key in found
+                }
+        return json.dumps(arguments, separators=(",", ":"))
 
 
 class Expectation(_Strict):

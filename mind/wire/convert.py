@@ -25,6 +25,7 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.events.widget_views import WidgetCardView
 from mind.memory.store import MemoryEntryView
 from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
@@ -109,6 +110,18 @@ def message_to_proto(view: MessageView) -> common_pb2.Message:
         images=[image_to_proto(image) for image in view.images],
         posted_by=view.posted_by,
         redacted=view.redacted,
+        widget=widget_card_to_proto(view.widget) if view.widget is not None else None,
+    )
+
+
+def widget_card_to_proto(view: WidgetCardView) -> common_pb2.WidgetCard:
+    return common_pb2.WidgetCard(
+        id=view.id,
+        type=view.type,
+        title=view.title,
+        summary=view.summary,
+        cover=view.cover,
+        revision=view.revision,
     )
 
 
@@ -160,6 +173,16 @@ def message_from_proto(message: common_pb2.Message) -> MessageView:
         images=tuple(image_from_proto(image) for image in message.images),
         posted_by=message.posted_by,
         redacted=message.redacted,
+        widget=WidgetCardView(
+            message.widget.id,
+            message.widget.type,
+            message.widget.title,
+            message.widget.summary,
+            message.widget.cover,
+            message.widget.revision,
+        )
+        if message.HasField("widget")
+        else None,
     )
 
 

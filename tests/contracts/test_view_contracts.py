@@ -34,6 +34,7 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.events.widget_views import WidgetCardView
 from mind.memory.store import MemoryEntryView
 from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
@@ -75,6 +76,7 @@ FULL_MESSAGE = MessageView(
     images=(ImageRefView(digest="ab" * 32, media_type="image/png", size_bytes=2048),),
     posted_by="welcome",
     redacted=True,
+    widget=WidgetCardView("w_1", "trip", "Rome", "Three nights", "ab" * 32, 4),
 )
 FULL_TOOL = ToolView(
     tool_call_id="call_1",

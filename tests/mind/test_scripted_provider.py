@@ -209,3 +209,18 @@ def test_an_observation_note_after_an_ended_run_starts_its_own_run_and_steps():
     # A conversation that only ever received notes works the same way.
     alone, _ = _play(provider, _request(HistoryMessage(1, "note", "door opened", T)))
     assert alone.text == "checking the time"
+
+
+def test_a_call_takes_the_arguments_it_names_from_the_last_tool_result():
+    script = """
+runs:
+  - match: "^weather"
+    steps:
+      - tool_calls: [{name: forecast, arguments: {city: Paris}}]
+      - tool_calls:
+          - {name: forecast, arguments: {days: 2}, arguments_from_last: {city: town, x: absent}}
+"""
+    provider = ScriptedProvider(parse_script(script, "test"))
+    result, _ = _play(provider, _request(*_second_step_history('{"town": "Lyon"}')))
+    (call,) = result.tool_calls
+    assert call.arguments == {"days": 2, "city": "Lyon"}

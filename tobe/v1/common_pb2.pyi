@@ -444,6 +444,7 @@ class Message(_message.Message):
     IMAGES_FIELD_NUMBER: _builtins.int
     POSTED_BY_FIELD_NUMBER: _builtins.int
     REDACTED_FIELD_NUMBER: _builtins.int
+    WIDGET_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     conversation_key: _builtins.str
     role: Global___MessageRole.ValueType
@@ -482,6 +483,10 @@ class Message(_message.Message):
     def images(self) -> _containers.RepeatedCompositeFieldContainer[Global___ImageRef]:
         """Images the message carries (a person's message; an observation's media)."""
 
+    @_builtins.property
+    def widget(self) -> Global___WidgetCard:
+        """Set on a widget message (posted_by "widget"): the card of the widget the model sent."""
+
     def __init__(
         self,
         *,
@@ -501,14 +506,55 @@ class Message(_message.Message):
         images: _abc.Iterable[Global___ImageRef] | None = ...,
         posted_by: _builtins.str = ...,
         redacted: _builtins.bool = ...,
+        widget: Global___WidgetCard | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "widget", b"widget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["admitted_mode", b"admitted_mode", "conversation_key", b"conversation_key", "created_at", b"created_at", "id", b"id", "idempotency_key", b"idempotency_key", "images", b"images", "is_error", b"is_error", "posted_by", b"posted_by", "redacted", b"redacted", "result_summary", b"result_summary", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["admitted_mode", b"admitted_mode", "conversation_key", b"conversation_key", "created_at", b"created_at", "id", b"id", "idempotency_key", b"idempotency_key", "images", b"images", "is_error", b"is_error", "posted_by", b"posted_by", "redacted", b"redacted", "result_summary", b"result_summary", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls", "widget", b"widget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Message: _TypeAlias = Message  # noqa: Y015
+
+@_typing.final
+class WidgetCard(_message.Message):
+    """A widget as a card in the conversation: what a client shows before opening its type's page."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    COVER_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    type: _builtins.str
+    """The widget's type name."""
+    title: _builtins.str
+    summary: _builtins.str
+    """At most 500 characters."""
+    cover: _builtins.str
+    """Digest of the cover image in the media store; empty when it has none."""
+    revision: _builtins.int
+    """The widget's revision when it was sent."""
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        type: _builtins.str = ...,
+        title: _builtins.str = ...,
+        summary: _builtins.str = ...,
+        cover: _builtins.str = ...,
+        revision: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cover", b"cover", "id", b"id", "revision", b"revision", "summary", b"summary", "title", b"title", "type", b"type"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WidgetCard: _TypeAlias = WidgetCard  # noqa: Y015
 
 @_typing.final
 class ImageRef(_message.Message):
