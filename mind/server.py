@@ -305,6 +305,7 @@ def build(
     # Started first and stopped last: the runs' and reviews' rows are written at the stop.
     app.on_start.append(ledger.start)
     app.on_stop.append(ledger.close)
+    app.on_start.append(widget_tools.start)
     notes = BackgroundNotes(database)
     app.remote = RemoteExecution.build(
         database,

@@ -283,12 +283,19 @@ class WidgetToolSource:
         self._widgets = Widgets(database)
         self._tools: list[Tool] | None = None
         self.post: WidgetPost | None = None
+        # The store is read only once the Mind has started on it (migrated, recovered).
+        self._started = False
+
+    async def start(self) -> None:
+        self._started = True
 
     def types_changed(self) -> None:
         """A type was put or deleted: read them again before the next offer."""
         self._tools = None
 
     def tools_for(self, conversation_key: str) -> list[Tool]:
+        if not self._started:
+            return []
         if self._tools is None:
             self._tools = self._make(self._database.read_now(list_types))
         return self._tools

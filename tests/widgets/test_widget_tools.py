@@ -28,9 +28,16 @@ STALE = "request failed (409); read the current state before trying again"
 MISSING = "request failed (404); read the current state before trying again"
 
 
+async def _started(database: Database) -> WidgetToolSource:
+    """A tool source as the running Mind has it: started on a migrated store."""
+    source = WidgetToolSource(database)
+    await source.start()
+    return source
+
+
 @pytest.fixture
-def tools(trip_store: Database) -> dict[str, Tool]:
-    return {tool.name: tool for tool in WidgetToolSource(trip_store).tools_for(KEY)}
+async def tools(trip_store: Database) -> dict[str, Tool]:
+    return {tool.name: tool for tool in (await _started(trip_store)).tools_for(KEY)}
 
 
 async def _call(
@@ -132,7 +139,7 @@ def test_the_descriptions_list_every_types_modules_and_fields(tools: dict[str, T
 async def test_the_tools_are_offered_once_a_type_exists_and_only_to_profiles_listing_them(
     database: Database,
 ) -> None:
-    source = WidgetToolSource(database)
+    source = await _started(database)
     registry = ToolRegistry()
     registry.add_platform_source(source, WIDGET_TOOLS)
     listing = Profile(name="planner", platform_tools=("widget_create", "widget_read"))
@@ -162,7 +169,7 @@ async def test_sending_sets_the_presentation_and_posts_the_card_once_per_tool_ca
     async def post(key: str, text: str, idempotency_key: str, card: WidgetCardView) -> None:
         posted.append((key, text, idempotency_key, card))
 
-    source = WidgetToolSource(trip_store)
+    source = await _started(trip_store)
     source.post = post
     tools = {tool.name: tool for tool in source.tools_for(KEY)}
     context = tool_context(KEY)
@@ -180,3 +187,13 @@ async def test_sending_sets_the_presentation_and_posts_the_card_once_per_tool_ca
     assert posted == [
         (KEY, f"[widget {card.id}: trip 'Rome'] Three nights", "widget-send:call_1", card)
     ]
+
+
+async def test_no_tool_is_offered_before_the_mind_has_started_on_its_store(
+    trip_store: Database,
+) -> None:
+    """Building the Mind reads nothing: the store may not be migrated yet."""
+    source = WidgetToolSource(trip_store)
+    assert source.tools_for(KEY) == []
+    await source.start()
+    assert source.tools_for(KEY)
