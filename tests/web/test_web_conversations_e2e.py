@@ -33,6 +33,7 @@ def list_item(page: Page, key: str):  # type: ignore[no-untyped-def]
 
 
 def show_list(page: Page) -> None:
+    expect(page.locator("#chat")).to_be_visible()  # a tab just opened shows the chat first
     toggle = page.locator("#toggle-list")
     if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
         toggle.click()

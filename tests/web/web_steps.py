@@ -26,9 +26,13 @@ def new_conversation(page: Page, title: str, *, unique: bool = True) -> str:
     toggle = page.locator("#toggle-list")
     if toggle.is_visible():  # a narrow screen: the list opens over the conversation
         toggle.click()
+    current = page.locator("#conversations button[aria-current=true]")
+    before = current.get_attribute("data-key") if current.count() else None
     page.fill("#new-title", title)
     page.click("#new-conversation button[type=submit]")
-    current = page.locator("#conversations button[aria-current=true]")
+    # An earlier conversation may carry the same title: wait for a new one to be shown.
+    if before is not None:
+        expect(current).not_to_have_attribute("data-key", before)
     expect(current).to_have_text(title)
     expect(page.locator("#conversation-title")).to_have_text(title)
     key = current.get_attribute("data-key")
