@@ -19,6 +19,7 @@ from mind.agent.proactive import ProactiveRun
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.conversation.images import CheckedImage
 from mind.conversation.lease import MutationLease
+from mind.conversation.quotes import CheckedForward
 from mind.conversation.replies import ReplyTexts
 from mind.conversation.sources import PERSON, InputSource
 from mind.core.loop import AgentCore, RunOutcome
@@ -49,6 +50,9 @@ class ChatInput:
     source: InputSource = PERSON
     # Checked images sent with the text, stored in the unit that accepts the input.
     images: tuple[CheckedImage, ...] = ()
+    # The message it quotes (0: none), and the chat record forwarded with it (a person's).
+    reply_to: int = 0
+    forwarded: tuple[CheckedForward, ...] = ()
     # Also done in the accepting unit (not for a retry), given the run it started ("" when
     # queued): an owner's decision on a pending action commits with its input.
     also: Callable[[WriteTx, str], None] | None = None

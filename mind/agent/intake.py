@@ -82,7 +82,11 @@ class Intake(ActorState):
                 if closing:
                     raise ShuttingDown("the Mind is shutting down; send again after it restarts")
                 store_images(tx.session, chat.images)
+                for item in chat.forwarded:
+                    store_images(tx.session, item.images)
                 images = [image.ref() for image in chat.images]
+                reply_to = chat.reply_to or None
+                forwarded = [item.ref() for item in chat.forwarded]
                 if idle and inputs.oldest_queued(tx, self.key) is None:
                     run = self._start_with(tx, chat.source, "user", chat.mode)
                     row = inputs.accept(
@@ -95,6 +99,8 @@ class Intake(ActorState):
                         mode=chat.mode,
                         source=chat.source,
                         images=images,
+                        reply_to=reply_to,
+                        forwarded=forwarded,
                     )
                     message = inputs.deliver(tx, row, run.id, self.audience)
                     if chat.also is not None:
@@ -112,6 +118,8 @@ class Intake(ActorState):
                     audience=self.audience,
                     source=chat.source,
                     images=images,
+                    reply_to=reply_to,
+                    forwarded=forwarded,
                 )
                 if chat.also is not None:
                     chat.also(tx, "")

@@ -22,6 +22,7 @@ from mind.conversation import queries
 from mind.conversation.access import Viewer, check_principal
 from mind.conversation.images import CheckedImage, ImageUpload, check_images
 from mind.conversation.limits import check_idempotency_key, check_text, clamp
+from mind.conversation.quotes import ForwardUpload, check_forwarded, check_reply_to
 from mind.conversation.sources import ObservationSource
 from mind.errors import InvalidInput
 from mind.events.action_views import ScheduledActionView
@@ -45,8 +46,12 @@ class Messages:
         steer: bool,
         mode: DetailMode,
         images: Sequence[ImageUpload] = (),
+        reply_to: int = 0,
+        forwarded: Sequence[ForwardUpload] = (),
     ) -> SendResult:
-        """Accept a person's message: text, images, or both (see `mind.conversation.images`)."""
+        """Accept a person's message: text, images, or both (see `mind.conversation.images`),
+        quoting the message `reply_to` of the same conversation (0: none) and forwarding a chat
+        record (`mind.conversation.quotes`)."""
         check_principal(viewer.principal)
         # Resizing an image over the limits takes a while: off the event loop.
         checked = await asyncio.to_thread(
@@ -55,11 +60,31 @@ class Messages:
             max_bytes=self._settings.max_image_bytes,
             max_count=self._settings.max_images,
         )
-        check_text(text, "send", self._settings.max_message_bytes, images=len(checked))
+        record = await asyncio.to_thread(
+            check_forwarded,
+            forwarded,
+            max_text_bytes=self._settings.max_message_bytes,
+            max_image_bytes=self._settings.max_image_bytes,
+            max_images=self._settings.max_images - len(checked),
+        )
+        check_text(
+            text,
+            "send",
+            self._settings.max_message_bytes,
+            images=len(checked) + len(record),
+        )
         check_idempotency_key(idempotency_key, "send")
         actor = await self._actors.visible_actor(viewer, key)
+        await self._database.read(lambda session: check_reply_to(session, key, reply_to))
         chat = ChatInput(
-            viewer.principal, text, idempotency_key, steer, mode.value, images=tuple(checked)
+            viewer.principal,
+            text,
+            idempotency_key,
+            steer,
+            mode.value,
+            images=tuple(checked),
+            reply_to=reply_to,
+            forwarded=tuple(record),
         )
         return await actor.submit(chat)
 

@@ -15,6 +15,7 @@ from mind.api.scope_check import require_scopes
 from mind.approvals.wiring import Approvals
 from mind.conversation.access import Viewer
 from mind.conversation.images import ImageUpload
+from mind.conversation.quotes import ForwardUpload
 from mind.credentials import Identity
 from mind.credentials.interceptor import current_identity
 from mind.credentials.revocation_reports import RevocationReports
@@ -207,6 +208,8 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             request.steer,
             detail_mode(request.detail_mode),
             [ImageUpload(image.media_type, image.data) for image in request.images],
+            reply_to=request.reply_to,
+            forwarded=[forward_from_proto(item) for item in request.forwarded],
         )
         return mind_pb2.SendChatResponse(
             message_id=result.message_id,
@@ -435,3 +438,11 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             raise InvalidInput(f"closed must be 0 or more, not {request.closed}")
         self.revocation_reports.report(request.credential_id, request.closed)
         return mind_pb2.ReportRevocationResponse()
+
+
+def forward_from_proto(item: common_pb2.ForwardedItemUpload) -> ForwardUpload:
+    return ForwardUpload(
+        item.speaker,
+        item.text,
+        [ImageUpload(image.media_type, image.data) for image in item.images],
+    )

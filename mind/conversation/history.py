@@ -13,6 +13,26 @@ Role = Literal["user", "assistant", "tool", "note"]
 
 
 @dataclass(frozen=True)
+class QuotedMessage:
+    """What a quoting message shows of the message it quotes (`mind.conversation.quotes`)."""
+
+    message_id: int
+    speaker: str
+    text: str
+    has_images: bool
+
+
+@dataclass(frozen=True)
+class ForwardedEntry:
+    """One item of a forwarded chat record, with the images whose bytes were read."""
+
+    speaker: str
+    text: str
+    images: tuple[ImagePart, ...] = ()
+    unreadable_images: int = 0
+
+
+@dataclass(frozen=True)
 class HistoryMessage:
     """One stored message, with what the provider view needs to render it."""
 
@@ -34,6 +54,9 @@ class HistoryMessage:
     tool_name: str = ""
     is_error: bool = False
     run_id: str = ""
+    # A person's message: the message it quotes, and a chat record it forwards.
+    quote: QuotedMessage | None = None
+    forwarded: tuple[ForwardedEntry, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
-from mind.conversation import posts, sources
+from mind.conversation import posts, quotes, sources
 from mind.conversation.messages import append_message
 from mind.events.payloads import queued_view
 from mind.store import models
@@ -71,11 +71,14 @@ def accept(
     mode: str,
     source: sources.InputSource = sources.PERSON,
     images: list[dict[str, Any]] | None = None,
+    reply_to: int | None = None,
+    forwarded: list[dict[str, Any]] | None = None,
     state: str = "queued",
 ) -> models.Input:
     """Store a new input, queued (no event: the caller delivers it or announces it).
 
-    `images` are references to rows of `media` the same unit stored. An input recorded
+    `images` are references to rows of `media` the same unit stored, as are the images of
+    the `forwarded` record; `reply_to` was checked (`mind.conversation.quotes`). An input recorded
     `dropped` is never delivered: it keeps an idempotency key for a request that started no
     run (`mind.agent.action_decisions`)."""
     row = models.Input(
@@ -87,6 +90,8 @@ def accept(
         detail_mode=mode,
         source=sources.to_json(source),
         images=images or [],
+        reply_to=reply_to,
+        forwarded=forwarded or [],
         state=state,
         created_at=datetime.now(UTC),
     )
@@ -106,6 +111,8 @@ def enqueue(
     audience: list[str],
     source: sources.InputSource = sources.PERSON,
     images: list[dict[str, Any]] | None = None,
+    reply_to: int | None = None,
+    forwarded: list[dict[str, Any]] | None = None,
 ) -> models.Input:
     """Store a new input that waits behind an active run, and announce it."""
     row = accept(
@@ -118,6 +125,8 @@ def enqueue(
         mode=mode,
         source=source,
         images=images,
+        reply_to=reply_to,
+        forwarded=forwarded,
     )
     tx.event("message_queued", key, audience, queued_view(row, active_run_id).to_payload())
     return row
@@ -131,6 +140,7 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
     speaking. The note's payload keeps the source as stored.
     """
     by_person = isinstance(sources.from_json(row.source), sources.PersonSource)
+    quote = quotes.quote_at_delivery(tx, row.conversation_key, row.reply_to)
     message = append_message(
         tx,
         audience,
@@ -145,6 +155,8 @@ def deliver(tx: WriteTx, row: Any, run_id: str, audience: list[str]) -> models.M
             "steer": row.steer,
             **({} if by_person else {"source": row.source}),
             **({"images": list(row.images)} if row.images else {}),
+            **({"reply_to": row.reply_to, "quote": quote} if quote is not None else {}),
+            **({"forwarded": list(row.forwarded)} if row.forwarded else {}),
         },
         mode=DetailMode.TRANSPARENT,
     )

@@ -49,8 +49,18 @@ def image_refs(payload: Mapping[str, Any] | None) -> list[dict[str, Any]]:
     return list((payload or {}).get("images", []))
 
 
+def forwarded_image_refs(payload: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The image references of the chat record a message's payload forwards, in order."""
+    return [ref for item in (payload or {}).get("forwarded", []) for ref in item.get("images", [])]
+
+
 def digests_of(payloads: Iterable[Mapping[str, Any] | None]) -> set[str]:
-    return {ref["digest"] for payload in payloads for ref in image_refs(payload)}
+    """The digests of every image the payloads refer to, forwarded ones included."""
+    return {
+        ref["digest"]
+        for payload in payloads
+        for ref in image_refs(payload) + forwarded_image_refs(payload)
+    }
 
 
 def read_images(session: Session, digests: Iterable[str]) -> dict[str, ImagePart]:
@@ -90,7 +100,11 @@ def _carried(session: Session, key: str, digest: str) -> bool:
             cast(models.Message.payload, Text).contains(digest),
         )
     )
-    if any(ref.get("digest") == digest for payload in messages for ref in image_refs(payload)):
+    if any(
+        ref.get("digest") == digest
+        for payload in messages
+        for ref in image_refs(payload) + forwarded_image_refs(payload)
+    ):
         return True
     inputs = session.scalars(
         select(models.Input.images).where(

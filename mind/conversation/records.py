@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from mind.conversation.history import HistoryMessage
+from mind.conversation.history import ForwardedEntry, HistoryMessage, QuotedMessage
 from mind.conversation.media import image_refs
 from mind.providers.base import ImagePart, ProviderResult, ThinkingBlock, ToolCall
 from mind.store import models
@@ -40,6 +40,7 @@ def history_message(
     payload = row.payload or {}
     digests = [ref["digest"] for ref in image_refs(payload)]
     found = images or {}
+    quote = payload.get("quote")
     return HistoryMessage(
         id=row.id,
         role=row.role,  # type: ignore[arg-type]
@@ -54,6 +55,18 @@ def history_message(
         is_error=bool(payload.get("is_error")),
         run_id=row.run_id or "",
         posted_by=payload.get("posted_by", "") if row.role == "assistant" else "",
+        quote=QuotedMessage(**quote) if quote else None,
+        forwarded=tuple(_forwarded(item, found) for item in payload.get("forwarded", [])),
+    )
+
+
+def _forwarded(item: Mapping[str, Any], images: Mapping[str, ImagePart]) -> ForwardedEntry:
+    digests = [ref["digest"] for ref in item.get("images", [])]
+    return ForwardedEntry(
+        speaker=item["speaker"],
+        text=item["text"],
+        images=tuple(images[digest] for digest in digests if digest in images),
+        unreadable_images=sum(1 for digest in digests if digest not in images),
     )
 
 

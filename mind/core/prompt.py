@@ -11,6 +11,8 @@ from datetime import datetime
 from typing import Protocol
 from zoneinfo import ZoneInfo
 
+from mind.conversation.history import QuotedMessage
+
 NOTE_MARK = "(platform note, not said by anyone)"
 CURRENT_TIME_NOTE = f"The current time {NOTE_MARK}"
 
@@ -41,6 +43,22 @@ IMAGE_UNREADABLE = "[image could not be read]"
 def image_marker(message_id: int) -> str:
     """What a message with images starts with, so the model can name the image by message."""
     return f"[image #{message_id}]"
+
+
+def quote_line(quote: QuotedMessage) -> str:
+    """The line a quoting message starts with (seed 004 §3.3.5): the quoted text, or for a
+    quoted image its message id, which the image's own message starts with."""
+    if quote.has_images:
+        return f"[quote {quote.speaker}'s image #{quote.message_id}]"
+    return f"[quote {quote.speaker}: {quote.text}]"
+
+
+FORWARDED_RECORD = "[forwarded chat record]"
+
+
+def forwarded_image_marker(number: int) -> str:
+    """Where the `number`th image of a forwarded record (from 1) belongs in its text."""
+    return f"[forwarded image {number}]"
 
 
 PLATFORM_PROMPT = f"""\

@@ -15,6 +15,11 @@ A pure function, recomputed from the complete history before every provider requ
   stamp), then its text, then the images; an image whose bytes are gone is replaced by
   `[image could not be read]` after the text (whether the model sees the images is its
   adapter's business: one that cannot gets a placeholder instead);
+* a person's message quoting another starts with a line `[quote <speaker>: <text>]`, or for a
+  quoted message with images `[quote <speaker>'s image #<id>]` (before an image marker of its
+  own); one forwarding a chat record ends with the record, an item per line as
+  `<speaker>: <text>`, each item's images marked `[forwarded image <n>]` after its text and
+  sent after the message's own images, in the record's order;
 * a message posted by code (a welcome, an error reply, a client's post) becomes a platform
   note saying so: the model did not write it, and a history that starts with, or repeats, the
   assistant's turn is refused by some wires;
@@ -33,15 +38,18 @@ from datetime import datetime
 
 from mind.conversation.history import ContextSummary, HistoryMessage, gmt_stamp
 from mind.core.prompt import (
+    FORWARDED_RECORD,
     IMAGE_UNREADABLE,
     NOTE_MARK,
     current_time_note,
+    forwarded_image_marker,
     image_marker,
     is_time_note,
     posted_note,
+    quote_line,
     summary_note,
 )
-from mind.providers.base import ProviderMessage, ToolCall
+from mind.providers.base import ImagePart, ProviderMessage, ToolCall
 
 NOT_EXECUTED = "error: this tool call was not executed (the run ended before it ran)"
 
@@ -77,6 +85,23 @@ def _with_images(message: HistoryMessage, text: str) -> str:
     return "\n".join(lines)
 
 
+def _person_said(message: HistoryMessage) -> tuple[str, list[ImagePart]]:
+    """A person's message: its quote line, text and images, then the record it forwards."""
+    lines = [quote_line(message.quote)] if message.quote is not None else []
+    if text := _with_images(message, message.text):
+        lines.append(text)
+    images = list(message.images)
+    if message.forwarded:
+        lines.append(FORWARDED_RECORD)
+    for entry in message.forwarded:
+        lines.append(f"{entry.speaker}: {entry.text}")
+        for image in entry.images:
+            images.append(image)
+            lines.append(forwarded_image_marker(len(images) - len(message.images)))
+        lines.extend(IMAGE_UNREADABLE for _ in range(entry.unreadable_images))
+    return "\n".join(lines), images
+
+
 def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessage:
     stamp = gmt_stamp(message.created_at)
     if message.role == "note":
@@ -99,6 +124,9 @@ def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessag
             tool_name=message.tool_name,
             is_error=message.is_error,
         )
+    if message.role == "user":
+        text, images = _person_said(message)
+        return ProviderMessage(role="user", text=stamp + text, images=images)
     return ProviderMessage(
         role=message.role,
         text=stamp + _with_images(message, message.text),

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
+from mind.events.quote_views import ForwardedItemView, QuoteView
 from mind.events.views import (
     ApprovalView,
     ConversationView,
@@ -204,6 +205,9 @@ def message_view(row: MessageRow, viewer: DetailMode) -> MessageView:
         widget=WidgetCardView.from_payload(payload["widget"])
         if assistant and payload.get("widget")
         else None,
+        reply_to=payload.get("reply_to") or 0,
+        quote=QuoteView.from_payload(quote) if (quote := payload.get("quote")) else None,
+        forwarded=tuple(ForwardedItemView.from_payload(i) for i in payload.get("forwarded", [])),
     )
 
 

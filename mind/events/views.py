@@ -17,6 +17,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from mind.events.image_views import ImageRefView as ImageRefView
+from mind.events.quote_views import ForwardedItemView, QuoteView
 from mind.events.widget_views import WidgetCardView
 from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
@@ -71,22 +73,6 @@ class ToolCallRef:
 
 
 @dataclass(frozen=True)
-class ImageRefView:
-    """An image a message carries, stored once by the SHA-256 of its bytes."""
-
-    digest: str
-    media_type: str
-    size_bytes: int
-
-    def to_payload(self) -> Payload:
-        return {"digest": self.digest, "media_type": self.media_type, "size_bytes": self.size_bytes}
-
-    @classmethod
-    def from_payload(cls, payload: Payload) -> ImageRefView:
-        return cls(payload["digest"], payload["media_type"], payload["size_bytes"])
-
-
-@dataclass(frozen=True)
 class MemoryChangedView:
     """A memory entry written or deleted; the text is read with ListMemory."""
 
@@ -130,6 +116,10 @@ class MessageView:
     redacted: bool = False
     # A widget message's card (posted_by "widget").
     widget: WidgetCardView | None = None
+    # A person's message: the message it quotes with what the quote shows; a forwarded record.
+    reply_to: int = 0
+    quote: QuoteView | None = None
+    forwarded: tuple[ForwardedItemView, ...] = ()
 
     def to_payload(self) -> Payload:
         return {
@@ -150,6 +140,9 @@ class MessageView:
             "posted_by": self.posted_by,
             "redacted": self.redacted,
             "widget": self.widget.to_payload() if self.widget is not None else None,
+            "reply_to": self.reply_to,
+            "quote": self.quote.to_payload() if self.quote is not None else None,
+            "forwarded": [item.to_payload() for item in self.forwarded],
         }
 
     @classmethod
@@ -180,6 +173,11 @@ class MessageView:
             widget=WidgetCardView.from_payload(widget)
             if (widget := payload.get("widget"))
             else None,
+            reply_to=payload.get("reply_to", 0),
+            quote=QuoteView.from_payload(quote) if (quote := payload.get("quote")) else None,
+            forwarded=tuple(
+                ForwardedItemView.from_payload(i) for i in payload.get("forwarded", [])
+            ),
         )
 
 

@@ -8,6 +8,7 @@ A field renamed or dropped on either side fails there instead of going missing o
 from __future__ import annotations
 
 from mind.credentials.pairing import IssuedCode
+from mind.events.quote_views import ForwardedItemView, QuoteView
 from mind.events.views import (
     ApprovalView,
     CompactionTrigger,
@@ -111,6 +112,23 @@ def message_to_proto(view: MessageView) -> common_pb2.Message:
         posted_by=view.posted_by,
         redacted=view.redacted,
         widget=widget_card_to_proto(view.widget) if view.widget is not None else None,
+        reply_to=view.reply_to,
+        forwarded=[
+            common_pb2.ForwardedItem(
+                speaker=item.speaker,
+                text=item.text,
+                images=[image_to_proto(image) for image in item.images],
+            )
+            for item in view.forwarded
+        ],
+        quote=common_pb2.Quote(
+            message_id=view.quote.message_id,
+            speaker=view.quote.speaker,
+            text=view.quote.text,
+            has_images=view.quote.has_images,
+        )
+        if view.quote is not None
+        else None,
     )
 
 
@@ -183,6 +201,21 @@ def message_from_proto(message: common_pb2.Message) -> MessageView:
         )
         if message.HasField("widget")
         else None,
+        reply_to=message.reply_to,
+        quote=QuoteView(
+            message.quote.message_id,
+            message.quote.speaker,
+            message.quote.text,
+            message.quote.has_images,
+        )
+        if message.HasField("quote")
+        else None,
+        forwarded=tuple(
+            ForwardedItemView(
+                item.speaker, item.text, tuple(image_from_proto(image) for image in item.images)
+            )
+            for item in message.forwarded
+        ),
     )
 
 

@@ -34,6 +34,7 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
+from mind.events.quote_views import ForwardedItemView, QuoteView
 from mind.events.widget_views import WidgetCardView
 from mind.memory.store import MemoryEntryView
 from mind.tools.authorizer import Decision
@@ -77,6 +78,13 @@ FULL_MESSAGE = MessageView(
     posted_by="welcome",
     redacted=True,
     widget=WidgetCardView("w_1", "trip", "Rome", "Three nights", "ab" * 32, 4),
+    reply_to=5,
+    quote=QuoteView(5, "alice", "see you", has_images=True),
+    forwarded=(
+        ForwardedItemView(
+            "bob", "look", (ImageRefView(digest="cd" * 32, media_type="image/gif", size_bytes=9),)
+        ),
+    ),
 )
 FULL_TOOL = ToolView(
     tool_call_id="call_1",

@@ -445,6 +445,9 @@ class Message(_message.Message):
     POSTED_BY_FIELD_NUMBER: _builtins.int
     REDACTED_FIELD_NUMBER: _builtins.int
     WIDGET_FIELD_NUMBER: _builtins.int
+    REPLY_TO_FIELD_NUMBER: _builtins.int
+    FORWARDED_FIELD_NUMBER: _builtins.int
+    QUOTE_FIELD_NUMBER: _builtins.int
     id: _builtins.int
     conversation_key: _builtins.str
     role: Global___MessageRole.ValueType
@@ -473,6 +476,8 @@ class Message(_message.Message):
     """Set when the turn used a sensitive tool: its arguments, results and thinking were replaced,
     everywhere they were stored, by which datasets were queried and with what status.
     """
+    reply_to: _builtins.int
+    """User messages: the id of the message this one quotes (a reply); 0 when it quotes none."""
     @_builtins.property
     def tool_calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolCallRef]:
         """Tool calls requested by an assistant message."""
@@ -486,6 +491,14 @@ class Message(_message.Message):
     @_builtins.property
     def widget(self) -> Global___WidgetCard:
         """Set on a widget message (posted_by "widget"): the card of the widget the model sent."""
+
+    @_builtins.property
+    def forwarded(self) -> _containers.RepeatedCompositeFieldContainer[Global___ForwardedItem]:
+        """User messages: the chat record the person forwarded, in its order (a chat-record card)."""
+
+    @_builtins.property
+    def quote(self) -> Global___Quote:
+        """Set with reply_to: who said the quoted message and what, as it was when quoted."""
 
     def __init__(
         self,
@@ -507,14 +520,114 @@ class Message(_message.Message):
         posted_by: _builtins.str = ...,
         redacted: _builtins.bool = ...,
         widget: Global___WidgetCard | None = ...,
+        reply_to: _builtins.int = ...,
+        forwarded: _abc.Iterable[Global___ForwardedItem] | None = ...,
+        quote: Global___Quote | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "widget", b"widget"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at", "quote", b"quote", "widget", b"widget"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["admitted_mode", b"admitted_mode", "conversation_key", b"conversation_key", "created_at", b"created_at", "id", b"id", "idempotency_key", b"idempotency_key", "images", b"images", "is_error", b"is_error", "posted_by", b"posted_by", "redacted", b"redacted", "result_summary", b"result_summary", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls", "widget", b"widget"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["admitted_mode", b"admitted_mode", "conversation_key", b"conversation_key", "created_at", b"created_at", "forwarded", b"forwarded", "id", b"id", "idempotency_key", b"idempotency_key", "images", b"images", "is_error", b"is_error", "posted_by", b"posted_by", "quote", b"quote", "redacted", b"redacted", "reply_to", b"reply_to", "result_summary", b"result_summary", "role", b"role", "run_id", b"run_id", "text", b"text", "thinking", b"thinking", "tool_call_id", b"tool_call_id", "tool_calls", b"tool_calls", "widget", b"widget"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___Message: _TypeAlias = Message  # noqa: Y015
+
+@_typing.final
+class Quote(_message.Message):
+    """What a quoting message shows of the message it quotes."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    SPEAKER_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    HAS_IMAGES_FIELD_NUMBER: _builtins.int
+    message_id: _builtins.int
+    """The quoted message's id (the same as the quoting message's reply_to)."""
+    speaker: _builtins.str
+    """Who said it: the person's principal, "assistant" for the agent, "platform" for a note."""
+    text: _builtins.str
+    """Its text, cut to at most 200 characters ("…" marks a cut)."""
+    has_images: _builtins.bool
+    """True when the quoted message carries images."""
+    def __init__(
+        self,
+        *,
+        message_id: _builtins.int = ...,
+        speaker: _builtins.str = ...,
+        text: _builtins.str = ...,
+        has_images: _builtins.bool = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["has_images", b"has_images", "message_id", b"message_id", "speaker", b"speaker", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Quote: _TypeAlias = Quote  # noqa: Y015
+
+@_typing.final
+class ForwardedItem(_message.Message):
+    """One message of a forwarded chat record, as the forwarding client described it."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SPEAKER_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    IMAGES_FIELD_NUMBER: _builtins.int
+    speaker: _builtins.str
+    """Who said it in the record (1 to 64 characters)."""
+    text: _builtins.str
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[Global___ImageRef]:
+        """Its images, in order; a model sees them right after this item's text."""
+
+    def __init__(
+        self,
+        *,
+        speaker: _builtins.str = ...,
+        text: _builtins.str = ...,
+        images: _abc.Iterable[Global___ImageRef] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["images", b"images", "speaker", b"speaker", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForwardedItem: _TypeAlias = ForwardedItem  # noqa: Y015
+
+@_typing.final
+class ForwardedItemUpload(_message.Message):
+    """One message of a chat record being forwarded (SendChatRequest.forwarded)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    SPEAKER_FIELD_NUMBER: _builtins.int
+    TEXT_FIELD_NUMBER: _builtins.int
+    IMAGES_FIELD_NUMBER: _builtins.int
+    speaker: _builtins.str
+    """Who said it (1 to 64 characters, one line)."""
+    text: _builtins.str
+    """At most the configured message size; may be empty when the item carries images."""
+    @_builtins.property
+    def images(self) -> _containers.RepeatedCompositeFieldContainer[Global___ImageUpload]:
+        """Checked and normalised like a message's images; they count towards its image limit."""
+
+    def __init__(
+        self,
+        *,
+        speaker: _builtins.str = ...,
+        text: _builtins.str = ...,
+        images: _abc.Iterable[Global___ImageUpload] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["images", b"images", "speaker", b"speaker", "text", b"text"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ForwardedItemUpload: _TypeAlias = ForwardedItemUpload  # noqa: Y015
 
 @_typing.final
 class WidgetCard(_message.Message):

@@ -406,13 +406,21 @@ class SendChatCommand(_message.Message):
     IDEMPOTENCY_KEY_FIELD_NUMBER: _builtins.int
     STEER_FIELD_NUMBER: _builtins.int
     IMAGES_FIELD_NUMBER: _builtins.int
+    REPLY_TO_FIELD_NUMBER: _builtins.int
+    FORWARDED_FIELD_NUMBER: _builtins.int
     conversation_key: _builtins.str
     text: _builtins.str
     idempotency_key: _builtins.str
     """Required; a retried command with the same key creates nothing new."""
     steer: _builtins.bool
+    reply_to: _builtins.int
+    """The id of the message this one quotes (SendChatRequest.reply_to)."""
     @_builtins.property
     def images(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ImageUpload]: ...
+    @_builtins.property
+    def forwarded(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ForwardedItemUpload]:
+        """A forwarded chat record (SendChatRequest.forwarded)."""
+
     def __init__(
         self,
         *,
@@ -421,10 +429,12 @@ class SendChatCommand(_message.Message):
         idempotency_key: _builtins.str = ...,
         steer: _builtins.bool = ...,
         images: _abc.Iterable[_common_pb2.ImageUpload] | None = ...,
+        reply_to: _builtins.int = ...,
+        forwarded: _abc.Iterable[_common_pb2.ForwardedItemUpload] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "idempotency_key", b"idempotency_key", "images", b"images", "steer", b"steer", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "forwarded", b"forwarded", "idempotency_key", b"idempotency_key", "images", b"images", "reply_to", b"reply_to", "steer", b"steer", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

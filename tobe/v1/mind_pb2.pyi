@@ -219,6 +219,8 @@ class SendChatRequest(_message.Message):
     STEER_FIELD_NUMBER: _builtins.int
     DETAIL_MODE_FIELD_NUMBER: _builtins.int
     IMAGES_FIELD_NUMBER: _builtins.int
+    REPLY_TO_FIELD_NUMBER: _builtins.int
+    FORWARDED_FIELD_NUMBER: _builtins.int
     conversation_key: _builtins.str
     text: _builtins.str
     idempotency_key: _builtins.str
@@ -226,6 +228,10 @@ class SendChatRequest(_message.Message):
     """Steer the active run instead of queueing a follow-up."""
     detail_mode: _common_pb2.DetailMode.ValueType
     """Detail mode of the sending connection; frozen on the run and its tool calls when admitted."""
+    reply_to: _builtins.int
+    """The id of a message of the same conversation this one quotes (a reply); 0 for none.
+    A message of another conversation, or none at all, is INVALID_ARGUMENT.
+    """
     @_builtins.property
     def on_behalf_of(self) -> Global___OnBehalfOf: ...
     @_builtins.property
@@ -233,6 +239,10 @@ class SendChatRequest(_message.Message):
         """Images sent with the text (the text may then be empty). At most the configured number and
         size; INVALID_ARGUMENT otherwise.
         """
+
+    @_builtins.property
+    def forwarded(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ForwardedItemUpload]:
+        """A chat record forwarded with the message (at most 50 items; the text may then be empty)."""
 
     def __init__(
         self,
@@ -244,10 +254,12 @@ class SendChatRequest(_message.Message):
         steer: _builtins.bool = ...,
         detail_mode: _common_pb2.DetailMode.ValueType = ...,
         images: _abc.Iterable[_common_pb2.ImageUpload] | None = ...,
+        reply_to: _builtins.int = ...,
+        forwarded: _abc.Iterable[_common_pb2.ForwardedItemUpload] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "detail_mode", b"detail_mode", "idempotency_key", b"idempotency_key", "images", b"images", "on_behalf_of", b"on_behalf_of", "steer", b"steer", "text", b"text"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "detail_mode", b"detail_mode", "forwarded", b"forwarded", "idempotency_key", b"idempotency_key", "images", b"images", "on_behalf_of", b"on_behalf_of", "reply_to", b"reply_to", "steer", b"steer", "text", b"text"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

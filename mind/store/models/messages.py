@@ -43,7 +43,8 @@ class Message(Base):
     run_id: Mapped[str | None] = mapped_column(String(40), index=True)
     role: Mapped[str] = mapped_column(String(16))
     text: Mapped[str] = mapped_column(Text, default="")
-    # Role-specific structure: thinking blocks, tool calls, images, tool_call_id, is_error, source.
+    # Role-specific structure: thinking blocks, tool calls, images, tool_call_id, is_error, source,
+    # a person's reply_to with its quote, a forwarded chat record.
     payload: Mapped[dict[str, Any]] = mapped_column(default=dict)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
@@ -76,6 +77,10 @@ class Input(Base):
     # References of the images sent with it (`[{digest, media_type, size_bytes}]`; the bytes
     # are in `media`), copied into the message's payload on delivery.
     images: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
+    # The message it quotes, and the chat record forwarded with it (`[{speaker, text,
+    # images}]`), copied into the message's payload on delivery.
+    reply_to: Mapped[int | None] = mapped_column(BigInteger)
+    forwarded: Mapped[list[Any]] = mapped_column(default=list, server_default="[]")
     state: Mapped[str] = mapped_column(String(16), default="queued")
     # Set once delivered: the message it became and the run that took it.
     message_id: Mapped[int | None] = mapped_column(BigInteger)
