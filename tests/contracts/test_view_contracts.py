@@ -17,6 +17,7 @@ import pytest
 from google.protobuf.descriptor import EnumDescriptor, FieldDescriptor
 from google.protobuf.message import Message as ProtoMessage
 
+from mind.events.quote_views import ForwardedItemView, QuoteView
 from mind.events.views import (
     ApprovalView,
     CompactionTrigger,
@@ -34,7 +35,6 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
-from mind.events.quote_views import ForwardedItemView, QuoteView
 from mind.events.widget_views import WidgetCardView
 from mind.memory.store import MemoryEntryView
 from mind.tools.authorizer import Decision
