@@ -17,6 +17,7 @@ from face.chat.transcript import (
     history_renderables,
     message_renderables,
     pretty_json,
+    quote_line,
     result_line,
 )
 from tobe import schedules
@@ -268,6 +269,8 @@ class Renderer:
     def _on_message_appended(self, message: common_pb2.Message) -> None:
         if message.role == common_pb2.MESSAGE_ROLE_USER and message.text in self.sent_texts:
             self.sent_texts.remove(message.text)
+            if message.reply_to:  # what the typed `/reply ID` quoted
+                self.live.print(quote_line(message.quote))
             return
         if message.role == common_pb2.MESSAGE_ROLE_ASSISTANT and not message.posted_by:
             # The model's message ends its step and replaces what streamed for it. Steps are

@@ -36,6 +36,7 @@ HELP = (
     "/amend <id> <change>  have a waiting action planned again with the change\n"
     "/profile [name]  list or switch profiles   /hand <name>|all  which Hand's tools to use\n"
     "/image PATH [text]  send an image (PNG, JPEG, WebP, GIF) with optional text\n"
+    "/reply ID text  quote message ID in your message   /reply  the last messages with their ids\n"
     "/pair  a one-time code and link that sign a browser (the web client) in as you\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
     "approval requests: y = approve once, a = always in this conversation, n [reason] = deny"
@@ -52,6 +53,9 @@ _SCHEDULE_CHANGES = {
     "/resume": common_pb2.SCHEDULE_CHANGE_RESUME,
     "/unschedule": common_pb2.SCHEDULE_CHANGE_DELETE,
 }
+# How many recent messages `/reply` offers, and who said them.
+REPLY_CHOICES = 10
+_SPEAKERS = {common_pb2.MESSAGE_ROLE_USER: "you", common_pb2.MESSAGE_ROLE_ASSISTANT: "ToBe"}
 
 # Makes the session that hands events and status lines to the renderer's callbacks.
 SessionFactory = Callable[[Callable[[events_pb2.Event], None], Callable[[str], None]], ChatSession]
@@ -186,6 +190,8 @@ class ChatRepl:
                 )
             elif name == "/image":
                 await self._send_image(argument)
+            elif name == "/reply":
+                await self._reply(argument)
             elif name == "/pair":
                 await pairing.pair(self.session, self.console)
             elif name == "/help":
@@ -261,7 +267,44 @@ class ChatRepl:
         upload = common_pb2.ImageUpload(media_type=attachment.media_type, data=attachment.data)
         await self._send(text, [upload])
 
-    async def _send(self, text: str, images: list[common_pb2.ImageUpload] | None = None) -> None:
+    async def _reply(self, argument: str) -> None:
+        """`/reply ID text` sends `text` quoting message ID; `/reply` alone lists the last
+        messages with their ids, to pick one."""
+        target, _, text = argument.strip().partition(" ")
+        if not target:
+            await self._list_for_reply()
+            return
+        if not target.lstrip("#").isdigit() or not text.strip():
+            self.console.print(
+                Text("usage: /reply ID text  (/reply lists message ids)", style="red")
+            )
+            return
+        await self._send(text.strip(), reply_to=int(target.lstrip("#")))
+
+    async def _list_for_reply(self) -> None:
+        reply = await self.session.call(
+            face_pb2.MindCall(
+                get_snapshot=mind_pb2.GetSnapshotRequest(
+                    conversation_key=self.renderer.conversation, message_limit=REPLY_CHOICES * 4
+                )
+            )
+        )
+        said = [
+            m for m in reply.get_snapshot.messages if m.role in _SPEAKERS and (m.text or m.images)
+        ][-REPLY_CHOICES:]
+        if not said:
+            self.renderer.status("nothing to reply to yet")
+        for message in said:
+            text = " ".join(message.text.split())[:80] or "[image]"
+            who = _SPEAKERS[message.role]
+            self.console.print(Text.assemble((f"#{message.id} ", "bold"), f"{who}: {text}"))
+
+    async def _send(
+        self,
+        text: str,
+        images: list[common_pb2.ImageUpload] | None = None,
+        reply_to: int = 0,
+    ) -> None:
         self.renderer.sent_texts.append(text)
         try:
             sent = await self.session.send_chat(
@@ -270,6 +313,7 @@ class ChatRepl:
                     text=text,
                     idempotency_key=uuid.uuid4().hex,
                     images=images or [],
+                    reply_to=reply_to,
                 )
             )
         except CommandFailed as exc:

@@ -3,7 +3,9 @@
 A tool call is two lines, `⚙ tool arguments` when it starts and `✓ tool result` when it ends
 (✗ failed, ⊘ denied or cancelled, ↷ skipped), and a third, `[image]` per image, when its result
 brought images; a conversation opened later shows each assistant message followed by its calls'
-lines, rebuilt from the snapshot's tool projections.
+lines, rebuilt from the snapshot's tool projections. A message quoting another is preceded by
+`> speaker: text` (`> speaker's image #id` for a quoted image); a forwarded chat record follows
+its message, one `│ speaker: text` line per item.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from rich.text import Text
 from tobe.v1 import common_pb2
 
 RESULT_PREVIEW_CHARS = 600
+FORWARDED_ITEM_CHARS = 80
 _TOOL_MARK = {
     common_pb2.TOOL_STATUS_SUCCEEDED: ("✓", "green"),
     common_pb2.TOOL_STATUS_FAILED: ("✗", "red"),
@@ -37,7 +40,9 @@ def message_renderables(message: common_pb2.Message) -> list[RenderableType]:
     if role == common_pb2.MESSAGE_ROLE_USER:
         images = " ".join("[image]" for _ in message.images)
         text = f"{images} {message.text}" if images and message.text else images or message.text
-        return [Text.assemble(("you› ", "bold cyan"), text)]
+        said: list[RenderableType] = [quote_line(message.quote)] if message.reply_to else []
+        said.append(Text.assemble(("you› ", "bold cyan"), text))
+        return said + forwarded_lines(message.forwarded)
     if role == common_pb2.MESSAGE_ROLE_ASSISTANT:
         shown: list[RenderableType] = []
         if message.posted_by:
@@ -49,6 +54,27 @@ def message_renderables(message: common_pb2.Message) -> list[RenderableType]:
     if role == common_pb2.MESSAGE_ROLE_NOTE:
         return [Text(f"note: {message.text}", style="magenta")]
     return []
+
+
+def quote_line(quote: common_pb2.Quote) -> Text:
+    """`> speaker: text`, or `> speaker's image #id` when the quoted message has images."""
+    if quote.has_images:
+        return Text(f"> {quote.speaker}'s image #{quote.message_id}", style="dim")
+    return Text(f"> {quote.speaker}: {quote.text}", style="dim")
+
+
+def forwarded_lines(items: Sequence[common_pb2.ForwardedItem]) -> list[RenderableType]:
+    """A forwarded chat record, compactly: a title, then a line per item."""
+    if not items:
+        return []
+    lines: list[RenderableType] = [Text(f"  ↪ forwarded chat record, {len(items)} messages")]
+    for item in items:
+        text = " ".join(item.text.split())
+        if len(text) > FORWARDED_ITEM_CHARS:
+            text = text[: FORWARDED_ITEM_CHARS - 1] + "…"
+        images = "".join(" [image]" for _ in item.images)
+        lines.append(Text.assemble("  │ ", (f"{item.speaker}: ", "bold"), text, (images, "dim")))
+    return lines
 
 
 def call_line(tool: common_pb2.ToolProjection) -> Text:

@@ -1,16 +1,20 @@
 """Quotes and forwarded records through real Face and Mind processes with the Scripted model:
 a reply's reply_to and quote are stored and come back in the stream, the snapshot and the
 history; the model's request starts the reply with the quote line and carries a forwarded
-record's images after their items; a quote of a message elsewhere is refused, storing nothing."""
+record's images after their items; a quote of a message elsewhere is refused, storing nothing;
+`tobe chat` replies with `/reply ID text` and shows the quote line."""
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import grpc
+import pexpect
 import pytest
 from helpers.face_client import FaceClient, run_ended
 from helpers.face_process import FaceProcess, running_face
@@ -165,3 +169,52 @@ async def test_a_reply_and_a_forwarded_record_reach_the_model_and_come_back_to_c
         assert f"reply_to {bad} is not a message of this conversation" in answer.error.message
     assert _inputs(mind) == stored_before
     assert ("b", asked) in stored_before
+
+
+def _chat(mind: MindProcess, face: FaceProcess) -> pexpect.spawn:
+    chat = pexpect.spawn(
+        sys.executable,
+        ["-m", "tobe", "chat", "--address", face.address],
+        env={**face.env, "TOBE_CHAT_TOKEN": mind.client_tokens["alice"], "TERM": "xterm"},
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(50, 200),
+    )
+    chat.logfile_read = io.StringIO()
+    return chat
+
+
+def test_slash_reply_in_tobe_chat_lists_ids_sends_the_quote_and_shows_it(
+    mind: MindProcess, face: FaceProcess
+) -> None:
+    chat = _chat(mind, face)
+    try:
+        chat.expect("you› ")
+        chat.sendline("meet at noon?")
+        chat.expect("noted")
+        chat.expect("you› ")
+        chat.sendline("/reply")
+        chat.expect(r"#(\d+) \S*you: meet at noon\?")
+        asked = chat.match.group(1)
+        chat.expect(r"#\d+ \S*ToBe: noted")
+        chat.sendline("/reply x yes")
+        chat.expect(r"usage: /reply ID text")
+        chat.sendline("/reply 99999 yes")
+        chat.expect(r"reply_to 99999 is not a message of this conversation")
+        chat.sendline(f"/reply {asked} yes, noon works")
+        chat.expect("> alice: meet at noon\\?")
+        chat.expect("quote seen")
+        chat.expect("you› ")
+        chat.sendline("/quit")
+        chat.expect(pexpect.EOF)
+    finally:
+        chat.close(force=True)
+
+    # Reopened, the history shows the quote line before the quoting message.
+    again = _chat(mind, face)
+    try:
+        again.expect(r"> alice: meet at noon\?[^›]*you› \S*yes, noon works")
+        again.sendline("/quit")
+        again.expect(pexpect.EOF)
+    finally:
+        again.close(force=True)

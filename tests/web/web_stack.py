@@ -101,6 +101,10 @@ runs:
           - name: laptop__snap_screen
             arguments: {}
       - {expect: {last_role: tool}, text: "Here is the **screen**."}
+  - match: "quoting that reply"
+    steps:
+      - expect: {last_contains: "[quote assistant: You said something; here is **bold**.]"}
+        text: "Quote **received**."
   - match: "^long"
     steps:
       - {text: "LONG_REPLY", chunks: 3}

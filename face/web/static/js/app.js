@@ -49,15 +49,18 @@ class App {
         attachments: byId("attachments"),
         error: byId("composer-error"),
         dropZones: [byId("composer"), byId("scroller")],
+        replyPreview: byId("reply-preview"),
+        cancelReply: byId("cancel-reply"),
       },
       {
-        send: async ({ text, images, idempotencyKey }) => {
-          await this.call("sendChat", { conversationKey: this.view.key, text, images, idempotencyKey });
+        send: async ({ text, images, replyTo, idempotencyKey }) => {
+          await this.call("sendChat", { conversationKey: this.view.key, text, images, replyTo, idempotencyKey });
           this.view.follower.toEnd(); // the person's own message: follow the reply to it
         },
         cancel: () => this.call("cancelRun", { conversationKey: this.view.key }),
       },
     );
+    byId("log").addEventListener("reply", (reply) => this.composer.setReply(reply.detail));
     this.pictures = new Pictures(
       { log: byId("log"), dialog: byId("image-viewer") },
       { conversationKey: () => this.view.key, call: (method, body) => this.call(method, body) },
@@ -263,6 +266,7 @@ class App {
     this.showList(false);
     this.showTitle(key);
     this.composer.setRunning(false);
+    this.composer.setReply(null); // a quote belongs to the conversation it was taken from
     const snapshot = await this.view.open(key);
     if (this.view.key === key) this.details.show(key, snapshot);
     if (snapshot.conversation && this.view.key === key) this.changed(snapshot.conversation);

@@ -5,10 +5,13 @@
 // Images come from the file picker, the clipboard or a drop on the composer or the
 // transcript; each is brought within the Mind's size rule here (`images.js`: at most 2048 px
 // and 5 MiB, else a JPEG), at most 8 a message (the Mind's default), and shown as a thumbnail
-// until sent. The Mind checks again.
+// until sent. The Mind checks again. A Reply button in the transcript (`quotes.js`) makes the
+// next message quote its message: the quote shows above the text with a cancel button until
+// the message is sent with `replyTo`, or the reply is cancelled.
 
 import { el, randomHex } from "./dom.js";
 import { fitImage } from "./images.js";
+import { quoteText } from "./quotes.js";
 import { sizeText } from "./render.js";
 
 const MAX_IMAGES = 8;
@@ -24,8 +27,9 @@ function base64(buffer) {
 
 export class Composer {
   /**
-   * `elements`: {form, text, send, cancel, attach, files, attachments, error, dropZones};
-   * `send({text, images, idempotencyKey})` and `cancel()` return promises.
+   * `elements`: {form, text, send, cancel, attach, files, attachments, error, dropZones,
+   * replyPreview, cancelReply}; `send({text, images, replyTo, idempotencyKey})` and `cancel()`
+   * return promises.
    */
   constructor(elements, { send, cancel }) {
     this.elements = elements;
@@ -36,6 +40,11 @@ export class Composer {
     this.enabled = false;
     this.sending = false;
     this.idempotencyKey = ""; // of the message being written; kept until it is acknowledged
+    this.quote = null; // {messageId, speaker, text, hasImages} of the message replied to
+    elements.cancelReply.addEventListener("click", () => {
+      this.setReply(null);
+      text.focus();
+    });
     const { form, text, cancel: cancelButton, attach, files } = elements;
     form.addEventListener("submit", (submit) => {
       submit.preventDefault();
@@ -89,6 +98,17 @@ export class Composer {
       drop.preventDefault();
       this.add([...drop.dataTransfer.files]);
     });
+  }
+
+  /** Quote `quote` in the next message (null: quote nothing); another message's key. */
+  setReply(quote) {
+    if (this.sending) return;
+    this.quote = quote;
+    this.idempotencyKey = "";
+    const { replyPreview } = this.elements;
+    replyPreview.querySelector(".quote").textContent = quote ? quoteText(quote) : "";
+    replyPreview.hidden = !quote;
+    if (quote) this.elements.text.focus();
   }
 
   setRunning(running) {
@@ -175,12 +195,15 @@ export class Composer {
     const text = this.elements.text.value.trim();
     if (!text && this.images.length === 0) return;
     const images = this.images.map(({ mediaType, data }) => ({ mediaType, data }));
+    const replyTo = this.quote?.messageId; // undefined: not in the frame
     this.idempotencyKey ||= `web-${randomHex(12)}`;
     this.error("");
     this.lock(true);
     try {
-      await this.sendMessage({ text, images, idempotencyKey: this.idempotencyKey });
+      await this.sendMessage({ text, images, replyTo, idempotencyKey: this.idempotencyKey });
       this.idempotencyKey = "";
+      this.quote = null;
+      this.elements.replyPreview.hidden = true;
       this.elements.text.value = "";
       this.clearImages();
       this.drawAttachments();

@@ -8,6 +8,7 @@
 import { el } from "./dom.js";
 import { picturesNode } from "./images.js";
 import { renderMarkdown } from "./markdown.js";
+import { forwardedNode, quoteNode, replyButton } from "./quotes.js";
 
 const TOOL_STATES = {
   TOOL_STATUS_RUNNING: ["⚙", "running"],
@@ -75,9 +76,12 @@ export function messageNode(message, { toolName = "" } = {}) {
     return el(
       "article",
       { className: "msg user", "data-message-id": id, "aria-label": "You" },
+      quoteNode(message),
       picturesNode(message.images, "sent by you"),
       message.text ? el("p", { className: "text", dir: "auto" }, message.text) : null,
+      forwardedNode(message),
       message.text ? copyButton(() => message.text, "Copy message") : null,
+      replyButton(message, "You"),
     );
   }
   if (role === "MESSAGE_ROLE_TOOL") {
@@ -96,7 +100,7 @@ export function messageNode(message, { toolName = "" } = {}) {
     if (message.text) {
       const body = el("div", { className: "md", dir: "auto" });
       fillMarkdown(body, message.text);
-      node.append(body, copyButton(() => message.text, "Copy message"));
+      node.append(body, copyButton(() => message.text, "Copy message"), replyButton(message, "ToBe"));
     }
     // A step that only called tools says nothing; its rows follow.
     node.hidden = !message.text && !message.thinking && !message.postedBy && !pictures;
