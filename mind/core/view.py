@@ -18,8 +18,9 @@ A pure function, recomputed from the complete history before every provider requ
 * a person's message quoting another starts with a line `[quote <speaker>: <text>]`, or for a
   quoted message with images `[quote <speaker>'s image #<id>]` (before an image marker of its
   own); one forwarding a chat record ends with the record, an item per line as
-  `<speaker>: <text>`, each item's images marked `[forwarded image <n>]` after its text and
-  sent after the message's own images, in the record's order;
+  `<speaker>: <text>`, each item's images marked `[forwarded image <n>]` after its text and,
+  for a model that sees images, sent right there (`ProviderMessage.parts`; `images` holds the
+  message's own, then the record's in order);
 * a message posted by code (a welcome, an error reply, a client's post) becomes a platform
   note saying so: the model did not write it, and a history that starts with, or repeats, the
   assistant's turn is refused by some wires;
@@ -85,21 +86,37 @@ def _with_images(message: HistoryMessage, text: str) -> str:
     return "\n".join(lines)
 
 
-def _person_said(message: HistoryMessage) -> tuple[str, list[ImagePart]]:
-    """A person's message: its quote line, text and images, then the record it forwards."""
+def _person_said(message: HistoryMessage, stamp: str) -> ProviderMessage:
+    """A person's message: its quote line, text and images, then the record it forwards;
+    with a record's images, `parts` puts each item's images right after its text."""
     lines = [quote_line(message.quote)] if message.quote is not None else []
     if text := _with_images(message, message.text):
         lines.append(text)
     images = list(message.images)
+    parts: list[str | ImagePart] = []
     if message.forwarded:
         lines.append(FORWARDED_RECORD)
+        parts = ["\n".join(lines), *message.images]
+        lines = []
     for entry in message.forwarded:
         lines.append(f"{entry.speaker}: {entry.text}")
+        lines.extend(IMAGE_UNREADABLE for _ in range(entry.unreadable_images))
         for image in entry.images:
             images.append(image)
             lines.append(forwarded_image_marker(len(images) - len(message.images)))
-        lines.extend(IMAGE_UNREADABLE for _ in range(entry.unreadable_images))
-    return "\n".join(lines), images
+        if entry.images:
+            parts.extend(["\n".join(lines), *entry.images])
+            lines = []
+    if not parts:
+        return ProviderMessage(role="user", text=stamp + "\n".join(lines), images=images)
+    if lines:
+        parts.append("\n".join(lines))
+    parts[0] = stamp + str(parts[0])
+    said = "\n".join(part for part in parts if isinstance(part, str))
+    with_images = len(images) > len(message.images)
+    return ProviderMessage(
+        role="user", text=said, images=images, parts=parts if with_images else []
+    )
 
 
 def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessage:
@@ -125,8 +142,7 @@ def _render(message: HistoryMessage, wire_ids: dict[str, str]) -> ProviderMessag
             is_error=message.is_error,
         )
     if message.role == "user":
-        text, images = _person_said(message)
-        return ProviderMessage(role="user", text=stamp + text, images=images)
+        return _person_said(message, stamp)
     return ProviderMessage(
         role=message.role,
         text=stamp + _with_images(message, message.text),

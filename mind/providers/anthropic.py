@@ -27,6 +27,7 @@ from mind.providers._http import (
     stream_error,
 )
 from mind.providers.base import (
+    ImagePart,
     OutputSchema,
     ProviderMessage,
     ProviderRequest,
@@ -220,19 +221,25 @@ def _usage(counts: dict[str, int], raw: dict[str, Any]) -> Usage:
     )
 
 
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.mime_type, "data": image.data_base64},
+    }
+
+
 def _user_content(message: ProviderMessage, vision: bool) -> list[dict[str, Any]]:
+    if vision and message.parts:
+        return [
+            {"type": "text", "text": part} if isinstance(part, str) else _image_block(part)
+            for part in message.parts
+        ]
     content: list[dict[str, Any]] = []
     text = message.text if vision else blind_text(message.text, message.images)
     if text:
         content.append({"type": "text", "text": text})
     if vision:
-        content.extend(
-            {
-                "type": "image",
-                "source": {"type": "base64", "media_type": i.mime_type, "data": i.data_base64},
-            }
-            for i in message.images
-        )
+        content.extend(_image_block(image) for image in message.images)
     return content
 
 

@@ -120,6 +120,11 @@ class ProviderMessage:
     role: Literal["user", "assistant", "tool"]
     text: str = ""
     images: list[ImagePart] = field(default_factory=list)
+    # User only, when images belong between pieces of the text (a forwarded record's, each
+    # after its item): `text` and `images` in the order a model that sees images gets them.
+    # Empty otherwise (the text, then the images); a model that cannot see images always gets
+    # `text` with a placeholder per image.
+    parts: list[str | ImagePart] = field(default_factory=list)
     # Assistant only.
     thinking: list[ThinkingBlock] = field(default_factory=list)
     tool_calls: list[ToolCall] = field(default_factory=list)

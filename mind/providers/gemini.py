@@ -37,6 +37,7 @@ from mind.providers._http import (
 )
 from mind.providers.base import (
     ErrorKind,
+    ImagePart,
     OutputSchema,
     ProviderError,
     ProviderMessage,
@@ -240,6 +241,10 @@ def _usage(raw: dict[str, Any]) -> Usage:
 
 
 def _user_parts(message: ProviderMessage, vision: bool) -> list[dict[str, Any]]:
+    if vision and message.parts:
+        return [
+            {"text": part} if isinstance(part, str) else _inline(part) for part in message.parts
+        ]
     text = message.text if vision else blind_text(message.text, message.images)
     parts: list[dict[str, Any]] = [{"text": text}] if text else []
     if vision:
@@ -283,11 +288,12 @@ def _function_response(message: ProviderMessage, vision: bool) -> dict[str, Any]
     }
 
 
+def _inline(image: ImagePart) -> dict[str, Any]:
+    return {"inlineData": {"mimeType": image.mime_type, "data": image.data_base64}}
+
+
 def _image_parts(message: ProviderMessage) -> list[dict[str, Any]]:
-    return [
-        {"inlineData": {"mimeType": image.mime_type, "data": image.data_base64}}
-        for image in message.images
-    ]
+    return [_inline(image) for image in message.images]
 
 
 def _contents(messages: list[ProviderMessage], vision: bool) -> list[dict[str, Any]]:

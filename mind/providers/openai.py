@@ -28,6 +28,7 @@ from mind.providers._http import (
     parse_json,
 )
 from mind.providers.base import (
+    ImagePart,
     OutputSchema,
     ProviderMessage,
     ProviderRequest,
@@ -164,12 +165,12 @@ class OpenAIProvider(StreamingAdapter):
             return {"role": "user", "content": message.text}
         if not self.info.vision:
             return {"role": "user", "content": blind_text(message.text, message.images)}
+        if message.parts:
+            return {"role": "user", "content": [_content_part(p) for p in message.parts]}
         parts: list[dict[str, Any]] = []
         if message.text:
             parts.append({"type": "text", "text": message.text})
-        parts.extend(
-            {"type": "image_url", "image_url": {"url": data_url(image)}} for image in message.images
-        )
+        parts.extend(_content_part(image) for image in message.images)
         return {"role": "user", "content": parts}
 
     async def read_events(self, sse: SSEBody, assembly: Assembly) -> None:
@@ -251,3 +252,9 @@ def _usage(raw: dict[str, Any]) -> Usage:
         cached_tokens=int(details.get("cached_tokens") or 0),
         reasoning_tokens=int(generated.get("reasoning_tokens") or 0),
     )
+
+
+def _content_part(part: str | ImagePart) -> dict[str, Any]:
+    if isinstance(part, str):
+        return {"type": "text", "text": part}
+    return {"type": "image_url", "image_url": {"url": data_url(part)}}

@@ -68,9 +68,27 @@ def test_a_forwarded_record_lists_its_items_with_each_items_images_after_its_tex
         "[forwarded chat record]\n"
         "bob: look at these\n[forwarded image 1]\n[forwarded image 2]\n"
         "carol: nice\n"
-        "bob: and the last\n[forwarded image 3]\n[image could not be read]"
+        "bob: and the last\n[image could not be read]\n[forwarded image 3]"
     )
     assert message.images == [own, first, second, third]
+    # A model that sees images gets each item's images right after that item's text.
+    assert message.parts == [
+        f"{STAMP}[image #9] what do you think?\n[forwarded chat record]",
+        own,
+        "bob: look at these\n[forwarded image 1]\n[forwarded image 2]",
+        first,
+        second,
+        "carol: nice\nbob: and the last\n[image could not be read]\n[forwarded image 3]",
+        third,
+    ]
+
+
+def test_a_record_without_images_is_plain_text_and_needs_no_parts() -> None:
+    record = (ForwardedEntry("bob", "hi"),)
+    history = [HistoryMessage(9, "user", "fwd", T, forwarded=record)]
+    message, _now = provider_messages(history, T)
+    assert message.text == f"{STAMP}fwd\n[forwarded chat record]\nbob: hi"
+    assert (message.images, message.parts) == ([], [])
 
 
 def test_a_stored_payload_becomes_the_quote_and_the_record_with_images_by_digest() -> None:
