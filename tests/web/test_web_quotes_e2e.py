@@ -2,17 +2,23 @@
 Face: a message's Reply button (reached by the keyboard) shows the quoted message above the
 composer with a cancel button; the message sent carries `replyTo`, the Mind stores it, the model
 sees the quote line, and the transcript shows the quote above the message, again after a
-reload."""
+reload. A forwarded chat record shows as a card of its items with their pictures."""
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from collections.abc import Callable
 
+import grpc
 import pytest
+from PIL import Image
 from playwright.sync_api import BrowserContext, Page, expect
-from web_stack import Stack
+from web_stack import PRINCIPAL, Stack
 from web_steps import new_conversation, send, sign_in
+
+from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
 
 pytestmark = pytest.mark.e2e
 VIEWPORTS = {
@@ -77,7 +83,42 @@ def test_a_reply_shows_its_quote_is_sent_with_reply_to_and_is_shown_above_the_me
     [stored] = [m for m in stack.history(key).messages if m.text == "quoting that reply"]
     assert stored.reply_to == int(quoted)
 
+    _forward(stack, key)
+    card = page.locator("#log article.user section.forwarded")
+    expect(card).to_have_attribute("aria-label", "Forwarded chat record, 2 messages")
+    expect(card.locator("li")).to_have_text(["bob: look at this", "carol: nice"])
+    picture = card.locator("li").first.locator("img")
+    expect(picture).to_have_attribute("alt", "image forwarded from bob")
+    expect(picture).to_have_attribute("src", re.compile(r"^blob:"))
+
     page.reload()
     expect(page.locator("#message")).to_be_enabled()
     again = page.locator("#log article.user").filter(has_text="quoting that reply")
     expect(again.locator("blockquote.quote")).to_have_text(shown)
+    expect(page.locator("#log section.forwarded li")).to_have_count(2)
+
+
+def _forward(stack: Stack, key: str) -> None:
+    """A message forwarding a two-item record (the first with a picture), as a client sends it."""
+    png = io.BytesIO()
+    Image.new("RGB", (8, 8), (200, 40, 40)).save(png, "PNG")
+    record = [
+        common_pb2.ForwardedItemUpload(
+            speaker="bob",
+            text="look at this",
+            images=[common_pb2.ImageUpload(media_type="image/png", data=png.getvalue())],
+        ),
+        common_pb2.ForwardedItemUpload(speaker="carol", text="nice"),
+    ]
+    with grpc.insecure_channel(stack.mind.address) as channel:
+        mind_pb2_grpc.MindStub(channel).SendChat(
+            mind_pb2.SendChatRequest(
+                on_behalf_of=mind_pb2.OnBehalfOf(principal=PRINCIPAL, scopes=["chat"]),
+                conversation_key=key,
+                text="forwarded for you",
+                idempotency_key=f"forward-{key}",
+                forwarded=record,
+            ),
+            metadata=stack.mind.gateway_metadata,
+            timeout=15,
+        )
