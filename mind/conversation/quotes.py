@@ -1,10 +1,11 @@
 """Quotes and forwarded chat records: what a person's message may carry besides its text.
 
-A message may quote (reply to) another message of the same conversation; a quote of a message
-elsewhere, or of none, is refused before anything is stored. What the quote shows (who said
-the quoted message, its text cut short, whether it has images) is taken when the message is
-delivered and kept in its payload, so the quoting message reads the same after the quoted
-one scrolls out of the model's context.
+A message may quote (reply to) another message a person or the assistant wrote in the same
+conversation; a quote of a message elsewhere, of none, or of a tool result or a runtime note
+(whose raw text a summary view must not show), is refused before anything is stored. What
+the quote shows (who said the quoted message, its text cut short, whether it has images) is
+taken when the message is delivered and kept in its payload, so the quoting message reads the
+same after the quoted one scrolls out of the model's context.
 
 A forwarded chat record is a list of items (speaker, text, images) a client sends with the
 message; its images are checked and stored like the message's own and count towards the same
@@ -17,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, or_, select
 from sqlalchemy.orm import Session
 
 from mind.conversation.images import CheckedImage, ImageUpload, check_images
@@ -30,13 +31,15 @@ MAX_FORWARDED_ITEMS = 50
 MAX_SPEAKER = 64
 QUOTE_CHARS = 200
 ASSISTANT = "assistant"
-_SPEAKERS = {"assistant": ASSISTANT, "note": "platform", "tool": "tool"}
+QUOTABLE_ROLES = ("user", "assistant")
 
 _QUOTED = select(
     models.Message.id, models.Message.role, models.Message.text, models.Message.payload
 ).where(
     models.Message.conversation_key == bindparam("key"),
     models.Message.id == bindparam("message_id"),
+    # No IN: the write units' prepared statements take no list parameter.
+    or_(*(models.Message.role == role for role in QUOTABLE_ROLES)),
 )
 
 
@@ -72,12 +75,7 @@ def cut(text: str, limit: int = QUOTE_CHARS) -> str:
 
 def _quote(row: Any) -> dict[str, Any]:
     payload = row.payload or {}
-    if row.role == "user":
-        speaker = payload.get("principal") or "user"
-    elif row.role == "assistant" and payload.get("posted_by"):
-        speaker = ASSISTANT
-    else:
-        speaker = _SPEAKERS.get(row.role, row.role)
+    speaker = (payload.get("principal") or "user") if row.role == "user" else ASSISTANT
     return {
         "message_id": row.id,
         "speaker": speaker,
@@ -96,7 +94,7 @@ def check_reply_to(session: Session, key: str, message_id: int) -> None:
     ):
         raise InvalidInput(
             f"reply_to {message_id} is not a message of this conversation: quote a message "
-            "shown in it, or send without reply_to"
+            "you or the assistant wrote in it, or send without reply_to"
         )
 
 

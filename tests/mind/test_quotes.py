@@ -141,7 +141,9 @@ def test_a_forwarded_record_is_bounded_and_its_images_checked_like_a_messages() 
         check_forwarded([ForwardUpload("a", "", [ImageUpload("image/png", GIF)])], **limits)
 
 
-def test_reply_to_must_name_a_message_of_the_same_conversation(tmp_path: Path) -> None:
+def test_reply_to_must_name_a_persons_or_the_assistants_message_of_the_same_conversation(
+    tmp_path: Path,
+) -> None:
     url = f"sqlite:///{tmp_path / 'tobe.db'}"
     upgrade(url)
 
@@ -153,13 +155,15 @@ def test_reply_to_must_name_a_message_of_the_same_conversation(tmp_path: Path) -
                 for key in ("p_mine", "p_other"):
                     tx.insert(models.Conversation(key=key, owner="alice", title=""))
                 tx.insert(models.Message(conversation_key="p_mine", role="user", text="a"))
+                tx.insert(models.Message(conversation_key="p_mine", role="tool", text="raw"))
                 other = tx.insert(models.Message(conversation_key="p_other", role="user", text="b"))
                 return other.id
 
             other = await database.write(unit)
             await database.read(lambda s: check_reply_to(s, "p_mine", 0))
-            await database.read(lambda s: check_reply_to(s, "p_mine", other - 1))
-            for wrong in (other, other + 1, -1):
+            await database.read(lambda s: check_reply_to(s, "p_mine", other - 2))
+            # Another conversation's message, a tool result, none at all.
+            for wrong in (other, other - 1, other + 1, -1):
                 with pytest.raises(InvalidInput, match=f"reply_to {wrong} is not a message"):
                     await database.read(lambda s, w=wrong: check_reply_to(s, "p_mine", w))
         finally:

@@ -545,7 +545,7 @@ class Quote(_message.Message):
     message_id: _builtins.int
     """The quoted message's id (the same as the quoting message's reply_to)."""
     speaker: _builtins.str
-    """Who said it: the person's principal, "assistant" for the agent, "platform" for a note."""
+    """Who said it: the person's principal, or "assistant" for the agent."""
     text: _builtins.str
     """Its text, cut to at most 200 characters ("…" marks a cut)."""
     has_images: _builtins.bool

@@ -229,8 +229,8 @@ class SendChatRequest(_message.Message):
     detail_mode: _common_pb2.DetailMode.ValueType
     """Detail mode of the sending connection; frozen on the run and its tool calls when admitted."""
     reply_to: _builtins.int
-    """The id of a message of the same conversation this one quotes (a reply); 0 for none.
-    A message of another conversation, or none at all, is INVALID_ARGUMENT.
+    """The id of a message a person or the agent wrote in the same conversation, which this one
+    quotes (a reply); 0 for none. Any other id is INVALID_ARGUMENT.
     """
     @_builtins.property
     def on_behalf_of(self) -> Global___OnBehalfOf: ...
