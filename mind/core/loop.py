@@ -32,7 +32,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
@@ -70,6 +70,8 @@ log = logging.getLogger(__name__)
 
 # (kind "text" | "thinking", step, fragment)
 DeltaSink = Callable[[str, int, str], None]
+# What the run's last note tells of conversation `key` ("": nothing).
+ConversationNotes = Callable[[str], Awaitable[str]]
 
 
 class RunJournal(ProjectionJournal, Protocol):
@@ -143,6 +145,7 @@ class AgentCore:
         compaction: CompactionEngine | None = None,
         catalog_sources: Sequence[PromptCatalog] = (),
         time_zone_of: Callable[[str], str] = lambda _principal: "",
+        conversation_notes: Sequence[ConversationNotes] = (),
     ) -> None:
         self.provider = provider
         self.compaction = compaction
@@ -157,6 +160,8 @@ class AgentCore:
         self.catalog_sources = catalog_sources
         # A principal's time zone ("": unknown), unless the profile sets one.
         self.time_zone_of = time_zone_of
+        # Read once per run: what the last note tells of the conversation (its widgets).
+        self.conversation_notes = conversation_notes
 
     def thinking_for(
         self, conversation_key: str, wanted: ThinkingLevel | None = None
@@ -202,6 +207,7 @@ class AgentCore:
             catalogs = self._catalogs(key, profile)
         system = system_prompt(self.platform_prompt, profile.persona, catalogs)
         zone = profile.time_zone or self.time_zone_of(scope.principal)
+        notes = "\n\n".join([text for note in self.conversation_notes if (text := await note(key))])
         outcome = RunOutcome(state=RunState.COMPLETED)
         retried_overflow = False
         replied = False  # whether an assistant message with text was stored in this run
@@ -217,12 +223,12 @@ class AgentCore:
                 return outcome
             if selection is not None:
                 tools = selection.apply(tools)
-            request = self._request(system, view, context, tools, profile, key, zone)
+            request = self._request(system, view, context, tools, profile, key, zone, notes)
             size = request_size(request)
             if self._over_budget(key, size):
                 refused = await self._fit(scope, request, size, context, protected)
                 if not refused:
-                    request = self._request(system, view, context, tools, profile, key, zone)
+                    request = self._request(system, view, context, tools, profile, key, zone, notes)
                     size = request_size(request)
                     if self._over_budget(key, size):
                         refused = self._still_over(key, size)
@@ -293,10 +299,11 @@ class AgentCore:
         profile: Profile,
         key: str,
         zone: str,
+        notes: str,
     ) -> ProviderRequest:
         return ProviderRequest(
             system=system,
-            messages=view.messages(context.messages, self.clock(), context.summary, zone),
+            messages=view.messages(context.messages, self.clock(), context.summary, zone, notes),
             tools=self.registry.definitions(tools),
             thinking=self.thinking_for(key, profile.thinking),
             max_output_tokens=self.compaction.budget.output_tokens if self.compaction else None,

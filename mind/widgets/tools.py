@@ -26,6 +26,7 @@ from mind.errors import InvalidInput, MindError, NotFound, WrongState
 from mind.events.widget_views import WidgetCardView
 from mind.store.database import Database
 from mind.tools.base import Effect, Tool, ToolContext, ToolOutcome
+from mind.widgets.context_note import widgets_note
 from mind.widgets.types import WidgetTypeView, list_types
 from mind.widgets.widgets import WidgetRecordView, Widgets, WidgetView
 
@@ -299,6 +300,13 @@ class WidgetToolSource:
         if self._tools is None:
             self._tools = self._make(self._database.read_now(list_types))
         return self._tools
+
+    async def note_for(self, conversation_key: str) -> str:
+        """The widgets of the conversation for the run's last note ("" while no type exists:
+        a type deleted takes its widgets with it)."""
+        if not self.tools_for(conversation_key):
+            return ""
+        return await self._database.read(lambda session: widgets_note(session, conversation_key))
 
     def _make(self, types: list[WidgetTypeView]) -> list[Tool]:
         if not types:
