@@ -138,6 +138,11 @@ class MindSettings(BaseModel):
     welcome: str = ""
     # Posted after a run that failed (posted_by "error_reply"); empty: none.
     error_reply: str = ""
+    # A conversation's actor (its cached context and rendering) is let go after this many
+    # seconds without use, and the least recently used idle ones beyond `max_actors`; the
+    # next message loads it again from the store. Active runs and queued work keep theirs.
+    actor_idle_seconds: float = Field(default=600.0, gt=0)
+    max_actors: int = Field(default=1000, ge=1)
 
 
 SqliteSynchronous = Literal["normal", "full"]

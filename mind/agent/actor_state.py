@@ -9,6 +9,7 @@ the same fields; the few calls from one part into another are declared here as a
 from __future__ import annotations
 
 import asyncio
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -155,6 +156,25 @@ class ActorState(ABC):
         self._maybe_queued = True
         # Requested compactions waiting for the lease, each answered with its outcome.
         self._compactions: list[asyncio.Future[CompactionView]] = []
+        # Callers between taking this actor from the pool and their last call on it, and when
+        # one last let go (`mind.agent.actors` evicts only an idle actor nobody holds).
+        self.holders = 0
+        self.released_at = time.monotonic()
+
+    @property
+    def idle(self) -> bool:
+        """No run, no compaction and no continuation active or waiting; nobody holding it."""
+        return (
+            self.holders == 0
+            and self._run is None
+            and not self.lease.held
+            and not self._compactions
+            and not self._resumes
+        )
+
+    def evict(self) -> None:
+        """Let go of an idle actor: it refuses everything from now on (a new one takes over)."""
+        self._closing = True
 
     def set_profile(self, name: str) -> None:
         """The conversation now runs with `name`: its next run makes that profile."""

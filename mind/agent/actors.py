@@ -1,15 +1,24 @@
 """The conversations' actors of one Mind: one per conversation, made on first use.
 
-Every API group reaches a conversation through this pool. It also owns what concerns all of
-them at once: crash recovery at start (runs a crash left `running` end as interrupted, the
-queued inputs resume), graceful shutdown, and handing the owner's committed choices (profile,
-active Hand) to a loaded actor, which keeps them.
+Every API group reaches a conversation through this pool, holding its actor for the span of
+its calls on it (`holding`). It also owns what concerns all of them at once: crash recovery
+at start (runs a crash left `running` end as interrupted, the queued inputs resume),
+graceful shutdown, handing the owner's committed choices (profile, active Hand) to a loaded
+actor, which keeps them, and eviction: an actor idle and unheld for `[mind]
+actor_idle_seconds`, or the least recently used idle ones beyond `[mind] max_actors`, is let
+go, so memory stays bounded however many conversations there are; the next call loads a new
+one from the store (queued inputs live there). One actor per conversation at a time holds:
+an actor leaves the pool only under the pool's lock, while nobody holds it and it runs
+nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from sqlalchemy.orm import Session
 
@@ -84,6 +93,7 @@ class ConversationActors:
         self._access: dict[str, tuple[str, list[str]]] = {}  # owner and members, by key
         self._lock = asyncio.Lock()
         self._closing = False
+        self._swept_at = time.monotonic()
 
     async def recover(self) -> None:
         """At start: end runs a crash left `running` (queueing the next attempt of a firing
@@ -117,12 +127,14 @@ class ConversationActors:
             self.keyring.shred(run_id, [Queried.from_json(item) for item in redaction])
         waiting = await self.database.read(inputs.conversations_with_queued)
         for key in waiting:
-            await (await self.actor(key)).drain()
+            async with self.holding(key) as actor:
+                await actor.drain()
 
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
         try:
-            await (await self.actor(key)).continue_call(tool_call_id)
+            async with self.holding(key) as actor:
+                await actor.continue_call(tool_call_id)
         except ShuttingDown:
             log.info("not continuing %s: the Mind is shutting down", tool_call_id)
 
@@ -161,8 +173,14 @@ class ConversationActors:
             actors = list(self._actors.values())
         await asyncio.gather(*(actor.stop("interrupted: the Mind shut down") for actor in actors))
 
-    async def visible_actor(self, viewer: Viewer, key: str) -> ConversationActor:
-        """The actor of a conversation `viewer` can see; NotFound otherwise."""
+    @asynccontextmanager
+    async def visible(self, viewer: Viewer, key: str) -> AsyncIterator[ConversationActor]:
+        """Hold the actor of a conversation `viewer` can see; NotFound otherwise."""
+        await self._check_visible(viewer, key)
+        async with self.holding(key) as actor:
+            yield actor
+
+    async def _check_visible(self, viewer: Viewer, key: str) -> None:
         access = self._access.get(key)
         if access is None:
             access = await self.database.read(lambda session: queries.access(session, key))
@@ -171,10 +189,24 @@ class ConversationActors:
             self._access[key] = access
         if not can_see(viewer, *access):
             raise NotFound(f"no conversation {key!r}")
-        return await self.actor(key)
 
-    async def actor(self, key: str) -> ConversationActor:
-        """The actor of `key`, made on first use (no check that the conversation exists)."""
+    @asynccontextmanager
+    async def holding(self, key: str) -> AsyncIterator[ConversationActor]:
+        """Hold the actor of `key`, made on first use (no check that the conversation
+        exists): it is not evicted until the block ends."""
+        actor = await self._take(key)
+        try:
+            yield actor
+        finally:
+            actor.holders -= 1
+            actor.released_at = time.monotonic()
+
+    @property
+    def loaded(self) -> int:
+        """How many actors are in memory."""
+        return len(self._actors)
+
+    async def _take(self, key: str) -> ConversationActor:
         async with self._lock:
             if self._closing:
                 raise ShuttingDown("the Mind is shutting down; retry after it restarts")
@@ -194,4 +226,29 @@ class ConversationActors:
                     decisions=self.decisions,
                 )
                 self._actors[key] = actor
+            actor.holders += 1
+            self._evict(time.monotonic())
             return actor
+
+    def _evict(self, now: float) -> None:
+        """Under the pool's lock: let go of the idle actors unused for too long (looked for
+        at most every quarter of that time), then of the least recently used idle ones while
+        more than `max_actors` are loaded."""
+        idle_for = self.settings.actor_idle_seconds
+        stale = now - self._swept_at >= idle_for / 4
+        if not stale and len(self._actors) <= self.settings.max_actors:
+            return
+        if stale:
+            self._swept_at = now
+        idle = sorted(
+            (actor for actor in self._actors.values() if actor.idle),
+            key=lambda actor: actor.released_at,
+        )
+        over = len(self._actors) - self.settings.max_actors
+        for actor in idle:
+            if over <= 0 and now - actor.released_at < idle_for:
+                break
+            actor.evict()
+            del self._actors[actor.key]
+            self._access.pop(actor.key, None)
+            over -= 1
