@@ -1,6 +1,7 @@
 """`tobe backup` and `tobe restore` on a data directory no service runs on: what the archive
-holds and leaves out (it holds the person's widgets), its modes, schema versions, and what a restore replaces. The commands run
-in this process; test_backup_e2e.py runs them as processes beside a running Mind."""
+holds (the person's widgets too) and leaves out, its modes, schema versions, and what a restore
+replaces. The commands run in this process; test_backup_e2e.py runs them as processes beside a
+running Mind."""
 
 from __future__ import annotations
 
