@@ -28,6 +28,7 @@ from mind.agent.finish import RunFinish
 from mind.agent.intake import Intake
 from mind.errors import WrongState
 from mind.events.views import CompactionView, RunState
+from mind.profiles import scope
 
 
 class ConversationActor(Intake, RunExecution, RunFinish):
@@ -74,6 +75,7 @@ class ConversationActor(Intake, RunExecution, RunFinish):
             if run is None or run.task is None:
                 raise WrongState(f"conversation {self.key} has no active run to cancel")
             run.stop_as = (RunState.CANCELLED, CANCELLED_BY_USER)
+            self.close_scope(scope.CANCELLED)
             run.task.cancel()
         await run.done.wait()
         return run.run_id
@@ -82,6 +84,7 @@ class ConversationActor(Intake, RunExecution, RunFinish):
         """Refuse new messages, end the active run as interrupted, and wait for it."""
         async with self._lock:
             self._closing = True
+            self.close_scope(scope.STOPPED)
             run = self._run
             if run is None or run.task is None:
                 return

@@ -26,6 +26,7 @@ from mind.actions.layer import DecisionLayer
 from mind.agent import proactive
 from mind.agent.actor import ConversationActor
 from mind.agent.actor_state import ConversationSettings
+from mind.agent.platform import PlatformScopes
 from mind.conversation import inputs, queries, runs
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.continuation import open_call_ids
@@ -35,6 +36,7 @@ from mind.core.loop import AgentCore
 from mind.errors import NotFound
 from mind.events.bus import EventBus
 from mind.events.views import ConversationView, RunState
+from mind.profiles import scope
 from mind.profiles.book import ProfileBook
 from mind.scheduler.model import Clock
 from mind.sealing.keyring import KeyRing, Queried
@@ -89,6 +91,8 @@ class ConversationActors:
         self.clock = clock
         # The entry decision layer (`mind.actions`); None: off for every conversation.
         self.decisions = decisions
+        # The platform profile code gets (set by the manager, whose posts it makes).
+        self.scopes: PlatformScopes | None = None
         self._actors: dict[str, ConversationActor] = {}
         self._access: dict[str, tuple[str, list[str]]] = {}  # owner and members, by key
         self._lock = asyncio.Lock()
@@ -163,8 +167,10 @@ class ConversationActors:
     async def forget(self, key: str) -> None:
         """Drop the cached actor of a conversation an operator deleted (none of its runs run)."""
         async with self._lock:
-            self._actors.pop(key, None)
+            actor = self._actors.pop(key, None)
             self._access.pop(key, None)
+        if actor is not None:
+            actor.close_scope(scope.DELETED)
 
     async def shutdown(self) -> None:
         """Refuse new messages; active runs end as interrupted (reason shutdown)."""
@@ -224,6 +230,7 @@ class ConversationActors:
                     profiles=self.profiles,
                     keyring=self.keyring,
                     decisions=self.decisions,
+                    scopes=self.scopes,
                 )
                 self._actors[key] = actor
             actor.holders += 1

@@ -14,6 +14,7 @@ from mind.agent.conversations import Conversations
 from mind.agent.images import ConversationImages
 from mind.agent.memory import ConversationMemory
 from mind.agent.messages import Messages
+from mind.agent.platform import PlatformScopes
 from mind.agent.runs import Runs
 from mind.agent.usage import ConversationUsage
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
@@ -67,6 +68,9 @@ class ConversationManager:
         )
         self.conversations = Conversations(self.actors)
         self.messages = Messages(self.actors)
+        self.actors.scopes = PlatformScopes(
+            database, self.messages.post, self.clock, core.time_zone_of
+        )
         self.runs = Runs(self.actors)
         self.memory = ConversationMemory(database)
         self.actions = Actions(self.actors)

@@ -175,6 +175,16 @@ def create_widget(
     return _view(session, row)
 
 
+def rename_widget(tx: WriteTx, conversation_key: str, widget_id: str, title: str) -> WidgetView:
+    """Give a widget a new title (its id stays)."""
+    session = tx.session
+    row = _widget(session, conversation_key, widget_id, lock=True)
+    row.title = _check_title(title)
+    _touch(row)
+    session.flush()
+    return _view(session, row)
+
+
 def write_record(
     tx: WriteTx,
     conversation_key: str,
