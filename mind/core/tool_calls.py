@@ -3,9 +3,11 @@
 - `sequential` (the default): in order, one after the other; when a steering message is
   waiting, the calls not yet started are recorded as skipped; a cancellation records the calls
   not yet started as skipped.
-- `parallel`: every call starts at once (each admitted as it starts, in the model's order)
-  and the results come back in the model's order; a steering message waiting before the step
-  skips them all. A cancellation reaches every running call, each recording its own end.
+- `parallel`: every call starts at once (each admitted as it starts, in the model's order);
+  each result is stored as its call ends, and the run goes on with them in that stored order,
+  the order every later request renders from the store. A steering message waiting before
+  the step skips them all; a cancellation reaches every running call, each recording its own
+  end.
 
 Either way each call goes through the whole lifecycle of the tool runtime (admission,
 authorization, execution, one terminal).
@@ -69,8 +71,7 @@ async def _parallel(
 ) -> list[HistoryMessage]:
     if calls and steer_waiting():
         return [await runtime.skip(call, tools.get(call.name), scope, STEERED) for call in calls]
-    return list(
-        await asyncio.gather(
-            *(runtime.execute(call, tools.get(call.name), scope) for call in calls)
-        )
+    results = await asyncio.gather(
+        *(runtime.execute(call, tools.get(call.name), scope) for call in calls)
     )
+    return sorted(results, key=lambda message: message.id)
