@@ -533,6 +533,11 @@ class ProfileEntry(BaseModel):
     before_tool_call: str = ""
     after_tool_call: str = ""
     should_stop_after_turn: str = ""
+    prepare_next_turn: str = ""
+    # Thinking tokens per level where the model takes a budget ({"high" = 20000}).
+    thinking_budgets: dict[str, int] = Field(default_factory=dict)
+    # How a step's tool calls run: "sequential" (in order) or "parallel" (at once).
+    tool_execution: Literal["sequential", "parallel"] = "sequential"
     # The entry decision layer for its conversations; unset: `[actions] enabled`.
     actions: bool | None = None
     # The person's IANA time zone in the prompt's current-time note; empty: `[scheduler]`'s.

@@ -14,7 +14,9 @@ entry decision layer, the agent loop) and run finish (`mind.agent.finish`).
 
 The actor keeps the conversation's profile, made once (`ProfileBook.resolve`) and again only
 after the profile changed (`set_profile`), and its active Hand, which the Hand tool source
-reads on every step: a run's steps read neither from the store.
+reads on every step: a run's steps read neither from the store. Each making of the profile
+opens a scope for its code (`mind.agent.platform`); cancelling or stopping a run closes it
+(`close_scope`), and the next run makes the profile again.
 """
 
 from __future__ import annotations

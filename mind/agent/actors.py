@@ -165,7 +165,8 @@ class ConversationActors:
         return view
 
     async def forget(self, key: str) -> None:
-        """Drop the cached actor of a conversation an operator deleted (none of its runs run)."""
+        """Drop the cached actor of a conversation an operator deleted (none of its runs run),
+        firing the signal its profile code was given."""
         async with self._lock:
             actor = self._actors.pop(key, None)
             self._access.pop(key, None)
