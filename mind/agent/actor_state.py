@@ -29,7 +29,7 @@ from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.views import CompactionView, RunState
 from mind.profiles.book import ProfileBook
 from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
-from mind.profiles.scope import CANCELLED
+from mind.profiles.scope import CANCELLED, EVICTED
 from mind.providers.base import ImagePart
 from mind.sealing.keyring import KeyRing
 from mind.store import models
@@ -179,8 +179,10 @@ class ActorState(ABC):
         )
 
     def evict(self) -> None:
-        """Let go of an idle actor: it refuses everything from now on (a new one takes over)."""
+        """Let go of an idle actor: it refuses everything from now on (a new one takes over),
+        and its profile code's signal fires."""
         self._closing = True
+        self.close_scope(EVICTED)
 
     def set_profile(self, name: str) -> None:
         """The conversation now runs with `name`: its next run makes that profile."""

@@ -28,7 +28,9 @@ ALICE = Viewer("alice")
 SCRIPT = 'runs: [{match: ".*", steps: [{text: "noted"}]}]'
 
 
-def _manager(database: Database, made: list[ConversationInfo]) -> ConversationManager:
+def _manager(
+    database: Database, made: list[ConversationInfo], **settings: object
+) -> ConversationManager:
     def factory(info: ConversationInfo, configured: Profile) -> None:
         made.append(info)
 
@@ -44,7 +46,14 @@ def _manager(database: Database, made: list[ConversationInfo]) -> ConversationMa
         frozenset,
         ProfileFactory(factory, "tests:factory"),
     )
-    return ConversationManager(database, core, MindSettings(), bus=EventBus(), profiles=book)
+    return ConversationManager(
+        database, core, MindSettings(**settings), bus=EventBus(), profiles=book
+    )
+
+
+async def _profile(manager: ConversationManager, key: str) -> None:
+    async with manager.actors.holding(key) as actor:
+        await actor.profile()
 
 
 async def test_the_factory_gets_the_conversations_platform_whose_messages_join_it(
@@ -53,7 +62,7 @@ async def test_the_factory_gets_the_conversations_platform_whose_messages_join_i
     made: list[ConversationInfo] = []
     manager = _manager(database, made)
     await manager.conversations.create(ALICE, "p_code", "", [])
-    await (await manager.actors.actor("p_code")).profile()
+    await _profile(manager, "p_code")
 
     (info,) = made
     assert info.platform is not None and info.platform.key == "p_code"
@@ -69,7 +78,7 @@ async def test_deleting_the_conversation_fires_the_signal_and_send_then_raises(
     made: list[ConversationInfo] = []
     manager = _manager(database, made)
     await manager.conversations.create(ALICE, "p_gone", "", [])
-    await (await manager.actors.actor("p_gone")).profile()
+    await _profile(manager, "p_gone")
 
     await manager.actors.forget("p_gone")
 
@@ -85,16 +94,15 @@ async def test_eviction_and_stop_close_the_scope_and_the_next_profile_gets_a_new
     database: Database,
 ) -> None:
     made: list[ConversationInfo] = []
-    manager = _manager(database, made)
+    manager = _manager(database, made, max_actors=1)
     await manager.conversations.create(ALICE, "p_idle", "", [])
-    actor = await manager.actors.actor("p_idle")
-    await actor.profile()
+    await _profile(manager, "p_idle")
+    await _profile(manager, "p_next")  # the idle p_idle makes room
+    async with manager.actors.holding("p_idle") as actor:
+        await actor.profile()
+        await actor.stop("the Mind shut down")
 
-    actor.close_scope(scope.EVICTED)
-    await actor.profile()
-    await actor.stop("the Mind shut down")
-
-    evicted, stopped = made
+    evicted, _next, stopped = made
     assert evicted.signal.reason == scope.EVICTED
     assert stopped.signal.reason == scope.STOPPED
     assert evicted.platform is not stopped.platform
