@@ -26,7 +26,8 @@ if TYPE_CHECKING:
 
 DEFAULT_NAME = "default"
 
-# How a step's tool calls run: one after the other, or all at once (results in call order).
+# How a step's tool calls run: one after the other, or all at once (results in the order
+# they ended, as stored).
 ToolExecution = Literal["sequential", "parallel"]
 
 
