@@ -9,6 +9,7 @@ import json
 import pytest
 from trip_type import KEY
 
+from mind.agent.images import ConversationImages
 from mind.agent.widgets import ConversationWidgets
 from mind.conversation.access import Viewer
 from mind.errors import NotFound
@@ -97,3 +98,24 @@ async def test_each_change_to_a_widget_commits_a_widget_changed_event_without_it
         "revision",
         "updated_at",
     }
+
+
+async def test_a_widget_cover_is_readable_through_its_conversation_only(
+    trip_store: Database,
+) -> None:
+    digest = "c" * 64
+
+    def store_image(tx: WriteTx) -> None:
+        tx.session.add(models.Media(digest=digest, media_type="image/png", size_bytes=1, data=b"x"))
+
+    await trip_store.write(store_image)
+    await _other_conversation(trip_store)
+    images = ConversationImages(trip_store)
+    with pytest.raises(NotFound):
+        await images.read(ALICE, KEY, digest)  # no message carries it, no widget shows it
+    made = await Widgets(trip_store).create(KEY, "trip", "Rome", idempotency_key=None)
+    await Widgets(trip_store).set_presentation(KEY, made.id, summary="", cover=digest)
+
+    assert await images.read(ALICE, KEY, digest) == ("image/png", b"x")
+    with pytest.raises(NotFound):
+        await images.read(ALICE, "p_other", digest)
