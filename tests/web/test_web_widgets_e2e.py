@@ -2,9 +2,9 @@
 provider. The operator puts a type with `tobe admin widget-types put`; the model creates a
 widget, writes records (one refused by the schema, one for a stale revision: it is told only
 the generic failure), sets the presentation and sends it. The web client shows the card after
-the reply; opening it shows the type's page, sandboxed, rendering the records, and a later write
-updates the open page. `tobe chat` gets the card in order with the reply from the Face's stream,
-as one line, and `/widget` prints the records."""
+the reply (reached by Tab, no serious axe finding); opening it shows the type's page, sandboxed,
+rendering the records, and a later write updates the open page. `tobe chat` gets the card in
+order with the reply from the Face's stream, as one line, and `/widget` prints the records."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from typing import Any
 import pexpect
 import pytest
 from playwright.sync_api import BrowserContext, Frame, Page, expect
+from test_web_accessibility_e2e import blocking_violations, tab_through
 from web_stack import Stack, running_stack
 from web_steps import new_conversation, send, sign_in
 
@@ -187,6 +188,10 @@ def test_a_sent_widget_shows_as_a_card_whose_page_renders_its_records_and_follow
     expect(shown.nth(0)).to_contain_text("Here is your trip.")
     expect(shown.nth(1).locator("button.widget-card")).to_have_count(1)
     assert _model_saw(stack, key) == [f"error: {INVALID}", f"error: {STALE}"]
+    # The card is reached by Tab, shows the focus, and passes axe.
+    reached = tab_through(page)
+    assert [ring for name, ring in reached.items() if name.startswith("Rome in May")] == [True]
+    assert blocking_violations(page, stack) == []
 
     card.focus()
     page.keyboard.press("Enter")
@@ -198,6 +203,7 @@ def test_a_sent_widget_shows_as_a_card_whose_page_renders_its_records_and_follow
     inside = page.frame_locator("#widget-viewer iframe.widget-frame")
     expect(inside.locator("#title")).to_have_text("Rome in May")
     expect(inside.locator("#stops li")).to_have_text(["Rome (3 nights)"])
+    assert blocking_violations(page, stack) == []
 
     # The page runs in an opaque origin under its own CSP: no way into the app, no network.
     frame = _widget_frame(page)
