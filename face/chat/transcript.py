@@ -3,7 +3,8 @@
 A tool call is two lines, `⚙ tool arguments` when it starts and `✓ tool result` when it ends
 (✗ failed, ⊘ denied or cancelled, ↷ skipped), and a third, `[image]` per image, when its result
 brought images; a conversation opened later shows each assistant message followed by its calls'
-lines, rebuilt from the snapshot's tool projections.
+lines, rebuilt from the snapshot's tool projections. A widget message is one line, its card:
+`▣ title — type · summary (widget ID; /widget ID to show)`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from rich.text import Text
 from tobe.v1 import common_pb2
 
 RESULT_PREVIEW_CHARS = 600
+# Characters of a widget's summary on its card's line.
+CARD_SUMMARY_CHARS = 120
 _TOOL_MARK = {
     common_pb2.TOOL_STATUS_SUCCEEDED: ("✓", "green"),
     common_pb2.TOOL_STATUS_FAILED: ("✗", "red"),
@@ -38,6 +41,8 @@ def message_renderables(message: common_pb2.Message) -> list[RenderableType]:
         images = " ".join("[image]" for _ in message.images)
         text = f"{images} {message.text}" if images and message.text else images or message.text
         return [Text.assemble(("you› ", "bold cyan"), text)]
+    if role == common_pb2.MESSAGE_ROLE_ASSISTANT and message.HasField("widget"):
+        return [card_line(message.widget)]
     if role == common_pb2.MESSAGE_ROLE_ASSISTANT:
         shown: list[RenderableType] = []
         if message.posted_by:
@@ -49,6 +54,20 @@ def message_renderables(message: common_pb2.Message) -> list[RenderableType]:
     if role == common_pb2.MESSAGE_ROLE_NOTE:
         return [Text(f"note: {message.text}", style="magenta")]
     return []
+
+
+def card_line(card: common_pb2.WidgetCard) -> Text:
+    """A widget message's card on one line, saying how to see its records."""
+    summary = " ".join(card.summary.split())
+    if len(summary) > CARD_SUMMARY_CHARS:
+        summary = summary[:CARD_SUMMARY_CHARS] + "…"
+    return Text.assemble(
+        ("▣ ", "bold blue"),
+        (card.title, "bold"),
+        f" — {card.type}",
+        f" · {summary}" if summary else "",
+        (f" (widget {card.id}; /widget {card.id} to show)", "dim"),
+    )
 
 
 def call_line(tool: common_pb2.ToolProjection) -> Text:

@@ -17,6 +17,7 @@ from mind.agent.messages import Messages
 from mind.agent.platform import PlatformScopes
 from mind.agent.runs import Runs
 from mind.agent.usage import ConversationUsage
+from mind.agent.widgets import ConversationWidgets
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
@@ -76,4 +77,5 @@ class ConversationManager:
         self.actions = Actions(self.actors)
         # Token usage as recorded (`mind.usage`); without the Mind's ledger, the store's rows.
         self.images = ConversationImages(database)
+        self.widgets = ConversationWidgets(database)
         self.usage = ConversationUsage(database, usage or UsageReports(database, Pricing.of()))

@@ -72,7 +72,8 @@ def read_images(session: Session, digests: Iterable[str]) -> dict[str, ImagePart
 
 def image_of(session: Session, key: str, digest: str) -> tuple[str, bytes] | None:
     """(media type, bytes) of the image `digest` when a message or an input of conversation
-    `key` carries it; None otherwise (the bytes of another conversation stay unreachable)."""
+    `key` carries it, or a widget of it has it as its cover; None otherwise (the bytes of
+    another conversation stay unreachable)."""
     if not _carried(session, key, digest):
         return None
     row = session.execute(
@@ -98,4 +99,9 @@ def _carried(session: Session, key: str, digest: str) -> bool:
             cast(models.Input.images, Text).contains(digest),
         )
     )
-    return any(ref.get("digest") == digest for refs in inputs for ref in refs)
+    if any(ref.get("digest") == digest for refs in inputs for ref in refs):
+        return True
+    cover = select(models.Widget.id).where(
+        models.Widget.conversation_key == key, models.Widget.cover == digest
+    )
+    return session.scalar(cover.limit(1)) is not None
