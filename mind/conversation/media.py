@@ -72,9 +72,8 @@ def read_images(session: Session, digests: Iterable[str]) -> dict[str, ImagePart
 
 def image_of(session: Session, key: str, digest: str) -> tuple[str, bytes] | None:
     """(media type, bytes) of the image `digest` when a message or an input of conversation
-    `key` carries it, or a widget of it has it as its cover; None otherwise (the bytes of
-    another conversation stay unreachable)."""
-    if not _carried(session, key, digest):
+    `key` carries it; None otherwise (the bytes of another conversation stay unreachable)."""
+    if not carries(session, key, digest):
         return None
     row = session.execute(
         select(models.Media.media_type, models.Media.data).where(models.Media.digest == digest)
@@ -82,7 +81,9 @@ def image_of(session: Session, key: str, digest: str) -> tuple[str, bytes] | Non
     return None if row is None else (row[0], row[1])
 
 
-def _carried(session: Session, key: str, digest: str) -> bool:
+def carries(session: Session, key: str, digest: str) -> bool:
+    """Whether a message or an input of conversation `key` carries the image `digest` (a
+    widget's cover is one of these: `mind.widgets.widgets.set_presentation`)."""
     # The JSON text is narrowed down by the digest (64 hex digits) in SQL, then each candidate's
     # references are read: a digest inside some other text is no reference.
     messages = session.scalars(
@@ -99,9 +100,4 @@ def _carried(session: Session, key: str, digest: str) -> bool:
             cast(models.Input.images, Text).contains(digest),
         )
     )
-    if any(ref.get("digest") == digest for refs in inputs for ref in refs):
-        return True
-    cover = select(models.Widget.id).where(
-        models.Widget.conversation_key == key, models.Widget.cover == digest
-    )
-    return session.scalar(cover.limit(1)) is not None
+    return any(ref.get("digest") == digest for refs in inputs for ref in refs)

@@ -244,15 +244,15 @@ class WidgetSendTool(_WidgetTool):
     name = WIDGET_SEND
     description = (
         "Send a widget into the conversation as a card, after setting its presentation: a "
-        "summary (at most 500 characters) and optionally a cover (a stored image's digest; "
-        '"" removes it). The card appears after your reply of this turn.'
+        "summary (at most 500 characters) and optionally a cover (the digest of an image in "
+        'this conversation; "" removes it). The card appears after your reply of this turn.'
     )
     parameters = _schema(
         {
             "widget_id": _WIDGET_ID,
             "summary": {"type": "string", "description": "what the card says (≤ 500 characters)"},
         },
-        {"cover": {"type": "string", "description": "a stored image's digest"}},
+        {"cover": {"type": "string", "description": "an image digest from this conversation"}},
     )
 
     def __init__(self, widgets: Widgets, types: str, post: WidgetPost) -> None:

@@ -21,6 +21,7 @@ from jsonschema.exceptions import best_match
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from mind.conversation.media import carries
 from mind.conversation.queries import members_of
 from mind.errors import InvalidInput, NotFound, WrongState
 from mind.events.widget_views import WidgetChangedView
@@ -192,7 +193,7 @@ def rename_widget(tx: WriteTx, conversation_key: str, widget_id: str, title: str
     session = tx.session
     row = _widget(session, conversation_key, widget_id, lock=True)
     row.title = _check_title(title)
-    _touch(row)
+    _touch(tx, row)
     session.flush()
     return _view(session, row)
 
@@ -288,10 +289,15 @@ def set_presentation(
                 f"a widget's summary is at most {MAX_SUMMARY} characters, got {len(summary)}"
             )
         row.summary = summary
-    if cover:
+    if cover and cover != row.cover:
+        # Only an image of this conversation: a cover is readable wherever its widget is.
         media = session.get(Media, cover)
-        if media is None or not media.media_type.startswith("image/"):
-            raise InvalidInput(f"no stored image {cover!r} for the cover")
+        if (
+            media is None
+            or not media.media_type.startswith("image/")
+            or not carries(session, conversation_key, cover)
+        ):
+            raise InvalidInput(f"no image {cover!r} in this conversation for the cover")
     if cover is not None:
         row.cover = cover
     _touch(tx, row)

@@ -7,12 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from trip_type import KEY
+from trip_type import KEY, image_in
 
 from mind.agent.images import ConversationImages
 from mind.agent.widgets import ConversationWidgets
 from mind.conversation.access import Viewer
-from mind.errors import NotFound
+from mind.errors import InvalidInput, NotFound
 from mind.store import models
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
@@ -100,22 +100,23 @@ async def test_each_change_to_a_widget_commits_a_widget_changed_event_without_it
     }
 
 
-async def test_a_widget_cover_is_readable_through_its_conversation_only(
+async def test_a_cover_is_an_image_of_the_widgets_conversation_and_readable_only_there(
     trip_store: Database,
 ) -> None:
-    digest = "c" * 64
-
-    def store_image(tx: WriteTx) -> None:
-        tx.session.add(models.Media(digest=digest, media_type="image/png", size_bytes=1, data=b"x"))
-
-    await trip_store.write(store_image)
+    ours, theirs = "c" * 64, "d" * 64
     await _other_conversation(trip_store)
-    images = ConversationImages(trip_store)
-    with pytest.raises(NotFound):
-        await images.read(ALICE, KEY, digest)  # no message carries it, no widget shows it
-    made = await Widgets(trip_store).create(KEY, "trip", "Rome", idempotency_key=None)
-    await Widgets(trip_store).set_presentation(KEY, made.id, summary="", cover=digest)
+    await image_in(trip_store, KEY, ours)
+    await image_in(trip_store, "p_other", theirs)
+    widgets = Widgets(trip_store)
+    made = await widgets.create(KEY, "trip", "Rome", idempotency_key=None)
 
-    assert await images.read(ALICE, KEY, digest) == ("image/png", b"x")
+    # An image of another conversation would become readable here: refused.
+    with pytest.raises(InvalidInput, match="no image 'd+' in this conversation"):
+        await widgets.set_presentation(KEY, made.id, summary="", cover=theirs)
+    covered = await widgets.set_presentation(KEY, made.id, summary="", cover=ours)
+
+    images = ConversationImages(trip_store)
+    assert covered.cover == ours
+    assert await images.read(ALICE, KEY, ours) == ("image/png", b"x")
     with pytest.raises(NotFound):
-        await images.read(ALICE, "p_other", digest)
+        await images.read(ALICE, "p_other", ours)
