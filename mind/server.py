@@ -268,6 +268,7 @@ def build(
         catalog_sources=[skills, resources],
         clock=clock.now,
         time_zone_of=settings.scheduler.zone_of,
+        conversation_notes=[widget_tools.note_for],
     )
     own_decider = decision_provider(settings, stored_key)
     if own_decider is not None:

@@ -138,6 +138,11 @@ class MindSettings(BaseModel):
     welcome: str = ""
     # Posted after a run that failed (posted_by "error_reply"); empty: none.
     error_reply: str = ""
+    # A conversation's actor (its cached context and rendering) is let go after this many
+    # seconds without use, and the least recently used idle ones beyond `max_actors`; the
+    # next message loads it again from the store. Active runs and queued work keep theirs.
+    actor_idle_seconds: float = Field(default=600.0, gt=0)
+    max_actors: int = Field(default=1000, ge=1)
 
 
 SqliteSynchronous = Literal["normal", "full"]
@@ -528,6 +533,11 @@ class ProfileEntry(BaseModel):
     before_tool_call: str = ""
     after_tool_call: str = ""
     should_stop_after_turn: str = ""
+    prepare_next_turn: str = ""
+    # Thinking tokens per level where the model takes a budget ({"high" = 20000}).
+    thinking_budgets: dict[str, int] = Field(default_factory=dict)
+    # How a step's tool calls run: "sequential" (in order) or "parallel" (at once).
+    tool_execution: Literal["sequential", "parallel"] = "sequential"
     # The entry decision layer for its conversations; unset: `[actions] enabled`.
     actions: bool | None = None
     # The person's IANA time zone in the prompt's current-time note; empty: `[scheduler]`'s.

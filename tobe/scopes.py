@@ -144,6 +144,7 @@ REQUIRED: dict[str, Requirement] = {
     "/tobe.v1.Mind/RenameConversation": _mind(CHAT),
     "/tobe.v1.Mind/ArchiveConversation": _mind(CHAT),
     "/tobe.v1.Mind/SearchConversations": _mind(CHAT),
+    "/tobe.v1.Mind/GetWidget": _mind(CHAT),
     "/tobe.v1.HandLink/Attach": Requirement(
         guard="a credential of kind 'hand' (its servicer refuses others UNAUTHENTICATED) "
         "attaching under its principal or a 'hand:<name>' scope"

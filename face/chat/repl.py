@@ -17,7 +17,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
-from face.chat import actions, choices, pairing
+from face.chat import actions, choices, pairing, widgets
 from face.chat.attach import ImageRefused, read_image, split_argument
 from face.chat.conversations import Conversations, NoSuchChoice
 from face.chat.render import Renderer
@@ -35,6 +35,7 @@ HELP = (
     "/actions  actions waiting for your confirmation   /confirm <id>   /decline <id>\n"
     "/amend <id> <change>  have a waiting action planned again with the change\n"
     "/profile [name]  list or switch profiles   /hand <name>|all  which Hand's tools to use\n"
+    "/widget <id>  a widget's records, as tables (its id is on the widget's line)\n"
     "/image PATH [text]  send an image (PNG, JPEG, WebP, GIF) with optional text\n"
     "/reply ID text  quote message ID in your message   /reply  the last messages with their ids\n"
     "/pair  a one-time code and link that sign a browser (the web client) in as you\n"
@@ -186,6 +187,10 @@ class ChatRepl:
                 )
             elif name == "/hand" and argument.strip():
                 await choices.hand(
+                    self.session, self.console, self.renderer.conversation, argument.strip()
+                )
+            elif name == "/widget" and argument.strip():
+                await widgets.show(
                     self.session, self.console, self.renderer.conversation, argument.strip()
                 )
             elif name == "/image":

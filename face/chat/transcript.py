@@ -3,9 +3,10 @@
 A tool call is two lines, `⚙ tool arguments` when it starts and `✓ tool result` when it ends
 (✗ failed, ⊘ denied or cancelled, ↷ skipped), and a third, `[image]` per image, when its result
 brought images; a conversation opened later shows each assistant message followed by its calls'
-lines, rebuilt from the snapshot's tool projections. A message quoting another is preceded by
-`> speaker: text` (`> speaker's image #id` for a quoted image); a forwarded chat record follows
-its message, one `│ speaker: text` line per item.
+lines, rebuilt from the snapshot's tool projections. A widget message is one line, its card:
+`▣ title — type · summary (widget ID; /widget ID to show)`. A message quoting another is
+preceded by `> speaker: text` (`> speaker's image #id` for a quoted image); a forwarded chat
+record follows its message, one `│ speaker: text` line per item.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from tobe.v1 import common_pb2
 
 RESULT_PREVIEW_CHARS = 600
 FORWARDED_ITEM_CHARS = 80
+# Characters of a widget's summary on its card's line.
+CARD_SUMMARY_CHARS = 120
 _TOOL_MARK = {
     common_pb2.TOOL_STATUS_SUCCEEDED: ("✓", "green"),
     common_pb2.TOOL_STATUS_FAILED: ("✗", "red"),
@@ -43,6 +46,8 @@ def message_renderables(message: common_pb2.Message) -> list[RenderableType]:
         said: list[RenderableType] = [quote_line(message.quote)] if message.reply_to else []
         said.append(Text.assemble(("you› ", "bold cyan"), text))
         return said + forwarded_lines(message.forwarded)
+    if role == common_pb2.MESSAGE_ROLE_ASSISTANT and message.HasField("widget"):
+        return [card_line(message.widget)]
     if role == common_pb2.MESSAGE_ROLE_ASSISTANT:
         shown: list[RenderableType] = []
         if message.posted_by:
@@ -75,6 +80,20 @@ def forwarded_lines(items: Sequence[common_pb2.ForwardedItem]) -> list[Renderabl
         images = "".join(" [image]" for _ in item.images)
         lines.append(Text.assemble("  │ ", (f"{item.speaker}: ", "bold"), text, (images, "dim")))
     return lines
+
+
+def card_line(card: common_pb2.WidgetCard) -> Text:
+    """A widget message's card on one line, saying how to see its records."""
+    summary = " ".join(card.summary.split())
+    if len(summary) > CARD_SUMMARY_CHARS:
+        summary = summary[:CARD_SUMMARY_CHARS] + "…"
+    return Text.assemble(
+        ("▣ ", "bold blue"),
+        (card.title, "bold"),
+        f" — {card.type}",
+        f" · {summary}" if summary else "",
+        (f" (widget {card.id}; /widget {card.id} to show)", "dim"),
+    )
 
 
 def call_line(tool: common_pb2.ToolProjection) -> Text:

@@ -117,7 +117,6 @@ class Actions:
             raise WrongState(f"action {action_id} expired at {action.expires_at.isoformat()}")
         if action.state is not PendingState.PENDING:
             raise WrongState(f"action {action_id} was already {action.state.value}")
-        actor = await self._actors.actor(key)
         if action_decisions.route(action, choice) is Route.RUN:
             chat = ChatInput(
                 owner,
@@ -128,7 +127,8 @@ class Actions:
                 action_decisions.source(action_id, choice, amendment),
                 also=action_decisions.in_run_unit(layer, action_id, choice),
             )
-            sent = await actor.submit(chat)
+            async with self._actors.holding(key) as actor:
+                sent = await actor.submit(chat)
             return await self._decided(action_id, sent.run_id)
         audience = [owner, *members]
 

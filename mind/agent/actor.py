@@ -14,7 +14,9 @@ entry decision layer, the agent loop) and run finish (`mind.agent.finish`).
 
 The actor keeps the conversation's profile, made once (`ProfileBook.resolve`) and again only
 after the profile changed (`set_profile`), and its active Hand, which the Hand tool source
-reads on every step: a run's steps read neither from the store.
+reads on every step: a run's steps read neither from the store. Each making of the profile
+opens a scope for its code (`mind.agent.platform`); cancelling or stopping a run closes it
+(`close_scope`), and the next run makes the profile again.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from mind.agent.finish import RunFinish
 from mind.agent.intake import Intake
 from mind.errors import WrongState
 from mind.events.views import CompactionView, RunState
+from mind.profiles import scope
 
 
 class ConversationActor(Intake, RunExecution, RunFinish):
@@ -74,6 +77,7 @@ class ConversationActor(Intake, RunExecution, RunFinish):
             if run is None or run.task is None:
                 raise WrongState(f"conversation {self.key} has no active run to cancel")
             run.stop_as = (RunState.CANCELLED, CANCELLED_BY_USER)
+            self.close_scope(scope.CANCELLED)
             run.task.cancel()
         await run.done.wait()
         return run.run_id
@@ -82,6 +86,7 @@ class ConversationActor(Intake, RunExecution, RunFinish):
         """Refuse new messages, end the active run as interrupted, and wait for it."""
         async with self._lock:
             self._closing = True
+            self.close_scope(scope.STOPPED)
             run = self._run
             if run is None or run.task is None:
                 return

@@ -9,12 +9,14 @@ the same fields; the few calls from one part into another are declared here as a
 from __future__ import annotations
 
 import asyncio
+import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from mind.actions.layer import DecisionLayer
+from mind.agent.platform import ConversationScope, PlatformScopes
 from mind.agent.proactive import ProactiveRun
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.conversation.images import CheckedImage
@@ -28,6 +30,7 @@ from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.views import CompactionView, RunState
 from mind.profiles.book import ProfileBook
 from mind.profiles.model import DEFAULT_PROFILE, ConversationInfo, Profile
+from mind.profiles.scope import CANCELLED, EVICTED
 from mind.providers.base import ImagePart
 from mind.sealing.keyring import KeyRing
 from mind.store import models
@@ -125,8 +128,12 @@ class ActorState(ABC):
         profiles: ProfileBook | None = None,
         keyring: KeyRing | None = None,
         decisions: DecisionLayer | None = None,
+        scopes: PlatformScopes | None = None,
     ) -> None:
         self.key = key
+        # The platform its profile code gets; without it, code gets none (`platform` None).
+        self._scopes = scopes
+        self._scope: ConversationScope | None = None
         # The entry decision layer; without one, every run is offered all its tools.
         self.decisions = decisions
         # The keys of sealed runs; without one, no run is sealed and nothing sealed opens.
@@ -159,6 +166,27 @@ class ActorState(ABC):
         self._maybe_queued = True
         # Requested compactions waiting for the lease, each answered with its outcome.
         self._compactions: list[asyncio.Future[CompactionView]] = []
+        # Callers between taking this actor from the pool and their last call on it, and when
+        # one last let go (`mind.agent.actors` evicts only an idle actor nobody holds).
+        self.holders = 0
+        self.released_at = time.monotonic()
+
+    @property
+    def idle(self) -> bool:
+        """No run, no compaction and no continuation active or waiting; nobody holding it."""
+        return (
+            self.holders == 0
+            and self._run is None
+            and not self.lease.held
+            and not self._compactions
+            and not self._resumes
+        )
+
+    def evict(self) -> None:
+        """Let go of an idle actor: it refuses everything from now on (a new one takes over),
+        and its profile code's signal fires."""
+        self._closing = True
+        self.close_scope(EVICTED)
 
     def set_profile(self, name: str) -> None:
         """The conversation now runs with `name`: its next run makes that profile."""
@@ -169,13 +197,34 @@ class ActorState(ABC):
         """The conversation's profile, made on first use; ProfileError when it cannot run.
 
         A failure is not kept: the next run tries again (a factory may fail only for a while).
+        Each making opens a scope of its own (`mind.agent.platform`), closed by `close_scope`.
         """
         if self._profile is None:
             if self._profiles is None:
                 return DEFAULT_PROFILE
-            info = ConversationInfo(self.key, self.settings.owner, self.settings.profile)
-            self._profile = await self._profiles.resolve(info)
+            owner = self.settings.owner
+            info = ConversationInfo(self.key, owner, self.settings.profile)
+            scope = self._scopes.open(self.key, owner) if self._scopes is not None else None
+            if scope is not None:
+                info = replace(info, platform=scope.platform, signal=scope.signal)
+            try:
+                self._profile = await self._profiles.resolve(info)
+            except BaseException:
+                if scope is not None:
+                    scope.close(CANCELLED)
+                raise
+            self._scope = scope
         return self._profile
+
+    def close_scope(self, reason: str) -> None:
+        """Fire the signal profile code was given (`mind.profiles.scope` names the reasons)
+        and make the profile again for the next run. The actor calls it when a run is
+        cancelled or stopped, the pool when the conversation is deleted or the actor evicted.
+        """
+        if self._scope is not None:
+            self._scope.close(reason)
+            self._scope = None
+        self._profile = None
 
     def _publish(self, kind: str, run_id: str, **fields: object) -> None:
         self.bus.publish(

@@ -1,15 +1,24 @@
 """The conversations' actors of one Mind: one per conversation, made on first use.
 
-Every API group reaches a conversation through this pool. It also owns what concerns all of
-them at once: crash recovery at start (runs a crash left `running` end as interrupted, the
-queued inputs resume), graceful shutdown, and handing the owner's committed choices (profile,
-active Hand) to a loaded actor, which keeps them.
+Every API group reaches a conversation through this pool, holding its actor for the span of
+its calls on it (`holding`). It also owns what concerns all of them at once: crash recovery
+at start (runs a crash left `running` end as interrupted, the queued inputs resume),
+graceful shutdown, handing the owner's committed choices (profile, active Hand) to a loaded
+actor, which keeps them, and eviction: an actor idle and unheld for `[mind]
+actor_idle_seconds`, or the least recently used idle ones beyond `[mind] max_actors`, is let
+go, so memory stays bounded however many conversations there are; the next call loads a new
+one from the store (queued inputs live there). One actor per conversation at a time holds:
+an actor leaves the pool only under the pool's lock, while nobody holds it and it runs
+nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from sqlalchemy.orm import Session
 
@@ -17,6 +26,7 @@ from mind.actions.layer import DecisionLayer
 from mind.agent import proactive
 from mind.agent.actor import ConversationActor
 from mind.agent.actor_state import ConversationSettings
+from mind.agent.platform import PlatformScopes
 from mind.conversation import inputs, queries, runs
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.continuation import open_call_ids
@@ -26,6 +36,7 @@ from mind.core.loop import AgentCore
 from mind.errors import NotFound
 from mind.events.bus import EventBus
 from mind.events.views import ConversationView, RunState
+from mind.profiles import scope
 from mind.profiles.book import ProfileBook
 from mind.scheduler.model import Clock
 from mind.sealing.keyring import KeyRing, Queried
@@ -80,10 +91,13 @@ class ConversationActors:
         self.clock = clock
         # The entry decision layer (`mind.actions`); None: off for every conversation.
         self.decisions = decisions
+        # The platform profile code gets (set by the manager, whose posts it makes).
+        self.scopes: PlatformScopes | None = None
         self._actors: dict[str, ConversationActor] = {}
         self._access: dict[str, tuple[str, list[str]]] = {}  # owner and members, by key
         self._lock = asyncio.Lock()
         self._closing = False
+        self._swept_at = time.monotonic()
 
     async def recover(self) -> None:
         """At start: end runs a crash left `running` (queueing the next attempt of a firing
@@ -117,12 +131,14 @@ class ConversationActors:
             self.keyring.shred(run_id, [Queried.from_json(item) for item in redaction])
         waiting = await self.database.read(inputs.conversations_with_queued)
         for key in waiting:
-            await (await self.actor(key)).drain()
+            async with self.holding(key) as actor:
+                await actor.drain()
 
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
         try:
-            await (await self.actor(key)).continue_call(tool_call_id)
+            async with self.holding(key) as actor:
+                await actor.continue_call(tool_call_id)
         except ShuttingDown:
             log.info("not continuing %s: the Mind is shutting down", tool_call_id)
 
@@ -149,10 +165,13 @@ class ConversationActors:
         return view
 
     async def forget(self, key: str) -> None:
-        """Drop the cached actor of a conversation an operator deleted (none of its runs run)."""
+        """Drop the cached actor of a conversation an operator deleted (none of its runs run),
+        firing the signal its profile code was given."""
         async with self._lock:
-            self._actors.pop(key, None)
+            actor = self._actors.pop(key, None)
             self._access.pop(key, None)
+        if actor is not None:
+            actor.close_scope(scope.DELETED)
 
     async def shutdown(self) -> None:
         """Refuse new messages; active runs end as interrupted (reason shutdown)."""
@@ -161,8 +180,14 @@ class ConversationActors:
             actors = list(self._actors.values())
         await asyncio.gather(*(actor.stop("interrupted: the Mind shut down") for actor in actors))
 
-    async def visible_actor(self, viewer: Viewer, key: str) -> ConversationActor:
-        """The actor of a conversation `viewer` can see; NotFound otherwise."""
+    @asynccontextmanager
+    async def visible(self, viewer: Viewer, key: str) -> AsyncIterator[ConversationActor]:
+        """Hold the actor of a conversation `viewer` can see; NotFound otherwise."""
+        await self._check_visible(viewer, key)
+        async with self.holding(key) as actor:
+            yield actor
+
+    async def _check_visible(self, viewer: Viewer, key: str) -> None:
         access = self._access.get(key)
         if access is None:
             access = await self.database.read(lambda session: queries.access(session, key))
@@ -171,10 +196,24 @@ class ConversationActors:
             self._access[key] = access
         if not can_see(viewer, *access):
             raise NotFound(f"no conversation {key!r}")
-        return await self.actor(key)
 
-    async def actor(self, key: str) -> ConversationActor:
-        """The actor of `key`, made on first use (no check that the conversation exists)."""
+    @asynccontextmanager
+    async def holding(self, key: str) -> AsyncIterator[ConversationActor]:
+        """Hold the actor of `key`, made on first use (no check that the conversation
+        exists): it is not evicted until the block ends."""
+        actor = await self._take(key)
+        try:
+            yield actor
+        finally:
+            actor.holders -= 1
+            actor.released_at = time.monotonic()
+
+    @property
+    def loaded(self) -> int:
+        """How many actors are in memory."""
+        return len(self._actors)
+
+    async def _take(self, key: str) -> ConversationActor:
         async with self._lock:
             if self._closing:
                 raise ShuttingDown("the Mind is shutting down; retry after it restarts")
@@ -192,6 +231,32 @@ class ConversationActors:
                     profiles=self.profiles,
                     keyring=self.keyring,
                     decisions=self.decisions,
+                    scopes=self.scopes,
                 )
                 self._actors[key] = actor
+            actor.holders += 1
+            self._evict(time.monotonic())
             return actor
+
+    def _evict(self, now: float) -> None:
+        """Under the pool's lock: let go of the idle actors unused for too long (looked for
+        at most every quarter of that time), then of the least recently used idle ones while
+        more than `max_actors` are loaded."""
+        idle_for = self.settings.actor_idle_seconds
+        stale = now - self._swept_at >= idle_for / 4
+        if not stale and len(self._actors) <= self.settings.max_actors:
+            return
+        if stale:
+            self._swept_at = now
+        idle = sorted(
+            (actor for actor in self._actors.values() if actor.idle),
+            key=lambda actor: actor.released_at,
+        )
+        over = len(self._actors) - self.settings.max_actors
+        for actor in idle:
+            if over <= 0 and now - actor.released_at < idle_for:
+                break
+            actor.evict()
+            del self._actors[actor.key]
+            self._access.pop(actor.key, None)
+            over -= 1

@@ -14,8 +14,10 @@ from mind.agent.conversations import Conversations
 from mind.agent.images import ConversationImages
 from mind.agent.memory import ConversationMemory
 from mind.agent.messages import Messages
+from mind.agent.platform import PlatformScopes
 from mind.agent.runs import Runs
 from mind.agent.usage import ConversationUsage
+from mind.agent.widgets import ConversationWidgets
 from mind.conversation.replies import ConfiguredReplies, ReplyTexts
 from mind.core.loop import AgentCore
 from mind.events.bus import EventBus
@@ -67,9 +69,13 @@ class ConversationManager:
         )
         self.conversations = Conversations(self.actors)
         self.messages = Messages(self.actors)
+        self.actors.scopes = PlatformScopes(
+            database, self.messages.post, self.clock, core.time_zone_of
+        )
         self.runs = Runs(self.actors)
         self.memory = ConversationMemory(database)
         self.actions = Actions(self.actors)
         # Token usage as recorded (`mind.usage`); without the Mind's ledger, the store's rows.
         self.images = ConversationImages(database)
+        self.widgets = ConversationWidgets(database)
         self.usage = ConversationUsage(database, usage or UsageReports(database, Pricing.of()))

@@ -74,8 +74,6 @@ class Messages:
             images=len(checked) + len(record),
         )
         check_idempotency_key(idempotency_key, "send")
-        actor = await self._actors.visible_actor(viewer, key)
-        await self._database.read(lambda session: check_reply_to(session, key, reply_to))
         chat = ChatInput(
             viewer.principal,
             text,
@@ -86,7 +84,10 @@ class Messages:
             reply_to=reply_to,
             forwarded=tuple(record),
         )
-        return await actor.submit(chat)
+        async with self._actors.visible(viewer, key) as actor:
+            # Checked once the conversation is known to be visible: a quote names its message.
+            await self._database.read(lambda session: check_reply_to(session, key, reply_to))
+            return await actor.submit(chat)
 
     async def post_as(
         self, viewer: Viewer, key: str, text: str, idempotency_key: str
@@ -96,8 +97,8 @@ class Messages:
         check_principal(viewer.principal)
         check_text(text, "post", self._settings.max_message_bytes)
         check_idempotency_key(idempotency_key, "post")
-        actor = await self._actors.visible_actor(viewer, key)
-        return await actor.post(text, idempotency_key, viewer.principal)
+        async with self._actors.visible(viewer, key) as actor:
+            return await actor.post(text, idempotency_key, viewer.principal)
 
     async def post(
         self,
@@ -120,8 +121,8 @@ class Messages:
         if not posted_by:
             raise InvalidInput("posted_by is required: name who posts the message")
         await self._database.read(lambda session: queries.access(session, key))
-        actor = await self._actors.actor(key)
-        return await actor.post(text, idempotency_key, posted_by, widget)
+        async with self._actors.holding(key) as actor:
+            return await actor.post(text, idempotency_key, posted_by, widget)
 
     async def deliver_observation(
         self,
@@ -139,17 +140,16 @@ class Messages:
         follow-up and start a run when the conversation is idle. Idempotent per key. `images`
         (checked by `mind.awareness.images`) are stored with the note, as a person's are.
         """
-        actor = await self._actors.actor(key)
         chat = ChatInput(
             "awareness", text, idempotency_key, steer, "summary", source, tuple(images)
         )
-        return await actor.submit(chat)
+        async with self._actors.holding(key) as actor:
+            return await actor.submit(chat)
 
     async def deliver_firing(self, firing: FiringDelivery) -> None:
         """Queue a claimed firing's input in its conversation: its proactive run starts when
         the conversation is idle (`mind.agent.proactive`). Idempotent per firing (the input is
         keyed `firing:<id>`), so the scheduler may deliver again after a crash."""
-        actor = await self._actors.actor(firing.conversation_key)
         chat = ChatInput(
             principal=firing.owner,
             text=proactive.note_text(firing),
@@ -158,7 +158,8 @@ class Messages:
             mode=DetailMode.SUMMARY.value,
             source=proactive.source(firing),
         )
-        await actor.submit(chat)
+        async with self._actors.holding(firing.conversation_key) as actor:
+            await actor.submit(chat)
 
     async def snapshot(
         self, viewer: Viewer, key: str, message_limit: int, mode: DetailMode

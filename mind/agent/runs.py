@@ -15,19 +15,22 @@ class Runs:
     async def cancel(self, viewer: Viewer, key: str) -> str:
         """Cancel the active run (WrongState when none); the id of the run it ended."""
         check_principal(viewer.principal)
-        return await (await self._actors.visible_actor(viewer, key)).cancel()
+        async with self._actors.visible(viewer, key) as actor:
+            return await actor.cancel()
 
     async def compact(self, viewer: Viewer, key: str) -> CompactionView:
         """Requested compaction by a client: NotFound if not visible, WrongState when nothing to
         compact, CompactionFailed when the summarising call failed, ShuttingDown."""
         check_principal(viewer.principal)
-        return await (await self._actors.visible_actor(viewer, key)).compact()
+        async with self._actors.visible(viewer, key) as actor:
+            return await actor.compact()
 
     async def compact_for_operator(self, key: str) -> CompactionView:
         """The same for `tobe admin` (no visibility check); NotFound for an unknown key.
 
-        `ConversationActors.actor` would make an actor for any key, so the conversation must
+        `ConversationActors.holding` would make an actor for any key, so the conversation must
         exist first.
         """
         await self._actors.database.read(lambda session: queries.access(session, key))
-        return await (await self._actors.actor(key)).compact()
+        async with self._actors.holding(key) as actor:
+            return await actor.compact()

@@ -19,10 +19,11 @@ from mind.events.views import (
     RunView,
     ToolView,
 )
+from mind.events.widget_views import WidgetChangedView
 from mind.sealing.forms import SEALED, open_event
 from mind.sealing.keyring import KeyRing
 from mind.store.models import OutboxEvent
-from mind.wire import convert, convert_actions
+from mind.wire import convert, convert_actions, convert_widgets
 from tobe.v1 import events_pb2
 
 
@@ -77,6 +78,10 @@ def durable_event(row: OutboxEvent, keyring: KeyRing | None = None) -> events_pb
         case "conversation_changed":
             event.conversation_changed.CopyFrom(
                 convert.conversation_to_proto(ConversationView.from_payload(payload))
+            )
+        case "widget_changed":
+            event.widget_changed.CopyFrom(
+                convert_widgets.widget_changed_to_proto(WidgetChangedView.from_payload(payload))
             )
         case "context_compacted":
             event.context_compacted.CopyFrom(

@@ -45,6 +45,7 @@ from mind.wire.convert_actions import (
     scheduled_action_to_proto,
 )
 from mind.wire.convert_usage import usage_totals_to_proto
+from mind.wire.convert_widgets import opened_widget_to_proto
 from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
 from tobe.runtime.status import status_codes
 from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
@@ -280,6 +281,14 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             _viewer(request.on_behalf_of), request.conversation_key, request.digest
         )
         return mind_pb2.GetImageResponse(media_type=media_type, data=data)
+
+    async def GetWidget(
+        self, request: mind_pb2.GetWidgetRequest, context: Context
+    ) -> mind_pb2.GetWidgetResponse:
+        opened = await self.manager.widgets.open(
+            _viewer(request.on_behalf_of), request.conversation_key, request.widget_id
+        )
+        return opened_widget_to_proto(opened)
 
     async def DeleteMemory(
         self, request: mind_pb2.DeleteMemoryRequest, context: Context

@@ -83,7 +83,7 @@ def read_images(session: Session, digests: Iterable[str]) -> dict[str, ImagePart
 def image_of(session: Session, key: str, digest: str) -> tuple[str, bytes] | None:
     """(media type, bytes) of the image `digest` when a message or an input of conversation
     `key` carries it; None otherwise (the bytes of another conversation stay unreachable)."""
-    if not _carried(session, key, digest):
+    if not carries(session, key, digest):
         return None
     row = session.execute(
         select(models.Media.media_type, models.Media.data).where(models.Media.digest == digest)
@@ -91,7 +91,9 @@ def image_of(session: Session, key: str, digest: str) -> tuple[str, bytes] | Non
     return None if row is None else (row[0], row[1])
 
 
-def _carried(session: Session, key: str, digest: str) -> bool:
+def carries(session: Session, key: str, digest: str) -> bool:
+    """Whether a message or an input of conversation `key` carries the image `digest` (a
+    widget's cover is one of these: `mind.widgets.widgets.set_presentation`)."""
     # The JSON text is narrowed down by the digest (64 hex digits) in SQL, then each candidate's
     # references are read: a digest inside some other text is no reference.
     messages = session.scalars(

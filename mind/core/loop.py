@@ -11,10 +11,12 @@
 3. give every tool call a Mind-wide id (`call_<uuid hex>`), which everything in the Mind uses
    (projections, approvals, tasks, events), and store the assistant message; each call keeps
    the model's own id in `provider_id` for the provider view to send back;
-4. run the tool calls in order through the tool runtime; when a steering message is waiting,
-   the calls not yet started are recorded as skipped;
+4. run the tool calls through the tool runtime, in order or at once as the profile says
+   (`mind.core.tool_calls`);
 5. deliver waiting steering messages; go back to 1 while there were tool calls or steering
    messages (and the profile's `should_stop_after_turn` does not end the run), else stop.
+   Before each request after the first, the profile's `prepare_next_turn` may change that
+   request alone: a system prompt addition, the thinking level, a subset of the tools.
 
 An empty reply (no text but blanks, no tool calls) is never stored: a person would see an
 empty message, and a provider may refuse it when the history is sent back. It ends the run
@@ -29,10 +31,9 @@ as `asyncio.CancelledError` after the calls not yet started are recorded as skip
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Protocol
@@ -42,13 +43,14 @@ from mind.context.engine import CompactionEngine
 from mind.conversation.errors import CompactionFailed
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.core.prompt import PLATFORM_PROMPT, PromptCatalog, system_prompt
+from mind.core.tool_calls import run_calls
 from mind.core.tool_registry import ToolClash, ToolRegistry
 from mind.core.tool_runtime import ProjectionJournal, RunScope, ToolRuntime
 from mind.core.view import ProviderView
 from mind.errors import WrongState
 from mind.events.views import CompactionTrigger, RunState
 from mind.profiles import hooks
-from mind.profiles.model import Profile, TurnInfo
+from mind.profiles.model import NextTurn, NextTurnInfo, Profile, TurnInfo
 from mind.providers.base import (
     ErrorKind,
     Provider,
@@ -70,6 +72,8 @@ log = logging.getLogger(__name__)
 
 # (kind "text" | "thinking", step, fragment)
 DeltaSink = Callable[[str, int, str], None]
+# What the run's last note tells of conversation `key` ("": nothing).
+ConversationNotes = Callable[[str], Awaitable[str]]
 
 
 class RunJournal(ProjectionJournal, Protocol):
@@ -143,6 +147,7 @@ class AgentCore:
         compaction: CompactionEngine | None = None,
         catalog_sources: Sequence[PromptCatalog] = (),
         time_zone_of: Callable[[str], str] = lambda _principal: "",
+        conversation_notes: Sequence[ConversationNotes] = (),
     ) -> None:
         self.provider = provider
         self.compaction = compaction
@@ -157,6 +162,8 @@ class AgentCore:
         self.catalog_sources = catalog_sources
         # A principal's time zone ("": unknown), unless the profile sets one.
         self.time_zone_of = time_zone_of
+        # Read once per run: what the last note tells of the conversation (its widgets).
+        self.conversation_notes = conversation_notes
 
     def thinking_for(
         self, conversation_key: str, wanted: ThinkingLevel | None = None
@@ -202,9 +209,11 @@ class AgentCore:
             catalogs = self._catalogs(key, profile)
         system = system_prompt(self.platform_prompt, profile.persona, catalogs)
         zone = profile.time_zone or self.time_zone_of(scope.principal)
+        notes = "\n\n".join([text for note in self.conversation_notes if (text := await note(key))])
         outcome = RunOutcome(state=RunState.COMPLETED)
         retried_overflow = False
         replied = False  # whether an assistant message with text was stored in this run
+        last_turn: TurnInfo | None = None
         while True:
             if outcome.steps >= self.step_limit:
                 outcome.state = RunState.FAILED
@@ -217,12 +226,20 @@ class AgentCore:
                 return outcome
             if selection is not None:
                 tools = selection.apply(tools)
-            request = self._request(system, view, context, tools, profile, key, zone)
+            changes = None
+            if last_turn is not None:
+                level = self.thinking_for(key, profile.thinking)
+                next_info = NextTurnInfo(last_turn, outcome.steps, level, tuple(tools))
+                changes = await hooks.next_turn(profile, next_info)
+                if changes is not None and changes.tools is not None:
+                    tools = {name: tool for name, tool in tools.items() if name in changes.tools}
+            args = (system, view, context, tools, profile, key, zone, notes, changes)
+            request = self._request(*args)
             size = request_size(request)
             if self._over_budget(key, size):
                 refused = await self._fit(scope, request, size, context, protected)
                 if not refused:
-                    request = self._request(system, view, context, tools, profile, key, zone)
+                    request = self._request(*args)
                     size = request_size(request)
                     if self._over_budget(key, size):
                         refused = self._still_over(key, size)
@@ -262,7 +279,7 @@ class AgentCore:
             if not empty:
                 context.messages.append(await journal.record_assistant(step, result, calls))
                 replied = replied or bool(result.text.strip())
-            results = await self._run_calls(calls, tools, scope, journal)
+            results = await run_calls(self.runtime, calls, tools, scope, journal.steer_waiting)
             context.messages.extend(results)
             if selection is not None and _ended(selection, results):
                 return outcome
@@ -283,6 +300,7 @@ class AgentCore:
             if await hooks.stops_after(profile, turn):
                 outcome.reason = f"stopped by profile {profile.name!r} after step {step}"
                 return outcome
+            last_turn = turn
 
     def _request(
         self,
@@ -293,13 +311,23 @@ class AgentCore:
         profile: Profile,
         key: str,
         zone: str,
+        notes: str,
+        changes: NextTurn | None,
     ) -> ProviderRequest:
+        """The step's request; `changes` (from `prepare_next_turn`) apply to it alone."""
+        wanted = profile.thinking
+        if changes is not None:
+            if changes.system_addition:
+                system = f"{system}\n\n{changes.system_addition}"
+            wanted = changes.thinking or wanted
+        thinking = self.thinking_for(key, wanted)
         return ProviderRequest(
             system=system,
-            messages=view.messages(context.messages, self.clock(), context.summary, zone),
+            messages=view.messages(context.messages, self.clock(), context.summary, zone, notes),
             tools=self.registry.definitions(tools),
-            thinking=self.thinking_for(key, profile.thinking),
+            thinking=thinking,
             max_output_tokens=self.compaction.budget.output_tokens if self.compaction else None,
+            thinking_budget=(profile.thinking_budgets or {}).get(thinking),
         )
 
     def _catalogs(self, key: str, profile: Profile) -> list[str]:
@@ -418,35 +446,6 @@ class AgentCore:
             return f"compaction failed: {exc}"
         context.summary, context.messages = compacted.summary, list(compacted.messages)
         return ""
-
-    async def _run_calls(
-        self,
-        calls: list[ToolCall],
-        tools: dict[str, Tool],
-        scope: RunScope,
-        journal: RunJournal,
-    ) -> list[HistoryMessage]:
-        results: list[HistoryMessage] = []
-        for index, call in enumerate(calls):
-            if journal.steer_waiting():
-                for rest in calls[index:]:
-                    results.append(
-                        await self.runtime.skip(
-                            rest, tools.get(rest.name), scope, "a new user message arrived first"
-                        )
-                    )
-                return results
-            try:
-                results.append(await self.runtime.execute(call, tools.get(call.name), scope))
-            except asyncio.CancelledError:
-                for rest in calls[index + 1 :]:
-                    await asyncio.shield(
-                        self.runtime.skip(
-                            rest, tools.get(rest.name), scope, "the run was cancelled"
-                        )
-                    )
-                raise
-        return results
 
     @staticmethod
     def _sink(on_delta: DeltaSink, step: int) -> Callable[[StreamEvent], None]:

@@ -207,9 +207,11 @@ class ProviderView:
         now: datetime,
         summary: ContextSummary | None = None,
         zone: str = "",
+        notes: str = "",
     ) -> list[ProviderMessage]:
         """`history` holds the messages after the ones `summary` covers (all, without one);
-        `zone` is the person's time zone ("": not known)."""
+        `zone` is the person's time zone ("": not known); `notes` what the last note says
+        of the conversation besides the time (its widgets)."""
         head = [summary_message(summary)] if summary is not None else []
         start = len(self._ids)
         if start > len(history) or [m.id for m in history[:start]] != self._ids:
@@ -241,5 +243,6 @@ class ProviderView:
         self._ids.extend(m.id for m in history[start : kept[0]])
         self._rendered = out[: kept[1]]
         out.extend(_missing_results(pending, answered, wire_ids, pending_at))
-        out.append(ProviderMessage(role="user", text=gmt_stamp(now) + current_time_note(now, zone)))
+        note = current_time_note(now, zone) + (f"\n\n{notes}" if notes else "")
+        out.append(ProviderMessage(role="user", text=gmt_stamp(now) + note))
         return head + out

@@ -1,8 +1,10 @@
-"""The card of a widget message, as events and history carry it."""
+"""The card of a widget message, as events and history carry it, and the `widget_changed`
+event."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 Payload = dict[str, Any]
@@ -38,4 +40,28 @@ class WidgetCardView:
             summary=payload["summary"],
             cover=payload["cover"],
             revision=payload["revision"],
+        )
+
+
+@dataclass(frozen=True)
+class WidgetChangedView:
+    """A widget's records, title or presentation changed; clients read it again."""
+
+    widget_id: str
+    revision: int
+    updated_at: datetime
+
+    def to_payload(self) -> Payload:
+        return {
+            "widget_id": self.widget_id,
+            "revision": self.revision,
+            "updated_at": self.updated_at.isoformat(),
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Payload) -> WidgetChangedView:
+        return cls(
+            payload["widget_id"],
+            payload["revision"],
+            datetime.fromisoformat(payload["updated_at"]),
         )

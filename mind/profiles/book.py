@@ -10,7 +10,7 @@ tools; the conversation's actor keeps the result until the profile changes.
 from __future__ import annotations
 
 from collections.abc import Callable, Set
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mind.profiles.declared import declared_profiles
 from mind.profiles.errors import ProfileError, UnknownProfile
@@ -103,5 +103,5 @@ class ProfileBook:
         if isinstance(found, ProfileError):
             raise found
         if self._factory is not None:
-            found = await self._factory.make(ConversationInfo(info.key, info.owner, name), found)
+            found = await self._factory.make(replace(info, profile=name), found)
         return validate(found, self._platform_names())

@@ -16,7 +16,12 @@ from mind.profiles.model import DEFAULT_NAME, DEFAULT_PROFILE, Profile, ProfileH
 from mind.providers.base import ThinkingLevel
 from tobe.config import ProfileEntry, ProfilesSettings
 
-HOOK_NAMES = ("before_tool_call", "after_tool_call", "should_stop_after_turn")
+HOOK_NAMES = (
+    "before_tool_call",
+    "after_tool_call",
+    "should_stop_after_turn",
+    "prepare_next_turn",
+)
 
 
 def profile_of(entry: ProfileEntry) -> Profile:
@@ -25,6 +30,7 @@ def profile_of(entry: ProfileEntry) -> Profile:
     if entry.thinking and entry.thinking not in set(ThinkingLevel):
         levels = ", ".join(level.value for level in ThinkingLevel)
         raise ProfileError(f"{where}: thinking {entry.thinking!r} is not one of {levels}")
+    budgets = _budgets(where, entry.thinking_budgets)
     hooks: dict[str, Any] = {
         name: import_path(getattr(entry, name), f"{where}: {name}")
         for name in HOOK_NAMES
@@ -43,7 +49,22 @@ def profile_of(entry: ProfileEntry) -> Profile:
         hooks=ProfileHooks(**hooks),
         actions=entry.actions,
         time_zone=entry.time_zone,
+        thinking_budgets=budgets or None,
+        tool_execution=entry.tool_execution,
     )
+
+
+def _budgets(where: str, budgets: dict[str, int]) -> dict[ThinkingLevel, int]:
+    """`thinking_budgets` by level; ProfileError for a level that is none or a budget below 1."""
+    levels = {level.value for level in ThinkingLevel} - {ThinkingLevel.OFF.value}
+    for name, tokens in budgets.items():
+        if name not in levels:
+            raise ProfileError(
+                f"{where}: thinking_budgets names {name!r}, not one of {', '.join(sorted(levels))}"
+            )
+        if tokens < 1:
+            raise ProfileError(f"{where}: thinking_budgets {name!r} must be at least 1 token")
+    return {ThinkingLevel(name): tokens for name, tokens in budgets.items()}
 
 
 def declared_profiles(settings: ProfilesSettings) -> dict[str, Profile | ProfileError]:

@@ -1,7 +1,8 @@
 """Calling a profile's hooks, which may be plain or async functions.
 
 A hook is the operator's code: one that raises is treated as an error of the call (before and
-after a tool call the model reads it as the call's error) rather than ending the run.
+after a tool call the model reads it as the call's error) rather than ending the run; one
+that raises before a step (`should_stop_after_turn`, `prepare_next_turn`) changes nothing.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import logging
 from collections.abc import Awaitable
 from typing import TypeVar
 
-from mind.profiles.model import Profile, ToolCallInfo, TurnInfo
+from mind.profiles.model import NextTurn, NextTurnInfo, Profile, ToolCallInfo, TurnInfo
 from mind.tools.base import ToolOutcome
 
 log = logging.getLogger(__name__)
@@ -63,3 +64,19 @@ async def stops_after(profile: Profile, turn: TurnInfo) -> bool:
     except Exception:
         log.exception("profile %s: should_stop_after_turn raised", profile.name)
         return False
+
+
+async def next_turn(profile: Profile, info: NextTurnInfo) -> NextTurn | None:
+    """`prepare_next_turn`'s changes for the next request; None (also when it failed)."""
+    hook = profile.hooks.prepare_next_turn
+    if hook is None:
+        return None
+    try:
+        changes = await _settle(hook(info))
+    except Exception:
+        log.exception("profile %s: prepare_next_turn raised", profile.name)
+        return None
+    if changes is not None and not isinstance(changes, NextTurn):
+        log.error("profile %s: prepare_next_turn returned %s", profile.name, type(changes).__name__)
+        return None
+    return changes

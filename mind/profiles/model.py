@@ -13,24 +13,42 @@ awareness tools from Awareness; a profile takes them or not.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
+from mind.profiles.scope import CancelSignal
 from mind.providers.base import ThinkingLevel
 from mind.tools.base import Tool, ToolOutcome
 
+if TYPE_CHECKING:
+    from mind.agent.platform import ConversationPlatform
+
 DEFAULT_NAME = "default"
+
+# How a step's tool calls run: one after the other, or all at once (results in the order
+# they ended, as stored).
+ToolExecution = Literal["sequential", "parallel"]
 
 
 @dataclass(frozen=True)
 class ConversationInfo:
-    """What the factory is told about the conversation it makes a profile for."""
+    """What the factory is told about the conversation it makes a profile for.
+
+    `platform` and `signal` came later than the rest, with defaults, so a factory that reads
+    only the first fields keeps working. `platform` is the conversation's bound capabilities
+    (`mind.agent.platform`); None only where no Mind runs the conversation (a test calling
+    the factory directly). `signal` fires when the conversation's run is cancelled or stopped,
+    when it is deleted and when its actor is evicted; the profile is then made again, with a
+    new signal, for the next run.
+    """
 
     key: str
     owner: str
     # The profile the conversation is set to.
     profile: str
+    platform: ConversationPlatform | None = None
+    signal: CancelSignal = field(default_factory=CancelSignal)
 
 
 @dataclass(frozen=True)
@@ -61,8 +79,34 @@ BeforeToolCall = Callable[[ToolCallInfo], "str | None | Awaitable[str | None]"]
 AfterToolCall = Callable[
     [ToolCallInfo, ToolOutcome], "ToolOutcome | None | Awaitable[ToolOutcome | None]"
 ]
+
+
+@dataclass(frozen=True)
+class NextTurnInfo:
+    """The run before its next model request: the step that just ended, the steps made so far,
+    and what the next request would carry without a change."""
+
+    turn: TurnInfo
+    steps: int
+    thinking: ThinkingLevel
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class NextTurn:
+    """Changes for the next model request only; None leaves a part as it is."""
+
+    # Text appended to the system prompt (after a blank line).
+    system_addition: str | None = None
+    thinking: ThinkingLevel | None = None
+    # The tools offered, by name: a subset of `NextTurnInfo.tools` (other names are ignored).
+    tools: tuple[str, ...] | None = None
+
+
 # True ends the run after this step, although the model called tools.
 ShouldStopAfterTurn = Callable[[TurnInfo], "bool | Awaitable[bool]"]
+# Changes for the next request, or None for none.
+PrepareNextTurn = Callable[[NextTurnInfo], "NextTurn | None | Awaitable[NextTurn | None]"]
 
 
 @dataclass(frozen=True)
@@ -70,6 +114,8 @@ class ProfileHooks:
     before_tool_call: BeforeToolCall | None = None
     after_tool_call: AfterToolCall | None = None
     should_stop_after_turn: ShouldStopAfterTurn | None = None
+    # Called before every model request of a run after its first (when the run goes on).
+    prepare_next_turn: PrepareNextTurn | None = None
 
 
 @dataclass(frozen=True)
@@ -95,6 +141,10 @@ class Profile:
     # The person's IANA time zone for the current-time note; "": the run's principal's
     # (`[scheduler] owner_time_zones`, else `time_zone`).
     time_zone: str = ""
+    # Thinking tokens per level, where the model takes a budget (Anthropic, Gemini 2.x);
+    # a level not named keeps the adapter's own budget.
+    thinking_budgets: Mapping[ThinkingLevel, int] | None = None
+    tool_execution: ToolExecution = "sequential"
 
     @property
     def offered_platform_tools(self) -> frozenset[str] | None:

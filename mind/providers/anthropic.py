@@ -99,7 +99,8 @@ class AnthropicProvider(StreamingAdapter):
             body["system"] = request.system
         level = self.thinking_level(request)
         if level != ThinkingLevel.OFF:
-            budget = min(BUDGETS[level], max(1024, self.info.max_output - _ANSWER_ROOM))
+            wanted = request.thinking_budget or BUDGETS[level]
+            budget = min(max(1024, wanted), max(1024, self.info.max_output - _ANSWER_ROOM))
             max_tokens = min(max(max_tokens, budget + _ANSWER_ROOM), self.info.max_output)
             body["thinking"] = {"type": "enabled", "budget_tokens": min(budget, max_tokens - 1)}
         body["max_tokens"] = max_tokens

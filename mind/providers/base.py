@@ -155,6 +155,9 @@ class ProviderRequest:
     max_output_tokens: int | None = None
     # A JSON answer wanted, with no `tools` (the decision layer's stages).
     output: OutputSchema | None = None
+    # Thinking tokens for `thinking`, where the wire takes a budget (a profile's
+    # `thinking_budgets`); None: the adapter's own budget for the level.
+    thinking_budget: int | None = None
 
 
 @dataclass(frozen=True)

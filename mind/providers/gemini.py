@@ -96,7 +96,7 @@ class GeminiProvider(StreamingAdapter):
 
     def body(self, request: ProviderRequest) -> dict[str, Any]:
         config: dict[str, Any] = {"maxOutputTokens": self.max_output(request)}
-        thinking = self._thinking_config(self.thinking_level(request))
+        thinking = self._thinking_config(self.thinking_level(request), request.thinking_budget)
         if thinking:
             config["thinkingConfig"] = thinking
         body: dict[str, Any] = {
@@ -136,13 +136,13 @@ class GeminiProvider(StreamingAdapter):
             return held
         return held[0], "json_schema"
 
-    def _thinking_config(self, level: ThinkingLevel) -> dict[str, Any] | None:
+    def _thinking_config(self, level: ThinkingLevel, budget: int | None) -> dict[str, Any] | None:
         if self.info.thinking_levels == (ThinkingLevel.OFF,):
             return None
         if level == ThinkingLevel.OFF:
             return {"thinkingBudget": 0}
         if self.model.startswith("gemini-2"):
-            return {"thinkingBudget": BUDGETS[level], "includeThoughts": True}
+            return {"thinkingBudget": budget or BUDGETS[level], "includeThoughts": True}
         named = "high" if level == ThinkingLevel.XHIGH else level.value
         return {"thinkingLevel": named, "includeThoughts": True}
 

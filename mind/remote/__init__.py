@@ -1,7 +1,7 @@
 """Remote execution: Hands attached over HandLink, and the persisted state machine of their tasks.
 
 Read first: `execution.py` (how the pieces are wired), `registry.py` (the one-terminal rule),
-`taskservice.py` (reconciliation and snapshots), then `proto/tobe/v1/hand.proto` (the protocol).
+`taskservice.py` (reconciliation), then `proto/tobe/v1/hand.proto` (the protocol).
 Domain modules never import grpc; `servicer.py` is the only boundary. It applies one stream's
 reports in order within a task and concurrently across tasks, pings a Hand silent for half the
 heartbeat timeout and cuts one silent for all of it UNAVAILABLE.

@@ -1,4 +1,4 @@
-"""The TaskService: Mind-side task snapshots, and reconciliation with Hands that come back.
+"""The TaskService: reconciliation with the Hands that come back, and their grace periods.
 
 Reconciliation (a Hand attached and listed the tasks it holds):
 
@@ -23,8 +23,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from dataclasses import dataclass
-from typing import Any
 
 from mind.remote.authority import Authority
 from mind.remote.hub import HandConnection, HandHub
@@ -38,44 +36,10 @@ from mind.remote.model import (
     TaskState,
 )
 from mind.remote.registry import Registry
-from mind.tools.base import DetailMode
 from mind.tools.summary import summarize_result as tool_summary
 from tobe.config import RemoteSettings
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True)
-class TaskView:
-    """A task as one viewer may see it: raw arguments and output only for transparent views."""
-
-    id: str
-    conversation_key: str
-    tool_call_id: str
-    hand_name: str
-    tool: str
-    attempt: int
-    state: TaskState
-    background: bool
-    cancel_requested: bool
-    shown_mode: DetailMode
-    arguments_summary: str
-    result_summary: str
-    # Empty unless shown_mode is transparent.
-    arguments: dict[str, Any] | None
-    output: str
-    error: str
-
-
-def summarize_arguments(arguments: dict[str, Any]) -> str:
-    """Keys with sizes, never values: `path=<12 chars>, count=<int>`."""
-    parts = []
-    for key, value in sorted(arguments.items()):
-        if isinstance(value, str):
-            parts.append(f"{key}=<{len(value)} chars>")
-        else:
-            parts.append(f"{key}=<{type(value).__name__}>")
-    return ", ".join(parts)
 
 
 def summarize_result(record: TaskRecord) -> str:
@@ -83,28 +47,6 @@ def summarize_result(record: TaskRecord) -> str:
         return record.state.value
     text = record.output if record.state is TaskState.SUCCEEDED else record.error
     return tool_summary(record.state.value, text, len(record.images))
-
-
-def view(record: TaskRecord, viewer: DetailMode) -> TaskView:
-    """Render a task for a viewer; never more detailed than the mode frozen at admission."""
-    transparent = record.detail_mode is DetailMode.TRANSPARENT and viewer is DetailMode.TRANSPARENT
-    return TaskView(
-        id=record.id,
-        conversation_key=record.conversation_key,
-        tool_call_id=record.tool_call_id,
-        hand_name=record.hand_name,
-        tool=record.tool,
-        attempt=record.attempt,
-        state=record.state,
-        background=record.background,
-        cancel_requested=record.cancel_requested_at is not None,
-        shown_mode=DetailMode.TRANSPARENT if transparent else DetailMode.SUMMARY,
-        arguments_summary=summarize_arguments(record.arguments),
-        result_summary=summarize_result(record),
-        arguments=dict(record.arguments) if transparent else None,
-        output=record.output if transparent else "",
-        error=record.error if transparent else "",
-    )
 
 
 class TaskService:
@@ -138,10 +80,6 @@ class TaskService:
             with contextlib.suppress(asyncio.CancelledError):
                 await job
         await asyncio.gather(*self._expiring, return_exceptions=True)
-
-    async def snapshot(self, task_id: str, viewer: DetailMode) -> TaskView | None:
-        record = await self.registry.get(task_id)
-        return None if record is None else view(record, viewer)
 
     # -- reconciliation -------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from mind.errors import InvalidInput, MindError, NotFound, WrongState
 from mind.events.widget_views import WidgetCardView
 from mind.store.database import Database
 from mind.tools.base import Effect, Tool, ToolContext, ToolOutcome
+from mind.widgets.context_note import widgets_note
 from mind.widgets.types import WidgetTypeView, list_types
 from mind.widgets.widgets import WidgetRecordView, Widgets, WidgetView
 
@@ -243,15 +244,15 @@ class WidgetSendTool(_WidgetTool):
     name = WIDGET_SEND
     description = (
         "Send a widget into the conversation as a card, after setting its presentation: a "
-        "summary (at most 500 characters) and optionally a cover (a stored image's digest; "
-        '"" removes it). The card appears after your reply of this turn.'
+        "summary (at most 500 characters) and optionally a cover (the digest of an image in "
+        'this conversation; "" removes it). The card appears after your reply of this turn.'
     )
     parameters = _schema(
         {
             "widget_id": _WIDGET_ID,
             "summary": {"type": "string", "description": "what the card says (≤ 500 characters)"},
         },
-        {"cover": {"type": "string", "description": "a stored image's digest"}},
+        {"cover": {"type": "string", "description": "an image digest from this conversation"}},
     )
 
     def __init__(self, widgets: Widgets, types: str, post: WidgetPost) -> None:
@@ -299,6 +300,13 @@ class WidgetToolSource:
         if self._tools is None:
             self._tools = self._make(self._database.read_now(list_types))
         return self._tools
+
+    async def note_for(self, conversation_key: str) -> str:
+        """The widgets of the conversation for the run's last note ("" while no type exists:
+        a type deleted takes its widgets with it)."""
+        if not self.tools_for(conversation_key):
+            return ""
+        return await self._database.read(lambda session: widgets_note(session, conversation_key))
 
     def _make(self, types: list[WidgetTypeView]) -> list[Tool]:
         if not types:

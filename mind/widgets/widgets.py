@@ -4,7 +4,8 @@ modules, a revision per record that a write may expect, and a presentation.
 Every change is made in the caller's unit with the widget's row locked (`SELECT … FOR UPDATE`
 on PostgreSQL, where units run concurrently; SQLite's single writer serialises them), so two
 writes expecting the same revision cannot both pass. A write with a stale `expected_revision`
-is WrongState (FAILED_PRECONDITION); data its module's schema refuses is InvalidInput.
+is WrongState (FAILED_PRECONDITION); data its module's schema refuses is InvalidInput. Each
+change commits with its durable `widget_changed` event (no contents: clients read the widget).
 """
 
 from __future__ import annotations
@@ -20,12 +21,16 @@ from jsonschema.exceptions import best_match
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from mind.conversation.media import carries
+from mind.conversation.queries import members_of
 from mind.errors import InvalidInput, NotFound, WrongState
+from mind.events.widget_views import WidgetChangedView
 from mind.store.database import Database
 from mind.store.models import Conversation, Media, Widget, WidgetRecord, utcnow
 from mind.store.write_tx import WriteTx
 from mind.widgets.types import current_type
 
+WIDGET_CHANGED = "widget_changed"
 RECORD_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_TITLE = 200
 MAX_SUMMARY = 500
@@ -117,9 +122,17 @@ def _check_data(type_name: str, module: str, schema: dict[str, Any], data: Any) 
         )
 
 
-def _touch(row: Widget) -> None:
+def _touch(tx: WriteTx, row: Widget) -> None:
+    """Count a change to the widget and announce it to the conversation's people."""
     row.revision += 1
     row.updated_at = utcnow()
+    session = tx.session
+    owner = session.scalar(
+        select(Conversation.owner).where(Conversation.key == row.conversation_key)
+    )
+    audience = [owner, *members_of(session, row.conversation_key)] if owner else []
+    view = WidgetChangedView(row.id, row.revision, row.updated_at)
+    tx.event(WIDGET_CHANGED, row.conversation_key, audience, view.to_payload())
 
 
 def list_widgets(session: Session, conversation_key: str) -> list[WidgetView]:
@@ -175,6 +188,16 @@ def create_widget(
     return _view(session, row)
 
 
+def rename_widget(tx: WriteTx, conversation_key: str, widget_id: str, title: str) -> WidgetView:
+    """Give a widget a new title (its id stays)."""
+    session = tx.session
+    row = _widget(session, conversation_key, widget_id, lock=True)
+    row.title = _check_title(title)
+    _touch(tx, row)
+    session.flush()
+    return _view(session, row)
+
+
 def write_record(
     tx: WriteTx,
     conversation_key: str,
@@ -216,7 +239,7 @@ def write_record(
         record.data = data
         record.revision += 1
         record.updated_at = utcnow()
-    _touch(row)
+    _touch(tx, row)
     session.flush()
     return WidgetRecordView(module, record_id, data, record.revision, record.updated_at)
 
@@ -243,7 +266,7 @@ def delete_record(
     if record is None:
         return False
     session.delete(record)
-    _touch(row)
+    _touch(tx, row)
     session.flush()
     return True
 
@@ -266,13 +289,18 @@ def set_presentation(
                 f"a widget's summary is at most {MAX_SUMMARY} characters, got {len(summary)}"
             )
         row.summary = summary
-    if cover:
+    if cover and cover != row.cover:
+        # Only an image of this conversation: a cover is readable wherever its widget is.
         media = session.get(Media, cover)
-        if media is None or not media.media_type.startswith("image/"):
-            raise InvalidInput(f"no stored image {cover!r} for the cover")
+        if (
+            media is None
+            or not media.media_type.startswith("image/")
+            or not carries(session, conversation_key, cover)
+        ):
+            raise InvalidInput(f"no image {cover!r} in this conversation for the cover")
     if cover is not None:
         row.cover = cover
-    _touch(row)
+    _touch(tx, row)
     session.flush()
     return _view(session, row)
 

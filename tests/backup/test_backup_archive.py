@@ -1,9 +1,11 @@
 """`tobe backup` and `tobe restore` on a data directory no service runs on: what the archive
-holds and leaves out, its modes, schema versions, and what a restore replaces. The commands run
-in this process; test_backup_e2e.py runs them as processes beside a running Mind."""
+holds (the person's widgets too) and leaves out, its modes, schema versions, and what a restore
+replaces. The commands run in this process; test_backup_e2e.py runs them as processes beside a
+running Mind."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import socket
@@ -19,7 +21,12 @@ from helpers.mind_process import issue_token, store_url
 from helpers.postgres import fresh_postgres_database, postgres_server_url
 
 from management.backup import pg_dump_command
+from mind.store import models
+from mind.store.database import Database
 from mind.store.migrate import current, head_revision, upgrade
+from mind.store.write_tx import WriteTx
+from mind.widgets.types import put_type
+from mind.widgets.widgets import Widgets
 
 CONFIG = 'log_level = "INFO"\n'
 
@@ -340,3 +347,53 @@ def test_a_restored_configuration_naming_another_data_directory_is_pointed_out(
         f"The restored configuration sets data_dir = {data_dir}, not {restored} where this "
         f"restore went: edit it, or restore again with --data-dir {data_dir} --force"
     ) in result.stdout
+
+
+def _with_a_widget(data_dir: Path) -> str:
+    """A conversation holding a widget of type `notes` with one record; returns its id."""
+    schema = json.dumps(
+        {"modules": {"items": {"description": "One note.", "schema": {"type": "object"}}}}
+    )
+
+    async def make() -> str:
+        database = Database.open(store_url(data_dir))
+        try:
+
+            def unit(tx: WriteTx) -> None:
+                tx.session.add(models.Conversation(key="p_notes", owner="alice"))
+                tx.session.flush()
+                put_type(tx, "notes", schema, b"<!doctype html><p>notes</p>", force=False)
+
+            await database.write(unit)
+            widgets = Widgets(database)
+            made = await widgets.create("p_notes", "notes", "Groceries", idempotency_key=None)
+            await widgets.write(
+                "p_notes", made.id, "items", "milk", {"text": "oat"}, expected_revision=None
+            )
+            return made.id
+        finally:
+            await database.close()
+
+    return asyncio.run(make())
+
+
+def test_a_restored_archive_holds_the_widgets_their_records_and_types(tmp_path: Path) -> None:
+    data_dir = _data_dir(tmp_path)
+    widget_id = _with_a_widget(data_dir)
+    archive = tmp_path / "widgets.tar.gz"
+    assert tobe(cli_env(data_dir, tmp_path / "none.toml"), "backup", str(archive)).returncode == 0
+
+    restored = tmp_path / "restored"
+    result = tobe(cli_env(restored, tmp_path / "none.toml"), "restore", str(archive))
+
+    assert result.returncode == 0, result.stderr
+    store = sqlite3.connect(restored / "tobe.db")
+    try:
+        widgets = store.execute("SELECT id, type_name, title FROM widgets").fetchall()
+        records = store.execute("SELECT record_id, data FROM widget_records").fetchall()
+        pages = store.execute("SELECT name FROM widget_types").fetchall()
+    finally:
+        store.close()
+    assert widgets == [(widget_id, "notes", "Groceries")]
+    assert [(record, json.loads(data)) for record, data in records] == [("milk", {"text": "oat"})]
+    assert pages == [("notes",)]

@@ -35,11 +35,11 @@ from mind.events.views import (
     ToolStatus,
     ToolView,
 )
-from mind.events.widget_views import WidgetCardView
+from mind.events.widget_views import WidgetCardView, WidgetChangedView
 from mind.memory.store import MemoryEntryView
 from mind.tools.authorizer import Decision
 from mind.tools.base import DetailMode, Effect
-from mind.wire import convert
+from mind.wire import convert, convert_widgets
 from tobe.v1 import common_pb2, events_pb2
 
 START = datetime(2026, 12, 3, 10, 11, 12, 345678, tzinfo=UTC)
@@ -241,6 +241,13 @@ MAPPINGS = {
         convert.memory_changed_from_proto,
         MemoryChangedView(key="diet", deleted=True, size_bytes=120, run_id="run_1"),
         MemoryChangedView(key="diet", deleted=False, size_bytes=0, run_id=""),
+    ),
+    "WidgetChanged": Mapping(
+        events_pb2.WidgetChanged,
+        convert_widgets.widget_changed_to_proto,
+        convert_widgets.widget_changed_from_proto,
+        WidgetChangedView(widget_id="w_1", revision=4, updated_at=START),
+        WidgetChangedView(widget_id="w_2", revision=1, updated_at=START),
     ),
     "MemoryEntry": Mapping(
         common_pb2.MemoryEntry,

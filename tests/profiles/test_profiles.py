@@ -56,6 +56,34 @@ def test_a_declared_profile_carries_its_persona_tools_thinking_and_imported_hook
     assert profile.hooks.before_tool_call is not None
 
 
+def test_a_declared_profile_carries_its_next_turn_hook_budgets_and_tool_execution() -> None:
+    entry = _entry(
+        name="planner",
+        prepare_next_turn=f"{FIXTURES}:stop_after_tools",
+        thinking_budgets={"high": 20000, "low": 2000},
+        tool_execution="parallel",
+    )
+    profile = declared_profiles(ProfilesSettings(profile=[entry]))["planner"]
+    assert isinstance(profile, Profile)
+    assert profile.hooks.prepare_next_turn is not None
+    assert profile.thinking_budgets == {ThinkingLevel.HIGH: 20000, ThinkingLevel.LOW: 2000}
+    assert profile.tool_execution == "parallel"
+    assert _entry(name="plain").tool_execution == "sequential"
+
+
+def test_a_budget_for_no_level_or_below_one_token_makes_only_its_profile_unusable() -> None:
+    book = _book(
+        _entry(name="odd", thinking_budgets={"huge": 5}),
+        _entry(name="empty", thinking_budgets={"high": 0}),
+        _entry(name="fine"),
+    )
+    with pytest.raises(ProfileError, match="profile 'odd': thinking_budgets names 'huge'"):
+        book.check("odd")
+    with pytest.raises(ProfileError, match="'high' must be at least 1 token"):
+        book.check("empty")
+    assert book.check("fine") == "fine"
+
+
 def test_a_hook_that_does_not_import_makes_only_its_profile_unusable() -> None:
     book = _book(
         _entry(name="broken", after_tool_call="nowhere.module:hook"),

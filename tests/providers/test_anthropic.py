@@ -282,3 +282,16 @@ async def test_images_as_base64_blocks_or_placeholders(wire, provider_for):
         },
     ]
     assert blind_content == [{"type": "text", "text": f"look\n{IMAGE_UNSUPPORTED}"}]
+
+
+async def test_a_profiles_thinking_budget_replaces_the_levels_own(wire, provider_for, events):
+    (recorded,) = cassette_bodies("anthropic/thinking_cassette.yaml")
+    wire.play(Reply(body=recorded))
+    await provider_for("anthropic", model="claude-3-7-sonnet-latest").complete(
+        ask("Two names for a pet pelican", thinking=ThinkingLevel.MINIMAL, thinking_budget=3000),
+        events,
+    )
+
+    body = wire.requests[0].json()
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 3000}
+    assert body["max_tokens"] > 3000

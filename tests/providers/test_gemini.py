@@ -330,3 +330,15 @@ async def test_images_inline_or_placeholder(wire, provider_for):
         {"inlineData": {"mimeType": "image/jpeg", "data": "/9j/4AAQ"}},
     ]
     assert blind_parts == [{"text": f"see\n{IMAGE_UNSUPPORTED}"}]
+
+
+async def test_a_profiles_thinking_budget_replaces_the_levels_own(wire, provider_for):
+    wire.play(Reply(body=data_file("gemini/thoughts_unterminated.sse")))
+    await provider_for("gemini").complete(
+        ask("hi", thinking=ThinkingLevel.LOW, thinking_budget=2000), lambda e: None
+    )
+
+    assert wire.requests[0].json()["generationConfig"]["thinkingConfig"] == {
+        "thinkingBudget": 2000,
+        "includeThoughts": True,
+    }

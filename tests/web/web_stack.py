@@ -330,12 +330,20 @@ def _alice() -> mind_pb2.OnBehalfOf:
 
 
 @contextmanager
-def running_stack(root: Path, *, seed: Callable[[str], None] | None = None) -> Iterator[Stack]:
+def running_stack(
+    root: Path,
+    *,
+    seed: Callable[[str], None] | None = None,
+    script_text: str = SCRIPT,
+    clients: tuple[str, ...] = (),
+    **mind_env: str,
+) -> Iterator[Stack]:
     """Mind, Hand and Face (web on a free port), started off the test's loop; all cleaned up.
     `seed(store_url)` writes into the migrated store before the Mind starts (nothing else has
-    it open then)."""
+    it open then); `script_text` is the Scripted provider's script, `clients` the principals
+    given client tokens (`Stack.mind.client_tokens`), `mind_env` more of the Mind's settings."""
     script = root / "script.yaml"
-    script.write_text(SCRIPT)
+    script.write_text(script_text)
     config = root / "config.toml"
     config.write_text(CONFIG)
     if seed is not None:
@@ -345,7 +353,7 @@ def running_stack(root: Path, *, seed: Callable[[str], None] | None = None) -> I
     with ExitStack() as stack:
         mind = off_loop(
             stack.enter_context,
-            running_mind(root, script=script, clients=(), TOBE_CONFIG=str(config)),
+            running_mind(root, script=script, clients=clients, TOBE_CONFIG=str(config), **mind_env),
         )
         token = off_loop(
             lambda: issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])

@@ -197,3 +197,24 @@ async def test_no_tool_is_offered_before_the_mind_has_started_on_its_store(
     assert source.tools_for(KEY) == []
     await source.start()
     assert source.tools_for(KEY)
+
+
+async def test_the_note_names_the_conversations_widgets_newest_last_with_records_counted(
+    trip_store: Database,
+) -> None:
+    source = await _started(trip_store)
+    assert await source.note_for(KEY) == ""
+    widgets = Widgets(trip_store)
+    first = await widgets.create(KEY, "trip", "Rome   in May", idempotency_key=None)
+    second = await widgets.create(KEY, "trip", "Oslo", idempotency_key=None)
+    await widgets.write(KEY, first.id, "stops", "r1", {"place": "Rome"}, expected_revision=None)
+    await widgets.write(KEY, first.id, "stops", "r2", {"place": "Pisa"}, expected_revision=None)
+
+    note = await source.note_for(KEY)
+
+    assert note.splitlines() == [
+        "Widgets in this conversation (2; read one before changing it):",
+        f"- {first.id}: trip 'Rome in May', revision 3 (stops 2)",
+        f"- {second.id}: trip 'Oslo', revision 1 (no records)",
+    ]
+    assert await source.note_for("p_other") == ""

@@ -2,7 +2,8 @@
 operator puts a type with `tobe admin widget-types put` (over the Mind's socket); then the model
 creates a widget, writes records (one refused by the schema, one for a stale revision, each
 answered with the generic failure), and sends it: the widget message follows the run's reply
-in history, carries the card, and later requests show it to the model."""
+in history, carries the card, and later requests show it to the model, their last note
+naming the conversation's widgets."""
 
 from __future__ import annotations
 
@@ -41,7 +42,15 @@ def _after(text: str, *, error: bool = False) -> dict[str, Any]:
 
 
 RUNS = [
-    {"match": "^before", "steps": [{"expect": {"tools_exclude": TOOLS}, "text": "no widgets"}]},
+    {
+        "match": "^before",
+        "steps": [
+            {
+                "expect": {"tools_exclude": TOOLS, "request_excludes": ["Widgets in this"]},
+                "text": "no widgets",
+            }
+        ],
+    },
     {
         "match": "^plan",
         "steps": [
@@ -85,7 +94,19 @@ RUNS = [
     },
     {
         "match": "^again",
-        "steps": [{"expect": {"request_contains": ["Three nights in Rome"]}, "text": "ok"}],
+        "steps": [
+            {
+                "expect": {
+                    "request_contains": [
+                        "Three nights in Rome",
+                        # The run's last note names the widget, its revision and records.
+                        "Widgets in this conversation (1; read one before changing it):",
+                        "trip 'Rome in May', revision 3 (stops 1)",
+                    ]
+                },
+                "text": "ok",
+            }
+        ],
     },
 ]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from sqlalchemy import func, select
-from trip_type import KEY
+from trip_type import KEY, image_in
 
 from mind.errors import InvalidInput, NotFound, WrongState
 from mind.management.conversations import delete_conversation
@@ -73,18 +73,13 @@ async def test_deleting_a_record_and_setting_the_presentation(
     made = await widgets.create(KEY, "trip", "Rome", idempotency_key=None)
     await widgets.write(KEY, made.id, "stops", "r1", {"place": "Rome"}, expected_revision=0)
 
-    def add_image(tx: object) -> None:
-        tx.session.add(  # type: ignore[attr-defined]
-            models.Media(digest="d" * 64, media_type="image/png", size_bytes=1, data=b"x")
-        )
-
-    await trip_store.write(add_image)
+    await image_in(trip_store, KEY, "d" * 64)
     existed = await widgets.delete_record(KEY, made.id, "stops", "r1", expected_revision=1)
     missing = await widgets.delete_record(KEY, made.id, "stops", "r1", expected_revision=None)
     shown = await widgets.set_presentation(KEY, made.id, summary="Three days", cover="d" * 64)
     with pytest.raises(InvalidInput, match="at most 500 characters, got 501"):
         await widgets.set_presentation(KEY, made.id, summary="x" * 501, cover=None)
-    with pytest.raises(InvalidInput, match="no stored image"):
+    with pytest.raises(InvalidInput, match="no image 'e+' in this conversation for the cover"):
         await widgets.set_presentation(KEY, made.id, summary=None, cover="e" * 64)
     uncovered = await widgets.set_presentation(KEY, made.id, summary=None, cover="")
 

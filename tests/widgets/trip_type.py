@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mind.store import models
+from mind.store.database import Database
+from mind.store.write_tx import WriteTx
+
 KEY = "p_trip"
 PAGE = b"<!doctype html><title>Trip</title><main id=trip></main>"
 
@@ -24,3 +28,22 @@ STOP = {
 }
 NOTE = {"description": "A note about the trip.", "schema": {"type": "string", "maxLength": 200}}
 TRIP = document(stops=STOP, notes=NOTE)
+
+
+async def image_in(database: Database, key: str, digest: str) -> None:
+    """Store a one-byte PNG `digest`, carried by a person's message of conversation `key`."""
+
+    def unit(tx: WriteTx) -> None:
+        tx.session.add(models.Media(digest=digest, media_type="image/png", size_bytes=1, data=b"x"))
+        tx.session.add(
+            models.Message(
+                conversation_key=key,
+                role="user",
+                text="",
+                payload={
+                    "images": [{"digest": digest, "media_type": "image/png", "size_bytes": 1}]
+                },
+            )
+        )
+
+    await database.write(unit)

@@ -26,27 +26,29 @@ from google.protobuf import timestamp_pb2 as google_dot_protobuf_dot_timestamp__
 from tobe.v1 import common_pb2 as tobe_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14tobe/v1/events.proto\x12\x07tobe.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14tobe/v1/common.proto\"\xe3\x06\n\x05\x45vent\x12\x12\n\ndurable_id\x18\x01 \x01(\x03\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61udience\x18\x04 \x03(\t\x12,\n\x10message_appended\x18\n \x01(\x0b\x32\x10.tobe.v1.MessageH\x00\x12#\n\x0brun_changed\x18\x0b \x01(\x0b\x32\x0c.tobe.v1.RunH\x00\x12/\n\x0ctool_changed\x18\x0c \x01(\x0b\x32\x17.tobe.v1.ToolProjectionH\x00\x12-\n\x10\x61pproval_changed\x18\r \x01(\x0b\x32\x11.tobe.v1.ApprovalH\x00\x12\x35\n\x14\x63onversation_created\x18\x0e \x01(\x0b\x32\x15.tobe.v1.ConversationH\x00\x12\x38\n\x12\x63redential_revoked\x18\x0f \x01(\x0b\x32\x1a.tobe.v1.CredentialRevokedH\x00\x12\x30\n\x0emessage_queued\x18\x10 \x01(\x0b\x32\x16.tobe.v1.QueuedMessageH\x00\x12\x36\n\x11\x63ontext_compacted\x18\x11 \x01(\x0b\x32\x19.tobe.v1.ContextCompactedH\x00\x12\x30\n\x0ememory_changed\x18\x12 \x01(\x0b\x32\x16.tobe.v1.MemoryChangedH\x00\x12\x35\n\x14\x63onversation_changed\x18\x13 \x01(\x0b\x32\x15.tobe.v1.ConversationH\x00\x12\x30\n\x0e\x61\x63tion_changed\x18\x14 \x01(\x0b\x32\x16.tobe.v1.PendingActionH\x00\x12\x34\n\x10schedule_changed\x18\x15 \x01(\x0b\x32\x18.tobe.v1.ScheduledActionH\x00\x12(\n\ntext_delta\x18\x1e \x01(\x0b\x32\x12.tobe.v1.TextDeltaH\x00\x12,\n\x0ethinking_delta\x18\x1f \x01(\x0b\x32\x12.tobe.v1.TextDeltaH\x00\x12.\n\rtool_progress\x18  \x01(\x0b\x32\x15.tobe.v1.ToolProgressH\x00\x42\t\n\x07payload\"=\n\x11\x43redentialRevoked\x12\x15\n\rcredential_id\x18\x01 \x01(\t\x12\x11\n\tprincipal\x18\x02 \x01(\t\"Q\n\rMemoryChanged\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\x12\x12\n\nsize_bytes\x18\x03 \x01(\x03\x12\x0e\n\x06run_id\x18\x04 \x01(\t\"\xe0\x01\n\x10\x43ontextCompacted\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12\x1a\n\x12through_message_id\x18\x02 \x01(\x03\x12\x1b\n\x13messages_summarised\x18\x03 \x01(\x05\x12\x15\n\rtokens_before\x18\x04 \x01(\x03\x12\x14\n\x0ctokens_after\x18\x05 \x01(\x03\x12+\n\x07trigger\x18\x06 \x01(\x0e\x32\x1a.tobe.v1.CompactionTrigger\x12\x15\n\rsummary_calls\x18\x07 \x01(\x05\x12\x0e\n\x06run_id\x18\x08 \x01(\t\"g\n\rQueuedMessage\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05steer\x18\x02 \x01(\x08\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x04 \x01(\t\x12\x10\n\x08input_id\x18\x05 \x01(\x03\"7\n\tTextDelta\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04step\x18\x02 \x01(\x05\x12\x0c\n\x04text\x18\x03 \x01(\t\"W\n\x0cToolProgress\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x10\n\x08\x66raction\x18\x04 \x01(\x01*\x99\x01\n\x11\x43ompactionTrigger\x12\"\n\x1e\x43OMPACTION_TRIGGER_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x43OMPACTION_TRIGGER_BUDGET\x10\x01\x12 \n\x1c\x43OMPACTION_TRIGGER_REQUESTED\x10\x02\x12\x1f\n\x1b\x43OMPACTION_TRIGGER_OVERFLOW\x10\x03\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x14tobe/v1/events.proto\x12\x07tobe.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x14tobe/v1/common.proto\"\x95\x07\n\x05\x45vent\x12\x12\n\ndurable_id\x18\x01 \x01(\x03\x12\x18\n\x10\x63onversation_key\x18\x02 \x01(\t\x12(\n\x04time\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\x12\x10\n\x08\x61udience\x18\x04 \x03(\t\x12,\n\x10message_appended\x18\n \x01(\x0b\x32\x10.tobe.v1.MessageH\x00\x12#\n\x0brun_changed\x18\x0b \x01(\x0b\x32\x0c.tobe.v1.RunH\x00\x12/\n\x0ctool_changed\x18\x0c \x01(\x0b\x32\x17.tobe.v1.ToolProjectionH\x00\x12-\n\x10\x61pproval_changed\x18\r \x01(\x0b\x32\x11.tobe.v1.ApprovalH\x00\x12\x35\n\x14\x63onversation_created\x18\x0e \x01(\x0b\x32\x15.tobe.v1.ConversationH\x00\x12\x38\n\x12\x63redential_revoked\x18\x0f \x01(\x0b\x32\x1a.tobe.v1.CredentialRevokedH\x00\x12\x30\n\x0emessage_queued\x18\x10 \x01(\x0b\x32\x16.tobe.v1.QueuedMessageH\x00\x12\x36\n\x11\x63ontext_compacted\x18\x11 \x01(\x0b\x32\x19.tobe.v1.ContextCompactedH\x00\x12\x30\n\x0ememory_changed\x18\x12 \x01(\x0b\x32\x16.tobe.v1.MemoryChangedH\x00\x12\x35\n\x14\x63onversation_changed\x18\x13 \x01(\x0b\x32\x15.tobe.v1.ConversationH\x00\x12\x30\n\x0e\x61\x63tion_changed\x18\x14 \x01(\x0b\x32\x16.tobe.v1.PendingActionH\x00\x12\x34\n\x10schedule_changed\x18\x15 \x01(\x0b\x32\x18.tobe.v1.ScheduledActionH\x00\x12\x30\n\x0ewidget_changed\x18\x16 \x01(\x0b\x32\x16.tobe.v1.WidgetChangedH\x00\x12(\n\ntext_delta\x18\x1e \x01(\x0b\x32\x12.tobe.v1.TextDeltaH\x00\x12,\n\x0ethinking_delta\x18\x1f \x01(\x0b\x32\x12.tobe.v1.TextDeltaH\x00\x12.\n\rtool_progress\x18  \x01(\x0b\x32\x15.tobe.v1.ToolProgressH\x00\x42\t\n\x07payload\"=\n\x11\x43redentialRevoked\x12\x15\n\rcredential_id\x18\x01 \x01(\t\x12\x11\n\tprincipal\x18\x02 \x01(\t\"Q\n\rMemoryChanged\x12\x0b\n\x03key\x18\x01 \x01(\t\x12\x0f\n\x07\x64\x65leted\x18\x02 \x01(\x08\x12\x12\n\nsize_bytes\x18\x03 \x01(\x03\x12\x0e\n\x06run_id\x18\x04 \x01(\t\"d\n\rWidgetChanged\x12\x11\n\twidget_id\x18\x01 \x01(\t\x12\x10\n\x08revision\x18\x02 \x01(\x03\x12.\n\nupdated_at\x18\x03 \x01(\x0b\x32\x1a.google.protobuf.Timestamp\"\xe0\x01\n\x10\x43ontextCompacted\x12\x12\n\ngeneration\x18\x01 \x01(\x03\x12\x1a\n\x12through_message_id\x18\x02 \x01(\x03\x12\x1b\n\x13messages_summarised\x18\x03 \x01(\x05\x12\x15\n\rtokens_before\x18\x04 \x01(\x03\x12\x14\n\x0ctokens_after\x18\x05 \x01(\x03\x12+\n\x07trigger\x18\x06 \x01(\x0e\x32\x1a.tobe.v1.CompactionTrigger\x12\x15\n\rsummary_calls\x18\x07 \x01(\x05\x12\x0e\n\x06run_id\x18\x08 \x01(\t\"g\n\rQueuedMessage\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\r\n\x05steer\x18\x02 \x01(\x08\x12\x0c\n\x04text\x18\x03 \x01(\t\x12\x17\n\x0fidempotency_key\x18\x04 \x01(\t\x12\x10\n\x08input_id\x18\x05 \x01(\x03\"7\n\tTextDelta\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x0c\n\x04step\x18\x02 \x01(\x05\x12\x0c\n\x04text\x18\x03 \x01(\t\"W\n\x0cToolProgress\x12\x0e\n\x06run_id\x18\x01 \x01(\t\x12\x14\n\x0ctool_call_id\x18\x02 \x01(\t\x12\x0f\n\x07message\x18\x03 \x01(\t\x12\x10\n\x08\x66raction\x18\x04 \x01(\x01*\x99\x01\n\x11\x43ompactionTrigger\x12\"\n\x1e\x43OMPACTION_TRIGGER_UNSPECIFIED\x10\x00\x12\x1d\n\x19\x43OMPACTION_TRIGGER_BUDGET\x10\x01\x12 \n\x1c\x43OMPACTION_TRIGGER_REQUESTED\x10\x02\x12\x1f\n\x1b\x43OMPACTION_TRIGGER_OVERFLOW\x10\x03\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'tobe.v1.events_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_COMPACTIONTRIGGER']._serialized_start=1583
-  _globals['_COMPACTIONTRIGGER']._serialized_end=1736
+  _globals['_COMPACTIONTRIGGER']._serialized_start=1735
+  _globals['_COMPACTIONTRIGGER']._serialized_end=1888
   _globals['_EVENT']._serialized_start=89
-  _globals['_EVENT']._serialized_end=956
-  _globals['_CREDENTIALREVOKED']._serialized_start=958
-  _globals['_CREDENTIALREVOKED']._serialized_end=1019
-  _globals['_MEMORYCHANGED']._serialized_start=1021
-  _globals['_MEMORYCHANGED']._serialized_end=1102
-  _globals['_CONTEXTCOMPACTED']._serialized_start=1105
-  _globals['_CONTEXTCOMPACTED']._serialized_end=1329
-  _globals['_QUEUEDMESSAGE']._serialized_start=1331
-  _globals['_QUEUEDMESSAGE']._serialized_end=1434
-  _globals['_TEXTDELTA']._serialized_start=1436
-  _globals['_TEXTDELTA']._serialized_end=1491
-  _globals['_TOOLPROGRESS']._serialized_start=1493
-  _globals['_TOOLPROGRESS']._serialized_end=1580
+  _globals['_EVENT']._serialized_end=1006
+  _globals['_CREDENTIALREVOKED']._serialized_start=1008
+  _globals['_CREDENTIALREVOKED']._serialized_end=1069
+  _globals['_MEMORYCHANGED']._serialized_start=1071
+  _globals['_MEMORYCHANGED']._serialized_end=1152
+  _globals['_WIDGETCHANGED']._serialized_start=1154
+  _globals['_WIDGETCHANGED']._serialized_end=1254
+  _globals['_CONTEXTCOMPACTED']._serialized_start=1257
+  _globals['_CONTEXTCOMPACTED']._serialized_end=1481
+  _globals['_QUEUEDMESSAGE']._serialized_start=1483
+  _globals['_QUEUEDMESSAGE']._serialized_end=1586
+  _globals['_TEXTDELTA']._serialized_start=1588
+  _globals['_TEXTDELTA']._serialized_end=1643
+  _globals['_TOOLPROGRESS']._serialized_start=1645
+  _globals['_TOOLPROGRESS']._serialized_end=1732
 # @@protoc_insertion_point(module_scope)

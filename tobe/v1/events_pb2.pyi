@@ -81,6 +81,7 @@ class Event(_message.Message):
     CONVERSATION_CHANGED_FIELD_NUMBER: _builtins.int
     ACTION_CHANGED_FIELD_NUMBER: _builtins.int
     SCHEDULE_CHANGED_FIELD_NUMBER: _builtins.int
+    WIDGET_CHANGED_FIELD_NUMBER: _builtins.int
     TEXT_DELTA_FIELD_NUMBER: _builtins.int
     THINKING_DELTA_FIELD_NUMBER: _builtins.int
     TOOL_PROGRESS_FIELD_NUMBER: _builtins.int
@@ -153,6 +154,12 @@ class Event(_message.Message):
         """
 
     @_builtins.property
+    def widget_changed(self) -> Global___WidgetChanged:
+        """DURABLE. A widget's records, title or presentation changed; its contents are read with
+        Mind.GetWidget.
+        """
+
+    @_builtins.property
     def text_delta(self) -> Global___TextDelta:
         """EPHEMERAL. A fragment of assistant text (chat.text.delta)."""
 
@@ -183,15 +190,16 @@ class Event(_message.Message):
         conversation_changed: _common_pb2.Conversation | None = ...,
         action_changed: _common_pb2.PendingAction | None = ...,
         schedule_changed: _common_pb2.ScheduledAction | None = ...,
+        widget_changed: Global___WidgetChanged | None = ...,
         text_delta: Global___TextDelta | None = ...,
         thinking_delta: Global___TextDelta | None = ...,
         tool_progress: Global___ToolProgress | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["action_changed", b"action_changed", "approval_changed", b"approval_changed", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "schedule_changed", b"schedule_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["action_changed", b"action_changed", "approval_changed", b"approval_changed", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "credential_revoked", b"credential_revoked", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "schedule_changed", b"schedule_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress", "widget_changed", b"widget_changed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_changed", b"action_changed", "approval_changed", b"approval_changed", "audience", b"audience", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "schedule_changed", b"schedule_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["action_changed", b"action_changed", "approval_changed", b"approval_changed", "audience", b"audience", "context_compacted", b"context_compacted", "conversation_changed", b"conversation_changed", "conversation_created", b"conversation_created", "conversation_key", b"conversation_key", "credential_revoked", b"credential_revoked", "durable_id", b"durable_id", "memory_changed", b"memory_changed", "message_appended", b"message_appended", "message_queued", b"message_queued", "payload", b"payload", "run_changed", b"run_changed", "schedule_changed", b"schedule_changed", "text_delta", b"text_delta", "thinking_delta", b"thinking_delta", "time", b"time", "tool_changed", b"tool_changed", "tool_progress", b"tool_progress", "widget_changed", b"widget_changed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "context_compacted", "memory_changed", "conversation_changed", "action_changed", "schedule_changed", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
+    _WhichOneofReturnType_payload: _TypeAlias = _typing.Literal["message_appended", "run_changed", "tool_changed", "approval_changed", "conversation_created", "credential_revoked", "message_queued", "context_compacted", "memory_changed", "conversation_changed", "action_changed", "schedule_changed", "widget_changed", "text_delta", "thinking_delta", "tool_progress"]  # noqa: Y015
     _WhichOneofArgType_payload: _TypeAlias = _typing.Literal["payload", b"payload"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_payload) -> _WhichOneofReturnType_payload | None: ...
 
@@ -252,6 +260,35 @@ class MemoryChanged(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___MemoryChanged: _TypeAlias = MemoryChanged  # noqa: Y015
+
+@_typing.final
+class WidgetChanged(_message.Message):
+    """A change of a widget of the event's conversation (never its records)."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WIDGET_ID_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    widget_id: _builtins.str
+    revision: _builtins.int
+    """The widget's revision after the change."""
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        widget_id: _builtins.str = ...,
+        revision: _builtins.int = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["updated_at", b"updated_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["revision", b"revision", "updated_at", b"updated_at", "widget_id", b"widget_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WidgetChanged: _TypeAlias = WidgetChanged  # noqa: Y015
 
 @_typing.final
 class ContextCompacted(_message.Message):

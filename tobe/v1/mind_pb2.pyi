@@ -15,6 +15,7 @@ that name a principal; a missing one answers PERMISSION_DENIED naming it.
 from collections import abc as _abc
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
+from google.protobuf import timestamp_pb2 as _timestamp_pb2
 from google.protobuf.internal import containers as _containers
 from tobe.v1 import common_pb2 as _common_pb2
 from tobe.v1 import events_pb2 as _events_pb2
@@ -1578,3 +1579,179 @@ class SearchConversationsResponse(_message.Message):
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
 Global___SearchConversationsResponse: _TypeAlias = SearchConversationsResponse  # noqa: Y015
+
+@_typing.final
+class GetWidgetRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    WIDGET_ID_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    widget_id: _builtins.str
+    """WidgetCard.id."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        widget_id: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "on_behalf_of", b"on_behalf_of", "widget_id", b"widget_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWidgetRequest: _TypeAlias = GetWidgetRequest  # noqa: Y015
+
+@_typing.final
+class GetWidgetResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    WIDGET_FIELD_NUMBER: _builtins.int
+    PAGE_FIELD_NUMBER: _builtins.int
+    PAGE_VERSION_FIELD_NUMBER: _builtins.int
+    page: _builtins.str
+    """The HTML page of the widget type's current version (the version the records are checked
+    against): the client shows it sandboxed and hands it the widget by postMessage
+    (docs/widgets.md).
+    """
+    page_version: _builtins.int
+    """That version: a client may keep a page by (type, page_version)."""
+    @_builtins.property
+    def widget(self) -> Global___Widget: ...
+    def __init__(
+        self,
+        *,
+        widget: Global___Widget | None = ...,
+        page: _builtins.str = ...,
+        page_version: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["widget", b"widget"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["page", b"page", "page_version", b"page_version", "widget", b"widget"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___GetWidgetResponse: _TypeAlias = GetWidgetResponse  # noqa: Y015
+
+@_typing.final
+class Widget(_message.Message):
+    """A widget with its records, module by module."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ID_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    TYPE_FIELD_NUMBER: _builtins.int
+    TYPE_VERSION_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    SUMMARY_FIELD_NUMBER: _builtins.int
+    COVER_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    MODULES_FIELD_NUMBER: _builtins.int
+    id: _builtins.str
+    conversation_key: _builtins.str
+    type: _builtins.str
+    """The widget's type name and the version it was made with."""
+    type_version: _builtins.int
+    title: _builtins.str
+    summary: _builtins.str
+    """At most 500 characters."""
+    cover: _builtins.str
+    """Digest of the cover image in the media store; empty when it has none."""
+    revision: _builtins.int
+    """One more for every change to the widget or its records."""
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
+    @_builtins.property
+    def modules(self) -> _containers.RepeatedCompositeFieldContainer[Global___WidgetModule]:
+        """Every module of the type's current version, in the order the type lists them (records
+        of a module the type no longer has are not shown).
+        """
+
+    def __init__(
+        self,
+        *,
+        id: _builtins.str = ...,
+        conversation_key: _builtins.str = ...,
+        type: _builtins.str = ...,
+        type_version: _builtins.int = ...,
+        title: _builtins.str = ...,
+        summary: _builtins.str = ...,
+        cover: _builtins.str = ...,
+        revision: _builtins.int = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
+        modules: _abc.Iterable[Global___WidgetModule] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["updated_at", b"updated_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "cover", b"cover", "id", b"id", "modules", b"modules", "revision", b"revision", "summary", b"summary", "title", b"title", "type", b"type", "type_version", b"type_version", "updated_at", b"updated_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___Widget: _TypeAlias = Widget  # noqa: Y015
+
+@_typing.final
+class WidgetModule(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    NAME_FIELD_NUMBER: _builtins.int
+    DESCRIPTION_FIELD_NUMBER: _builtins.int
+    RECORDS_FIELD_NUMBER: _builtins.int
+    name: _builtins.str
+    description: _builtins.str
+    """The sentence the model is given about the module."""
+    @_builtins.property
+    def records(self) -> _containers.RepeatedCompositeFieldContainer[Global___WidgetRecord]:
+        """Sorted by record id."""
+
+    def __init__(
+        self,
+        *,
+        name: _builtins.str = ...,
+        description: _builtins.str = ...,
+        records: _abc.Iterable[Global___WidgetRecord] | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["description", b"description", "name", b"name", "records", b"records"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WidgetModule: _TypeAlias = WidgetModule  # noqa: Y015
+
+@_typing.final
+class WidgetRecord(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    RECORD_ID_FIELD_NUMBER: _builtins.int
+    DATA_JSON_FIELD_NUMBER: _builtins.int
+    REVISION_FIELD_NUMBER: _builtins.int
+    UPDATED_AT_FIELD_NUMBER: _builtins.int
+    record_id: _builtins.str
+    data_json: _builtins.str
+    """The record's data as JSON text (any JSON value the module's schema admits)."""
+    revision: _builtins.int
+    """1 when written first, one more per write."""
+    @_builtins.property
+    def updated_at(self) -> _timestamp_pb2.Timestamp: ...
+    def __init__(
+        self,
+        *,
+        record_id: _builtins.str = ...,
+        data_json: _builtins.str = ...,
+        revision: _builtins.int = ...,
+        updated_at: _timestamp_pb2.Timestamp | None = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["updated_at", b"updated_at"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["data_json", b"data_json", "record_id", b"record_id", "revision", b"revision", "updated_at", b"updated_at"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___WidgetRecord: _TypeAlias = WidgetRecord  # noqa: Y015

@@ -175,6 +175,11 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsResponse.FromString,
                 _registered_method=True)
+        self.GetWidget = channel.unary_unary(
+                '/tobe.v1.Mind/GetWidget',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.GetWidgetRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.GetWidgetResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -445,6 +450,16 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetWidget(self, request, context):
+        """A widget of a conversation with its records, and its type's page, for who may read the
+        conversation (a client opens a widget message's card with it). NOT_FOUND for an unknown
+        widget, a widget of another conversation, or a conversation the caller cannot see (not
+        told apart). The durable `widget_changed` event says when to read it again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -587,6 +602,11 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.SearchConversations,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.SearchConversationsResponse.SerializeToString,
+            ),
+            'GetWidget': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetWidget,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.GetWidgetRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.GetWidgetResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1346,6 +1366,33 @@ class Mind:
             '/tobe.v1.Mind/SearchConversations',
             tobe_dot_v1_dot_mind__pb2.SearchConversationsRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.SearchConversationsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetWidget(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/GetWidget',
+            tobe_dot_v1_dot_mind__pb2.GetWidgetRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.GetWidgetResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -190,6 +190,12 @@ class MindStub:
     first, at most `limit` (default and max 50), each with a snippet around its first match.
     INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
     """
+    GetWidget: _grpc.UnaryUnaryMultiCallable[_mind_pb2.GetWidgetRequest, _mind_pb2.GetWidgetResponse]
+    """A widget of a conversation with its records, and its type's page, for who may read the
+    conversation (a client opens a widget message's card with it). NOT_FOUND for an unknown
+    widget, a widget of another conversation, or a conversation the caller cannot see (not
+    told apart). The durable `widget_changed` event says when to read it again.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -343,6 +349,12 @@ class MindAsyncStub(MindStub):
     results, never a sealed turn's text): case-insensitive substring. Newest conversation
     first, at most `limit` (default and max 50), each with a snippet around its first match.
     INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+    """
+    GetWidget: _aio.UnaryUnaryMultiCallable[_mind_pb2.GetWidgetRequest, _mind_pb2.GetWidgetResponse]  # type: ignore[assignment]
+    """A widget of a conversation with its records, and its type's page, for who may read the
+    conversation (a client opens a widget message's card with it). NOT_FOUND for an unknown
+    widget, a widget of another conversation, or a conversation the caller cannot see (not
+    told apart). The durable `widget_changed` event says when to read it again.
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -662,6 +674,18 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         results, never a sealed turn's text): case-insensitive substring. Newest conversation
         first, at most `limit` (default and max 50), each with a snippet around its first match.
         INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+        """
+
+    @_abc_1.abstractmethod
+    def GetWidget(
+        self,
+        request: _mind_pb2.GetWidgetRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.GetWidgetResponse, _abc.Awaitable[_mind_pb2.GetWidgetResponse]]:
+        """A widget of a conversation with its records, and its type's page, for who may read the
+        conversation (a client opens a widget message's card with it). NOT_FOUND for an unknown
+        widget, a widget of another conversation, or a conversation the caller cannot see (not
+        told apart). The durable `widget_changed` event says when to read it again.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

@@ -17,6 +17,7 @@ from face.projection import AdmissionModes
 from face.session import Session
 from face.web.app import web_app
 from face.web.attempts import FailedAttempts
+from face.web.headers import CONTENT_SECURITY_POLICY, WIDGET_FRAME_POLICY
 from tobe.config import FaceSettings, WebSettings
 from tobe.v1 import mind_pb2
 
@@ -203,3 +204,21 @@ def test_neither_the_code_nor_the_token_reaches_the_log(caplog: pytest.LogCaptur
     logged = "\n".join(record.getMessage() for record in caplog.records)
     assert CODE not in logged and TOKEN not in logged
     assert "paired as alice" in logged
+
+
+def test_only_the_widget_frame_may_be_framed_and_it_runs_sandboxed_without_network() -> None:
+    with client(PairingMind()) as http:
+        app_page = http.get("/")
+        frame = http.get("/widget-frame.html")
+
+    assert frame.status_code == 200 and "text/html" in frame.headers["content-type"]
+    policy = frame.headers["content-security-policy"]
+    assert policy == WIDGET_FRAME_POLICY
+    assert "default-src 'none'" in policy and "sandbox allow-scripts" in policy
+    assert "connect-src" not in policy and "'self'" not in policy.replace(
+        "frame-ancestors 'self'", ""
+    )
+    assert frame.headers["x-frame-options"] == "SAMEORIGIN"
+    assert app_page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    assert "frame-src 'self'" in CONTENT_SECURITY_POLICY
+    assert app_page.headers["x-frame-options"] == "DENY"

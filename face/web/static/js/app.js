@@ -13,6 +13,7 @@ import { byId } from "./dom.js";
 import { Pictures } from "./images.js";
 import { ConversationSettings } from "./manage.js";
 import { Notifier } from "./notifications.js";
+import { WidgetViewer } from "./widgets.js";
 
 const PAIR_FRAGMENT = "#pair=";
 // What the banner says while this page cannot reach the Face, or the Face cannot reach its Mind
@@ -63,6 +64,10 @@ class App {
     byId("log").addEventListener("reply", (reply) => this.composer.setReply(reply.detail));
     this.pictures = new Pictures(
       { log: byId("log"), dialog: byId("image-viewer") },
+      { conversationKey: () => this.view.key, call: (method, body) => this.call(method, body) },
+    );
+    this.widgets = new WidgetViewer(
+      { log: byId("log"), dialog: byId("widget-viewer") },
       { conversationKey: () => this.view.key, call: (method, body) => this.call(method, body) },
     );
     this.details = new DetailsPanel(
@@ -307,6 +312,7 @@ class App {
     if (kind === "conversationChanged") this.changed(payload);
     const key = event.conversationKey ?? "";
     if (!key) return;
+    if (kind === "widgetChanged") this.widgets.changed(key, payload);
     this.tellIfHidden(key, kind, payload);
     if (key === this.view.key) {
       this.view.handle(event);
@@ -325,7 +331,9 @@ class App {
   /** A reply, or something waiting for the person, while the tab is hidden: say so. */
   tellIfHidden(key, kind, payload) {
     const title = this.list.title(key);
-    if (kind === "messageAppended" && payload.role === "MESSAGE_ROLE_ASSISTANT" && payload.text) {
+    if (kind === "messageAppended" && payload.role === "MESSAGE_ROLE_ASSISTANT" && payload.widget) {
+      this.notifier.happened(key, title, clip(`Sent a widget: ${payload.widget.title ?? ""}`));
+    } else if (kind === "messageAppended" && payload.role === "MESSAGE_ROLE_ASSISTANT" && payload.text) {
       this.notifier.happened(key, title, clip(payload.text));
     } else if (kind === "approvalChanged" && (payload.decision ?? PENDING) === PENDING) {
       this.notifier.happened(key, title, `Waiting for your approval: ${payload.tool ?? "a tool call"}`);

@@ -25,7 +25,7 @@ const RUN_STEPS = new Set(["messageAppended", "toolChanged", "textDelta", "think
 const PAYLOADS = [
   "messageAppended", "runChanged", "toolChanged", "approvalChanged", "conversationCreated",
   "credentialRevoked", "messageQueued", "contextCompacted", "memoryChanged", "conversationChanged",
-  "actionChanged", "scheduleChanged", "textDelta", "thinkingDelta", "toolProgress",
+  "actionChanged", "scheduleChanged", "widgetChanged", "textDelta", "thinkingDelta", "toolProgress",
 ];
 const COMPACTION_REASONS = {
   COMPACTION_TRIGGER_BUDGET: " (context budget reached)",

@@ -3,12 +3,14 @@
 // a tool call as one collapsible row that shows its projection (tool, arguments summary, state,
 // result summary), raw arguments and results only when the event carries them, and progress.
 // Tool messages are not shown, their call's row stands for them, except the pictures a tool
-// returned. A message's pictures are drawn from their references (`images.js` fetches them).
+// returned. A message's pictures are drawn from their references (`images.js` fetches them); a
+// widget message is its card (`widgets.js`).
 
 import { el } from "./dom.js";
 import { picturesNode } from "./images.js";
 import { renderMarkdown } from "./markdown.js";
 import { forwardedNode, quoteNode, replyButton } from "./quotes.js";
+import { widgetCardNode } from "./widgets.js";
 
 const TOOL_STATES = {
   TOOL_STATUS_RUNNING: ["⚙", "running"],
@@ -90,6 +92,10 @@ export function messageNode(message, { toolName = "" } = {}) {
     return pictures && el("article", { className: "msg tool-images", "data-message-id": id, "aria-label": `Images ${from}` }, pictures);
   }
   if (role === "MESSAGE_ROLE_ASSISTANT") {
+    if (message.widget) {
+      // The card stands for the message; its text is how the model is shown the widget.
+      return el("article", { className: "msg assistant widget", "data-message-id": id, "aria-label": "ToBe sent a widget" }, widgetCardNode(message.widget));
+    }
     const node = el("article", { className: "msg assistant", "data-message-id": id, "aria-label": "ToBe" });
     const pictures = picturesNode(message.images, "sent by ToBe");
     if (pictures) node.append(pictures);

@@ -1,0 +1,77 @@
+"""Running one step's tool calls, as the run's profile says (`Profile.tool_execution`).
+
+- `sequential` (the default): in order, one after the other; when a steering message is
+  waiting, the calls not yet started are recorded as skipped; a cancellation records the calls
+  not yet started as skipped.
+- `parallel`: every call starts at once (each admitted as it starts, in the model's order);
+  each result is stored as its call ends, and the run goes on with them in that stored order,
+  the order every later request renders from the store. A steering message waiting before
+  the step skips them all; a cancellation reaches every running call, each recording its own
+  end.
+
+Either way each call goes through the whole lifecycle of the tool runtime (admission,
+authorization, execution, one terminal).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from mind.conversation.history import HistoryMessage
+from mind.core.tool_runtime import RunScope, ToolRuntime
+from mind.providers.base import ToolCall
+from mind.tools.base import Tool
+
+STEERED = "a new user message arrived first"
+
+
+async def run_calls(
+    runtime: ToolRuntime,
+    calls: list[ToolCall],
+    tools: dict[str, Tool],
+    scope: RunScope,
+    steer_waiting: Callable[[], bool],
+) -> list[HistoryMessage]:
+    if scope.profile.tool_execution == "parallel":
+        return await _parallel(runtime, calls, tools, scope, steer_waiting)
+    return await _sequential(runtime, calls, tools, scope, steer_waiting)
+
+
+async def _sequential(
+    runtime: ToolRuntime,
+    calls: list[ToolCall],
+    tools: dict[str, Tool],
+    scope: RunScope,
+    steer_waiting: Callable[[], bool],
+) -> list[HistoryMessage]:
+    results: list[HistoryMessage] = []
+    for index, call in enumerate(calls):
+        if steer_waiting():
+            for rest in calls[index:]:
+                results.append(await runtime.skip(rest, tools.get(rest.name), scope, STEERED))
+            return results
+        try:
+            results.append(await runtime.execute(call, tools.get(call.name), scope))
+        except asyncio.CancelledError:
+            for rest in calls[index + 1 :]:
+                await asyncio.shield(
+                    runtime.skip(rest, tools.get(rest.name), scope, "the run was cancelled")
+                )
+            raise
+    return results
+
+
+async def _parallel(
+    runtime: ToolRuntime,
+    calls: list[ToolCall],
+    tools: dict[str, Tool],
+    scope: RunScope,
+    steer_waiting: Callable[[], bool],
+) -> list[HistoryMessage]:
+    if calls and steer_waiting():
+        return [await runtime.skip(call, tools.get(call.name), scope, STEERED) for call in calls]
+    results = await asyncio.gather(
+        *(runtime.execute(call, tools.get(call.name), scope) for call in calls)
+    )
+    return sorted(results, key=lambda message: message.id)
