@@ -29,8 +29,6 @@ TEAM_ROWS = {
     "remote_runs": 1,
     "runs": 1,
     "seen_observations": 1,
-    "session_groups": 1,
-    "sessions": 1,
     "summaries": 1,
     "task_transitions": 2,
     "tasks": 1,
@@ -54,18 +52,11 @@ def _team(session: OrmSession) -> None:
     session.add(models.Conversation(key=key, owner="alice", title="Team", created_at=T0))
     session.flush()
     session.add(models.ConversationMember(conversation_key=key, principal="bob"))
-    group = models.SessionGroup(conversation_key=key, created_at=T0)
-    session.add(group)
-    session.flush()
-    chat = models.Session(group_id=group.id, conversation_key=key, started_at=T0)
-    session.add(chat)
-    session.flush()
     session.add(models.Run(id="run_team_1", conversation_key=key, state="completed", started_at=T0))
     for index, role in enumerate(("user", "assistant", "tool")):
         session.add(
             models.Message(
                 conversation_key=key,
-                session_id=chat.id,
                 run_id="run_team_1",
                 role=role,
                 text=f"message {index}",
@@ -148,7 +139,6 @@ def _team(session: OrmSession) -> None:
     session.add(
         models.Summary(
             conversation_key=key,
-            session_id=chat.id,
             through_message_id=1,
             generation=1,
             text="summary",

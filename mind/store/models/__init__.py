@@ -25,8 +25,6 @@ from mind.store.models.conversations import (
     Conversation,
     ConversationMember,
     MemoryEntry,
-    Session,
-    SessionGroup,
     Summary,
 )
 from mind.store.models.credentials import Credential, PairingCode, ProviderSecret
@@ -61,8 +59,6 @@ __all__ = [
     "Run",
     "ScheduledAction",
     "SeenObservation",
-    "Session",
-    "SessionGroup",
     "Summary",
     "Task",
     "TaskTransition",

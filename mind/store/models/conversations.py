@@ -56,34 +56,8 @@ class ConversationMember(Base):
     principal: Mapped[str] = mapped_column(String(128), primary_key=True, index=True)
 
 
-class SessionGroup(Base):
-    """Groups the sessions of one conversation (one group per conversation today)."""
-
-    __tablename__ = "session_groups"
-
-    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    conversation_key: Mapped[str] = mapped_column(
-        ForeignKey("conversations.key", ondelete="CASCADE"), index=True
-    )
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-
-
-class Session(Base):
-    """A contiguous context of a conversation; compaction summaries apply to one session."""
-
-    __tablename__ = "sessions"
-
-    id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
-    group_id: Mapped[int] = mapped_column(ForeignKey("session_groups.id", ondelete="CASCADE"))
-    conversation_key: Mapped[str] = mapped_column(
-        ForeignKey("conversations.key", ondelete="CASCADE"), index=True
-    )
-    started_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
-    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-
-
 class Summary(Base):
-    """Context summary covering a prefix of a session's messages (compaction)."""
+    """Context summary covering a prefix of a conversation's messages (compaction)."""
 
     __tablename__ = "summaries"
     __table_args__ = (UniqueConstraint("conversation_key", "generation"),)
@@ -92,7 +66,6 @@ class Summary(Base):
     conversation_key: Mapped[str] = mapped_column(
         ForeignKey("conversations.key", ondelete="CASCADE"), index=True
     )
-    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
     # Messages with id <= this are covered by the summary.
     through_message_id: Mapped[int] = mapped_column(BigInteger)
     generation: Mapped[int] = mapped_column(Integer)

@@ -39,7 +39,6 @@ class Message(Base):
     conversation_key: Mapped[str] = mapped_column(
         ForeignKey("conversations.key", ondelete="CASCADE")
     )
-    session_id: Mapped[int | None] = mapped_column(ForeignKey("sessions.id", ondelete="CASCADE"))
     run_id: Mapped[str | None] = mapped_column(String(40), index=True)
     role: Mapped[str] = mapped_column(String(16))
     text: Mapped[str] = mapped_column(Text, default="")
