@@ -47,6 +47,8 @@ def naming_missing_conversation(message: Message) -> Message:
         message.digest = "0" * 64  # type: ignore[attr-defined]
     if "title" in fields:
         message.title = "a title"  # type: ignore[attr-defined]
+    if "widget_id" in fields:
+        message.widget_id = "w_" + "0" * 24  # type: ignore[attr-defined]
     return message
 
 
