@@ -25,6 +25,7 @@ from mind.conversation.quotes import CheckedForward
 from mind.conversation.replies import ReplyTexts
 from mind.conversation.sources import PERSON, InputSource
 from mind.core.loop import AgentCore, RunOutcome
+from mind.core.tool_runtime import RunScope
 from mind.core.view import ProviderView
 from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.views import CompactionView, RunState
@@ -99,6 +100,8 @@ class ActiveRun:
     trigger: str = ""
     # What started it, in a person's words (`mind.conversation.origins`).
     origin: str = ""
+    # Its tools' scope, once its execution began (profile code reads sensitive data in it).
+    scope: RunScope | None = None
 
 
 @dataclass
@@ -181,6 +184,11 @@ class ActorState(ABC):
             and not self._compactions
             and not self._resumes
         )
+
+    def run_scope(self, run_id: str) -> RunScope | None:
+        """The scope of the active run `run_id`; None when that run is not the active one."""
+        run = self._run
+        return run.scope if run is not None and run.run_id == run_id else None
 
     def evict(self) -> None:
         """Let go of an idle actor: it refuses everything from now on (a new one takes over),

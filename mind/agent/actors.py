@@ -33,6 +33,7 @@ from mind.conversation.continuation import open_call_ids
 from mind.conversation.errors import ShuttingDown
 from mind.conversation.replies import ReplyTexts
 from mind.core.loop import AgentCore
+from mind.core.tool_runtime import RunScope
 from mind.errors import NotFound
 from mind.events.bus import EventBus
 from mind.events.views import ConversationView, RunState
@@ -146,6 +147,11 @@ class ConversationActors:
         """Owner and members of a conversation with a loaded actor (every running one has)."""
         actor = self._actors.get(key)
         return list(actor.audience) if actor is not None else []
+
+    def run_scope(self, key: str, run_id: str) -> RunScope | None:
+        """The scope of conversation `key`'s active run `run_id` (None: not running)."""
+        actor = self._actors.get(key)
+        return actor.run_scope(run_id) if actor is not None else None
 
     def active_hand_of(self, key: str) -> str:
         """The active Hand of a conversation with a loaded actor ("" = every Hand): the Hand

@@ -96,6 +96,7 @@ class RunExecution(ActorState):
         except Exception as exc:  # a bug must still end the run with a terminal
             log.exception("run %s crashed", active.run_id)
             state, reason = RunState.FAILED, f"internal error: {type(exc).__name__}"
+        active.scope = None  # no call joins a run being finished
         await asyncio.shield(self._finish(active, state, reason, outcome))
 
     async def _seal(self, active: ActiveRun, profile: Profile) -> Sealer | None:
@@ -147,6 +148,7 @@ class RunExecution(ActorState):
             profile=profile,
             sensitive=sealer.sensitive if sealer is not None else {},
         )
+        active.scope = scope
 
         def on_delta(kind: str, step: int, text: str) -> None:
             if kind == "thinking" and active.mode != DetailMode.TRANSPARENT:

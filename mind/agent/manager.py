@@ -14,7 +14,7 @@ from mind.agent.conversations import Conversations
 from mind.agent.images import ConversationImages
 from mind.agent.memory import ConversationMemory
 from mind.agent.messages import Messages
-from mind.agent.platform import PlatformScopes
+from mind.agent.platform import PlatformScopes, RunTools
 from mind.agent.runs import Runs
 from mind.agent.usage import ConversationUsage
 from mind.agent.widgets import ConversationWidgets
@@ -70,7 +70,11 @@ class ConversationManager:
         self.conversations = Conversations(self.actors)
         self.messages = Messages(self.actors)
         self.actors.scopes = PlatformScopes(
-            database, self.messages.post, self.clock, core.time_zone_of
+            database,
+            self.messages.post,
+            self.clock,
+            core.time_zone_of,
+            RunTools(self.actors.run_scope, core.registry, core.runtime),
         )
         self.runs = Runs(self.actors)
         self.memory = ConversationMemory(database)

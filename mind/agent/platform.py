@@ -17,9 +17,8 @@ stopped, when the conversation is deleted and when its actor is evicted (the act
 - `memory`: the conversation's memory through the memory domain (`mind.memory.store`), with
   its key rules and quotas.
 - `clock`: the Mind's clock and the owner's time zone.
-
-Sensitive data has no door here: it is read only by a Hand's sensitive tool inside a sealed
-run (`mind.sealing`), which code outside a tool call cannot start.
+- `data`: a dataset the person authorised, read by the Hand's sensitive tool from inside a
+  profile tool of a sealed run (`mind.agent.platform_data`).
 
 Every failure raises `PlatformRequestError` with only a status code name; once the scope
 closed, every call raises `PlatformCancelled`.
@@ -35,6 +34,9 @@ from typing import Any, Protocol, TypeVar
 
 from sqlalchemy.orm import Session
 
+from mind.agent.platform_data import DataClient, RunScopeOf
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import ToolRuntime
 from mind.errors import MindError
 from mind.memory.store import MemoryEntryView, delete_entry, listing, write_entry
 from mind.profiles.scope import (
@@ -262,6 +264,7 @@ class ConversationPlatform:
     messages: MessagesClient
     memory: MemoryClient
     clock: PlatformClock
+    data: DataClient
 
 
 @dataclass(frozen=True)
@@ -276,6 +279,15 @@ class ConversationScope:
         self.signal.cancel(reason)
 
 
+@dataclass(frozen=True)
+class RunTools:
+    """What the data client calls a sensitive tool with: the active runs' scopes, the tools."""
+
+    scope_of: RunScopeOf
+    registry: ToolRegistry
+    runtime: ToolRuntime
+
+
 class PlatformScopes:
     """Opens a conversation's scope each time its profile is made."""
 
@@ -285,11 +297,13 @@ class PlatformScopes:
         post: Poster,
         clock: Clock,
         time_zone_of: Callable[[str], str],
+        runs: RunTools,
     ) -> None:
         self._database = database
         self._post = post
         self._clock = clock
         self._time_zone_of = time_zone_of
+        self._runs = runs
 
     def open(self, key: str, owner: str) -> ConversationScope:
         signal = CancelSignal()
@@ -300,5 +314,6 @@ class PlatformScopes:
             MessagesClient(key, door, self._post),
             MemoryClient(key, door),
             PlatformClock(self._clock, self._time_zone_of(owner)),
+            DataClient(key, signal, self._runs.scope_of, self._runs.registry, self._runs.runtime),
         )
         return ConversationScope(platform, signal)

@@ -26,13 +26,17 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from mind.conversation import runs
 from mind.store.models import Approval, Input, Run, Task, ToolProjection
 
 log = logging.getLogger(__name__)
+
+# The mark in a call id that profile code, not the model, made the call
+# (`mind.agent.platform_data`): such a call never stays open.
+CODE_CALL_MARK = "~"
 
 # Run triggers: continuing a call that waited on an approval, or reconciling one with its task.
 APPROVAL_TRIGGER = "approval"
@@ -58,7 +62,8 @@ def _has_task() -> ColumnElement[bool]:
 
 
 def _is_open() -> ColumnElement[bool]:
-    """An open call waits on an approval or already has a Hand task."""
+    """An open call waits on an approval or already has a Hand task, and the model made it
+    (a call profile code made, `~` in its id, ends with its run: `mind.agent.platform_data`)."""
     approval = aliased(Approval)
     has_approval = (
         select(approval.id)
@@ -66,7 +71,9 @@ def _is_open() -> ColumnElement[bool]:
         .correlate(ToolProjection)
         .exists()
     )
-    return or_(has_approval, _has_task())
+    return and_(
+        or_(has_approval, _has_task()), ~ToolProjection.tool_call_id.contains(CODE_CALL_MARK)
+    )
 
 
 def open_call_ids(session: Session, run_id: str) -> list[str]:

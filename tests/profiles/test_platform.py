@@ -10,11 +10,14 @@ from typing import Any
 
 import pytest
 
-from mind.agent.platform import PROFILE_POSTER, ConversationScope, PlatformScopes
+from mind.agent.platform import PROFILE_POSTER, ConversationScope, PlatformScopes, RunTools
+from mind.core.tool_registry import ToolRegistry
+from mind.core.tool_runtime import ToolRuntime
 from mind.profiles.scope import CancelSignal, PlatformCancelled, PlatformRequestError, any_of
 from mind.store import models
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx
+from mind.tools.authorizer import AllowAll
 from mind.widgets import widgets as domain
 from mind.widgets.types import put_type
 from tests.widgets.trip_type import KEY, PAGE, TRIP
@@ -66,9 +69,10 @@ def posts() -> Posts:
 @pytest.fixture
 def scope(trip_store: Database, posts: Posts) -> ConversationScope:
     zones = {"alice": "Europe/Rome"}
-    return PlatformScopes(trip_store, posts, FixedClock(), lambda who: zones.get(who, "")).open(
-        KEY, "alice"
-    )
+    no_runs = RunTools(lambda _key, _run: None, ToolRegistry([]), ToolRuntime(AllowAll()))
+    return PlatformScopes(
+        trip_store, posts, FixedClock(), lambda who: zones.get(who, ""), no_runs
+    ).open(KEY, "alice")
 
 
 async def _code(call: Any) -> str:
