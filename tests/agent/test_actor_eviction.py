@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 from helpers.eventually import eventually_async
-from sqlalchemy import select
+from helpers.settled_runs import settled_runs
 
 from mind.agent.manager import ConversationManager
 from mind.conversation.access import Viewer
@@ -16,7 +16,6 @@ from mind.core.tool_runtime import ToolRuntime
 from mind.events.bus import EventBus
 from mind.scripted.provider import ScriptedProvider
 from mind.scripted.script import parse_script
-from mind.store import models
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
 from mind.tools.base import DetailMode
@@ -44,26 +43,8 @@ def _manager(database: Database, **settings: object) -> ConversationManager:
     return ConversationManager(database, core, MindSettings(**settings), bus=EventBus())
 
 
-async def _runs(database: Database, key: str) -> list[tuple[str, str]]:
-    rows = await database.read(
-        lambda session: list(
-            session.scalars(
-                select(models.Run)
-                .where(models.Run.conversation_key == key)
-                .order_by(models.Run.started_at)
-            )
-        )
-    )
-    return [(row.state, row.reason) for row in rows]
-
-
 async def _settled(database: Database, key: str, count: int) -> list[tuple[str, str]]:
-    return await eventually_async(
-        lambda: _runs(database, key),
-        10,
-        until=lambda found: len(found) == count and all(state != "running" for state, _ in found),
-        what=f"{count} settled runs of {key}",
-    )
+    return [(run.state, run.reason) for run in await settled_runs(database, key, count)]
 
 
 async def _send(manager: ConversationManager, key: str, text: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from helpers.eventually import eventually_async
+from helpers.settled_runs import runs_of, settled_runs
 from sqlalchemy import select
 
 from mind.agent.actor import ConversationActor
@@ -69,25 +69,11 @@ def _manager(database: Database, bus: EventBus) -> ConversationManager:
 
 
 async def _runs(database: Database, key: str) -> list[tuple[str, str]]:
-    rows = await database.read(
-        lambda session: list(
-            session.scalars(
-                select(models.Run)
-                .where(models.Run.conversation_key == key)
-                .order_by(models.Run.started_at)
-            )
-        )
-    )
-    return [(row.state, row.trigger) for row in rows]
+    return [(run.state, run.trigger) for run in await runs_of(database, key)]
 
 
 async def _settled(database: Database, key: str, count: int) -> list[tuple[str, str]]:
-    return await eventually_async(
-        lambda: _runs(database, key),
-        10,
-        until=lambda found: len(found) == count and all(state != "running" for state, _ in found),
-        what=f"{count} settled runs of {key}",
-    )
+    return [(run.state, run.trigger) for run in await settled_runs(database, key, count)]
 
 
 async def test_a_send_runs_a_tool_turn_and_commits_each_step_with_its_events(

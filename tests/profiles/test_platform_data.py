@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from helpers.eventually import eventually_async
+from helpers.sensitive_tool import SleepLog
 from sqlalchemy import select
 
 from mind.agent.manager import ConversationManager
@@ -45,21 +46,6 @@ runs:
 """
 
 
-class SleepLog:
-    """A sensitive tool (as a Hand's would be) reading dataset `health.sleep`."""
-
-    name = "sleep_log"
-    description = "Last night's sleep."
-    parameters: dict[str, Any] = {"type": "object", "properties": {"night": {"type": "string"}}}
-    effect = Effect.READ_ONLY
-    hand_id = ""
-    sensitive = True
-    dataset = "health.sleep"
-
-    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
-        return ToolOutcome(ok=True, output=json.dumps({"night": arguments["night"], "h": HOURS}))
-
-
 class SleepCoach:
     """The profile's own tool: reads the dataset through its platform, keeps what it read."""
 
@@ -92,7 +78,7 @@ def _manager(
         infos.append(info)
         return replace(configured, tools=(SleepCoach(info, seen),))
 
-    tools: list[Tool] = [SleepLog()]
+    tools: list[Tool] = [SleepLog(HOURS)]
     core = AgentCore(
         ScriptedProvider(parse_script(SCRIPT, "test")),
         ToolRegistry(tools),

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from helpers.eventually import eventually_async
+from helpers.sensitive_tool import SleepLog
 from sqlalchemy import select
 
 from mind.agent.manager import ConversationManager
@@ -25,7 +26,7 @@ from mind.sealing.keyring import KeyRing, Queried
 from mind.store import models
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
-from mind.tools.base import DetailMode, Effect, Tool, ToolContext, ToolOutcome
+from mind.tools.base import DetailMode, Tool
 from mind.tools.builtin import builtin_tools
 from tobe.config import MindSettings
 
@@ -62,26 +63,9 @@ runs:
 """
 
 
-class SleepLog:
-    """A sensitive tool inside the Mind (as a Hand's would be)."""
-
-    name = "sleep_log"
-    description = "Last night's sleep."
-    parameters: dict[str, Any] = {"type": "object", "properties": {"night": {"type": "string"}}}
-    effect = Effect.READ_ONLY
-    hand_id = ""
-    sensitive = True
-    dataset = "health.sleep"
-
-    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
-        return ToolOutcome(
-            ok=True, output=json.dumps({"night": arguments["night"], "hours": RESULT})
-        )
-
-
 def _manager(database: Database, *, sensitive: bool) -> ConversationManager:
     tools: list[Tool] = (
-        [*builtin_tools(SystemClock().now), SleepLog()]
+        [*builtin_tools(SystemClock().now), SleepLog(RESULT)]
         if sensitive
         else builtin_tools(SystemClock().now)
     )
@@ -247,7 +231,7 @@ async def test_a_sensitive_tool_that_appeared_after_the_run_started_is_refused()
         report_progress=lambda _call, _message, _fraction: None,
     )
     call = ToolCall(id="call_1", name="sleep_log", arguments={"night": ARGUMENT})
-    await ToolRuntime(AllowAll()).execute(call, SleepLog(), scope)
+    await ToolRuntime(AllowAll()).execute(call, SleepLog(RESULT), scope)
     (terminal,) = journal.terminals
     assert terminal.status == "failed" and "from the next one" in terminal.model_text
     assert RESULT not in terminal.model_text  # it never ran

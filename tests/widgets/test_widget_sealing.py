@@ -6,9 +6,9 @@ replaced)."""
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from helpers.eventually import eventually_async
+from helpers.sensitive_tool import SleepLog
 from sqlalchemy import select
 from trip_type import KEY
 
@@ -23,7 +23,7 @@ from mind.scripted.script import parse_script
 from mind.store import models
 from mind.store.database import Database
 from mind.tools.authorizer import AllowAll
-from mind.tools.base import DetailMode, Effect, ToolContext, ToolOutcome
+from mind.tools.base import DetailMode
 from mind.widgets.tools import WIDGET_TOOLS, WidgetToolSource
 from tobe.config import MindSettings
 
@@ -41,21 +41,6 @@ runs:
             arguments_from_last: {{widget_id: widget_id}}
       - text: "Written down."
 """
-
-
-class SleepLog:
-    """A sensitive tool inside the Mind (as a Hand's would be)."""
-
-    name = "sleep_log"
-    description = "Last night's sleep."
-    parameters: dict[str, Any] = {"type": "object", "properties": {"night": {"type": "string"}}}
-    effect = Effect.READ_ONLY
-    hand_id = ""
-    sensitive = True
-    dataset = "health.sleep"
-
-    async def run(self, arguments: dict[str, Any], context: ToolContext) -> ToolOutcome:
-        return ToolOutcome(ok=True, output=json.dumps({"hours": 7}))
 
 
 async def test_a_sealed_turn_replaces_its_tool_calls_but_not_the_widget_record_it_wrote(
