@@ -94,6 +94,7 @@ def test_a_service_that_fails_is_reported_with_its_log(tmp_path: Path) -> None:
     assert tokens == {p.name: p.read_text() for p in (data_dir / "credentials").glob("*.token")}
 
 
+@pytest.mark.sqlite_store(reason="checks the modes of the SQLite store file and its -wal/-shm")
 def test_up_makes_the_data_directory_owner_only_and_fixes_a_readable_one(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     (data_dir / "logs").mkdir(parents=True)

@@ -1,0 +1,116 @@
+"""Which store the end-to-end helpers give a Mind: the SQLite file in its data directory, or a
+PostgreSQL database of its own on the server named by `TOBE_TEST_PG_URL`.
+
+`database_url(data_dir)` is the store of the Mind on `data_dir`. On PostgreSQL the first call
+for a data directory creates a fresh database (a copy of one migrated once per process) and the
+same URL is answered afterwards; the database is dropped when the test that created it ends
+(`used`), or at the end of the session when it was created outside a test (a module fixture).
+The data directory stays for everything else: credentials files, logs, the state lock.
+
+The backend is `--store-backend` (tests/conftest.py), or per test the `mind_store` parameter of
+the tests marked `pg_e2e`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+
+from helpers.postgres import database_name, fresh_postgres_database, postgres_server_url
+from mind.store.engine import create_migration_engine
+from mind.store.migrate import upgrade
+
+SQLITE = "sqlite"
+POSTGRESQL = "postgresql"
+BACKENDS = (SQLITE, POSTGRESQL)
+
+
+@dataclass
+class _State:
+    backend: str = SQLITE
+    template: str = ""
+    # Databases by data directory; those the current test created, and the stack dropping them.
+    databases: dict[Path, str] = field(default_factory=dict)
+    created: list[Path] = field(default_factory=list)
+    drops: ExitStack | None = None
+    session: ExitStack = field(default_factory=ExitStack)
+
+
+_state = _State()
+
+
+def backend() -> str:
+    return _state.backend
+
+
+def configure(default: str) -> None:
+    """The session's backend (`--store-backend`)."""
+    _state.backend = default
+
+
+def database_url(data_dir: Path) -> str:
+    """The store URL of the Mind whose data directory is `data_dir`."""
+    if _state.backend == SQLITE:
+        return f"sqlite:///{data_dir / 'tobe.db'}"
+    key = data_dir.resolve()
+    if key not in _state.databases:
+        stack = _state.drops or _state.session
+        fresh = fresh_postgres_database(postgres_server_url(), template=_template())
+        _state.databases[key] = stack.enter_context(fresh)
+        if _state.drops is not None:
+            _state.created.append(key)
+    return _state.databases[key]
+
+
+def environment(data_dir: Path) -> dict[str, str]:
+    """The settings that point a ToBe process on `data_dir` at its store."""
+    return {"TOBE_DATABASE_URL": database_url(data_dir) if _state.backend == POSTGRESQL else ""}
+
+
+def _template() -> str:
+    """A database at the head revision, migrated once per process, to copy."""
+    if not _state.template:
+        url = _state.session.enter_context(fresh_postgres_database(postgres_server_url()))
+        upgrade(url)
+        _state.template = database_name(url)
+    return _state.template
+
+
+@contextmanager
+def used(chosen: str) -> Iterator[None]:
+    """One test (or one module) on `chosen`: the databases it creates are dropped when it ends."""
+    previous = (_state.backend, _state.drops, _state.created)
+    _state.backend, _state.created = chosen, []
+    with ExitStack() as drops:
+        _state.drops = drops
+        try:
+            yield
+        finally:
+            for key in _state.created:
+                del _state.databases[key]
+            _state.backend, _state.drops, _state.created = previous
+
+
+def close() -> None:
+    """Drop the session's databases (the template, those made by module fixtures)."""
+    _state.session.close()
+    _state.databases.clear()
+
+
+def rows(url: str, sql: str, *args: object) -> list[tuple[Any, ...]]:
+    """The rows of one query on the store at `url`, on either backend; `?` marks the arguments,
+    in order."""
+    parts = sql.split("?")
+    numbered = parts[0] + "".join(f":p{i}{part}" for i, part in enumerate(parts[1:]))
+    engine = create_migration_engine(url)
+    try:
+        with engine.connect() as connection:
+            result = connection.execute(text(numbered), {f"p{i}": a for i, a in enumerate(args)})
+            return [tuple(row) for row in result]
+    finally:
+        engine.dispose()
