@@ -13,13 +13,14 @@ the tests marked `pg_e2e`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 from helpers.postgres import database_name, fresh_postgres_database, postgres_server_url
 from mind.store.engine import create_migration_engine
@@ -96,21 +97,55 @@ def used(chosen: str) -> Iterator[None]:
             _state.backend, _state.drops, _state.created = previous
 
 
+class Rows(list[tuple[Any, ...]]):
+    """A query's rows, read like a `sqlite3` cursor's."""
+
+    def fetchall(self) -> list[tuple[Any, ...]]:
+        return list(self)
+
+    def fetchone(self) -> tuple[Any, ...] | None:
+        return self[0] if self else None
+
+
+class StoreConnection:
+    """One transaction on a store, on either backend, used like a `sqlite3` connection: `?`
+    marks the arguments, in order; JSON columns come as text, as SQLite reads them
+    (PostgreSQL's driver decodes them)."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._connection = connection
+
+    def execute(self, sql: str, args: Sequence[object] = ()) -> Rows:
+        parts = sql.split("?")
+        numbered = parts[0] + "".join(f":p{i}{part}" for i, part in enumerate(parts[1:]))
+        result = self._connection.execute(text(numbered), {f"p{i}": a for i, a in enumerate(args)})
+        if not result.returns_rows:
+            return Rows()
+        return Rows(tuple(_as_text(value) for value in row) for row in result)
+
+
+@contextmanager
+def connect(url: str) -> Iterator[StoreConnection]:
+    """A transaction on the store at `url`, committed when the block ends."""
+    engine = create_migration_engine(url)
+    try:
+        with engine.begin() as connection:
+            yield StoreConnection(connection)
+    finally:
+        engine.dispose()
+
+
+def rows(url: str, sql: str, *args: object) -> list[tuple[Any, ...]]:
+    """The rows of one query on the store at `url` (see `StoreConnection`)."""
+    with connect(url) as connection:
+        return connection.execute(sql, args).fetchall()
+
+
+def _as_text(value: Any) -> Any:
+    return json.dumps(value) if isinstance(value, dict | list) else value
+
+
 def close() -> None:
     """Drop the session's databases (the template, those made by module fixtures)."""
     _state.session.close()
     _state.databases.clear()
-
-
-def rows(url: str, sql: str, *args: object) -> list[tuple[Any, ...]]:
-    """The rows of one query on the store at `url`, on either backend; `?` marks the arguments,
-    in order."""
-    parts = sql.split("?")
-    numbered = parts[0] + "".join(f":p{i}{part}" for i, part in enumerate(parts[1:]))
-    engine = create_migration_engine(url)
-    try:
-        with engine.connect() as connection:
-            result = connection.execute(text(numbered), {f"p{i}": a for i, a in enumerate(args)})
-            return [tuple(row) for row in result]
-    finally:
-        engine.dispose()

@@ -133,13 +133,6 @@ def _schedule(killable: Killable, key: str, asked: str) -> str:
         gateway.close()
 
 
-def _json(payload: Any) -> dict[str, Any]:
-    """A JSON column as read: text on SQLite, decoded already on PostgreSQL."""
-    if payload is None:
-        return {}
-    return payload if isinstance(payload, dict) else dict(json.loads(payload))
-
-
 def _posted(killable: Killable, key: str, schedule_id: str) -> list[str]:
     gateway = Gateway.connect(killable.mind)
     try:
@@ -190,7 +183,7 @@ def test_each_due_time_posts_its_reminder_exactly_once_across_random_kill_9s(
         f"time:{(TEN + timedelta(hours=h)).isoformat()}" for h in range(DUE_TIMES)
     ]
     assert {outcome for _, _, outcome in firings} == {"sent"}, firings
-    payloads = [_json(p) for (p,) in killable.query("SELECT payload FROM messages")]
+    payloads = [json.loads(p or "{}") for (p,) in killable.query("SELECT payload FROM messages")]
     posts = [p["firing_id"] for p in payloads if p.get("posted_by") == f"schedule:{schedule_id}"]
     assert sorted(posts) == [firing_id for firing_id, _, _ in firings]
     assert _posted(killable, "p_standup", schedule_id) == [REMINDER] * DUE_TIMES
