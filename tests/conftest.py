@@ -80,6 +80,13 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         metafunc.parametrize("mind_store", BACKENDS, indirect=True)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def module_databases(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The databases a module's fixtures create (on `--store-backend`) live as long as it."""
+    with e2e_store.used(request.config.getoption("store_backend")):
+        yield
+
+
 @pytest.fixture(scope="module")
 def module_store(request: pytest.FixtureRequest) -> Iterator[str]:
     """The store of the Minds a module fixture starts: such a fixture asks for this one, so
@@ -103,9 +110,6 @@ def mind_store(request: pytest.FixtureRequest) -> Iterator[str]:
         if marker is not None:
             pytest.skip(f"needs the SQLite store: {marker.kwargs.get('reason', '')}")
         postgres_server_url()
-    if "module_store" in request.fixturenames:
-        yield chosen
-        return
     with e2e_store.used(chosen):
         yield chosen
 

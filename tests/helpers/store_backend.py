@@ -3,12 +3,12 @@ PostgreSQL database of its own on the server named by `TOBE_TEST_PG_URL`.
 
 `database_url(data_dir)` is the store of the Mind on `data_dir`. On PostgreSQL the first call
 for a data directory creates a fresh database (a copy of one migrated once per process) and the
-same URL is answered afterwards; the database is dropped when the test that created it ends
-(`used`), or at the end of the session when it was created outside a test (a module fixture).
+same URL is answered afterwards; the database is dropped when the test or module that created
+it ends (`used`), or at the end of the session (a session fixture's).
 The data directory stays for everything else: credentials files, logs, the state lock.
 
-The backend is `--store-backend` (tests/conftest.py), or per test the `mind_store` parameter of
-the tests marked `pg_e2e`.
+The backend is `--store-backend` (tests/conftest.py), or for the tests marked `pg_e2e` their
+`mind_store` (or `module_store`) parameter. `connect` and `rows` read a store on either backend.
 """
 
 from __future__ import annotations
@@ -43,10 +43,6 @@ class _State:
 
 
 _state = _State()
-
-
-def backend() -> str:
-    return _state.backend
 
 
 def configure(default: str) -> None:

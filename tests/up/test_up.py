@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from helpers.store_backend import database_url
 from helpers.up_process import chat_once, gone, printed, service_pids, spawn, up_env
 
 from mind.management.local_credentials import provision
@@ -89,7 +90,7 @@ def test_a_service_that_fails_is_reported_with_its_log(tmp_path: Path) -> None:
 
     # A later start reuses the credentials it created.
     tokens = {p.name: p.read_text() for p in (data_dir / "credentials").glob("*.token")}
-    settings = Settings(data_dir=data_dir, database_url="")
+    settings = Settings(data_dir=data_dir, database_url=database_url(data_dir))
     assert provision(settings) == []
     assert tokens == {p.name: p.read_text() for p in (data_dir / "credentials").glob("*.token")}
 
