@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -83,8 +83,21 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 @pytest.fixture(scope="module", autouse=True)
 def module_databases(request: pytest.FixtureRequest) -> Iterator[None]:
     """The databases a module's fixtures create (on `--store-backend`) live as long as it."""
-    with e2e_store.used(request.config.getoption("store_backend")):
+    with e2e_store.used(request.config.getoption("store_backend"), module=True):
         yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """A session or module fixture's databases belong to its scope, not to the test that first
+    asked for it."""
+    if fixturedef.argname in ("module_databases", "module_store"):
+        return (yield)
+    on_module_store = "module_store" in fixturedef.argnames
+    with e2e_store.fixture_setup(fixturedef.scope, on_module_store=on_module_store):
+        return (yield)
 
 
 @pytest.fixture(scope="module")

@@ -32,7 +32,16 @@ BACKENDS = (SQLITE, POSTGRESQL)
 
 
 @dataclass
+class _Scope:
+    backend: str
+    drops: ExitStack | None
+    created: list[Path]
+
+
+@dataclass
 class _State:
+    # The session's backend (`--store-backend`) and the one in use now.
+    default: str = SQLITE
     backend: str = SQLITE
     template: str = ""
     # Databases by data directory; those the current test created, and the stack dropping them.
@@ -40,6 +49,8 @@ class _State:
     created: list[Path] = field(default_factory=list)
     drops: ExitStack | None = None
     session: ExitStack = field(default_factory=ExitStack)
+    # The module's scope (`used(..., module=True)`), for module fixtures set up inside a test's.
+    module: _Scope | None = None
 
 
 _state = _State()
@@ -47,14 +58,15 @@ _state = _State()
 
 def configure(default: str) -> None:
     """The session's backend (`--store-backend`)."""
-    _state.backend = default
+    _state.default = _state.backend = default
 
 
 def database_url(data_dir: Path) -> str:
-    """The store URL of the Mind whose data directory is `data_dir`."""
-    if _state.backend == SQLITE:
-        return f"sqlite:///{data_dir / 'tobe.db'}"
+    """The store URL of the Mind whose data directory is `data_dir` (once given a PostgreSQL
+    database, always that one)."""
     key = data_dir.resolve()
+    if key not in _state.databases and _state.backend == SQLITE:
+        return f"sqlite:///{data_dir / 'tobe.db'}"
     if key not in _state.databases:
         stack = _state.drops or _state.session
         fresh = fresh_postgres_database(postgres_server_url(), template=_template())
@@ -66,7 +78,8 @@ def database_url(data_dir: Path) -> str:
 
 def environment(data_dir: Path) -> dict[str, str]:
     """The settings that point a ToBe process on `data_dir` at its store."""
-    return {"TOBE_DATABASE_URL": database_url(data_dir) if _state.backend == POSTGRESQL else ""}
+    url = database_url(data_dir)
+    return {"TOBE_DATABASE_URL": "" if url.startswith("sqlite") else url}
 
 
 def _template() -> str:
@@ -79,18 +92,49 @@ def _template() -> str:
 
 
 @contextmanager
-def used(chosen: str) -> Iterator[None]:
+def used(chosen: str, *, module: bool = False) -> Iterator[None]:
     """One test (or one module) on `chosen`: the databases it creates are dropped when it ends."""
-    previous = (_state.backend, _state.drops, _state.created)
-    _state.backend, _state.created = chosen, []
+    outer = _current()
+    previous_module = _state.module
     with ExitStack() as drops:
-        _state.drops = drops
+        mine = _Scope(chosen, drops, [])
+        _enter(mine)
+        if module:
+            _state.module = mine
         try:
             yield
         finally:
-            for key in _state.created:
+            for key in mine.created:
                 del _state.databases[key]
-            _state.backend, _state.drops, _state.created = previous
+            _enter(outer)
+            _state.module = previous_module
+
+
+@contextmanager
+def fixture_setup(scope: str, *, on_module_store: bool) -> Iterator[None]:
+    """While a fixture wider than a test is set up: its databases live as long as its scope
+    (the session's, or the module's unless it asks for `module_store`), on the session's
+    backend, whichever test first asked for it."""
+    if scope == "function" or (scope != "session" and on_module_store):
+        yield
+        return
+    outer = _current()
+    if scope == "session" or _state.module is None:
+        _enter(_Scope(_state.default, None, []))
+    else:
+        _enter(_state.module)
+    try:
+        yield
+    finally:
+        _enter(outer)
+
+
+def _current() -> _Scope:
+    return _Scope(_state.backend, _state.drops, _state.created)
+
+
+def _enter(scope: _Scope) -> None:
+    _state.backend, _state.drops, _state.created = scope.backend, scope.drops, scope.created
 
 
 class Rows(list[tuple[Any, ...]]):
