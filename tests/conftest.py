@@ -4,17 +4,29 @@
 revision (copied from a template migrated once per test session); `database` is the store's
 `Database` on `store_url` (its event callback is `database_events`). Tests using them run once
 per backend.
+
+End-to-end tests run their Minds on `--store-backend` (sqlite by default; postgresql gives each
+Mind a database of its own on `TOBE_TEST_PG_URL`, see helpers/store_backend.py) through the
+autouse `mind_store` fixture. Tests marked `pg_e2e` run on both backends in one run (ids
+`[sqlite]` and `[postgresql]`); tests marked `sqlite_store` need the SQLite file itself and skip
+on PostgreSQL.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from pathlib import Path
 
 import pytest
-from helpers.postgres import database_name, fresh_postgres_database, postgres_server_url
+from helpers import store_backend as e2e_store
+from helpers.postgres import (
+    PG_URL_ENV,
+    database_name,
+    fresh_postgres_database,
+    postgres_server_url,
+)
 
 from mind.store.database import Database
 from mind.store.migrate import upgrade
@@ -30,6 +42,89 @@ for variable in ("COLUMNS", "LINES"):
     os.environ.pop(variable, None)
 
 BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-backend",
+        choices=e2e_store.BACKENDS,
+        default=e2e_store.SQLITE,
+        help="the store of the Minds end-to-end tests start: the SQLite file in the data "
+        f"directory, or a PostgreSQL database of their own on the server ${PG_URL_ENV}",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    chosen = config.getoption("store_backend")
+    if chosen == e2e_store.POSTGRESQL and not os.environ.get(PG_URL_ENV):
+        raise pytest.UsageError(
+            f"--store-backend=postgresql needs {PG_URL_ENV}, a PostgreSQL server URL "
+            "(start one with scripts/start_test_postgres.sh)"
+        )
+    e2e_store.configure(chosen)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    e2e_store.close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A `pg_e2e` test runs on both stores when the session's is SQLite; one whose Mind is a
+    module fixture (asking for `module_store`) gets that Mind once per store."""
+    chosen = metafunc.config.getoption("store_backend")
+    if not metafunc.definition.get_closest_marker("pg_e2e") or chosen != e2e_store.SQLITE:
+        return
+    if "module_store" in metafunc.fixturenames:
+        metafunc.parametrize("module_store", BACKENDS, indirect=True, scope="module")
+    else:
+        metafunc.parametrize("mind_store", BACKENDS, indirect=True)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_databases(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The databases a module's fixtures create (on `--store-backend`) live as long as it."""
+    with e2e_store.used(request.config.getoption("store_backend"), module=True):
+        yield
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(
+    fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+) -> Generator[None, object, object]:
+    """A session or module fixture's databases belong to its scope, not to the test that first
+    asked for it."""
+    if fixturedef.argname in ("module_databases", "module_store"):
+        return (yield)
+    on_module_store = "module_store" in fixturedef.argnames
+    with e2e_store.fixture_setup(fixturedef.scope, on_module_store=on_module_store):
+        return (yield)
+
+
+@pytest.fixture(scope="module")
+def module_store(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The store of the Minds a module fixture starts: such a fixture asks for this one, so
+    that a `pg_e2e` test gets its Mind on each store."""
+    chosen = getattr(request, "param", request.config.getoption("store_backend"))
+    if chosen == e2e_store.POSTGRESQL:
+        postgres_server_url()
+    with e2e_store.used(chosen):
+        yield chosen
+
+
+@pytest.fixture(autouse=True)
+def mind_store(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The store the Minds this test starts run on (helpers/store_backend.py)."""
+    if "module_store" in request.fixturenames:
+        chosen = request.getfixturevalue("module_store")
+    else:
+        chosen = getattr(request, "param", request.config.getoption("store_backend"))
+    if chosen == e2e_store.POSTGRESQL:
+        marker = request.node.get_closest_marker("sqlite_store")
+        if marker is not None:
+            pytest.skip(f"needs the SQLite store: {marker.kwargs.get('reason', '')}")
+        postgres_server_url()
+    with e2e_store.used(chosen):
+        yield chosen
 
 
 @pytest.fixture(params=BACKENDS)

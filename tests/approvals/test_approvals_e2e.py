@@ -40,7 +40,7 @@ DENY = common_pb2.APPROVAL_DECISION_DENY
 
 
 @pytest.fixture(scope="module")
-def mind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MindProcess]:
+def mind(tmp_path_factory: pytest.TempPathFactory, module_store: str) -> Iterator[MindProcess]:
     """One Mind for the module; the crash tests kill and restart it on the same address."""
     root = tmp_path_factory.mktemp("approvals")
     script = root / "script.yaml"
@@ -305,6 +305,7 @@ def test_a_request_pending_across_a_restart_is_decided_after_it_and_the_run_cont
     assert tool_results(client, key) == ["saved a.txt"]
 
 
+@pytest.mark.pg_e2e
 def test_decision_committed_just_before_the_kill_is_honoured_after_restart(
     mind: MindProcess, hand: HandThread, client: Client
 ) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from types import ModuleType
 import pytest
 from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import rows as store_rows
 
 pytestmark = pytest.mark.e2e
 
@@ -54,17 +54,16 @@ def awareness() -> Iterator[object]:
 
 
 def observation_runs(mind: MindProcess) -> list[tuple[str, str]]:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
-        return db.execute(
-            "SELECT trigger, state FROM runs WHERE conversation_key = ? AND trigger LIKE "
-            "'observation:%' ORDER BY started_at",
-            (CONVERSATION,),
-        ).fetchall()
+    return store_rows(
+        mind.url,
+        "SELECT trigger, state FROM runs WHERE conversation_key = ? AND trigger LIKE "
+        "'observation:%' ORDER BY started_at",
+        CONVERSATION,
+    )
 
 
 def rows(mind: MindProcess, query: str) -> list[tuple]:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
-        return db.execute(query).fetchall()
+    return store_rows(mind.url, query)
 
 
 def awareness_call(target: str, method: str, *args: object, **kwargs: object) -> object:

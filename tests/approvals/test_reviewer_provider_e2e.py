@@ -29,8 +29,9 @@ def _reviewer_env(data_dir: Path) -> dict[str, str]:
 def test_the_reviewers_own_provider_uses_the_key_tobe_setup_stored(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     data_dir.mkdir()
-    upgrade(store_url(data_dir))
-    with offline_keys(load_settings(data_dir=data_dir)) as keys:
+    url = store_url(data_dir)
+    upgrade(url)
+    with offline_keys(load_settings(data_dir=data_dir, database_url=url)) as keys:
         keys.put(MAIN, "anthropic", KEY, actor="test")
     mind = MindProcess(data_dir, _reviewer_env(data_dir), "", {})
     try:

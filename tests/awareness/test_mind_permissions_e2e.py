@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ from awareness_harness import TOKEN, AwarenessProcess, Client, new_process
 from helpers.eventually import eventually
 from helpers.mind_gateway import TERMINAL_RUN_STATES, Gateway
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import rows as store_rows
 
 from mind.awareness.router import source_conversation
 from tobe.v1 import common_pb2, events_pb2, mind_pb2
@@ -138,8 +138,7 @@ def replies(awareness: AwarenessProcess) -> list[str]:
 
 
 def rows(mind: MindProcess, query: str, *params: object) -> list[tuple[Any, ...]]:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
-        return db.execute(query, params).fetchall()
+    return store_rows(mind.url, query, *params)
 
 
 def ended_run(key: str, trigger: str) -> Callable[[list[events_pb2.Event]], object]:

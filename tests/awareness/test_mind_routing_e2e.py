@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from awareness_harness import TOKEN, AwarenessProcess, Client
 from helpers.eventually import eventually_async
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import connect as store_connect
 
 from tobe.v1 import mind_pb2, mind_pb2_grpc
 
@@ -54,7 +54,7 @@ def _mind_env(awareness: AwarenessProcess) -> dict[str, str]:
 
 def _notes(mind: MindProcess) -> list[dict]:
     """Observation notes of the awareness conversation, with their run's trigger."""
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
+    with store_connect(mind.url) as db:
         rows = db.execute(
             "SELECT m.id, m.run_id, m.payload, r.trigger, r.permissions FROM messages m "
             "LEFT JOIN runs r ON r.id = m.run_id "
@@ -179,12 +179,12 @@ async def test_high_observation_steers_the_running_run(
 
 
 def _note_text(mind: MindProcess, note: dict) -> str:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
+    with store_connect(mind.url) as db:
         return db.execute("SELECT text FROM messages WHERE id = ?", (note["id"],)).fetchone()[0]
 
 
 def _conversation_exists(mind: MindProcess) -> bool:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
+    with store_connect(mind.url) as db:
         return (
             db.execute("SELECT 1 FROM conversations WHERE key = ?", (CONVERSATION,)).fetchone()
             is not None
@@ -192,7 +192,7 @@ def _conversation_exists(mind: MindProcess) -> bool:
 
 
 def _tool_running(mind: MindProcess, run_id: str) -> bool:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
+    with store_connect(mind.url) as db:
         return (
             db.execute(
                 "SELECT 1 FROM tool_projections WHERE run_id = ? AND status = 'running'", (run_id,)
@@ -202,7 +202,7 @@ def _tool_running(mind: MindProcess, run_id: str) -> bool:
 
 
 def _last_assistant(mind: MindProcess, run_id: str) -> dict | None:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
+    with store_connect(mind.url) as db:
         row = db.execute(
             "SELECT m.id, m.text FROM messages m JOIN runs r ON r.id = m.run_id "
             "WHERE m.run_id = ? AND m.role = 'assistant' AND r.state = 'completed' "
@@ -233,7 +233,7 @@ async def test_the_three_tools_return_the_call_envelope(
     run_id = _send(mind, "check the environment")
     final = await _until(lambda: _last_assistant(mind, run_id), "the run's answer", mind)
     assert final["text"] == "checked"
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
+    with store_connect(mind.url) as db:
         rows = db.execute(
             "SELECT text, payload FROM messages WHERE run_id = ? AND role = 'tool' ORDER BY id",
             (run_id,),
@@ -280,7 +280,7 @@ def policy_mind(awareness: AwarenessProcess, tmp_path: Path) -> Iterator[MindPro
 
 def _tool_statuses(mind: MindProcess, run_id: str) -> list[str]:
     """Terminal statuses of the run's tool calls; empty while any is still running."""
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
+    with store_connect(mind.url) as db:
         rows = db.execute(
             "SELECT status FROM tool_projections WHERE run_id = ? ORDER BY admitted_at",
             (run_id,),

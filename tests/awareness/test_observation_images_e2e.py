@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from awareness_harness import TOKEN, AwarenessProcess, Client
 from awareness_images import png
 from helpers.eventually import eventually_async
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import connect as store_connect
 
 from tobe.v1 import common_pb2, mind_pb2, mind_pb2_grpc
 
@@ -79,7 +79,7 @@ async def _emit(awareness: AwarenessProcess, filename: str, data: bytes) -> None
 
 def _answered_note(mind: MindProcess) -> dict | None:
     """The first note, once its run has ended: its text, images and the run's outcome."""
-    with sqlite3.connect(f"file:{mind.data_dir / 'tobe.db'}?mode=ro", uri=True) as db:
+    with store_connect(mind.url) as db:
         note = db.execute(
             "SELECT m.id, m.text, m.payload, r.id, r.state, r.reason FROM messages m "
             "JOIN runs r ON r.id = m.run_id WHERE m.conversation_key = ? AND m.role = 'note' "
@@ -114,7 +114,7 @@ async def _note(mind: MindProcess) -> dict:
 
 
 def _media_rows(mind: MindProcess) -> list[tuple[str, str, int]]:
-    with sqlite3.connect(f"file:{mind.data_dir / 'tobe.db'}?mode=ro", uri=True) as db:
+    with store_connect(mind.url) as db:
         return db.execute("SELECT digest, media_type, size_bytes FROM media").fetchall()
 
 

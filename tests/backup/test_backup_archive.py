@@ -28,6 +28,8 @@ from mind.store.write_tx import WriteTx
 from mind.widgets.types import put_type
 from mind.widgets.widgets import Widgets
 
+pytestmark = pytest.mark.sqlite_store(reason="backs up and restores the SQLite store file")
+
 CONFIG = 'log_level = "INFO"\n'
 
 

@@ -28,7 +28,10 @@ from tobe.config import Settings
 from tobe.runtime.addresses import published
 from tobe.v1 import common_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.sqlite_store(reason="backs up and restores the SQLite store file"),
+]
 
 KEY = "p_backup"
 SENDS_BEFORE_BACKUP = 5

@@ -5,7 +5,6 @@ that does not fit its window."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -15,6 +14,7 @@ import grpc
 import pytest
 from helpers.mind_gateway import Gateway, ended_runs, payloads
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import rows
 
 from tobe.v1 import common_pb2, events_pb2, mind_pb2
 
@@ -84,12 +84,12 @@ def _run_states(events: list[events_pb2.Event]) -> list[int]:
 
 
 def _summaries(mind: MindProcess, key: str) -> list[tuple[int, int, str]]:
-    with sqlite3.connect(mind.data_dir / "tobe.db") as db:
-        return db.execute(
-            "SELECT generation, through_message_id, text FROM summaries "
-            "WHERE conversation_key = ? ORDER BY generation",
-            (key,),
-        ).fetchall()
+    return rows(
+        mind.url,
+        "SELECT generation, through_message_id, text FROM summaries "
+        "WHERE conversation_key = ? ORDER BY generation",
+        key,
+    )
 
 
 def test_a_conversation_far_past_the_window_keeps_answering_within_budget(gateway: Gateway):

@@ -8,7 +8,6 @@ import base64
 import hashlib
 import io
 import json
-import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ import pytest
 from helpers.face_client import FaceClient, run_ended
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import rows
 
 from tobe.v1 import common_pb2, events_pb2, face_pb2
 
@@ -81,8 +81,7 @@ def blind_face(blind_mind: MindProcess) -> Iterator[FaceProcess]:
 
 
 def _media_rows(mind: MindProcess) -> list[tuple[str, str, int]]:
-    with sqlite3.connect(f"file:{mind.data_dir / 'tobe.db'}?mode=ro", uri=True) as db:
-        return db.execute("SELECT digest, media_type, size_bytes FROM media").fetchall()
+    return rows(mind.url, "SELECT digest, media_type, size_bytes FROM media")
 
 
 def _send(key: str, text: str, idem: str, *images: tuple[str, bytes]) -> face_pb2.SendChatCommand:

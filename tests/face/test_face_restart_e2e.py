@@ -58,6 +58,7 @@ async def test_a_client_resumes_after_face_restarts(mind: MindProcess, face: Fac
         await direct.close()
 
 
+@pytest.mark.pg_e2e
 async def test_a_subscribed_client_misses_nothing_when_the_mind_restarts(
     mind: MindProcess, face: FaceProcess
 ) -> None:

@@ -14,6 +14,7 @@ from typing import Any
 
 from click.testing import CliRunner, Result
 
+from helpers import store_backend
 from tobe.cli import main
 
 
@@ -25,13 +26,13 @@ class Admin:
 
     @property
     def store_url(self) -> str:
-        return f"sqlite:///{self.data_dir / 'tobe.db'}"
+        return store_backend.database_url(self.data_dir)
 
     def env(self) -> dict[str, str]:
         return {
             "TOBE_DATA_DIR": str(self.data_dir),
             "TOBE_CONFIG": str(self.config or self.data_dir / "absent.toml"),
-            "TOBE_DATABASE_URL": "",
+            **store_backend.environment(self.data_dir),
         }
 
     def run(self, *args: str, ok: bool = True) -> Result:

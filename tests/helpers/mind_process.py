@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from helpers import store_backend
 from mind.credentials import issue
 from mind.store.database import Database
 from mind.store.migrate import upgrade
@@ -32,7 +33,9 @@ START_TIMEOUT = 30.0
 
 
 def store_url(data_dir: Path) -> str:
-    return f"sqlite:///{data_dir / 'tobe.db'}"
+    """The store of the Mind on `data_dir`: its SQLite file, or under `--store-backend=postgresql`
+    a PostgreSQL database of its own (helpers/store_backend.py)."""
+    return store_backend.database_url(data_dir)
 
 
 def issue_token(url: str, *, kind: str, principal: str, scopes: list[str]) -> str:
@@ -138,6 +141,7 @@ def mind_env(data_dir: Path, script: Path | None, **extra: str) -> dict[str, str
         # Tests of other features run without the entry decision layer; tests/actions turn
         # it on (`TOBE_ACTIONS__ENABLED="true"`).
         TOBE_ACTIONS__ENABLED="false",
+        **store_backend.environment(data_dir),
     )
     if script is not None:
         env.update(TOBE_PROVIDER__KIND="scripted", TOBE_PROVIDER__SCRIPT=str(script))

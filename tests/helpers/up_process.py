@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pexpect
 
+from helpers import store_backend
 from helpers.ports import free_port, is_free
 
 START_TIMEOUT = 120
@@ -42,6 +43,7 @@ def up_env(data_dir: Path, face_port: int | None = None, *, listen: bool = True)
     service on a free port of its own."""
     env = clean_env()
     env.update(TOBE_DATA_DIR=str(data_dir), TOBE_CONFIG=str(data_dir / "absent-config.toml"))
+    env.update(store_backend.environment(data_dir))
     if listen:
         env.update(
             TOBE_MIND__LISTEN=f"127.0.0.1:{free_port()}",

@@ -7,10 +7,8 @@ from __future__ import annotations
 
 import json
 import random
-import sqlite3
 import time
 from collections.abc import Iterator
-from contextlib import closing
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,6 +19,7 @@ from helpers.clock_file import set_clock
 from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import rows
 
 from mind.agent.proactive import MAX_ATTEMPTS
 from tobe.v1 import common_pb2
@@ -90,8 +89,7 @@ class Killable:
         self.mind.start()
 
     def query(self, sql: str, *args: object) -> list[tuple[Any, ...]]:
-        with closing(sqlite3.connect(self.mind.data_dir / "tobe.db", timeout=10)) as db:
-            return db.execute(sql, args).fetchall()
+        return rows(self.mind.url, sql, *args)
 
     def firing(self, due: datetime) -> tuple[Any, ...] | None:
         """(id, outcome, attempts, state of its latest run) of the firing due at `due`."""
@@ -185,12 +183,9 @@ def test_each_due_time_posts_its_reminder_exactly_once_across_random_kill_9s(
         f"time:{(TEN + timedelta(hours=h)).isoformat()}" for h in range(DUE_TIMES)
     ]
     assert {outcome for _, _, outcome in firings} == {"sent"}, firings
-    posts = killable.query(
-        "SELECT json_extract(payload, '$.firing_id') FROM messages "
-        "WHERE json_extract(payload, '$.posted_by') = ?",
-        f"schedule:{schedule_id}",
-    )
-    assert sorted(firing_id for (firing_id,) in posts) == [firing_id for firing_id, _, _ in firings]
+    payloads = [json.loads(p or "{}") for (p,) in killable.query("SELECT payload FROM messages")]
+    posts = [p["firing_id"] for p in payloads if p.get("posted_by") == f"schedule:{schedule_id}"]
+    assert sorted(posts) == [firing_id for firing_id, _, _ in firings]
     assert _posted(killable, "p_standup", schedule_id) == [REMINDER] * DUE_TIMES
     # Kills did land inside runs, which ran again: what claiming once alone never covered.
     retried = killable.query(

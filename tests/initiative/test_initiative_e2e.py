@@ -7,7 +7,6 @@ answered first."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from helpers.clock_file import set_clock
 from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway, ended_runs, payloads
 from helpers.mind_process import MindProcess, running_mind
+from helpers.store_backend import rows
 
 from mind.agent.proactive import ABORTED_BY_MESSAGE
 from tobe.v1 import common_pb2, events_pb2
@@ -205,8 +205,8 @@ class Clocked:
         (action,) = self.gateway.snapshot(key).scheduled_actions
         return action
 
-    def db(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.mind.data_dir / "tobe.db")
+    def rows(self, sql: str, *args: object) -> list[tuple[Any, ...]]:
+        return rows(self.mind.url, sql, *args)
 
 
 @pytest.fixture
@@ -278,8 +278,7 @@ def test_remind_me_at_t_fires_once_at_t_and_posts_the_reminder(clocked: Clocked)
     time.sleep(1.0)
     assert payloads(clocked.gateway.replay(later)[0], "schedule_changed") == []
     assert clocked.gateway.snapshot(key).scheduled_actions == []  # finished: never again
-    with clocked.db() as db:
-        assert db.execute("SELECT count(*) FROM firings").fetchone() == (1,)
+    assert clocked.rows("SELECT count(*) FROM firings") == [(1,)]
 
 
 def test_an_interval_action_fires_each_interval_once_across_a_kill_9_and_a_downtime(
@@ -319,29 +318,28 @@ def test_an_interval_action_fires_each_interval_once_across_a_kill_9_and_a_downt
     assert action.firing_count == 3
     assert action.next_fire_at.ToDatetime(tzinfo=UTC) == TEN + timedelta(hours=6)
 
-    with clocked.db() as db:
-        firings = db.execute("SELECT id, occasion, run_id FROM firings ORDER BY id").fetchall()
-        assert [occasion for _, occasion, _ in firings] == [
-            f"time:{(TEN + timedelta(hours=h)).isoformat()}" for h in (0, 1, 5)
-        ]
-        for firing_id, _, run_id in firings:
-            inputs = db.execute(
-                "SELECT count(*) FROM inputs WHERE idempotency_key = ?", (f"firing:{firing_id}",)
-            ).fetchone()
-            assert inputs == (1,), f"firing {firing_id} was queued {inputs[0]} times"
-            assert run_id, f"firing {firing_id} never started its run"
-        runs = db.execute(
-            "SELECT state, count(*) FROM runs WHERE trigger = 'schedule' GROUP BY state"
-        ).fetchall()
-        # The killed firing's run, if it had started, was interrupted and ran again.
-        assert dict(runs).get("completed") == 3 and set(dict(runs)) <= {
-            "completed",
-            "interrupted",
-        }, runs
-        outcomes = db.execute("SELECT id, outcome, detail FROM firings").fetchall()
-        posts = db.execute(
-            "SELECT count(*) FROM messages WHERE text = 'Build checked.' AND run_id IS NULL"
-        ).fetchone()[0]
+    firings = clocked.rows("SELECT id, occasion, run_id FROM firings ORDER BY id")
+    assert [occasion for _, occasion, _ in firings] == [
+        f"time:{(TEN + timedelta(hours=h)).isoformat()}" for h in (0, 1, 5)
+    ]
+    for firing_id, _, run_id in firings:
+        [inputs] = clocked.rows(
+            "SELECT count(*) FROM inputs WHERE idempotency_key = ?", f"firing:{firing_id}"
+        )
+        assert inputs == (1,), f"firing {firing_id} was queued {inputs[0]} times"
+        assert run_id, f"firing {firing_id} never started its run"
+    runs = clocked.rows(
+        "SELECT state, count(*) FROM runs WHERE trigger = 'schedule' GROUP BY state"
+    )
+    # The killed firing's run, if it had started, was interrupted and ran again.
+    assert dict(runs).get("completed") == 3 and set(dict(runs)) <= {
+        "completed",
+        "interrupted",
+    }, runs
+    outcomes = clocked.rows("SELECT id, outcome, detail FROM firings")
+    [(posts,)] = clocked.rows(
+        "SELECT count(*) FROM messages WHERE text = 'Build checked.' AND run_id IS NULL"
+    )
     assert [outcome for _, outcome, _ in outcomes] == ["sent"] * 3, outcomes
     assert posts == 3, "a firing posted twice, or not at all"
 

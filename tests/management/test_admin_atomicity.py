@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 
+import pytest
 from admin_store import audit_inserts_fail, seed_conversations
 from helpers.admin_cli import Admin
 
 from mind.store.migrate import upgrade
+
+pytestmark = pytest.mark.sqlite_store(reason="injects the audit failure with a SQLite trigger")
 
 
 def rows(admin: Admin, query: str) -> list[tuple[object, ...]]:

@@ -29,7 +29,7 @@ TOBE = Path(sys.executable).with_name("tobe")
 async def test_mind_started_while_an_offline_cli_holds_the_lock_refuses_clearly(
     admin: Admin,
 ) -> None:
-    settings = Settings(data_dir=admin.data_dir)
+    settings = Settings(data_dir=admin.data_dir, database_url=admin.store_url)
     async with connect(settings) as connection:
         assert connection.mode == "offline"
         env = mind_env(admin.data_dir, None, TOBE_MIND__LOCK_TIMEOUT="0.5")
@@ -43,7 +43,7 @@ async def test_mind_started_while_an_offline_cli_holds_the_lock_refuses_clearly(
 async def test_mind_waits_for_an_offline_cli_and_then_serves_what_it_wrote(
     admin: Admin,
 ) -> None:
-    settings = Settings(data_dir=admin.data_dir)
+    settings = Settings(data_dir=admin.data_dir, database_url=admin.store_url)
     mind = MindProcess(admin.data_dir, mind_env(admin.data_dir, None), "", {})
     try:
         async with connect(settings) as connection:

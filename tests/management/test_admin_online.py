@@ -60,6 +60,7 @@ def test_no_secret_reaches_the_minds_log(mind: MindProcess) -> None:
         assert secret.split("_", 2)[2] not in log
 
 
+@pytest.mark.sqlite_store(reason="injects the audit failure with a SQLite trigger")
 def test_failed_audit_leaves_nothing_online_either(mind: MindProcess) -> None:
     admin = Admin(mind.data_dir)
     with audit_inserts_fail(admin.data_dir):

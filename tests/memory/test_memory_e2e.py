@@ -13,6 +13,7 @@ from typing import Any
 import grpc
 import pytest
 from click.testing import CliRunner
+from helpers import store_backend
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_gateway import Gateway, payloads
@@ -116,7 +117,7 @@ class Admin:
         self._env = {
             "TOBE_DATA_DIR": str(data_dir),
             "TOBE_CONFIG": str(data_dir / "absent.toml"),
-            "TOBE_DATABASE_URL": "",
+            **store_backend.environment(data_dir),
         }
 
     def run(self, *args: str) -> str:

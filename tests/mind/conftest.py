@@ -10,8 +10,8 @@ from helpers.mind_process import MindProcess, running_mind
 
 
 @pytest.fixture(scope="module")
-def mind(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MindProcess]:
-    """A Mind of this module alone: its tests may kill and restart it."""
+def mind(tmp_path_factory: pytest.TempPathFactory, module_store: str) -> Iterator[MindProcess]:
+    """A Mind of this module alone: its tests may kill and restart it (on `module_store`)."""
     root = tmp_path_factory.mktemp("mind")
     script = root / "script.yaml"
     script.write_text(SCRIPT)

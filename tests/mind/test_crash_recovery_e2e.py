@@ -106,6 +106,7 @@ def test_kill_before_the_assistant_message_is_stored(mind: MindProcess, gateway:
     gateway.close()
 
 
+@pytest.mark.pg_e2e
 def test_kill_during_a_tool_execution(mind: MindProcess, gateway: Gateway):
     key = gateway.create(f"p_{uuid.uuid4().hex[:8]}")
     start = gateway.head()

@@ -115,6 +115,7 @@ def terminal_states(mind: MindProcess) -> list[str]:
 
 
 @pytest.mark.parametrize("approvals", [{}])
+@pytest.mark.pg_e2e
 def test_model_calls_a_hand_tool_and_sees_admission_progress_and_result(
     mind: MindProcess, workspace: Path, hands: list[HandProcess]
 ) -> None:

@@ -192,6 +192,7 @@ def history(chat: Chat) -> mind_pb2.GetHistoryResponse:
     return chat.stub.GetHistory(request, metadata=chat.metadata, timeout=10)
 
 
+@pytest.mark.sqlite_store(reason="reads the SQLite database file's bytes")
 def test_a_sensitive_turn_leaves_no_readable_argument_result_or_thinking_in_the_database_file(
     mind: MindProcess, chat: Chat
 ) -> None:
@@ -231,6 +232,7 @@ def test_a_turn_without_a_sensitive_call_keeps_its_tool_results_readable(
     turn(chat, "recall", "k3")  # a later request still holds it
 
 
+@pytest.mark.sqlite_store(reason="reads the SQLite database file's bytes")
 def test_a_kill_9_during_a_sealed_turn_leaves_no_readable_copy_once_recovery_ended_it(
     mind: MindProcess, hand: HandProcess, chat: Chat, workspace: Path
 ) -> None:

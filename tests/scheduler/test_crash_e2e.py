@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from helpers.clock_file import set_clock
 from helpers.eventually import eventually
+from helpers.store_backend import database_url
 from scheduling import START, schedule
 
 from mind.events.action_views import TriggerKind, TriggerView
@@ -53,7 +54,7 @@ class SchedulerProcess:
 
 @pytest.fixture
 def store(tmp_path: Path) -> Iterator[str]:
-    url = f"sqlite:///{tmp_path / 'tobe.db'}"
+    url = database_url(tmp_path)
     upgrade(url)
     yield url
 
@@ -85,6 +86,7 @@ def _firings(url: str) -> list[tuple[int, datetime]]:
     return asyncio.run(read())
 
 
+@pytest.mark.pg_e2e
 def test_an_interval_action_fires_each_interval_once_across_kill_9s(
     store: str, tmp_path: Path
 ) -> None:

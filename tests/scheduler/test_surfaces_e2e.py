@@ -22,6 +22,7 @@ import grpc
 import pexpect
 import pytest
 from click.testing import CliRunner
+from helpers import store_backend
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, issue_token, mind_env, store_url
@@ -131,7 +132,7 @@ class Admin:
         self._env = {
             "TOBE_DATA_DIR": str(data_dir),
             "TOBE_CONFIG": str(data_dir / "absent.toml"),
-            "TOBE_DATABASE_URL": "",
+            **store_backend.environment(data_dir),
         }
 
     def run(self, *args: str, ok: bool = True) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from helpers.store_backend import database_url
 from helpers.up_process import chat_once, gone, printed, service_pids, spawn, up_env
 
 from mind.management.local_credentials import provision
@@ -89,11 +90,12 @@ def test_a_service_that_fails_is_reported_with_its_log(tmp_path: Path) -> None:
 
     # A later start reuses the credentials it created.
     tokens = {p.name: p.read_text() for p in (data_dir / "credentials").glob("*.token")}
-    settings = Settings(data_dir=data_dir, database_url="")
+    settings = Settings(data_dir=data_dir, database_url=database_url(data_dir))
     assert provision(settings) == []
     assert tokens == {p.name: p.read_text() for p in (data_dir / "credentials").glob("*.token")}
 
 
+@pytest.mark.sqlite_store(reason="checks the modes of the SQLite store file and its -wal/-shm")
 def test_up_makes_the_data_directory_owner_only_and_fixes_a_readable_one(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     (data_dir / "logs").mkdir(parents=True)

@@ -22,6 +22,7 @@ from click.testing import CliRunner, Result
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "providers"))
 
+from helpers import store_backend
 from helpers.mind_events import events_until
 from helpers.mind_process import MindProcess, running_mind
 from provider_kit import API_KEY
@@ -96,7 +97,7 @@ def usage(mind: MindProcess, *args: str, ok: bool = True) -> Result:
     env = {
         "TOBE_DATA_DIR": str(mind.data_dir),
         "TOBE_CONFIG": str(mind.data_dir / "absent.toml"),
-        "TOBE_DATABASE_URL": "",
+        **store_backend.environment(mind.data_dir),
     }
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level

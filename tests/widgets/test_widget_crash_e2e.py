@@ -60,7 +60,7 @@ RUNS = [
 
 
 @pytest.fixture(scope="module")
-def mind() -> Iterator[MindProcess]:
+def mind(module_store: str) -> Iterator[MindProcess]:
     root = Path(tempfile.mkdtemp(prefix="twcr-"))
     script = root / "script.yaml"
     script.write_text(json.dumps({"runs": RUNS}), encoding="utf-8")
@@ -116,6 +116,7 @@ def _counts(mind: MindProcess) -> tuple[int, int]:
     return int(widgets or 0), int(records or 0)
 
 
+@pytest.mark.pg_e2e
 def test_a_mind_killed_between_create_and_send_loses_nothing_and_duplicates_nothing(
     mind: MindProcess, tmp_path: Path
 ) -> None:
