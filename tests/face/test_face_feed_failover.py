@@ -84,3 +84,31 @@ async def test_a_broken_stream_is_redialled_once_then_the_next_mind_resumes_afte
         assert feed.last_id == 8 and feed.live.is_set()
     finally:
         running.cancel()
+
+
+class WatchedBackoff(Backoff):
+    """A long backoff that says when it is first asked for."""
+
+    def __init__(self) -> None:
+        super().__init__(initial=60, maximum=60)
+        self.asked = asyncio.Event()
+
+    def next_delay(self) -> float:
+        self.asked.set()
+        return super().next_delay()
+
+
+async def test_the_backoff_waits_only_after_every_mind_was_tried() -> None:
+    minds = TwoMinds(newest=0)
+    minds.down = {FIRST, SECOND}
+    feed = EventFeed(minds, AdmissionModes())  # type: ignore[arg-type]  # the calls it makes
+    backoff = feed._backoff = WatchedBackoff()
+    running = asyncio.create_task(feed.run())
+    try:
+        await asyncio.wait_for(backoff.asked.wait(), 10)
+        assert minds.dials == [FIRST, SECOND]
+        # Round-robin: the next round starts again with the first Mind.
+        assert minds.address == FIRST
+        assert feed.trouble == f"the Face cannot reach the Mind at {FIRST} (UNAVAILABLE)"
+    finally:
+        running.cancel()
