@@ -46,12 +46,16 @@ def face() -> None:
 
 @face.command("serve")
 @click.option("--listen", help="Address to serve on (default: face.listen).")
-@click.option("--mind", "mind_address", help="Address of the Mind (default: face.mind_address).")
+@click.option(
+    "--mind",
+    "minds",
+    multiple=True,
+    help="Address of a Mind; repeat for Minds sharing one database, tried in order "
+    "(default: face.mind_addresses, else face.mind_address).",
+)
 @click.option("--web-listen", help="Address to serve the web client on (default: face.web.listen).")
 @click.option("--no-web", is_flag=True, help="Do not serve the web client (face.web.enabled).")
-def serve(
-    listen: str | None, mind_address: str | None, web_listen: str | None, no_web: bool
-) -> None:
+def serve(listen: str | None, minds: tuple[str, ...], web_listen: str | None, no_web: bool) -> None:
     """Serve FaceGateway to clients, and the web client, until SIGTERM or Ctrl-C."""
     from face.server import FaceConfigError, build
     from face.server import serve as run_server
@@ -62,8 +66,8 @@ def serve(
     settings = load_settings()
     if listen:
         settings.face.listen = listen
-    if mind_address:
-        settings.face.mind_address = mind_address
+    if minds:
+        settings.face.mind_addresses = list(minds)
     if web_listen:
         settings.face.web.listen = web_listen
     if no_web:

@@ -17,12 +17,19 @@ how many to the Mind (`Mind.ReportRevocation`), so `tobe admin credentials revok
 true count; the report is sent in the background, never holding up the events that follow.
 Every connection is told when the feed is lost and when it is live again (`mind_link`), so
 its person sees that the Mind is away rather than silence.
+
+A Face given several Minds (sharing one database, where durable ids are global) fails over:
+a stream that had been live a while and breaks is redialled at once; a Mind unreachable
+(refused, or not connected within DIAL_PATIENCE) is left for the next one at once, the feed
+resubscribing after the same last durable id; the backoff applies only after a whole round of
+Minds failed.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from face.connection import Connection, Phase, RenderedEvent
 from face.errors import MindCallError
@@ -33,6 +40,9 @@ from tobe.runtime.backoff import Backoff
 from tobe.v1 import events_pb2
 
 log = logging.getLogger(__name__)
+
+# With several Minds: how long a Mind may take to accept a connection before the next is tried.
+DIAL_PATIENCE = 2.0
 
 
 class EventFeed:
@@ -55,23 +65,33 @@ class EventFeed:
         self._failure = ""
         # Why the Mind refused this gateway's own credential; "" unless it did.
         self._refused = ""
+        # With several Minds: how many were found unreachable in a row.
+        self._unreachable = 0
         # Set whenever `trouble` may have changed.
         self.trouble_changed = asyncio.Event()
 
     async def run(self) -> None:
         while True:
+            live_since: float | None = None
             try:
+                if len(self._mind.addresses) > 1:
+                    await self._mind.dial(DIAL_PATIENCE)
                 async for item in self._mind.subscribe(
                     self.last_id, include_ephemeral=True, reports_revocations=True
                 ):
                     if isinstance(item, events_pb2.Event):
                         self.dispatch(item)
                     elif not self.live.is_set():
+                        live_since, self._unreachable = time.monotonic(), 0
                         self.live.set()
                         self._backoff.reset()
                         self._refused = ""
                         self.trouble_changed.set()
-                        log.info("event feed live after durable id %d", self.last_id)
+                        log.info(
+                            "event feed live after durable id %d, from the Mind at %s",
+                            self.last_id,
+                            self._mind.address,
+                        )
                         self._link_changed("")
             except MindCallError as exc:
                 self.live.clear()
@@ -83,9 +103,27 @@ class EventFeed:
                 self._link_changed(f"the Face lost its link to the Mind ({exc.code})")
                 if exc.code in ("UNAUTHENTICATED", "PERMISSION_DENIED"):
                     self._gateway_refused(exc.message)
+                if exc.code == "UNAVAILABLE" and self._tries_again_at_once(exc, live_since):
+                    continue
                 delay = self._backoff.next_delay()
                 log.warning("event feed from the Mind lost (%s); retrying in %.1fs", exc, delay)
                 await asyncio.sleep(delay)
+
+    def _tries_again_at_once(self, exc: MindCallError, live_since: float | None) -> bool:
+        """With several Minds: redial one whose stream had been live a while, else move on to
+        the next; False once a whole round of them was unreachable (the backoff is due)."""
+        if len(self._mind.addresses) < 2:
+            return False
+        # A stream that breaks as soon as it is live is a Mind as good as unreachable.
+        if live_since is not None and time.monotonic() - live_since >= DIAL_PATIENCE:
+            log.warning("event feed from %s lost (%s); redialling", self._mind.address, exc)
+            return True
+        self._unreachable += 1
+        self._mind.fail_over()
+        if self._unreachable < len(self._mind.addresses):
+            return True
+        self._unreachable = 0
+        return False
 
     @property
     def trouble(self) -> str:

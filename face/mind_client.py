@@ -5,11 +5,17 @@ a failure of the Face itself (the Mind unreachable, the Face's own credential re
 
 The calls a client makes go through `call`, by the Mind method's name; the gateway's own calls
 (authentication, pairing redemption, sign-out, the event feed) have a method each.
+
+A Face given several Minds (on one database) holds a channel to each and calls the current one;
+the event feed, which notices first when that Mind is gone, moves on with `fail_over`. A call
+already made on the old channel ends as it would have with one Mind.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator
+import logging
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
 
 import grpc
 from google.protobuf.message import Message
@@ -21,6 +27,8 @@ from tobe.mind_answers import AUTHENTICATION_UNAVAILABLE, CLIENT_CREDENTIAL_REFU
 from tobe.runtime.channel import ServiceClient
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
+
+log = logging.getLogger(__name__)
 
 # Unary calls to the Mind that take longer than this are reported as UNAVAILABLE.
 CALL_TIMEOUT = 60.0
@@ -43,32 +51,72 @@ def _unary_error(exc: grpc.aio.AioRpcError) -> MindCallError:
     return error
 
 
+@dataclass(frozen=True)
+class MindTarget:
+    """One Mind the Face may dial, and how (None: plaintext)."""
+
+    address: str
+    tls: ClientTls | None = None
+
+
 class MindClient:
     def __init__(
         self,
-        address: str,
+        targets: str | Sequence[MindTarget],
         token: str,
         *,
         tls: ClientTls | None = None,
         max_send_bytes: int | None = None,
     ) -> None:
-        """`max_send_bytes`: the largest request forwarded (Face's largest client frame)."""
-        self._mind: ServiceClient[mind_pb2_grpc.MindAsyncStub] = ServiceClient(
-            address,
-            token,
-            mind_pb2_grpc.MindStub,
-            _unary_error,
-            timeout=CALL_TIMEOUT,
-            tls=tls,
-            max_send_bytes=max_send_bytes,
-        )
+        """`targets`: one address (dialled with `tls`) or the Minds in order of preference.
+        `max_send_bytes`: the largest request forwarded (Face's largest client frame)."""
+        if isinstance(targets, str):
+            targets = [MindTarget(targets, tls)]
+        self._minds: list[ServiceClient[mind_pb2_grpc.MindAsyncStub]] = [
+            ServiceClient(
+                target.address,
+                token,
+                mind_pb2_grpc.MindStub,
+                _unary_error,
+                timeout=CALL_TIMEOUT,
+                tls=target.tls,
+                max_send_bytes=max_send_bytes,
+            )
+            for target in targets
+        ]
+        self._current = 0
+
+    @property
+    def _mind(self) -> ServiceClient[mind_pb2_grpc.MindAsyncStub]:
+        return self._minds[self._current]
 
     @property
     def address(self) -> str:
+        """The address of the Mind calls go to now."""
         return self._mind.address
 
+    @property
+    def addresses(self) -> list[str]:
+        return [mind.address for mind in self._minds]
+
+    def fail_over(self) -> bool:
+        """Move to the next Mind, round-robin; False (and stay) when there is only one."""
+        if len(self._minds) < 2:
+            return False
+        before = self.address
+        self._current = (self._current + 1) % len(self._minds)
+        log.warning("the Face switches from the Mind at %s to the Mind at %s", before, self.address)
+        return True
+
+    async def dial(self, patience: float) -> None:
+        """Return once the channel to the current Mind is connected; UNAVAILABLE when it is not
+        within `patience` seconds (a Mind refusing connections, or one that never answers)."""
+        if not await self._mind.connects(patience):
+            raise MindCallError("UNAVAILABLE", f"no connection within {patience:g}s")
+
     async def close(self) -> None:
-        await self._mind.close()
+        for mind in self._minds:
+            await mind.close()
 
     async def authenticate(self, client_token: str) -> Identity:
         """The identity behind a client's credential. A failure names its real cause: the

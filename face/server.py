@@ -1,7 +1,8 @@
-"""Wiring of the Face process: `build` assembles the Mind client, the shared event feed and the
-gateway servicer; `serve` runs them on the gRPC server, and the web client on its own HTTP
-listener (`face.web`) in the same event loop, until SIGTERM or SIGINT. Face's health is
-SERVING only while its feed from the Mind is live (`EventFeed.trouble` says why not).
+"""Wiring of the Face process: `build` assembles the Mind client (a channel per Mind address),
+the shared event feed and the gateway servicer; `serve` runs them on the gRPC server, and the
+web client on its own HTTP listener (`face.web`) in the same event loop, until SIGTERM or
+SIGINT. Face's health is SERVING only while its feed from the Mind is live
+(`EventFeed.trouble` says why not).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import logging
 from dataclasses import dataclass
 
 from face.feed import EventFeed
-from face.mind_client import MindClient
+from face.mind_client import MindClient, MindTarget
 from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
 from face.web.app import web_app
@@ -70,14 +71,11 @@ def build(settings: Settings) -> Gateway:
     try:
         tls = server_tls(config.tls, "face.tls")
         web_tls = config.web.enabled and server_tls(config.web.tls, "face.web.tls") is not None
-        address, mind_tls = client_tls(
-            config.mind_tls, config.mind_address, setting_names("face.mind_tls")
-        )
+        names = setting_names("face.mind_tls")
+        minds = [MindTarget(*client_tls(config.mind_tls, mind, names)) for mind in config.minds]
     except TlsConfigError as exc:
         raise FaceConfigError(str(exc)) from None
-    mind = MindClient(
-        address, mind_token(settings), tls=mind_tls, max_send_bytes=config.max_frame_bytes
-    )
+    mind = MindClient(minds, mind_token(settings), max_send_bytes=config.max_frame_bytes)
     feed = EventFeed(mind, AdmissionModes())
     servicer = FaceGatewayServicer(mind, feed, config)
     return Gateway(settings, mind, feed, servicer, tls, web_tls)
@@ -163,7 +161,8 @@ async def serve(gateway: Gateway) -> None:
             print(f"face web listening on {web_address}", flush=True)
             log.info("web client serving on %s", web_address)
         print(f"face listening on {address}", flush=True)
-        log.info("FaceGateway serving on %s (Mind at %s)", address, settings.mind_address)
+        minds = ", ".join(settings.minds)
+        log.info("FaceGateway serving on %s (Mind at %s)", address, minds)
 
     published_tls = settings.tls if gateway.tls is not None else None
     with contextlib.ExitStack() as published:

@@ -199,7 +199,11 @@ class FaceSettings(BaseModel):
     probe_listen: str = ""
     tls: ServerTlsSettings = Field(default_factory=ServerTlsSettings)
     mind_address: str = "127.0.0.1:7410"
-    # How Face dials a Mind that serves TLS.
+    # Several Minds on one database, in order: the Face dials the first and fails over to the
+    # next, round-robin, when the one it follows is unreachable. `mind_address` is the
+    # one-address form; set one of the two.
+    mind_addresses: list[str] = Field(default_factory=list)
+    # How Face dials a Mind that serves TLS (every address of `mind_addresses`).
     mind_tls: ClientTlsSettings = Field(default_factory=ClientTlsSettings)
     # Outbound frames buffered per client connection.
     queue_size: int = Field(default=1024, ge=8)
@@ -212,6 +216,27 @@ class FaceSettings(BaseModel):
     # `<data_dir>/credentials/face.token`, which `tobe up` writes.
     mind_token: SecretStr | None = None
     web: WebSettings = Field(default_factory=WebSettings)
+
+    @field_validator("mind_addresses")
+    @classmethod
+    def _addresses(cls, value: list[str]) -> list[str]:
+        if any(not address.strip() for address in value):
+            raise ValueError("an address is empty; list each Mind as host:port or unix:/path")
+        return [address.strip() for address in value]
+
+    @model_validator(mode="after")
+    def _one_mind_setting(self) -> FaceSettings:
+        if self.mind_addresses and "mind_address" in self.model_fields_set:
+            raise ValueError(
+                "face.mind_address and face.mind_addresses are both set; list every Mind in "
+                "face.mind_addresses"
+            )
+        return self
+
+    @property
+    def minds(self) -> list[str]:
+        """The Minds this Face may dial, in order of preference."""
+        return self.mind_addresses or [self.mind_address]
 
 
 class HandSettings(BaseModel):

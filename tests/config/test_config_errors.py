@@ -150,3 +150,16 @@ def test_an_actions_model_and_an_actions_provider_together_are_refused(config: P
     [problem] = problems(config, text)
     assert "[actions] model and [actions] provider are both set" in problem
     assert "[actions.provider] model" in problem
+
+
+def test_one_mind_address_and_a_list_of_them_are_refused_together(config: Path) -> None:
+    text = '[face]\nmind_address = "127.0.0.1:1"\nmind_addresses = ["127.0.0.1:2", "127.0.0.1:3"]\n'
+    [problem] = problems(config, text)
+    assert "face.mind_address and face.mind_addresses are both set" in problem
+
+
+def test_a_list_of_minds_replaces_the_one_mind_address(config: Path) -> None:
+    config.write_text('[face]\nmind_addresses = ["127.0.0.1:2", "unix:/run/mind.sock"]\n')
+    assert load_settings().face.minds == ["127.0.0.1:2", "unix:/run/mind.sock"]
+    config.write_text('[face]\nmind_address = "127.0.0.1:2"\n')
+    assert load_settings().face.minds == ["127.0.0.1:2"]

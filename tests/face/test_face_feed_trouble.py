@@ -19,6 +19,7 @@ class ScriptedMind:
     """A Mind whose successive subscriptions fail with the scripted statuses, then go live."""
 
     address = ADDRESS
+    addresses = [ADDRESS]
 
     def __init__(self, *failures: str) -> None:
         self.failures = list(failures)

@@ -24,6 +24,9 @@ ALICE = Identity("alice", ("chat",), "cred-a")
 class FlakyMind:
     """A Mind whose subscriptions go live, then fail `failures` times, then go live again."""
 
+    address = "mind.example:7410"
+    addresses = [address]
+
     def __init__(self, failures: int) -> None:
         self.failures = failures
         self.calls = 0

@@ -44,6 +44,8 @@ class FaceProcess:
     env: dict[str, str]
     mind_address: str
     address: str = ""
+    # Further Minds (on the same database) the Face fails over to, after `mind_address`.
+    more_minds: tuple[str, ...] = ()
     # Where the web client is served ("" with `web=False`).
     web_address: str = ""
     web: bool = True
@@ -67,6 +69,7 @@ class FaceProcess:
                 listen,
                 "--mind",
                 self.mind_address,
+                *[option for mind in self.more_minds for option in ("--mind", mind)],
                 *web,
             ],
             env=self.env,

@@ -132,6 +132,16 @@ class ServiceClient(Generic[Stub]):
         except grpc.aio.AioRpcError as exc:
             raise self._error(exc) from exc
 
+    async def connects(self, patience: float) -> bool:
+        """Whether the channel is connected within `patience` seconds."""
+        _ = self.stub  # opens the channel
+        assert self._channel is not None
+        try:
+            await asyncio.wait_for(self._channel.channel_ready(), patience)
+        except TimeoutError:
+            return False
+        return True
+
     async def close(self) -> None:
         if self._channel is not None:
             await self._channel.close()
