@@ -150,7 +150,16 @@ class MindClient:
         stub_method: grpc.aio.UnaryUnaryMultiCallable[Message, Message] = getattr(
             self._mind.stub, method
         )
-        return await self._mind.unary(stub_method, request, timeout=timeout)
+        try:
+            return await self._mind.unary(stub_method, request, timeout=timeout)
+        except MindCallError as exc:
+            if exc.code != "UNAVAILABLE" or isinstance(exc, FaceUnavailable):
+                raise
+            if self._mind.connected():
+                raise  # the Mind's own answer (shutting down, a dependency away)
+            # No Mind answered: the transport's text would blame nobody the client knows.
+            why = exc.message.rsplit(": ", 1)[-1]
+            raise FaceUnavailable(cannot_reach(self.address, why)) from exc
 
     async def redeem_pairing_code(
         self, code: str, device: str, device_id: str = ""

@@ -24,6 +24,7 @@ import pytest
 from click.testing import CliRunner
 from helpers.admin_cli import Admin
 from helpers.eventually import eventually
+from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, running_mind
 from helpers.screen import screen_lines
@@ -32,7 +33,7 @@ from websockets.sync.client import connect
 
 from tobe.cli import main
 from tobe.runtime.addresses import publish, withdraw
-from tobe.v1 import face_pb2, face_pb2_grpc
+from tobe.v1 import face_pb2, face_pb2_grpc, mind_pb2
 
 pytestmark = pytest.mark.e2e
 OWN_CREDENTIAL_REFUSED = "the Face's own credential was refused ("
@@ -215,3 +216,21 @@ def test_a_face_started_before_its_mind_is_not_serving_until_the_mind_is_up(
         assert reason.startswith("the Face ") and mind.address in reason, reason
         mind.start(mind.address)
         wait_health(face, "SERVING")
+
+
+async def test_a_call_forwarded_while_the_mind_is_down_says_the_face_cannot_reach_it(
+    mind: MindProcess, face: FaceProcess
+) -> None:
+    client = await FaceClient.connect(face.address, mind.client_tokens["alice"])
+    try:
+        mind.kill()
+        wait_health(face, "NOT_SERVING")
+        call = face_pb2.MindCall(list_conversations=mind_pb2.ListConversationsRequest())
+        reply = await client.command(mind=call)
+    finally:
+        await client.close()
+        mind.start(mind.address)
+        wait_health(face, "SERVING")
+    assert reply.WhichOneof("result") == "error"
+    assert reply.error.code == grpc.StatusCode.UNAVAILABLE.value[0]
+    assert reply.error.message.startswith(f"the Face cannot reach the Mind at {mind.address} (")

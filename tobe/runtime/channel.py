@@ -142,6 +142,12 @@ class ServiceClient(Generic[Stub]):
             return False
         return True
 
+    def connected(self) -> bool:
+        """Whether the channel is connected now (a call that failed on it was answered)."""
+        if self._channel is None:
+            return False
+        return self._channel.get_state() is grpc.ChannelConnectivity.READY
+
     async def close(self) -> None:
         if self._channel is not None:
             await self._channel.close()
