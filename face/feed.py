@@ -28,6 +28,7 @@ Minds failed.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 
@@ -107,7 +108,14 @@ class EventFeed:
                     continue
                 delay = self._backoff.next_delay()
                 log.warning("event feed from the Mind lost (%s); retrying in %.1fs", exc, delay)
-                await asyncio.sleep(delay)
+                await self._wait_to_retry(delay)
+
+    async def _wait_to_retry(self, delay: float) -> None:
+        """Wait `delay` seconds, or until a client's call is answered by the Mind: it is back,
+        and the clients would otherwise miss its events until the backoff ran out."""
+        self._mind.answered.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._mind.answered.wait(), delay)
 
     def _tries_again_at_once(self, exc: MindCallError, live_since: float | None) -> bool:
         """With several Minds: redial one whose stream had been live a while, else move on to

@@ -13,6 +13,7 @@ already made on the old channel ends as it would have with one Mind.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from face.connection import Identity
 from face.errors import FaceUnavailable, MindCallError
 from face.mind_trouble import cannot_reach, credential_refused
 from tobe.mind_answers import AUTHENTICATION_UNAVAILABLE, CLIENT_CREDENTIAL_REFUSED
-from tobe.runtime.channel import ServiceClient
+from tobe.runtime.channel import Request, Response, ServiceClient
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import events_pb2, mind_pb2, mind_pb2_grpc
 
@@ -85,6 +86,9 @@ class MindClient:
             for target in targets
         ]
         self._current = 0
+        # Set by every call the Mind answers: the event feed, waiting to try the Mind again,
+        # tries at once (the Mind is back).
+        self.answered = asyncio.Event()
 
     @property
     def _mind(self) -> ServiceClient[mind_pb2_grpc.MindAsyncStub]:
@@ -114,6 +118,17 @@ class MindClient:
         if not await self._mind.connects(patience):
             raise MindCallError("UNAVAILABLE", f"no connection within {patience:g}s")
 
+    async def _unary(
+        self,
+        method: grpc.aio.UnaryUnaryMultiCallable[Request, Response],
+        request: Request,
+        *,
+        timeout: float | None = None,
+    ) -> Response:
+        response = await self._mind.unary(method, request, timeout=timeout)
+        self.answered.set()
+        return response
+
     async def close(self) -> None:
         for mind in self._minds:
             await mind.close()
@@ -123,7 +138,7 @@ class MindClient:
         client's credential (UNAUTHENTICATED), or the Face itself (UNAVAILABLE) when it cannot
         reach the Mind or the Mind refuses the Face's own credential."""
         try:
-            response = await self._mind.unary(
+            response = await self._unary(
                 self._mind.stub.Authenticate, mind_pb2.AuthenticateRequest(token=client_token)
             )
         except MindCallError as exc:
@@ -151,7 +166,7 @@ class MindClient:
             self._mind.stub, method
         )
         try:
-            return await self._mind.unary(stub_method, request, timeout=timeout)
+            return await self._unary(stub_method, request, timeout=timeout)
         except MindCallError as exc:
             if exc.code != "UNAVAILABLE" or isinstance(exc, FaceUnavailable):
                 raise
@@ -165,14 +180,14 @@ class MindClient:
         self, code: str, device: str, device_id: str = ""
     ) -> mind_pb2.RedeemPairingCodeResponse:
         request = mind_pb2.RedeemPairingCodeRequest(code=code, device=device, device_id=device_id)
-        return await self._mind.unary(self._mind.stub.RedeemPairingCode, request)
+        return await self._unary(self._mind.stub.RedeemPairingCode, request)
 
     async def report_revocation(self, credential_id: str, closed: int) -> None:
         request = mind_pb2.ReportRevocationRequest(credential_id=credential_id, closed=closed)
-        await self._mind.unary(self._mind.stub.ReportRevocation, request)
+        await self._unary(self._mind.stub.ReportRevocation, request)
 
     async def sign_out(self, token: str) -> mind_pb2.SignOutResponse:
-        return await self._mind.unary(self._mind.stub.SignOut, mind_pb2.SignOutRequest(token=token))
+        return await self._unary(self._mind.stub.SignOut, mind_pb2.SignOutRequest(token=token))
 
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool, reports_revocations: bool = False

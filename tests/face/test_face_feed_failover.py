@@ -1,6 +1,6 @@
 """The feed of a Face given several Minds: it redials a Mind whose stream broke once, then moves
 on to the next, resubscribing after the last durable id it delivered (end to end, on
-PostgreSQL: tests/face/test_face_failover_e2e.py)."""
+PostgreSQL: tests/face/test_face_failover_e2e.py); a call the Mind answers ends its backoff."""
 
 from __future__ import annotations
 
@@ -33,6 +33,8 @@ class TwoMinds:
         self.subscriptions: list[tuple[str, int]] = []
         self.broken = asyncio.Event()
         self.resumed = asyncio.Event()
+        # Set when a client's call is answered (`MindClient.answered`).
+        self.answered = asyncio.Event()
 
     @property
     def address(self) -> str:
@@ -110,5 +112,21 @@ async def test_the_backoff_waits_only_after_every_mind_was_tried() -> None:
         # Round-robin: the next round starts again with the first Mind.
         assert minds.address == FIRST
         assert feed.trouble == f"the Face cannot reach the Mind at {FIRST} (UNAVAILABLE)"
+    finally:
+        running.cancel()
+
+
+async def test_a_call_answered_during_the_backoff_brings_the_feed_back_at_once() -> None:
+    minds = TwoMinds(newest=3)
+    minds.down = {FIRST, SECOND}
+    feed = EventFeed(minds, AdmissionModes())  # type: ignore[arg-type]  # the calls it makes
+    backoff = feed._backoff = WatchedBackoff()  # 60 s: the test would time out waiting it out
+    running = asyncio.create_task(feed.run())
+    try:
+        await asyncio.wait_for(backoff.asked.wait(), 10)
+        minds.down.clear()  # the Mind is back, and a client's call was just answered
+        minds.answered.set()
+        await asyncio.wait_for(feed.live.wait(), 10)
+        assert feed.last_id == 3
     finally:
         running.cancel()

@@ -24,6 +24,7 @@ class ScriptedMind:
     def __init__(self, *failures: str) -> None:
         self.failures = list(failures)
         self.go_on = asyncio.Event()
+        self.answered = asyncio.Event()
 
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool, reports_revocations: bool

@@ -31,6 +31,7 @@ class FlakyMind:
         self.failures = failures
         self.calls = 0
         self.live_again = asyncio.Event()
+        self.answered = asyncio.Event()
 
     async def subscribe(
         self, after_id: int, *, include_ephemeral: bool, reports_revocations: bool
