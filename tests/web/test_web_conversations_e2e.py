@@ -33,7 +33,8 @@ def list_item(page: Page, key: str):  # type: ignore[no-untyped-def]
 
 
 def show_list(page: Page) -> None:
-    expect(page.locator("#chat")).to_be_visible()  # a tab just opened shows the chat first
+    # A tab just opened shows a conversation first (closing the list on a phone): wait for it.
+    expect(page.locator("#message")).to_be_enabled()
     toggle = page.locator("#toggle-list")
     if toggle.is_visible() and toggle.get_attribute("aria-expanded") != "true":
         toggle.click()
