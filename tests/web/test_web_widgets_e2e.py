@@ -134,7 +134,8 @@ RUNS = [
                     )
                 ]
             },
-            {"expect": _after('"record_id":"r2"'), "text": "Florence added."},
+            # The reply waits, so Esc in the open widget comes while the run goes on.
+            {"expect": _after('"record_id":"r2"'), "delay": 3, "text": "Florence added."},
         ],
     },
 ]
@@ -217,9 +218,11 @@ def test_a_sent_widget_shows_as_a_card_whose_page_renders_its_records_and_follow
     stack.say(key, json.dumps({"add": "Florence", "widget_id": widget_id}))
 
     expect(inside.locator("#stops li")).to_have_text(["Rome (3 nights)", "Florence (2 nights)"])
+    # Esc closes the widget; it does not stop the run behind it.
     page.keyboard.press("Escape")
     expect(viewer).to_be_hidden()
     expect(card).to_be_focused()
+    expect(page.locator("#log article.msg.assistant").last).to_contain_text("Florence added.")
 
 
 def test_tobe_chat_prints_the_card_after_the_reply_and_the_records_on_request(

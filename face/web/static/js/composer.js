@@ -56,11 +56,13 @@ export class Composer {
         this.submit();
       }
     });
+    // Esc stops the run only when nothing in front of the chat takes it: an open dialog (a
+    // widget, a larger picture) or the details panel closes instead, and the run goes on.
     document.addEventListener("keydown", (key) => {
-      if (key.key === "Escape" && this.running && !document.querySelector("#chat[hidden]")) {
-        key.preventDefault();
-        this.cancel();
-      }
+      if (key.key !== "Escape" || key.defaultPrevented || !this.running) return;
+      if (document.querySelector("#chat[hidden], dialog:modal")) return;
+      key.preventDefault();
+      this.cancel();
     });
     cancelButton.addEventListener("click", () => this.cancel());
     attach.addEventListener("click", () => files.click());
