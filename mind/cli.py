@@ -63,14 +63,21 @@ def mind() -> None:
     help="First create the local credentials (Face, the Hand, the local user) in the data "
     "directory's credentials/, as `tobe up` has it do.",
 )
-def serve(listen: str | None, services_dir: Path | None, provision_local: bool) -> None:
+@click.option(
+    "--node-id",
+    default=None,
+    help="This Mind's name among several on one PostgreSQL database (default: [mind] node_id).",
+)
+def serve(
+    listen: str | None, services_dir: Path | None, provision_local: bool, node_id: str | None
+) -> None:
     """Serve the Mind service; holds the data directory's state lock while it runs."""
     if services_dir is not None and provision_local:
         raise click.UsageError(
             f"--provision (or ${PROVISION_VARIABLE}) and --provision-local exclude each other"
         )
     # First, so that a configuration error ends the start before the Mind's stack is loaded.
-    settings = load_settings()
+    settings = load_settings(**({"mind": {"node_id": node_id}} if node_id is not None else {}))
     # Imported here so that every other `tobe` command starts without the Mind's stack.
     from mind.credentials.provider_keys import ProviderKeyError, stored_keys
     from mind.profiles.errors import ProfileError

@@ -143,6 +143,14 @@ class MindSettings(BaseModel):
     # next message loads it again from the store. Active runs and queued work keep theirs.
     actor_idle_seconds: float = Field(default=600.0, gt=0)
     max_actors: int = Field(default=1000, ge=1)
+    # Several Minds on one PostgreSQL database (docs/cluster.md): this Mind's name among them
+    # (empty: the one kept in the data directory's `node-id` file, made at the first start).
+    node_id: str = Field(default="", pattern=r"^$|^[a-z0-9][a-z0-9._-]{0,62}$")
+    # Where the other Minds reach this one with requests for the conversations it owns
+    # (`host:port`; empty: the address it listens on, unless that is a wildcard address).
+    advertise_address: str = ""
+    # How long this Mind's hold on a conversation lasts unless renewed (every third of it).
+    lease_seconds: float = Field(default=10.0, ge=1, le=300)
 
 
 SqliteSynchronous = Literal["normal", "full"]
