@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mind.actions.expiry import PendingExpiry
 from mind.actions.layer import DecisionLayer
@@ -60,6 +61,7 @@ from mind.skills.prompt import VIEW_SKILL
 from mind.skills.store import SkillStore
 from mind.skills.watcher import DirectoryWatcher
 from mind.store.database import Database
+from mind.store.engine import is_sqlite
 from mind.store.models import OutboxEvent
 from mind.tools.builtin import builtin_tools
 from mind.usage.ledger import UsageLedger
@@ -78,6 +80,9 @@ from tobe.runtime.server import (
 )
 from tobe.runtime.tls import ServerTls, client_certificates
 from tobe.v1 import mind_pb2, mind_pb2_grpc
+
+if TYPE_CHECKING:
+    from mind.cluster.shared import SharedStore
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +130,8 @@ class MindApp:
     usage: UsageReports | None = None
     # The widget tools, offered while a widget type exists; told when the types change.
     widget_tools: WidgetToolSource | None = None
+    # This Mind's part in a PostgreSQL database other Minds share (`mind.cluster`).
+    shared: SharedStore | None = None
 
     def __post_init__(self) -> None:
         # Every call authenticates through the cache; `last_seen_at` is written once a minute.
@@ -139,6 +146,8 @@ class MindApp:
         """Recover from the last stop, run start hooks, then start serving (TLS on a TCP
         `listen` with `tls`). When `listen` cannot be bound, stops what the hooks started and
         raises BindError."""
+        if self.shared is not None:
+            await self.shared.join()
         await self.manager.actors.recover()
         for hook in self.on_start:
             await hook()
@@ -155,6 +164,12 @@ class MindApp:
             await self.close(None)
             raise
         self.address = server.address(listen)
+        if self.shared is not None:
+            from mind.cluster.membership import advertised
+
+            await self.shared.advertise(
+                advertised(self.settings.mind.advertise_address, self.address)
+            )
         return server
 
     async def close(self, server: GrpcServer | None) -> None:
@@ -165,6 +180,8 @@ class MindApp:
         if self.remote is not None:
             self.remote.begin_shutdown()
         await self.manager.actors.shutdown()
+        if self.shared is not None:
+            await self.shared.leave()
         for hook in reversed(self.on_stop):
             await hook()
         self.bus.close()
@@ -338,14 +355,43 @@ def build(
         pairing=pairing,
         revocation_reports=app.revocation_reports,
     )
-    register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(servicer, server)  # noqa: E731
+    served = share_store(app, servicer) if not is_sqlite(settings.store_url) else servicer
+    register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(served, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))
     attach_management(app)
-    attach_scheduler(app, manager.messages.deliver_firing, clock).add_deadlines(
-        PendingExpiry(database)
-    )
+    scheduler = attach_scheduler(app, manager.messages.deliver_firing, clock)
+    expiry = PendingExpiry(database)
+    scheduler.add_deadlines(expiry)
+    if app.shared is not None:
+        scheduler.serves = expiry.serves = app.shared.leases.serves
     attach_awareness(app)
     return app
+
+
+def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServicer:
+    """Join the Minds that share the PostgreSQL store: leases fence the writes, the others'
+    commits wake this Mind's subscribers, and `servicer`'s conversation calls go to their
+    owner (`mind.api.forwarding`); returns the servicer to serve."""
+    # Imported here: a Mind on SQLite never loads the PostgreSQL driver.
+    from mind.api.forwarding import Forwarder
+    from mind.cluster.leases import SharedLeases
+    from mind.cluster.membership import Membership, node_id_of
+    from mind.cluster.shared import SharedStore
+
+    mind = app.settings.mind
+    node_id = node_id_of(mind.node_id, app.settings.data_dir)
+    leases = SharedLeases(app.database, node_id, mind.lease_seconds)
+    leases.on_lost = app.manager.actors.lost
+    leases.on_orphaned = app.manager.actors.adopt
+    app.manager.actors.leases = leases
+    app.database.share(node_id, leases.fence)
+    membership = Membership(app.settings.store_url, node_id, on_outbox=app.bus.durable_committed)
+    app.shared = SharedStore(membership, leases)
+    forwarder = Forwarder(
+        leases, node_id, lease_seconds=mind.lease_seconds, adopt=app.manager.actors.adopt
+    )
+    app.on_stop.append(forwarder.close)
+    return forwarder.routing(servicer)
 
 
 def attach_content(app: MindApp, skills: SkillStore, resources: ResourceStore) -> None:

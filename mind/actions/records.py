@@ -11,7 +11,7 @@ or by the scheduler's loop (`mind.actions.expiry`).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
@@ -175,11 +175,24 @@ def expire_if_due(tx: WriteTx, action_id: str, now: datetime) -> PendingActionVi
     return _move(tx, row, PendingState.EXPIRED, now, "")
 
 
-def expire_due(tx: WriteTx, now: datetime) -> list[PendingActionView]:
-    """Mark every pending action past its `expires_at` expired."""
+def expiring_conversations(session: Session, now: datetime) -> list[str]:
+    """The conversations with a pending action past its `expires_at`."""
+    query = select(PendingAction.conversation_key).where(
+        PendingAction.state == PendingState.PENDING.value, PendingAction.expires_at <= now
+    )
+    return list(session.scalars(query.distinct()))
+
+
+def expire_due(
+    tx: WriteTx, now: datetime, keys: Collection[str] | None = None
+) -> list[PendingActionView]:
+    """Mark every pending action past its `expires_at` expired (of conversations `keys`, if
+    given)."""
     rows = tx.session.scalars(
         select(PendingAction.id).where(
-            PendingAction.state == PendingState.PENDING.value, PendingAction.expires_at <= now
+            PendingAction.state == PendingState.PENDING.value,
+            PendingAction.expires_at <= now,
+            *([PendingAction.conversation_key.in_(keys)] if keys is not None else []),
         )
     ).all()
     return [view for action_id in rows if (view := expire_if_due(tx, action_id, now))]

@@ -1,24 +1,28 @@
 """The conversations' actors of one Mind: one per conversation, made on first use.
 
 Every API group reaches a conversation through this pool, holding its actor for the span of
-its calls on it (`holding`). It also owns what concerns all of them at once: crash recovery
-at start (runs a crash left `running` end as interrupted, the queued inputs resume),
-graceful shutdown, handing the owner's committed choices (profile, active Hand) to a loaded
-actor, which keeps them, and eviction: an actor idle and unheld for `[mind]
-actor_idle_seconds`, or the least recently used idle ones beyond `[mind] max_actors`, is let
-go, so memory stays bounded however many conversations there are; the next call loads a new
-one from the store (queued inputs live there). One actor per conversation at a time holds:
-an actor leaves the pool only under the pool's lock, while nobody holds it and it runs
-nothing.
+its calls on it (`holding`). It also owns what concerns all of them at once: taking a
+conversation over (`adopt`: at start, or when the Mind that owned it on a shared database is
+gone; runs a crash left `running` end as interrupted, the queued inputs resume), the
+conversation's lease (`mind.cluster.leases`: taken with the actor, given back when it is let
+go, the actor stopped when it is lost), graceful shutdown, handing the owner's committed
+choices (profile, active Hand) to a loaded actor, which keeps them, and eviction: an actor
+idle and unheld for `[mind] actor_idle_seconds`, or the least recently used idle ones beyond
+`[mind] max_actors`, is let go, so memory stays bounded however many conversations there are;
+the next call loads a new one from the store (queued inputs live there). One actor per
+conversation at a time holds: an actor leaves the pool only under the pool's lock, while
+nobody holds it and it runs nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Coroutine
 from contextlib import asynccontextmanager
+from typing import Any
 
 from sqlalchemy.orm import Session
 
@@ -27,6 +31,8 @@ from mind.agent import proactive
 from mind.agent.actor import ConversationActor
 from mind.agent.actor_state import ConversationSettings
 from mind.agent.platform import PlatformScopes
+from mind.cluster.errors import OwnedElsewhere
+from mind.cluster.leases import Leases, SoleLeases
 from mind.conversation import inputs, queries, runs
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.continuation import open_call_ids
@@ -99,16 +105,32 @@ class ConversationActors:
         self._lock = asyncio.Lock()
         self._closing = False
         self._swept_at = time.monotonic()
+        # Which conversations this Mind owns (`mind.cluster`; set by the composition root).
+        self.leases: Leases = SoleLeases()
+        self._background: set[asyncio.Task[None]] = set()
 
     async def recover(self) -> None:
-        """At start: end runs a crash left `running` (queueing the next attempt of a firing
-        whose run it was), then resume the queued inputs."""
+        """At start: take over each conversation with unfinished work (`adopt`) that no other
+        live Mind owns."""
+        await self.database.write(lambda tx: prune(tx.session, self.settings.outbox_keep))
+        running = await self.database.read(runs.conversations_running)
+        waiting = await self.database.read(inputs.conversations_with_queued)
+        for key in dict.fromkeys([*running, *waiting]):
+            with contextlib.suppress(OwnedElsewhere):
+                await self.adopt(key)
+
+    async def adopt(self, key: str) -> None:
+        """Take conversation `key` over (OwnedElsewhere while another live Mind owns it):
+        end the run a crash left `running` as interrupted (queueing the next attempt of a
+        firing whose run it was), then resume the queued inputs. At start, and for a
+        conversation whose owner stopped renewing its lease or cannot be reached."""
+        await self.leases.acquire(key)
 
         def unit(tx: WriteTx) -> list[models.Run]:
-            interrupted = runs.running(tx)
+            interrupted = runs.running(tx, key)
             for run in interrupted:
-                conversation = tx.session.get(models.Conversation, run.conversation_key)
-                members = queries.members_of(tx.session, run.conversation_key)
+                conversation = tx.session.get(models.Conversation, key)
+                members = queries.members_of(tx.session, key)
                 audience = [conversation.owner, *members] if conversation else members
                 ended = runs.finish(
                     tx,
@@ -122,18 +144,24 @@ class ConversationActors:
                     shredded[run.id] = ended.redaction
                 if ended is not None and run.trigger == runs.PROACTIVE_TRIGGER:
                     proactive.retry_interrupted(tx, run.id, INTERRUPTED, audience)
-            prune(tx.session, self.settings.outbox_keep)
             return interrupted
 
         shredded: dict[str, list[dict[str, str]]] = {}
         for run in await self.database.write(unit):
-            log.info("run %s of %s recorded as interrupted", run.id, run.conversation_key)
+            log.info("run %s of %s recorded as interrupted", run.id, key)
         for run_id, redaction in shredded.items():
             self.keyring.shred(run_id, [Queried.from_json(item) for item in redaction])
-        waiting = await self.database.read(inputs.conversations_with_queued)
-        for key in waiting:
-            async with self.holding(key) as actor:
-                await actor.drain()
+        async with self.holding(key) as actor:
+            await actor.drain()
+
+    async def lost(self, key: str) -> None:
+        """This Mind no longer owns `key` (`mind.cluster.leases`): its actor goes, and its run
+        stops; what the run could not write, the new owner resumes."""
+        async with self._lock:
+            actor = self._actors.pop(key, None)
+            self._access.pop(key, None)
+        if actor is not None:
+            await actor.stop("interrupted: this Mind lost its hold on the conversation")
 
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
@@ -224,7 +252,13 @@ class ConversationActors:
             if self._closing:
                 raise ShuttingDown("the Mind is shutting down; retry after it restarts")
             actor = self._actors.get(key)
+            if actor is not None and not self.leases.holds(key):
+                # Its lease ran out before the renewal noticed: it may not write any more.
+                del self._actors[key]
+                self._spawn(actor.stop("interrupted: this Mind lost its hold on the conversation"))
+                actor = None
             if actor is None:
+                await self.leases.acquire(key)
                 audience, settings = await self.database.read(lambda s: _loaded(s, key))
                 actor = ConversationActor(
                     key,
@@ -265,4 +299,10 @@ class ConversationActors:
             actor.evict()
             del self._actors[actor.key]
             self._access.pop(actor.key, None)
+            self._spawn(self.leases.release(actor.key))
             over -= 1
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)

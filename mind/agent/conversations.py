@@ -103,6 +103,8 @@ class Conversations:
                 posts.append(tx, audience, key=key, text=welcome, posted_by=posts.WELCOME)
             return dataclasses.replace(view, last_event_id=event_id)
 
+        # Its creator owns it first (a key the caller named was taken on the way in).
+        await self._actors.leases.acquire(key)
         try:
             view = await self._database.write(unit)
         except IntegrityError as exc:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import bindparam, select, update
+from sqlalchemy.orm import Session
 
 from mind.events.payloads import projection_view, run_view
 from mind.events.views import RunState
@@ -153,7 +154,18 @@ def finish(
     return run
 
 
-def running(tx: WriteTx) -> list[models.Run]:
+def running(tx: WriteTx, key: str) -> list[models.Run]:
+    """Conversation `key`'s run left running (by a crash: at most one)."""
     return list(
-        tx.session.scalars(select(models.Run).where(models.Run.state == RunState.RUNNING.value))
+        tx.session.scalars(
+            select(models.Run).where(
+                models.Run.conversation_key == key, models.Run.state == RunState.RUNNING.value
+            )
+        )
     )
+
+
+def conversations_running(session: Session) -> list[str]:
+    """Conversations with a run in the running state."""
+    query = select(models.Run.conversation_key).where(models.Run.state == RunState.RUNNING.value)
+    return list(session.scalars(query.distinct()))

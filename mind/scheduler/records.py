@@ -12,7 +12,7 @@ condition's action `FOR UPDATE`; SQLite's single writer serialises the units any
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
@@ -150,7 +150,24 @@ def change_schedule(
     return _announce(tx, row)
 
 
-def claim_due(tx: WriteTx, now: datetime) -> list[FiringDelivery]:
+def due_conversations(session: Session, now: datetime) -> list[str]:
+    """The conversations with a time-triggered action due at `now`."""
+    return list(
+        session.scalars(
+            select(ScheduledAction.conversation_key)
+            .where(
+                ScheduledAction.state == ScheduleState.ACTIVE.value,
+                ScheduledAction.trigger_kind.in_(_TIME_KINDS),
+                ScheduledAction.next_fire_at <= now,
+            )
+            .distinct()
+        )
+    )
+
+
+def claim_due(
+    tx: WriteTx, now: datetime, keys: Collection[str] | None = None
+) -> list[FiringDelivery]:
     """Claim one firing of each active time-triggered action due at `now`: the firing row,
     the next due time, the count and, for a one-time trigger, the end, in this unit."""
     session = tx.session
@@ -160,6 +177,7 @@ def claim_due(tx: WriteTx, now: datetime) -> list[FiringDelivery]:
             ScheduledAction.state == ScheduleState.ACTIVE.value,
             ScheduledAction.trigger_kind.in_(_TIME_KINDS),
             ScheduledAction.next_fire_at <= now,
+            *([ScheduledAction.conversation_key.in_(keys)] if keys is not None else []),
         )
         .order_by(ScheduledAction.next_fire_at)
         .with_for_update(skip_locked=True)

@@ -12,6 +12,11 @@
    (every message, run and tool call) are let pass without a look at the store: a busy Mind
    would otherwise read it again after each of them.
 
+On a database several Minds share, each Mind claims only the due actions of conversations
+it serves (`serves`: it holds their lease or takes it), so a proactive run happens on its
+conversation's owner; while others' actions are due, it looks again every `RECHECK` seconds,
+since their owner may be gone.
+
 A failed delivery is logged and left for the next start (`records.undelivered`); an exception
 in a turn is logged and the loop backs off and goes on: it ends only at `stop`.
 """
@@ -22,7 +27,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from mind.awareness.notes import Routed
 from mind.events.bus import BusSubscription, EventBus
@@ -37,6 +42,9 @@ from tobe.runtime.backoff import Backoff
 log = logging.getLogger(__name__)
 
 Deliver = Callable[[FiringDelivery], Awaitable[None]]
+# Whether this Mind serves conversation `key` now (takes its lease when free).
+Serves = Callable[[str], Awaitable[bool]]
+RECHECK = timedelta(seconds=1)
 # The durable events after which something may be due sooner than the loop thought.
 WAKING_EVENTS = frozenset({"schedule_changed", "action_changed", MEMORY_CHANGED})
 
@@ -62,6 +70,9 @@ class Scheduler:
         # Whether memory writes may wait to be matched (at start: whatever came meanwhile).
         self._memory_news = True
         self._task: asyncio.Task[None] | None = None
+        # Set on a shared database (`mind.cluster`); None: every conversation is this Mind's.
+        self.serves: Serves | None = None
+        self._left_for_others = False
 
     def add_deadlines(self, source: DeadlineSource) -> None:
         """Keep `source`'s deadlines too (before `start`)."""
@@ -118,8 +129,10 @@ class Scheduler:
     async def _turn(self) -> None:
         now = self._clock.now()
         due = await self._database.read(records.earliest_due)
+        self._left_for_others = False
         if due is not None and due <= now:
-            for firing in await self._database.write(lambda tx: records.claim_due(tx, now)):
+            keys = await self._served(now)
+            for firing in await self._database.write(lambda tx: records.claim_due(tx, now, keys)):
                 await self._hand_over(firing)
         if self._memory_news:
             self._memory_news = False
@@ -130,8 +143,21 @@ class Scheduler:
             if deadline is not None and deadline <= now:
                 await source.run_due(now)
 
+    async def _served(self, now: datetime) -> list[str] | None:
+        """The due conversations this Mind serves (None: all of them)."""
+        if self.serves is None:
+            return None
+        due = await self._database.read(lambda session: records.due_conversations(session, now))
+        served = [key for key in due if await self.serves(key)]
+        self._left_for_others = len(served) < len(due)
+        return served
+
     async def _next_wake(self) -> datetime | None:
-        moments = [await self._database.read(records.earliest_due)]
+        due = await self._database.read(records.earliest_due)
+        now = self._clock.now()
+        if self._left_for_others and due is not None and due <= now:
+            due = now + RECHECK  # another Mind's to claim: look again in a while
+        moments = [due]
         moments += [await source.next_deadline() for source in self._deadlines]
         known = [moment for moment in moments if moment is not None]
         return min(known) if known else None

@@ -51,7 +51,7 @@ from mind.store.engine import create_read_engine, create_write_engine, is_sqlite
 from mind.store.group_writer import GroupWriter
 from mind.store.pool_writer import PoolWriter
 from mind.store.statements import Statement
-from mind.store.write_tx import Unit
+from mind.store.write_tx import Fence, Unit
 from mind.store.writer import OnCommit, StoreStats
 from tobe.config import SqliteSynchronous
 
@@ -91,6 +91,14 @@ class Database:
     @property
     def stats(self) -> StoreStats:
         return self._writer.stats
+
+    def share(self, node_id: str, fence: Fence) -> None:
+        """This Mind shares the database with others as `node_id` (PostgreSQL): every write
+        of a conversation's state passes `fence`, and commits notify with `node_id`."""
+        if not isinstance(self._writer, PoolWriter):
+            raise RuntimeError("only a PostgreSQL store is shared by several Minds")
+        self._writer.fence = fence
+        self._writer.node_id = node_id
 
     def on_commit(self, callback: OnCommit) -> None:
         """Send the committed events to `callback` from now on (set once, at assembly)."""

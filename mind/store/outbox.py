@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, delete, func, select
+from sqlalchemy import CursorResult, String, bindparam, delete, func, select
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import Session
 
@@ -31,6 +31,12 @@ OUTBOX_LOCK_KEY = 0x746F6265
 
 # Taken by each outbox writer right before its insert, on PostgreSQL (see above).
 WRITER_LOCK = select(func.pg_advisory_xact_lock(OUTBOX_LOCK_KEY))
+
+
+# Where a commit that appended events tells the other Minds sharing the database, with its
+# node id as the payload (`mind.cluster.membership` listens); delivered at commit, once.
+NOTIFY_CHANNEL = "tobe_outbox"
+NOTIFY = select(func.pg_notify(NOTIFY_CHANNEL, bindparam("node", type_=String)))
 
 
 def needs_writer_lock(dialect: Dialect) -> bool:

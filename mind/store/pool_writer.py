@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 
-from mind.store.write_tx import Unit, WriteTx
+from mind.store.write_tx import Fence, Unit, WriteTx
 from mind.store.writer import OnCommit, StoreStats
 
 log = logging.getLogger(__name__)
@@ -26,6 +26,9 @@ class PoolWriter:
         self._running: set[asyncio.Future[Any]] = set()
         self._closed = False
         self.stats = StoreStats()
+        # Set when the Mind shares the database with others (`mind.cluster`).
+        self.fence: Fence | None = None
+        self.node_id = ""
 
     async def write(self, unit: Unit[T]) -> T:
         if self._closed:
@@ -46,7 +49,7 @@ class PoolWriter:
 
     def _commit(self, unit: Unit[T]) -> tuple[WriteTx, T]:
         with self._engine.connect() as connection, connection.begin():
-            tx = WriteTx(connection, savepoint=False)
+            tx = WriteTx(connection, savepoint=False, fence=self.fence, node_id=self.node_id)
             try:
                 value = unit(tx)
                 tx._finish()

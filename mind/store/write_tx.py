@@ -34,7 +34,14 @@ class WriteTx:
     session created on first use and joined to the same transaction.
     """
 
-    def __init__(self, connection: Connection, *, savepoint: bool) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        savepoint: bool,
+        fence: Fence | None = None,
+        node_id: str = "",
+    ) -> None:
         self.connection = connection
         self.events: list[OutboxEvent] = []
         self._dialect = connection.dialect
@@ -43,6 +50,13 @@ class WriteTx:
         self._session: Session | None = None
         # Tables whose deleted rows must leave no readable bytes once committed.
         self.scrubbed: set[str] = set()
+        # Several Minds on one database (`mind.cluster`): the check that this Mind still owns
+        # a conversation whose event it appends, once per conversation, and the node id its
+        # commit notifies the others with.
+        self._fence = fence
+        self._fenced: set[str] = set()
+        self._node_id = node_id
+        self._notified = False
 
     @property
     def session(self) -> Session:
@@ -124,10 +138,17 @@ class WriteTx:
     def event(
         self, type: str, conversation_key: str, audience: list[str], payload: dict[str, Any]
     ) -> int:
-        """Append an outbox event in this transaction; returns its id."""
+        """Append an outbox event in this transaction; returns its id. An event of a
+        conversation first passes the fence, if any: only its owner changes its state."""
+        if conversation_key and self._fence is not None and conversation_key not in self._fenced:
+            self._fence(self, conversation_key)
+            self._fenced.add(conversation_key)
         event = outbox.new_event(type, conversation_key, audience, payload)
         if outbox.needs_writer_lock(self._dialect):
             self.execute(outbox.WRITER_LOCK)
+            if not self._notified:
+                self.execute(outbox.NOTIFY, node=self._node_id)
+                self._notified = True
         self.insert(event)
         self.events.append(event)
         return event.id
@@ -152,6 +173,8 @@ class WriteTx:
 
 
 Unit = Callable[[WriteTx], T]
+# Refuses (raises) a write of conversation `key`'s state this Mind may no longer make.
+Fence = Callable[[WriteTx, str], None]
 
 
 def table_of(model: type[Base]) -> Table:

@@ -1,60 +1,44 @@
 """A Face given several Minds on one PostgreSQL database fails over to the one that answers.
 
 Real processes on a real PostgreSQL server (`TOBE_TEST_PG_URL`): the Minds share the database
-through `TOBE_DATABASE_URL`, each with its own data directory. The second Mind is a cold
-standby, started only once the first is dead: nothing yet coordinates two live Minds.
+through `TOBE_DATABASE_URL`, each with its own data directory. The second Mind here is a
+cold standby, started only once the first is dead (tests/cluster runs them side by side).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from helpers.face_client import FaceClient, run_ended
 from helpers.face_process import FaceProcess, MindDirect, face_env, wait_for_line
-from helpers.mind_process import MindProcess, issue_token, mind_env
+from helpers.mind_process import MindProcess
 from helpers.ports import free_port
-from helpers.postgres import fresh_postgres_database, postgres_server_url
+from helpers.shared_database import SharedDatabase, shared_database
 
-from mind.store.migrate import upgrade
 from tobe.v1 import face_pb2
 
 pytestmark = pytest.mark.e2e
 SWITCH = "the Face switches from the Mind at"
 
 
-@dataclass
-class SharedDatabase:
-    """One migrated PostgreSQL database with the gateway's and alice's credentials."""
-
-    url: str
-    gateway: str
-    alice: str
-
-    def mind(self, data_dir: Path, script: Path) -> MindProcess:
-        """A Mind (not started) on this database, with a data directory of its own."""
-        data_dir.mkdir(parents=True)
-        env = mind_env(data_dir, script, TOBE_DATABASE_URL=self.url)
-        return MindProcess(data_dir, env, self.gateway, {"alice": self.alice})
-
-
 @pytest.fixture
 def database() -> Iterator[SharedDatabase]:
-    with fresh_postgres_database(postgres_server_url()) as url:
-        upgrade(url)
-        gateway = issue_token(url, kind="service", principal="face", scopes=["gateway"])
-        alice = issue_token(url, kind="client", principal="alice", scopes=["chat"])
-        yield SharedDatabase(url, gateway, alice)
+    with shared_database() as shared:
+        yield shared
 
 
 @pytest.fixture
 def minds(
     tmp_path: Path, database: SharedDatabase, script_path: Path
 ) -> Iterator[list[MindProcess]]:
-    started = [database.mind(tmp_path / name, script_path) for name in ("mind-a", "mind-b")]
+    # Short leases: the standby takes the first Mind's conversation over 2 s after its death.
+    started = [
+        database.mind(tmp_path / name, script_path, TOBE_MIND__LEASE_SECONDS="2")
+        for name in ("mind-a", "mind-b")
+    ]
     try:
         yield started
     finally:

@@ -7,10 +7,14 @@ or, when that is empty, to the configured store (`tobe.config.Settings().store_u
 from __future__ import annotations
 
 from alembic import context
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
 from mind.store.engine import create_migration_engine, is_sqlite
 from mind.store.models import Base
+
+# Arbitrary application-wide key of the advisory lock that serialises migrations ("tobm").
+MIGRATION_LOCK = 0x746F626D
 
 
 def run(connection: Connection) -> None:
@@ -23,6 +27,10 @@ def run(connection: Connection) -> None:
         render_as_batch=sqlite,
     )
     with context.begin_transaction():
+        if not sqlite:
+            # Minds starting together on one PostgreSQL database migrate one after the other:
+            # the next reads the schema's revision once the first has committed.
+            connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK})
         context.run_migrations()
 
 

@@ -2,10 +2,10 @@
 
 This package is the store's schema as one public surface: import tables from
 `mind.store.models`. Its modules group them by domain (`conversations`, `messages`, `runs`,
-`approvals`, `remote`, `credentials`, `initiative`, `operations`, `usage`, `widgets`, all on
-`base`), and importing the package defines every one of them on `Base.metadata`, which the
-migrations compare the schema against. A domain's vocabulary (e.g. `credentials.CREDENTIAL_KINDS`)
-stays in its module.
+`approvals`, `remote`, `credentials`, `cluster`, `initiative`, `operations`, `usage`,
+`widgets`, all on `base`), and importing the package defines every one of them on
+`Base.metadata`, which the migrations compare the schema against. A domain's vocabulary
+(e.g. `credentials.CREDENTIAL_KINDS`) stays in its module.
 
 Invariants the database itself holds (triggers are created by the migrations, see
 `mind/store/migrations`):
@@ -21,6 +21,7 @@ Invariants the database itself holds (triggers are created by the migrations, se
 
 from mind.store.models.approvals import Approval, ApprovalAudit, ApprovalGrant
 from mind.store.models.base import Base, utcnow
+from mind.store.models.cluster import ConversationLease, MindNode
 from mind.store.models.conversations import (
     Conversation,
     ConversationMember,
@@ -42,6 +43,7 @@ __all__ = [
     "ApprovalGrant",
     "Base",
     "Conversation",
+    "ConversationLease",
     "ConversationMember",
     "Credential",
     "Cursor",
@@ -51,6 +53,7 @@ __all__ = [
     "Media",
     "MemoryEntry",
     "Message",
+    "MindNode",
     "OutboxEvent",
     "PairingCode",
     "PendingAction",
