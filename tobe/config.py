@@ -622,6 +622,18 @@ class Settings(BaseSettings):
     actions: ActionsSettings = Field(default_factory=ActionsSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
 
+    @field_validator("database_url")
+    @classmethod
+    def _supported_database(cls, value: str) -> str:
+        """Refused here, with the forms that work, rather than when the store first opens."""
+        backend = value.partition(":")[0].partition("+")[0]
+        if value and backend not in ("sqlite", "postgresql", "postgres"):
+            raise ValueError(
+                f"{backend!r} is not a database ToBe stores in: use sqlite:///PATH or "
+                "postgresql://USER@HOST/DATABASE"
+            )
+        return value
+
     @model_validator(mode="after")
     def _default_content_dirs(self) -> Settings:
         """Unset content dirs live in the data directory; an explicit `dirs = []` stays empty."""

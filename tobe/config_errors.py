@@ -26,6 +26,8 @@ ENV_PREFIX = "TOBE_"
 ENV_DELIMITER = "__"
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 _SECRET_WORDS = ("key", "token", "secret", "password")
+# Settings whose value may hold a secret although their name says none (a URL's password).
+_SECRET_BEARING = frozenset({"database_url"})
 _MAX_LISTED = 12
 
 
@@ -140,7 +142,7 @@ def _describe(
     message = detail["msg"].removeprefix("Value error, ")
     name = str(next((part for part in reversed(loc) if isinstance(part, str)), ""))
     shown = repr(detail["input"])
-    secret = any(word in name for word in _SECRET_WORDS)
+    secret = any(word in name for word in _SECRET_WORDS) or name in _SECRET_BEARING
     if secret or isinstance(detail["input"], dict | list) or shown in message:
         return f"{_label(loc)}: {message}"
     return f"{_label(loc)}: {message} (got {shown})"

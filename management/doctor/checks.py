@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from management.doctor.backup import check_backup
+from management.doctor.cluster import check_cluster
 from management.doctor.credentials import check_credentials
 from management.doctor.encoding import check_locale
 from management.doctor.hands import check_hands
 from management.doctor.model_budget import check_model_budget
 from management.doctor.permissions import check_permissions
 from management.doctor.ports import check_ports
+from management.doctor.postgresql import check_postgresql
 from management.doctor.provider import check_provider
 from management.doctor.report import Finding
 from management.doctor.sandbox import check_sandbox
@@ -31,6 +33,8 @@ CHECKS: tuple[Check, ...] = (
     check_permissions,
     check_ports,
     check_store,
+    check_postgresql,
+    check_cluster,
     check_credentials,
     check_scopes_held,
     check_provider,

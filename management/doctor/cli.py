@@ -22,8 +22,9 @@ from tobe.runtime.container import container_service, provision_dir
 )
 def doctor(fix: bool) -> None:
     """Check the configuration, ports, locale, permissions, credentials and their scopes,
-    store, provider, Hands, the services of a running `tobe up`, the command sandbox, the last
-    backup and versions; one line each, with its fix."""
+    store (on PostgreSQL also the server, and this Mind's address among several), provider,
+    Hands, the services of a running `tobe up`, the command sandbox, the last backup and
+    versions; one line each, with its fix."""
     state = Doctor(fix=fix, container=container_service(), services_dir=provision_dir())
     _show(container_findings(state))
     if state.container not in (None, "mind"):

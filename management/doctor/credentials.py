@@ -5,7 +5,8 @@ in this process under the state lock while no Mind runs. A token is matched to i
 by its public prefix (`tobe_<prefix>_…`), so the secret never leaves the file. `--fix`
 provisions missing, revoked or unfitting ones as `tobe up` does at its start (which needs the
 state lock: ToBe stopped). In the Mind's container the services' tokens are in their own
-directories (`management.doctor.container`), and a restart of the Mind is the fix.
+directories (`management.doctor.container`), and a restart of the Mind is the fix; in the
+container of a Mind that provisions none (a second Mind on a shared database) the check skips.
 """
 
 from __future__ import annotations
@@ -21,12 +22,20 @@ from management.doctor.report import Finding, Status
 from management.doctor.state import Doctor
 from mind import management as mind_management
 from tobe.config import Settings
+from tobe.runtime.container import PROVISION_VARIABLE
 from tobe.runtime.statelock import StateLockBusy
 from tobe.runtime.tokens import token_file
 from tobe.v1 import management_pb2 as pb
 
 CHECK = "credentials"
 _FIX = "`tobe doctor --fix` provisions them again, as `tobe up` does at its start"
+_NOT_PROVISIONING = (
+    f"this Mind provisions no credentials ({PROVISION_VARIABLE} is unset): the token files are "
+    "with the Mind that does"
+)
+_PROVISIONING_DOCTOR = (
+    f"run `tobe doctor` in the container of the Mind that has {PROVISION_VARIABLE}"
+)
 
 
 def check_credentials(doctor: Doctor) -> list[Finding]:
@@ -35,6 +44,10 @@ def check_credentials(doctor: Doctor) -> list[Finding]:
         return [Finding(Status.SKIP, CHECK, "the configuration does not load")]
     if doctor.store_revision is None:
         return [Finding(Status.SKIP, CHECK, "the store cannot be read (see store)")]
+    if doctor.container is not None and doctor.services_dir is None:
+        # A second Mind on a shared database (docker/compose.cluster.yaml): the Mind that
+        # provisions keeps the token files; the credentials themselves are in the database.
+        return [Finding(Status.SKIP, CHECK, _NOT_PROVISIONING, _PROVISIONING_DOCTOR)]
     if not doctor.online and not doctor.store_revision:
         if doctor.container is not None:
             text = "none yet: the Mind creates them at its start"

@@ -1,5 +1,8 @@
 """The store: reachable, and at the schema revision this ToBe's migrations end at.
 
+A PostgreSQL server is first tried on a connection of the doctor's own, with a timeout and a
+fix for each usual refusal (`management.doctor.pg_server`).
+
 Read without the state lock (a revision read changes nothing, and works while the Mind runs).
 A store behind is migrated by the Mind at its start; `--fix` migrates it now (`tobe db upgrade`).
 """
@@ -18,8 +21,9 @@ def check_store(doctor: Doctor) -> list[Finding]:
     from alembic.util import CommandError
     from sqlalchemy.exc import SQLAlchemyError
 
+    from management.doctor.pg_server import unreachable
     from mind.store import migrate
-    from mind.store.engine import redacted_url
+    from mind.store.engine import is_sqlite, redacted_url
 
     settings = doctor.settings
     if settings is None:
@@ -27,6 +31,9 @@ def check_store(doctor: Doctor) -> list[Finding]:
     url = settings.store_url
     shown = redacted_url(url)
     head = migrate.head_revision()
+    refused = None if is_sqlite(url) else unreachable(url)
+    if refused is not None:
+        return [Finding(Status.FAIL, CHECK, *refused)]
     try:
         revision = migrate.current(url)
     except SQLAlchemyError as exc:

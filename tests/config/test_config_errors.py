@@ -163,3 +163,16 @@ def test_a_list_of_minds_replaces_the_one_mind_address(config: Path) -> None:
     assert load_settings().face.minds == ["127.0.0.1:2", "unix:/run/mind.sock"]
     config.write_text('[face]\nmind_address = "127.0.0.1:2"\n')
     assert load_settings().face.minds == ["127.0.0.1:2"]
+
+
+def test_a_database_the_store_cannot_use_is_refused_without_repeating_its_password(
+    config: Path,
+) -> None:
+    [problem] = problems(config, 'database_url = "mysql://tobe:hunter2@db.lan/tobe"\n')
+    assert problem == (
+        f"{config}:1: database_url: 'mysql' is not a database ToBe stores in: use "
+        "sqlite:///PATH or postgresql://USER@HOST/DATABASE"
+    )
+    for usable in ("sqlite:///x.db", "postgres://u@h/d", "postgresql+psycopg://u@h/d"):
+        config.write_text(f'database_url = "{usable}"\n')
+        assert load_settings().database_url == usable

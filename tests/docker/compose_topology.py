@@ -29,13 +29,18 @@ from pathlib import Path
 from typing import Any
 
 import click
+import pytest
 from compose_render import render
 from helpers.eventually import eventually
 from helpers.ports import free_port
 
+from tobe.config import Settings, load_settings
+
 REPO = Path(__file__).resolve().parents[2]
 DOCKER_DIR = REPO / "docker"
 COMPOSE_FILE = DOCKER_DIR / "compose.yaml"
+# Two Minds on one PostgreSQL database (docs/cluster.md), run on its own.
+CLUSTER_FILE = DOCKER_DIR / "compose.cluster.yaml"
 DOCKERFILE = DOCKER_DIR / "Dockerfile"
 ENV_EXAMPLE = DOCKER_DIR / ".env.example"
 DOCKERIGNORE = REPO / ".dockerignore"
@@ -51,9 +56,19 @@ COMMENTED_SETTING = re.compile(r"[A-Z][A-Z0-9_]*=\S*")
 HOST_ONLY = ("TOBE_", "XDG_", "ANTHROPIC_", "OPENAI_", "GEMINI_", "GOOGLE_API_KEY")
 
 
-def load_compose() -> dict[str, Any]:
-    """docker/compose.yaml as Compose renders it with the example standing for docker/.env."""
-    return render([COMPOSE_FILE], read_env_file(ENV_EXAMPLE))
+def load_compose(path: Path = COMPOSE_FILE) -> dict[str, Any]:
+    """docker/compose.yaml (or `path`) as Compose renders it with the example standing for
+    docker/.env."""
+    return render([path], read_env_file(ENV_EXAMPLE))
+
+
+def services_running(compose: dict[str, Any], process: str) -> list[str]:
+    """The services whose command is `tobe <process> serve`, in file order."""
+    return [
+        name
+        for name, service in compose["services"].items()
+        if list(service.get("command") or [])[:3] == ["tobe", process, "serve"]
+    ]
 
 
 def dockerfile_final_stage(text: str | None = None) -> list[tuple[str, str]]:
@@ -194,6 +209,26 @@ def resolve_tobe_command(argv: list[str]) -> click.Command:
     # Unknown options, missing values or bad types raise here, as they would at start.
     command.make_context(" ".join(path), words)
     return command
+
+
+def service_settings(
+    compose: dict[str, Any], name: str, variables: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> Settings:
+    """The settings the service's process reads in its container: the image's ENV, then its
+    env_file (`.env` is the operator's docker/.env), then its environment."""
+    service = compose["services"][name]
+    env = dict(image_environment())
+    for env_file in env_files_of(service):
+        assert env_file == ".env", f"{name} reads {env_file}, not docker/.env"
+        env.update(variables)
+    env.update(environment_of(service))
+    with monkeypatch.context() as patch:
+        for key in [key for key in os.environ if key.startswith("TOBE_")]:
+            patch.delenv(key)
+        patch.setenv("TOBE_CONFIG", "/nonexistent/config.toml")
+        for key, value in env.items():
+            patch.setenv(key, value)
+        return load_settings()
 
 
 def startup_order(services: dict[str, Any]) -> list[str]:

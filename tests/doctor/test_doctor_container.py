@@ -82,3 +82,18 @@ def test_doctor_in_another_service_container_points_to_the_mind_container(
             "`docker compose -f docker/compose.yaml exec mind tobe doctor`"
         ]
     }
+
+
+def test_doctor_in_a_mind_container_that_provisions_nothing_skips_the_credentials(
+    tmp_path: Path,
+) -> None:
+    """A second Mind on a shared database (docker/compose.cluster.yaml) has no token files:
+    the Mind that provisions keeps them, so their absence here is no failure."""
+    data_dir = tmp_path / "data"
+    provision(Settings(data_dir=data_dir, database_url=""), services_dir=tmp_path / "elsewhere")
+    env = doctor_env(data_dir, tmp_path / "none.toml", TOBE_SERVICE="mind")
+    assert run_doctor(env)[1]["credentials"] == [
+        "skip this Mind provisions no credentials (TOBE_PROVISION_DIR is unset): the token "
+        "files are with the Mind that does — fix: run `tobe doctor` in the container of the "
+        "Mind that has TOBE_PROVISION_DIR"
+    ]
