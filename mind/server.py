@@ -373,7 +373,7 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
     commits wake this Mind's subscribers, and `servicer`'s conversation calls go to their
     owner (`mind.api.forwarding`); returns the servicer to serve."""
     # Imported here: a Mind on SQLite never loads the PostgreSQL driver.
-    from mind.api.forwarding import Forwarder
+    from mind.api.forwarding import Forwarder, peer_tls
     from mind.cluster.leases import SharedLeases
     from mind.cluster.membership import Membership, node_id_of
     from mind.cluster.shared import SharedStore
@@ -388,7 +388,11 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
     membership = Membership(app.settings.store_url, node_id, on_outbox=app.bus.durable_committed)
     app.shared = SharedStore(membership, leases)
     forwarder = Forwarder(
-        leases, node_id, lease_seconds=mind.lease_seconds, adopt=app.manager.actors.adopt
+        leases,
+        node_id,
+        lease_seconds=mind.lease_seconds,
+        adopt=app.manager.actors.adopt,
+        tls=peer_tls(mind.tls),
     )
     app.on_stop.append(forwarder.close)
     return forwarder.routing(servicer)

@@ -14,6 +14,8 @@ within its deadline, for the lease to run out, takes the conversation over and r
 restart does, and is served here: a Mind's death costs the calls in flight to it, and the
 next calls wait at most `[mind] lease_seconds` instead of failing.
 
+Minds that serve TLS dial each other with it (`peer_tls`).
+
 Forwarding rather than naming the owner to the caller keeps every caller simple: a Face, `tobe
 chat` through it and any other gateway see one Mind, and a Face needs only one address that
 answers. Streams are not forwarded: a subscriber is served by the Mind it reached, which reads
@@ -34,7 +36,10 @@ from google.protobuf.message_factory import GetMessageClass
 
 from mind.cluster.errors import OwnedElsewhere
 from mind.cluster.leases import Leases
+from mind.management.ca_copies import CA_FILE
+from tobe.config import ServerTlsSettings
 from tobe.runtime.channel import open_channel
+from tobe.runtime.tls import ClientTls
 from tobe.v1 import mind_pb2, mind_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -71,6 +76,7 @@ class Forwarder:
         *,
         lease_seconds: float,
         adopt: Callable[[str], Awaitable[None]],
+        tls: ClientTls | None = None,
     ) -> None:
         self.leases = leases
         self.node_id = node_id
@@ -78,6 +84,7 @@ class Forwarder:
         # Takes a conversation over and resumes it (`ConversationActors.adopt`); raises
         # OwnedElsewhere while its owner holds it.
         self.adopt = adopt
+        self.tls = tls
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def routing(self, servicer: mind_pb2_grpc.MindServicer) -> mind_pb2_grpc.MindServicer:
@@ -118,7 +125,7 @@ class Forwarder:
             await context.abort(grpc.StatusCode.UNAVAILABLE, str(owner))
         channel = self._channels.get(owner.address)
         if channel is None:
-            channel = self._channels[owner.address] = open_channel(owner.address)
+            channel = self._channels[owner.address] = open_channel(owner.address, tls=self.tls)
         call: grpc.aio.UnaryUnaryMultiCallable[Message, Any] = channel.unary_unary(
             path,
             request_serializer=lambda message: message.SerializeToString(),
@@ -168,6 +175,21 @@ class Forwarder:
 
 def _forwarded(context: grpc.aio.ServicerContext[Any, Any]) -> bool:
     return any(name == FORWARDED_BY for name, _ in context.invocation_metadata() or ())
+
+
+def peer_tls(tls: ServerTlsSettings) -> ClientTls | None:
+    """How a Mind that serves TLS dials the others: trusting the CA beside its certificate
+    (`tobe admin tls init` makes one for every Mind's names; without it, the system roots),
+    and presenting its own certificate, which Minds requiring client certificates ask for.
+    None (plaintext) when it serves none."""
+    if tls.cert_file is None or tls.key_file is None:
+        return None
+    ca = tls.cert_file.parent / CA_FILE
+    return ClientTls(
+        root_certificates=ca.read_bytes() if ca.is_file() else None,
+        certificate_chain=tls.cert_file.read_bytes(),
+        private_key=tls.key_file.read_bytes(),
+    )
 
 
 class _Unreached(Exception):

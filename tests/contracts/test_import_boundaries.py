@@ -69,6 +69,8 @@ GRPC_EDGES = frozenset(
         "mind/remote/servicer.py",
         "mind/status_codes.py",
         "mind/api/mind_servicer.py",
+        # Forwards a conversation's calls to the Mind that owns it (a gRPC client and server).
+        "mind/api/forwarding.py",
     }
 )
 
