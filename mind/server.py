@@ -375,8 +375,9 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
     # Imported here: a Mind on SQLite never loads the PostgreSQL driver.
     from mind.api.forwarding import Forwarder, peer_tls
     from mind.cluster.leases import SharedLeases
-    from mind.cluster.membership import Membership, node_id_of
+    from mind.cluster.membership import Membership, libpq_url, node_id_of
     from mind.cluster.shared import SharedStore
+    from mind.events.relay import LIVE_CHANNEL, Relay
 
     mind = app.settings.mind
     node_id = node_id_of(mind.node_id, app.settings.data_dir)
@@ -385,7 +386,13 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
     leases.on_orphaned = app.manager.actors.adopt
     app.manager.actors.leases = leases
     app.database.share(node_id, leases.fence)
-    membership = Membership(app.settings.store_url, node_id, on_outbox=app.bus.durable_committed)
+    url = app.settings.store_url
+    relay = Relay(libpq_url(url), node_id, app.bus)
+    app.on_start.append(relay.start)
+    app.on_stop.append(relay.close)
+    membership = Membership(
+        url, node_id, on_outbox=app.bus.durable_committed, heard={LIVE_CHANNEL: relay.heard}
+    )
     app.shared = SharedStore(membership, leases)
     forwarder = Forwarder(
         leases,

@@ -10,7 +10,8 @@
   the address it listens on).
 * **News from the others**: the same connection LISTENs on `tobe_outbox`, which every write
   that appends outbox events notifies at commit with its node id; a notification from another
-  node makes this Mind's subscribers read the outbox (`on_outbox`).
+  node makes this Mind's subscribers read the outbox (`on_outbox`). It also LISTENs on the
+  channels of `heard` (the other Minds' ephemeral events, `mind.events.relay`).
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def advertised(configured: str, listening: str) -> str:
     return listening
 
 
-def _libpq_url(url: str) -> str:
+def libpq_url(url: str) -> str:
     """The store's URL as psycopg takes it (no SQLAlchemy driver name)."""
     return sync_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
@@ -79,11 +80,19 @@ def _libpq_url(url: str) -> str:
 class Membership:
     """The node lock and the LISTEN connection of one Mind (see the module's docstring)."""
 
-    def __init__(self, url: str, node_id: str, on_outbox: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        url: str,
+        node_id: str,
+        on_outbox: Callable[[], None],
+        heard: dict[str, Callable[[str], None]] | None = None,
+    ) -> None:
         make_url(url)  # a bad URL fails here, not in the background
         self.url = url
         self.node_id = node_id
         self.on_outbox = on_outbox
+        # Further channels to LISTEN on, each with what hears its payloads.
+        self.heard = dict(heard or {})
         self.address = ""
         self._connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -96,7 +105,7 @@ class Membership:
 
     async def _connect(self) -> psycopg.AsyncConnection[tuple[object, ...]]:
         connection = await psycopg.AsyncConnection.connect(
-            _libpq_url(self.url), autocommit=True, connect_timeout=5
+            libpq_url(self.url), autocommit=True, connect_timeout=5
         )
         try:
             taken = await connection.execute(
@@ -112,7 +121,8 @@ class Membership:
                 "SET address = excluded.address, started_at = now(), seen_at = now()",
                 (self.node_id, self.address),
             )
-            await connection.execute(f"LISTEN {NOTIFY_CHANNEL}")
+            for channel in (NOTIFY_CHANNEL, *self.heard):
+                await connection.execute(f"LISTEN {channel}")
         except BaseException:
             await connection.close()
             raise
@@ -126,7 +136,9 @@ class Membership:
         while True:
             try:
                 async for notice in connection.notifies():
-                    if notice.payload != self.node_id:
+                    if notice.channel != NOTIFY_CHANNEL:
+                        self.heard[notice.channel](notice.payload)
+                    elif notice.payload != self.node_id:
                         self.on_outbox()
             except psycopg.Error as exc:
                 log.warning("lost the connection that hears the other Minds: %s", exc)

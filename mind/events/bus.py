@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -101,6 +101,9 @@ class EventBus:
         self._capacity = capacity
         self._last_durable_id = 0  # the newest outbox id a writer handed over
         self.closed = False
+        # Hears each ephemeral event published here, with the durable id it follows (a store
+        # other Minds share relays them to those Minds: `mind.events.relay`).
+        self.relay: Callable[[Heard], None] | None = None
 
     def subscribe(self, include_ephemeral: bool) -> BusSubscription:
         subscription = BusSubscription(self, include_ephemeral, self._capacity)
@@ -115,6 +118,13 @@ class EventBus:
     def publish(self, event: EphemeralEvent) -> None:
         for subscription in list(self._subscriptions):
             subscription._offer(event, self._last_durable_id)
+        if self.relay is not None:
+            self.relay((self._last_durable_id, event))
+
+    def heard(self, after_id: int, event: EphemeralEvent) -> None:
+        """An ephemeral event another Mind published after its durable event `after_id`."""
+        for subscription in list(self._subscriptions):
+            subscription._offer(event, after_id)
 
     def close(self) -> None:
         """End every subscription's live phase (at shutdown), after one last outbox read."""

@@ -17,9 +17,12 @@ from pathlib import Path
 import pytest
 from helpers.eventually import eventually_async
 from helpers.face_process import MindDirect
+from helpers.mind_events import events_until_async
 from helpers.mind_process import MindProcess
 from helpers.shared_database import SharedDatabase, shared_database
 from helpers.store_backend import rows
+
+from tobe.v1 import common_pb2, events_pb2
 
 pytestmark = pytest.mark.e2e
 LEASE_SECONDS = "2"
@@ -28,6 +31,9 @@ runs:
   - match: "^slow"
     steps:
       - {delay: 8, text: "the slow reply"}
+  - match: "^stream"
+    steps:
+      - {text: "one two three four", chunks: 4}
   - match: ".*"
     steps:
       - text: "ok"
@@ -162,3 +168,45 @@ async def test_a_paused_owner_loses_its_conversation_and_its_late_writes_are_ref
     finally:
         await a.close()
         await b.close()
+
+
+async def test_a_subscriber_of_the_other_mind_sees_the_owners_reply_stream_in_its_place(
+    minds: list[MindProcess], database: SharedDatabase
+) -> None:
+    a, b = (MindDirect(mind) for mind in minds)
+    try:
+        await a.create("p_stream")
+        # A subscriber of mind b, which does not own the conversation, with ephemeral events.
+        following = asyncio.create_task(
+            events_until_async(
+                b.stub,
+                b.mind.gateway_metadata,
+                lambda events: _reply_stored(events, "p_stream"),
+                include_ephemeral=True,
+                what="the streamed reply and its message",
+            )
+        )
+        await asyncio.sleep(0.5)  # subscribed
+        await a.send("p_stream", "stream it")
+        events = await following
+        mine = [event for event in events if event.conversation_key == "p_stream"]
+        deltas = [event.text_delta.text for event in mine if event.HasField("text_delta")]
+        assert "".join(deltas) == "one two three four" and len(deltas) == 4
+        # Each delta comes after the run started and before the reply's message.
+        kinds = [event.WhichOneof("payload") for event in mine]
+        first_delta, stored = kinds.index("text_delta"), len(kinds) - 1
+        assert "run_changed" in kinds[:first_delta]
+        assert all(kind == "text_delta" for kind in kinds[first_delta : first_delta + 4])
+        assert kinds[stored] == "message_appended" and stored > first_delta + 3
+    finally:
+        await a.close()
+        await b.close()
+
+
+def _reply_stored(events: list[events_pb2.Event], key: str) -> bool:
+    event = events[-1]
+    return (
+        event.conversation_key == key
+        and event.HasField("message_appended")
+        and event.message_appended.role == common_pb2.MESSAGE_ROLE_ASSISTANT
+    )

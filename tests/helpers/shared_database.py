@@ -29,10 +29,16 @@ class SharedDatabase:
         return MindProcess(data_dir, env, self.gateway, {"alice": self.alice})
 
 
+def shared_database_at(url: str) -> SharedDatabase:
+    """The empty database at `url`, migrated, with the gateway's and alice's credentials."""
+    upgrade(url)
+    gateway = issue_token(url, kind="service", principal="face", scopes=["gateway"])
+    alice = issue_token(url, kind="client", principal="alice", scopes=["chat"])
+    return SharedDatabase(url, gateway, alice)
+
+
 @contextmanager
 def shared_database() -> Iterator[SharedDatabase]:
+    """A fresh database on the test server (`TOBE_TEST_PG_URL`), dropped afterwards."""
     with fresh_postgres_database(postgres_server_url()) as url:
-        upgrade(url)
-        gateway = issue_token(url, kind="service", principal="face", scopes=["gateway"])
-        alice = issue_token(url, kind="client", principal="alice", scopes=["chat"])
-        yield SharedDatabase(url, gateway, alice)
+        yield shared_database_at(url)

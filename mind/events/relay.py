@@ -1,0 +1,134 @@
+"""Ephemeral events between Minds that share one PostgreSQL database.
+
+Text and thinking deltas and tool progress never reach the store, so a subscriber of one Mind
+would not see another Mind's runs stream. Each Mind therefore sends what its bus publishes as
+a NOTIFY on `tobe_live` (`Relay.send`, on a connection of its own, in order), and the others'
+membership connection hears it (`Relay.heard`) and offers it to their own subscribers after
+the durable event the sender had seen, so it keeps its place among durable events there too.
+A NOTIFY payload holds at most 8000 bytes: a longer text delta goes as several.
+
+Like every ephemeral event, a relayed one may be lost (the queue full, the connection down):
+the stored message that follows is the truth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from datetime import datetime
+
+import psycopg
+
+from mind.events.bus import EphemeralEvent, EventBus, Heard
+
+log = logging.getLogger(__name__)
+
+LIVE_CHANNEL = "tobe_live"
+# Bytes of delta text per notification, well under PostgreSQL's 8000-byte payload limit.
+TEXT_BYTES = 6000
+QUEUE = 4096
+
+
+def encode(node_id: str, after_id: int, event: EphemeralEvent) -> list[str]:
+    """The notification payloads of one event (several for a long text)."""
+    texts = _split(event.text) if event.text else [""]
+    return [
+        json.dumps(
+            {
+                "node": node_id,
+                "after": after_id,
+                "kind": event.kind,
+                "key": event.conversation_key,
+                "audience": list(event.audience),
+                "run": event.run_id,
+                "step": event.step,
+                "text": text,
+                "call": event.tool_call_id,
+                "fraction": event.fraction,
+                "time": event.time.isoformat(),
+            },
+            separators=(",", ":"),
+        )
+        for text in texts
+    ]
+
+
+def decode(payload: str) -> tuple[str, int, EphemeralEvent]:
+    """The sender's node id, the durable id it had seen, and the event."""
+    data = json.loads(payload)
+    event = EphemeralEvent(
+        kind=data["kind"],
+        conversation_key=data["key"],
+        audience=tuple(data["audience"]),
+        run_id=data["run"],
+        step=data["step"],
+        text=data["text"],
+        tool_call_id=data["call"],
+        fraction=data["fraction"],
+        time=datetime.fromisoformat(data["time"]),
+    )
+    return data["node"], data["after"], event
+
+
+def _split(text: str) -> list[str]:
+    parts: list[str] = []
+    current: list[str] = []
+    size = 0
+    for character in text:
+        length = len(character.encode())
+        if size + length > TEXT_BYTES:
+            parts.append("".join(current))
+            current, size = [], 0
+        current.append(character)
+        size += length
+    parts.append("".join(current))
+    return parts
+
+
+class Relay:
+    """Sends this Mind's ephemeral events to the others, and offers theirs to its bus."""
+
+    def __init__(self, url: str, node_id: str, bus: EventBus) -> None:
+        self.url = url
+        self.node_id = node_id
+        self.bus = bus
+        self._queue: asyncio.Queue[Heard] = asyncio.Queue(QUEUE)
+        self._task: asyncio.Task[None] | None = None
+
+    def send(self, heard: Heard) -> None:
+        """Queue an event this Mind published (dropped when the queue is full)."""
+        with contextlib.suppress(asyncio.QueueFull):
+            self._queue.put_nowait(heard)
+
+    def heard(self, payload: str) -> None:
+        """A notification on `LIVE_CHANNEL`: another Mind's event, offered to this bus."""
+        node_id, after_id, event = decode(payload)
+        if node_id != self.node_id:
+            self.bus.heard(after_id, event)
+
+    async def start(self) -> None:
+        self.bus.relay = self.send
+        self._task = asyncio.create_task(self._sending(), name="live-relay")
+
+    async def close(self) -> None:
+        self.bus.relay = None
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def _sending(self) -> None:
+        connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
+        while True:
+            after_id, event = await self._queue.get()
+            try:
+                if connection is None or connection.closed:
+                    connection = await psycopg.AsyncConnection.connect(
+                        self.url, autocommit=True, connect_timeout=5
+                    )
+                for payload in encode(self.node_id, after_id, event):
+                    await connection.execute("SELECT pg_notify(%s, %s)", (LIVE_CHANNEL, payload))
+            except psycopg.Error as exc:
+                log.debug("an ephemeral event was not relayed: %s", exc)
+                connection = None
