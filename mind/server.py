@@ -385,9 +385,9 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
     leases.on_lost = app.manager.actors.lost
     leases.on_orphaned = app.manager.actors.adopt
     app.manager.actors.leases = leases
-    app.database.share(node_id, leases.fence)
     url = app.settings.store_url
     relay = Relay(libpq_url(url), node_id, app.bus)
+    app.database.share(node_id, leases.fence, settle=relay.drained)
     app.on_start.append(relay.start)
     app.on_stop.append(relay.close)
     membership = Membership(

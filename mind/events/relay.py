@@ -4,8 +4,11 @@ Text and thinking deltas and tool progress never reach the store, so a subscribe
 would not see another Mind's runs stream. Each Mind therefore sends what its bus publishes as
 a NOTIFY on `tobe_live` (`Relay.send`, on a connection of its own, in order), and the others'
 membership connection hears it (`Relay.heard`) and offers it to their own subscribers after
-the durable event the sender had seen, so it keeps its place among durable events there too.
-A NOTIFY payload holds at most 8000 bytes: a longer text delta goes as several.
+the durable event the sender had seen. Each write of this Mind's store first waits for the
+events published before it to be sent (`Relay.drained`), and PostgreSQL delivers notifications
+in commit order, so another Mind hears a reply's deltas before the commit of its message, and
+they keep their place among durable events there too. A NOTIFY payload holds at most 8000
+bytes: a longer text delta goes as several.
 
 Like every ephemeral event, a relayed one may be lost (the queue full, the connection down):
 the stored message that follows is the truth.
@@ -29,15 +32,21 @@ LIVE_CHANNEL = "tobe_live"
 # Bytes of delta text per notification, well under PostgreSQL's 8000-byte payload limit.
 TEXT_BYTES = 6000
 QUEUE = 4096
+# Events sent in one round trip.
+BATCH = 256
+# How long a write waits for the events before it to be sent, when the relay is slow or down.
+SETTLE_SECONDS = 1.0
 
 
-def encode(node_id: str, after_id: int, event: EphemeralEvent) -> list[str]:
-    """The notification payloads of one event (several for a long text)."""
+def encode(node_id: str, serial: int, after_id: int, event: EphemeralEvent) -> list[str]:
+    """The notification payloads of one event (several for a long text). `serial` keeps two
+    equal events apart: PostgreSQL delivers equal payloads of one transaction once."""
     texts = _split(event.text) if event.text else [""]
     return [
         json.dumps(
             {
                 "node": node_id,
+                "serial": serial,
                 "after": after_id,
                 "kind": event.kind,
                 "key": event.conversation_key,
@@ -95,12 +104,23 @@ class Relay:
         self.node_id = node_id
         self.bus = bus
         self._queue: asyncio.Queue[Heard] = asyncio.Queue(QUEUE)
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._serial = 0
+        self._connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         self._task: asyncio.Task[None] | None = None
 
     def send(self, heard: Heard) -> None:
         """Queue an event this Mind published (dropped when the queue is full)."""
         with contextlib.suppress(asyncio.QueueFull):
             self._queue.put_nowait(heard)
+            self._idle.clear()
+
+    async def drained(self) -> None:
+        """Return once the events queued so far are sent (or after `SETTLE_SECONDS`)."""
+        if not self._idle.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle.wait(), SETTLE_SECONDS)
 
     def heard(self, payload: str) -> None:
         """A notification on `LIVE_CHANNEL`: another Mind's event, offered to this bus."""
@@ -109,6 +129,11 @@ class Relay:
             self.bus.heard(after_id, event)
 
     async def start(self) -> None:
+        """Connect now, so that the first run's events do not wait for it."""
+        try:
+            await self._connected()
+        except psycopg.Error as exc:
+            log.warning("the relay to the other Minds will connect later: %s", exc)
         self.bus.relay = self.send
         self._task = asyncio.create_task(self._sending(), name="live-relay")
 
@@ -117,18 +142,34 @@ class Relay:
         if self._task is not None:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
+        if self._connection is not None:
+            await self._connection.close()
+
+    async def _connected(self) -> psycopg.AsyncConnection[tuple[object, ...]]:
+        if self._connection is None or self._connection.closed:
+            self._connection = await psycopg.AsyncConnection.connect(
+                self.url, autocommit=True, connect_timeout=5
+            )
+        return self._connection
 
     async def _sending(self) -> None:
-        connection: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         while True:
-            after_id, event = await self._queue.get()
+            batch = [await self._queue.get()]
+            while len(batch) < BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
             try:
-                if connection is None or connection.closed:
-                    connection = await psycopg.AsyncConnection.connect(
-                        self.url, autocommit=True, connect_timeout=5
+                payloads = []
+                for after_id, event in batch:
+                    self._serial += 1
+                    payloads.extend(encode(self.node_id, self._serial, after_id, event))
+                connection = await self._connected()
+                async with connection.cursor() as cursor:
+                    await cursor.executemany(
+                        "SELECT pg_notify(%s, %s)", [(LIVE_CHANNEL, p) for p in payloads]
                     )
-                for payload in encode(self.node_id, after_id, event):
-                    await connection.execute("SELECT pg_notify(%s, %s)", (LIVE_CHANNEL, payload))
             except psycopg.Error as exc:
-                log.debug("an ephemeral event was not relayed: %s", exc)
-                connection = None
+                log.debug("%d ephemeral events were not relayed: %s", len(batch), exc)
+                self._connection = None
+            finally:
+                if self._queue.empty():
+                    self._idle.set()

@@ -40,7 +40,7 @@ commit order, on the event loop, before any caller of the group resumes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
@@ -92,13 +92,20 @@ class Database:
     def stats(self) -> StoreStats:
         return self._writer.stats
 
-    def share(self, node_id: str, fence: Fence) -> None:
+    def share(
+        self,
+        node_id: str,
+        fence: Fence,
+        settle: Callable[[], Awaitable[None]] | None = None,
+    ) -> None:
         """This Mind shares the database with others as `node_id` (PostgreSQL): every write
-        of a conversation's state passes `fence`, and commits notify with `node_id`."""
+        of a conversation's state passes `fence`, commits notify with `node_id`, and each
+        write first awaits `settle` (the relayed events published before it)."""
         if not isinstance(self._writer, PoolWriter):
             raise RuntimeError("only a PostgreSQL store is shared by several Minds")
         self._writer.fence = fence
         self._writer.node_id = node_id
+        self._writer.settle = settle
 
     def on_commit(self, callback: OnCommit) -> None:
         """Send the committed events to `callback` from now on (set once, at assembly)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine
@@ -29,10 +30,15 @@ class PoolWriter:
         # Set when the Mind shares the database with others (`mind.cluster`).
         self.fence: Fence | None = None
         self.node_id = ""
+        # Awaited before each unit: what this Mind told the others before the write is
+        # committed before it (`mind.events.relay`).
+        self.settle: Callable[[], Awaitable[None]] | None = None
 
     async def write(self, unit: Unit[T]) -> T:
         if self._closed:
             raise RuntimeError("the store's writer is closed")
+        if self.settle is not None:
+            await self.settle()
         running = asyncio.ensure_future(asyncio.to_thread(self._commit, unit))
         self._running.add(running)
         running.add_done_callback(self._running.discard)
