@@ -240,6 +240,11 @@ class Authority:
             if connection is not None:
                 connection.send(CancelFrame(record.id, record.attempt, reason))
             self._settle(report.task)
+        elif report.status is AckStatus.ALREADY_TERMINAL and report.task is not None:
+            # Committed elsewhere, and not heard (another Mind's signal lost with the LISTEN
+            # connection): the recorded terminal is the task's. Its background result, if
+            # any, went where that terminal was committed.
+            self._settle(report.task, deliver=False)
         return report
 
     # -- Hand reports ---------------------------------------------------------------------
@@ -336,14 +341,14 @@ class Authority:
         connection.send(AckFrame(task_id, attempt, report.status, report.message, kind, seq))
         return report
 
-    def _settle(self, record: TaskRecord) -> None:
+    def _settle(self, record: TaskRecord, *, deliver: bool = True) -> None:
         timer = self._timers.pop(record.id, None)
         if timer is not None:
             timer.cancel()
         waiter = self._waiters.pop(record.id, None)
         if waiter is not None and not waiter.done.done():
             waiter.done.set_result(record)
-        if record.background and self.background_sink is not None:
+        if deliver and record.background and self.background_sink is not None:
             job = asyncio.get_running_loop().create_task(self._deliver(record))
             self._background.add(job)
             job.add_done_callback(self._background.discard)
