@@ -341,6 +341,7 @@ def build(
     app.on_start.append(app.remote.start)
     app.on_stop.append(app.remote.close)
     app.on_start.append(lambda: approvals.start(manager.actors.continue_call))
+    manager.actors.on_adopted = approvals.continuation.adopted
     app.on_stop.append(approvals.close)
     if own_decider is not None:
         app.on_stop.append(own_decider.aclose)
@@ -355,7 +356,9 @@ def build(
         pairing=pairing,
         revocation_reports=app.revocation_reports,
     )
-    served = share_store(app, servicer) if not is_sqlite(settings.store_url) else servicer
+    served: mind_pb2_grpc.MindServicer = servicer
+    if not is_sqlite(settings.store_url):
+        served = share_store(app, servicer, approvals)
     register = lambda server: mind_pb2_grpc.add_MindServicer_to_server(served, server)  # noqa: E731
     app.services.append(ServiceSpec(MIND_SERVICE, register))
     attach_management(app)
@@ -368,7 +371,9 @@ def build(
     return app
 
 
-def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServicer:
+def share_store(
+    app: MindApp, servicer: MindServicer, approvals: Approvals
+) -> mind_pb2_grpc.MindServicer:
     """Join the Minds that share the PostgreSQL store: leases fence the writes, the others'
     commits wake this Mind's subscribers, and `servicer`'s conversation calls go to their
     owner (`mind.api.forwarding`); returns the servicer to serve."""
@@ -378,6 +383,8 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
     from mind.cluster.membership import Membership, libpq_url, node_id_of
     from mind.cluster.shared import SharedStore
     from mind.events.relay import LIVE_CHANNEL, Relay
+    from mind.remote.directory import HANDS_CHANNEL, HandDirectory
+    from mind.remote.signals import TASKS_CHANNEL, TaskSignals
 
     mind = app.settings.mind
     node_id = node_id_of(mind.node_id, app.settings.data_dir)
@@ -390,9 +397,12 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
     app.database.share(node_id, leases.fence, settle=relay.drained)
     app.on_start.append(relay.start)
     app.on_stop.append(relay.close)
-    membership = Membership(
-        url, node_id, on_outbox=app.bus.durable_committed, heard={LIVE_CHANNEL: relay.heard}
-    )
+    heard: dict[str, Callable[[str], None]] = {LIVE_CHANNEL: relay.heard}
+    if app.remote is not None:
+        directory = HandDirectory(app.database, node_id, mind.lease_seconds)
+        crossing = app.remote.share(directory, TaskSignals(app.database, node_id))
+        heard |= {HANDS_CHANNEL: directory.heard, TASKS_CHANNEL: crossing.heard}
+    membership = Membership(url, node_id, on_outbox=app.bus.durable_committed, heard=heard)
     app.shared = SharedStore(membership, leases)
     forwarder = Forwarder(
         leases,
@@ -400,6 +410,7 @@ def share_store(app: MindApp, servicer: MindServicer) -> mind_pb2_grpc.MindServi
         lease_seconds=mind.lease_seconds,
         adopt=app.manager.actors.adopt,
         tls=peer_tls(mind.tls),
+        keys={"DecideApproval": lambda request: approvals.conversation_of(request.approval_id)},
     )
     app.on_stop.append(forwarder.close)
     return forwarder.routing(servicer)

@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -107,6 +107,9 @@ class ConversationActors:
         self._swept_at = time.monotonic()
         # Which conversations this Mind owns (`mind.cluster`; set by the composition root).
         self.leases: Leases = SoleLeases()
+        # Continues the open calls of a conversation taken over while running (set by the
+        # composition root: `mind.approvals.continuation`); at start they continue anyway.
+        self.on_adopted: Callable[[str], Awaitable[None]] | None = None
         self._background: set[asyncio.Task[None]] = set()
 
     async def recover(self) -> None:
@@ -153,6 +156,8 @@ class ConversationActors:
             self.keyring.shred(run_id, [Queried.from_json(item) for item in redaction])
         async with self.holding(key) as actor:
             await actor.drain()
+        if self.on_adopted is not None:
+            await self.on_adopted(key)
 
     async def lost(self, key: str) -> None:
         """This Mind no longer owns `key` (`mind.cluster.leases`): its actor goes, and its run

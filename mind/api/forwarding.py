@@ -14,6 +14,9 @@ within its deadline, for the lease to run out, takes the conversation over and r
 restart does, and is served here: a Mind's death costs the calls in flight to it, and the
 next calls wait at most `[mind] lease_seconds` instead of failing.
 
+A call that names its conversation another way (an approval by its id) is routed the same,
+through the key its `keys` entry finds for the request.
+
 Minds that serve TLS dial each other with it (`peer_tls`).
 
 Forwarding rather than naming the owner to the caller keeps every caller simple: a Face, `tobe
@@ -26,7 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from typing import Any, cast
 
 import grpc
@@ -52,17 +55,19 @@ _HOP_ONLY = {"user-agent", "grpc-accept-encoding", "grpc-timeout", FORWARDED_BY}
 TAKEOVER_POLL = 0.25
 
 Handler = Callable[[Any, grpc.aio.ServicerContext[Any, Any]], Awaitable[Any]]
+# The conversation a request acts on, for a call whose request has no `conversation_key`.
+KeyOf = Callable[[Any], Awaitable[str]]
 
 
-def routed_methods() -> list[MethodDescriptor]:
-    """The Mind service's unary calls whose request names a conversation."""
+def routed_methods(keyed: Collection[str] = ()) -> list[MethodDescriptor]:
+    """The Mind service's unary calls whose request names a conversation (or is `keyed`)."""
     service = mind_pb2.DESCRIPTOR.services_by_name["Mind"]
     return [
         method
         for method in service.methods
         if not method.client_streaming
         and not method.server_streaming
-        and "conversation_key" in method.input_type.fields_by_name
+        and ("conversation_key" in method.input_type.fields_by_name or method.name in keyed)
     ]
 
 
@@ -77,8 +82,10 @@ class Forwarder:
         lease_seconds: float,
         adopt: Callable[[str], Awaitable[None]],
         tls: ClientTls | None = None,
+        keys: dict[str, KeyOf] | None = None,
     ) -> None:
         self.leases = leases
+        self.keys = dict(keys or {})
         self.node_id = node_id
         self.lease_seconds = lease_seconds
         # Takes a conversation over and resumes it (`ConversationActors.adopt`); raises
@@ -91,17 +98,22 @@ class Forwarder:
         """`servicer`, with each routed call going to the owner first."""
         routes = {
             method.name: self._route(method, getattr(servicer, method.name))
-            for method in routed_methods()
+            for method in routed_methods(self.keys)
         }
         return cast(mind_pb2_grpc.MindServicer, _Routed(servicer, routes))
 
     def _route(self, method: MethodDescriptor, local: Handler) -> Handler:
         reply_type = GetMessageClass(method.output_type)
         path = f"/{method.containing_service.full_name}/{method.name}"
+        key_of = self.keys.get(method.name)
 
         async def route(request: Any, context: grpc.aio.ServicerContext[Any, Any]) -> Any:
-            key = request.conversation_key
-            if key and not _forwarded(context):
+            forwarded = _forwarded(context)
+            if key_of is None:
+                key = request.conversation_key
+            else:
+                key = "" if forwarded else await key_of(request)
+            if key and not forwarded:
                 try:
                     await self.leases.acquire(key)
                 except OwnedElsewhere as owner:

@@ -2,7 +2,9 @@
 
 Which calls are open and where each came from is `mind.conversation.continuation`; this is the
 approvals' side: at start every open call that can continue now does, and later each decision
-the Broker reports as unattended continues its call (`Resume`, the conversation manager's).
+the Broker reports as unattended continues its call (`Resume`, the conversation manager's). A
+conversation another Mind sharing the database left running, taken over here after the start
+(`adopted`), continues its open calls as a start would.
 """
 
 from __future__ import annotations
@@ -34,6 +36,16 @@ class Continuation:
         for call in calls:
             if call.ready:
                 await self._continue(call.conversation_key, call.tool_call_id)
+
+    async def adopted(self, conversation_key: str) -> None:
+        """Continue the open calls of a conversation taken over from another Mind (before
+        `start`, nothing: `start` continues them)."""
+        if self._resume is None:
+            return
+        calls = await self._database.read(interrupted_open_calls)
+        for call in calls:
+            if call.conversation_key == conversation_key and call.ready:
+                await self._continue(conversation_key, call.tool_call_id)
 
     async def on_decision(self, record: ApprovalRecord) -> None:
         """Broker callback for a decision no execution in this process was waiting for."""

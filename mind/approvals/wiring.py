@@ -70,3 +70,9 @@ class Approvals:
         return await self.broker.decide(
             approval_id, decision, principal=principal, reason=reason, sees_all=admin
         )
+
+    async def conversation_of(self, approval_id: str) -> str:
+        """The conversation an approval request belongs to ("" when there is none): a
+        decision is served by that conversation's owner (`mind.api.forwarding`)."""
+        record = await self.broker.get(approval_id)
+        return record.conversation_key if record is not None else ""

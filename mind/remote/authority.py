@@ -9,6 +9,11 @@ from the Mind's side (timeout, lost), and hands background results to the conver
 A result's images are checked by their bytes, like a person's (`mind.conversation.images`),
 before the Registry sees the result: one breaking the limits, or images with a failed result,
 is refused INVALID with the task unchanged, so the Hand can send the result again without them.
+
+On a database several Minds share, a Hand attached to another Mind (`directory`) is offered
+through that Mind (`mind.remote.crossing`): the task is recorded here with its signal, the
+timers run here, and what the other Mind commits or hears (changes, progress) reaches this
+Mind's waiters through `changed` and `progress_heard`.
 """
 
 from __future__ import annotations
@@ -18,8 +23,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
+from mind.cluster.errors import LeaseLost
 from mind.conversation.images import CheckedImage, check_images
 from mind.errors import InvalidInput
+from mind.remote.directory import NoDirectory
 from mind.remote.hub import AckFrame, CancelFrame, HandConnection, HandHub, OfferFrame
 from mind.remote.model import (
     AckStatus,
@@ -32,6 +39,7 @@ from mind.remote.model import (
     TaskState,
 )
 from mind.remote.registry import Registry
+from mind.remote.signals import TaskSignals
 from mind.store.models import utcnow
 from tobe.config import MindSettings, RemoteSettings
 
@@ -70,9 +78,14 @@ class Authority:
         *,
         background_sink: BackgroundSink | None = None,
         image_limits: ImageLimits | None = None,
+        directory: NoDirectory | None = None,
+        signals: TaskSignals | None = None,
     ) -> None:
         self.registry = registry
         self.hub = hub
+        # The Hands attached to the other Minds, and how progress reaches their callers.
+        self.directory = directory or NoDirectory()
+        self.signals = signals
         self.settings = settings
         self.background_sink = background_sink
         defaults = MindSettings()
@@ -94,12 +107,57 @@ class Authority:
         """Record a task and send its first offer; the waiter resolves at its terminal."""
         connection = self.hub.get(spec.hand_name)
         if connection is None:
-            raise HandUnavailable(f"Hand {spec.hand_name!r} is not connected")
+            return await self._offer_elsewhere(spec, on_progress)
         record = await self.registry.create(spec)
         waiter = TaskWaiter(record.id, on_progress)
         self._waiters[record.id] = waiter
         self.send_offer(connection, record)
         return waiter
+
+    async def _offer_elsewhere(
+        self, spec: NewTask, on_progress: ProgressCallback | None
+    ) -> TaskWaiter:
+        """Record a task for a Hand attached to another Mind, which sends the offer."""
+        elsewhere = self.directory.get(spec.hand_name)
+        if elsewhere is None:
+            raise HandUnavailable(f"Hand {spec.hand_name!r} is not connected")
+        record = await self.registry.create(spec, offer_to=elsewhere.node_id)
+        waiter = TaskWaiter(record.id, on_progress)
+        self._waiters[record.id] = waiter
+        self._arm(record, self.settings.accept_timeout, "accept timeout: the Hand did not answer")
+        # A change the other Mind committed before the waiter existed was not followed.
+        current = await self.registry.get(record.id)
+        if current is not None:
+            self.changed(current)
+        return waiter
+
+    def relay_offer(self, connection: HandConnection, record: TaskRecord) -> None:
+        """Send the offer of a task another Mind recorded (and times) to a Hand attached here."""
+        connection.send(
+            OfferFrame(
+                task=record,
+                accept_timeout=self.settings.accept_timeout,
+                run_timeout=self.settings.run_timeout,
+            )
+        )
+
+    def follows(self, task_id: str) -> bool:
+        """Whether a call waits for the task here, or its timers run here."""
+        return task_id in self._waiters or task_id in self._timers
+
+    def changed(self, record: TaskRecord) -> None:
+        """Another Mind committed a change of a task followed here: settle its terminal, or
+        time its new state (a timer stopped meanwhile stays stopped)."""
+        if record.terminal:
+            self._settle(record)
+        elif record.id in self._timers:
+            self.watch(record)
+
+    def progress_heard(self, task_id: str, message: str, fraction: float | None) -> None:
+        """Progress of a task running on a Hand attached to another Mind."""
+        waiter = self._waiters.get(task_id)
+        if waiter is not None and waiter.on_progress is not None:
+            waiter.on_progress(message, fraction)
 
     def send_offer(self, connection: HandConnection, record: TaskRecord) -> None:
         """Send (or resend, after a re-offer) the offer for the task's current attempt."""
@@ -130,6 +188,8 @@ class Authority:
         if current is not None and current.terminal and not waiter.done.done():
             self._waiters.pop(record.id, None)
             waiter.done.set_result(current)
+        elif current is not None and not current.terminal and current.id not in self._timers:
+            self.watch(current)  # taken over from another Mind, which timed it
         return waiter
 
     def begin_shutdown(self) -> None:
@@ -180,6 +240,11 @@ class Authority:
             if connection is not None:
                 connection.send(CancelFrame(record.id, record.attempt, reason))
             self._settle(report.task)
+        elif report.status is AckStatus.ALREADY_TERMINAL and report.task is not None:
+            # Committed elsewhere, and not heard (another Mind's signal lost with the LISTEN
+            # connection): the recorded terminal is the task's. Its background result, if
+            # any, went where that terminal was committed.
+            self._settle(report.task, deliver=False)
         return report
 
     # -- Hand reports ---------------------------------------------------------------------
@@ -219,6 +284,8 @@ class Authority:
             waiter = self._waiters.get(task_id)
             if waiter is not None and waiter.on_progress is not None:
                 waiter.on_progress(message, fraction)
+            elif waiter is None and self.signals is not None:
+                await self.signals.progress(task_id, connection.name, message, fraction)
         return self._ack(connection, task_id, attempt, report, ReportKind.PROGRESS, seq)
 
     async def result(
@@ -274,14 +341,14 @@ class Authority:
         connection.send(AckFrame(task_id, attempt, report.status, report.message, kind, seq))
         return report
 
-    def _settle(self, record: TaskRecord) -> None:
+    def _settle(self, record: TaskRecord, *, deliver: bool = True) -> None:
         timer = self._timers.pop(record.id, None)
         if timer is not None:
             timer.cancel()
         waiter = self._waiters.pop(record.id, None)
         if waiter is not None and not waiter.done.done():
             waiter.done.set_result(record)
-        if record.background and self.background_sink is not None:
+        if deliver and record.background and self.background_sink is not None:
             job = asyncio.get_running_loop().create_task(self._deliver(record))
             self._background.add(job)
             job.add_done_callback(self._background.discard)
@@ -290,6 +357,9 @@ class Authority:
         assert self.background_sink is not None
         try:
             await self.background_sink(record)
+        except LeaseLost:
+            # Another Mind owns the conversation: it hears the terminal and delivers it.
+            log.info("background task %s: its conversation's owner delivers the result", record.id)
         except Exception:
             log.exception("could not deliver the result of background task %s", record.id)
 

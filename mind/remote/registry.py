@@ -15,6 +15,8 @@ the compare-and-set on different backends.
 A report that cannot apply (unknown task, another Hand's task, terminal task, stale attempt,
 wrong state) changes nothing and says why in its `AckStatus`. Cancel is not a state: it is
 recorded on the task (`cancel_requested_at`) and the task still ends in one terminal.
+On a database several Minds share, each change also signals the other Minds in its
+transaction (`signals`, `mind.remote.signals`); on SQLite there is no one to tell.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from mind.remote.model import (
     TaskState,
     Transition,
 )
+from mind.remote.signals import SignalKind, TaskSignals
 from mind.remote.task_rows import (
     BY_CALL,
     BY_ID,
@@ -66,8 +69,14 @@ def new_id(prefix: str) -> str:
 class Registry:
     """Arbitrates exactly one terminal per task; safe to share across coroutines and processes."""
 
-    def __init__(self, database: Database, keyring: KeyRing | None = None) -> None:
+    def __init__(
+        self,
+        database: Database,
+        keyring: KeyRing | None = None,
+        signals: TaskSignals | None = None,
+    ) -> None:
         self.database = database
+        self.signals = signals
         # A sealed run's task arguments, outputs and errors are stored sealed (`mind.sealing`).
         self.keyring = keyring or KeyRing(store_loader(database))
 
@@ -85,8 +94,9 @@ class Registry:
 
     # -- creation -------------------------------------------------------------------------
 
-    async def create(self, spec: NewTask) -> TaskRecord:
-        """Record a new task (state offered, attempt 1) before it is sent to the Hand."""
+    async def create(self, spec: NewTask, *, offer_to: str = "") -> TaskRecord:
+        """Record a new task (state offered, attempt 1) before it is sent to the Hand; with
+        `offer_to`, the Mind the Hand is attached to is signalled to send the offer."""
         now = utcnow()
         record = TaskRecord(
             id=new_id("t"),
@@ -143,6 +153,8 @@ class Registry:
             tx.insert_values(RemoteRun, run)  # foreign keys first
             tx.insert_values(Task, task)
             tx.insert_values(TaskTransition, transition)
+            if offer_to and self.signals is not None:
+                self.signals.in_tx(tx, SignalKind.OFFER, record, to=offer_to)
 
         await self.database.write(unit)
         return record
@@ -252,6 +264,8 @@ class Registry:
                 record = replace(
                     record, cancel_requested_at=now, cancel_reason=reason, updated_at=now
                 )
+                if self.signals is not None:
+                    self.signals.in_tx(tx, SignalKind.CANCEL, record)
             return Report(AckStatus.OK, record)
 
         return await self.database.write(unit)
@@ -379,9 +393,10 @@ class Registry:
                     "created_at": now,
                 },
             )
-            return Report(
-                AckStatus.OK, replace(self._record(found), **{**values, "state": to_state})
-            )
+            moved = replace(self._record(found), **{**values, "state": to_state})
+            if self.signals is not None:
+                self.signals.in_tx(tx, SignalKind.CHANGE, moved)
+            return Report(AckStatus.OK, moved)
 
         try:
             report = await self.database.write(unit)

@@ -4,7 +4,9 @@ One `Attach` stream per Hand. A reader task applies the Hand's frames in order (
 is committed before its ack is queued) and pings a Hand silent for half the heartbeat timeout;
 the response generator writes whatever the HandConnection queues: acks, offers, cancels,
 pings, and finally the reason the stream closes. A `tools_changed` frame replaces the Hand's
-tool set on its connection, validated as the hello's tools are.
+tool set on its connection, validated as the hello's tools are. Attaching, a new tool set
+and the end of the stream are written to the directory the other Minds read
+(`Authority.directory`; nothing on SQLite).
 A hello that cannot be accepted ends the stream with the status its refusal's kind has in the
 Mind's one table (`mind.status_codes`); a stream the Mind closes later ends with the status its
 close reason names.
@@ -152,8 +154,10 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             serves_all="*" in connection.serves,
         )
         self._hub.attach(connection, replace=hello.replace)
+        attaching = self._spawn(self._authority.directory.attached(connection))
         reader: asyncio.Task[None] | None = None
         try:
+            await asyncio.shield(attaching)
             yield hand_pb2.AttachResponse(welcome=welcome)
             verdicts = await self._guarded(self._tasks.hand_attached(connection, held_tasks(hello)))
             for verdict in verdicts:
@@ -172,8 +176,14 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
                 reader.cancel()
                 with contextlib.suppress(asyncio.CancelledError):
                     await reader
-            self._hub.detach(connection)
+            if self._hub.detach(connection):
+                self._spawn(self._detached(attaching, connection))
             self._tasks.hand_detached(connection)
+
+    async def _detached(self, attaching: asyncio.Task[None], connection: HandConnection) -> None:
+        """Remove the stream's row from the directory once its attach was written."""
+        await asyncio.gather(attaching, return_exceptions=True)
+        await self._authority.directory.detached(connection)
 
     @staticmethod
     async def _end(context: Context, frame: CloseFrame) -> None:
@@ -277,14 +287,13 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             )
             await authority.result(connection, report.task_id, report.attempt, result, seq=seq)
         elif kind == "tools_changed":
-            self._change_tools(connection, frame.tools_changed)
+            await self._change_tools(connection, frame.tools_changed)
         elif kind == "hello":
             log.info("hand %s sent a second hello; ending its stream", connection.name)
             connection.close(CloseReason.PROTOCOL, SECOND_HELLO)
         # Heartbeats need no answer: receiving any frame already proved the Hand alive.
 
-    @staticmethod
-    def _change_tools(connection: HandConnection, frame: hand_pb2.ToolsChanged) -> None:
+    async def _change_tools(self, connection: HandConnection, frame: hand_pb2.ToolsChanged) -> None:
         """Replace the Hand's tools; an invalid set ends the stream as an invalid hello does
         (its tools go with the stream). Tasks already offered keep their course."""
         try:
@@ -297,3 +306,4 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             return
         change = connection.replace_tools(tools)
         log.info("hand %s changed its tools (%d now): %s", connection.name, len(tools), change)
+        await self._authority.directory.tools_changed(connection)

@@ -16,6 +16,8 @@ Only tasks created before the Hand attached count as not listed: a task created 
 offered on the new stream, after the hello. A Hand that does not come back within the grace
 period loses all its open tasks (LOST).
 After a Mind restart every open task is timed again and its Hand gets the same grace period.
+A Hand attached to another live Mind (`Authority.directory`) is not away: its tasks are that
+Mind's to reconcile when the Hand comes back to it.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class TaskService:
             self.authority.watch(record)
             hands.add(record.hand_name)
         for name in hands:
-            if self.hub.get(name) is None:
+            if not self._attached(name):
                 self._start_grace(name)
 
     async def close(self) -> None:
@@ -102,6 +104,10 @@ class TaskService:
     def hand_detached(self, connection: HandConnection) -> None:
         if self.hub.get(connection.name) is None:
             self._start_grace(connection.name)
+
+    def _attached(self, name: str) -> bool:
+        """Attached here, or to another live Mind."""
+        return self.hub.get(name) is not None or self.authority.directory.get(name) is not None
 
     async def _verdict(self, connection: HandConnection, held: HeldTask) -> ReconcileVerdict:
         record = await self.registry.get(held.task_id)
@@ -155,7 +161,7 @@ class TaskService:
 
     async def expire_hand(self, name: str) -> int:
         """End every open task of a Hand that is not attached as LOST; returns how many."""
-        if self.hub.get(name) is not None:
+        if self._attached(name):
             return 0
         lost = 0
         reason = f"lost: Hand {name!r} did not come back within {self.settings.lost_grace:g} s"

@@ -194,7 +194,8 @@ class HandToolSource:
 
     A Hand serves the conversations whose owner or a member is among the principals its
     credential serves (`hub.served_principals`); a conversation with an active Hand sees only
-    that one.
+    that one. The Hands attached to the other Minds sharing the database count as this Mind's
+    own (`Authority.directory`); a name held here is this Mind's stream.
     """
 
     def __init__(
@@ -213,9 +214,17 @@ class HandToolSource:
         wanted = self._active_hand(conversation_key)
         audience = self._audience(conversation_key)
         tools: list[Tool] = []
+        here: set[str] = set()
         for connection in self._hub.connections():
+            here.add(connection.name)
             if (wanted and connection.name != wanted) or not connection.may_serve(audience):
                 continue
             for decl in connection.tools.values():
                 tools.append(RemoteTool(self._authority, connection.name, connection.hand_id, decl))
+        for hand in self._authority.directory.hands():
+            if hand.name in here or (wanted and hand.name != wanted):
+                continue
+            if hand.may_serve(audience):
+                for decl in hand.tools.values():
+                    tools.append(RemoteTool(self._authority, hand.name, hand.hand_id, decl))
         return tools

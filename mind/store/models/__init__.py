@@ -21,7 +21,7 @@ Invariants the database itself holds (triggers are created by the migrations, se
 
 from mind.store.models.approvals import Approval, ApprovalAudit, ApprovalGrant
 from mind.store.models.base import Base, utcnow
-from mind.store.models.cluster import ConversationLease, MindNode
+from mind.store.models.cluster import AttachedHand, ConversationLease, MindNode
 from mind.store.models.conversations import (
     Conversation,
     ConversationMember,
@@ -41,6 +41,7 @@ __all__ = [
     "Approval",
     "ApprovalAudit",
     "ApprovalGrant",
+    "AttachedHand",
     "Base",
     "Conversation",
     "ConversationLease",

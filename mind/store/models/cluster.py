@@ -1,5 +1,5 @@
-"""Several Minds on one PostgreSQL database (`mind.cluster`): who they are and which
-conversation each owns.
+"""Several Minds on one PostgreSQL database (`mind.cluster`): who they are, which
+conversation each owns, and which Hands are attached to each.
 
 A lease's `expires_at` is read on the database's clock only (`now()`), so the Minds' clocks
 never have to agree; its `epoch` grows by one at every change of holder and is the fencing
@@ -9,6 +9,7 @@ token every write of the conversation's state is checked against.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import BigInteger, String
 from sqlalchemy.orm import Mapped, mapped_column
@@ -37,3 +38,22 @@ class ConversationLease(Base):
     node_id: Mapped[str] = mapped_column(String(64), index=True)
     epoch: Mapped[int] = mapped_column(BigInteger)
     expires_at: Mapped[datetime] = mapped_column(UTCDateTime(), index=True)
+
+
+class AttachedHand(Base):
+    """A Hand attached to one of the Minds, as that Mind's hub holds it: the other Minds offer
+    its tools and send its tasks through that Mind (`mind.remote.directory`). It counts only
+    while its Mind's `mind_nodes.seen_at` is recent; the name is held by the latest attach."""
+
+    __tablename__ = "attached_hands"
+
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    node_id: Mapped[str] = mapped_column(String(64), index=True)
+    # The Hand process's id from its hello, and the stream's id (`HandConnection.hand_id`).
+    instance_id: Mapped[str] = mapped_column(String(64), default="")
+    hand_id: Mapped[str] = mapped_column(String(40))
+    principal: Mapped[str] = mapped_column(String(128))
+    # Principals whose conversations may use it ("*": everyone), and its declared tools.
+    serves: Mapped[list[Any]] = mapped_column(default=list)
+    tools: Mapped[list[Any]] = mapped_column(default=list)
+    attached_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
