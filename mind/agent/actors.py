@@ -175,6 +175,9 @@ class ConversationActors:
                 await actor.continue_call(tool_call_id)
         except ShuttingDown:
             log.info("not continuing %s: the Mind is shutting down", tool_call_id)
+        except OwnedElsewhere as owner:
+            # Several Minds share the store: the owner continues it, or whoever adopts it.
+            log.info("not continuing %s here: %s", tool_call_id, owner)
 
     def audience_of(self, key: str) -> list[str]:
         """Owner and members of a conversation with a loaded actor (every running one has)."""
