@@ -11,7 +11,13 @@ batch: skip observations already in `seen_observations`, hand the rest to the si
 per target conversation (the sink is idempotent per note key), show them with their targets to
 the scheduler's conditions (`ObservationConditions`, idempotent per observation), then record
 them as seen and advance the cursor in one transaction. A crash of either side at any point
-replays from the last recorded batch; replayed notes and conditions are no-ops. The link is
+replays from the last recorded batch; replayed notes and conditions are no-ops.
+
+Several Minds sharing one PostgreSQL store each route every batch: a note for a conversation
+another live Mind owns (`OwnedElsewhere`) is left to that Mind's router, and the batch is
+tried again every `ELSEWHERE_POLL` seconds until each of its observations is seen, by
+whichever Mind delivered it (a Mind that died meanwhile leaves its conversation to be taken
+over here); only then does the shared cursor move past it. The link is
 retried with the platform backoff (1 s doubling to 30 s). Awareness starts after the Mind
 (`tobe up`, docker/compose.yaml), so while no batch has arrived yet in the first
 `START_WINDOW` seconds a refused link is expected and logged at INFO; after that, or once
@@ -28,12 +34,14 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
-from sqlalchemy import select
+from sqlalchemy import case, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from mind.awareness.client import AwarenessClient
 from mind.awareness.errors import AwarenessLinkError, JournalReset
 from mind.awareness.notes import ObservationNote, Routed, build_note, instance_of
+from mind.cluster.errors import OwnedElsewhere
 from mind.conversation.access import MAX_KEY_LENGTH
 from mind.conversation.limits import MAX_TITLE
 from mind.store import models
@@ -52,6 +60,8 @@ _DIGEST_CHARS = 16
 _SLUG_CHARS = MAX_KEY_LENGTH - len(SOURCE_PREFIX) - 1 - _DIGEST_CHARS
 # Seconds after the router starts in which Awareness not answering yet is the expected order.
 START_WINDOW = 60.0
+# Seconds between tries of a batch whose notes other Minds deliver (several Minds, one store).
+ELSEWHERE_POLL = 0.5
 
 
 def source_conversation(instance: str, source_key: str) -> str:
@@ -148,6 +158,18 @@ class ObservationRouter:
         await self._database.write(unit)
 
     async def route(self, batch: pb.SubscribeObservationsResponse) -> None:
+        """Deliver the batch and record it; returns once all of it is seen, here or by the
+        other Minds that own its conversations."""
+        while True:
+            elsewhere = await self._route_once(batch)
+            if not elsewhere:
+                return
+            log.debug("observations for %s wait for their Minds", ", ".join(sorted(elsewhere)))
+            await asyncio.sleep(ELSEWHERE_POLL)
+
+    async def _route_once(self, batch: pb.SubscribeObservationsResponse) -> set[str]:
+        """Deliver what is not seen yet; the conversations other Minds own (whose notes
+        they deliver). The cursor moves past the batch only when there are none."""
         ids = [o.id for o in batch.observations]
         seen = await self._database.read(lambda session: _seen(session, ids))
         groups: dict[str, list[pb.Observation]] = {}
@@ -159,27 +181,41 @@ class ObservationRouter:
                 titles.setdefault(key, title)
         delivered: dict[str, str] = {}
         routed: list[Routed] = []
+        elsewhere: set[str] = set()
         for key, observations in groups.items():
             note = build_note(key, batch.publish_seq, observations, title=titles[key])
-            target = await self._sink.deliver(note)
+            try:
+                target = await self._sink.deliver(note)
+            except OwnedElsewhere:
+                elsewhere.add(key)
+                continue
             delivered.update({o.id: target for o in observations})
             routed += [Routed(target, o) for o in observations]
         if self._conditions is not None and routed:
             await self._conditions.observed(routed)
 
         def record(tx: WriteTx) -> None:
+            # Nothing to do for one another Mind recorded (a note delivered on both sides of
+            # a takeover, once: the sink is idempotent).
+            dialect = postgresql if tx.connection.dialect.name == "postgresql" else sqlite
+            now = datetime.now(UTC)
             for observation_id, target in delivered.items():
-                tx.session.add(
-                    models.SeenObservation(
+                tx.connection.execute(
+                    dialect.insert(models.SeenObservation)
+                    .values(
                         observation_id=observation_id,
                         conversation_key=target,
                         publish_seq=batch.publish_seq,
-                        received_at=datetime.now(UTC),
+                        received_at=now,
                     )
+                    .on_conflict_do_nothing()
                 )
-            _advance(tx, batch.publish_seq)
+            if not elsewhere:
+                _advance(tx, batch.publish_seq)
 
-        await self._database.write(record)
+        if delivered or not elsewhere:
+            await self._database.write(record)
+        return elsewhere
 
 
 def _cursor(session: Session) -> int:
@@ -198,8 +234,14 @@ def _seen(session: Session, observation_ids: list[str]) -> set[str]:
 
 
 def _advance(tx: WriteTx, seq: int) -> None:
-    row = tx.session.get(models.Cursor, CURSOR)
-    if row is None:
-        tx.session.add(models.Cursor(name=CURSOR, value=seq))
-    elif seq > row.value:
-        row.value = seq
+    """Move the cursor to `seq` unless it is further already: one statement, so two Minds
+    routing the same batch never race to create the row."""
+    dialect = postgresql if tx.connection.dialect.name == "postgresql" else sqlite
+    insert = dialect.insert(models.Cursor).values(name=CURSOR, value=seq)
+    further = case(
+        (insert.excluded.value > models.Cursor.value, insert.excluded.value),
+        else_=models.Cursor.value,
+    )
+    tx.connection.execute(
+        insert.on_conflict_do_update(index_elements=[models.Cursor.name], set_={"value": further})
+    )
