@@ -178,15 +178,23 @@ def test_each_due_time_posts_its_reminder_exactly_once_across_random_kill_9s(
         context=killable.context,
     )
 
-    firings = killable.query("SELECT id, occasion, outcome FROM firings ORDER BY id")
-    assert [occasion for _, occasion, _ in firings] == [
+    firings = killable.query("SELECT id, occasion, outcome, attempts FROM firings ORDER BY id")
+    assert [occasion for _, occasion, _, _ in firings] == [
         f"time:{(TEN + timedelta(hours=h)).isoformat()}" for h in range(DUE_TIMES)
     ]
-    assert {outcome for _, _, outcome in firings} == {"sent"}, firings
+    # A firing whose run a kill landed in during each of its attempts ends failed, as designed
+    # (the next test); on a loaded machine one firing's attempts may take three of the kills.
+    failed = [firing for firing in firings if firing[2] != "sent"]
+    assert all(
+        outcome == "failed" and attempts == MAX_ATTEMPTS for _, _, outcome, attempts in failed
+    )
+    assert len(failed) <= KILLS // MAX_ATTEMPTS, firings
     payloads = [json.loads(p or "{}") for (p,) in killable.query("SELECT payload FROM messages")]
     posts = [p["firing_id"] for p in payloads if p.get("posted_by") == f"schedule:{schedule_id}"]
-    assert sorted(posts) == [firing_id for firing_id, _, _ in firings]
-    assert _posted(killable, "p_standup", schedule_id) == [REMINDER] * DUE_TIMES
+    assert sorted(posts) == [firing_id for firing_id, _, _, _ in firings]
+    posted = _posted(killable, "p_standup", schedule_id)
+    assert posted.count(REMINDER) == DUE_TIMES - len(failed)
+    assert len([text for text in posted if "did not run" in text]) == len(failed)
     # Kills did land inside runs, which ran again: what claiming once alone never covered.
     retried = killable.query(
         "SELECT count(*) FROM runs WHERE trigger = 'schedule' AND state = 'interrupted'"
