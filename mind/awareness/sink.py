@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from mind.awareness.images import NoteImages
 from mind.awareness.notes import ObservationNote
+from mind.cluster.errors import OwnedElsewhere
 from mind.conversation import kinds
 from mind.conversation.access import Viewer
 from mind.conversation.images import CheckedImage
@@ -69,13 +70,17 @@ class ConversationSink:
         self._owner = owner
 
     async def ensure_default(self) -> None:
-        """Create the owner's default observation conversation if it does not exist."""
+        """Create the owner's default observation conversation if it does not exist. Beside
+        other Minds on one store it usually does already; when another Mind is creating it
+        meanwhile, that Mind holds its lease (`OwnedElsewhere`) and makes it."""
+        if await self._exists(self._default):
+            return
         try:
             await self._manager.conversations.create(
                 Viewer(self._owner), self._default, "Awareness", [], kind=kinds.AWARENESS
             )
             log.info("created the awareness conversation %s for %s", self._default, self._owner)
-        except AlreadyExists:
+        except (AlreadyExists, OwnedElsewhere):
             pass
 
     async def deliver(self, note: ObservationNote) -> str:
