@@ -108,13 +108,16 @@ class ConversationSink:
         key = note.conversation_key
         if note.title:
             return await self._create_for_source(key, note.title)
-        log.warning(
-            "observations from %s name conversation %s, which does not exist; "
-            "delivering them to %s",
-            ", ".join(note.sources),
-            key,
-            self._default,
-        )
+        if key != self._default:
+            log.warning(
+                "observations from %s name conversation %s, which does not exist; "
+                "delivering them to %s",
+                ", ".join(note.sources),
+                key,
+                self._default,
+            )
+        # Missing too when a Mind sharing the store took its lease to create it and died.
+        await self.ensure_default()
         return self._default
 
     async def _create_for_source(self, key: str, title: str) -> str:

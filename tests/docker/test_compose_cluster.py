@@ -42,6 +42,7 @@ from compose_topology import (
 from management.doctor.cluster import cluster_finding
 from management.doctor.postgresql import MINIMUM_VERSION
 from management.doctor.report import Status
+from mind.management.local_credentials import awareness_token_file
 from mind.store.engine import sync_url
 from tobe.config import Settings
 
@@ -59,7 +60,7 @@ MIND_ENVIRONMENT = {
     "TOBE_MIND__NODE_ID",
     "TOBE_MIND__ADVERTISE_ADDRESS",
 }
-PROVISIONING = {"TOBE_PROVISION_DIR", "TOBE_MIND__AWARENESS_ADDRESS", "TOBE_HAND__NAME"}
+PROVISIONING = {"TOBE_PROVISION_DIR", "TOBE_HAND__NAME"}
 
 
 @pytest.fixture(scope="module")
@@ -223,10 +224,14 @@ def test_one_mind_provisions_the_credentials_and_everything_else_waits_for_it(
         assert services[name]["depends_on"][first] == {"condition": "service_healthy"}, name
     for name in set(minds(cluster)) - {first}:
         assert not PROVISIONING & set(env(cluster, name)), name
-        assert not [m for m in mounts_of(services[name]) if m.volume.endswith("-credentials")]
+        # Only the Awareness link token, which it reads and never writes.
+        mounted = [m for m in mounts_of(services[name]) if m.volume.endswith("-credentials")]
+        assert [(m.volume, m.target, m.read_only) for m in mounted] == [
+            ("awareness-credentials", f"{directory}/awareness", True)
+        ]
 
 
-def test_the_face_is_given_every_mind_and_the_hand_and_awareness_one(
+def test_the_face_and_awareness_are_given_every_mind_and_the_hand_one(
     cluster: dict, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     advertised = [
@@ -239,9 +244,13 @@ def test_the_face_is_given_every_mind_and_the_hand_and_awareness_one(
     )
     awareness = settings_of(cluster, "awareness", monkeypatch).awareness.listen
     assert first.mind.awareness_address == f"awareness:{awareness.rpartition(':')[2]}"
-    # Only one Mind follows Awareness's observations.
+    # Every Mind follows Awareness's observations (each delivers those of the conversations
+    # it owns), with the link token the provisioning Mind made.
+    link = awareness_token_file(Path(env(cluster, provisioner(cluster))["TOBE_PROVISION_DIR"]))
     for name in set(minds(cluster)) - {provisioner(cluster)}:
-        assert settings_of(cluster, name, monkeypatch).mind.awareness_address == "", name
+        settings = settings_of(cluster, name, monkeypatch)
+        assert settings.mind.awareness_address == first.mind.awareness_address, name
+        assert settings.awareness.token_file == link, name
 
 
 def _differences(one: dict[str, Any], other: dict[str, Any]) -> set[str]:
@@ -277,8 +286,10 @@ def test_each_mind_is_the_single_mind_files_but_for_its_store_node_and_volumes(
     for name in minds(cluster):
         expected = {"depends_on", "volumes", "ports", *cluster_only}
         if name != first:
-            # Neither builds the image nor provisions; never pulls the image mind-a builds.
+            # Neither builds the image nor provisions; never pulls the image mind-a builds;
+            # reads the Awareness link token where mind-a provisioned it.
             expected |= {"build", "pull_policy", *(f"environment.{k}" for k in PROVISIONING)}
+            expected |= {"environment.TOBE_AWARENESS__TOKEN_FILE"}
         else:
             expected -= {"ports"}
         assert _differences(cluster["services"][name], mind) == expected, name
