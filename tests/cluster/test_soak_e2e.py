@@ -6,11 +6,12 @@ Minds, take messages sent through whichever Mind is up (a refused send is sent a
 idempotency key, as a client does); each message's run calls a tool on one of the Hands, in
 turn, so most calls cross from the conversation's owner to another Mind's Hand; every fourth
 call has an external side effect and waits for a person's approval, decided through whichever
-Mind is up. Throughout, the store is sampled: a conversation's lease has one holder and its
-epoch only grows. At the end: every acknowledged message is stored exactly once, no call ran
-twice on a Hand (each appends its label to a shared log before it works), every task has one
-terminal and one tool message at most, and a subscriber of each Mind, resuming after the last
-event it had whenever its Mind was killed, got exactly the store's durable events in order.
+Mind is up. Throughout, the store is sampled: a conversation's lease has one holder, its
+epoch only grows, and it never has two runs going. At the end: every acknowledged message is
+stored exactly once, no call ran twice on a Hand (each appends its label to a shared log before
+it works), every task has one terminal and one tool message at most, and a subscriber of each
+Mind, resuming after the last event it had whenever its Mind was killed, got exactly the
+store's durable events in order.
 """
 
 from __future__ import annotations
@@ -266,6 +267,7 @@ async def test_three_minds_killed_in_turn_lose_nothing_and_run_no_call_twice(
     acknowledged: list[str] = []
     decided: set[str] = set()
     epochs: dict[str, int] = {}
+    samples: list[int] = []
     try:
         for n, key in enumerate(KEYS):
             request = mind_pb2.CreateConversationRequest(on_behalf_of=WHO, key=key)
@@ -305,11 +307,20 @@ async def test_three_minds_killed_in_turn_lose_nothing_and_run_no_call_twice(
                 )
 
         async def sample() -> None:
-            """A lease's epoch never goes back, whoever holds it."""
+            """A lease's epoch never goes back, whoever holds it, and no conversation ever
+            has two runs going (which two Minds acting on it at once would show)."""
             while not stop.is_set():
                 for key, (_node, epoch) in (await asyncio.to_thread(_leases, url)).items():
                     assert epoch >= epochs.get(key, 0), (key, epoch, epochs.get(key))
                     epochs[key] = epoch
+                doubled = await asyncio.to_thread(
+                    rows,
+                    url,
+                    "SELECT conversation_key FROM runs WHERE state = 'running' "
+                    "GROUP BY conversation_key HAVING count(*) > 1",
+                )
+                assert doubled == [], doubled
+                samples.append(len(epochs))
                 await asyncio.sleep(0.2)
 
         sampler = asyncio.create_task(sample())
@@ -319,6 +330,7 @@ async def test_three_minds_killed_in_turn_lose_nothing_and_run_no_call_twice(
         await sampler
         await approver
         assert len(kills) >= KILLS, kills
+        assert len(samples) >= 50 and max(epochs.values()) > 1, (len(samples), epochs)
         assert all(mind.process is not None and mind.process.poll() is None for mind in minds)
         await eventually_async(lambda: _settled(url), timeout=90, what="every run and task to end")
 
