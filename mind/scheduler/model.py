@@ -15,6 +15,9 @@ from typing import Protocol
 
 from mind.events.action_views import PlanStepView, TriggerView
 
+# What a firing's input is keyed by, before the firing's id.
+FIRING_KEY = "firing:"
+
 
 @dataclass(frozen=True)
 class FiringDelivery:
@@ -35,7 +38,7 @@ class FiringDelivery:
 
     @property
     def idempotency_key(self) -> str:
-        return f"firing:{self.firing_id}"
+        return f"{FIRING_KEY}{self.firing_id}"
 
 
 class Clock(Protocol):

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import select
+from sqlalchemy import String, cast, exists, literal, select
 from sqlalchemy.orm import Session
 
 from mind.errors import NotFound, WrongState
@@ -30,12 +30,13 @@ from mind.events.action_views import (
     TriggerKind,
     TriggerView,
 )
-from mind.scheduler.model import FiringDelivery
+from mind.scheduler.model import FIRING_KEY, FiringDelivery
 from mind.scheduler.triggers import check_trigger, due_now, first_due, next_due
 from mind.store.models import (
     Conversation,
     ConversationMember,
     Firing,
+    Input,
     ScheduledAction,
     utcnow,
 )
@@ -257,6 +258,23 @@ def undelivered(session: Session) -> list[FiringDelivery]:
         select(Firing, ScheduledAction)
         .join(ScheduledAction, ScheduledAction.id == Firing.schedule_id)
         .where(Firing.outcome == FiringOutcome.RUNNING.value, Firing.run_id == "")
+        .order_by(Firing.id)
+    )
+    return [_delivery(row, firing) for firing, row in pairs]
+
+
+def never_queued(session: Session) -> list[FiringDelivery]:
+    """Undelivered firings whose input was never queued, oldest first: on a database several
+    Minds share, those a Mind claimed and then died (or failed) before delivering; whoever
+    serves their conversation now delivers them."""
+    queued = exists().where(
+        Input.conversation_key == Firing.conversation_key,
+        Input.idempotency_key == literal(FIRING_KEY) + cast(Firing.id, String),
+    )
+    pairs = session.execute(
+        select(Firing, ScheduledAction)
+        .join(ScheduledAction, ScheduledAction.id == Firing.schedule_id)
+        .where(Firing.outcome == FiringOutcome.RUNNING.value, Firing.run_id == "", ~queued)
         .order_by(Firing.id)
     )
     return [_delivery(row, firing) for firing, row in pairs]

@@ -14,11 +14,15 @@
 
 On a database several Minds share, each Mind claims only the due actions of conversations
 it serves (`serves`: it holds their lease or takes it), so a proactive run happens on its
-conversation's owner; while others' actions are due, it looks again every `RECHECK` seconds,
-since their owner may be gone.
+conversation's owner. Each turn it also delivers the firings claimed but never queued
+(`records.never_queued`) of the conversations it serves: those whose Mind failed to deliver
+them, or died before it did and may never start again to deliver them, so the Mind that
+takes the conversation over does. While others' actions are due or their firings wait, it
+looks again every `RECHECK` seconds, since their owner may be gone.
 
-A failed delivery is logged and left for the next start (`records.undelivered`); an exception
-in a turn is logged and the loop backs off and goes on: it ends only at `stop`.
+A failed delivery is logged and left for the next start (`records.undelivered`), or on a
+shared database for the next turn; an exception in a turn is logged and the loop backs off and
+goes on: it ends only at `stop`.
 """
 
 from __future__ import annotations
@@ -134,6 +138,9 @@ class Scheduler:
             keys = await self._served(now)
             for firing in await self._database.write(lambda tx: records.claim_due(tx, now, keys)):
                 await self._hand_over(firing)
+        if self.serves is not None:
+            for firing in await self._left_behind():
+                await self._hand_over(firing)
         if self._memory_news:
             self._memory_news = False
             for firing in await self._conditions.memory_written():
@@ -152,11 +159,20 @@ class Scheduler:
         self._left_for_others = len(served) < len(due)
         return served
 
+    async def _left_behind(self) -> list[FiringDelivery]:
+        """The firings claimed but never queued of the conversations this Mind serves."""
+        assert self.serves is not None
+        waiting = await self._database.read(records.never_queued)
+        served = [firing for firing in waiting if await self.serves(firing.conversation_key)]
+        self._left_for_others |= len(served) < len(waiting)
+        return served
+
     async def _next_wake(self) -> datetime | None:
         due = await self._database.read(records.earliest_due)
         now = self._clock.now()
-        if self._left_for_others and due is not None and due <= now:
-            due = now + RECHECK  # another Mind's to claim: look again in a while
+        if self._left_for_others:
+            # Another Mind's to claim or deliver: look again in a while.
+            due = now + RECHECK if due is None or due <= now else min(due, now + RECHECK)
         moments = [due]
         moments += [await source.next_deadline() for source in self._deadlines]
         known = [moment for moment in moments if moment is not None]
@@ -194,10 +210,12 @@ class Scheduler:
         try:
             await self._deliver(firing)
         except Exception:
-            # Claimed and not delivered: `undelivered` hands it over again at the next start.
+            # Claimed and not delivered: `undelivered` hands it over again at the next start
+            # (`never_queued` at the next turn, on a shared database).
             log.exception(
-                "delivering firing %s of %s to %s failed; it is delivered again at the next start",
+                "delivering firing %s of %s to %s failed; it is delivered again %s",
                 firing.firing_id,
                 firing.schedule_id,
                 firing.conversation_key,
+                "at the next start" if self.serves is None else "at the next turn",
             )

@@ -21,7 +21,7 @@ from mind.memory.store import Memory
 from mind.scheduler import records
 from mind.scheduler.clock import FileClock
 from mind.scheduler.model import FiringDelivery
-from mind.scheduler.service import Scheduler
+from mind.scheduler.service import Scheduler, Serves
 from mind.store.database import Database
 from mind.store.models import OutboxEvent
 from tobe.config import SchedulerSettings
@@ -58,10 +58,12 @@ class Harness:
             lambda tx: records.firing_started(tx, firing.firing_id, f"run_{firing.firing_id}")
         )
 
-    async def start(self) -> Scheduler:
+    async def start(self, serves: Serves | None = None) -> Scheduler:
+        """`serves`: as on a database several Minds share."""
         settings = SchedulerSettings(max_sleep=0.05)
         clock = FileClock(self.clock_file)
         self.scheduler = Scheduler(self.database, clock, self.deliver, settings, self.bus)
+        self.scheduler.serves = serves
         await self.scheduler.start()
         return self.scheduler
 
@@ -154,6 +156,26 @@ async def test_a_firing_claimed_but_not_delivered_is_delivered_at_the_next_start
     await harness.start()
     [firing] = await harness.delivered_count(1, "the redelivery")
     assert firing.due_at == START + timedelta(hours=1)
+
+
+async def test_on_a_shared_store_a_firing_another_mind_claimed_and_left_is_delivered_once_served(
+    harness: Harness,
+) -> None:
+    await schedule(harness.database, HOURLY)
+    served: set[str] = set()
+
+    async def serves(key: str) -> bool:
+        return key in served
+
+    await harness.start(serves)
+    now = START + timedelta(hours=1, seconds=1)
+    harness.set_time(now)
+    # The conversation's owner claims the due time, then dies before delivering it.
+    [left] = await harness.database.write(lambda tx: records.claim_due(tx, now))
+    await asyncio.sleep(QUIET)
+    assert harness.delivered == []  # the owner's, while its lease runs out
+    served.add(KEY)  # ran out: this Mind takes the conversation over
+    assert await harness.delivered_count(1, "the firing left behind") == [left]
 
 
 def observation(observation_id: str, adapter: str, content: dict[str, object]) -> pb.Observation:

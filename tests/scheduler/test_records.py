@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 import pytest
-from scheduling import START, schedule
+from scheduling import KEY, START, schedule
 
+from mind.conversation import inputs
 from mind.errors import NotFound, WrongState
 from mind.events.action_views import (
     FiringOutcome,
@@ -140,6 +141,27 @@ async def test_a_claimed_firing_is_undelivered_until_its_run_starts(database: Da
     assert await database.read(records.undelivered) == [firing]
     await database.write(lambda tx: records.firing_started(tx, firing.firing_id, "run_1"))
     assert await database.read(records.undelivered) == []
+
+
+async def test_a_claimed_firing_is_never_queued_until_its_input_is(database: Database) -> None:
+    await schedule(database, HOURLY)
+    [firing] = await claim(database, START + timedelta(hours=1))
+    assert await database.read(records.never_queued) == [firing]
+    await database.write(
+        lambda tx: inputs.enqueue(
+            tx,
+            key=KEY,
+            principal="alice",
+            text="the firing note",
+            idempotency_key=firing.idempotency_key,
+            steer=False,
+            mode="summary",
+            active_run_id="",
+            audience=["alice", "bob"],
+        )
+    )
+    assert await database.read(records.never_queued) == []
+    assert await database.read(records.undelivered) == [firing]  # queued, its run not started
 
 
 async def test_ending_a_firing_records_its_outcome_and_announces_it(
