@@ -86,7 +86,9 @@ class Scheduler:
         """Deliver what a crash left undelivered, then run the loop until `stop`."""
         self._subscription = self._bus.subscribe(include_ephemeral=False)
         for firing in await self._database.read(records.undelivered):
-            await self._hand_over(firing)
+            # On a shared database another live Mind's firings are its own to deliver.
+            if self.serves is None or await self.serves(firing.conversation_key):
+                await self._hand_over(firing)
         # Sets the memory cursor on a first start, so writes from now on are matched.
         for firing in await self._conditions.memory_written():
             await self._hand_over(firing)
