@@ -62,6 +62,7 @@ def pytest_configure(config: pytest.Config) -> None:
             "(start one with scripts/start_test_postgres.sh)"
         )
     e2e_store.configure(chosen)
+    config.pluginmanager.register(FixtureStoreScopes(), "fixture-store-scopes")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -87,17 +88,24 @@ def module_databases(request: pytest.FixtureRequest) -> Iterator[None]:
         yield
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_fixture_setup(
-    fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
-) -> Generator[None, object, object]:
+class FixtureStoreScopes:
     """A session or module fixture's databases belong to its scope, not to the test that first
-    asked for it."""
-    if fixturedef.argname in ("module_databases", "module_store"):
-        return (yield)
-    on_module_store = "module_store" in fixturedef.argnames
-    with e2e_store.fixture_setup(fixturedef.scope, on_module_store=on_module_store):
-        return (yield)
+    asked for it.
+
+    A plugin rather than this conftest's own hook: pytest asks a session fixture's setup of the
+    hooks of the session's node, the root directory, which this conftest (in tests/) is not
+    consulted for; a conftest hook would miss every session fixture, whose databases were then
+    dropped with the test or module that happened to set it up first."""
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_fixture_setup(
+        self, fixturedef: pytest.FixtureDef[object], request: pytest.FixtureRequest
+    ) -> Generator[None, object, object]:
+        if fixturedef.argname in ("module_databases", "module_store"):
+            return (yield)
+        on_module_store = "module_store" in fixturedef.argnames
+        with e2e_store.fixture_setup(fixturedef.scope, on_module_store=on_module_store):
+            return (yield)
 
 
 @pytest.fixture(scope="module")

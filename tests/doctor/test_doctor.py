@@ -17,14 +17,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from doctor_run import doctor_env, run_doctor
+from doctor_run import doctor_env, run_doctor, store_settings
 from helpers.admin_cli import Admin
 from helpers.ports import free_port
 
 from management.doctor.encoding import check_locale
 from management.doctor.state import Doctor
 from mind.management import provision
-from tobe.config import Settings
 
 GOOD_KEY = "good-key"
 
@@ -37,7 +36,7 @@ def data_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def provisioned(data_dir: Path) -> Path:
     """A data directory as `tobe up` leaves it: store migrated, local credentials written."""
-    provision(Settings(data_dir=data_dir, database_url=""))
+    provision(store_settings(data_dir))
     return data_dir
 
 
@@ -264,10 +263,12 @@ def test_a_config_file_holding_a_key_is_made_owner_only_by_fix(
 
 
 def test_a_misspelled_setting_variable_is_named_and_others_are_left_alone(
-    tmp_path: Path, data_dir: Path
+    tmp_path: Path, provisioned: Path
 ) -> None:
+    # Provisioned: on PostgreSQL the test's store is already migrated, where doctor rightly
+    # expects the local credentials `tobe up` writes.
     env = doctor_env(
-        data_dir,
+        provisioned,
         tmp_path / "none.toml",
         TOBE_FACE_LISTEN="127.0.0.1:1",
         TOBE_SOAK_SEED="7",

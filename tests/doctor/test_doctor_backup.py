@@ -33,7 +33,8 @@ def test_the_last_backup_is_told_with_its_date_and_archive_and_a_missing_or_old_
 ) -> None:
     data_dir = tmp_path / "data"
     provision(Settings(data_dir=data_dir, database_url=""))
-    env = doctor_env(data_dir, tmp_path / "none.toml")
+    # The data directory's own store: the PostgreSQL one is the next test's.
+    env = doctor_env(data_dir, tmp_path / "none.toml", TOBE_DATABASE_URL="")
     status, findings = run_doctor(env)
     assert findings["backup"] == [f"warn none was ever taken of {data_dir} {FIX}"]
     assert status == 0

@@ -7,13 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from doctor_run import doctor_env, run_doctor
+from doctor_run import doctor_env, run_doctor, store_settings
 from helpers.admin_cli import Admin
 from helpers.mind_process import running_mind
 
 from mind.management import provision
 from mind.providers.detect import DEMO_SCRIPT
-from tobe.config import Settings
 
 pytestmark = pytest.mark.e2e
 
@@ -31,7 +30,7 @@ def test_doctor_in_the_mind_container_checks_the_credentials_where_the_mind_prov
     tmp_path: Path,
 ) -> None:
     data_dir, services_dir = tmp_path / "data", tmp_path / "credentials"
-    provision(Settings(data_dir=data_dir, database_url=""), services_dir=services_dir)
+    provision(store_settings(data_dir), services_dir=services_dir)
     assert (services_dir / "face" / "face.token").is_file()
     with running_mind(tmp_path, script=DEMO_SCRIPT, clients=()) as mind:
         config = tmp_path / "none.toml"
@@ -90,7 +89,7 @@ def test_doctor_in_a_mind_container_that_provisions_nothing_skips_the_credential
     """A second Mind on a shared database (docker/compose.cluster.yaml) has no token files:
     the Mind that provisions keeps them, so their absence here is no failure."""
     data_dir = tmp_path / "data"
-    provision(Settings(data_dir=data_dir, database_url=""), services_dir=tmp_path / "elsewhere")
+    provision(store_settings(data_dir), services_dir=tmp_path / "elsewhere")
     env = doctor_env(data_dir, tmp_path / "none.toml", TOBE_SERVICE="mind")
     assert run_doctor(env)[1]["credentials"] == [
         "skip this Mind provisions no credentials (TOBE_PROVISION_DIR is unset): the token "

@@ -5,12 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from doctor_run import doctor_env, run_doctor
+from doctor_run import doctor_env, run_doctor, store_settings
 from helpers.local_servers import local_server
 from helpers.mind_process import running_mind
 
 from mind.management import provision
-from tobe.config import Settings
 
 pytestmark = pytest.mark.e2e
 
@@ -19,7 +18,7 @@ def test_doctor_shows_the_window_and_what_every_request_carries_before_the_conve
     tmp_path: Path,
 ) -> None:
     data_dir = tmp_path / "data"
-    provision(Settings(data_dir=data_dir, database_url=""))
+    provision(store_settings(data_dir))
     with local_server("llama-server", loaded_window=4096) as fake:
         env = {
             "TOBE_PROVIDER__KIND": "openai",
@@ -43,7 +42,7 @@ def test_doctor_shows_the_window_and_what_every_request_carries_before_the_conve
 
 def test_doctor_leaves_the_budget_to_the_running_mind(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    provision(Settings(data_dir=data_dir, database_url=""))
+    provision(store_settings(data_dir))
     _, findings = run_doctor(doctor_env(data_dir, tmp_path / "none.toml"))
     assert findings["model budget"] == [
         "skip measured by the running Mind; ToBe is not running on this data directory"

@@ -5,20 +5,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from doctor_run import doctor_env, run_doctor
+from doctor_run import doctor_env, run_doctor, store_settings
 from helpers.admin_cli import Admin
 from helpers.mind_process import running_mind
 
 from mind.management import provision
 from mind.providers.detect import DEMO_SCRIPT
-from tobe.config import Settings
 
 pytestmark = pytest.mark.e2e
 
 
 def test_a_running_mind_is_checked_through_its_socket(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
-    provision(Settings(data_dir=data_dir, database_url=""))
+    provision(store_settings(data_dir))
     with running_mind(tmp_path, script=DEMO_SCRIPT, clients=()) as mind:
         env = doctor_env(data_dir, tmp_path / "none.toml", TOBE_MIND__LISTEN=mind.address)
         status, findings = run_doctor(env)

@@ -45,7 +45,8 @@ def show(url: str, name: str) -> str:
 
 def doctor_on(tmp_path: Path, url: str, **settings: str) -> tuple[int, dict[str, list[str]]]:
     return run_doctor(
-        doctor_env(tmp_path / "data", tmp_path / "none.toml", TOBE_DATABASE_URL=url, **settings)
+        doctor_env(tmp_path / "data", tmp_path / "none.toml", TOBE_DATABASE_URL=url, **settings),
+        every_finding=True,
     )
 
 
@@ -226,7 +227,8 @@ def test_a_wildcard_listen_address_without_an_advertise_address_fails_naming_the
 
 
 def test_on_sqlite_the_server_and_cluster_checks_are_one_skip_line_each(tmp_path: Path) -> None:
-    findings = run_doctor(doctor_env(tmp_path / "data", tmp_path / "none.toml"))[1]
+    env = doctor_env(tmp_path / "data", tmp_path / "none.toml", TOBE_DATABASE_URL="")
+    findings = run_doctor(env)[1]
     assert findings["postgresql"] == ["skip the store is SQLite: no database server to check"]
     assert findings["cluster"] == [
         "skip the store is SQLite: one Mind, so [mind] node_id and advertise_address do not apply"

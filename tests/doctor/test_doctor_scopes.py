@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from doctor_run import doctor_env, run_doctor
+from doctor_run import doctor_env, run_doctor, store_settings
 from helpers.admin_cli import Admin
 from helpers.mind_process import issue_token
 
 from mind.management import provision
-from tobe.config import Settings
 
 
 def _fix(credential_id: str) -> str:
@@ -31,7 +30,7 @@ def test_a_credential_holding_an_unknown_scope_is_named_with_the_scope_and_the_f
     tmp_path: Path,
 ) -> None:
     data_dir = tmp_path / "data"
-    provision(Settings(data_dir=data_dir, database_url=""))
+    provision(store_settings(data_dir))
     admin = Admin(data_dir)
     env = doctor_env(data_dir, tmp_path / "none.toml")
     status, findings = run_doctor(env)

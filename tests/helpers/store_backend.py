@@ -8,7 +8,8 @@ it ends (`used`), or at the end of the session (a session fixture's).
 The data directory stays for everything else: credentials files, logs, the state lock.
 
 The backend is `--store-backend` (tests/conftest.py), or for the tests marked `pg_e2e` their
-`mind_store` (or `module_store`) parameter. `connect` and `rows` read a store on either backend.
+`mind_store` (or `module_store`) parameter. `connect`, `rows` and `dump` read a store on either
+backend.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, text
+from sqlalchemy import Connection, inspect, text
 
 from helpers.postgres import database_name, fresh_postgres_database, postgres_server_url
 from mind.store.engine import create_migration_engine
@@ -179,6 +180,21 @@ def rows(url: str, sql: str, *args: object) -> list[tuple[Any, ...]]:
     """The rows of one query on the store at `url` (see `StoreConnection`)."""
     with connect(url) as connection:
         return connection.execute(sql, args).fetchall()
+
+
+def dump(url: str) -> str:
+    """Every row of every table of the store at `url`, as text (what a secret must not be in)."""
+    engine = create_migration_engine(url)
+    try:
+        with engine.connect() as connection:
+            tables = inspect(connection).get_table_names()
+            return "\n".join(
+                f"{table}: {row!r}"
+                for table in tables
+                for row in connection.execute(text(f'SELECT * FROM "{table}"'))
+            )
+    finally:
+        engine.dispose()
 
 
 def _as_text(value: Any) -> Any:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
+import json
 
 from admin_store import TEAM_ROWS, seed_conversations
 from helpers.admin_cli import Admin
+from helpers.store_backend import connect, rows
 
 from mind.store.migrate import upgrade
 
@@ -20,7 +21,7 @@ def test_status_reports_the_store_offline(admin: Admin) -> None:
     status = admin.json("status")
     assert status["mode"] == "offline"
     assert status["data_dir"] == str(admin.data_dir)
-    assert status["database_url"].endswith(f"{admin.data_dir}/tobe.db")
+    assert status["database_url"] == admin.store_url
     assert status["database_size_bytes"] > 0
     assert status["schema_revision"]
     assert status["services"] == [] and status["hands"] == []
@@ -79,10 +80,9 @@ def test_revocation_writes_a_durable_credential_revoked_event(admin: Admin) -> N
         "credential"
     ]["id"]
     admin.run("credentials", "revoke", credential_id)
-    with sqlite3.connect(admin.data_dir / "tobe.db") as db:
-        rows = db.execute("SELECT type, conversation_key, payload FROM outbox").fetchall()
-    assert rows == [
-        ("credential_revoked", "", f'{{"credential_id": "{credential_id}", "principal": "b"}}')
+    events = rows(admin.store_url, "SELECT type, conversation_key, payload FROM outbox")
+    assert [(kind, key, json.loads(payload)) for kind, key, payload in events] == [
+        ("credential_revoked", "", {"credential_id": credential_id, "principal": "b"})
     ]
 
 
@@ -182,17 +182,17 @@ def test_conversations_list_show_and_delete(admin: Admin) -> None:
     assert admin.json("conversations", "show", "p_bob")["messages"] == 1
     (entry,) = admin.json("audit", "--action", "conversation.delete")
     assert entry["target"] == "g_team" and entry["details"]["removed"] == TEAM_ROWS
-    with sqlite3.connect(admin.data_dir / "tobe.db") as db:
+    with connect(admin.store_url) as db:
         for table in TEAM_ROWS:
             column = "key" if table == "conversations" else "conversation_key"
             if table in ("tasks", "task_transitions"):
                 continue
             count = db.execute(
                 f"SELECT count(*) FROM {table} WHERE {column} = 'g_team'"
-            ).fetchone()[0]
+            ).fetchall()[0][0]
             assert count == 0, table
-        assert db.execute("SELECT count(*) FROM tasks").fetchone()[0] == 0
-        assert db.execute("SELECT count(*) FROM task_transitions").fetchone()[0] == 0
+        assert db.execute("SELECT count(*) FROM tasks").fetchall()[0][0] == 0
+        assert db.execute("SELECT count(*) FROM task_transitions").fetchall()[0][0] == 0
 
 
 def test_unknown_conversation_and_missing_confirmation_are_refused(admin: Admin) -> None:
@@ -210,7 +210,7 @@ def test_unknown_conversation_and_missing_confirmation_are_refused(admin: Admin)
 def test_deleting_a_conversation_with_a_running_run_is_refused(admin: Admin) -> None:
     upgrade(admin.store_url)
     seed_conversations(admin.store_url)
-    with sqlite3.connect(admin.data_dir / "tobe.db") as db:
+    with connect(admin.store_url) as db:
         db.execute(
             'INSERT INTO runs (id, conversation_key, state, "trigger", detail_mode, permissions,'
             " reason, steps, usage, started_at) VALUES ('run_live', 'p_bob', 'running', 'user',"

@@ -5,13 +5,13 @@ nothing, whether the running Mind answers or the command opens the store itself.
 from __future__ import annotations
 
 import os
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from admin_mind import mind_running
+from helpers import store_backend
 from helpers.eventually import eventually
 
 from tobe.scopes import valid_scopes
@@ -25,6 +25,7 @@ def create_with_a_typo(data_dir: Path) -> subprocess.CompletedProcess[str]:
     """The real `tobe admin credentials create … --scope chat --scope chta`."""
     env = {name: value for name, value in os.environ.items() if not name.startswith("TOBE_")}
     env.update(TOBE_DATA_DIR=str(data_dir), TOBE_CONFIG=str(data_dir / "absent.toml"))
+    env.update(store_backend.environment(data_dir))
     command = ["admin", "credentials", "create", "--kind", "client", "--principal", "ann"]
     return subprocess.run(
         [sys.executable, "-m", "tobe", *command, "--scope", "chat", "--scope", "chta"],
@@ -38,9 +39,9 @@ def create_with_a_typo(data_dir: Path) -> subprocess.CompletedProcess[str]:
 
 def stored_rows(data_dir: Path) -> tuple[int, int]:
     """Credentials and management audit rows in the store."""
-    with sqlite3.connect(data_dir / "tobe.db") as db:
-        credentials = db.execute("SELECT count(*) FROM credentials").fetchone()[0]
-        audit = db.execute("SELECT count(*) FROM management_audit").fetchone()[0]
+    with store_backend.connect(store_backend.database_url(data_dir)) as db:
+        credentials = db.execute("SELECT count(*) FROM credentials").fetchall()[0][0]
+        audit = db.execute("SELECT count(*) FROM management_audit").fetchall()[0][0]
     return credentials, audit
 
 

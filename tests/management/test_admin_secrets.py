@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from helpers.admin_cli import Admin
+from helpers.store_backend import dump
 
 
 def test_secret_is_printed_once_and_nowhere_else(admin: Admin) -> None:
@@ -32,10 +31,10 @@ def test_secret_is_printed_once_and_nowhere_else(admin: Admin) -> None:
         for value in (secret, new_secret):
             assert value not in result.output
             assert value.split("_", 2)[2] not in result.output
-    with sqlite3.connect(admin.data_dir / "tobe.db") as db:
-        dump = "\n".join(db.iterdump())
+    stored = dump(admin.store_url)
+    assert credential_id in stored
     for value in (secret, new_secret):
-        assert value.split("_", 2)[2] not in dump
+        assert value.split("_", 2)[2] not in stored
 
 
 def test_a_token_typed_into_a_label_is_redacted_in_the_audit(admin: Admin) -> None:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import sqlite3
 import stat
 
 import pytest
+from helpers import store_backend
 
 from mind.credentials.provider_keys import (
     MAIN,
@@ -23,11 +23,17 @@ KEY = "sk-proj-sealed-4242"
 
 @pytest.fixture
 def settings(tmp_path) -> Settings:
-    return load_settings(data_dir=tmp_path / "data")
+    """On the test's store (`--store-backend`)."""
+    data_dir = tmp_path / "data"
+    url = store_backend.environment(data_dir)["TOBE_DATABASE_URL"]
+    return load_settings(data_dir=data_dir, database_url=url)
 
 
 def _store_bytes(settings: Settings) -> bytes:
-    """Everything the store's files hold (database, WAL)."""
+    """Everything the store holds: its files (database, WAL, free pages) on SQLite, every row
+    of every table on PostgreSQL."""
+    if settings.database_url:
+        return store_backend.dump(settings.store_url).encode()
     return b"".join(p.read_bytes() for p in settings.data_dir.glob("tobe.db*"))
 
 
@@ -49,9 +55,9 @@ def test_setting_and_deleting_are_audited_without_the_key(settings):
         keys.put(MAIN, "openai", KEY + "b", actor="test")
         assert keys.delete(MAIN, actor="test") is True
         assert keys.delete(MAIN, actor="test") is False
-    with sqlite3.connect(settings.data_dir / "tobe.db") as db:
+    with store_backend.connect(settings.store_url) as db:
         rows = db.execute("select action, target, details from management_audit").fetchall()
-        left = db.execute("select count(*) from provider_secrets").fetchone()[0]
+        [(left,)] = db.execute("select count(*) from provider_secrets").fetchall()
     assert [row[0] for row in rows] == [
         "provider_key.set",
         "provider_key.set",
@@ -79,6 +85,9 @@ def test_writing_is_refused_in_one_line_while_a_mind_holds_the_data_directory(se
                 pass
 
 
+@pytest.mark.sqlite_store(
+    reason="a store not yet created is the SQLite file; a PostgreSQL database is its operator's"
+)
 def test_a_store_that_does_not_exist_holds_no_key_and_is_not_created(settings):
     assert stored_key(settings, "openai") is None
     assert describe_key(settings) is None
