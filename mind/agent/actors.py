@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
+from collections import defaultdict
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from contextlib import asynccontextmanager
 from typing import Any
@@ -111,6 +112,7 @@ class ConversationActors:
         # composition root: `mind.approvals.continuation`); at start they continue anyway.
         self.on_adopted: Callable[[str], Awaitable[None]] | None = None
         self._background: set[asyncio.Task[None]] = set()
+        self._ending: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
     async def recover(self) -> None:
         """At start: take over each conversation with unfinished work (`adopt`) that no other
@@ -128,6 +130,16 @@ class ConversationActors:
         firing whose run it was), then resume the queued inputs. At start, and for a
         conversation whose owner stopped renewing its lease or cannot be reached."""
         await self.leases.acquire(key)
+        await self._end_left_running(key)
+        async with self.holding(key) as actor:
+            await actor.drain()
+        if self.on_adopted is not None:
+            await self.on_adopted(key)
+
+    async def _end_left_running(self, key: str) -> bool:
+        """End as interrupted the run of `key` left `running` by a crash, or by another Mind
+        that held it before (queueing the next attempt of a firing whose run it was); whether
+        there was one."""
 
         def unit(tx: WriteTx) -> list[models.Run]:
             interrupted = runs.running(tx, key)
@@ -150,14 +162,23 @@ class ConversationActors:
             return interrupted
 
         shredded: dict[str, list[dict[str, str]]] = {}
-        for run in await self.database.write(unit):
+        # One at a time per conversation: a takeover by a request and `adopt` may meet here.
+        async with self._ending[key]:
+            interrupted = await self.database.write(unit)
+        for run in interrupted:
             log.info("run %s of %s recorded as interrupted", run.id, key)
         for run_id, redaction in shredded.items():
             self.keyring.shred(run_id, [Queried.from_json(item) for item in redaction])
-        async with self.holding(key) as actor:
-            await actor.drain()
-        if self.on_adopted is not None:
-            await self.on_adopted(key)
+        return bool(interrupted)
+
+    async def _resume_taken(self, key: str) -> None:
+        """After a conversation was taken over by a request rather than `adopt`: resume its
+        queued inputs and continue its open calls, as `adopt` does."""
+        with contextlib.suppress(OwnedElsewhere, ShuttingDown):
+            async with self.holding(key) as actor:
+                await actor.drain()
+            if self.on_adopted is not None:
+                await self.on_adopted(key)
 
     async def lost(self, key: str) -> None:
         """This Mind no longer owns `key` (`mind.cluster.leases`): its actor goes, and its run
@@ -267,6 +288,10 @@ class ConversationActors:
                 actor = None
             if actor is None:
                 await self.leases.acquire(key)
+                # Another Mind may have held it, and left its run `running` (on a shared store
+                # a request can take a conversation over before `adopt` does).
+                if self.leases.shared and await self._end_left_running(key):
+                    self._spawn(self._resume_taken(key))
                 audience, settings = await self.database.read(lambda s: _loaded(s, key))
                 actor = ConversationActor(
                     key,

@@ -87,6 +87,9 @@ class Held:
 class Leases(Protocol):
     """What the actor pool asks of whichever leases the store has."""
 
+    # Whether other Minds may have held a conversation before this one took it.
+    shared: bool
+
     async def acquire(self, key: str) -> None: ...
 
     def holds(self, key: str) -> bool: ...
@@ -98,6 +101,7 @@ class SoleLeases:
     """One Mind owns every conversation (SQLite: the data directory's state lock says so)."""
 
     fence = None
+    shared = False
 
     async def acquire(self, key: str) -> None:
         """Every conversation is this Mind's."""
@@ -114,6 +118,8 @@ class SoleLeases:
 
 class SharedLeases:
     """This Mind's leases on a database several Minds share (see the module's docstring)."""
+
+    shared = True
 
     def __init__(
         self,
