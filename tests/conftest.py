@@ -52,17 +52,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="the store of the Minds end-to-end tests start: the SQLite file in the data "
         f"directory, or a PostgreSQL database of their own on the server ${PG_URL_ENV}",
     )
-    parser.addoption("--soak", action="store_true", help="also run the soaks (tests marked `soak`)")
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Soaks run only when asked for (`--soak`)."""
-    if config.getoption("soak"):
-        return
-    skip = pytest.mark.skip(reason="a soak: run it with --soak")
-    for item in items:
-        if item.get_closest_marker("soak"):
-            item.add_marker(skip)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -32,7 +32,7 @@ from mind.agent import proactive
 from mind.agent.actor import ConversationActor
 from mind.agent.actor_state import ConversationSettings
 from mind.agent.platform import PlatformScopes
-from mind.cluster.errors import OwnedElsewhere
+from mind.cluster.errors import LOST_HOLD, OwnedElsewhere
 from mind.cluster.leases import Leases, SoleLeases
 from mind.conversation import inputs, queries, runs
 from mind.conversation.access import Viewer, can_see
@@ -113,6 +113,8 @@ class ConversationActors:
         self.on_adopted: Callable[[str], Awaitable[None]] | None = None
         self._background: set[asyncio.Task[None]] = set()
         self._ending: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+        # The lease epoch each loaded actor was made under.
+        self._epochs: dict[str, int] = {}
 
     async def recover(self) -> None:
         """At start: take over each conversation with unfinished work (`adopt`) that no other
@@ -129,9 +131,12 @@ class ConversationActors:
         end the run a crash left `running` as interrupted (queueing the next attempt of a
         firing whose run it was), then resume the queued inputs. At start, and for a
         conversation whose owner stopped renewing its lease or cannot be reached."""
-        await self.leases.acquire(key)
-        await self._end_left_running(key)
-        async with self.holding(key) as actor:
+        if not self.leases.shared:
+            await self._end_left_running(key)
+        # On a shared store `holding` takes the lease and ends that run when it loads the actor,
+        # under the pool's lock: ended here, a request's run started in between would be ended
+        # instead.
+        async with self.holding(key, resume=False) as actor:
             await actor.drain()
         if self.on_adopted is not None:
             await self.on_adopted(key)
@@ -186,8 +191,9 @@ class ConversationActors:
         async with self._lock:
             actor = self._actors.pop(key, None)
             self._access.pop(key, None)
+            self._epochs.pop(key, None)
         if actor is not None:
-            await actor.stop("interrupted: this Mind lost its hold on the conversation")
+            await actor.stop(LOST_HOLD)
 
     async def continue_call(self, key: str, tool_call_id: str) -> None:
         """Continue the interrupted run of an open call (see `mind.conversation.continuation`)."""
@@ -233,6 +239,7 @@ class ConversationActors:
         async with self._lock:
             actor = self._actors.pop(key, None)
             self._access.pop(key, None)
+            self._epochs.pop(key, None)
         if actor is not None:
             actor.close_scope(scope.DELETED)
 
@@ -261,10 +268,12 @@ class ConversationActors:
             raise NotFound(f"no conversation {key!r}")
 
     @asynccontextmanager
-    async def holding(self, key: str) -> AsyncIterator[ConversationActor]:
+    async def holding(self, key: str, *, resume: bool = True) -> AsyncIterator[ConversationActor]:
         """Hold the actor of `key`, made on first use (no check that the conversation
-        exists): it is not evicted until the block ends."""
-        actor = await self._take(key)
+        exists): it is not evicted until the block ends. `resume`: when loading it ends a run
+        another Mind left running, resume the conversation's work in the background (`adopt`
+        resumes it itself)."""
+        actor = await self._take(key, resume)
         try:
             yield actor
         finally:
@@ -276,21 +285,24 @@ class ConversationActors:
         """How many actors are in memory."""
         return len(self._actors)
 
-    async def _take(self, key: str) -> ConversationActor:
+    async def _take(self, key: str, resume: bool) -> ConversationActor:
         async with self._lock:
             if self._closing:
                 raise ShuttingDown("the Mind is shutting down; retry after it restarts")
             actor = self._actors.get(key)
-            if actor is not None and not self.leases.holds(key):
-                # Its lease ran out before the renewal noticed: it may not write any more.
+            if actor is not None and (
+                not self.leases.holds(key) or self._epochs.get(key) != self.leases.epoch(key)
+            ):
+                # Its lease ran out before the renewal noticed (and may have been taken again
+                # since, at a new epoch, outside this pool): it may not write any more.
                 del self._actors[key]
-                self._spawn(actor.stop("interrupted: this Mind lost its hold on the conversation"))
+                self._spawn(actor.stop(LOST_HOLD))
                 actor = None
             if actor is None:
                 await self.leases.acquire(key)
                 # Another Mind may have held it, and left its run `running` (on a shared store
                 # a request can take a conversation over before `adopt` does).
-                if self.leases.shared and await self._end_left_running(key):
+                if self.leases.shared and await self._end_left_running(key) and resume:
                     self._spawn(self._resume_taken(key))
                 audience, settings = await self.database.read(lambda s: _loaded(s, key))
                 actor = ConversationActor(
@@ -307,6 +319,7 @@ class ConversationActors:
                     scopes=self.scopes,
                 )
                 self._actors[key] = actor
+                self._epochs[key] = self.leases.epoch(key)
             actor.holders += 1
             self._evict(time.monotonic())
             return actor
@@ -331,6 +344,7 @@ class ConversationActors:
                 break
             actor.evict()
             del self._actors[actor.key]
+            self._epochs.pop(actor.key, None)
             self._access.pop(actor.key, None)
             self._spawn(self.leases.release(actor.key))
             over -= 1

@@ -22,6 +22,7 @@ from mind.agent import batches, proactive
 from mind.agent.actor_state import RUN_HOLDER, ActiveRun, ActorState, RunStart
 from mind.agent.journal import RunRecorder
 from mind.agent.proactive import ProactiveRun
+from mind.cluster.errors import LOST_HOLD, LeaseLost
 from mind.context import records as context_records
 from mind.conversation import runs
 from mind.conversation.history import ContextSummary, HistoryMessage
@@ -90,6 +91,9 @@ class RunExecution(ActorState):
             state, reason = outcome.state, outcome.reason
         except asyncio.CancelledError:
             state, reason = active.stop_as
+        except LeaseLost as exc:  # another Mind owns it now, and resumes what this run left
+            log.info("run %s of %s stopped: %s", active.run_id, self.key, exc)
+            state, reason = RunState.INTERRUPTED, LOST_HOLD
         except ProfileError as exc:  # this conversation's profile cannot run; others can
             log.warning("run %s of %s: %s", active.run_id, self.key, exc)
             state, reason = RunState.FAILED, str(exc)

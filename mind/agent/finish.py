@@ -9,8 +9,11 @@ then on, in memory too.
 
 from __future__ import annotations
 
+import logging
+
 from mind.agent import proactive
 from mind.agent.actor_state import RUN_HOLDER, ActiveRun, ActorState
+from mind.cluster.errors import LeaseLost
 from mind.conversation import continuation, posts, runs
 from mind.core.loop import RunOutcome
 from mind.core.view import ProviderView
@@ -20,6 +23,8 @@ from mind.scheduler import records as schedule_records
 from mind.sealing.forms import redacted_history
 from mind.sealing.keyring import Queried, replacement
 from mind.store.write_tx import WriteTx
+
+log = logging.getLogger(__name__)
 
 
 class RunFinish(ActorState):
@@ -79,6 +84,11 @@ class RunFinish(ActorState):
             redaction = await self.database.write(unit)
             if redaction and self.keyring is not None:
                 self._shredded(run_id, [Queried.from_json(item) for item in redaction])
+        except LeaseLost:
+            # Its new owner ends the run as interrupted when it takes the conversation over.
+            log.info(
+                "run %s of %s: its end is left to the conversation's new owner", run_id, self.key
+            )
         finally:
             async with self._lock:
                 self._run = None

@@ -27,7 +27,10 @@ _PROJECTION = select(models.ToolProjection.__table__).where(
 )
 _END_CALL = (
     update(models.ToolProjection)
-    .where(models.ToolProjection.tool_call_id == bindparam("tool_call_id"))
+    .where(
+        models.ToolProjection.tool_call_id == bindparam("tool_call_id"),
+        models.ToolProjection.status == "running",
+    )
     .values(
         status=bindparam("status"),
         result_summary=bindparam("result_summary"),
@@ -155,7 +158,7 @@ class RunRecorder:
             result_projection=result,
             finished_at=now,
         )
-        tx.execute(
+        ended = tx.execute(
             _END_CALL,
             tool_call_id=row.tool_call_id,
             status=row.status,
@@ -163,6 +166,8 @@ class RunRecorder:
             result_projection=row.result_projection,
             finished_at=now,
         )
+        if not ended:  # its run was ended meanwhile (a stop): that terminal stands
+            raise RuntimeError(f"tool call {terminal.tool_call_id} was ended meanwhile")
         mode = DetailMode(row.admitted_mode)
         view = projection_view(row, mode).to_payload()
         if self.sealer is not None:

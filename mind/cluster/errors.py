@@ -18,6 +18,10 @@ class OwnedElsewhere(Unavailable):
         self.address = address
 
 
+# Why a run stops on a Mind that lost the conversation's lease.
+LOST_HOLD = "interrupted: this Mind lost its hold on the conversation"
+
+
 class LeaseLost(Unavailable):
     """This Mind no longer holds the conversation's lease (it ran out, or another Mind took
     it): nothing was written, and the request may be retried."""

@@ -94,6 +94,10 @@ class Leases(Protocol):
 
     def holds(self, key: str) -> bool: ...
 
+    def epoch(self, key: str) -> int:
+        """The epoch of `key`'s lease held now (0: not held, or no epochs)."""
+        ...
+
     async def release(self, key: str) -> None: ...
 
 
@@ -108,6 +112,9 @@ class SoleLeases:
 
     def holds(self, key: str) -> bool:
         return True
+
+    def epoch(self, key: str) -> int:
+        return 0
 
     async def release(self, key: str) -> None:
         """Nothing to give back."""
@@ -187,6 +194,10 @@ class SharedLeases:
     def holds(self, key: str) -> bool:
         held = self._held.get(key)
         return held is not None and self.monotonic() < held.deadline
+
+    def epoch(self, key: str) -> int:
+        held = self._held.get(key)
+        return held.epoch if held is not None else 0
 
     async def release(self, key: str) -> None:
         """Give `key` back (its actor was let go): another Mind may take it at once."""

@@ -24,7 +24,10 @@ _RUNNING_CALLS = select(models.ToolProjection.__table__).where(
 )
 _CANCEL_CALL = (
     update(models.ToolProjection)
-    .where(models.ToolProjection.tool_call_id == bindparam("tool_call_id"))
+    .where(
+        models.ToolProjection.tool_call_id == bindparam("tool_call_id"),
+        models.ToolProjection.status == "running",
+    )
     .values(status="cancelled", result_summary=bindparam("summary"), finished_at=bindparam("now"))
 )
 _END_RUN = (
@@ -123,7 +126,10 @@ def finish(
         if projection.tool_call_id in keep_open:
             continue
         summary = f"cancelled: {reason}"
-        tx.execute(_CANCEL_CALL, tool_call_id=projection.tool_call_id, summary=summary, now=now)
+        if not tx.execute(
+            _CANCEL_CALL, tool_call_id=projection.tool_call_id, summary=summary, now=now
+        ):
+            continue  # its terminal was committed since it was read: that one stands
         ended = projection._replace(status="cancelled", result_summary=summary, finished_at=now)
         tx.event(
             "tool_changed",

@@ -31,6 +31,7 @@ from mind.scheduler import records
 from mind.scheduler.model import Clock, FiringDelivery
 from mind.store import models
 from mind.store.database import Database
+from mind.store.insert_once import insert_if_absent
 from mind.store.outbox import head_event_id
 from mind.store.write_tx import WriteTx
 from tobe.v1 import awareness_pb2 as pb
@@ -110,7 +111,8 @@ def _claim_memory(tx: WriteTx, now: datetime) -> tuple[list[FiringDelivery], boo
     cursor = session.get(models.Cursor, MEMORY_CURSOR)
     if cursor is None:
         # First start: writes made before the scheduler existed fire nothing.
-        session.add(models.Cursor(name=MEMORY_CURSOR, value=head_event_id(session)))
+        # Another Mind starting on the same database may write it first: its value stands.
+        insert_if_absent(session, models.Cursor, name=MEMORY_CURSOR, value=head_event_id(session))
         return [], False
     events = list(
         session.scalars(

@@ -43,7 +43,11 @@ class PoolWriter:
         self._running.add(running)
         running.add_done_callback(self._running.discard)
         running.add_done_callback(self._publish)
-        _tx, value = await asyncio.shield(running)
+        try:
+            _tx, value = await asyncio.shield(running)
+        except asyncio.CancelledError:
+            running.add_done_callback(_abandoned)
+            raise
         return value
 
     def _publish(self, running: asyncio.Future[tuple[WriteTx, Any]]) -> None:
@@ -83,3 +87,10 @@ class PoolWriter:
         self._closed = True
         await asyncio.gather(*self._running, return_exceptions=True)
         self._engine.dispose()
+
+
+def _abandoned(running: asyncio.Future[Any]) -> None:
+    """The caller of a unit went away (its run was stopped): a failure of the unit, which
+    committed nothing, is said in one line rather than as a never-retrieved exception."""
+    if not running.cancelled() and running.exception() is not None:
+        log.info("a write its caller no longer waited for failed: %s", running.exception())
