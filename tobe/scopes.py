@@ -143,6 +143,7 @@ REQUIRED: dict[str, Requirement] = {
     "/tobe.v1.Mind/GetImage": _mind(CHAT),
     "/tobe.v1.Mind/RenameConversation": _mind(CHAT),
     "/tobe.v1.Mind/ArchiveConversation": _mind(CHAT),
+    "/tobe.v1.Mind/BranchConversation": _mind(CHAT),
     "/tobe.v1.Mind/SearchConversations": _mind(CHAT),
     "/tobe.v1.Mind/GetWidget": _mind(CHAT),
     "/tobe.v1.HandLink/Attach": Requirement(

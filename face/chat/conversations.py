@@ -23,7 +23,8 @@ LIST_LIMIT = 50
 
 
 class NoSuchChoice(Exception):
-    """`/switch N` named a number the last list did not show."""
+    """A command named what is not there (`/switch N` a number the last list did not show,
+    `/branch` a message id that is no number); its message says what to do."""
 
 
 class Conversations:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.text import Text
 
-from face.chat import actions, choices, pairing, widgets
+from face.chat import actions, branches, choices, pairing, widgets
 from face.chat.attach import ImageRefused, read_image, split_argument
 from face.chat.conversations import Conversations, NoSuchChoice
 from face.chat.render import Renderer
@@ -38,6 +38,7 @@ HELP = (
     "/widget <id>  a widget's records, as tables (its id is on the widget's line)\n"
     "/image PATH [text]  send an image (PNG, JPEG, WebP, GIF) with optional text\n"
     "/reply ID text  quote message ID in your message   /reply  the last messages with their ids\n"
+    "/branch [ID]  go on from the last message (or message ID) in a new conversation\n"
     "/pair  a one-time code and link that sign a browser (the web client) in as you\n"
     '/quit  leave   (end a line with \\ or use """ for multi-line input)\n'
     "approval requests: y = approve once, a = always in this conversation, n [reason] = deny"
@@ -137,6 +138,8 @@ class ChatRepl:
         kind = snapshot.conversation.kind
         marked = f" [{kind}]" if kind and kind != "chat" else ""
         self.console.rule(Text(f"{title} ({key}){marked}", style="bold"))
+        if origin := branches.origin_line(snapshot.conversation):
+            self.renderer.status(origin)
         self.renderer.show_history(snapshot.messages, snapshot.tools)
         for approval in snapshot.pending_approvals:
             self.renderer.on_event(
@@ -197,6 +200,9 @@ class ChatRepl:
                 await self._send_image(argument)
             elif name == "/reply":
                 await self._reply(argument)
+            elif name == "/branch":
+                made = await branches.branch(self.session, self.renderer.conversation, argument)
+                await self._open(made.key)
             elif name == "/pair":
                 await pairing.pair(self.session, self.console)
             elif name == "/help":

@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mind.agent.actors import ConversationActors
-from mind.conversation import choices, kinds, posts, queries, search
+from mind.conversation import branches, choices, kinds, posts, queries, search
 from mind.conversation.access import Viewer, check_key, check_principal
 from mind.conversation.limits import MAX_TITLE, checked_title, clamp
 from mind.errors import AlreadyExists, InvalidInput, NotFound
@@ -112,6 +112,36 @@ class Conversations:
                 lambda session: _key_taken(session, viewer, key)
             ) from exc
         return view
+
+    async def branch(
+        self, viewer: Viewer, origin_key: str, message_id: int, key: str = "", title: str = ""
+    ) -> tuple[ConversationView, int]:
+        """Branch `origin_key` at `message_id` into a new conversation of the viewer's
+        (`mind.conversation.branches`); the view and how many messages it holds. Anyone who
+        may read the conversation may branch it."""
+        check_principal(viewer.principal)
+        check_key(origin_key)
+        if message_id <= 0:
+            raise InvalidInput("message_id is required: the id of the last message to keep")
+        key = key or f"p_{secrets.token_hex(8)}"
+        check_key(key)
+        title = checked_title(title) if title else ""
+
+        def unit(tx: WriteTx) -> tuple[ConversationView, int]:
+            if tx.session.get(models.Conversation, key) is not None:
+                raise _key_taken(tx.session, viewer, key)
+            made = branches.branch(tx, viewer, origin_key, message_id, key, title)
+            view = conversation_view(made.conversation, [])
+            event_id = tx.event("conversation_created", key, [viewer.principal], view.to_payload())
+            return dataclasses.replace(view, last_event_id=event_id), made.messages_copied
+
+        await self._actors.leases.acquire(key)
+        try:
+            return await self._database.write(unit)
+        except IntegrityError as exc:
+            raise await self._database.read(
+                lambda session: _key_taken(session, viewer, key)
+            ) from exc
 
     async def list(
         self,

@@ -180,6 +180,20 @@ class MindServicer(mind_pb2_grpc.MindServicer):
         )
         return mind_pb2.ArchiveConversationResponse(conversation=conversation_to_proto(view))
 
+    async def BranchConversation(
+        self, request: mind_pb2.BranchConversationRequest, context: Context
+    ) -> mind_pb2.BranchConversationResponse:
+        view, copied = await self.manager.conversations.branch(
+            _viewer(request.on_behalf_of),
+            request.conversation_key,
+            request.message_id,
+            request.key,
+            request.title,
+        )
+        return mind_pb2.BranchConversationResponse(
+            conversation=conversation_to_proto(view), messages_copied=copied
+        )
+
     async def SearchConversations(
         self, request: mind_pb2.SearchConversationsRequest, context: Context
     ) -> mind_pb2.SearchConversationsResponse:

@@ -128,6 +128,10 @@ class ConversationRow(Protocol):
     def kind(self) -> str: ...
     @property
     def archived(self) -> bool: ...
+    @property
+    def branched_from_key(self) -> str: ...
+    @property
+    def branched_from_message_id(self) -> int: ...
 
 
 class ApprovalRow(Protocol):
@@ -283,6 +287,8 @@ def conversation_view(
         active_hand=row.active_hand,
         kind=row.kind,
         archived=bool(row.archived),
+        branched_from_key=row.branched_from_key or "",
+        branched_from_message_id=row.branched_from_message_id or 0,
     )
 
 

@@ -367,6 +367,9 @@ class ConversationView:
     active_hand: str = ""
     kind: str = "chat"
     archived: bool = False
+    # A branch's origin: the conversation and message it was branched at ("" and 0: none).
+    branched_from_key: str = ""
+    branched_from_message_id: int = 0
 
     def to_payload(self) -> Payload:
         return {
@@ -380,6 +383,8 @@ class ConversationView:
             "active_hand": self.active_hand,
             "kind": self.kind,
             "archived": self.archived,
+            "branched_from_key": self.branched_from_key,
+            "branched_from_message_id": self.branched_from_message_id,
         }
 
     @classmethod
@@ -395,6 +400,8 @@ class ConversationView:
             active_hand=payload.get("active_hand", ""),
             kind=payload.get("kind", "chat"),
             archived=payload.get("archived", False),
+            branched_from_key=payload.get("branched_from_key", ""),
+            branched_from_message_id=payload.get("branched_from_message_id", 0),
         )
 
 

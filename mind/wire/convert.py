@@ -351,6 +351,8 @@ def conversation_to_proto(view: ConversationView) -> common_pb2.Conversation:
         active_hand=view.active_hand,
         kind=view.kind,
         archived=view.archived,
+        branched_from_key=view.branched_from_key,
+        branched_from_message_id=view.branched_from_message_id,
     )
 
 
@@ -366,6 +368,8 @@ def conversation_from_proto(message: common_pb2.Conversation) -> ConversationVie
         active_hand=message.active_hand,
         kind=message.kind or "chat",
         archived=message.archived,
+        branched_from_key=message.branched_from_key,
+        branched_from_message_id=message.branched_from_message_id,
     )
 
 

@@ -191,6 +191,8 @@ MAPPINGS = {
             profile="coach",
             active_hand="laptop",
             archived=True,
+            branched_from_key="g_origin",
+            branched_from_message_id=7,
         ),
         ConversationView(
             key="p_x", title="", owner="alice", members=(), created_at=START, last_event_id=0

@@ -374,6 +374,8 @@ class Conversation(_message.Message):
     ACTIVE_HAND_FIELD_NUMBER: _builtins.int
     KIND_FIELD_NUMBER: _builtins.int
     ARCHIVED_FIELD_NUMBER: _builtins.int
+    BRANCHED_FROM_KEY_FIELD_NUMBER: _builtins.int
+    BRANCHED_FROM_MESSAGE_ID_FIELD_NUMBER: _builtins.int
     key: _builtins.str
     title: _builtins.str
     owner: _builtins.str
@@ -392,6 +394,12 @@ class Conversation(_message.Message):
     """Archived: left out of ListConversations unless `include_archived`; still readable,
     searchable and writable. Sending a message does not unarchive it.
     """
+    branched_from_key: _builtins.str
+    """A branch's origin (Mind.BranchConversation): the conversation and the message (its id
+    there) it was branched at; empty and 0 for a conversation that is no branch. Kept as
+    written: the origin may since have been deleted or become unreadable to the viewer.
+    """
+    branched_from_message_id: _builtins.int
     @_builtins.property
     def members(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Principals allowed besides the owner (group conversations only)."""
@@ -411,10 +419,12 @@ class Conversation(_message.Message):
         active_hand: _builtins.str = ...,
         kind: _builtins.str = ...,
         archived: _builtins.bool = ...,
+        branched_from_key: _builtins.str = ...,
+        branched_from_message_id: _builtins.int = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["created_at", b"created_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_hand", b"active_hand", "archived", b"archived", "created_at", b"created_at", "key", b"key", "kind", b"kind", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "profile", b"profile", "title", b"title"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_hand", b"active_hand", "archived", b"archived", "branched_from_key", b"branched_from_key", "branched_from_message_id", b"branched_from_message_id", "created_at", b"created_at", "key", b"key", "kind", b"kind", "last_event_id", b"last_event_id", "members", b"members", "owner", b"owner", "profile", b"profile", "title", b"title"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

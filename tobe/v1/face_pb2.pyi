@@ -228,6 +228,7 @@ class MindCall(_message.Message):
     ARCHIVE_CONVERSATION_FIELD_NUMBER: _builtins.int
     SEARCH_CONVERSATIONS_FIELD_NUMBER: _builtins.int
     GET_WIDGET_FIELD_NUMBER: _builtins.int
+    BRANCH_CONVERSATION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def create_conversation(self) -> _mind_pb2.CreateConversationRequest: ...
     @_builtins.property
@@ -276,6 +277,8 @@ class MindCall(_message.Message):
     def search_conversations(self) -> _mind_pb2.SearchConversationsRequest: ...
     @_builtins.property
     def get_widget(self) -> _mind_pb2.GetWidgetRequest: ...
+    @_builtins.property
+    def branch_conversation(self) -> _mind_pb2.BranchConversationRequest: ...
     def __init__(
         self,
         *,
@@ -303,12 +306,13 @@ class MindCall(_message.Message):
         archive_conversation: _mind_pb2.ArchiveConversationRequest | None = ...,
         search_conversations: _mind_pb2.SearchConversationsRequest | None = ...,
         get_widget: _mind_pb2.GetWidgetRequest | None = ...,
+        branch_conversation: _mind_pb2.BranchConversationRequest | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "branch_conversation", b"branch_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "branch_conversation", b"branch_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["create_conversation", "list_conversations", "send_chat", "cancel_run", "get_snapshot", "get_history", "decide_approval", "compact_conversation", "list_profiles", "set_conversation_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "create_pairing_code", "get_conversation_usage", "get_image", "rename_conversation", "archive_conversation", "search_conversations", "get_widget"]  # noqa: Y015
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["create_conversation", "list_conversations", "send_chat", "cancel_run", "get_snapshot", "get_history", "decide_approval", "compact_conversation", "list_profiles", "set_conversation_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "create_pairing_code", "get_conversation_usage", "get_image", "rename_conversation", "archive_conversation", "search_conversations", "get_widget", "branch_conversation"]  # noqa: Y015
     _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
 
@@ -1086,6 +1090,7 @@ class MindReply(_message.Message):
     ARCHIVE_CONVERSATION_FIELD_NUMBER: _builtins.int
     SEARCH_CONVERSATIONS_FIELD_NUMBER: _builtins.int
     GET_WIDGET_FIELD_NUMBER: _builtins.int
+    BRANCH_CONVERSATION_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def create_conversation(self) -> _mind_pb2.CreateConversationResponse: ...
     @_builtins.property
@@ -1134,6 +1139,8 @@ class MindReply(_message.Message):
     def search_conversations(self) -> _mind_pb2.SearchConversationsResponse: ...
     @_builtins.property
     def get_widget(self) -> _mind_pb2.GetWidgetResponse: ...
+    @_builtins.property
+    def branch_conversation(self) -> _mind_pb2.BranchConversationResponse: ...
     def __init__(
         self,
         *,
@@ -1161,12 +1168,13 @@ class MindReply(_message.Message):
         archive_conversation: _mind_pb2.ArchiveConversationResponse | None = ...,
         search_conversations: _mind_pb2.SearchConversationsResponse | None = ...,
         get_widget: _mind_pb2.GetWidgetResponse | None = ...,
+        branch_conversation: _mind_pb2.BranchConversationResponse | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "branch_conversation", b"branch_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["archive_conversation", b"archive_conversation", "branch_conversation", b"branch_conversation", "call", b"call", "cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact_conversation", b"compact_conversation", "create_conversation", b"create_conversation", "create_pairing_code", b"create_pairing_code", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "get_conversation_usage", b"get_conversation_usage", "get_history", b"get_history", "get_image", b"get_image", "get_snapshot", b"get_snapshot", "get_widget", b"get_widget", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "post_message", b"post_message", "rename_conversation", b"rename_conversation", "search_conversations", b"search_conversations", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_conversation_profile", b"set_conversation_profile"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
-    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["create_conversation", "list_conversations", "send_chat", "cancel_run", "get_snapshot", "get_history", "decide_approval", "compact_conversation", "list_profiles", "set_conversation_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "create_pairing_code", "get_conversation_usage", "get_image", "rename_conversation", "archive_conversation", "search_conversations", "get_widget"]  # noqa: Y015
+    _WhichOneofReturnType_call: _TypeAlias = _typing.Literal["create_conversation", "list_conversations", "send_chat", "cancel_run", "get_snapshot", "get_history", "decide_approval", "compact_conversation", "list_profiles", "set_conversation_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "create_pairing_code", "get_conversation_usage", "get_image", "rename_conversation", "archive_conversation", "search_conversations", "get_widget", "branch_conversation"]  # noqa: Y015
     _WhichOneofArgType_call: _TypeAlias = _typing.Literal["call", b"call"]  # noqa: Y015
     def WhichOneof(self, oneof_group: _WhichOneofArgType_call) -> _WhichOneofReturnType_call | None: ...
 

@@ -1581,6 +1581,70 @@ class SearchConversationsResponse(_message.Message):
 Global___SearchConversationsResponse: _TypeAlias = SearchConversationsResponse  # noqa: Y015
 
 @_typing.final
+class BranchConversationRequest(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    ON_BEHALF_OF_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    KEY_FIELD_NUMBER: _builtins.int
+    TITLE_FIELD_NUMBER: _builtins.int
+    conversation_key: _builtins.str
+    """The conversation to branch."""
+    message_id: _builtins.int
+    """Message.id of the last message the branch keeps."""
+    key: _builtins.str
+    """The branch's key; empty: a new private key ("p_…"). A group key ("g_…") takes no
+    members: a branch is its caller's alone.
+    """
+    title: _builtins.str
+    """The branch's title; empty: "<the conversation's title> (branch)"."""
+    @_builtins.property
+    def on_behalf_of(self) -> Global___OnBehalfOf: ...
+    def __init__(
+        self,
+        *,
+        on_behalf_of: Global___OnBehalfOf | None = ...,
+        conversation_key: _builtins.str = ...,
+        message_id: _builtins.int = ...,
+        key: _builtins.str = ...,
+        title: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["on_behalf_of", b"on_behalf_of"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation_key", b"conversation_key", "key", b"key", "message_id", b"message_id", "on_behalf_of", b"on_behalf_of", "title", b"title"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BranchConversationRequest: _TypeAlias = BranchConversationRequest  # noqa: Y015
+
+@_typing.final
+class BranchConversationResponse(_message.Message):
+    DESCRIPTOR: _descriptor.Descriptor
+
+    CONVERSATION_FIELD_NUMBER: _builtins.int
+    MESSAGES_COPIED_FIELD_NUMBER: _builtins.int
+    messages_copied: _builtins.int
+    """How many messages it holds (the copy)."""
+    @_builtins.property
+    def conversation(self) -> _common_pb2.Conversation:
+        """The branch, with `branched_from_key` and `branched_from_message_id` set."""
+
+    def __init__(
+        self,
+        *,
+        conversation: _common_pb2.Conversation | None = ...,
+        messages_copied: _builtins.int = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation"]  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["conversation", b"conversation", "messages_copied", b"messages_copied"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___BranchConversationResponse: _TypeAlias = BranchConversationResponse  # noqa: Y015
+
+@_typing.final
 class GetWidgetRequest(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 

@@ -180,6 +180,11 @@ class MindStub:
                 request_serializer=tobe_dot_v1_dot_mind__pb2.GetWidgetRequest.SerializeToString,
                 response_deserializer=tobe_dot_v1_dot_mind__pb2.GetWidgetResponse.FromString,
                 _registered_method=True)
+        self.BranchConversation = channel.unary_unary(
+                '/tobe.v1.Mind/BranchConversation',
+                request_serializer=tobe_dot_v1_dot_mind__pb2.BranchConversationRequest.SerializeToString,
+                response_deserializer=tobe_dot_v1_dot_mind__pb2.BranchConversationResponse.FromString,
+                _registered_method=True)
 
 
 class MindServicer:
@@ -460,6 +465,21 @@ class MindServicer:
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def BranchConversation(self, request, context):
+        """Branches a conversation at one of its messages: a new conversation, owned by
+        on_behalf_of, holding a copy of the history up to and including that message (and the
+        results of the tool calls of that step), its tool cards, image references, and the
+        latest compaction summary that covers no message past it; sealed turns are copied only
+        in their redacted form. Anyone who may read the conversation may branch it. One
+        transaction: committed (with `conversation_created`) before answered, nothing on refusal.
+        NOT_FOUND: the conversation is unknown or not readable, or the message is not one of
+        its messages; FAILED_PRECONDITION: the message belongs to a run still running (branch
+        once it ended, or at an earlier message); ALREADY_EXISTS: `key` is taken.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_MindServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -607,6 +627,11 @@ def add_MindServicer_to_server(servicer, server):
                     servicer.GetWidget,
                     request_deserializer=tobe_dot_v1_dot_mind__pb2.GetWidgetRequest.FromString,
                     response_serializer=tobe_dot_v1_dot_mind__pb2.GetWidgetResponse.SerializeToString,
+            ),
+            'BranchConversation': grpc.unary_unary_rpc_method_handler(
+                    servicer.BranchConversation,
+                    request_deserializer=tobe_dot_v1_dot_mind__pb2.BranchConversationRequest.FromString,
+                    response_serializer=tobe_dot_v1_dot_mind__pb2.BranchConversationResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1393,6 +1418,33 @@ class Mind:
             '/tobe.v1.Mind/GetWidget',
             tobe_dot_v1_dot_mind__pb2.GetWidgetRequest.SerializeToString,
             tobe_dot_v1_dot_mind__pb2.GetWidgetResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def BranchConversation(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/tobe.v1.Mind/BranchConversation',
+            tobe_dot_v1_dot_mind__pb2.BranchConversationRequest.SerializeToString,
+            tobe_dot_v1_dot_mind__pb2.BranchConversationResponse.FromString,
             options,
             channel_credentials,
             insecure,

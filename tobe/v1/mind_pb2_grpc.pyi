@@ -196,6 +196,17 @@ class MindStub:
     widget, a widget of another conversation, or a conversation the caller cannot see (not
     told apart). The durable `widget_changed` event says when to read it again.
     """
+    BranchConversation: _grpc.UnaryUnaryMultiCallable[_mind_pb2.BranchConversationRequest, _mind_pb2.BranchConversationResponse]
+    """Branches a conversation at one of its messages: a new conversation, owned by
+    on_behalf_of, holding a copy of the history up to and including that message (and the
+    results of the tool calls of that step), its tool cards, image references, and the
+    latest compaction summary that covers no message past it; sealed turns are copied only
+    in their redacted form. Anyone who may read the conversation may branch it. One
+    transaction: committed (with `conversation_created`) before answered, nothing on refusal.
+    NOT_FOUND: the conversation is unknown or not readable, or the message is not one of
+    its messages; FAILED_PRECONDITION: the message belongs to a run still running (branch
+    once it ended, or at an earlier message); ALREADY_EXISTS: `key` is taken.
+    """
 
 @_typing.type_check_only
 class MindAsyncStub(MindStub):
@@ -355,6 +366,17 @@ class MindAsyncStub(MindStub):
     conversation (a client opens a widget message's card with it). NOT_FOUND for an unknown
     widget, a widget of another conversation, or a conversation the caller cannot see (not
     told apart). The durable `widget_changed` event says when to read it again.
+    """
+    BranchConversation: _aio.UnaryUnaryMultiCallable[_mind_pb2.BranchConversationRequest, _mind_pb2.BranchConversationResponse]  # type: ignore[assignment]
+    """Branches a conversation at one of its messages: a new conversation, owned by
+    on_behalf_of, holding a copy of the history up to and including that message (and the
+    results of the tool calls of that step), its tool cards, image references, and the
+    latest compaction summary that covers no message past it; sealed turns are copied only
+    in their redacted form. Anyone who may read the conversation may branch it. One
+    transaction: committed (with `conversation_created`) before answered, nothing on refusal.
+    NOT_FOUND: the conversation is unknown or not readable, or the message is not one of
+    its messages; FAILED_PRECONDITION: the message belongs to a run still running (branch
+    once it ended, or at an earlier message); ALREADY_EXISTS: `key` is taken.
     """
 
 class MindServicer(metaclass=_abc_1.ABCMeta):
@@ -686,6 +708,23 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         conversation (a client opens a widget message's card with it). NOT_FOUND for an unknown
         widget, a widget of another conversation, or a conversation the caller cannot see (not
         told apart). The durable `widget_changed` event says when to read it again.
+        """
+
+    @_abc_1.abstractmethod
+    def BranchConversation(
+        self,
+        request: _mind_pb2.BranchConversationRequest,
+        context: _ServicerContext,
+    ) -> _typing.Union[_mind_pb2.BranchConversationResponse, _abc.Awaitable[_mind_pb2.BranchConversationResponse]]:
+        """Branches a conversation at one of its messages: a new conversation, owned by
+        on_behalf_of, holding a copy of the history up to and including that message (and the
+        results of the tool calls of that step), its tool cards, image references, and the
+        latest compaction summary that covers no message past it; sealed turns are copied only
+        in their redacted form. Anyone who may read the conversation may branch it. One
+        transaction: committed (with `conversation_created`) before answered, nothing on refusal.
+        NOT_FOUND: the conversation is unknown or not readable, or the message is not one of
+        its messages; FAILED_PRECONDITION: the message belongs to a run still running (branch
+        once it ended, or at an earlier message); ALREADY_EXISTS: `key` is taken.
         """
 
 def add_MindServicer_to_server(servicer: MindServicer, server: _typing.Union[_grpc.Server, _aio.Server]) -> None: ...

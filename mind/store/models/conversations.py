@@ -43,6 +43,11 @@ class Conversation(Base):
     kind: Mapped[str] = mapped_column(String(16), default="chat", server_default="chat")
     # Left out of the default list (`ListConversations`); still readable, searchable, writable.
     archived: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A branch's origin (`mind.conversation.branches`): the conversation and the message it
+    # was branched at, kept as written (the origin may since have been deleted); empty and 0
+    # for a conversation that is no branch.
+    branched_from_key: Mapped[str] = mapped_column(String(64), default="", server_default="")
+    branched_from_message_id: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
 
 
 class ConversationMember(Base):

@@ -62,6 +62,11 @@ class App {
       },
     );
     byId("log").addEventListener("reply", (reply) => this.composer.setReply(reply.detail));
+    byId("log").addEventListener("branch", (branch) => this.branch(branch.detail.messageId));
+    byId("branch-origin-open").addEventListener("click", () => {
+      const origin = byId("branch-origin").dataset.key;
+      if (origin) this.open(origin).catch((failure) => (byId("status-line").textContent = failure.message));
+    });
     this.pictures = new Pictures(
       { log: byId("log"), dialog: byId("image-viewer") },
       { conversationKey: () => this.view.key, call: (method, body) => this.call(method, body) },
@@ -285,7 +290,29 @@ class App {
     this.list.changed(conversation);
     if (conversation.key !== this.view.key) return;
     this.showTitle(conversation.key);
+    this.showOrigin(conversation);
     this.settings.show(conversation);
+  }
+
+  /** Go on from message `messageId` of the conversation shown, in a new one (a branch). */
+  async branch(messageId) {
+    try {
+      const reply = await this.call("branchConversation", { conversationKey: this.view.key, messageId });
+      this.list.added(reply.conversation);
+      await this.open(reply.conversation.key);
+    } catch (failure) {
+      byId("status-line").textContent = failure.message;
+    }
+  }
+
+  /** Under the header, where a branch came from (a button that opens it); nothing otherwise. */
+  showOrigin(conversation) {
+    const line = byId("branch-origin");
+    const origin = conversation.branchedFromKey ?? "";
+    line.hidden = !origin;
+    line.dataset.key = origin;
+    byId("branch-origin-open").textContent = origin ? this.list.title(origin) : "";
+    byId("branch-origin-at").textContent = origin ? `at message #${conversation.branchedFromMessageId}` : "";
   }
 
   /** The header names the conversation shown; a long title is cut short, whole on hover. */

@@ -74,3 +74,18 @@ export function replyButton(message, speaker) {
     onclick: (click) => click.currentTarget.dispatchEvent(new CustomEvent("reply", { bubbles: true, detail: quote })),
   });
 }
+
+/** A "Branch from here" button for message `message`: like Reply, it only announces (a
+ * bubbling "branch" event with the message's id); the app asks the Mind for the branch and
+ * opens it. */
+export function branchButton(message) {
+  const label = "Branch from here: go on from this message in a new conversation";
+  return el("button", {
+    type: "button",
+    className: "branch ghost",
+    "aria-label": "Branch from here",
+    title: label,
+    onclick: (click) =>
+      click.currentTarget.dispatchEvent(new CustomEvent("branch", { bubbles: true, detail: { messageId: message.id } })),
+  });
+}

@@ -9,7 +9,7 @@
 import { el } from "./dom.js";
 import { picturesNode } from "./images.js";
 import { renderMarkdown } from "./markdown.js";
-import { forwardedNode, quoteNode, replyButton } from "./quotes.js";
+import { branchButton, forwardedNode, quoteNode, replyButton } from "./quotes.js";
 import { widgetCardNode } from "./widgets.js";
 
 const TOOL_STATES = {
@@ -84,6 +84,7 @@ export function messageNode(message, { toolName = "" } = {}) {
       forwardedNode(message),
       message.text ? copyButton(() => message.text, "Copy message") : null,
       replyButton(message, "You"),
+      branchButton(message),
     );
   }
   if (role === "MESSAGE_ROLE_TOOL") {
@@ -106,7 +107,7 @@ export function messageNode(message, { toolName = "" } = {}) {
     if (message.text) {
       const body = el("div", { className: "md", dir: "auto" });
       fillMarkdown(body, message.text);
-      node.append(body, copyButton(() => message.text, "Copy message"), replyButton(message, "ToBe"));
+      node.append(body, copyButton(() => message.text, "Copy message"), replyButton(message, "ToBe"), branchButton(message));
     }
     // A step that only called tools says nothing; its rows follow.
     node.hidden = !message.text && !message.thinking && !message.postedBy && !pictures;
