@@ -46,6 +46,7 @@ from mind.providers.catalog import ModelInfo
 from mind.providers.factory import ProviderConfigError, thinking_level
 from mind.providers.prices import Pricing
 from mind.recall.indexer import RecallIndexer
+from mind.recall.tool import RecallTool
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -257,6 +258,7 @@ def build(
     tools = ToolRegistry(builtin_tools(clock.now))
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
+    tools.add_builtin(RecallTool(database))
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
     tools.add_platform_source(skills, [VIEW_SKILL])
     tools.add_platform_source(resources, [READ_RESOURCE])
