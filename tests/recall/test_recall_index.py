@@ -280,3 +280,20 @@ def test_a_snippet_shows_the_text_around_the_first_word_found() -> None:
     shown = snippet(text, parse("rosa"))
     assert "Nonna Rosa" in shown
     assert shown.startswith("…") and shown.endswith("…")
+
+
+async def test_a_new_indexer_resumes_from_the_committed_cursor_and_adds_nothing_twice(
+    database: Database,
+) -> None:
+    def first(tx: WriteTx) -> None:
+        _conversation(tx, "p_a")
+        _turn(tx, "p_a", "heron one", "ok")
+
+    await database.write(first)
+    await _indexed(database)
+    await database.write(lambda tx: _turn(tx, "p_a", "heron two", "ok"))
+    await _indexed(database)  # a fresh indexer, as after a restart
+    await _indexed(database)
+    assert _found(database, ALICE, "heron") == ["heron one", "heron two"]
+    count = database.read_now(lambda s: s.scalar(select(func.count(models.RecallEntry.id))))
+    assert count == 4
