@@ -6,6 +6,7 @@ import asyncio
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -16,6 +17,9 @@ from tobe.runtime.ports import accepts_connections
 from tobe.runtime.private_files import private_umask
 from tobe.runtime.tokens import token_file
 from tobe.tls_options import TlsOptions, tls_client_options
+
+if TYPE_CHECKING:
+    from tobe.runtime.tls import ClientTls
 
 CHAT_HELP = """Chat with ToBe in the terminal, through the Face gateway.
 
@@ -116,6 +120,23 @@ def _face_target(
     return target, tls, f"the default face.listen; no Face is published in {where}"
 
 
+def _dial(
+    settings: Settings, token: str | None, address: str | None, tls: TlsOptions, command: str
+) -> tuple[str, str, ClientTls | None]:
+    """The Face's address, the client secret and the channel's TLS; ClickException when no
+    Face answers there (said once, at the start; a Face that goes away later is redialled)."""
+    secret = _client_token(token, settings.credentials_dir)
+    face_address, tls, source = _face_target(settings, address, tls)
+    target, channel_tls = tls.resolve(ClientTlsSettings(), face_address)
+    if not accepts_connections(target):
+        raise click.ClickException(
+            f"no Face answers at {target} ({source}); start ToBe with `tobe up`, or point "
+            f"{command} at it with --address HOST:PORT or TOBE_DATA_DIR=<the data directory "
+            "`tobe up` printed>"
+        )
+    return target, secret, channel_tls
+
+
 @click.command("chat", help=CHAT_HELP)
 @click.option("--token", envvar="TOBE_CHAT_TOKEN", help="Client credential secret.")
 @click.option(
@@ -139,16 +160,7 @@ def chat(
     from tobe.v1 import common_pb2, events_pb2
 
     settings = load_settings()
-    secret = _client_token(token, settings.credentials_dir)
-    face_address, tls, source = _face_target(settings, address, tls)
-    target, channel_tls = tls.resolve(ClientTlsSettings(), face_address)
-    if not accepts_connections(target):
-        # Said once, at the start; a Face that goes away later is reconnected to.
-        raise click.ClickException(
-            f"no Face answers at {target} ({source}); start ToBe with `tobe up`, or point chat "
-            "at it with --address HOST:PORT or TOBE_DATA_DIR=<the data directory `tobe up` "
-            "printed>"
-        )
+    target, secret, channel_tls = _dial(settings, token, address, tls, "chat")
     mode = common_pb2.DETAIL_MODE_SUMMARY if summary else common_pb2.DETAIL_MODE_TRANSPARENT
     console = Console()
 
@@ -172,3 +184,60 @@ def chat(
         raise click.ClickException(str(exc)) from exc
     except KeyboardInterrupt:
         pass
+
+
+@click.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--token", envvar="TOBE_CHAT_TOKEN", help="Client credential secret.")
+@click.option(
+    "--address", help="Face address (default: where `tobe up` published it, else face.listen)."
+)
+@click.option("--limit", default=20, show_default=True, help="At most this many conversations.")
+@tls_client_options
+def search(
+    query: tuple[str, ...], token: str | None, address: str | None, limit: int, tls: TlsOptions
+) -> None:
+    """Search your conversations: what was said, tool results, summaries and memory.
+
+    Words are ANDed; "quoted phrases", prefix* and OR are understood. Prints each matching
+    conversation (newest first) with its key, date and a snippet of its best match; open one
+    with `tobe chat -c KEY`.
+    """
+    from face.chat.session import ChatSession, CommandFailed, FatalSessionError
+    from tobe.v1 import face_pb2, mind_pb2
+
+    settings = load_settings()
+    target, secret, channel_tls = _dial(settings, token, address, tls, "search")
+    request = mind_pb2.SearchConversationsRequest(query=" ".join(query), limit=limit)
+
+    async def ask() -> list[mind_pb2.ConversationMatch]:
+        session = ChatSession(
+            target,
+            secret,
+            on_event=lambda event: None,
+            on_status=lambda status: None,
+            client_name="tobe-search",
+            tls=channel_tls,
+        )
+        await session.start()
+        try:
+            reply = await session.call(face_pb2.MindCall(search_conversations=request))
+        finally:
+            await session.close()
+        return list(reply.search_conversations.matches)
+
+    try:
+        matches = asyncio.run(ask())
+    except (FatalSessionError, CommandFailed) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if not matches:
+        click.echo("nothing found")
+    for match in matches:
+        conversation = match.conversation
+        day = conversation.created_at.ToDatetime().date().isoformat()
+        click.echo(f"{conversation.key}  {day}  {conversation.title or 'Untitled conversation'}")
+        if match.snippet:
+            click.echo(
+                f"    {match.snippet}"
+                + (f"  (message {match.message_id})" if match.message_id else "")
+            )

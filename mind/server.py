@@ -45,6 +45,8 @@ from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import ProviderConfigError, thinking_level
 from mind.providers.prices import Pricing
+from mind.recall.indexer import RecallIndexer
+from mind.recall.tool import RecallTool
 from mind.remote.execution import RemoteExecution
 from mind.remote.model import ImageLimits
 from mind.remote.notes import BackgroundNotes
@@ -256,6 +258,7 @@ def build(
     tools = ToolRegistry(builtin_tools(clock.now))
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
+    tools.add_builtin(RecallTool(database))
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
     tools.add_platform_source(skills, [VIEW_SKILL])
     tools.add_platform_source(resources, [READ_RESOURCE])
@@ -324,6 +327,10 @@ def build(
     app.on_start.append(ledger.start)
     app.on_stop.append(ledger.close)
     app.on_start.append(widget_tools.start)
+    # The recall index follows the outbox in the background, never on a turn's path.
+    indexer = RecallIndexer(database, bus)
+    app.on_start.append(indexer.start)
+    app.on_stop.append(indexer.close)
     notes = BackgroundNotes(database)
     app.remote = RemoteExecution.build(
         database,

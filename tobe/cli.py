@@ -28,6 +28,7 @@ COMMANDS = {
     "mind": "mind.cli:mind",
     "models": "management.cli_models:models",
     "restore": "management.cli_backup:restore_command",
+    "search": "face.cli:search",
     "setup": "management.cli_setup:setup",
     "up": "management.up:up",
     "usage": "management.cli_usage:usage",

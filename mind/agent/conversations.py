@@ -18,7 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from mind.agent.actors import ConversationActors
-from mind.conversation import branches, choices, kinds, posts, queries, search
+from mind.conversation import branches, choices, kinds, posts, queries
 from mind.conversation.access import Viewer, check_key, check_principal
 from mind.conversation.limits import MAX_TITLE, checked_title, clamp
 from mind.errors import AlreadyExists, InvalidInput, NotFound
@@ -26,6 +26,8 @@ from mind.events.payloads import conversation_view
 from mind.events.views import ConversationView
 from mind.profiles.book import ProfileSummary
 from mind.profiles.errors import ProfileError
+from mind.recall import conversations as recall
+from mind.recall.query import parse
 from mind.store import models
 from mind.store.write_tx import WriteTx
 
@@ -159,14 +161,14 @@ class Conversations:
             lambda session: queries.list_visible(session, viewer, limit, wanted, include_archived)
         )
 
-    async def search(self, viewer: Viewer, query: str, limit: int) -> builtins.list[search.Match]:
-        """The viewer's conversations whose title or messages contain `query`
-        (`mind.conversation.search`)."""
+    async def search(self, viewer: Viewer, query: str, limit: int) -> builtins.list[recall.Match]:
+        """The viewer's conversations whose title or recall entries match `query`
+        (`mind.recall.conversations`)."""
         check_principal(viewer.principal)
-        query = search.checked_query(query)
-        limit = clamp(limit, search.MAX_MATCHES, search.MAX_MATCHES)
+        parsed = parse(query)
+        limit = clamp(limit, recall.MAX_MATCHES, recall.MAX_MATCHES)
         return await self._database.read(
-            lambda session: search.search(session, viewer, query, limit)
+            lambda session: recall.matching(session, viewer, parsed, limit)
         )
 
     async def rename(self, viewer: Viewer, key: str, title: str) -> ConversationView:

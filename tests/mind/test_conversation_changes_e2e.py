@@ -4,7 +4,8 @@ A rename is for those who may write to the conversation (owner and members), an 
 its owner; both commit with a `conversation_changed` event. Bad titles are refused with
 INVALID_ARGUMENT and change nothing. An archived conversation leaves the default list and stays
 readable and searchable. A search finds a conversation by its title or by a word said in it,
-with a snippet, and never one the caller cannot read.
+with a snippet, and never one the caller cannot read; what was said is found once the recall
+indexer, which runs beside the turns, has caught up.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Iterator
 
 import grpc
 import pytest
+from helpers.eventually import eventually
 from helpers.mind_gateway import Gateway
 from helpers.mind_process import MindProcess, running_mind
 
@@ -176,10 +178,16 @@ def test_search_finds_a_word_said_only_in_a_message_with_a_snippet_and_archived_
     rename(gateway, key, "Animals")
     said(gateway, key, "tell me about quokkas-and-wombats please")
     archive(gateway, key)
-    [match] = [m for m in search(gateway, "QUOKKAS-AND") if m.conversation.key == key]
+    [match] = eventually(
+        lambda: [m for m in search(gateway, "QUOKKAS-AND") if m.conversation.key == key],
+        what="the message found",
+    )
     assert not match.in_title and match.message_id > 0
     assert "quokkas-and-wombats" in match.snippet
-    replied = [m for m in search(gateway, "largest living") if m.conversation.key == key]
+    replied = eventually(
+        lambda: [m for m in search(gateway, "largest living") if m.conversation.key == key],
+        what="the reply found",
+    )
     assert replied and "capybara" in replied[0].snippet  # the model's reply is searched too
     titled = [m for m in search(gateway, "animals") if m.conversation.key == key]
     assert titled and titled[0].in_title
@@ -190,11 +198,19 @@ def test_search_never_shows_another_persons_conversation_or_snippet(gateway: Gat
     key = gateway.create(_key())
     rename(gateway, key, f"Alice's {secret}")
     said(gateway, key, f"my {secret} diary")
-    assert [m.conversation.key for m in search(gateway, secret)] == [key]
+    eventually(
+        lambda: [m.conversation.key for m in search(gateway, secret)],
+        until=lambda keys: keys == [key] and "diary" in search(gateway, secret)[0].snippet,
+        what="alice's conversation found by its message",
+    )
     assert search(gateway, secret, principal="bob") == []
     shared = gateway.create(_key("g"), members=("bob",))
     said(gateway, shared, f"our {secret} plans")
-    found = search(gateway, secret, principal="bob")
+    found = eventually(
+        lambda: search(gateway, secret, principal="bob"),
+        until=lambda matches: matches and matches[0].snippet,
+        what="the shared conversation found by its message",
+    )
     assert [m.conversation.key for m in found] == [shared]
     assert "diary" not in found[0].snippet
 

@@ -1504,7 +1504,7 @@ class SearchConversationsRequest(_message.Message):
     QUERY_FIELD_NUMBER: _builtins.int
     LIMIT_FIELD_NUMBER: _builtins.int
     query: _builtins.str
-    """Case-insensitive; trimmed; 1 to 200 characters."""
+    """Case-insensitive; trimmed; 1 to 200 characters with at least one word."""
     limit: _builtins.int
     """At most this many conversations (default and max 50)."""
     @_builtins.property
@@ -1526,7 +1526,7 @@ Global___SearchConversationsRequest: _TypeAlias = SearchConversationsRequest  # 
 
 @_typing.final
 class ConversationMatch(_message.Message):
-    """One conversation whose title or messages contain the query."""
+    """One conversation whose title or recall entries match the query."""
 
     DESCRIPTOR: _descriptor.Descriptor
 
@@ -1535,12 +1535,14 @@ class ConversationMatch(_message.Message):
     MESSAGE_ID_FIELD_NUMBER: _builtins.int
     SNIPPET_FIELD_NUMBER: _builtins.int
     in_title: _builtins.bool
-    """True when the title contains the query."""
+    """True when the title has the query's words."""
     message_id: _builtins.int
-    """The message with the first (oldest) match; 0 when only the title matched."""
+    """The message of the best match (for a summary, the last message it covers); 0 when only
+    the title or a memory entry matched.
+    """
     snippet: _builtins.str
-    """Up to about 160 characters of that message around the match ("…" where cut); empty when
-    only the title matched.
+    """Up to about 160 characters of the best match's text around the query's first word ("…"
+    where cut); empty when only the title matched.
     """
     @_builtins.property
     def conversation(self) -> _common_pb2.Conversation: ...

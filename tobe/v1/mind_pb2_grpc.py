@@ -445,11 +445,14 @@ class MindServicer:
         raise NotImplementedError('Method not implemented!')
 
     def SearchConversations(self, request, context):
-        """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
-        their titles and in the text of their people's and assistant's messages (not tool
-        results, never a sealed turn's text): case-insensitive substring. Newest conversation
-        first, at most `limit` (default and max 50), each with a snippet around its first match.
-        INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+        """Searches the conversations on_behalf_of may read (archived ones included) in their
+        titles and in the recall index (docs/recall.md): what people and the assistant said, the
+        tool results as a person may see them, compaction summaries and memory entries, never a
+        sealed turn's text. Words are ANDed, "quoted phrases" and `prefix*` and OR are understood,
+        any other character separates words. Newest conversation first, at most `limit` (default
+        and max 50), each with a snippet of its best match. What was just said is found once the
+        Mind has indexed it (in the background, usually within a second). INVALID_ARGUMENT for a
+        query that is empty after trimming, longer than 200 characters, or without a word.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

@@ -184,11 +184,14 @@ class MindStub:
     announced as `conversation_changed`. NOT_FOUND: unknown or foreign.
     """
     SearchConversations: _grpc.UnaryUnaryMultiCallable[_mind_pb2.SearchConversationsRequest, _mind_pb2.SearchConversationsResponse]
-    """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
-    their titles and in the text of their people's and assistant's messages (not tool
-    results, never a sealed turn's text): case-insensitive substring. Newest conversation
-    first, at most `limit` (default and max 50), each with a snippet around its first match.
-    INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+    """Searches the conversations on_behalf_of may read (archived ones included) in their
+    titles and in the recall index (docs/recall.md): what people and the assistant said, the
+    tool results as a person may see them, compaction summaries and memory entries, never a
+    sealed turn's text. Words are ANDed, "quoted phrases" and `prefix*` and OR are understood,
+    any other character separates words. Newest conversation first, at most `limit` (default
+    and max 50), each with a snippet of its best match. What was just said is found once the
+    Mind has indexed it (in the background, usually within a second). INVALID_ARGUMENT for a
+    query that is empty after trimming, longer than 200 characters, or without a word.
     """
     GetWidget: _grpc.UnaryUnaryMultiCallable[_mind_pb2.GetWidgetRequest, _mind_pb2.GetWidgetResponse]
     """A widget of a conversation with its records, and its type's page, for who may read the
@@ -355,11 +358,14 @@ class MindAsyncStub(MindStub):
     announced as `conversation_changed`. NOT_FOUND: unknown or foreign.
     """
     SearchConversations: _aio.UnaryUnaryMultiCallable[_mind_pb2.SearchConversationsRequest, _mind_pb2.SearchConversationsResponse]  # type: ignore[assignment]
-    """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
-    their titles and in the text of their people's and assistant's messages (not tool
-    results, never a sealed turn's text): case-insensitive substring. Newest conversation
-    first, at most `limit` (default and max 50), each with a snippet around its first match.
-    INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+    """Searches the conversations on_behalf_of may read (archived ones included) in their
+    titles and in the recall index (docs/recall.md): what people and the assistant said, the
+    tool results as a person may see them, compaction summaries and memory entries, never a
+    sealed turn's text. Words are ANDed, "quoted phrases" and `prefix*` and OR are understood,
+    any other character separates words. Newest conversation first, at most `limit` (default
+    and max 50), each with a snippet of its best match. What was just said is found once the
+    Mind has indexed it (in the background, usually within a second). INVALID_ARGUMENT for a
+    query that is empty after trimming, longer than 200 characters, or without a word.
     """
     GetWidget: _aio.UnaryUnaryMultiCallable[_mind_pb2.GetWidgetRequest, _mind_pb2.GetWidgetResponse]  # type: ignore[assignment]
     """A widget of a conversation with its records, and its type's page, for who may read the
@@ -691,11 +697,14 @@ class MindServicer(metaclass=_abc_1.ABCMeta):
         request: _mind_pb2.SearchConversationsRequest,
         context: _ServicerContext,
     ) -> _typing.Union[_mind_pb2.SearchConversationsResponse, _abc.Awaitable[_mind_pb2.SearchConversationsResponse]]:
-        """Searches the conversations on_behalf_of may read (archived ones included) for a text, in
-        their titles and in the text of their people's and assistant's messages (not tool
-        results, never a sealed turn's text): case-insensitive substring. Newest conversation
-        first, at most `limit` (default and max 50), each with a snippet around its first match.
-        INVALID_ARGUMENT for a query that is empty after trimming or longer than 200 characters.
+        """Searches the conversations on_behalf_of may read (archived ones included) in their
+        titles and in the recall index (docs/recall.md): what people and the assistant said, the
+        tool results as a person may see them, compaction summaries and memory entries, never a
+        sealed turn's text. Words are ANDed, "quoted phrases" and `prefix*` and OR are understood,
+        any other character separates words. Newest conversation first, at most `limit` (default
+        and max 50), each with a snippet of its best match. What was just said is found once the
+        Mind has indexed it (in the background, usually within a second). INVALID_ARGUMENT for a
+        query that is empty after trimming, longer than 200 characters, or without a word.
         """
 
     @_abc_1.abstractmethod

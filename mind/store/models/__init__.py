@@ -3,7 +3,7 @@
 This package is the store's schema as one public surface: import tables from
 `mind.store.models`. Its modules group them by domain (`conversations`, `messages`, `runs`,
 `approvals`, `remote`, `credentials`, `cluster`, `initiative`, `operations`, `usage`,
-`widgets`, all on `base`), and importing the package defines every one of them on
+`widgets`, `recall`, all on `base`), and importing the package defines every one of them on
 `Base.metadata`, which the migrations compare the schema against. A domain's vocabulary
 (e.g. `credentials.CREDENTIAL_KINDS`) stays in its module.
 
@@ -32,6 +32,7 @@ from mind.store.models.credentials import Credential, PairingCode, ProviderSecre
 from mind.store.models.initiative import Firing, PendingAction, ScheduledAction
 from mind.store.models.messages import Input, Media, Message
 from mind.store.models.operations import Cursor, ManagementAudit, OutboxEvent, SeenObservation
+from mind.store.models.recall import RecallEntry
 from mind.store.models.remote import RemoteRun, Task, TaskTransition
 from mind.store.models.runs import Run, ToolProjection, TurnKey
 from mind.store.models.usage import UsageRecord
@@ -59,6 +60,7 @@ __all__ = [
     "PairingCode",
     "PendingAction",
     "ProviderSecret",
+    "RecallEntry",
     "RemoteRun",
     "Run",
     "ScheduledAction",

@@ -1,7 +1,7 @@
 """Conversations remember where they were branched from.
 
 Revision ID: 0024
-Revises: 0022
+Revises: 0023
 Create Date: 2026-12-08
 
 * `conversations.branched_from_key`, `conversations.branched_from_message_id`: a branch is a
@@ -20,7 +20,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0024"
-down_revision: str | None = "0022"
+down_revision: str | None = "0023"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

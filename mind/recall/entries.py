@@ -1,0 +1,180 @@
+"""The index's rows: what of each message, summary and memory entry is indexed, and when.
+
+Indexed is what the conversation's people may see, at most: user and assistant messages,
+tool results (their full text when the call was admitted transparent, else the summary a
+person is shown), compaction summaries and memory entries. Notes (observations, background
+results delivered as notes) are not. A run's messages are indexed only once it ended and
+only when it is not sealed (a run is sealed at its start, so its end says for good); a
+message outside any run, or appended to a run already ended, is indexed as it comes.
+
+Every function here runs inside the indexer's unit of work (`mind.recall.indexer`), so the
+rows it writes commit together with the cursor that says they are done.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from sqlalchemy import delete, insert, select
+from sqlalchemy.orm import Session
+
+from mind.events.payloads import message_view
+from mind.recall.terms import terms_of
+from mind.store import models
+from mind.tools.base import DetailMode
+
+INDEXED_ROLES = ("user", "assistant", "tool")
+RUNNING = "running"
+_PAGE = 500
+_ENTRY = models.RecallEntry
+_MESSAGE = models.Message
+
+
+def index_messages(session: Session, messages: Iterable[Any]) -> int:
+    """Index the given `messages` rows not yet indexed; returns how many were added."""
+    rows = [row for row in messages if row.role in INDEXED_ROLES]
+    if not rows:
+        return 0
+    done = _indexed(session, "message", [str(row.id) for row in rows])
+    values = []
+    for row in rows:
+        shown = message_view(row, DetailMode.TRANSPARENT).text
+        if str(row.id) in done or not shown.strip():
+            continue
+        values.append(
+            _values(row.conversation_key, "message", str(row.id), row.id, row.role, shown)
+            | {"run_id": row.run_id or "", "created_at": row.created_at}
+        )
+    return _insert(session, values)
+
+
+def index_message(session: Session, message_id: int) -> int:
+    """Index one message when its run (if any) ended unsealed; 0 otherwise (a running run's
+    messages are indexed at its end)."""
+    row = session.execute(select(_MESSAGE).where(_MESSAGE.id == message_id)).scalar_one_or_none()
+    if row is None:
+        return 0
+    if row.run_id:
+        run = session.get(models.Run, row.run_id)
+        if run is not None and (run.state == RUNNING or run.sealed):
+            return 0
+    return index_messages(session, [row])
+
+
+def index_run(session: Session, run_id: str) -> int:
+    """Index the messages of a run that ended unsealed."""
+    run = session.get(models.Run, run_id)
+    if run is None or run.state == RUNNING or run.sealed:
+        return 0
+    messages = session.scalars(select(_MESSAGE).where(_MESSAGE.run_id == run_id))
+    return index_messages(session, messages)
+
+
+def index_summaries(session: Session, conversation_key: str) -> int:
+    """Index the conversation's summaries not yet indexed."""
+    rows = list(
+        session.scalars(
+            select(models.Summary).where(models.Summary.conversation_key == conversation_key)
+        )
+    )
+    done = _indexed(session, "summary", [str(row.id) for row in rows])
+    values = [
+        _values(
+            row.conversation_key,
+            "summary",
+            str(row.id),
+            row.through_message_id,
+            "summary",
+            row.text,
+        )
+        | {"created_at": row.created_at}
+        for row in rows
+        if str(row.id) not in done and row.text.strip()
+    ]
+    return _insert(session, values)
+
+
+def index_memory(session: Session, conversation_key: str, key: str, run_id: str = "") -> int:
+    """Index a memory entry as it now is (or remove it, when deleted). An entry a sealed run
+    wrote is left out."""
+    session.execute(
+        delete(_ENTRY).where(
+            _ENTRY.conversation_key == conversation_key,
+            _ENTRY.source == "memory",
+            _ENTRY.ref == key,
+        )
+    )
+    if run_id and (run := session.get(models.Run, run_id)) is not None and run.sealed:
+        return 0
+    entry = session.get(models.MemoryEntry, (conversation_key, key))
+    if entry is None or not entry.text.strip():
+        return 0
+    return _insert(
+        session,
+        [
+            _values(conversation_key, "memory", key, 0, "memory", entry.text)
+            | {"created_at": entry.updated_at}
+        ],
+    )
+
+
+def backfill(session: Session) -> int:
+    """Index everything indexable already stored (the first run, or after the outbox was
+    pruned past the cursor)."""
+    added = 0
+    plain_runs = select(models.Run.id).where(
+        models.Run.sealed.is_(None), models.Run.state != RUNNING
+    )
+    after = 0
+    while True:
+        page = list(
+            session.scalars(
+                select(_MESSAGE)
+                .where(_MESSAGE.id > after, _MESSAGE.role.in_(INDEXED_ROLES))
+                .where(_MESSAGE.run_id.is_(None) | _MESSAGE.run_id.in_(plain_runs))
+                .order_by(_MESSAGE.id)
+                .limit(_PAGE)
+            )
+        )
+        if not page:
+            break
+        added += index_messages(session, page)
+        after = page[-1].id
+    for key in session.scalars(select(models.Summary.conversation_key).distinct()):
+        added += index_summaries(session, key)
+    for conversation_key, key in session.execute(
+        select(models.MemoryEntry.conversation_key, models.MemoryEntry.key)
+    ):
+        added += index_memory(session, conversation_key, key)
+    return added
+
+
+def _indexed(session: Session, source: str, refs: list[str]) -> set[str]:
+    if not refs:
+        return set()
+    found = session.scalars(select(_ENTRY.ref).where(_ENTRY.source == source, _ENTRY.ref.in_(refs)))
+    return set(found)
+
+
+def _values(
+    conversation_key: str, source: str, ref: str, message_id: int, role: str, text: str
+) -> dict[str, Any]:
+    return {
+        "conversation_key": conversation_key,
+        "source": source,
+        "ref": ref,
+        "message_id": message_id,
+        "run_id": "",
+        "role": role,
+        "text": text,
+        "terms": terms_of(text),
+        "embedding": None,
+        "embedding_model": "",
+    }
+
+
+def _insert(session: Session, values: list[dict[str, Any]]) -> int:
+    if values:
+        session.execute(insert(_ENTRY), values)
+    return len(values)

@@ -1,0 +1,148 @@
+"""The recall indexer: a background task of the Mind that follows the outbox into the index.
+
+A turn never waits for indexing: the indexer reads the durable events after its cursor (the
+`recall` row of `cursors`) and, in one unit of work per batch, writes the index rows they call
+for together with the cursor past them, so a kill -9 loses nothing: the next start goes on
+from the last committed batch. What each event does (`mind.recall.entries`):
+
+* `message_appended`: index the message, unless its run is still running (then the run's end
+  indexes it) or sealed;
+* `run_changed` to an ended state: index the run's messages, unless it is sealed;
+* `context_compacted`: index the conversation's new summary;
+* `memory_changed`: index the entry as it now is, or remove it.
+
+A deleted conversation's rows go with it (`ON DELETE CASCADE`). With no cursor yet (the first
+start after the migration), or when the outbox was pruned past it, the indexer indexes what
+the tables hold and starts from the outbox's head. On a store several Minds share, the unit
+locks the cursor row, so one Mind at a time advances it and the others find the work done.
+
+With semantic recall configured, a second step embeds the entries that have no embedding yet
+(`mind.recall.semantic`); the keyword index never waits for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from mind.events.bus import EventBus
+from mind.recall import entries
+from mind.store import models
+from mind.store.database import Database
+from mind.store.outbox import head_event_id, oldest_event_id, read_events
+from mind.store.write_tx import WriteTx
+from tobe.runtime.tasks import cancel_and_wait
+
+log = logging.getLogger(__name__)
+
+CURSOR = "recall"
+BATCH = 200
+INTERVAL = 1.0
+_CURSOR = models.Cursor
+
+
+class RecallIndexer:
+    def __init__(
+        self,
+        database: Database,
+        bus: EventBus | None = None,
+        *,
+        batch: int = BATCH,
+        interval: float = INTERVAL,
+        embed: Callable[[], Awaitable[int]] | None = None,
+    ) -> None:
+        self._database = database
+        self._bus = bus
+        self._batch = batch
+        self._interval = interval
+        self._embed = embed
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self._task = asyncio.create_task(self._following(), name="recall indexer")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            await cancel_and_wait(self._task)
+            self._task = None
+
+    async def step(self) -> int:
+        """Index one batch of events (or, the first time, everything stored); returns how
+        many events or rows it went through, 0 when the index is up to date."""
+        return await self._database.write(self._unit)
+
+    async def catch_up(self) -> None:
+        """Index until the index is up to date with what was committed before the call."""
+        while await self.step():
+            pass
+        if self._embed is not None:
+            while await self._embed():
+                pass
+
+    def _unit(self, tx: WriteTx) -> int:
+        session = tx.session
+        cursor = session.scalar(
+            select(_CURSOR.value).where(_CURSOR.name == CURSOR).with_for_update()
+        )
+        oldest = oldest_event_id(session)
+        if cursor is None or (oldest is not None and oldest > cursor + 1):
+            return self._rebuild(session, cursor is None)
+        events = read_events(session, cursor, self._batch)
+        for event in events:
+            _apply(session, event.type, event.conversation_key, event.payload)
+        if events:
+            session.execute(
+                update(models.Cursor).where(_CURSOR.name == CURSOR).values(value=events[-1].id)
+            )
+        return len(events)
+
+    def _rebuild(self, session: Session, new: bool) -> int:
+        head = head_event_id(session)
+        added = entries.backfill(session)
+        if new:
+            session.add(models.Cursor(name=CURSOR, value=head))
+        else:
+            session.execute(update(models.Cursor).where(_CURSOR.name == CURSOR).values(value=head))
+        session.flush()
+        log.info("recall: indexed %d entries already stored", added)
+        return max(added, 1)
+
+    async def _following(self) -> None:
+        subscription = self._bus.subscribe(include_ephemeral=False) if self._bus else None
+        try:
+            while True:
+                try:
+                    busy = await self.step()
+                    if not busy and self._embed is not None:
+                        busy = await self._embed()
+                except Exception as exc:  # the store or the provider may be back next time
+                    log.warning("recall: indexing failed (%s); retrying", type(exc).__name__)
+                    busy = 0
+                if busy:
+                    continue
+                if subscription is None:
+                    await asyncio.sleep(self._interval)
+                else:
+                    await subscription.wait(self._interval)
+                    subscription.take_durable()
+        finally:
+            if subscription is not None:
+                subscription.close()
+
+
+def _apply(session: Session, type: str, conversation_key: str, payload: dict[str, object]) -> None:
+    match type:
+        case "message_appended":
+            entries.index_message(session, int(str(payload["id"])))
+        case "run_changed" if payload.get("state") != entries.RUNNING:
+            entries.index_run(session, str(payload["id"]))
+        case "context_compacted":
+            entries.index_summaries(session, conversation_key)
+        case "memory_changed":
+            entries.index_memory(
+                session, conversation_key, str(payload["key"]), str(payload.get("run_id", ""))
+            )
