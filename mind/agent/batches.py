@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from mind.conversation.history import HistoryMessage
+from mind.core.tool_calls import all_ended
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import RunScope, ToolRuntime
 from mind.providers.base import ToolCall
@@ -51,7 +52,7 @@ async def finish_batch(
             finished = await runtime.resume(call, tool, scope)
         return finished
 
-    settled = await asyncio.gather(*(settle(call) for call in [open_call, *started]))
+    settled = await all_ended([settle(call) for call in [open_call, *started]])
     results = sorted(settled, key=lambda message: message.id)
     tools = registry.tools_for(scope.conversation_key, scope.profile)
     for index, call in enumerate(rest):

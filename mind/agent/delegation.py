@@ -256,6 +256,8 @@ class DelegateTool:
                 deadline_at=datetime.now(UTC) + timedelta(seconds=seconds),
             )
 
+        # On a shared store the child's first event is fenced by its own lease.
+        await actors.leases.acquire(delegations.child_key_of(context.tool_call_id))
         await self.children.database.write(unit)
         return ""
 

@@ -18,7 +18,7 @@ authorization, execution, one terminal).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from mind.conversation.history import HistoryMessage
 from mind.core.tool_runtime import RunScope, ToolRuntime
@@ -56,8 +56,8 @@ async def _sequential(
             return results
         group = _group_at(calls, index, tools)
         try:
-            ran = await asyncio.gather(
-                *(runtime.execute(call, tools.get(call.name), scope) for call in group)
+            ran = await all_ended(
+                [runtime.execute(call, tools.get(call.name), scope) for call in group]
             )
         except asyncio.CancelledError:
             for rest in calls[index + len(group) :]:
@@ -93,7 +93,18 @@ async def _parallel(
 ) -> list[HistoryMessage]:
     if calls and steer_waiting():
         return [await runtime.skip(call, tools.get(call.name), scope, STEERED) for call in calls]
-    results = await asyncio.gather(
-        *(runtime.execute(call, tools.get(call.name), scope) for call in calls)
+    results = await all_ended(
+        [runtime.execute(call, tools.get(call.name), scope) for call in calls]
     )
     return sorted(results, key=lambda message: message.id)
+
+
+async def all_ended(calls: list[Awaitable[HistoryMessage]]) -> list[HistoryMessage]:
+    """The results of calls running at once, once every one of them has ended: a cancelled
+    step returns only after each call recorded its own end, so the run's terminal never
+    races a call's."""
+    ended = await asyncio.gather(*calls, return_exceptions=True)
+    for item in ended:
+        if isinstance(item, BaseException):
+            raise item
+    return [item for item in ended if not isinstance(item, BaseException)]
