@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from mind.actions.expiry import PendingExpiry
 from mind.actions.layer import DecisionLayer
+from mind.agent.delegation import ChildRuns, DelegateTool
 from mind.agent.manager import ConversationManager
 from mind.api.mind_servicer import MindServicer
 from mind.approvals.wiring import Approvals
@@ -23,6 +24,7 @@ from mind.awareness.attach import attach_awareness
 from mind.awareness.health import AdapterReport
 from mind.context.budget import Budget, TokenEstimator
 from mind.context.engine import CompactionEngine
+from mind.core.ledgers import Ledgers
 from mind.core.loop import AgentCore
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import ToolRuntime
@@ -343,11 +345,17 @@ def build(
     )
     tools.add_source(app.remote.tools)
     runtime.ledger = app.remote.ledger
+    if settings.delegate.enabled:
+        children = ChildRuns(database, manager.actors, bus)
+        tools.add_builtin(DelegateTool(children, tools, profiles, settings.delegate))
+        runtime.ledger = Ledgers([app.remote.ledger, children])
     app.services.append(app.remote.service_spec())
     attach_content(app, skills, resources)
     app.on_start.append(app.remote.start)
     app.on_stop.append(app.remote.close)
     app.on_start.append(lambda: approvals.start(manager.actors.continue_call))
+    if settings.delegate.enabled:
+        app.on_start.append(children.sweep)
     manager.actors.on_adopted = approvals.continuation.adopted
     app.on_stop.append(approvals.close)
     if own_decider is not None:

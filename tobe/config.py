@@ -299,6 +299,26 @@ class RemoteSettings(BaseModel):
     cancel_wait: float = Field(default=10.0, ge=0)
 
 
+class DelegateSettings(BaseModel):
+    """The `delegate` tool: child runs with their own context, tools and budget (the Mind)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Offer the `delegate` tool at all.
+    enabled: bool = True
+    # How deep children may nest: 1 lets a person's conversation delegate, not its children.
+    max_depth: int = Field(default=1, ge=1, le=4)
+    # A child's budget when the call names none, and the most a call may ask for: model
+    # turns (provider calls), tokens (input plus output as the provider reports them) and
+    # wall time in seconds.
+    turns: int = Field(default=8, ge=1)
+    max_turns: int = Field(default=24, ge=1)
+    tokens: int = Field(default=100_000, ge=1)
+    max_tokens: int = Field(default=1_000_000, ge=1)
+    seconds: float = Field(default=300.0, gt=0)
+    max_seconds: float = Field(default=3600.0, gt=0)
+
+
 class AwarenessSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -621,6 +641,7 @@ class Settings(BaseSettings):
     profiles: ProfilesSettings = Field(default_factory=ProfilesSettings)
     actions: ActionsSettings = Field(default_factory=ActionsSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
+    delegate: DelegateSettings = Field(default_factory=DelegateSettings)
 
     @field_validator("database_url")
     @classmethod

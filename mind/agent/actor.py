@@ -71,12 +71,12 @@ class ConversationActor(Intake, RunExecution, RunFinish):
         run); see `mind.conversation.continuation`."""
         await asyncio.shield(self._continue_call(tool_call_id))
 
-    async def cancel(self) -> str:
+    async def cancel(self, reason: str = CANCELLED_BY_USER) -> str:
         async with self._lock:
             run = self._run
             if run is None or run.task is None:
                 raise WrongState(f"conversation {self.key} has no active run to cancel")
-            run.stop_as = (RunState.CANCELLED, CANCELLED_BY_USER)
+            run.stop_as = (RunState.CANCELLED, reason)
             self.close_scope(scope.CANCELLED)
             run.task.cancel()
         await run.done.wait()

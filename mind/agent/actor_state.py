@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from mind.actions.layer import DecisionLayer
 from mind.agent.platform import ConversationScope, PlatformScopes
 from mind.agent.proactive import ProactiveRun
+from mind.conversation.delegations import ChildBrief
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.conversation.images import CheckedImage
 from mind.conversation.lease import MutationLease
@@ -113,6 +114,8 @@ class ConversationSettings:
     profile: str = ""
     # "" = every Hand of the owner.
     active_hand: str = ""
+    # A child conversation's brief (its tools and budget: `mind.conversation.delegations`).
+    child: ChildBrief | None = None
 
 
 class ActorState(ABC):

@@ -34,14 +34,14 @@ from mind.agent.actor_state import ConversationSettings
 from mind.agent.platform import PlatformScopes
 from mind.cluster.errors import LOST_HOLD, OwnedElsewhere
 from mind.cluster.leases import Leases, SoleLeases
-from mind.conversation import inputs, queries, runs
+from mind.conversation import delegations, inputs, queries, runs
 from mind.conversation.access import Viewer, can_see
 from mind.conversation.continuation import open_call_ids
 from mind.conversation.errors import ShuttingDown
 from mind.conversation.replies import ReplyTexts
 from mind.core.loop import AgentCore
 from mind.core.tool_runtime import RunScope
-from mind.errors import NotFound
+from mind.errors import NotFound, WrongState
 from mind.events.bus import EventBus
 from mind.events.views import ConversationView, RunState
 from mind.profiles import scope
@@ -65,8 +65,12 @@ def _loaded(session: Session, key: str) -> tuple[list[str], ConversationSettings
     conversation = session.get(models.Conversation, key)
     if conversation is None:
         return queries.members_of(session, key), ConversationSettings()
+    child = delegations.of_child(session, key)
     settings = ConversationSettings(
-        conversation.owner, conversation.profile, conversation.active_hand
+        conversation.owner,
+        conversation.profile,
+        conversation.active_hand,
+        delegations.brief(child) if child is not None else None,
     )
     return [conversation.owner, *queries.members_of(session, key)], settings
 
@@ -205,6 +209,21 @@ class ConversationActors:
         except OwnedElsewhere as owner:
             # Several Minds share the store: the owner continues it, or whoever adopts it.
             log.info("not continuing %s here: %s", tool_call_id, owner)
+
+    @property
+    def closing(self) -> bool:
+        """Whether the Mind is stopping (its runs end interrupted, to continue at the next
+        start)."""
+        return self._closing
+
+    async def cancel_run(self, key: str, reason: str) -> bool:
+        """Cancel conversation `key`'s active run with `reason`; False when none runs."""
+        try:
+            async with self.holding(key) as actor:
+                await actor.cancel(reason)
+        except WrongState:
+            return False
+        return True
 
     def audience_of(self, key: str) -> list[str]:
         """Owner and members of a conversation with a loaded actor (every running one has)."""

@@ -1,7 +1,9 @@
 """Finishing the tool batch of an interrupted call, as its continuation run starts.
 
-The open call takes its task's terminal or runs now; the calls after it in its batch that never
-started run too. See `mind.conversation.continuation` for which calls are open.
+The open call takes its task's terminal or runs now; the calls after it in its batch that
+already have an execution (several Hand tasks or child runs of one step) take theirs at the
+same time, and the ones that never started run too. See `mind.conversation.continuation` for
+which calls are open.
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 import asyncio
 
 from mind.conversation.history import HistoryMessage
+from mind.core.tool_calls import all_ended
 from mind.core.tool_registry import ToolRegistry
 from mind.core.tool_runtime import RunScope, ToolRuntime
 from mind.providers.base import ToolCall
@@ -27,8 +30,8 @@ async def finish_batch(
     *,
     tool_wait: float,
 ) -> list[HistoryMessage]:
-    """Finish the open call `tool_call_id`, then run the calls after it in its batch that
-    never started.
+    """Finish the open call `tool_call_id` and the other calls of its batch that already have
+    a task, then run the calls after it in its batch that never started.
 
     A call that already has a task takes that task's terminal. Otherwise it runs now; its Hand
     tool may be missing right after a restart, until the Hand reconnects: wait up to
@@ -37,14 +40,20 @@ async def finish_batch(
     batch = _batch_of(history, tool_call_id)
     answered = {m.tool_call_id for m in history if m.role == "tool"}
     position = [call.id for call in batch].index(tool_call_id)
-    results: list[HistoryMessage] = []
     open_call = batch[position]
-    finished = await runtime.reconcile(open_call, scope)
-    if finished is None:
-        tool = await _wait_for_tool(registry, scope, open_call.name, tool_wait)
-        finished = await runtime.resume(open_call, tool, scope)
-    results.append(finished)
-    rest = [call for call in batch[position + 1 :] if call.id not in answered]
+    others = [call for call in batch if call.id not in answered and call.id != tool_call_id]
+    started = [call for call in others if await runtime.recorded(call.id)]
+    rest = [call for call in batch[position + 1 :] if call in others and call not in started]
+
+    async def settle(call: ToolCall) -> HistoryMessage:
+        finished = await runtime.reconcile(call, scope)
+        if finished is None:
+            tool = await _wait_for_tool(registry, scope, call.name, tool_wait)
+            finished = await runtime.resume(call, tool, scope)
+        return finished
+
+    settled = await all_ended([settle(call) for call in [open_call, *started]])
+    results = sorted(settled, key=lambda message: message.id)
     tools = registry.tools_for(scope.conversation_key, scope.profile)
     for index, call in enumerate(rest):
         try:

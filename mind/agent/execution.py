@@ -3,7 +3,9 @@
 A run reads the context (the latest summary and the messages after it, kept between runs so
 that each run reads only what is new), is sealed when it can call a sensitive tool
 (`mind.sealing`), finishes the batch of the call it continues, passes its starting input
-through the entry decision layer (`mind.actions`), and runs the agent loop. A person's
+through the entry decision layer (`mind.actions`), and runs the agent loop. A child
+conversation's run (`delegate`) skips the layer: it calls only the tools its brief names,
+within its budget of turns and tokens. A person's
 message or an observation note passes the layer when it is on for the profile; an owner's
 decision on a pending action always does, and executes or re-plans that action; firings,
 continuation runs and steering messages never do. A firing's run sees its own context and
@@ -36,7 +38,7 @@ from mind.conversation.sources import (
     PersonSource,
     PostSource,
 )
-from mind.core.loop import RunOutcome
+from mind.core.loop import RunLimits, RunOutcome
 from mind.core.tool_registry import ToolClash
 from mind.core.tool_runtime import RunScope
 from mind.core.view import ProviderView
@@ -178,7 +180,13 @@ class RunExecution(ActorState):
                 # Its proactive run ended at the crash (its firing runs again, or ended): the
                 # result is recorded, and nothing more runs without the firing's narrowed tools.
                 return RunOutcome(state=RunState.COMPLETED, reason="the proactive run had ended")
-        selection = await self._decide(active, profile, history)
+        child = self.settings.child
+        selection: ToolSelection | None
+        if child is not None:
+            # A child run calls only the tools its parent handed on, within its budget.
+            selection = ToolSelection(allow=lambda tool: tool.name in child.tools)
+        else:
+            selection = await self._decide(active, profile, history)
         protected = frozenset([*self._resumes, active.resume_call]) - {""}
         if active.proactive is not None:
             return await self.core.run(
@@ -200,6 +208,7 @@ class RunExecution(ActorState):
             summary=summary,
             protected=protected,
             selection=selection,
+            limits=RunLimits(child.max_turns, child.max_tokens) if child is not None else None,
         )
 
     async def _proactive_context(self, run_id: str) -> list[HistoryMessage]:

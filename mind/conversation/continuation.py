@@ -1,7 +1,8 @@
 """Tool calls a stop or crash left open continue in a new run of their conversation.
 
 A call is *open* when its projection is still `running` while its run is not, and it either
-waits on an approval or already has a Hand task. Recovery (and a graceful stop) keep such calls
+waits on an approval or already has a Hand task or a child run (`delegate`; below, "task"
+covers both). Recovery (and a graceful stop) keep such calls
 open (`open_call_ids`) while recording their run as interrupted; every other running call ends
 `cancelled`. Then:
 
@@ -30,7 +31,7 @@ from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.orm import Session, aliased
 
 from mind.conversation import runs
-from mind.store.models import Approval, Input, Run, Task, ToolProjection
+from mind.store.models import Approval, Delegation, Input, Run, Task, ToolProjection
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +54,21 @@ class OpenCall:
 
 
 def _has_task() -> ColumnElement[bool]:
-    return (
+    """The call already has an execution: a Hand task, or a child run it delegated to
+    (`mind.conversation.delegations`); either ran, or runs, at most once."""
+    task = (
         select(Task.id)
         .where(Task.tool_call_id == ToolProjection.tool_call_id)
         .correlate(ToolProjection)
         .exists()
     )
+    child = (
+        select(Delegation.tool_call_id)
+        .where(Delegation.tool_call_id == ToolProjection.tool_call_id)
+        .correlate(ToolProjection)
+        .exists()
+    )
+    return or_(task, child)
 
 
 def _is_open() -> ColumnElement[bool]:

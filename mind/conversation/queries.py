@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import Select, false, func, or_, select
 from sqlalchemy.orm import Session
 
-from mind.conversation import sources
+from mind.conversation import delegations, sources
 from mind.conversation.access import Viewer, can_see
 from mind.errors import NotFound
 from mind.events.action_views import PendingActionView, ScheduledActionView
@@ -129,8 +129,12 @@ def list_visible(
     include_archived: bool = False,
 ) -> list[ConversationView]:
     """The conversations the viewer sees, newest first; only `kinds` unless that is empty;
-    archived ones only with `include_archived`."""
-    query = select(models.Conversation).where(models.Conversation.key.in_(visible_keys(viewer)))
+    archived ones only with `include_archived`; never a child run's (`delegate`), which its
+    parent's tool card leads to."""
+    query = select(models.Conversation).where(
+        models.Conversation.key.in_(visible_keys(viewer)),
+        ~delegations.is_child(models.Conversation.key),
+    )
     if kinds:
         query = query.where(models.Conversation.kind.in_(kinds))
     if not include_archived:

@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
+from mind.conversation import delegations
 from mind.events.payloads import projection_view, run_view
 from mind.events.views import RunState
 from mind.sealing import turns as sealed_turns
@@ -108,6 +109,7 @@ def finish(
 ) -> Any | None:
     """Record the run's terminal; running tool calls of it end `cancelled` with `reason`,
     except those in `keep_open` (calls waiting for an approval, continued once decided).
+    A child's run ends its delegation in the same unit (`mind.conversation.delegations`).
     Returns the run as it ended (a row of `runs`; `redaction` set when a sealed run's key was
     deleted, see `mind.sealing.turns.end`).
 
@@ -122,8 +124,10 @@ def finish(
     now = datetime.now(UTC)
     if run.sealed:
         keep_open = ()
+    kept = False
     for projection in tx.rows(_RUNNING_CALLS, run_id=run_id):
         if projection.tool_call_id in keep_open:
+            kept = True
             continue
         summary = f"cancelled: {reason}"
         if not tx.execute(
@@ -154,6 +158,7 @@ def finish(
         usage=run.usage,
     )
     tx.event("run_changed", run.conversation_key, audience, run_view(run).to_payload())
+    delegations.run_ended(tx, run.conversation_key, state, reason, kept)
     queried = sealed_turns.end(tx, run)
     if queried is not None:
         run = run._replace(redaction=[q.to_json() for q in queried])

@@ -88,6 +88,16 @@ class RunJournal(ProjectionJournal, Protocol):
     async def take_steers(self) -> list[HistoryMessage]: ...
 
 
+@dataclass(frozen=True)
+class RunLimits:
+    """A run's own budget, within the Mind's step limit (a child run's: `delegate`)."""
+
+    # Provider calls (model turns) at most.
+    max_steps: int
+    # Tokens (input plus output, as the provider reports them) after which no step follows.
+    max_tokens: int
+
+
 @dataclass
 class RunOutcome:
     # COMPLETED or FAILED: a cancel or a stop ends the run outside the loop.
@@ -127,6 +137,18 @@ def _add(a: Usage, b: Usage) -> Usage:
 def _ended(selection: ToolSelection, results: list[HistoryMessage]) -> bool:
     """Whether a call that ends the run succeeded in this step."""
     return any(r.tool_name in selection.ends_run and not r.is_error for r in results)
+
+
+def _exhausted(limits: RunLimits | None, outcome: RunOutcome) -> str:
+    """What of the run's own budget is used up before its next step ("" when nothing)."""
+    if limits is None:
+        return ""
+    if outcome.steps >= limits.max_steps:
+        return f"budget exhausted: {limits.max_steps} turns"
+    used = outcome.usage.input_tokens + outcome.usage.output_tokens
+    if used >= limits.max_tokens:
+        return f"budget exhausted: {used} tokens used of {limits.max_tokens}"
+    return ""
 
 
 def _utcnow() -> datetime:
@@ -196,12 +218,14 @@ class AgentCore:
         summary: ContextSummary | None = None,
         protected: frozenset[str] = frozenset(),
         selection: ToolSelection | None = None,
+        limits: RunLimits | None = None,
     ) -> RunOutcome:
         """Run until the model stops; see the module docstring for the steps. `history` holds
         the messages after `summary` (all of them without one); `view` keeps the
         conversation's rendering between runs (a fresh one renders everything); `protected`
         names open calls whose batches a compaction must leave alone; `selection` narrows the
-        tools this run may call (`mind.tools.selection`)."""
+        tools this run may call (`mind.tools.selection`); `limits` is the run's own budget
+        (its end says "budget exhausted")."""
         context = _Context(list(history), summary)
         view = view or ProviderView()
         profile, key = scope.profile, scope.conversation_key
@@ -218,6 +242,10 @@ class AgentCore:
             if outcome.steps >= self.step_limit:
                 outcome.state = RunState.FAILED
                 outcome.reason = f"step limit reached: {self.step_limit} provider calls"
+                return outcome
+            exhausted = _exhausted(limits, outcome)
+            if exhausted:
+                outcome.state, outcome.reason = RunState.FAILED, exhausted
                 return outcome
             try:
                 tools = self.registry.tools_for(key, profile)
@@ -279,6 +307,7 @@ class AgentCore:
             if not empty:
                 context.messages.append(await journal.record_assistant(step, result, calls))
                 replied = replied or bool(result.text.strip())
+            scope.offered = frozenset(tools)
             results = await run_calls(self.runtime, calls, tools, scope, journal.steer_waiting)
             context.messages.extend(results)
             if selection is not None and _ended(selection, results):

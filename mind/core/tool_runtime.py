@@ -132,6 +132,8 @@ class RunScope:
     profile: Profile = DEFAULT_PROFILE
     # A sealed run's sensitive tools (name → dataset, `mind.sealing`); empty when not sealed.
     sensitive: dict[str, str] = field(default_factory=dict)
+    # The tools offered in the run's current step (set by the loop before its calls run).
+    offered: frozenset[str] = frozenset()
 
 
 def _terminal(
@@ -214,6 +216,10 @@ class ToolRuntime:
             await asyncio.shield(self._cancelled(call, scope))
             raise
         return await scope.journal.finish(terminal)
+
+    async def recorded(self, tool_call_id: str) -> bool:
+        """Whether the call already has an execution (a Hand task, a child run)."""
+        return self.ledger is not None and await self.ledger.recorded(tool_call_id)
 
     async def reconcile(self, call: ToolCall, scope: RunScope) -> HistoryMessage | None:
         """Finish an admitted call with the execution it already has (waiting for it to end);
@@ -341,6 +347,8 @@ class ToolRuntime:
             report_progress=progress,
             approval=approval,
             permissions=dict(scope.permissions),
+            trust=scope.trust,
+            offered=scope.offered,
         )
         try:
             return await tool.run(dict(call.arguments or {}), context)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from sqlalchemy import Select, delete, func, select
 from sqlalchemy.orm import Session as OrmSession
 
+from mind.conversation import delegations
 from mind.errors import NotFound, WrongState
 from mind.events.payloads import conversation_view
 from mind.events.views import ConversationView
@@ -17,6 +18,7 @@ from mind.store.models import (
     ApprovalGrant,
     Conversation,
     ConversationMember,
+    Delegation,
     Input,
     MemoryEntry,
     Message,
@@ -119,30 +121,44 @@ def inspect_conversation(session: OrmSession, key: str) -> ConversationDetail:
 
 
 def delete_conversation(session: OrmSession, key: str) -> Deletion:
-    """Remove the conversation and its rows in the caller's transaction; counts per table.
+    """Remove the conversation and its rows in the caller's transaction, with the child
+    conversations its `delegate` calls started (and theirs); counts per table.
 
-    Refused while a run is running: the Mind's actor is still writing to it.
+    Refused while a run of any of them is running: the Mind's actor is still writing to it.
     """
     require(session, key)
+    keys = [key, *delegations.children_of(session, key)]
     running = _count(
         session,
         select(func.count())
         .select_from(Run)
-        .where(Run.conversation_key == key, Run.state == "running"),
+        .where(Run.conversation_key.in_(keys), Run.state == "running"),
     )
     if running:
         raise WrongState(
-            f"conversation {key} has a running run; cancel it (or wait for it to end) first"
+            f"conversation {key} (or a child run it started) has a running run; cancel it "
+            "(or wait for it to end) first"
         )
-    remote_runs = select(RemoteRun.id).where(RemoteRun.conversation_key == key)
-    tasks = select(Task.id).where(Task.remote_run_id.in_(remote_runs))
     removed: dict[str, int] = {}
 
     def remove(table: str, statement: object) -> None:
         result = session.execute(statement)  # type: ignore[call-overload]
         if result.rowcount:
-            removed[table] = result.rowcount
+            removed[table] = removed.get(table, 0) + result.rowcount
 
+    for each in reversed(keys):
+        _remove_one(each, remove)
+    remove(
+        Delegation.__tablename__,
+        delete(Delegation).where(Delegation.parent_key.in_(keys)),
+    )
+    return Deletion(key=key, removed=removed)
+
+
+def _remove_one(key: str, remove: Callable[[str, object], None]) -> None:
+    """Remove one conversation's rows, children before parents."""
+    remote_runs = select(RemoteRun.id).where(RemoteRun.conversation_key == key)
+    tasks = select(Task.id).where(Task.remote_run_id.in_(remote_runs))
     remove(
         TaskTransition.__tablename__,
         delete(TaskTransition).where(TaskTransition.task_id.in_(tasks)),
@@ -157,4 +173,3 @@ def delete_conversation(session: OrmSession, key: str) -> Deletion:
     for model in _OWNED_BY_KEY:
         remove(model.__tablename__, delete(model).where(model.conversation_key == key))
     remove(Conversation.__tablename__, delete(Conversation).where(Conversation.key == key))
-    return Deletion(key=key, removed=removed)

@@ -71,6 +71,11 @@ class ToolContext:
     approval: ApprovalBinding | None = None
     # Permissions of the source that triggered the run (observation trust), if any.
     permissions: dict[str, bool] = field(default_factory=dict)
+    # Trust of the observation that triggered the run ("" when none did).
+    trust: str = ""
+    # Names of the tools the run was offered in the step that made this call: a tool that
+    # hands work on (`delegate`) gives no more than these.
+    offered: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,8 @@
 
 This package is the store's schema as one public surface: import tables from
 `mind.store.models`. Its modules group them by domain (`conversations`, `messages`, `runs`,
-`approvals`, `remote`, `credentials`, `cluster`, `initiative`, `operations`, `usage`,
-`widgets`, `recall`, all on `base`), and importing the package defines every one of them on
+`approvals`, `remote`, `credentials`, `delegations`, `cluster`, `initiative`, `operations`,
+`usage`, `widgets`, `recall`, all on `base`), and importing the package defines every one of them on
 `Base.metadata`, which the migrations compare the schema against. A domain's vocabulary
 (e.g. `credentials.CREDENTIAL_KINDS`) stays in its module.
 
@@ -29,6 +29,7 @@ from mind.store.models.conversations import (
     Summary,
 )
 from mind.store.models.credentials import Credential, PairingCode, ProviderSecret
+from mind.store.models.delegations import Delegation
 from mind.store.models.initiative import Firing, PendingAction, ScheduledAction
 from mind.store.models.messages import Input, Media, Message
 from mind.store.models.operations import Cursor, ManagementAudit, OutboxEvent, SeenObservation
@@ -49,6 +50,7 @@ __all__ = [
     "ConversationMember",
     "Credential",
     "Cursor",
+    "Delegation",
     "Firing",
     "Input",
     "ManagementAudit",
