@@ -1,6 +1,7 @@
 """Wiring of the reference Hand: `build` makes it from the `[hand]` settings (workspace, tools,
-command sandbox), `build_mcp` adds the MCP servers of a `--mcp` file (to it, or to a Hand of
-their tools only), `serve` keeps it attached to the Mind until SIGTERM or SIGINT.
+command sandbox), `build_web` adds the web tools `hand.web` turns on, `build_mcp` adds the MCP
+servers of a `--mcp` file (to it, or to a Hand of their tools only), `serve` keeps it attached
+to the Mind until SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tobe.runtime.tls import ClientTls
 
 if TYPE_CHECKING:
     from hand.mcp.host import McpHost
+    from hand.web.tools import WebTools
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +96,18 @@ def build(config: HandSettings) -> Hand:
     )
 
 
+def build_web(config: HandSettings, hand: Hand) -> WebTools:
+    """Declare the web tools `hand.web` turns on (`web_fetch` by default, `web_search` with a
+    SearXNG address, the browser tools when enabled) on `hand`."""
+    from hand.web.tools import WebTools
+
+    tools = WebTools(config.web)
+    tools.declare(hand)
+    offered = sorted(name for name in hand.tools if name.startswith(("web_", "browser_")))
+    log.info("web tools: %s", ", ".join(offered) or "none")
+    return tools
+
+
 # Seconds the Hand waits for its MCP servers' first start before it attaches, so its hello
 # declares their tools (those of a server still starting are declared when it is up).
 MCP_START_WAIT = 60.0
@@ -150,15 +164,17 @@ async def serve(
     mcp: McpHost | None = None,
     replace: bool = False,
     probe_listen: str = "",
+    web: WebTools | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`).
 
     With `mcp`, its servers start first (a signal while they start stops them too). With
     `replace`, the Hand takes its name over from a live Hand holding it. Whether it is
-    attached is served on `health_listen` (gRPC health) and `probe_listen` (one plain line)."""
+    attached is served on `health_listen` (gRPC health) and `probe_listen` (one plain line).
+    With `web`, its browser is closed when the Hand stops."""
     loop = asyncio.get_running_loop()
     serving = asyncio.create_task(
-        _serve(hand, mind_address, token, health_listen, tls, mcp, replace, probe_listen)
+        _serve(hand, mind_address, token, health_listen, tls, mcp, replace, probe_listen, web)
     )
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)
@@ -175,6 +191,7 @@ async def _serve(
     mcp: McpHost | None,
     replace: bool,
     probe_listen: str,
+    web: WebTools | None,
 ) -> None:
     health: HealthEndpoint | None = None
     try:
@@ -193,3 +210,5 @@ async def _serve(
             await health.stop()
         if mcp is not None:
             await mcp.stop()
+        if web is not None:
+            await web.aclose()
