@@ -9,9 +9,10 @@ escapes interception (WebRTC, prefetches) finds no address; WebSockets are close
 workers blocked.
 
 A page is read as its accessibility tree (Playwright's `aria_snapshot` in its `ai` mode),
-each element with a reference (`[ref=e6]`) that `click` and `type` take. Playwright and
-Chromium are looked for when the Hand starts (a warning names what is missing) and again by
-each call, whose error then says how to install them.
+each element with a reference (`[ref=e6]`) that `click` and `type` take, after the requests the
+guard refused since the page was last read. Playwright and Chromium are looked for when the Hand
+starts (a warning names what is missing) and again by each call, whose error then says how to
+install them.
 """
 
 from __future__ import annotations
@@ -154,6 +155,9 @@ class BrowserSession:
         tree = await page.locator("body").aria_snapshot(mode="ai")
         title = await page.title()
         head = f"Page: {name}\nURL: {page.url}\nTitle: {title}\n"
+        blocked = list(self._refusals.values())
+        self._refusals.clear()
+        head += "".join(f"Blocked: {problem}\n" for problem in blocked[:5])
         if len(tree) > self._max_chars:
             head += f"Truncated: showing {self._max_chars} of {len(tree)} characters\n"
             tree = tree[: self._max_chars]
@@ -177,6 +181,9 @@ class BrowserSession:
             try:
                 await page.goto(url)
             except Exception as exc:
+                # The page is left loading Chromium's error page: start the next one afresh.
+                await page.close()
+                self._pages[name] = await context.new_page()
                 raise self._failure(url, exc) from None
             return await self._snapshot(name, page)
 

@@ -4,8 +4,9 @@ loopback address, serving the stored real-world pages and the odd answers the te
 Routes: `/pages/<file>` (tests/hand/web_pages), `/redirect?to=URL` (302), `/chain/<n>` (n more
 302 hops), `/big` (about 3 MB of text), `/slow` (headers, then silence for 30 s), `/json`,
 `/text`, `/image.png`, `/missing` (404), `/form` and `POST /order` (a form and its result),
-`/escape?to=URL` (a page whose script navigates to URL) and `/search` (SearXNG's JSON API,
-see `searxng_answer`). Every request is recorded in `requests` as (method, path).
+`/escape?to=URL` (a page whose script fetches URL, its title saying how it went),
+`/links?to=URL` (a link to URL) and `/search` (SearXNG's JSON API, see `searxng_answer`).
+Every request is recorded in `requests` as (method, path).
 """
 
 from __future__ import annotations
@@ -158,7 +159,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "text/html; charset=utf-8", FORM)
         elif path == "/escape":
             target = json.dumps(query["to"][0])
-            page = f"<html><body><p>leaving</p><script>location.href={target}</script></body>"
+            script = (
+                f"fetch({target}).then(() => {{ document.title = 'reached' }},"
+                " () => { document.title = 'blocked' })"
+            )
+            page = f"<html><body><p>reaching out</p><script>{script}</script></body></html>"
+            self._send(200, "text/html", page.encode())
+        elif path == "/links":
+            target = query["to"][0]
+            page = f'<html><body><a href="{target}">Go inside</a></body></html>'
             self._send(200, "text/html", page.encode())
         elif path == "/search":
             self.site.search_queries.append(query)
