@@ -191,9 +191,8 @@ def serve(
             mcp,
             replace=replace,
             probe_listen=config.probe_listen,
-            web=web,
         )
-        asyncio.run(served)
+        asyncio.run(served if web is None else web.closing(served))
     except (HandRefused, HandConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     except HealthListenError as exc:

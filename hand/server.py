@@ -164,17 +164,15 @@ async def serve(
     mcp: McpHost | None = None,
     replace: bool = False,
     probe_listen: str = "",
-    web: WebTools | None = None,
 ) -> None:
     """Serve until SIGTERM/SIGINT; a refusal by the Mind ends with an error (`HandRefused`).
 
     With `mcp`, its servers start first (a signal while they start stops them too). With
     `replace`, the Hand takes its name over from a live Hand holding it. Whether it is
-    attached is served on `health_listen` (gRPC health) and `probe_listen` (one plain line).
-    With `web`, its browser is closed when the Hand stops."""
+    attached is served on `health_listen` (gRPC health) and `probe_listen` (one plain line)."""
     loop = asyncio.get_running_loop()
     serving = asyncio.create_task(
-        _serve(hand, mind_address, token, health_listen, tls, mcp, replace, probe_listen, web)
+        _serve(hand, mind_address, token, health_listen, tls, mcp, replace, probe_listen)
     )
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, serving.cancel)
@@ -191,7 +189,6 @@ async def _serve(
     mcp: McpHost | None,
     replace: bool,
     probe_listen: str,
-    web: WebTools | None,
 ) -> None:
     health: HealthEndpoint | None = None
     try:
@@ -210,5 +207,3 @@ async def _serve(
             await health.stop()
         if mcp is not None:
             await mcp.stop()
-        if web is not None:
-            await web.aclose()

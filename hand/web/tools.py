@@ -8,6 +8,7 @@ form, buy, post), so they are `external_side_effect` and go through the Mind's a
 from __future__ import annotations
 
 import logging
+from collections.abc import Awaitable
 from typing import Annotated
 
 from pydantic import Field
@@ -105,6 +106,13 @@ class WebTools:
             """Type text into a field of a browser page (replacing its content), then press
             Enter when submit is true; returns the page after."""
             return await browser.act(page, ref, text, submit)
+
+    async def closing(self, serving: Awaitable[None]) -> None:
+        """Serve the Hand (`serving`), then close the browser, however serving ends."""
+        try:
+            await serving
+        finally:
+            await self.aclose()
 
     async def aclose(self) -> None:
         if self.browser is not None:

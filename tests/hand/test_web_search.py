@@ -3,6 +3,8 @@ and which web tools a Hand declares for which settings."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -136,3 +138,19 @@ def test_the_browser_reads_freely_and_acts_only_through_approvals() -> None:
         "browser_click": Effect.EXTERNAL_SIDE_EFFECT,
         "browser_type": Effect.EXTERNAL_SIDE_EFFECT,
     }
+
+
+def test_declaring_the_web_tools_imports_neither_the_extractor_nor_playwright() -> None:
+    """A Hand that never fetches nor browses does not pay for importing them."""
+    program = (
+        "import sys\n"
+        "from hand import Hand\n"
+        "from hand.web.tools import WebTools\n"
+        "from tobe.config import WebToolSettings\n"
+        "WebTools(WebToolSettings(browser=True, search_url='http://x')).declare(Hand('w'))\n"
+        "print(sorted(m for m in ('trafilatura', 'playwright') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]"
