@@ -25,7 +25,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 from hand._tools import ToolError, ToolOutput
-from hand.web.fetch import Fetcher
+from hand.web.fetch import Fetcher, check_url
 from hand.web.guard import AddressRefused
 
 if TYPE_CHECKING:
@@ -168,6 +168,7 @@ class BrowserSession:
         return ToolError(refused or f"could not open {url}: {str(exc).splitlines()[0]}")
 
     async def open(self, url: str, new_page: bool) -> str:
+        check_url(url)  # http and https only: never file:, chrome: or the like
         async with self._lock:
             context = await self._ensure()
             if new_page or not self._current:

@@ -14,10 +14,14 @@ import lxml.etree
 import lxml.html
 
 
-def _document(body: bytes, url: str) -> lxml.html.HtmlElement | None:
+def _document(body: bytes, url: str, charset: str | None) -> lxml.html.HtmlElement | None:
     try:
-        document = lxml.html.document_fromstring(body)
-    except (lxml.etree.ParserError, ValueError):
+        parser = lxml.html.HTMLParser(encoding=charset) if charset else None
+    except LookupError:  # a charset lxml does not know: let it find the page's own
+        parser = None
+    try:
+        document = lxml.html.document_fromstring(body, parser=parser)
+    except (lxml.etree.ParserError, ValueError, LookupError):
         return None
     document.make_links_absolute(url, resolve_base_href=True, handle_failures="ignore")
     return document
@@ -30,12 +34,13 @@ def _plain_text(document: lxml.html.HtmlElement) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def html_to_markdown(body: bytes, url: str) -> tuple[str, str]:
+def html_to_markdown(body: bytes, url: str, charset: str | None) -> tuple[str, str]:
     """The page's title and its main content as Markdown (its whole text when no article is
-    found in it, e.g. a page of a few lines)."""
+    found in it, e.g. a page of a few lines); `charset` is the one the response named (None:
+    the page's own `<meta charset>`, else a guess)."""
     import trafilatura
 
-    document = _document(body, url)
+    document = _document(body, url, charset)
     if document is None:
         return "", ""
     title = " ".join((document.findtext(".//title") or "").split())

@@ -53,6 +53,11 @@ def _parse(url: str) -> httpx.URL:
     return parsed.copy_with(fragment=None)
 
 
+def check_url(url: str) -> None:
+    """Refuse what is not an http or https URL with a host (ToolError)."""
+    _parse(url)
+
+
 def _media_type(response: httpx.Response) -> tuple[str, str | None]:
     header = response.headers.get("content-type", "")
     return header.split(";")[0].strip().lower(), response.charset_encoding
@@ -191,7 +196,7 @@ async def readable(body: Body) -> tuple[str, str]:
     if body.media_type in _HTML or (not body.media_type and _looks_like_html(body.content)):
         from hand.web.extract import html_to_markdown
 
-        return await asyncio.to_thread(html_to_markdown, body.content, body.url)
+        return await asyncio.to_thread(html_to_markdown, body.content, body.url, body.charset)
     text = _text(body.content, body.charset)
     if body.media_type == "application/json" or body.media_type.endswith("+json"):
         with contextlib.suppress(ValueError):

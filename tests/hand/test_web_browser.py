@@ -33,7 +33,9 @@ def site() -> Iterator[Site]:
 @pytest.fixture
 async def browser() -> AsyncIterator[tuple[Hand, WebTools]]:
     hand = Hand("web")
-    tools = WebTools(WebToolSettings(fetch=False, browser=True, allow=["127.0.0.1/32"]))
+    tools = WebTools(
+        WebToolSettings(fetch=False, browser=True, allow=["127.0.0.1/32"], browser_pages=2)
+    )
     tools.declare(hand)
     try:
         yield hand, tools
@@ -92,6 +94,13 @@ async def test_a_form_is_filled_submitted_and_its_result_read(
     after = await call(hand, "browser_type", element="name", ref=name, text="Grace", submit=True)
     assert 'heading "Thank you, Grace"' in after
 
+    # Two pages at most: a third closes the oldest.
+    third = await call(hand, "browser_open", url=site.url("/text"), new_page=True)
+    assert third.startswith("Page: p3\n")
+    with pytest.raises(ToolError, match=r"no page p1 \(pages: p2, p3\)"):
+        await call(hand, "browser_read", page="p1")
+    assert "Title: Order placed" in await call(hand, "browser_read", page="p2")
+
     assert chromium_children()
     await tools.aclose()
     assert chromium_children() == []
@@ -101,6 +110,9 @@ async def test_the_guard_refuses_what_the_browser_opens_and_what_its_pages_reach
     browser: tuple[Hand, WebTools], site: Site
 ) -> None:
     hand, _ = browser
+    for local in ("file:///etc/passwd", "chrome://settings"):
+        with pytest.raises(ToolError, match="only http and https URLs can be fetched"):
+            await call(hand, "browser_open", url=local)
     with serving("127.0.0.2") as inside:
         with pytest.raises(ToolError, match=r"refused 127\.0\.0\.2: the address is loopback"):
             await call(hand, "browser_open", url=inside.url("/text"))

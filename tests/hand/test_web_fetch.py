@@ -112,6 +112,12 @@ async def test_json_comes_back_indented_and_text_as_is(site: Site) -> None:
     assert text.endswith('\n\n{\n  "name": "ToBe",\n  "tools": [\n    "web_fetch"\n  ]\n}')
 
 
+async def test_html_is_decoded_in_the_charset_its_response_names(site: Site) -> None:
+    text = await fetch(fetch_tool(allow=["127.0.0.1"]), site.url("/latin1"))
+    assert "Café crème" in text
+    assert "Déjà vu, naïve façade." in text
+
+
 async def test_other_content_types_are_refused_with_what_they_are(site: Site) -> None:
     problem = await refused(fetch_tool(allow=["127.0.0.1"]), site.url("/image.png"))
     assert problem == (

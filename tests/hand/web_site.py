@@ -3,9 +3,10 @@ loopback address, serving the stored real-world pages and the odd answers the te
 
 Routes: `/pages/<file>` (tests/hand/web_pages), `/redirect?to=URL` (302), `/chain/<n>` (n more
 302 hops), `/big` (about 3 MB of text), `/slow` (headers, then silence for 30 s), `/json`,
-`/text`, `/image.png`, `/missing` (404), `/form` and `POST /order` (a form and its result),
-`/escape?to=URL` (a page whose script fetches URL, its title saying how it went),
-`/links?to=URL` (a link to URL) and `/search` (SearXNG's JSON API, see `searxng_answer`).
+`/text`, `/latin1` (HTML in ISO-8859-1, said only in the header), `/image.png`, `/missing`
+(404), `/form` and `POST /order` (a form and its result), `/escape?to=URL` (a page whose script
+fetches URL, its title saying how it went), `/links?to=URL` (a link to URL) and `/search`
+(SearXNG's JSON API, see `searxng_answer`).
 Every request is recorded in `requests` as (method, path).
 """
 
@@ -155,6 +156,12 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(200, "text/plain; charset=utf-8", "plain words, caf\u00e9".encode())
         elif path == "/image.png":
             self._send(200, "image/png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64)
+        elif path == "/latin1":
+            page = (
+                "<html><body><main><h1>Caf\u00e9 cr\u00e8me</h1>"
+                "<p>D\u00e9j\u00e0 vu, na\u00efve fa\u00e7ade.</p></main></body></html>"
+            )
+            self._send(200, "text/html; charset=iso-8859-1", page.encode("latin-1"))
         elif path == "/form":
             self._send(200, "text/html; charset=utf-8", FORM)
         elif path == "/escape":
