@@ -99,6 +99,19 @@ def hand_group() -> None:
     "--workspace: only those), as <server>__<tool>.",
 )
 @click.option(
+    "--web-allow",
+    "web_allowed",
+    multiple=True,
+    help="A host (or *.domain) or address/CIDR the web tools may reach although it is not "
+    "public (repeatable; adds to hand.web.allow).",
+)
+@click.option("--search-url", help="The SearXNG instance web_search asks (hand.web.search_url).")
+@click.option(
+    "--browser/--no-browser",
+    default=None,
+    help="Offer the browser tools (Chromium through Playwright; hand.web.browser).",
+)
+@click.option(
     "--replace",
     is_flag=True,
     help="Take the name over from a live Hand holding it (of the same principal), which then "
@@ -117,16 +130,19 @@ def serve(
     health_listen: str | None,
     conformance: bool,
     mcp_file: Path | None,
+    web_allowed: tuple[str, ...],
+    search_url: str | None,
+    browser: bool | None,
     replace: bool,
     tls: TlsOptions,
 ) -> None:
-    """Run the reference Hand: workspace file tools and allowed commands.
+    """Run the reference Hand: workspace file tools, allowed commands and web tools.
 
     Over TLS with --ca (or a tls://host:port address, trusting the system roots); with
     --cert and --key it presents a client certificate (a Mind that requires them: mTLS).
     With --mcp it also starts the MCP servers of that file and offers their tools.
     """
-    from hand.server import HandConfigError, build, build_mcp, load_mcp, mcp_hand_name
+    from hand.server import HandConfigError, build, build_mcp, build_web, load_mcp, mcp_hand_name
     from hand.server import serve as run
 
     settings = load_settings()
@@ -144,6 +160,11 @@ def serve(
         config.allowed_commands = list(allowed)
     if allow_unconfined_commands:
         config.allow_unconfined_commands = True
+    config.web.allow += list(web_allowed)
+    if search_url is not None:
+        config.web.search_url = search_url
+    if browser is not None:
+        config.web.browser = browser
     try:
         servers = load_mcp(mcp_file) if mcp_file is not None else None
         if servers is not None and mcp_file is not None:
@@ -154,6 +175,7 @@ def serve(
         raise click.ClickException(str(exc)) from None
     hand = mcp.hand if mcp is not None else reference
     assert hand is not None
+    web = build_web(config, reference) if reference is not None else None
     if conformance:
         add_conformance_tools(hand)
     token = _token(token_file, settings.credentials_dir)
@@ -170,7 +192,7 @@ def serve(
             replace=replace,
             probe_listen=config.probe_listen,
         )
-        asyncio.run(served)
+        asyncio.run(served if web is None else web.closing(served))
     except (HandRefused, HandConfigError) as exc:
         raise click.ClickException(str(exc)) from None
     except HealthListenError as exc:

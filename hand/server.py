@@ -1,6 +1,7 @@
 """Wiring of the reference Hand: `build` makes it from the `[hand]` settings (workspace, tools,
-command sandbox), `build_mcp` adds the MCP servers of a `--mcp` file (to it, or to a Hand of
-their tools only), `serve` keeps it attached to the Mind until SIGTERM or SIGINT.
+command sandbox), `build_web` adds the web tools `hand.web` turns on, `build_mcp` adds the MCP
+servers of a `--mcp` file (to it, or to a Hand of their tools only), `serve` keeps it attached
+to the Mind until SIGTERM or SIGINT.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from tobe.runtime.tls import ClientTls
 
 if TYPE_CHECKING:
     from hand.mcp.host import McpHost
+    from hand.web.tools import WebTools
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,18 @@ def build(config: HandSettings) -> Hand:
         confinement=confinement,
         run_commands=confinement is not None,
     )
+
+
+def build_web(config: HandSettings, hand: Hand) -> WebTools:
+    """Declare the web tools `hand.web` turns on (`web_fetch` by default, `web_search` with a
+    SearXNG address, the browser tools when enabled) on `hand`."""
+    from hand.web.tools import WebTools
+
+    tools = WebTools(config.web)
+    tools.declare(hand)
+    offered = sorted(name for name in hand.tools if name.startswith(("web_", "browser_")))
+    log.info("web tools: %s", ", ".join(offered) or "none")
+    return tools
 
 
 # Seconds the Hand waits for its MCP servers' first start before it attaches, so its hello

@@ -247,6 +247,31 @@ class FaceSettings(BaseModel):
         return self.mind_addresses or [self.mind_address]
 
 
+class WebToolSettings(BaseModel):
+    """The reference Hand's web tools (`hand.web`): `web_fetch` on by default, `web_search`
+    once a SearXNG address is set, `browser_*` only when enabled (it needs Chromium)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    fetch: bool = True
+    # Hosts (exact, or `*.example.org`) and addresses or CIDRs the address guard lets through
+    # although they are loopback, private, link-local or otherwise not public.
+    allow: list[str] = Field(default_factory=list)
+    # Seconds one fetch may take in all (resolving, redirects, reading); bytes read at most.
+    fetch_timeout: float = Field(default=20.0, gt=0)
+    max_bytes: int = Field(default=5 * 1024 * 1024, ge=1024)
+    # The most characters a result may have, whatever the model asks for.
+    max_chars: int = Field(default=100_000, ge=1000)
+    # The SearXNG instance `web_search` asks (its base URL; empty: no `web_search`).
+    search_url: str = ""
+    search_timeout: float = Field(default=15.0, gt=0)
+    browser: bool = False
+    # The Chromium program the browser tools drive (name on PATH or path).
+    chromium: str = "chromium"
+    browser_pages: int = Field(default=4, ge=1)
+    browser_timeout: float = Field(default=30.0, gt=0)
+
+
 class HandSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -278,6 +303,7 @@ class HandSettings(BaseModel):
     # Where no sandbox can run and unconfined commands are not allowed, start without
     # `run_command` instead of refusing to start (`tobe up` sets it for its local Hand).
     withhold_commands_without_sandbox: bool = False
+    web: WebToolSettings = Field(default_factory=WebToolSettings)
 
 
 class RemoteSettings(BaseModel):
