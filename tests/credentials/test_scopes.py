@@ -125,6 +125,7 @@ def test_each_mind_call_needs_the_scope_the_readme_documents() -> None:
             "RenameConversation",
             "ArchiveConversation",
             "SearchConversations",
+            "BranchConversation",
             "GetWidget",
         },
         "approve": {"DecideApproval", "DecideAction"},

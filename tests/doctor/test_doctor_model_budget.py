@@ -19,7 +19,7 @@ def test_doctor_shows_the_window_and_what_every_request_carries_before_the_conve
 ) -> None:
     data_dir = tmp_path / "data"
     provision(store_settings(data_dir))
-    with local_server("llama-server", loaded_window=4096) as fake:
+    with local_server("llama-server", loaded_window=8192) as fake:
         env = {
             "TOBE_PROVIDER__KIND": "openai",
             "TOBE_PROVIDER__MODEL": fake.model,
@@ -30,13 +30,13 @@ def test_doctor_shows_the_window_and_what_every_request_carries_before_the_conve
             _, findings = run_doctor({**doctor, **env})
     [line] = findings["model budget"]
     assert line.startswith(
-        f"ok {fake.model}: window 4,096 tokens from llama-server /props "
-        "default_generation_settings.n_ctx; 1,024 kept for the reply and 512 in reserve; "
+        f"ok {fake.model}: window 8,192 tokens from llama-server /props "
+        "default_generation_settings.n_ctx; 2,048 kept for the reply and 1,024 in reserve; "
         "every request of profile 'default' carries ~"
     ), line
     overhead = int(line.split("carries ~")[1].split(" ")[0].replace(",", ""))
     left = int(line.split("leaving ~")[1].split(" ")[0].replace(",", ""))
-    assert overhead > 500 and overhead + left == 4096 - 1024 - 512
+    assert overhead > 500 and overhead + left == 8192 - 2048 - 1024
     assert line.endswith("structured output: json_schema")
 
 

@@ -49,6 +49,8 @@ def naming_missing_conversation(message: Message) -> Message:
         message.title = "a title"  # type: ignore[attr-defined]
     if "widget_id" in fields:
         message.widget_id = "w_" + "0" * 24  # type: ignore[attr-defined]
+    if "message_id" in fields:
+        message.message_id = 1  # type: ignore[attr-defined]
     return message
 
 
