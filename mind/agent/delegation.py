@@ -29,6 +29,7 @@ from mind.core.tool_registry import ToolRegistry
 from mind.errors import MindError
 from mind.events.bus import BusSubscription, EventBus
 from mind.profiles.book import ProfileBook
+from mind.sealing.sensitivity import dataset_of
 from mind.store import models
 from mind.store.database import Database
 from mind.tools.base import Effect, ToolContext, ToolOutcome
@@ -38,6 +39,11 @@ log = logging.getLogger(__name__)
 
 DELEGATE = "delegate"
 PARENT_CANCELLED = "its parent run was cancelled"
+# A child's conversation is never sealed: what its task says stays readable.
+SEALED_RUN = (
+    "this run has read sensitive data, which a child's task must not carry (a child's run "
+    "is never sealed); delegate in a later turn, where that data is already removed"
+)
 Progress = Callable[[str, float | None], None]
 
 
@@ -175,8 +181,10 @@ class DelegateTool:
         "Hand a self-contained task to a child agent that works on it with its own context "
         "and returns its final answer. Several delegate calls in one step run at once. "
         "The child sees only `task`: include everything it needs. `tools` limits the tools "
-        "it may call (default: the tools you have, except delegate); `profile` names the "
-        "profile it runs with; max_turns, max_tokens and max_seconds bound it."
+        "it may call (default: the tools you have, except delegate and tools that read "
+        "sensitive data, which a child never gets); `profile` names the profile it runs "
+        "with; max_turns, max_tokens and max_seconds bound it. A turn that has read "
+        "sensitive data cannot delegate."
     )
     parameters: dict[str, Any] = {
         "type": "object",
@@ -233,6 +241,10 @@ class DelegateTool:
             profile = self.profiles.check(arguments.get("profile", "") or scope.profile.name)
         except MindError as exc:
             return str(exc)
+        if scope.sensitive and await self.children.database.read(
+            lambda s: delegations.read_sensitive(s, context.run_id, scope.sensitive)
+        ):
+            return SEALED_RUN
         tools, refused = self._tools(arguments, context, depth, scope.profile)
         if refused:
             return refused
@@ -265,16 +277,23 @@ class DelegateTool:
         self, arguments: dict[str, Any], context: ToolContext, depth: int, profile: Any
     ) -> tuple[frozenset[str], str]:
         """The tools the child may call: never more than this run was offered, no
-        `delegate` at the deepest level, only read-only ones below high trust."""
+        `delegate` at the deepest level, no sensitive tool (a child's run is never sealed),
+        only read-only ones below high trust."""
         offered = set(context.offered)
         if depth >= self.settings.max_depth:
             offered.discard(DELEGATE)
+        known = self.registry.tools_for(context.conversation_key, profile)
+        sensitive = sorted(n for n in offered if n in known and dataset_of(known[n]))
+        offered -= set(sensitive)
         if context.trust not in ("", "high"):
-            known = self.registry.tools_for(context.conversation_key, profile)
             offered = {n for n in offered if n in known and known[n].effect is Effect.READ_ONLY}
         wanted = arguments.get("tools")
         if wanted is None:
             return frozenset(offered), ""
+        if named := sorted(set(wanted) & set(sensitive)):
+            return frozenset(), (
+                f"a child never gets a tool that reads sensitive data: {', '.join(named)}"
+            )
         missing = sorted(set(wanted) - offered)
         if missing:
             return frozenset(), (

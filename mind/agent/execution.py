@@ -114,6 +114,9 @@ class RunExecution(ActorState):
             tools = self.core.registry.tools_for(self.key, profile)
         except ToolClash:
             return None  # the run ends failed at its first step, naming the clash
+        child = self.settings.child
+        if child is not None:  # a child never gets a sensitive tool (`mind.agent.delegation`)
+            tools = {name: tool for name, tool in tools.items() if name in child.tools}
         sensitive = sensitive_tools(tools.values())
         if not sensitive:
             return None

@@ -17,6 +17,7 @@ continue leaves the row running: the continuation run ends it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -164,6 +165,20 @@ def ending(row: models.Delegation | None) -> Ending | None:
     if row is None or row.state == RUNNING:
         return None
     return Ending(row.state, row.result)
+
+
+def read_sensitive(session: Session, run_id: str, sensitive: Iterable[str]) -> bool:
+    """Whether run `run_id` has called one of its `sensitive` tools (a task it writes for a
+    child could then carry what the call returned)."""
+    found = session.scalar(
+        select(models.ToolProjection.tool_call_id)
+        .where(
+            models.ToolProjection.run_id == run_id,
+            models.ToolProjection.tool.in_(list(sensitive)),
+        )
+        .limit(1)
+    )
+    return found is not None
 
 
 def is_child(key_column: Any) -> Any:
