@@ -241,9 +241,7 @@ class DelegateTool:
             profile = self.profiles.check(arguments.get("profile", "") or scope.profile.name)
         except MindError as exc:
             return str(exc)
-        if scope.sensitive and await self.children.database.read(
-            lambda s: delegations.read_sensitive(s, context.run_id, scope.sensitive)
-        ):
+        if scope.sensitive and await self._read_sensitive(context.run_id, list(scope.sensitive)):
             return SEALED_RUN
         tools, refused = self._tools(arguments, context, depth, scope.profile)
         if refused:
@@ -272,6 +270,11 @@ class DelegateTool:
         await actors.leases.acquire(delegations.child_key_of(context.tool_call_id))
         await self.children.database.write(unit)
         return ""
+
+    async def _read_sensitive(self, run_id: str, sensitive: list[str]) -> bool:
+        return await self.children.database.read(
+            lambda s: delegations.read_sensitive(s, run_id, sensitive)
+        )
 
     def _tools(
         self, arguments: dict[str, Any], context: ToolContext, depth: int, profile: Any

@@ -167,6 +167,23 @@ def ending(row: models.Delegation | None) -> Ending | None:
     return Ending(row.state, row.result)
 
 
+def count_step(tx: WriteTx, conversation_key: str, tokens: int) -> None:
+    """Add one model step of `tokens` to what a child conversation's runs have spent (called
+    in the unit storing the step, so a restart never gives the child its budget again)."""
+    if not conversation_key.startswith(CHILD_PREFIX):
+        return
+    row = of_child(tx.session, conversation_key)
+    if row is not None:
+        row.turns_used += 1
+        row.tokens_used += tokens
+
+
+def spent(session: Session, conversation_key: str) -> tuple[int, int]:
+    """(turns, tokens) a child conversation's runs have spent so far."""
+    row = of_child(session, conversation_key)
+    return (row.turns_used, row.tokens_used) if row is not None else (0, 0)
+
+
 def read_sensitive(session: Session, run_id: str, sensitive: Iterable[str]) -> bool:
     """Whether run `run_id` has called one of its `sensitive` tools (a task it writes for a
     child could then carry what the call returned)."""

@@ -87,9 +87,11 @@ def started(tmp_path: Path, workspace: Path) -> Iterator[Callable[..., tuple]]:
     """Start a Mind with the script, the marking Hand attached, and the parent conversation."""
     stack: list[Any] = []
 
-    def start(seconds: float, max_turns: int | None = None) -> tuple[MindProcess, Chat]:
+    def start(
+        seconds: float, max_turns: int | None = None, written: str | None = None
+    ) -> tuple[MindProcess, Chat]:
         path = tmp_path / "script.yaml"
-        path.write_text(script(seconds, max_turns))
+        path.write_text(written or script(seconds, max_turns))
         context = running_mind(tmp_path, script=path, clients=(), **ALLOW)
         mind = context.__enter__()
         stack.append(context)
@@ -110,6 +112,35 @@ def started(tmp_path: Path, workspace: Path) -> Iterator[Callable[..., tuple]]:
             item.kill()
         else:
             item.__exit__(None, None, None)
+
+
+def twice_script() -> str:
+    """The parent hands on one task of three turns with a budget of two: the child marks
+    `a` (slowly), then `b`, then would answer."""
+    mark = "laptop__mark"
+    parent = {
+        "match": "^delegate twice$",
+        "steps": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "delegate",
+                        "arguments": {"task": "mark twice", "tools": [mark], "max_turns": 2},
+                    }
+                ]
+            },
+            {"expect": {"last_role": "tool"}, "text": "The child ended."},
+        ],
+    }
+    child = {
+        "match": "^mark twice$",
+        "steps": [
+            {"tool_calls": [{"name": mark, "arguments": {"label": "a", "seconds": 4.0}}]},
+            {"tool_calls": [{"name": mark, "arguments": {"label": "b", "seconds": 0.0}}]},
+            {"text": "Marked both."},
+        ],
+    }
+    return yaml.safe_dump({"runs": [parent, child]})
 
 
 def delegations(mind: MindProcess) -> list[Delegation]:
@@ -222,3 +253,23 @@ def test_a_child_out_of_turns_tells_its_parent_the_budget_is_exhausted(
     assert sorted(row.state for row in rows) == ["failed"] * 3
     assert all("budget exhausted: 1 turns" in row.result for row in rows)
     assert executions(workspace) == {label: 1 for label in LABELS}
+
+
+def test_a_child_continued_after_a_crash_gets_only_what_is_left_of_its_budget(
+    started: Callable[..., tuple], workspace: Path
+) -> None:
+    mind, chat = started(seconds=0.0, written=twice_script())
+    chat.send(PARENT, "delegate twice", "k1")
+    eventually(
+        lambda: [t.state for t in read_store(mind).tasks] == ["accepted"],
+        60,
+        what="the child's first mark to run",
+    )
+    address = mind.address
+    mind.kill()
+    mind.start(address)
+    eventually(lambda: settled(mind, "The child ended."), 90, what="the parent's answer")
+    (row,) = delegations(mind)
+    assert (row.state, row.turns_used) == ("failed", 2)
+    assert "budget exhausted: 2 turns" in row.result
+    assert executions(workspace) == {"a": 1, "b": 1}
