@@ -23,7 +23,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mind.agent.actors import ConversationActors
-from mind.conversation import delegations
+from mind.approvals.broker import ApprovalBroker
+from mind.conversation import delegations, inputs, runs
 from mind.conversation.delegations import Ending
 from mind.core.tool_registry import ToolRegistry
 from mind.errors import MindError
@@ -32,6 +33,7 @@ from mind.profiles.book import ProfileBook
 from mind.sealing.sensitivity import dataset_of
 from mind.store import models
 from mind.store.database import Database
+from mind.store.write_tx import WriteTx
 from mind.tools.base import Effect, ToolContext, ToolOutcome
 from tobe.config import DelegateSettings
 
@@ -70,10 +72,13 @@ def _progress_line(row: models.OutboxEvent) -> str:
 class ChildRuns:
     """Starts, follows and ends child runs; the runtime's ledger of them."""
 
-    def __init__(self, database: Database, actors: ConversationActors, bus: EventBus) -> None:
+    def __init__(
+        self, database: Database, actors: ConversationActors, bus: EventBus, broker: ApprovalBroker
+    ) -> None:
         self.database = database
         self.actors = actors
         self.bus = bus
+        self.broker = broker
 
     async def _row(self, tool_call_id: str) -> models.Delegation | None:
         return await self.database.read(lambda s: delegations.of_call(s, tool_call_id))
@@ -143,22 +148,33 @@ class ChildRuns:
                 report_progress(f"  {event.text}", None)
 
     async def cancel(self, tool_call_id: str, reason: str) -> None:
-        """Cancel the child of `tool_call_id` (its run, or the delegation itself while no run
-        of it is active); its end commits before this returns."""
+        """Cancel the child of `tool_call_id`: its active run, or, while none runs (its task
+        still queued, or its calls left open by a restart), the delegation itself with what
+        would start later (its queued task, its open calls); then its pending approvals end.
+        Its end commits before this returns."""
         row = await self._row(tool_call_id)
         if row is None or row.state != delegations.RUNNING:
             return
-        if not await self.actors.cancel_run(row.child_key, reason):
+        child = row.child_key
+        if not await self.actors.cancel_run(child, reason):
+            ended = f"the child was cancelled: {reason}"
 
-            def unit(tx: Any) -> None:
-                delegations.end(
-                    tx, tool_call_id, delegations.CANCELLED, f"the child was cancelled: {reason}"
-                )
+            def unit(tx: WriteTx) -> None:
+                delegations.end(tx, tool_call_id, delegations.CANCELLED, ended)
+                inputs.drop_queued(tx, child)
+                runs.cancel_open_calls(tx, child, ended, [row.principal])
 
             await self.database.write(unit)
+        await self._close_approvals(child, reason)
+
+    async def _close_approvals(self, child: str, reason: str) -> None:
+        """End the pending approvals of an ended child (its calls no longer wait for them)."""
+        for approval in await self.broker.pending(child):
+            await self.broker.close_for_ended_run(approval.id, f"the child was cancelled: {reason}")
 
     async def sweep(self) -> None:
-        """At start: cancel each child whose parent's call no longer waits for it."""
+        """At start: cancel each child whose parent's call no longer waits for it, and end the
+        approvals a child that ended meanwhile left pending (a crash between the two)."""
 
         def orphans(session: Any) -> list[str]:
             found = []
@@ -171,6 +187,8 @@ class ChildRuns:
         for call in await self.database.read(orphans):
             log.info("cancelling the child of %s: its parent's call has ended", call)
             await self.cancel(call, "its parent's call had ended")
+        for child in await self.database.read(delegations.ended_with_pending_approvals):
+            await self._close_approvals(child, "it had ended")
 
 
 class DelegateTool:

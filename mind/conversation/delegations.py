@@ -230,6 +230,17 @@ def running_children(session: Session) -> list[tuple[str, str, str]]:
     return [(call, parent, child) for call, parent, child in rows]
 
 
+def ended_with_pending_approvals(session: Session) -> list[str]:
+    """Child conversations whose delegation ended while an approval of theirs is pending."""
+    rows = session.scalars(
+        select(models.Delegation.child_key)
+        .join(models.Approval, models.Approval.conversation_key == models.Delegation.child_key)
+        .where(models.Delegation.state != RUNNING, models.Approval.decision.is_(None))
+        .distinct()
+    )
+    return list(rows)
+
+
 def _answer(session: Session, child_key: str) -> str:
     text = session.scalar(
         select(models.Message.text)
