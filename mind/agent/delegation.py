@@ -16,6 +16,7 @@ ended anyway (`sweep`) is cancelled: no child runs for a parent that no longer w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from typing import Any
 
 from mind.agent.actors import ConversationActors
 from mind.approvals.broker import ApprovalBroker
+from mind.cluster.errors import OwnedElsewhere
 from mind.conversation import delegations, inputs, runs
 from mind.conversation.delegations import Ending
 from mind.core.tool_registry import ToolRegistry
@@ -98,18 +100,22 @@ class ChildRuns:
 
     async def follow(self, tool_call_id: str, report_progress: Progress) -> ToolOutcome:
         """Wait for the child of `tool_call_id` to end (starting its task if still queued),
-        passing its progress on; cancelled, cancel the child unless the Mind is stopping."""
+        passing its progress on. Cancelled with the parent's run, cancel the child; stopped
+        with it (the Mind stops, or the parent's lease went to another Mind, which continues
+        the call), leave the child running."""
         row = await self._row(tool_call_id)
         assert row is not None
         child = row.child_key
+        stopping = self.actors.stop_check(row.parent_key)
         subscription = self.bus.subscribe(include_ephemeral=True)
         try:
-            async with self.actors.holding(child) as actor:
-                await actor.drain()
+            with contextlib.suppress(OwnedElsewhere):  # another Mind runs it: follow the store
+                async with self.actors.holding(child) as actor:
+                    await actor.drain()
             report_progress(f"child {child} started", None)
             return await self._wait(row, subscription, report_progress)
         except asyncio.CancelledError:
-            if not self.actors.closing:
+            if not stopping():
                 await asyncio.shield(self.cancel(tool_call_id, PARENT_CANCELLED))
             raise
         finally:
@@ -156,7 +162,12 @@ class ChildRuns:
         if row is None or row.state != delegations.RUNNING:
             return
         child = row.child_key
-        if not await self.actors.cancel_run(child, reason):
+        try:
+            cancelled = await self.actors.cancel_run(child, reason)
+        except OwnedElsewhere as owner:
+            log.warning("ending the delegation of %s here: %s", child, owner)
+            cancelled = False
+        if not cancelled:
             ended = f"the child was cancelled: {reason}"
 
             def unit(tx: WriteTx) -> None:
