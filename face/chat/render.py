@@ -235,7 +235,7 @@ class Renderer:
         ):
             self.status(f"[new message in {key}]")
         elif kind == "approval_changed":
-            self._on_approval_changed(event.approval_changed)
+            self._on_approval_changed(event.approval_changed, here=False)
         elif (
             kind == "action_changed"
             and event.action_changed.state == common_pb2.PENDING_ACTION_STATE_PENDING
@@ -317,9 +317,10 @@ class Renderer:
             self.live.print(*shown)
         self.run_finished(run.id).set()
 
-    def _on_approval_changed(self, approval: common_pb2.Approval) -> None:
+    def _on_approval_changed(self, approval: common_pb2.Approval, *, here: bool = True) -> None:
+        """`here`: the event came to this conversation (its own request, or a sub-agent's of
+        one of its `delegate` calls, which the Mind sends to the conversation watched)."""
         pending = approval.decision == common_pb2.APPROVAL_DECISION_UNSPECIFIED
-        here = approval.conversation_key == self.conversation
         if pending and here and self.on_approval_request:
             self.live.pause()  # the REPL asks; it resumes the region once answered
         self.live.print(*approval_renderables(approval, here=here))
@@ -346,6 +347,9 @@ def approval_renderables(approval: common_pb2.Approval, *, here: bool) -> list[R
         approval.decision_text or pretty_json(approval.arguments_json) or approval.arguments_summary
     )
     shown.append(Padding(Text(decided_on, style="bold"), (0, 0, 0, 2)))
+    if approval.delegate_call_id:
+        child = f"asked by a sub-agent (its conversation {approval.conversation_key})"
+        shown.append(Padding(Text(child, style="cyan"), (0, 0, 0, 2)))
     if approval.origin:
         # What started the run: how far to trust what it asks for.
         origin = Text(f"asked by a run started by {approval.origin}", style="yellow")

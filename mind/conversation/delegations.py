@@ -184,6 +184,16 @@ def spent(session: Session, conversation_key: str) -> tuple[int, int]:
     return (row.turns_used, row.tokens_used) if row is not None else (0, 0)
 
 
+def shown_in(session: Session, conversation_key: str) -> tuple[str, str]:
+    """Where a person watches conversation `conversation_key`'s requests: the top of its chain
+    of children, and the `delegate` call there whose child (or grandchild) it is; a
+    conversation that is no child watches itself (`(key, "")`)."""
+    key, call = conversation_key, ""
+    while key.startswith(CHILD_PREFIX) and (row := of_child(session, key)) is not None:
+        key, call = row.parent_key, row.tool_call_id
+    return key, call
+
+
 def read_sensitive(session: Session, run_id: str, sensitive: Iterable[str]) -> bool:
     """Whether run `run_id` has called one of its `sensitive` tools (a task it writes for a
     child could then carry what the call returned)."""

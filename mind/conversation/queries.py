@@ -209,10 +209,12 @@ def snapshot(
     active = session.scalar(
         select(models.Run).where(models.Run.conversation_key == key, models.Run.state == "running")
     )
+    # Its children's requests too: a person decides them where they watch the parent.
+    asking = [key, *delegations.children_of(session, key)]
     approvals = list(
         session.scalars(
             select(models.Approval)
-            .where(models.Approval.conversation_key == key, models.Approval.decision.is_(None))
+            .where(models.Approval.conversation_key.in_(asking), models.Approval.decision.is_(None))
             .order_by(models.Approval.requested_at)
         )
     )
@@ -229,7 +231,10 @@ def snapshot(
         messages=_messages(recent, mode, keyring),
         tools=_tools(_projections(session, _call_ids(recent)), mode, keyring),
         active_run=run_view(active) if active else None,
-        pending_approvals=tuple(approval_view(a) for a in approvals),
+        pending_approvals=tuple(
+            approval_view(a, "", delegations.shown_in(session, a.conversation_key)[1])
+            for a in approvals
+        ),
         # Posts waiting for their turn are not shown: they appear as the messages they become.
         queued=tuple(
             queued_view(i, active.id if active and i.steer else "")

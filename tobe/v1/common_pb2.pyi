@@ -962,6 +962,7 @@ class Approval(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     DECISION_TEXT_FIELD_NUMBER: _builtins.int
     ORIGIN_FIELD_NUMBER: _builtins.int
+    DELEGATE_CALL_ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     conversation_key: _builtins.str
     run_id: _builtins.str
@@ -999,6 +1000,12 @@ class Approval(_message.Message):
     """What started the run that made the call, for the person deciding: empty for a person's
     message; e.g. "a medium-trust observation from email@work (mailbox INBOX)".
     """
+    delegate_call_id: _builtins.str
+    """Set when a child run (the `delegate` tool) made the call: the id of the `delegate` call,
+    in the conversation the person watches (the top of the chain of children), whose child
+    asks. The request's events then go to that conversation, whose snapshot lists it among
+    its pending approvals; `conversation_key` stays the child's. Empty otherwise.
+    """
     @_builtins.property
     def requested_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -1022,10 +1029,11 @@ class Approval(_message.Message):
         reason: _builtins.str = ...,
         decision_text: _builtins.str = ...,
         origin: _builtins.str = ...,
+        delegate_call_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "requested_at", b"requested_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "decision_text", b"decision_text", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "origin", b"origin", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "decision_text", b"decision_text", "delegate_call_id", b"delegate_call_id", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "origin", b"origin", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -214,7 +214,8 @@ export class ConversationView {
     } else {
       this.elements.log.append(statusNode(`approval ${approval.tool}: ${outcomeOf(approval)}`));
     }
-    const call = approval.toolCallId ?? "";
+    // A sub-agent's request marks the delegate card that started it.
+    const call = approval.delegateCallId || (approval.toolCallId ?? "");
     if (waiting) this.awaiting.add(call);
     else this.awaiting.delete(call);
     const row = this.toolRow(call);
