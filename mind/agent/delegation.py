@@ -2,9 +2,10 @@
 
 A call starts its child (`mind.conversation.delegations.start`: one unit, idempotent on the
 call's id) and waits for the child's end, which its result becomes: the child's last answer,
-or a clear error (budget exhausted, cancelled, failed). The child's tool calls and answers
-reach the call's card as progress lines while it waits. Several calls of one step start
-together (`runs_alongside`), so their children run at once.
+or a clear error (budget exhausted, cancelled, failed). While it waits, each change of the
+child (a tool call admitted or ended, an answer, a tool's progress) reaches the call's card as
+its child's whole view (`mind.agent.child_cards`). Several calls of one step start together
+(`runs_alongside`), so their children run at once.
 
 `ChildRuns` is also the tool runtime's ledger of these executions (`ExecutionLedger`): a call
 with a child is never run again; after a restart its continuation waits for that child's end.
@@ -24,6 +25,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from mind.agent.actors import ConversationActors
+from mind.agent.child_cards import ChildCard
 from mind.approvals.broker import ApprovalBroker
 from mind.cluster.errors import OwnedElsewhere
 from mind.conversation import delegations, inputs, runs
@@ -49,6 +51,8 @@ SEALED_RUN = (
     "is never sealed); delegate in a later turn, where that data is already removed"
 )
 Progress = Callable[[str, float | None], None]
+# The child's events that change its view (its tool calls, its messages).
+VIEW_CHANGES = ("tool_changed", "message_appended")
 
 
 def _outcome(child_key: str, ending: Ending) -> ToolOutcome:
@@ -94,26 +98,33 @@ class ChildRuns:
         return None if row is None or ending is None else _outcome(row.child_key, ending)
 
     async def outcome(self, tool_call_id: str, report_progress: Progress) -> ToolOutcome | None:
+        """The ledger's continuation of a call; its progress is the child's card, which
+        `follow` publishes itself (`report_progress` carries only lines)."""
+        del report_progress
         if await self._row(tool_call_id) is None:
             return None
-        return await self.follow(tool_call_id, report_progress)
+        return await self.follow(tool_call_id)
 
-    async def follow(self, tool_call_id: str, report_progress: Progress) -> ToolOutcome:
+    async def follow(self, tool_call_id: str) -> ToolOutcome:
         """Wait for the child of `tool_call_id` to end (starting its task if still queued),
-        passing its progress on. Cancelled with the parent's run, cancel the child; stopped
-        with it (the Mind stops, or the parent's lease went to another Mind, which continues
-        the call), leave the child running."""
+        showing its view on the call's card. Cancelled with the parent's run, cancel the
+        child; stopped with it (the Mind stops, or the parent's lease went to another Mind,
+        which continues the call), leave the child running."""
         row = await self._row(tool_call_id)
         assert row is not None
         child = row.child_key
         stopping = self.actors.stop_check(row.parent_key)
+        audience = self.actors.audience_of(row.parent_key)
+        card = await ChildCard(
+            self.database, self.bus, tool_call_id, row.parent_key, audience
+        ).open()
         subscription = self.bus.subscribe(include_ephemeral=True)
         try:
             with contextlib.suppress(OwnedElsewhere):  # another Mind runs it: follow the store
                 async with self.actors.holding(child) as actor:
                     await actor.drain()
-            report_progress(f"child {child} started", None)
-            return await self._wait(row, subscription, report_progress)
+            await card.show(f"child {child} started")
+            return await self._wait(row, subscription, card)
         except asyncio.CancelledError:
             if not stopping():
                 await asyncio.shield(self.cancel(tool_call_id, PARENT_CANCELLED))
@@ -122,7 +133,7 @@ class ChildRuns:
             subscription.close()
 
     async def _wait(
-        self, row: models.Delegation, subscription: BusSubscription, report_progress: Progress
+        self, row: models.Delegation, subscription: BusSubscription, card: ChildCard
     ) -> ToolOutcome:
         loop = asyncio.get_running_loop()
         timed_out = False
@@ -130,6 +141,7 @@ class ChildRuns:
             current = await self._row(row.tool_call_id)
             ending = delegations.ending(current)
             if ending is not None:
+                await card.show(f"child {ending.state}")
                 return _outcome(row.child_key, ending)
             left = (row.deadline_at - datetime.now(UTC)).total_seconds()
             if left <= 0 and not timed_out:
@@ -139,19 +151,26 @@ class ChildRuns:
                 continue
             started = loop.time()
             await subscription.wait(max(0.05, min(1.0, left if left > 0 else 1.0)))
-            self._pass_on(row.child_key, subscription, report_progress)
+            await self._pass_on(row.child_key, subscription, card)
             if loop.time() - started < 0.01:
                 await asyncio.sleep(0.05)  # a subscription that keeps waking must not spin
 
     @staticmethod
-    def _pass_on(child: str, subscription: BusSubscription, report_progress: Progress) -> None:
-        rows, _must_read = subscription.take_durable()
+    async def _pass_on(child: str, subscription: BusSubscription, card: ChildCard) -> None:
+        """Show the child's view once for what it did since the last wake: read again when
+        its calls or messages changed (or the bus could not say: `must_read`), the note its
+        latest event tells."""
+        rows, must_read = subscription.take_durable()
+        changed, note = must_read, ""
         for row in rows:
-            if row.conversation_key == child and (line := _progress_line(row)):
-                report_progress(line, None)
+            if row.conversation_key == child and row.type in VIEW_CHANGES:
+                changed = True
+                note = _progress_line(row) or note
         for _after, event in subscription.take_ephemeral():
             if event.conversation_key == child and event.kind == "tool_progress" and event.text:
-                report_progress(f"  {event.text}", None)
+                note = f"  {event.text}"
+        if changed or note:
+            await card.show(note, refresh=changed)
 
     async def cancel(self, tool_call_id: str, reason: str) -> None:
         """Cancel the child of `tool_call_id`: its active run, or, while none runs (its task
@@ -254,7 +273,7 @@ class DelegateTool:
             refused = await self._start(arguments, context)
             if refused:
                 return ToolOutcome(ok=False, error=refused)
-        return await self.children.follow(context.tool_call_id, context.report_progress)
+        return await self.children.follow(context.tool_call_id)
 
     async def _start(self, arguments: dict[str, Any], context: ToolContext) -> str:
         """Start the child; what is wrong with the call instead ("" = started)."""
