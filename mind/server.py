@@ -346,7 +346,7 @@ def build(
     tools.add_source(app.remote.tools)
     runtime.ledger = app.remote.ledger
     if settings.delegate.enabled:
-        children = ChildRuns(database, manager.actors, bus)
+        children = ChildRuns(database, manager.actors, bus, approvals.broker)
         tools.add_builtin(DelegateTool(children, tools, profiles, settings.delegate))
         runtime.ledger = Ledgers([app.remote.ledger, children])
     app.services.append(app.remote.service_spec())

@@ -11,7 +11,7 @@ next step's text may stream in before the previous step's last durable event.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console, Group, RenderableType
 from rich.live import Live
@@ -31,6 +31,8 @@ class _Step:
 class _Tool:
     name: str
     progress: str = ""
+    # Lines drawn under the spinner (a `delegate` call's child run).
+    nested: list[Text] = field(default_factory=list)
 
 
 class LiveRegion:
@@ -96,6 +98,15 @@ class LiveRegion:
         else:
             self.print(Text(f"  … {line}", style="dim"))
 
+    def tool_nested(self, call_id: str, lines: list[Text]) -> None:
+        """Draw `lines` under a running tool's spinner (only on a terminal: when piped, the
+        call's end prints them once)."""
+        tool = self._tools.get(call_id)
+        if tool is not None:
+            tool.nested = lines
+            if self._console.is_terminal:
+                self._draw()
+
     def tool_ended(self, call_id: str) -> None:
         self._tools.pop(call_id, None)
         self._draw()
@@ -144,6 +155,7 @@ class LiveRegion:
         for tool in self._tools.values():
             doing = f" running {tool.name}" + (f" — {tool.progress}" if tool.progress else "")
             spinners.append(Spinner("dots", text=Text(doing, style="yellow")))
+            spinners.extend(tool.nested)
         room = self._console.height - len(spinners) - 1
         return [*self._tail(streamed, room), *spinners]
 

@@ -11,6 +11,7 @@ from rich.markdown import Markdown
 from rich.padding import Padding
 from rich.text import Text
 
+from face.chat.children import ChildCards
 from face.chat.live import LiveRegion
 from face.chat.transcript import (
     call_line,
@@ -44,6 +45,8 @@ _COMPACTION_REASONS = {
 }
 # What starts a proactive run (`Run.trigger`), and the events of a run's steps.
 PROACTIVE_TRIGGER = "schedule"
+# A child run's conversation (`delegate`), never listed: its parent's card shows it.
+CHILD_PREFIX = "p_sub_"
 _RUN_STEPS = frozenset(
     {"message_appended", "tool_changed", "text_delta", "thinking_delta", "tool_progress"}
 )
@@ -166,6 +169,8 @@ class Renderer:
         # Proactive runs (a scheduled action's firing) in progress: what they read and think is
         # not a reply; only what they send is, as a posted message.
         self._proactive: set[str] = set()
+        # The newest view of each running `delegate` call's child run.
+        self.children = ChildCards()
 
     def run_finished(self, run_id: str) -> asyncio.Event:
         return self._run_ended.setdefault(run_id, asyncio.Event())
@@ -174,10 +179,18 @@ class Renderer:
         self.live.print(Text(message, style="dim"))
 
     def show_history(
-        self, messages: Sequence[common_pb2.Message], tools: Sequence[common_pb2.ToolProjection]
+        self,
+        messages: Sequence[common_pb2.Message],
+        tools: Sequence[common_pb2.ToolProjection],
+        children: Sequence[common_pb2.ChildView] = (),
     ) -> None:
-        """Print a snapshot's messages with their tool calls, as they looked live."""
-        self.live.print(*history_renderables(messages, tools))
+        """Print a snapshot's messages with their tool calls (a `delegate` call's child run
+        nested under it), as they looked live; a running call's child goes on live."""
+        self.live.print(*history_renderables(messages, tools, children))
+        running = {t.tool_call_id for t in tools if t.status == common_pb2.TOOL_STATUS_RUNNING}
+        for view in children:
+            if view.tool_call_id in running:
+                self.children.seen(view)
 
     def show_compaction(self, key: str, compaction: events_pb2.ContextCompacted) -> None:
         """Say what a compaction of conversation `key` did, once per generation."""
@@ -229,13 +242,15 @@ class Renderer:
     def _elsewhere(self, event: events_pb2.Event) -> None:
         kind = event.WhichOneof("payload")
         key = event.conversation_key
+        if key.startswith(CHILD_PREFIX):
+            return  # a sub-agent's: its parent's `delegate` call shows what it does
         if kind == "message_appended" and event.message_appended.role in (
             common_pb2.MESSAGE_ROLE_ASSISTANT,
             common_pb2.MESSAGE_ROLE_USER,
         ):
             self.status(f"[new message in {key}]")
         elif kind == "approval_changed":
-            self._on_approval_changed(event.approval_changed)
+            self._on_approval_changed(event.approval_changed, here=False)
         elif (
             kind == "action_changed"
             and event.action_changed.state == common_pb2.PENDING_ACTION_STATE_PENDING
@@ -259,6 +274,8 @@ class Renderer:
         return delta.step < self._finished_steps.get(delta.run_id, 0)
 
     def _on_tool_progress(self, progress: events_pb2.ToolProgress) -> None:
+        if progress.HasField("child"):
+            self.live.tool_nested(progress.tool_call_id, self.children.seen(progress.child))
         if not progress.message and progress.fraction < 0:
             return
         share = f" {progress.fraction:.0%}" if progress.fraction >= 0 else ""
@@ -304,7 +321,7 @@ class Renderer:
             self.live.tool_started(tool.tool_call_id, tool.tool)
             return
         self.live.tool_ended(tool.tool_call_id)
-        self.live.print(result_line(tool))
+        self.live.print(result_line(tool), *self.children.ended(tool.tool_call_id))
 
     def _on_run_changed(self, run: common_pb2.Run) -> None:
         if run.state not in TERMINAL_RUN_STATES:
@@ -317,9 +334,12 @@ class Renderer:
             self.live.print(*shown)
         self.run_finished(run.id).set()
 
-    def _on_approval_changed(self, approval: common_pb2.Approval) -> None:
+    def _on_approval_changed(self, approval: common_pb2.Approval, *, here: bool = True) -> None:
+        """`here`: the event came to this conversation (its own request, or a sub-agent's of
+        one of its `delegate` calls, which the Mind sends to the conversation watched)."""
         pending = approval.decision == common_pb2.APPROVAL_DECISION_UNSPECIFIED
-        here = approval.conversation_key == self.conversation
+        if here and (call := self.children.asked(approval)):
+            self.live.tool_nested(call, self.children.lines(call))
         if pending and here and self.on_approval_request:
             self.live.pause()  # the REPL asks; it resumes the region once answered
         self.live.print(*approval_renderables(approval, here=here))
@@ -346,6 +366,9 @@ def approval_renderables(approval: common_pb2.Approval, *, here: bool) -> list[R
         approval.decision_text or pretty_json(approval.arguments_json) or approval.arguments_summary
     )
     shown.append(Padding(Text(decided_on, style="bold"), (0, 0, 0, 2)))
+    if approval.delegate_call_id:
+        child = f"asked by a sub-agent (its conversation {approval.conversation_key})"
+        shown.append(Padding(Text(child, style="cyan"), (0, 0, 0, 2)))
     if approval.origin:
         # What started the run: how far to trust what it asks for.
         origin = Text(f"asked by a run started by {approval.origin}", style="yellow")

@@ -140,7 +140,7 @@ class ChatRepl:
         self.console.rule(Text(f"{title} ({key}){marked}", style="bold"))
         if origin := branches.origin_line(snapshot.conversation):
             self.renderer.status(origin)
-        self.renderer.show_history(snapshot.messages, snapshot.tools)
+        self.renderer.show_history(snapshot.messages, snapshot.tools, snapshot.children)
         for approval in snapshot.pending_approvals:
             self.renderer.on_event(
                 events_pb2.Event(conversation_key=key, approval_changed=approval)

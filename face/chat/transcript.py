@@ -21,10 +21,13 @@ from rich.text import Text
 from tobe.v1 import common_pb2
 
 RESULT_PREVIEW_CHARS = 600
+# A `delegate` call's child run: its lines' lead, and the state of a call awaiting approval.
+CHILD_INDENT = "    ↳ "
+CHILD_WAITING = "waiting for your approval"
 FORWARDED_ITEM_CHARS = 80
 # Characters of a widget's summary on its card's line.
 CARD_SUMMARY_CHARS = 120
-_TOOL_MARK = {
+TOOL_MARKS = {
     common_pb2.TOOL_STATUS_SUCCEEDED: ("✓", "green"),
     common_pb2.TOOL_STATUS_FAILED: ("✗", "red"),
     common_pb2.TOOL_STATUS_DENIED: ("⊘", "red"),
@@ -111,13 +114,17 @@ def result_line(tool: common_pb2.ToolProjection) -> Text:
 
 
 def history_renderables(
-    messages: Sequence[common_pb2.Message], tools: Sequence[common_pb2.ToolProjection]
+    messages: Sequence[common_pb2.Message],
+    tools: Sequence[common_pb2.ToolProjection],
+    children: Sequence[common_pb2.ChildView] = (),
 ) -> Iterator[RenderableType]:
-    """A snapshot's messages in order, each assistant message followed by its calls' lines.
+    """A snapshot's messages in order, each assistant message followed by its calls' lines
+    (a `delegate` call's followed by its child run's).
 
     A call whose projection is missing is shown from its tool message (status from `is_error`).
     """
     projections = {tool.tool_call_id: tool for tool in tools}
+    views = {view.tool_call_id: view for view in children}
     results = {m.tool_call_id: m for m in messages if m.role == common_pb2.MESSAGE_ROLE_TOOL}
     for message in messages:
         yield from message_renderables(message)
@@ -127,6 +134,8 @@ def history_renderables(
                 yield call_line(projection)
                 if projection.status != common_pb2.TOOL_STATUS_RUNNING:
                     yield result_line(projection)
+                if call.id in views:
+                    yield from child_lines(views[call.id])
                 continue
             yield Text.assemble(("⚙ ", "yellow"), (call.name, "bold yellow"))
             answer = results.get(call.id)
@@ -139,6 +148,33 @@ def history_renderables(
                 yield _result(call.name, status, answer.text or answer.result_summary)
 
 
+def child_lines(view: common_pb2.ChildView, awaiting: frozenset[str] = frozenset()) -> list[Text]:
+    """The nested lines of `view`; a running call in `awaiting` waits for the person."""
+    lines: list[Text] = []
+    earlier = view.calls_total - len(view.calls)
+    if earlier > 0:
+        lines.append(
+            Text(f"{CHILD_INDENT}… {earlier} earlier call{'s' if earlier > 1 else ''}", "dim")
+        )
+    for call in view.calls:
+        mark, style = TOOL_MARKS.get(call.status, ("⚙", "yellow"))
+        state = common_pb2.ToolStatus.Name(call.status).removeprefix("TOOL_STATUS_").lower()
+        if call.status == common_pb2.TOOL_STATUS_RUNNING and call.tool_call_id in awaiting:
+            state = CHILD_WAITING
+        summaries = " → ".join(s for s in (call.arguments_summary, call.result_summary) if s)
+        lines.append(
+            Text.assemble(
+                (f"{CHILD_INDENT}{mark} ", style),
+                (call.tool, f"bold {style}"),
+                f" {state}",
+                (f" — {summaries}" if summaries else "", "dim"),
+            )
+        )
+    if view.latest_text:
+        lines.append(Text(f"{CHILD_INDENT}› {view.latest_text}", style="cyan"))
+    return lines
+
+
 def pretty_json(text: str) -> str:
     if not text:
         return ""
@@ -149,7 +185,7 @@ def pretty_json(text: str) -> str:
 
 
 def _result(tool: str, status: common_pb2.ToolStatus.ValueType, result: str) -> Text:
-    mark, style = _TOOL_MARK.get(status, ("•", "white"))
+    mark, style = TOOL_MARKS.get(status, ("•", "white"))
     if len(result) > RESULT_PREVIEW_CHARS:
         result = result[:RESULT_PREVIEW_CHARS] + f"… ({len(result)} chars)"
     return Text.assemble((f"{mark} {tool} ", style), (result, "dim"))

@@ -193,6 +193,13 @@ class ActorState(ABC):
         run = self._run
         return run.scope if run is not None and run.run_id == run_id else None
 
+    @property
+    def stopping(self) -> bool:
+        """Whether the active run is being stopped to continue later (the Mind stops, the
+        conversation's lease was lost), not cancelled: its children go on."""
+        run = self._run
+        return run is not None and run.stop_as[0] is RunState.INTERRUPTED
+
     def evict(self) -> None:
         """Let go of an idle actor: it refuses everything from now on (a new one takes over),
         and its profile code's signal fires."""

@@ -216,6 +216,13 @@ class ConversationActors:
         start)."""
         return self._closing
 
+    def stop_check(self, key: str) -> Callable[[], bool]:
+        """Asks later whether conversation `key`'s active run is being stopped rather than
+        cancelled; it keeps the actor loaded now, so it still answers once a lost lease
+        removed that actor from the pool."""
+        actor = self._actors.get(key)
+        return lambda: self._closing or (actor is not None and actor.stopping)
+
     async def cancel_run(self, key: str, reason: str) -> bool:
         """Cancel conversation `key`'s active run with `reason`; False when none runs."""
         try:

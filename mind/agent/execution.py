@@ -26,7 +26,7 @@ from mind.agent.journal import RunRecorder
 from mind.agent.proactive import ProactiveRun
 from mind.cluster.errors import LOST_HOLD, LeaseLost
 from mind.context import records as context_records
-from mind.conversation import runs
+from mind.conversation import delegations, runs
 from mind.conversation.history import ContextSummary, HistoryMessage
 from mind.conversation.media import digests_of, read_images
 from mind.conversation.messages import append_message
@@ -114,6 +114,9 @@ class RunExecution(ActorState):
             tools = self.core.registry.tools_for(self.key, profile)
         except ToolClash:
             return None  # the run ends failed at its first step, naming the clash
+        child = self.settings.child
+        if child is not None:  # a child never gets a sensitive tool (`mind.agent.delegation`)
+            tools = {name: tool for name, tool in tools.items() if name in child.tools}
         sensitive = sensitive_tools(tools.values())
         if not sensitive:
             return None
@@ -208,8 +211,16 @@ class RunExecution(ActorState):
             summary=summary,
             protected=protected,
             selection=selection,
-            limits=RunLimits(child.max_turns, child.max_tokens) if child is not None else None,
+            limits=await self._child_limits(),
         )
+
+    async def _child_limits(self) -> RunLimits | None:
+        """A child's budget less what its earlier runs spent (None for other runs)."""
+        child = self.settings.child
+        if child is None:
+            return None
+        turns, tokens = await self.database.read(lambda s: delegations.spent(s, self.key))
+        return RunLimits(child.max_turns, child.max_tokens, turns, tokens)
 
     async def _proactive_context(self, run_id: str) -> list[HistoryMessage]:
         """What a proactive run sees after the history: its firing note, then the memory (for

@@ -8,7 +8,7 @@ from typing import Any
 
 from sqlalchemy import bindparam, select, update
 
-from mind.conversation import inputs
+from mind.conversation import delegations, inputs
 from mind.conversation.history import HistoryMessage
 from mind.conversation.media import digests_of, read_images
 from mind.conversation.messages import append_message
@@ -82,6 +82,8 @@ class RunRecorder:
                 mode=DetailMode(self.mode),
                 sealer=self.sealer,
             )
+            usage = result.usage
+            delegations.count_step(tx, self.key, usage.input_tokens + usage.output_tokens)
             return history_message(row)
 
         return await self.database.write(unit)

@@ -24,6 +24,7 @@ from mind.sealing.forms import SEALED, open_event
 from mind.sealing.keyring import KeyRing
 from mind.store.models import OutboxEvent
 from mind.wire import convert, convert_actions, convert_widgets
+from mind.wire.convert_children import child_to_proto
 from tobe.v1 import events_pb2
 
 
@@ -100,6 +101,7 @@ def ephemeral_event(item: EphemeralEvent) -> events_pb2.Event:
                 tool_call_id=item.tool_call_id,
                 message=item.text,
                 fraction=item.fraction,
+                child=child_to_proto(item.child) if item.child is not None else None,
             )
         )
     else:

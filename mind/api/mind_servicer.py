@@ -44,6 +44,7 @@ from mind.wire.convert_actions import (
     schedule_change,
     scheduled_action_to_proto,
 )
+from mind.wire.convert_children import child_to_proto
 from mind.wire.convert_usage import usage_totals_to_proto
 from mind.wire.convert_widgets import opened_widget_to_proto
 from tobe.mind_answers import CLIENT_CREDENTIAL_REFUSED
@@ -371,6 +372,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             queued=[queued_to_proto(q) for q in snapshot.queued],
             scheduled_actions=[scheduled_action_to_proto(a) for a in snapshot.scheduled_actions],
             pending_actions=[pending_action_to_proto(a) for a in snapshot.pending_actions],
+            children=[child_to_proto(c) for c in snapshot.children],
         )
 
     async def GetHistory(
@@ -387,6 +389,7 @@ class MindServicer(mind_pb2_grpc.MindServicer):
             messages=[message_to_proto(m) for m in page.messages],
             tools=[tool_to_proto(t) for t in page.tools],
             next_after_message_id=page.next_after_message_id,
+            children=[child_to_proto(c) for c in page.children],
         )
 
     async def Subscribe(

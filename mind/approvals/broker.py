@@ -33,6 +33,7 @@ from sqlalchemy.orm import Session
 from mind.approvals.audit import AuditSource, add_audit
 from mind.approvals.errors import ApprovalAlreadyDecided, ApprovalNotFound, InvalidDecision
 from mind.approvals.model import ApprovalRecord
+from mind.conversation import delegations
 from mind.events.payloads import approval_view
 from mind.sealing.cipher import seal_text, text_envelope
 from mind.sealing.forms import Sealer, open_text
@@ -186,11 +187,12 @@ class ApprovalBroker:
             session.add(row)
             session.flush()
             record = self._record(row)
+            watched, delegate_call = delegations.shown_in(session, call.conversation_key)
             tx.event(
                 type=EVENT_TYPE,
-                conversation_key=call.conversation_key,
+                conversation_key=watched,
                 audience=audience(session, call.conversation_key),
-                payload=self._payload(record, row.decision_text, arguments),
+                payload=self._payload(record, row.decision_text, arguments, delegate_call),
             )
             return record
 
@@ -199,15 +201,19 @@ class ApprovalBroker:
     def _record(self, row: Approval) -> ApprovalRecord:
         return to_record(row, self._keyring)
 
-    def _payload(self, record: ApprovalRecord, stored: str, arguments: str = "") -> dict[str, Any]:
+    def _payload(
+        self, record: ApprovalRecord, stored: str, arguments: str = "", delegate_call: str = ""
+    ) -> dict[str, Any]:
         """The event of `record`; a sealed run's (its decision text `stored` sealed) carries
-        the text and `arguments` sealed under the run's key."""
+        the text and `arguments` sealed under the run's key. `delegate_call`: the parent's
+        call whose child asks (`mind.conversation.delegations.shown_in`)."""
         key = self._keyring.held(record.run_id) if text_envelope(stored) else None
         if key is None:
-            return approval_view(record, "" if text_envelope(stored) else arguments).to_payload()
-        redacted = approval_view(replace(record, decision_text=REMOVED)).to_payload()
-        plain = approval_view(record, arguments).to_payload()
-        return Sealer(record.run_id, key, {}).event(redacted, plain)
+            shown = "" if text_envelope(stored) else arguments
+            return approval_view(record, shown, delegate_call).to_payload()
+        redacted = approval_view(replace(record, decision_text=REMOVED), "", delegate_call)
+        plain = approval_view(record, arguments, delegate_call).to_payload()
+        return Sealer(record.run_id, key, {}).event(redacted.to_payload(), plain)
 
     async def get(self, approval_id: str) -> ApprovalRecord | None:
         def query(session: Session) -> ApprovalRecord | None:
@@ -358,11 +364,12 @@ class ApprovalBroker:
                 principal=principal,
                 summary=_decision_summary(record),
             )
+            watched, delegate_call = delegations.shown_in(session, record.conversation_key)
             tx.event(
                 type=EVENT_TYPE,
-                conversation_key=record.conversation_key,
+                conversation_key=watched,
                 audience=audience(session, record.conversation_key),
-                payload=self._payload(record, row.decision_text),
+                payload=self._payload(record, row.decision_text, "", delegate_call),
             )
             return record
 

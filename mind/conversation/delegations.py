@@ -17,6 +17,7 @@ continue leaves the row running: the continuation run ends it.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -166,6 +167,47 @@ def ending(row: models.Delegation | None) -> Ending | None:
     return Ending(row.state, row.result)
 
 
+def count_step(tx: WriteTx, conversation_key: str, tokens: int) -> None:
+    """Add one model step of `tokens` to what a child conversation's runs have spent (called
+    in the unit storing the step, so a restart never gives the child its budget again)."""
+    if not conversation_key.startswith(CHILD_PREFIX):
+        return
+    row = of_child(tx.session, conversation_key)
+    if row is not None:
+        row.turns_used += 1
+        row.tokens_used += tokens
+
+
+def spent(session: Session, conversation_key: str) -> tuple[int, int]:
+    """(turns, tokens) a child conversation's runs have spent so far."""
+    row = of_child(session, conversation_key)
+    return (row.turns_used, row.tokens_used) if row is not None else (0, 0)
+
+
+def shown_in(session: Session, conversation_key: str) -> tuple[str, str]:
+    """Where a person watches conversation `conversation_key`'s requests: the top of its chain
+    of children, and the `delegate` call there whose child (or grandchild) it is; a
+    conversation that is no child watches itself (`(key, "")`)."""
+    key, call = conversation_key, ""
+    while key.startswith(CHILD_PREFIX) and (row := of_child(session, key)) is not None:
+        key, call = row.parent_key, row.tool_call_id
+    return key, call
+
+
+def read_sensitive(session: Session, run_id: str, sensitive: Iterable[str]) -> bool:
+    """Whether run `run_id` has called one of its `sensitive` tools (a task it writes for a
+    child could then carry what the call returned)."""
+    found = session.scalar(
+        select(models.ToolProjection.tool_call_id)
+        .where(
+            models.ToolProjection.run_id == run_id,
+            models.ToolProjection.tool.in_(list(sensitive)),
+        )
+        .limit(1)
+    )
+    return found is not None
+
+
 def is_child(key_column: Any) -> Any:
     """A condition on a conversation key column: the conversation is a child's."""
     return key_column.in_(select(models.Delegation.child_key))
@@ -196,6 +238,17 @@ def running_children(session: Session) -> list[tuple[str, str, str]]:
         ).where(models.Delegation.state == RUNNING)
     )
     return [(call, parent, child) for call, parent, child in rows]
+
+
+def ended_with_pending_approvals(session: Session) -> list[str]:
+    """Child conversations whose delegation ended while an approval of theirs is pending."""
+    rows = session.scalars(
+        select(models.Delegation.child_key)
+        .join(models.Approval, models.Approval.conversation_key == models.Delegation.child_key)
+        .where(models.Delegation.state != RUNNING, models.Approval.decision.is_(None))
+        .distinct()
+    )
+    return list(rows)
 
 
 def _answer(session: Session, child_key: str) -> str:

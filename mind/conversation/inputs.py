@@ -53,6 +53,15 @@ def queued(tx: WriteTx, key: str, *, steer_only: bool = False) -> list[Any]:
     return tx.rows(_QUEUED_STEERS if steer_only else _QUEUED, key=key)
 
 
+def drop_queued(tx: WriteTx, key: str) -> None:
+    """Drop every input still queued in conversation `key`: none of them starts a run."""
+    tx.session.execute(
+        update(models.Input)
+        .where(models.Input.conversation_key == key, models.Input.state == "queued")
+        .values(state="dropped")
+    )
+
+
 def conversations_with_queued(session: Session) -> list[str]:
     rows = session.scalars(
         select(models.Input.conversation_key).where(models.Input.state == "queued").distinct()

@@ -10,8 +10,10 @@ from sqlalchemy.orm import Session
 
 from mind.conversation import delegations, sources
 from mind.conversation.access import Viewer, can_see
+from mind.conversation.child_views import child_views
 from mind.errors import NotFound
 from mind.events.action_views import PendingActionView, ScheduledActionView
+from mind.events.child_views import ChildView
 from mind.events.payloads import (
     approval_view,
     conversation_view,
@@ -48,6 +50,8 @@ class Snapshot:
     scheduled_actions: tuple[ScheduledActionView, ...] = ()
     # Actions waiting for the owner's confirmation (`mind.actions.records.waiting`).
     pending_actions: tuple[PendingActionView, ...] = ()
+    # The child runs of the `delegate` calls among `tools`.
+    children: tuple[ChildView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,12 @@ class HistoryPage:
     messages: tuple[MessageView, ...]
     tools: tuple[ToolView, ...]
     next_after_message_id: int = 0
+    # The child runs of the `delegate` calls among `tools`.
+    children: tuple[ChildView, ...] = ()
 
+
+# The tool whose calls have a child run (`mind.agent.delegation.DELEGATE`, a floor above).
+DELEGATE = "delegate"
 
 NEWEST_FIRST = (models.Conversation.created_at.desc(), models.Conversation.key.desc())
 
@@ -164,6 +173,10 @@ def _projections(session: Session, call_ids: list[str]) -> list[models.ToolProje
     return list(rows)
 
 
+def _children(session: Session, rows: list[models.ToolProjection]) -> tuple[ChildView, ...]:
+    return child_views(session, (row.tool_call_id for row in rows if row.tool == DELEGATE))
+
+
 def _messages(
     rows: list[models.Message], mode: DetailMode, keyring: KeyRing | None
 ) -> tuple[MessageView, ...]:
@@ -209,10 +222,12 @@ def snapshot(
     active = session.scalar(
         select(models.Run).where(models.Run.conversation_key == key, models.Run.state == "running")
     )
+    # Its children's requests too: a person decides them where they watch the parent.
+    asking = [key, *delegations.children_of(session, key)]
     approvals = list(
         session.scalars(
             select(models.Approval)
-            .where(models.Approval.conversation_key == key, models.Approval.decision.is_(None))
+            .where(models.Approval.conversation_key.in_(asking), models.Approval.decision.is_(None))
             .order_by(models.Approval.requested_at)
         )
     )
@@ -224,12 +239,16 @@ def snapshot(
         )
     )
     last = _last_event_ids(session, [key])
+    projections = _projections(session, _call_ids(recent))
     return Snapshot(
         conversation=conversation_view(conversation, members, last.get(key, 0)),
         messages=_messages(recent, mode, keyring),
-        tools=_tools(_projections(session, _call_ids(recent)), mode, keyring),
+        tools=_tools(projections, mode, keyring),
         active_run=run_view(active) if active else None,
-        pending_approvals=tuple(approval_view(a) for a in approvals),
+        pending_approvals=tuple(
+            approval_view(a, "", delegations.shown_in(session, a.conversation_key)[1])
+            for a in approvals
+        ),
         # Posts waiting for their turn are not shown: they appear as the messages they become.
         queued=tuple(
             queued_view(i, active.id if active and i.steer else "")
@@ -238,6 +257,7 @@ def snapshot(
         ),
         last_event_id=last_event_id,
         scheduled_actions=tuple(schedules(session, key)),
+        children=_children(session, projections),
     )
 
 
@@ -259,8 +279,10 @@ def history(
             .limit(limit)
         )
     )
+    projections = _projections(session, _call_ids(rows))
     return HistoryPage(
         messages=_messages(rows, mode, keyring),
-        tools=_tools(_projections(session, _call_ids(rows)), mode, keyring),
+        tools=_tools(projections, mode, keyring),
         next_after_message_id=rows[-1].id if len(rows) == limit else 0,
+        children=_children(session, projections),
     )

@@ -23,6 +23,10 @@ _RUNNING_CALLS = select(models.ToolProjection.__table__).where(
     models.ToolProjection.run_id == bindparam("run_id"),
     models.ToolProjection.status == "running",
 )
+_OPEN_CALLS = select(models.ToolProjection.__table__).where(
+    models.ToolProjection.conversation_key == bindparam("key"),
+    models.ToolProjection.status == "running",
+)
 _CANCEL_CALL = (
     update(models.ToolProjection)
     .where(
@@ -129,18 +133,7 @@ def finish(
         if projection.tool_call_id in keep_open:
             kept = True
             continue
-        summary = f"cancelled: {reason}"
-        if not tx.execute(
-            _CANCEL_CALL, tool_call_id=projection.tool_call_id, summary=summary, now=now
-        ):
-            continue  # its terminal was committed since it was read: that one stands
-        ended = projection._replace(status="cancelled", result_summary=summary, finished_at=now)
-        tx.event(
-            "tool_changed",
-            run.conversation_key,
-            audience,
-            projection_view(ended, DetailMode(ended.admitted_mode)).to_payload(),
-        )
+        _cancel_call(tx, projection, f"cancelled: {reason}", now, audience)
     run = run._replace(
         state=state.value,
         reason=reason,
@@ -163,6 +156,29 @@ def finish(
     if queried is not None:
         run = run._replace(redaction=[q.to_json() for q in queried])
     return run
+
+
+def _cancel_call(
+    tx: WriteTx, projection: Any, summary: str, now: datetime, audience: list[str]
+) -> None:
+    """End a running call `cancelled` (a terminal committed since it was read stands)."""
+    if not tx.execute(_CANCEL_CALL, tool_call_id=projection.tool_call_id, summary=summary, now=now):
+        return
+    ended = projection._replace(status="cancelled", result_summary=summary, finished_at=now)
+    tx.event(
+        "tool_changed",
+        projection.conversation_key,
+        audience,
+        projection_view(ended, DetailMode(ended.admitted_mode)).to_payload(),
+    )
+
+
+def cancel_open_calls(tx: WriteTx, key: str, reason: str, audience: list[str]) -> None:
+    """End `cancelled` every call of conversation `key` a stop or crash left open (none of
+    its runs runs): nothing continues them later (`mind.conversation.continuation`)."""
+    now = datetime.now(UTC)
+    for projection in tx.rows(_OPEN_CALLS, key=key):
+        _cancel_call(tx, projection, f"cancelled: {reason}", now, audience)
 
 
 def running(tx: WriteTx, key: str) -> list[models.Run]:

@@ -96,6 +96,9 @@ class RunLimits:
     max_steps: int
     # Tokens (input plus output, as the provider reports them) after which no step follows.
     max_tokens: int
+    # What earlier runs of the same budget spent (a child's runs before a restart).
+    spent_steps: int = 0
+    spent_tokens: int = 0
 
 
 @dataclass
@@ -143,9 +146,9 @@ def _exhausted(limits: RunLimits | None, outcome: RunOutcome) -> str:
     """What of the run's own budget is used up before its next step ("" when nothing)."""
     if limits is None:
         return ""
-    if outcome.steps >= limits.max_steps:
+    if limits.spent_steps + outcome.steps >= limits.max_steps:
         return f"budget exhausted: {limits.max_steps} turns"
-    used = outcome.usage.input_tokens + outcome.usage.output_tokens
+    used = limits.spent_tokens + outcome.usage.input_tokens + outcome.usage.output_tokens
     if used >= limits.max_tokens:
         return f"budget exhausted: {used} tokens used of {limits.max_tokens}"
     return ""

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from mind.events.child_views import ChildView
 from mind.store.models import OutboxEvent
 
 
@@ -29,6 +30,8 @@ class EphemeralEvent:
     tool_call_id: str = ""
     # Tool progress: 0..1 when known, negative when unknown.
     fraction: float = -1.0
+    # Tool progress of a `delegate` call: its child run's whole current view.
+    child: ChildView | None = None
     time: datetime = field(default_factory=lambda: datetime.now(UTC))
 
 

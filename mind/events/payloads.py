@@ -292,9 +292,11 @@ def conversation_view(
     )
 
 
-def approval_view(row: ApprovalRow, arguments_json: str = "") -> ApprovalView:
+def approval_view(
+    row: ApprovalRow, arguments_json: str = "", delegate_call_id: str = ""
+) -> ApprovalView:
     """`arguments_json` only for calls admitted transparent; `decision_text` in every mode
-    (a person can't decide on what they can't see)."""
+    (a person can't decide on what they can't see); `delegate_call_id` when a child asks."""
     return ApprovalView(
         id=row.id,
         conversation_key=row.conversation_key,
@@ -312,4 +314,5 @@ def approval_view(row: ApprovalRow, arguments_json: str = "") -> ApprovalView:
         reason=row.reason,
         decision_text=row.decision_text,
         origin=row.origin,
+        delegate_call_id=delegate_call_id,
     )

@@ -8,7 +8,8 @@ the durable event the sender had seen. Each write of this Mind's store first wai
 events published before it to be sent (`Relay.drained`), and PostgreSQL delivers notifications
 in commit order, so another Mind hears a reply's deltas before the commit of its message, and
 they keep their place among durable events there too. A NOTIFY payload holds at most 8000
-bytes: a longer text delta goes as several.
+bytes: a longer text delta goes as several, and a child run's view (`delegate` progress)
+leaves out its oldest calls until it fits.
 
 Like every ephemeral event, a relayed one may be lost (the queue full, the connection down):
 the stored message that follows is the truth.
@@ -25,12 +26,15 @@ from datetime import datetime
 import psycopg
 
 from mind.events.bus import EphemeralEvent, EventBus, Heard
+from mind.events.child_views import ChildView
 
 log = logging.getLogger(__name__)
 
 LIVE_CHANNEL = "tobe_live"
 # Bytes of delta text per notification, well under PostgreSQL's 8000-byte payload limit.
 TEXT_BYTES = 6000
+# Bytes of a child run's view per notification (its event carries no text).
+CHILD_BYTES = 7000
 QUEUE = 4096
 # Events sent in one round trip.
 BATCH = 256
@@ -57,6 +61,7 @@ def encode(node_id: str, serial: int, after_id: int, event: EphemeralEvent) -> l
                 "call": event.tool_call_id,
                 "fraction": event.fraction,
                 "time": event.time.isoformat(),
+                "child": _fitting(event.child) if event.child is not None else None,
             },
             separators=(",", ":"),
         )
@@ -76,9 +81,21 @@ def decode(payload: str) -> tuple[str, int, EphemeralEvent]:
         text=data["text"],
         tool_call_id=data["call"],
         fraction=data["fraction"],
+        child=ChildView.from_payload(data["child"]) if data.get("child") else None,
         time=datetime.fromisoformat(data["time"]),
     )
     return data["node"], data["after"], event
+
+
+def _fitting(view: ChildView) -> dict[str, object]:
+    """The view's payload, its oldest calls (then its text) left out until it fits."""
+    payload = view.to_payload()
+    while len(json.dumps(payload)) > CHILD_BYTES and (payload["calls"] or payload["text"]):
+        if payload["calls"]:
+            payload["calls"] = payload["calls"][1:]
+        else:
+            payload["text"] = ""
+    return payload
 
 
 def _split(text: str) -> list[str]:

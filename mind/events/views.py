@@ -428,6 +428,8 @@ class ApprovalView:
     decision_text: str
     # What started the run that made the call; "" for a person's message.
     origin: str = ""
+    # The parent's `delegate` call whose child asks ("" when no child does).
+    delegate_call_id: str = ""
 
     def to_payload(self) -> Payload:
         return {
@@ -447,6 +449,7 @@ class ApprovalView:
             "reason": self.reason,
             "decision_text": self.decision_text,
             "origin": self.origin,
+            "delegate_call_id": self.delegate_call_id,
         }
 
     @classmethod
@@ -471,6 +474,7 @@ class ApprovalView:
             decision_text=payload.get("decision_text", ""),
             # Absent from requests made before the Mind kept it.
             origin=payload.get("origin", ""),
+            delegate_call_id=payload.get("delegate_call_id", ""),
         )
 
 

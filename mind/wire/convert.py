@@ -391,6 +391,7 @@ def approval_to_proto(view: ApprovalView) -> common_pb2.Approval:
         reason=view.reason,
         decision_text=view.decision_text,
         origin=view.origin,
+        delegate_call_id=view.delegate_call_id,
     )
 
 
@@ -412,6 +413,7 @@ def approval_from_proto(message: common_pb2.Approval) -> ApprovalView:
         reason=message.reason,
         decision_text=message.decision_text,
         origin=message.origin,
+        delegate_call_id=message.delegate_call_id,
     )
 
 

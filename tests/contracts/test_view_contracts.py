@@ -130,6 +130,7 @@ FULL_APPROVAL = ApprovalView(
     reason="external side effect",
     decision_text="run ls",
     origin="a medium-trust observation from email@work (INBOX)",
+    delegate_call_id="call_parent",
 )
 
 MAPPINGS = {

@@ -87,9 +87,11 @@ def started(tmp_path: Path, workspace: Path) -> Iterator[Callable[..., tuple]]:
     """Start a Mind with the script, the marking Hand attached, and the parent conversation."""
     stack: list[Any] = []
 
-    def start(seconds: float, max_turns: int | None = None) -> tuple[MindProcess, Chat]:
+    def start(
+        seconds: float, max_turns: int | None = None, written: str | None = None
+    ) -> tuple[MindProcess, Chat]:
         path = tmp_path / "script.yaml"
-        path.write_text(script(seconds, max_turns))
+        path.write_text(written or script(seconds, max_turns))
         context = running_mind(tmp_path, script=path, clients=(), **ALLOW)
         mind = context.__enter__()
         stack.append(context)
@@ -110,6 +112,35 @@ def started(tmp_path: Path, workspace: Path) -> Iterator[Callable[..., tuple]]:
             item.kill()
         else:
             item.__exit__(None, None, None)
+
+
+def twice_script() -> str:
+    """The parent hands on one task of three turns with a budget of two: the child marks
+    `a` (slowly), then `b`, then would answer."""
+    mark = "laptop__mark"
+    parent = {
+        "match": "^delegate twice$",
+        "steps": [
+            {
+                "tool_calls": [
+                    {
+                        "name": "delegate",
+                        "arguments": {"task": "mark twice", "tools": [mark], "max_turns": 2},
+                    }
+                ]
+            },
+            {"expect": {"last_role": "tool"}, "text": "The child ended."},
+        ],
+    }
+    child = {
+        "match": "^mark twice$",
+        "steps": [
+            {"tool_calls": [{"name": mark, "arguments": {"label": "a", "seconds": 4.0}}]},
+            {"tool_calls": [{"name": mark, "arguments": {"label": "b", "seconds": 0.0}}]},
+            {"text": "Marked both."},
+        ],
+    }
+    return yaml.safe_dump({"runs": [parent, child]})
 
 
 def delegations(mind: MindProcess) -> list[Delegation]:
@@ -222,3 +253,78 @@ def test_a_child_out_of_turns_tells_its_parent_the_budget_is_exhausted(
     assert sorted(row.state for row in rows) == ["failed"] * 3
     assert all("budget exhausted: 1 turns" in row.result for row in rows)
     assert executions(workspace) == {label: 1 for label in LABELS}
+
+
+def test_a_child_continued_after_a_crash_gets_only_what_is_left_of_its_budget(
+    started: Callable[..., tuple], workspace: Path
+) -> None:
+    mind, chat = started(seconds=0.0, written=twice_script())
+    chat.send(PARENT, "delegate twice", "k1")
+    eventually(
+        lambda: [t.state for t in read_store(mind).tasks] == ["accepted"],
+        60,
+        what="the child's first mark to run",
+    )
+    address = mind.address
+    mind.kill()
+    mind.start(address)
+    eventually(lambda: settled(mind, "The child ended."), 90, what="the parent's answer")
+    (row,) = delegations(mind)
+    assert (row.state, row.turns_used) == ("failed", 2)
+    assert "budget exhausted: 2 turns" in row.result
+    assert executions(workspace) == {"a": 1, "b": 1}
+
+
+def asking_script() -> str:
+    """The parent hands on one mark, which asks for approval."""
+    parent = {
+        "match": "^delegate one$",
+        "steps": [
+            {"tool_calls": [{"name": "delegate", "arguments": {"task": "mark a"}}]},
+            {"expect": {"last_contains": "Child a marked it."}, "text": "Marked after asking."},
+        ],
+    }
+    return yaml.safe_dump({"runs": [parent, child_run("a", 0.0)]})
+
+
+def test_a_childs_approval_is_asked_and_decided_in_the_parent_conversation(
+    tmp_path: Path, workspace: Path
+) -> None:
+    path = tmp_path / "script.yaml"
+    path.write_text(asking_script())
+    with running_mind(tmp_path, script=path, clients=()) as mind:
+        token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
+        hand = start_marking_hand(mind, workspace, token)
+        chat = Chat(mind.address, mind.gateway_metadata)
+        try:
+            hand.wait_attached()
+            chat.create(PARENT)
+            chat.send(PARENT, "delegate one", "k1")
+
+            def asked(events: list[Any]) -> bool:
+                return any(
+                    e.WhichOneof("payload") == "approval_changed"
+                    and e.conversation_key == PARENT
+                    and e.approval_changed.delegate_call_id
+                    for e in events
+                )
+
+            events = chat.events_until(asked)
+            (approval,) = [
+                e.approval_changed for e in events if e.WhichOneof("payload") == "approval_changed"
+            ]
+            (call,) = [p for p in read_store(mind).projections if p.tool == "delegate"]
+            assert approval.delegate_call_id == call.tool_call_id
+            assert approval.conversation_key.startswith("p_sub_")
+            snapshot = chat.stub.GetSnapshot(
+                mind_pb2.GetSnapshotRequest(on_behalf_of=chat.who(), conversation_key=PARENT),
+                metadata=chat.metadata,
+                timeout=10,
+            )
+            assert [a.id for a in snapshot.pending_approvals] == [approval.id]
+            chat.approve(approval.id)
+            eventually(lambda: settled(mind, "Marked after asking."), 60, what="the answer")
+            assert executions(workspace) == {"a": 1}
+        finally:
+            chat.close()
+            hand.kill()

@@ -895,6 +895,83 @@ class ToolProjection(_message.Message):
 Global___ToolProjection: _TypeAlias = ToolProjection  # noqa: Y015
 
 @_typing.final
+class ChildView(_message.Message):
+    """A child run (the `delegate` tool) as its parent's card shows it: derived from the child
+    conversation's stored tool projections and messages, so a snapshot rebuilds it. Carries only
+    what every detail mode shows (no raw arguments or results).
+    """
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
+    CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    CALLS_FIELD_NUMBER: _builtins.int
+    CALLS_TOTAL_FIELD_NUMBER: _builtins.int
+    LATEST_TEXT_FIELD_NUMBER: _builtins.int
+    tool_call_id: _builtins.str
+    """The parent's `delegate` call."""
+    conversation_key: _builtins.str
+    """The child's conversation (`p_sub_…`)."""
+    calls_total: _builtins.int
+    """How many tool calls the child made in all (more than `calls` when older ones are left out)."""
+    latest_text: _builtins.str
+    """The child's latest assistant text (shortened), empty before it wrote any."""
+    @_builtins.property
+    def calls(self) -> _containers.RepeatedCompositeFieldContainer[Global___ChildToolCall]:
+        """The child's latest tool calls, oldest first (at most the last few)."""
+
+    def __init__(
+        self,
+        *,
+        tool_call_id: _builtins.str = ...,
+        conversation_key: _builtins.str = ...,
+        calls: _abc.Iterable[Global___ChildToolCall] | None = ...,
+        calls_total: _builtins.int = ...,
+        latest_text: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["calls", b"calls", "calls_total", b"calls_total", "conversation_key", b"conversation_key", "latest_text", b"latest_text", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChildView: _TypeAlias = ChildView  # noqa: Y015
+
+@_typing.final
+class ChildToolCall(_message.Message):
+    """One tool call of a child run."""
+
+    DESCRIPTOR: _descriptor.Descriptor
+
+    TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
+    TOOL_FIELD_NUMBER: _builtins.int
+    STATUS_FIELD_NUMBER: _builtins.int
+    ARGUMENTS_SUMMARY_FIELD_NUMBER: _builtins.int
+    RESULT_SUMMARY_FIELD_NUMBER: _builtins.int
+    tool_call_id: _builtins.str
+    tool: _builtins.str
+    status: Global___ToolStatus.ValueType
+    arguments_summary: _builtins.str
+    """The arguments' summary, then the result's once terminal (as ToolProjection's, shortened)."""
+    result_summary: _builtins.str
+    def __init__(
+        self,
+        *,
+        tool_call_id: _builtins.str = ...,
+        tool: _builtins.str = ...,
+        status: Global___ToolStatus.ValueType = ...,
+        arguments_summary: _builtins.str = ...,
+        result_summary: _builtins.str = ...,
+    ) -> None: ...
+    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_summary", b"arguments_summary", "result_summary", b"result_summary", "status", b"status", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+    def WhichOneof(self, oneof_group: _Never) -> None: ...
+
+Global___ChildToolCall: _TypeAlias = ChildToolCall  # noqa: Y015
+
+@_typing.final
 class Run(_message.Message):
     """Summary of a run."""
 
@@ -962,6 +1039,7 @@ class Approval(_message.Message):
     REASON_FIELD_NUMBER: _builtins.int
     DECISION_TEXT_FIELD_NUMBER: _builtins.int
     ORIGIN_FIELD_NUMBER: _builtins.int
+    DELEGATE_CALL_ID_FIELD_NUMBER: _builtins.int
     id: _builtins.str
     conversation_key: _builtins.str
     run_id: _builtins.str
@@ -999,6 +1077,12 @@ class Approval(_message.Message):
     """What started the run that made the call, for the person deciding: empty for a person's
     message; e.g. "a medium-trust observation from email@work (mailbox INBOX)".
     """
+    delegate_call_id: _builtins.str
+    """Set when a child run (the `delegate` tool) made the call: the id of the `delegate` call,
+    in the conversation the person watches (the top of the chain of children), whose child
+    asks. The request's events then go to that conversation, whose snapshot lists it among
+    its pending approvals; `conversation_key` stays the child's. Empty otherwise.
+    """
     @_builtins.property
     def requested_at(self) -> _timestamp_pb2.Timestamp: ...
     @_builtins.property
@@ -1022,10 +1106,11 @@ class Approval(_message.Message):
         reason: _builtins.str = ...,
         decision_text: _builtins.str = ...,
         origin: _builtins.str = ...,
+        delegate_call_id: _builtins.str = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["expires_at", b"expires_at", "requested_at", b"requested_at"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "decision_text", b"decision_text", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "origin", b"origin", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["arguments_digest", b"arguments_digest", "arguments_json", b"arguments_json", "arguments_summary", b"arguments_summary", "conversation_key", b"conversation_key", "decision", b"decision", "decision_text", b"decision_text", "delegate_call_id", b"delegate_call_id", "effect", b"effect", "expires_at", b"expires_at", "hand_id", b"hand_id", "id", b"id", "origin", b"origin", "reason", b"reason", "requested_at", b"requested_at", "run_id", b"run_id", "tool", b"tool", "tool_call_id", b"tool_call_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -413,11 +413,18 @@ class ToolProgress(_message.Message):
     TOOL_CALL_ID_FIELD_NUMBER: _builtins.int
     MESSAGE_FIELD_NUMBER: _builtins.int
     FRACTION_FIELD_NUMBER: _builtins.int
+    CHILD_FIELD_NUMBER: _builtins.int
     run_id: _builtins.str
     tool_call_id: _builtins.str
     message: _builtins.str
     fraction: _builtins.float
     """0..1 when known, negative when unknown."""
+    @_builtins.property
+    def child(self) -> _common_pb2.ChildView:
+        """For a `delegate` call: its child run's whole current view (a later one replaces an earlier
+        one, so coalescing keeps the newest). GetSnapshot and GetHistory rebuild it from the store.
+        """
+
     def __init__(
         self,
         *,
@@ -425,10 +432,11 @@ class ToolProgress(_message.Message):
         tool_call_id: _builtins.str = ...,
         message: _builtins.str = ...,
         fraction: _builtins.float = ...,
+        child: _common_pb2.ChildView | None = ...,
     ) -> None: ...
-    _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+    _HasFieldArgType: _TypeAlias = _typing.Literal["child", b"child"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["fraction", b"fraction", "message", b"message", "run_id", b"run_id", "tool_call_id", b"tool_call_id"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["child", b"child", "fraction", b"fraction", "message", b"message", "run_id", b"run_id", "tool_call_id", b"tool_call_id"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -720,6 +720,7 @@ class GetSnapshotResponse(_message.Message):
     QUEUED_FIELD_NUMBER: _builtins.int
     PENDING_ACTIONS_FIELD_NUMBER: _builtins.int
     SCHEDULED_ACTIONS_FIELD_NUMBER: _builtins.int
+    CHILDREN_FIELD_NUMBER: _builtins.int
     last_event_id: _builtins.int
     """Subscribe after this id to continue without a gap."""
     @_builtins.property
@@ -746,6 +747,10 @@ class GetSnapshotResponse(_message.Message):
     def scheduled_actions(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ScheduledAction]:
         """Scheduled actions that may still fire (active or paused)."""
 
+    @_builtins.property
+    def children(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ChildView]:
+        """The child runs of the `delegate` calls in `tools`, as their cards show them."""
+
     def __init__(
         self,
         *,
@@ -758,10 +763,11 @@ class GetSnapshotResponse(_message.Message):
         queued: _abc.Iterable[_events_pb2.QueuedMessage] | None = ...,
         pending_actions: _abc.Iterable[_common_pb2.PendingAction] | None = ...,
         scheduled_actions: _abc.Iterable[_common_pb2.ScheduledAction] | None = ...,
+        children: _abc.Iterable[_common_pb2.ChildView] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["active_run", b"active_run", "conversation", b"conversation"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_run", b"active_run", "conversation", b"conversation", "last_event_id", b"last_event_id", "messages", b"messages", "pending_actions", b"pending_actions", "pending_approvals", b"pending_approvals", "queued", b"queued", "scheduled_actions", b"scheduled_actions", "tools", b"tools"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["active_run", b"active_run", "children", b"children", "conversation", b"conversation", "last_event_id", b"last_event_id", "messages", b"messages", "pending_actions", b"pending_actions", "pending_approvals", b"pending_approvals", "queued", b"queued", "scheduled_actions", b"scheduled_actions", "tools", b"tools"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -808,6 +814,7 @@ class GetHistoryResponse(_message.Message):
     MESSAGES_FIELD_NUMBER: _builtins.int
     TOOLS_FIELD_NUMBER: _builtins.int
     NEXT_AFTER_MESSAGE_ID_FIELD_NUMBER: _builtins.int
+    CHILDREN_FIELD_NUMBER: _builtins.int
     next_after_message_id: _builtins.int
     """Pass as after_message_id for the next page; 0 when there is none."""
     @_builtins.property
@@ -816,16 +823,21 @@ class GetHistoryResponse(_message.Message):
     def tools(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ToolProjection]:
         """Projections of the tool calls named in `messages`."""
 
+    @_builtins.property
+    def children(self) -> _containers.RepeatedCompositeFieldContainer[_common_pb2.ChildView]:
+        """The child runs of the `delegate` calls in `tools`, as their cards show them."""
+
     def __init__(
         self,
         *,
         messages: _abc.Iterable[_common_pb2.Message] | None = ...,
         tools: _abc.Iterable[_common_pb2.ToolProjection] | None = ...,
         next_after_message_id: _builtins.int = ...,
+        children: _abc.Iterable[_common_pb2.ChildView] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["messages", b"messages", "next_after_message_id", b"next_after_message_id", "tools", b"tools"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["children", b"children", "messages", b"messages", "next_after_message_id", b"next_after_message_id", "tools", b"tools"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

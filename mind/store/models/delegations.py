@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, Integer, String, Text
+from sqlalchemy import JSON, BigInteger, CheckConstraint, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mind.store.models.base import Base, UTCDateTime, one_of, utcnow
@@ -37,6 +37,9 @@ class Delegation(Base):
     max_turns: Mapped[int] = mapped_column(Integer)
     max_tokens: Mapped[int] = mapped_column(Integer)
     deadline_at: Mapped[datetime] = mapped_column(UTCDateTime())
+    # What the child's runs spent so far (each stored model step adds), kept across restarts.
+    turns_used: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    tokens_used: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
     state: Mapped[str] = mapped_column(String(16), default="running")
     # The child's final answer (succeeded) or what ended it (otherwise).
     result: Mapped[str] = mapped_column(Text, default="")

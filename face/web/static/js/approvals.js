@@ -74,6 +74,9 @@ export function approvalNode(approval, decide) {
       approval.handId ? ` on ${handNameOf(approval.tool, approval.handId)}` : "",
     ),
     el("pre", { className: "decision-text" }, decidedOn(approval)),
+    approval.delegateCallId
+      ? el("p", { className: "delegated" }, "Asked by a sub-agent this conversation started")
+      : null,
     approval.origin ? el("p", { className: "origin" }, `Asked by a run started by ${approval.origin}`) : null,
     approval.reason ? el("p", { className: "reason", dir: "auto" }, approval.reason) : null,
     el("div", { className: "answers" }, buttons),

@@ -4,6 +4,7 @@
 // being taken wait and are applied after it.
 
 import { approvalNode, outcomeOf, PENDING, updateApproval } from "./approvals.js";
+import { markChildAwaiting, showChild } from "./children.js";
 import { el } from "./dom.js";
 import { Follower } from "./follow.js";
 import { LiveText } from "./live.js";
@@ -101,6 +102,7 @@ export class ConversationView {
         log.append(projection ? toolNode(projection) : toolNodeFromCall(call, answers.get(call.id)));
       }
     }
+    for (const child of snapshot.children ?? []) this.childShown(child);
     for (const approval of snapshot.pendingApprovals ?? []) this.approvalChanged(approval);
     for (const action of snapshot.pendingActions ?? []) this.actionChanged(action, { quiet: true });
     for (const queued of snapshot.queued ?? []) this.messageQueued(queued);
@@ -160,6 +162,13 @@ export class ConversationView {
   toolProgress(progress) {
     const row = this.toolRow(progress.toolCallId);
     if (row) showToolProgress(row, progress);
+    if (progress.child) this.childShown(progress.child);
+  }
+
+  /** A `delegate` call's child run, under the call's row (`children.js`). */
+  childShown(child) {
+    const row = this.toolRow(child.toolCallId);
+    if (row) showChild(row, child, this.awaiting);
   }
 
   // -- durable events -------------------------------------------------------------------------
@@ -214,11 +223,18 @@ export class ConversationView {
     } else {
       this.elements.log.append(statusNode(`approval ${approval.tool}: ${outcomeOf(approval)}`));
     }
-    const call = approval.toolCallId ?? "";
+    // A sub-agent's request marks the delegate card that started it.
+    const call = approval.delegateCallId || (approval.toolCallId ?? "");
     if (waiting) this.awaiting.add(call);
     else this.awaiting.delete(call);
     const row = this.toolRow(call);
     if (row) markAwaitingApproval(row, waiting);
+    if (approval.delegateCallId) {
+      // ... and its own call in the card's nested list.
+      if (waiting) this.awaiting.add(approval.toolCallId);
+      else this.awaiting.delete(approval.toolCallId);
+      markChildAwaiting(this.elements.log, approval.toolCallId ?? "", waiting);
+    }
   }
 
   async decide(approval, decision) {

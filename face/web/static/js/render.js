@@ -12,7 +12,7 @@ import { renderMarkdown } from "./markdown.js";
 import { branchButton, forwardedNode, quoteNode, replyButton } from "./quotes.js";
 import { widgetCardNode } from "./widgets.js";
 
-const TOOL_STATES = {
+export const TOOL_STATES = {
   TOOL_STATUS_RUNNING: ["⚙", "running"],
   TOOL_STATUS_SUCCEEDED: ["✓", "succeeded"],
   TOOL_STATUS_FAILED: ["✗", "failed"],
@@ -24,7 +24,7 @@ const RESULT_PREVIEW_CHARS = 600;
 // A Hand's tool is named `<hand name>__<tool>` (mind/remote/tools.py; a Hand's name has no
 // underscore); its hand id only names one connection of that Hand and means nothing to a person.
 const HAND_SEPARATOR = "__";
-const AWAITING_APPROVAL = "waiting for your approval";
+export const AWAITING_APPROVAL = "waiting for your approval";
 
 /** The name of the Hand that runs `tool` ("" for the Mind's own tools). */
 export function handNameOf(tool, handId) {
