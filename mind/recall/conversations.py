@@ -1,7 +1,8 @@
 """The viewer's conversations that match a query, for `SearchConversations` and the web
 client's search box: those whose title has the query's words (`search.title_matches`), and
 those with an indexed entry that matches (`mind.recall.search`), each with its best entry's
-snippet. Newest conversation first.
+snippet. Newest conversation first. Like the list, never a child run's conversation
+(`delegate`): its result is found in its parent, where it was given.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from mind.conversation import queries
 from mind.conversation.access import Viewer
+from mind.conversation.delegations import is_child
 from mind.events.views import ConversationView
 from mind.recall.query import Query
 from mind.recall.search import Hit, search, snippet, title_matches
@@ -42,7 +44,8 @@ def matching(session: Session, viewer: Viewer, query: Query, limit: int) -> list
         best.setdefault(hit.conversation_key, hit)
     titles = session.execute(
         select(models.Conversation.key, models.Conversation.title).where(
-            models.Conversation.key.in_(queries.visible_keys(viewer))
+            models.Conversation.key.in_(queries.visible_keys(viewer)),
+            ~is_child(models.Conversation.key),
         )
     )
     titled = {key for key, title in titles if title and title_matches(title, query)}

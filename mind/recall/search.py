@@ -6,8 +6,9 @@ Both backends answer the same query (`mind.recall.query`) over the same words
 may differ between them, what matches never does.
 
 Only entries of conversations the viewer may read are searched (`queries.visible_keys`), and
-never one of a sealed run: the indexer does not index them, and the query leaves out any
-whose run is sealed besides.
+never one of a sealed run or of a child run's conversation (`delegate`), which the person's
+list leaves out too: the indexer does not index them, and the query leaves them out besides
+(rows indexed before children were left out).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sqlalchemy.orm import Session
 
 from mind.conversation import queries
 from mind.conversation.access import Viewer
+from mind.conversation.delegations import is_child
 from mind.recall.query import Query, fts5, tsquery
 from mind.recall.terms import words
 from mind.store import models
@@ -103,6 +105,7 @@ def _scoped(viewer: Viewer, scope: Scope) -> list[ColumnElement[bool]]:
     sealed_runs = select(models.Run.id).where(models.Run.sealed.is_not(None))
     where = [
         _ENTRY.conversation_key.in_(queries.visible_keys(viewer)),
+        ~is_child(_ENTRY.conversation_key),
         or_(_ENTRY.run_id == "", _ENTRY.run_id.not_in(sealed_runs)),
     ]
     if scope.conversation_key:
