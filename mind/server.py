@@ -47,6 +47,7 @@ from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import ProviderConfigError, thinking_level
 from mind.providers.prices import Pricing
+from mind.recall import semantic as recall_semantic
 from mind.recall.indexer import RecallIndexer
 from mind.recall.tool import RecallTool
 from mind.remote.execution import RemoteExecution
@@ -260,7 +261,9 @@ def build(
     tools = ToolRegistry(builtin_tools(clock.now))
     for tool in memory_tools(Memory(database)):
         tools.add_builtin(tool)
-    tools.add_builtin(RecallTool(database))
+    # Semantic recall, when `[recall] embeddings` names a provider.
+    semantic = recall_semantic.configured(settings.recall, database, stored_key)
+    tools.add_builtin(RecallTool(database, semantic))
     skills, resources = SkillStore(settings.skills.dirs), ResourceStore(settings.resources.dirs)
     tools.add_platform_source(skills, [VIEW_SKILL])
     tools.add_platform_source(resources, [READ_RESOURCE])
@@ -330,7 +333,8 @@ def build(
     app.on_stop.append(ledger.close)
     app.on_start.append(widget_tools.start)
     # The recall index follows the outbox in the background, never on a turn's path.
-    indexer = RecallIndexer(database, bus)
+    manager.conversations.semantic = semantic
+    indexer = RecallIndexer(database, bus, embed=semantic.step if semantic else None)
     app.on_start.append(indexer.start)
     app.on_stop.append(indexer.close)
     notes = BackgroundNotes(database)

@@ -345,6 +345,38 @@ class DelegateSettings(BaseModel):
     max_seconds: float = Field(default=3600.0, gt=0)
 
 
+class RecallSettings(BaseModel):
+    """Semantic recall (the Mind): embeddings of the recall index's entries, merged with the
+    keyword rank (`mind.recall.semantic`). Off while `embeddings` is empty."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # The wire the embeddings come from: "openai" (any OpenAI-compatible server), "ollama",
+    # "gemini"; empty: keyword recall only.
+    embeddings: Literal["", "openai", "ollama", "gemini"] = ""
+    model: str = ""
+    # Empty: the kind's public address (Ollama: http://127.0.0.1:11434).
+    base_url: str = ""
+    # Unset: the kind's usual variable (OPENAI_API_KEY, GEMINI_API_KEY), then the key
+    # `tobe setup` stored for it, as for `[provider]`; Ollama takes none.
+    api_key: SecretStr | None = None
+    timeout: float = Field(default=30.0, gt=0)
+    # Entries embedded per request.
+    batch: int = Field(default=64, ge=1, le=2048)
+    # A search compares the query with at most this many of the viewer's newest entries
+    # (cosine similarity, computed by the Mind), and keeps those at least this similar.
+    max_vectors: int = Field(default=5000, ge=1)
+    min_similarity: float = Field(default=0.35, ge=-1, le=1)
+
+    @model_validator(mode="after")
+    def _model_named(self) -> RecallSettings:
+        if self.embeddings and not self.model:
+            raise ValueError(f"embeddings = {self.embeddings!r} needs the model to embed with")
+        if self.base_url and not self.base_url.startswith(("http://", "https://")):
+            raise ValueError("base_url must start with http:// or https://")
+        return self
+
+
 class AwarenessSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -668,6 +700,7 @@ class Settings(BaseSettings):
     actions: ActionsSettings = Field(default_factory=ActionsSettings)
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     delegate: DelegateSettings = Field(default_factory=DelegateSettings)
+    recall: RecallSettings = Field(default_factory=RecallSettings)
 
     @field_validator("database_url")
     @classmethod

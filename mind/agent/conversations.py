@@ -28,6 +28,7 @@ from mind.profiles.book import ProfileSummary
 from mind.profiles.errors import ProfileError
 from mind.recall import conversations as recall
 from mind.recall.query import parse
+from mind.recall.semantic import Semantic
 from mind.store import models
 from mind.store.write_tx import WriteTx
 
@@ -49,6 +50,8 @@ class Conversations:
     def __init__(self, actors: ConversationActors) -> None:
         self._actors = actors
         self._database = actors.database
+        # Semantic recall for `search`, when configured (`mind.recall.semantic`).
+        self.semantic: Semantic | None = None
 
     async def create(
         self,
@@ -167,8 +170,9 @@ class Conversations:
         check_principal(viewer.principal)
         parsed = parse(query)
         limit = clamp(limit, recall.MAX_MATCHES, recall.MAX_MATCHES)
+        probe = await self.semantic.probe(query) if self.semantic else None
         return await self._database.read(
-            lambda session: recall.matching(session, viewer, parsed, limit)
+            lambda session: recall.matching(session, viewer, parsed, limit, probe)
         )
 
     async def rename(self, viewer: Viewer, key: str, title: str) -> ConversationView:

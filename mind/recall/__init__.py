@@ -4,5 +4,6 @@ their conversations: messages, tool results, compaction summaries and memory ent
 Modules: `terms` (words, as both backends index them), `query` (the query language and its
 translation), `entries` (what is indexed, and when), `indexer` (the background task that
 follows the outbox), `search` (the viewer's matches), `conversations` (the matches grouped
-by conversation, for `SearchConversations`), `tool` (the model's `recall` tool).
+by conversation, for `SearchConversations`), `semantic` (embeddings, search by meaning and
+its fusion with the keyword rank), `tool` (the model's `recall` tool).
 """

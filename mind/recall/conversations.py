@@ -1,7 +1,9 @@
 """The viewer's conversations that match a query, for `SearchConversations` and the web
 client's search box: those whose title has the query's words (`search.title_matches`), and
-those with an indexed entry that matches (`mind.recall.search`), each with its best entry's
-snippet. Newest conversation first.
+those with an indexed entry that matches (`mind.recall.search`, by meaning too given the
+query's vector), each with its best entry's
+snippet. Newest conversation first. Like the list, never a child run's conversation
+(`delegate`): its result is found in its parent, where it was given.
 """
 
 from __future__ import annotations
@@ -13,9 +15,11 @@ from sqlalchemy.orm import Session
 
 from mind.conversation import queries
 from mind.conversation.access import Viewer
+from mind.conversation.delegations import is_child
 from mind.events.views import ConversationView
 from mind.recall.query import Query
 from mind.recall.search import Hit, search, snippet, title_matches
+from mind.recall.semantic import Probe
 from mind.store import models
 
 MAX_MATCHES = 50
@@ -36,13 +40,16 @@ class Match:
     snippet: str = ""
 
 
-def matching(session: Session, viewer: Viewer, query: Query, limit: int) -> list[Match]:
+def matching(
+    session: Session, viewer: Viewer, query: Query, limit: int, probe: Probe | None = None
+) -> list[Match]:
     best: dict[str, Hit] = {}
-    for hit in search(session, viewer, query, _HITS_READ):
+    for hit in search(session, viewer, query, _HITS_READ, probe=probe):
         best.setdefault(hit.conversation_key, hit)
     titles = session.execute(
         select(models.Conversation.key, models.Conversation.title).where(
-            models.Conversation.key.in_(queries.visible_keys(viewer))
+            models.Conversation.key.in_(queries.visible_keys(viewer)),
+            ~is_child(models.Conversation.key),
         )
     )
     titled = {key for key, title in titles if title and title_matches(title, query)}

@@ -7,6 +7,12 @@ results delivered as notes) are not. A run's messages are indexed only once it e
 only when it is not sealed (a run is sealed at its start, so its end says for good); a
 message outside any run, or appended to a run already ended, is indexed as it comes.
 
+A branch's copied messages and summary come with its `conversation_created` alone
+(`index_conversation`); each copy keeps its origin run, so a sealed turn's copy stays out as
+the turn does. A child run's conversation (`delegate`) is not indexed at all: the person does
+not see it in their list, and its result is indexed where they do, as the parent's tool
+result.
+
 Every function here runs inside the indexer's unit of work (`mind.recall.indexer`), so the
 rows it writes commit together with the cursor that says they are done.
 """
@@ -19,6 +25,7 @@ from typing import Any
 from sqlalchemy import delete, insert, select
 from sqlalchemy.orm import Session
 
+from mind.conversation.delegations import is_child
 from mind.events.payloads import message_view
 from mind.recall.terms import terms_of
 from mind.store import models
@@ -69,6 +76,17 @@ def index_run(session: Session, run_id: str) -> int:
         return 0
     messages = session.scalars(select(_MESSAGE).where(_MESSAGE.run_id == run_id))
     return index_messages(session, messages)
+
+
+def index_conversation(session: Session, conversation_key: str) -> int:
+    """Index what a new conversation already holds: a branch's copied messages (those of
+    runs that ended unsealed, or of none) and its summary; nothing for any other."""
+    added = 0
+    after = 0
+    while page := _indexable_messages(session, after, conversation_key):
+        added += index_messages(session, page)
+        after = page[-1].id
+    return added + index_summaries(session, conversation_key)
 
 
 def index_summaries(session: Session, conversation_key: str) -> int:
@@ -123,22 +141,8 @@ def backfill(session: Session) -> int:
     """Index everything indexable already stored (the first run, or after the outbox was
     pruned past the cursor)."""
     added = 0
-    plain_runs = select(models.Run.id).where(
-        models.Run.sealed.is_(None), models.Run.state != RUNNING
-    )
     after = 0
-    while True:
-        page = list(
-            session.scalars(
-                select(_MESSAGE)
-                .where(_MESSAGE.id > after, _MESSAGE.role.in_(INDEXED_ROLES))
-                .where(_MESSAGE.run_id.is_(None) | _MESSAGE.run_id.in_(plain_runs))
-                .order_by(_MESSAGE.id)
-                .limit(_PAGE)
-            )
-        )
-        if not page:
-            break
+    while page := _indexable_messages(session, after):
         added += index_messages(session, page)
         after = page[-1].id
     for key in session.scalars(select(models.Summary.conversation_key).distinct()):
@@ -148,6 +152,31 @@ def backfill(session: Session) -> int:
     ):
         added += index_memory(session, conversation_key, key)
     return added
+
+
+def _indexable_messages(session: Session, after: int, conversation_key: str = "") -> list[Any]:
+    """The next page of messages after id `after` of runs ended unsealed (or of none)."""
+    plain_runs = select(models.Run.id).where(
+        models.Run.sealed.is_(None), models.Run.state != RUNNING
+    )
+    statement = (
+        select(_MESSAGE)
+        .where(_MESSAGE.id > after, _MESSAGE.role.in_(INDEXED_ROLES))
+        .where(_MESSAGE.run_id.is_(None) | _MESSAGE.run_id.in_(plain_runs))
+    )
+    if conversation_key:
+        statement = statement.where(_MESSAGE.conversation_key == conversation_key)
+    return list(session.scalars(statement.order_by(_MESSAGE.id).limit(_PAGE)))
+
+
+def _children(session: Session, keys: set[str]) -> set[str]:
+    """Which of `keys` are child runs' conversations."""
+    found = session.scalars(
+        select(models.Conversation.key).where(
+            models.Conversation.key.in_(keys), is_child(models.Conversation.key)
+        )
+    )
+    return set(found)
 
 
 def _indexed(session: Session, source: str, refs: list[str]) -> set[str]:
@@ -175,6 +204,10 @@ def _values(
 
 
 def _insert(session: Session, values: list[dict[str, Any]]) -> int:
+    """Insert the rows, but none of a child run's conversation."""
+    if values:
+        children = _children(session, {value["conversation_key"] for value in values})
+        values = [value for value in values if value["conversation_key"] not in children]
     if values:
         session.execute(insert(_ENTRY), values)
     return len(values)

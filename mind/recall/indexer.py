@@ -8,6 +8,7 @@ from the last committed batch. What each event does (`mind.recall.entries`):
 * `message_appended`: index the message, unless its run is still running (then the run's end
   indexes it) or sealed;
 * `run_changed` to an ended state: index the run's messages, unless it is sealed;
+* `conversation_created`: index what a branch was created holding (its copied messages);
 * `context_compacted`: index the conversation's new summary;
 * `memory_changed`: index the entry as it now is, or remove it.
 
@@ -140,6 +141,8 @@ def _apply(session: Session, type: str, conversation_key: str, payload: dict[str
             entries.index_message(session, int(str(payload["id"])))
         case "run_changed" if payload.get("state") != entries.RUNNING:
             entries.index_run(session, str(payload["id"]))
+        case "conversation_created":
+            entries.index_conversation(session, conversation_key)
         case "context_compacted":
             entries.index_summaries(session, conversation_key)
         case "memory_changed":

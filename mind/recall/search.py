@@ -5,9 +5,14 @@ Both backends answer the same query (`mind.recall.query`) over the same words
 (cover density) on PostgreSQL, ties broken newest first; the order of equally good matches
 may differ between them, what matches never does.
 
+With semantic recall on (`mind.recall.semantic`), a search given the query's vector (a
+`Probe`) also ranks the viewer's entries by meaning, and the two rankings are merged by
+reciprocal rank fusion: an entry found only by meaning is found too.
+
 Only entries of conversations the viewer may read are searched (`queries.visible_keys`), and
-never one of a sealed run: the indexer does not index them, and the query leaves out any
-whose run is sealed besides.
+never one of a sealed run or of a child run's conversation (`delegate`), which the person's
+list leaves out too: the indexer does not index them, and the query leaves them out besides
+(rows indexed before children were left out).
 """
 
 from __future__ import annotations
@@ -30,11 +35,15 @@ from sqlalchemy.orm import Session
 
 from mind.conversation import queries
 from mind.conversation.access import Viewer
+from mind.conversation.delegations import is_child
 from mind.recall.query import Query, fts5, tsquery
+from mind.recall.semantic import Probe, fused, nearest
 from mind.recall.terms import words
 from mind.store import models
 
 SNIPPET_LENGTH = 160
+# Entries each ranking contributes to the fusion, at least.
+FUSION_POOL = 50
 _ENTRY = models.RecallEntry
 # The FTS5 table (SQLite): its rowid is the entry's id; its own name stands for the row in
 # MATCH and bm25.
@@ -66,23 +75,49 @@ class Hit:
     text: str
 
 
+_COLUMNS = (
+    _ENTRY.id,
+    _ENTRY.conversation_key,
+    _ENTRY.source,
+    _ENTRY.role,
+    _ENTRY.message_id,
+    _ENTRY.created_at,
+    _ENTRY.text,
+)
+
+
 def search(
-    session: Session, viewer: Viewer, query: Query, limit: int, scope: Scope | None = None
+    session: Session,
+    viewer: Viewer,
+    query: Query,
+    limit: int,
+    scope: Scope | None = None,
+    probe: Probe | None = None,
 ) -> list[Hit]:
-    """The viewer's entries matching `query`, best first, at most `limit`."""
-    columns = (
-        _ENTRY.id,
-        _ENTRY.conversation_key,
-        _ENTRY.source,
-        _ENTRY.role,
-        _ENTRY.message_id,
-        _ENTRY.created_at,
-        _ENTRY.text,
-    )
+    """The viewer's entries matching `query` (and, given the query's vector, those alike in
+    meaning), best first, at most `limit`."""
+    where = _scoped(viewer, scope or Scope())
+    if probe is None:
+        return _keyword(session, query, where, limit)
+    pool = max(limit, FUSION_POOL)
+    by_words = _keyword(session, query, where, pool)
+    by_meaning = nearest(session, probe, where, pool)
+    chosen = fused([hit.entry_id for hit in by_words], by_meaning, limit=limit)
+    known = {hit.entry_id: hit for hit in by_words}
+    missing = [entry_id for entry_id in chosen if entry_id not in known]
+    if missing:
+        rows = session.execute(select(*_COLUMNS).where(_ENTRY.id.in_(missing)))
+        known.update((row[0], Hit(*row)) for row in rows)
+    return [known[entry_id] for entry_id in chosen]
+
+
+def _keyword(
+    session: Session, query: Query, where: list[ColumnElement[bool]], limit: int
+) -> list[Hit]:
     statement: Select[int, str, str, str, int, datetime, str]
     if session.get_bind().dialect.name == "sqlite":
         statement = (
-            select(*columns)
+            select(*_COLUMNS)
             .select_from(_ENTRY)
             .join(_FTS, _FTS.c.rowid == _ENTRY.id)
             .where(literal_column("recall_fts").op("MATCH")(bindparam("match", fts5(query))))
@@ -91,11 +126,11 @@ def search(
     else:
         wanted = func.to_tsquery(_SIMPLE, bindparam("tsquery", tsquery(query)))
         statement = (
-            select(*columns)
+            select(*_COLUMNS)
             .where(_PG_VECTOR.op("@@")(wanted))
             .order_by(func.ts_rank_cd(_PG_VECTOR, wanted).desc(), _ENTRY.id.desc())
         )
-    statement = statement.where(*_scoped(viewer, scope or Scope())).limit(limit)
+    statement = statement.where(*where).limit(limit)
     return [Hit(*row) for row in session.execute(statement)]
 
 
@@ -103,6 +138,7 @@ def _scoped(viewer: Viewer, scope: Scope) -> list[ColumnElement[bool]]:
     sealed_runs = select(models.Run.id).where(models.Run.sealed.is_not(None))
     where = [
         _ENTRY.conversation_key.in_(queries.visible_keys(viewer)),
+        ~is_child(_ENTRY.conversation_key),
         or_(_ENTRY.run_id == "", _ENTRY.run_id.not_in(sealed_runs)),
     ]
     if scope.conversation_key:

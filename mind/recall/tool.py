@@ -3,8 +3,9 @@ conversations of the person whose conversation the run is in.
 
 Read-only and offered in every conversation, like the memory tools. Its scope is the
 conversation's owner (`mind.recall.search` with the owner as viewer): the owner's own
-conversations and those they are a member of, never anyone else's, never a sealed turn. A
-query it cannot use comes back as a tool error that says why, so the model can ask again.
+conversations and those they are a member of, never anyone else's, never a sealed turn. With
+semantic recall on, it finds by meaning too (`mind.recall.semantic`). A query it cannot use
+comes back as a tool error that says why, so the model can ask again.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from mind.conversation.access import Viewer
 from mind.errors import InvalidInput
 from mind.recall.query import MAX_QUERY, parse
 from mind.recall.search import Hit, Scope, search, snippet
+from mind.recall.semantic import Semantic
 from mind.store import models
 from mind.store.database import Database
 from mind.tools.base import Effect, ToolContext, ToolOutcome
@@ -62,8 +64,9 @@ class RecallTool:
     effect = Effect.READ_ONLY
     hand_id = ""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, semantic: Semantic | None = None) -> None:
         self._database = database
+        self._semantic = semantic
 
     def render_decision(self, arguments: dict[str, Any]) -> str:
         return f"search past conversations for {arguments['query']!r}"
@@ -75,6 +78,7 @@ class RecallTool:
         except (InvalidInput, ValueError) as exc:
             return ToolOutcome(ok=False, error=str(exc))
         limit = int(arguments.get("limit", DEFAULT_LIMIT))
+        probe = await self._semantic.probe(arguments["query"]) if self._semantic else None
 
         def read(session: Session) -> list[dict[str, Any]]:
             owner = session.scalar(
@@ -84,7 +88,7 @@ class RecallTool:
             )
             if owner is None:
                 return []
-            hits = search(session, Viewer(owner), query, limit, scope)
+            hits = search(session, Viewer(owner), query, limit, scope, probe)
             return _results(session, hits, lambda text: snippet(text, query))
 
         results = await self._database.read(read)

@@ -1,14 +1,17 @@
 """The conversation list in a real headless Chromium against a real Mind and Face, at desktop
 and phone sizes: a rename made in one tab renames the list and header in another, archiving
 takes a conversation out of the list until "Show archived", and the search box finds a
-conversation by a word said only in one of its messages, showing the snippet."""
+conversation by a word said only in one of its messages, showing the snippet, and opens it at
+that message, scrolled into view and highlighted."""
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Callable
 
 import pytest
+from helpers.eventually import eventually
 from playwright.sync_api import BrowserContext, Page, expect
 from web_stack import Stack
 from web_steps import new_conversation, sign_in
@@ -137,3 +140,36 @@ def test_search_finds_a_conversation_by_a_word_only_in_a_message_and_shows_the_s
     expect(item).to_be_visible()
     item.click()
     expect(page.locator("#conversation-title")).to_contain_text("Zoo visit")
+
+
+def test_a_search_result_opens_its_conversation_at_the_message_found_highlighted(
+    context: BrowserContext, stack: Stack
+) -> None:
+    page = context.new_page()
+    sign_in(page, stack)
+    word = f"tapir{uuid.uuid4().hex[:6]}"
+    key = new_conversation(page, "Long chat")
+    new_conversation(page, "Something else")  # the one shown is not the one searched for
+    stack.say(key, f"the {word} sleeps by the river")
+    # Enough turns after it that it is neither on screen nor in a default snapshot (50).
+    for turn in range(30):
+        stack.say(key, f"later turn {turn}")
+    history = eventually(
+        lambda: stack.history(key).messages,
+        until=lambda messages: len(messages) >= 62,
+        what="every turn answered",
+        timeout=60,
+    )
+    found_id = next(m.id for m in history if word in m.text)
+
+    show_list(page)
+    page.fill("#search", word)
+    item = list_item(page, key)
+    expect(item.locator(".snippet")).to_contain_text(word)
+    item.click()
+    expect(page.locator("#conversation-title")).to_contain_text("Long chat")
+    message = page.locator(f'#log [data-message-id="{found_id}"]')
+    expect(message).to_have_class(re.compile(r"\bfound\b"))
+    expect(message).to_contain_text(word)
+    expect(message).to_be_in_viewport()
+    expect(page.locator("#log .found")).to_have_count(1)

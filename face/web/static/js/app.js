@@ -26,7 +26,7 @@ class App {
     this.connection = null;
     this.started = false;
     this.welcomes = 0;
-    this.list = new ConversationList(byId("conversations"), this, (key) => this.open(key));
+    this.list = new ConversationList(byId("conversations"), this, (key, messageId) => this.open(key, messageId));
     this.notifier = new Notifier({ toggle: byId("notify-toggle"), hint: byId("notify-hint") }, (key) => this.open(key));
     this.view = new ConversationView(
       {
@@ -271,13 +271,14 @@ class App {
     }
   }
 
-  async open(key) {
+  /** Show conversation `key`; at message `messageId` (a search's match) when given. */
+  async open(key, messageId = "0") {
     this.list.select(key);
     this.showList(false);
     this.showTitle(key);
     this.composer.setRunning(false);
     this.composer.setReply(null); // a quote belongs to the conversation it was taken from
-    const snapshot = await this.view.open(key);
+    const snapshot = await this.view.open(key, messageId);
     if (this.view.key === key) this.details.show(key, snapshot);
     if (snapshot.conversation && this.view.key === key) this.changed(snapshot.conversation);
     byId("message").focus();

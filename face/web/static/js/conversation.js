@@ -28,6 +28,9 @@ const PAYLOADS = [
   "credentialRevoked", "messageQueued", "contextCompacted", "memoryChanged", "conversationChanged",
   "actionChanged", "scheduleChanged", "widgetChanged", "textDelta", "thinkingDelta", "toolProgress",
 ];
+// The most messages a snapshot holds: asked for when a search's match is older than the
+// latest ones a snapshot shows by default.
+const MAX_SNAPSHOT_MESSAGES = 500;
 const COMPACTION_REASONS = {
   COMPACTION_TRIGGER_BUDGET: " (context budget reached)",
   COMPACTION_TRIGGER_OVERFLOW: " (the model's context window overflowed)",
@@ -70,18 +73,44 @@ export class ConversationView {
     this.reported = new Set(); // "<action id> <state>": outcome lines already shown
   }
 
-  /** Show conversation `key` from a fresh snapshot. */
-  async open(key) {
+  /** Show conversation `key` from a fresh snapshot; with `messageId` (not "0"), scrolled to
+   * that message and marked as found, the snapshot reaching back to it if it can. */
+  async open(key, messageId = "0") {
     this.key = key;
     this.waiting = [];
     this.elements.log.setAttribute("aria-busy", "true");
     try {
-      const snapshot = await this.connection.call("getSnapshot", { conversationKey: key });
-      if (this.key === key) this.show(snapshot);
+      let snapshot = await this.connection.call("getSnapshot", { conversationKey: key });
+      if (this.key !== key) return snapshot;
+      if (messageId !== "0" && !this.holds(snapshot, messageId)) {
+        this.waiting = [];
+        snapshot = await this.connection.call("getSnapshot", { conversationKey: key, messageLimit: MAX_SNAPSHOT_MESSAGES });
+        if (this.key !== key) return snapshot;
+      }
+      this.show(snapshot);
+      if (messageId !== "0") this.reveal(messageId);
       return snapshot;
     } finally {
       if (this.key === key) this.elements.log.removeAttribute("aria-busy");
     }
+  }
+
+  /** Whether the snapshot's messages reach back to message `messageId`. */
+  holds(snapshot, messageId) {
+    const first = (snapshot.messages ?? [])[0];
+    return first !== undefined && BigInt(first.id ?? 0) <= BigInt(messageId);
+  }
+
+  /** Scroll to the message `messageId` (or, for one without an element of its own such as a
+   * tool result, the last shown before it) and mark it found until the next snapshot. */
+  reveal(messageId) {
+    const wanted = BigInt(messageId);
+    const shown = [...this.elements.log.querySelectorAll("[data-message-id]")];
+    const node = shown.filter((item) => BigInt(item.dataset.messageId) <= wanted).pop();
+    if (!node) return;
+    node.classList.add("found");
+    node.setAttribute("aria-current", "true");
+    this.follower.reveal(node, "center");
   }
 
   show(snapshot) {

@@ -4,7 +4,8 @@
 // conversation not shown marks it unread; one waiting for an approval is marked too.
 // Archived conversations are listed only when the person asks to see them. The search box
 // narrows the list to the titles containing what is typed at once, and adds the conversations
-// the Mind finds with it in their messages (asked once typing pauses), each with a snippet.
+// the Mind finds with it in their messages (asked once typing pauses), each with a snippet;
+// picking one of those opens its conversation at the message found.
 
 import { el, randomHex } from "./dom.js";
 
@@ -15,7 +16,8 @@ const SEARCH_PAUSE_MS = 300;
 const MIN_TEXT_QUERY = 2;
 
 export class ConversationList {
-  /** `onOpen(key)` is called when the person picks a conversation. */
+  /** `onOpen(key, messageId)` is called when the person picks a conversation (`messageId`: the
+   * message a search found in it, "0" for none). */
   constructor(list, connection, onOpen) {
     this.list = list;
     this.connection = connection;
@@ -145,16 +147,18 @@ export class ConversationList {
     const titled = [...this.conversations.values()].filter((conversation) =>
       (conversation.title || "Untitled conversation").toLocaleLowerCase().includes(this.query),
     );
-    const shown = new Map(titled.map((conversation) => [conversation.key, { conversation, snippet: "" }]));
+    const shown = new Map(titled.map((conversation) => [conversation.key, { conversation, snippet: "", messageId: "0" }]));
     for (const [key, match] of this.found) {
+      const found = { snippet: match.snippet ?? "", messageId: String(match.messageId ?? "0") };
       const entry = shown.get(key);
-      if (entry) entry.snippet = match.snippet ?? "";
-      else shown.set(key, { conversation: match.conversation, snippet: match.snippet ?? "" });
+      if (entry) Object.assign(entry, found);
+      else shown.set(key, { conversation: match.conversation, ...found });
     }
-    const items = [...shown.values()].map(({ conversation, snippet }) => {
+    const items = [...shown.values()].map(({ conversation, snippet, messageId }) => {
+      const open = () => this.onOpen(conversation.key, snippet ? messageId : "0");
       const button = el(
         "button",
-        { type: "button", className: "conversation", "data-key": conversation.key, onclick: () => this.onOpen(conversation.key) },
+        { type: "button", className: "conversation", "data-key": conversation.key, onclick: open },
         el("span", { className: "conversation-title", dir: "auto" }, conversation.title || "Untitled conversation"),
         conversation.archived ? el("span", { className: "kind" }, "archived") : null,
         conversation.kind && conversation.kind !== CHAT ? el("span", { className: "kind" }, conversation.kind) : null,

@@ -41,9 +41,10 @@ export class Follower {
     this.scroller.scrollTop = this.scroller.scrollHeight;
   }
 
-  /** Bring `node` into view wherever the person had scrolled (it waits for them). */
-  reveal(node) {
-    node.scrollIntoView({ block: "nearest" });
+  /** Bring `node` into view wherever the person had scrolled (it waits for them, or they
+   * asked for it: `block` "center"); following stops unless that is the bottom. */
+  reveal(node, block = "nearest") {
+    node.scrollIntoView({ block });
     this.following = this.atEnd();
   }
 }
