@@ -660,7 +660,7 @@ class TelemetrySettings(BaseModel):
     resource_attributes: str = ""
     traces_sampler: str = ""
     traces_sampler_arg: str = ""
-    # Message text and tool arguments in spans (never a sealed turn's).
+    # Tool arguments in spans (never a sealed turn's).
     content: bool = False
     # Each service answers Prometheus on this port plus its offset (Mind 0, Face 1,
     # Awareness 2, Hand 3); 0 is off.
