@@ -27,6 +27,7 @@ from tobe.runtime.server import (
 )
 from tobe.runtime.statelock import StateLock
 from tobe.runtime.tokens import awareness_token
+from tobe.telemetry import setup as telemetry_setup
 from tobe.v1 import awareness_pb2, awareness_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -103,7 +104,8 @@ async def _start_server(settings: Settings, app: AwarenessApp) -> GrpcServer:
 
 async def serve(settings: Settings) -> None:
     """Serve Awareness under its data directory's state lock until SIGTERM or SIGINT."""
-    configure_logging(settings.log_level, process="awareness")
+    configure_logging(settings.log_level, process="awareness", format=settings.log.format)
+    telemetry_setup.configure(settings.telemetry, "awareness")
     scrubber = install_scrubber()
     data_dir = settings.data_dir / "awareness"
     lock = StateLock(data_dir, "tobe awareness serve")

@@ -16,6 +16,7 @@ from tobe.runtime.logs import configure_logging
 from tobe.runtime.ports import accepts_connections
 from tobe.runtime.private_files import private_umask
 from tobe.runtime.tokens import token_file
+from tobe.telemetry import setup as telemetry_setup
 from tobe.tls_options import TlsOptions, tls_client_options
 
 if TYPE_CHECKING:
@@ -76,7 +77,8 @@ def serve(listen: str | None, minds: tuple[str, ...], web_listen: str | None, no
         settings.face.web.listen = web_listen
     if no_web:
         settings.face.web.enabled = False
-    configure_logging(settings.log_level, process="face")
+    configure_logging(settings.log_level, process="face", format=settings.log.format)
+    telemetry_setup.configure(settings.telemetry, "face")
     private_umask()
     try:
         asyncio.run(run_server(build(settings)))

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tobe.telemetry import instruments
+
 
 class Overflow(Exception):
     """A must-deliver frame did not fit; the connection must resync."""
@@ -106,6 +108,7 @@ class OutboundQueue:
                 return True
         if len(self._items) >= self.pressure_mark:
             self.stats.dropped += 1
+            instruments.face_drops.add(1)
             return False
         self._append(item)
         return True
@@ -121,6 +124,8 @@ class OutboundQueue:
         """Drop everything still queued; the writer sends only the closing status next."""
         if self._closing is not None:
             return
+        if closing.resync:
+            instruments.face_resyncs.add(1)
         self._items.clear()
         self._closing = closing
         self._readable.set()
@@ -144,6 +149,7 @@ class OutboundQueue:
         return item
 
     def _append(self, item: Outbound) -> None:
+        instruments.face_queue_depth.record(len(self._items))
         self._items.append(item)
         self.stats.high_water = max(self.stats.high_water, len(self._items))
         self._readable.set()
@@ -153,5 +159,6 @@ class OutboundQueue:
             if queued.ephemeral:
                 del self._items[index]
                 self.stats.dropped += 1
+                instruments.face_drops.add(1)
                 return True
         return False

@@ -27,9 +27,10 @@ from face.feed import EventFeed
 from face.mind_client import MindClient
 from face.projection import TRANSPARENT
 from face.queue import Closing
-from tobe import __version__
+from tobe import __version__, telemetry
 from tobe.config import FaceSettings
 from tobe.runtime.enum_values import undefined_enum
+from tobe.telemetry import instruments
 from tobe.v1 import face_pb2
 
 log = logging.getLogger(__name__)
@@ -109,6 +110,7 @@ class Session:
         connection = Connection(identity, hello.detail_mode, self.settings.queue_size)
         router = CommandRouter(connection, self.mind, self.feed, self.web_base_url)
         self.feed.connections.add(connection)
+        instruments.face_connections.add(1)
         if on_open is not None:
             on_open(connection)
         log.info(
@@ -135,6 +137,7 @@ class Session:
         reader: asyncio.Task[None] | None = None
         try:
             if hello.resume_after_id > 0:
+                instruments.face_resumes.add(1)
                 await router.subscribe(first.request_id, hello.resume_after_id)
             reader = asyncio.create_task(_read_frames(frames, router, connection))
             await self._write(connection, sink)
@@ -145,6 +148,7 @@ class Session:
                     await reader
             await router.stop()
             self.feed.connections.discard(connection)
+            instruments.face_connections.add(-1)
             connection.close(GONE, "the client went away")  # no-op when it ended otherwise
             log.info("%s", connection.describe_end())
 
@@ -212,7 +216,11 @@ async def _first_frame(frames: Frames) -> face_pb2.ConnectRequest | None:
 async def _read_frames(frames: Frames, router: CommandRouter, connection: Connection) -> None:
     try:
         async for request in frames:
-            await router.handle(request)
+            with (
+                telemetry.resumed(request.trace_context),
+                telemetry.span(f"face {request.WhichOneof('frame')}", kind="server"),
+            ):
+                await router.handle(request)
     except GatewayError as exc:
         connection.close(exc.code, exc.message)
         return

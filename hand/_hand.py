@@ -43,11 +43,13 @@ import grpc
 from hand._lines import attached_line, log, show_by_default, token_problem
 from hand._progress import bind_progress
 from hand._tools import Effect, InvalidArguments, Tool, ToolError, ToolFunction
+from tobe import telemetry
 from tobe.runtime.backoff import Backoff
 from tobe.runtime.channel import bearer_metadata, open_channel
 from tobe.runtime.digest import NotCanonicalizable, arguments_digest
 from tobe.runtime.tasks import cancel_and_wait
 from tobe.runtime.tls import ClientTls
+from tobe.telemetry import instruments
 from tobe.v1 import common_pb2, hand_pb2, hand_pb2_grpc
 
 _EFFECTS = {
@@ -497,7 +499,9 @@ class Hand:
                 accepted=hand_pb2.TaskAccepted(task_id=held.task_id, attempt=held.attempt)
             )
         )
-        held.job = asyncio.create_task(self._execute(held, tool, arguments))
+        held.job = asyncio.create_task(
+            self._execute(held, tool, arguments, dict(offer.trace_context))
+        )
 
     def _screen(
         self, offer: hand_pb2.TaskOffer
@@ -588,7 +592,31 @@ class Hand:
 
     # -- running a task -------------------------------------------------------------------
 
-    async def _execute(self, held: HeldTask, tool: Tool, arguments: dict[str, Any]) -> None:
+    async def _execute(
+        self, held: HeldTask, tool: Tool, arguments: dict[str, Any], trace: dict[str, str]
+    ) -> None:
+        """Run the tool in a span continuing the offering call's trace (`trace_context`)."""
+        attributes: dict[str, telemetry.AttributeValue] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": tool.name,
+            "tobe.task.id": held.task_id,
+            "tobe.task.attempt": held.attempt,
+        }
+        with (
+            telemetry.resumed(trace),
+            telemetry.span(f"execute_tool {tool.name}", attributes=attributes) as span,
+        ):
+            result = await self._outcome(held, tool, arguments)
+            outcome = "ok" if result.ok else "cancelled" if result.cancelled else "error"
+            span.set_attribute("tobe.outcome", outcome)
+        instruments.hand_tasks.add(1, {"tool": tool.name, "outcome": outcome})
+        if self.held.get(held.task_id) is held:
+            held.result = result
+            self._send_result(held)
+
+    async def _outcome(
+        self, held: HeldTask, tool: Tool, arguments: dict[str, Any]
+    ) -> hand_pb2.TaskResult:
         def progress(message: str, fraction: float | None) -> None:
             if self.held.get(held.task_id) is held and held.result is None:
                 self._report(
@@ -619,9 +647,7 @@ class Hand:
         except Exception as exc:
             log.exception("tool %s failed", tool.name)
             result.error = f"{type(exc).__name__}: {exc}"
-        if self.held.get(held.task_id) is held:
-            held.result = result
-            self._send_result(held)
+        return result
 
     def _resend_without_images(self, held: HeldTask, why: str) -> None:
         """The Mind refused the result for its images (the task is unchanged): send the text

@@ -16,6 +16,7 @@ from tobe.config import load_settings
 from tobe.runtime import tokens
 from tobe.runtime.addresses import address_of
 from tobe.runtime.logs import configure_logging
+from tobe.telemetry import setup as telemetry_setup
 from tobe.tls_options import TlsOptions, tls_client_options
 
 TOKEN_ENV = "TOBE_HAND_TOKEN"
@@ -146,7 +147,8 @@ def serve(
     from hand.server import serve as run
 
     settings = load_settings()
-    configure_logging(settings.log_level, process="hand")
+    configure_logging(settings.log_level, process="hand", format=settings.log.format)
+    telemetry_setup.configure(settings.telemetry, "hand")
     config = settings.hand
     if name:
         config.name = name

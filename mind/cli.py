@@ -13,6 +13,7 @@ from tobe.runtime.container import PROVISION_VARIABLE
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask, tighten
 from tobe.runtime.statelock import StateLock, StateLockBusy
+from tobe.telemetry import setup as telemetry_setup
 
 log = logging.getLogger("mind")
 
@@ -89,7 +90,8 @@ def serve(
     from tobe.runtime.tls import TlsConfigError, server_tls
     from tobe.runtime.tls_record import PlaintextRefused, plaintext_refusal, settle
 
-    configure_logging(settings.log_level, process="mind")
+    configure_logging(settings.log_level, process="mind", format=settings.log.format)
+    telemetry_setup.configure(settings.telemetry, "mind")
     private_umask()
     tighten(settings.data_dir, log.warning)
     address = listen or settings.mind.listen

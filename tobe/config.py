@@ -674,6 +674,39 @@ class ProfilesSettings(BaseModel):
     profile: list[ProfileEntry] = Field(default_factory=list)
 
 
+class TelemetrySettings(BaseModel):
+    """OpenTelemetry's standard variables as file keys (`OTEL_` dropped, lower case); a variable
+    set in the environment wins over its key here. `tobe.telemetry.setup` reads them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    exporter_otlp_endpoint: str = ""
+    exporter_otlp_protocol: Literal["", "grpc", "http/protobuf"] = ""
+    exporter_otlp_insecure: bool | None = None
+    exporter_otlp_headers: str = ""
+    traces_exporter: str = ""
+    metrics_exporter: str = ""
+    metric_export_interval: int | None = Field(default=None, gt=0)
+    bsp_schedule_delay: int | None = Field(default=None, gt=0)
+    service_name: str = ""
+    resource_attributes: str = ""
+    traces_sampler: str = ""
+    traces_sampler_arg: str = ""
+    # Tool arguments in spans (never a sealed turn's).
+    content: bool = False
+    # Each service answers Prometheus on this port plus its offset (Mind 0, Face 1,
+    # Awareness 2, Hand 3); 0 is off.
+    prometheus_port: int = Field(default=0, ge=0, le=65532)
+    prometheus_host: str = "127.0.0.1"
+
+
+class LogSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # "json": one JSON object a line, with the trace and span ids of the current span.
+    format: Literal["text", "json"] = "text"
+
+
 class Settings(BaseSettings):
     """All settings of every ToBe process; each process reads the section it needs."""
 
@@ -701,6 +734,8 @@ class Settings(BaseSettings):
     scheduler: SchedulerSettings = Field(default_factory=SchedulerSettings)
     delegate: DelegateSettings = Field(default_factory=DelegateSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    telemetry: TelemetrySettings = Field(default_factory=TelemetrySettings)
+    log: LogSettings = Field(default_factory=LogSettings)
 
     @field_validator("database_url")
     @classmethod

@@ -24,6 +24,7 @@ from management.doctor.scopes import check_scopes_held
 from management.doctor.services import check_services
 from management.doctor.state import Doctor
 from management.doctor.store import check_store
+from management.doctor.telemetry import check_telemetry
 from management.doctor.versions import check_versions
 
 Check = Callable[[Doctor], list[Finding]]
@@ -43,5 +44,6 @@ CHECKS: tuple[Check, ...] = (
     check_services,
     check_sandbox,
     check_backup,
+    check_telemetry,
     check_versions,
 )

@@ -24,6 +24,7 @@ from mind.agent import batches, proactive
 from mind.agent.actor_state import RUN_HOLDER, ActiveRun, ActorState, RunStart
 from mind.agent.journal import RunRecorder
 from mind.agent.proactive import ProactiveRun
+from mind.agent.run_telemetry import run_span
 from mind.cluster.errors import LOST_HOLD, LeaseLost
 from mind.context import records as context_records
 from mind.conversation import delegations, runs
@@ -87,23 +88,27 @@ class RunExecution(ActorState):
 
     async def _execute(self, active: ActiveRun) -> None:
         state, reason, outcome = RunState.FAILED, "", None
-        try:
-            with usage.attributed(self.key, run_id=active.run_id, principal=self.settings.owner):
-                outcome = await self._run_core(active)
-            state, reason = outcome.state, outcome.reason
-        except asyncio.CancelledError:
-            state, reason = active.stop_as
-        except LeaseLost as exc:  # another Mind owns it now, and resumes what this run left
-            log.info("run %s of %s stopped: %s", active.run_id, self.key, exc)
-            state, reason = RunState.INTERRUPTED, LOST_HOLD
-        except ProfileError as exc:  # this conversation's profile cannot run; others can
-            log.warning("run %s of %s: %s", active.run_id, self.key, exc)
-            state, reason = RunState.FAILED, str(exc)
-        except Exception as exc:  # a bug must still end the run with a terminal
-            log.exception("run %s crashed", active.run_id)
-            state, reason = RunState.FAILED, f"internal error: {type(exc).__name__}"
-        active.scope = None  # no call joins a run being finished
-        await asyncio.shield(self._finish(active, state, reason, outcome))
+        with run_span(self.key, active.run_id, active.trigger) as span:
+            try:
+                with usage.attributed(
+                    self.key, run_id=active.run_id, principal=self.settings.owner
+                ):
+                    outcome = await self._run_core(active)
+                state, reason = outcome.state, outcome.reason
+            except asyncio.CancelledError:
+                state, reason = active.stop_as
+            except LeaseLost as exc:  # another Mind owns it now, and resumes what this run left
+                log.info("run %s of %s stopped: %s", active.run_id, self.key, exc)
+                state, reason = RunState.INTERRUPTED, LOST_HOLD
+            except ProfileError as exc:  # this conversation's profile cannot run; others can
+                log.warning("run %s of %s: %s", active.run_id, self.key, exc)
+                state, reason = RunState.FAILED, str(exc)
+            except Exception as exc:  # a bug must still end the run with a terminal
+                log.exception("run %s crashed", active.run_id)
+                state, reason = RunState.FAILED, f"internal error: {type(exc).__name__}"
+            span.ended(state)
+            active.scope = None  # no call joins a run being finished
+            await asyncio.shield(self._finish(active, state, reason, outcome))
 
     async def _seal(self, active: ActiveRun, profile: Profile) -> Sealer | None:
         """A sealer when the run can call a sensitive tool (see `mind.sealing`); None, and

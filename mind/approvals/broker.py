@@ -50,6 +50,7 @@ from mind.store.write_tx import Unit, WriteTx
 from mind.tools.authorizer import CallUnderReview, Decision
 from mind.tools.base import DetailMode, Effect
 from tobe.runtime.digest import arguments_digest, canonical_json
+from tobe.telemetry import instruments
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +252,11 @@ class ApprovalBroker:
                 raise ApprovalNotFound(approval_id)
             if not record.pending:
                 return record
-            return await future
+            instruments.approvals_waiting.add(1)
+            try:
+                return await future
+            finally:
+                instruments.approvals_waiting.add(-1)
         finally:
             waiters = self._waiters.get(approval_id, [])
             if future in waiters:

@@ -21,6 +21,7 @@ stop leaves it open (no terminal) so the next start can take its result.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -47,6 +48,8 @@ from mind.tools.base import (
 )
 from mind.tools.decision import decision_text
 from mind.tools.summary import argument_projection, summarize_arguments, summarize_result
+from tobe import telemetry
+from tobe.telemetry import instruments
 
 log = logging.getLogger(__name__)
 
@@ -210,12 +213,16 @@ class ToolRuntime:
     async def resume(self, call: ToolCall, tool: Tool | None, scope: RunScope) -> HistoryMessage:
         """Steps 2-5 for a call already admitted (by a run a restart interrupted while the
         call waited for approval; see `mind.conversation.continuation`)."""
-        try:
-            terminal = await self._decide_and_run(call, tool, scope)
-        except asyncio.CancelledError:
-            await asyncio.shield(self._cancelled(call, scope))
-            raise
-        return await scope.journal.finish(terminal)
+        with telemetry.span(f"tool {call.name}", attributes=_call_attributes(call, scope)) as span:
+            try:
+                terminal = await self._decide_and_run(call, tool, scope)
+            except asyncio.CancelledError:
+                instruments.tool_calls.add(1, {"tool": call.name, "outcome": "cancelled"})
+                await asyncio.shield(self._cancelled(call, scope))
+                raise
+            span.set_attribute("tobe.tool.outcome", terminal.status)
+            instruments.tool_calls.add(1, {"tool": call.name, "outcome": terminal.status})
+            return await scope.journal.finish(terminal)
 
     async def recorded(self, tool_call_id: str) -> bool:
         """Whether the call already has an execution (a Hand task, a child run)."""
@@ -291,7 +298,9 @@ class ToolRuntime:
         if blocked is not None:
             return _terminal(scope, call, "denied", f"error: the call was denied: {blocked}", False)
         try:
-            verdict = await self._authorize(call, arguments, tool, scope)
+            with telemetry.span(f"approval {call.name}") as span:
+                verdict = await self._authorize(call, arguments, tool, scope)
+                span.set_attribute("tobe.verdict", verdict.kind.name.lower())
         except asyncio.CancelledError:
             if self.shutting_down:
                 self._left_open.add(call.id)
@@ -351,7 +360,9 @@ class ToolRuntime:
             offered=scope.offered,
         )
         try:
-            return await tool.run(dict(call.arguments or {}), context)
+            # The Hand's execution span continues this one (the offer carries its context).
+            with telemetry.span(f"run {tool.name}"):
+                return await tool.run(dict(call.arguments or {}), context)
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # a broken tool must not end the run
@@ -367,3 +378,17 @@ class ToolRuntime:
             scope.report_progress(call.id, "" if summary_only else message, fraction)
 
         return progress
+
+
+def _call_attributes(call: ToolCall, scope: RunScope) -> dict[str, telemetry.AttributeValue]:
+    """A tool call's span attributes (`gen_ai.*`); its arguments only where content may be
+    traced (`telemetry.content`, never in a sealed run)."""
+    attributes: dict[str, telemetry.AttributeValue] = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.name,
+        "gen_ai.tool.call.id": call.id,
+        "tobe.run.id": scope.run_id,
+    }
+    if telemetry.content_allowed(sealed=bool(scope.sensitive)):
+        attributes["gen_ai.tool.call.arguments"] = json.dumps(call.arguments, ensure_ascii=False)
+    return attributes

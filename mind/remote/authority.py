@@ -41,6 +41,7 @@ from mind.remote.model import (
 from mind.remote.registry import Registry
 from mind.remote.signals import TaskSignals
 from mind.store.models import utcnow
+from tobe import telemetry
 from tobe.config import MindSettings, RemoteSettings
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ class Authority:
                 task=record,
                 accept_timeout=self.settings.accept_timeout,
                 run_timeout=self.settings.run_timeout,
+                trace_context=telemetry.carrier(),
             )
         )
 
@@ -167,6 +169,7 @@ class Authority:
                 task=record,
                 accept_timeout=self.settings.accept_timeout,
                 run_timeout=self.settings.run_timeout,
+                trace_context=telemetry.carrier(),
             )
         )
 

@@ -25,6 +25,7 @@ from mind.errors import AlreadyExists
 from mind.remote.model import AckStatus, ReconcileVerdict, ReportKind, TaskRecord, ToolDecl
 from mind.store.models import utcnow
 from tobe.scopes import HAND_PREFIX, SERVE_ALL, SERVE_PREFIX
+from tobe.telemetry import instruments
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +58,8 @@ class OfferFrame:
     task: TaskRecord
     accept_timeout: float
     run_timeout: float
+    # The offering tool call's W3C trace context (`tobe.telemetry.carrier`); empty when off.
+    trace_context: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -195,6 +198,8 @@ class HandHub:
         if current is not None:
             reason = _takeover(current, connection, replace)
             current.close(CloseReason.REPLACED, reason)
+        if connection.name not in self._by_name:
+            instruments.hands_attached.add(1)
         self._by_name[connection.name] = connection
         log.info(
             "hand %s attached (%s, %d tools)",
@@ -209,6 +214,7 @@ class HandHub:
         if self._by_name.get(connection.name) is not connection:
             return False
         del self._by_name[connection.name]
+        instruments.hands_attached.add(-1)
         log.info("hand %s detached (%s)", connection.name, connection.hand_id)
         return True
 

@@ -62,6 +62,7 @@ def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:
                 accept_timeout_ms=ms(frame.accept_timeout),
                 run_timeout_ms=ms(frame.run_timeout),
                 conversation_key=task.conversation_key,
+                trace_context=frame.trace_context,
             )
             if task.approval is not None:
                 offer.approval.CopyFrom(binding_to_proto(task.approval))

@@ -40,8 +40,10 @@ from mind.scheduler import records
 from mind.scheduler.conditions import ConditionWatch
 from mind.scheduler.model import Clock, DeadlineSource, FiringDelivery
 from mind.store.database import Database
+from tobe import telemetry
 from tobe.config import SchedulerSettings
 from tobe.runtime.backoff import Backoff
+from tobe.telemetry import instruments
 
 log = logging.getLogger(__name__)
 
@@ -209,8 +211,17 @@ class Scheduler:
         return must_read or any(row.type in WAKING_EVENTS for row in rows)
 
     async def _hand_over(self, firing: FiringDelivery) -> None:
+        lag = max(0.0, (self._clock.now() - firing.due_at).total_seconds())
+        instruments.scheduler_lag.record(lag)
+        attributes: dict[str, telemetry.AttributeValue] = {
+            "tobe.schedule.id": firing.schedule_id,
+            "tobe.firing.id": firing.firing_id,
+            "gen_ai.conversation.id": firing.conversation_key,
+            "tobe.scheduler.lag": lag,
+        }
         try:
-            await self._deliver(firing)
+            with telemetry.span("schedule firing", attributes=attributes):
+                await self._deliver(firing)
         except Exception:
             # Claimed and not delivered: `undelivered` hands it over again at the next start
             # (`never_queued` at the next turn, on a shared database).

@@ -40,6 +40,7 @@ commit order, on the event loop, before any caller of the group resumes.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -53,11 +54,16 @@ from mind.store.pool_writer import PoolWriter
 from mind.store.statements import Statement
 from mind.store.write_tx import Fence, Unit
 from mind.store.writer import OnCommit, StoreStats
+from tobe import telemetry
 from tobe.config import SqliteSynchronous
+from tobe.telemetry import instruments
 
 T = TypeVar("T")
 
 Query = Callable[[Session], T]
+
+
+TRACED_EVERY = 10
 
 
 class Database:
@@ -65,6 +71,7 @@ class Database:
 
     def __init__(self, writer: GroupWriter | PoolWriter, reads: Engine) -> None:
         self._writer = writer
+        self._writes = 0  # one unit in TRACED_EVERY gets a span of its own
         self._reads = reads
 
     @classmethod
@@ -112,8 +119,19 @@ class Database:
         self._writer._on_commit = callback
 
     async def write(self, unit: Unit[T]) -> T:
-        """Run `unit` in a write transaction; returns its value once it is committed."""
-        return await self._writer.write(unit)
+        """Run `unit` in a write transaction; returns its value once it is committed.
+
+        Its time to commit goes to `tobe.store.transaction.duration`; one unit in
+        `TRACED_EVERY` is also a span (every one would double a turn's spans)."""
+        started = time.monotonic()
+        self._writes += 1
+        if self._writes % TRACED_EVERY == 0 and telemetry.tracing():
+            with telemetry.span("store write", attributes={"db.operation.name": "write"}):
+                result = await self._writer.write(unit)
+        else:
+            result = await self._writer.write(unit)
+        instruments.store_transaction.record(time.monotonic() - started)
+        return result
 
     async def read(self, query: Query[T]) -> T:
         """Run `query` in a read transaction of its own: one consistent state throughout."""

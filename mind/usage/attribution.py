@@ -15,6 +15,8 @@ from collections.abc import Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
+from tobe import telemetry
+
 TURN = "turn"
 COMPACTION = "compaction"
 EXTRACT = "extract"
@@ -55,9 +57,13 @@ def attributed(
 
 @contextlib.contextmanager
 def purpose(name: str) -> Iterator[None]:
-    """Requests made inside are for `name`; the conversation and run stay as they were."""
+    """Requests made inside are for `name`; the conversation and run stay as they were.
+
+    The block is also a span named `name` (a compaction, a decision stage, a review), so a
+    trace shows each of these with its model requests inside."""
     token = _current.set(replace(current(), purpose=name))
     try:
-        yield
+        with telemetry.span(name, attributes={"tobe.purpose": name}):
+            yield
     finally:
         _current.reset(token)

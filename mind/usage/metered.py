@@ -15,6 +15,8 @@ from mind.providers.base import EventSink, Provider, ProviderRequest, ProviderRe
 from mind.store.models import utcnow
 from mind.usage import attribution
 from mind.usage.ledger import UsageRow
+from mind.usage.observed import FirstToken, observe
+from tobe import telemetry
 
 
 class MeteredProvider:
@@ -28,8 +30,22 @@ class MeteredProvider:
         return getattr(self.inner, name)
 
     async def complete(self, request: ProviderRequest, on_event: EventSink) -> ProviderResult:
-        result = await self.inner.complete(request, on_event)
-        who, usage = attribution.current(), result.usage
+        who = attribution.current()
+        model = self.model or ""
+        with telemetry.span(
+            f"chat {model}",
+            kind="client",
+            attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.provider.name": self.name,
+                "gen_ai.request.model": model,
+                "tobe.purpose": who.purpose,
+            },
+        ) as span:
+            timing = FirstToken(on_event)
+            result = await self.inner.complete(request, timing.sink)
+            observe(span, self.name, model, result, timing)
+        usage = result.usage
         self._record(
             UsageRow(
                 recorded_at=utcnow(),

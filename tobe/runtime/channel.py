@@ -13,6 +13,7 @@ from google.protobuf.message import Message
 
 from tobe.runtime.server import DEFAULT_MAX_MESSAGE_BYTES
 from tobe.runtime.tls import ClientTls, split_target
+from tobe.telemetry.grpc_context import client_interceptors
 
 KEEPALIVE_OPTIONS = [
     ("grpc.keepalive_time_ms", 20_000),
@@ -51,9 +52,12 @@ def open_channel(
     options = [option for option in KEEPALIVE_OPTIONS if option[0] not in overridden] + extra
     if tls is None and asked:
         tls = ClientTls()
+    interceptors = client_interceptors()  # the trace context, while tracing is on
     if tls is None:
-        return grpc.aio.insecure_channel(address, options=options)
-    return grpc.aio.secure_channel(address, tls.credentials(), options=options)
+        return grpc.aio.insecure_channel(address, options=options, interceptors=interceptors)
+    return grpc.aio.secure_channel(
+        address, tls.credentials(), options=options, interceptors=interceptors
+    )
 
 
 def unix_target(path: str) -> str:

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import logging
 import sys
+from typing import Literal
 
+from tobe.runtime.json_logs import JsonFormatter
 from tobe.runtime.redact import RedactingFilter
 
 
-def configure_logging(level: str = "INFO", *, process: str = "tobe") -> None:
-    """Log to stderr with the process name; every handler redacts credentials."""
+def configure_logging(
+    level: str = "INFO", *, process: str = "tobe", format: Literal["text", "json"] = "text"
+) -> None:
+    """Log to stderr with the process name, as text or JSON lines (`tobe.runtime.json_logs`);
+    every handler redacts credentials."""
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(
-        logging.Formatter(f"%(asctime)s {process} %(levelname)s %(name)s: %(message)s")
-    )
+    if format == "json":
+        handler.setFormatter(JsonFormatter(process))
+    else:
+        handler.setFormatter(
+            logging.Formatter(f"%(asctime)s {process} %(levelname)s %(name)s: %(message)s")
+        )
     handler.addFilter(RedactingFilter())
     root = logging.getLogger()
     root.handlers[:] = [handler]

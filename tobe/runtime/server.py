@@ -29,6 +29,7 @@ from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
 from tobe.runtime.probe_answer import ProbeAnswer, ProbeListenError, probe_problem
 from tobe.runtime.reflection import enable_reflection
 from tobe.runtime.tls import ServerTls
+from tobe.telemetry.grpc_context import server_interceptors
 
 log = logging.getLogger(__name__)
 
@@ -145,7 +146,7 @@ async def start_server(
     if problem is not None:
         raise BindError(probe_listen, problem, PROBE_SETTING)
     server = grpc.aio.server(
-        interceptors=[*interceptors, DecodingInterceptor()],
+        interceptors=[*server_interceptors(), *interceptors, DecodingInterceptor()],
         options=[
             ("grpc.max_receive_message_length", max_receive_bytes or max_message_bytes),
             ("grpc.max_send_message_length", max_message_bytes),

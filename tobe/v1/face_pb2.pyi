@@ -86,6 +86,26 @@ class ConnectRequest(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class TraceContextEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     REQUEST_ID_FIELD_NUMBER: _builtins.int
     HELLO_FIELD_NUMBER: _builtins.int
     CREATE_CONVERSATION_FIELD_NUMBER: _builtins.int
@@ -108,6 +128,7 @@ class ConnectRequest(_message.Message):
     CHANGE_SCHEDULE_FIELD_NUMBER: _builtins.int
     PAIR_DEVICE_FIELD_NUMBER: _builtins.int
     MIND_FIELD_NUMBER: _builtins.int
+    TRACE_CONTEXT_FIELD_NUMBER: _builtins.int
     request_id: _builtins.str
     """Echoed in the reply; required on commands."""
     @_builtins.property
@@ -154,6 +175,13 @@ class ConnectRequest(_message.Message):
     def mind(self) -> Global___MindCall:
         """A call of the Mind's contract, forwarded as it is (see MindCall)."""
 
+    @_builtins.property
+    def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The W3C trace context of the client's action (`traceparent`, and `tracestate` when there
+        is one), optional: while the Face traces, its span for this frame continues it, and the
+        calls it makes for the frame carry it on to the Mind.
+        """
+
     def __init__(
         self,
         *,
@@ -179,10 +207,11 @@ class ConnectRequest(_message.Message):
         change_schedule: Global___ChangeScheduleCommand | None = ...,
         pair_device: Global___PairDeviceCommand | None = ...,
         mind: Global___MindCall | None = ...,
+        trace_context: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "mind", b"mind", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "mind", b"mind", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["cancel_run", b"cancel_run", "change_schedule", b"change_schedule", "compact", b"compact", "create_conversation", b"create_conversation", "decide_action", b"decide_action", "decide_approval", b"decide_approval", "delete_memory", b"delete_memory", "frame", b"frame", "hello", b"hello", "list_actions", b"list_actions", "list_conversations", b"list_conversations", "list_memory", b"list_memory", "list_profiles", b"list_profiles", "mind", b"mind", "pair_device", b"pair_device", "post_message", b"post_message", "replay", b"replay", "request_id", b"request_id", "send_chat", b"send_chat", "set_active_hand", b"set_active_hand", "set_profile", b"set_profile", "snapshot", b"snapshot", "subscribe", b"subscribe", "trace_context", b"trace_context"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "create_conversation", "list_conversations", "send_chat", "cancel_run", "snapshot", "subscribe", "replay", "decide_approval", "compact", "list_profiles", "set_profile", "set_active_hand", "post_message", "list_memory", "delete_memory", "list_actions", "decide_action", "change_schedule", "pair_device", "mind"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015

@@ -842,6 +842,26 @@ class TaskOffer(_message.Message):
 
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class TraceContextEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     TASK_ID_FIELD_NUMBER: _builtins.int
     ATTEMPT_FIELD_NUMBER: _builtins.int
     TOOL_FIELD_NUMBER: _builtins.int
@@ -850,6 +870,7 @@ class TaskOffer(_message.Message):
     ACCEPT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     RUN_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     CONVERSATION_KEY_FIELD_NUMBER: _builtins.int
+    TRACE_CONTEXT_FIELD_NUMBER: _builtins.int
     task_id: _builtins.str
     attempt: _builtins.int
     tool: _builtins.str
@@ -864,6 +885,13 @@ class TaskOffer(_message.Message):
         "Approvals" above). A Hand may reject an effectful offer without one.
         """
 
+    @_builtins.property
+    def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The W3C trace context of the tool call (`traceparent`, and `tracestate` when there is
+        one), present while the Mind traces: a Hand that traces starts its execution's span as its
+        child. Tells nothing about the call; a Hand may ignore it.
+        """
+
     def __init__(
         self,
         *,
@@ -875,10 +903,11 @@ class TaskOffer(_message.Message):
         accept_timeout_ms: _builtins.int = ...,
         run_timeout_ms: _builtins.int = ...,
         conversation_key: _builtins.str = ...,
+        trace_context: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["approval", b"approval"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "approval", b"approval", "arguments_json", b"arguments_json", "attempt", b"attempt", "conversation_key", b"conversation_key", "run_timeout_ms", b"run_timeout_ms", "task_id", b"task_id", "tool", b"tool"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "approval", b"approval", "arguments_json", b"arguments_json", "attempt", b"attempt", "conversation_key", b"conversation_key", "run_timeout_ms", b"run_timeout_ms", "task_id", b"task_id", "tool", b"tool", "trace_context", b"trace_context"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
