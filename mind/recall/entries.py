@@ -2,10 +2,11 @@
 
 Indexed is what the conversation's people may see, at most: user and assistant messages,
 tool results (their full text when the call was admitted transparent, else the summary a
-person is shown), compaction summaries and memory entries. Notes (observations, background
-results delivered as notes) are not. A run's messages are indexed only once it ended and
-only when it is not sealed (a run is sealed at its start, so its end says for good); a
-message outside any run, or appended to a run already ended, is indexed as it comes.
+person is shown) except the recall tool's own, compaction summaries and memory entries.
+Notes (observations, background results delivered as notes) are not. A run's messages are
+indexed only once it ended and only when it is not sealed (a run is sealed at its start, so
+its end says for good); a message outside any run, or appended to a run already ended, is
+indexed as it comes.
 
 A branch's copied messages and summary come with its `conversation_created` alone
 (`index_conversation`); each copy keeps its origin run, so a sealed turn's copy stays out as
@@ -32,6 +33,9 @@ from mind.store import models
 from mind.tools.base import DetailMode
 
 INDEXED_ROLES = ("user", "assistant", "tool")
+# The recall tool's name. Its own results are not indexed: they repeat what they found, and a
+# later search would rank an earlier answer above the message it quoted.
+RECALL = "recall"
 RUNNING = "running"
 _PAGE = 500
 _ENTRY = models.RecallEntry
@@ -40,7 +44,11 @@ _MESSAGE = models.Message
 
 def index_messages(session: Session, messages: Iterable[Any]) -> int:
     """Index the given `messages` rows not yet indexed; returns how many were added."""
-    rows = [row for row in messages if row.role in INDEXED_ROLES]
+    rows = [
+        row
+        for row in messages
+        if row.role in INDEXED_ROLES and (row.payload or {}).get("tool_name") != RECALL
+    ]
     if not rows:
         return 0
     done = _indexed(session, "message", [str(row.id) for row in rows])

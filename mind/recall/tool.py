@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from mind.conversation.access import Viewer
 from mind.errors import InvalidInput
+from mind.recall.entries import RECALL
 from mind.recall.query import MAX_QUERY, parse
 from mind.recall.search import Hit, Scope, search, snippet
 from mind.recall.semantic import Semantic
@@ -27,7 +28,6 @@ from mind.store import models
 from mind.store.database import Database
 from mind.tools.base import Effect, ToolContext, ToolOutcome
 
-RECALL = "recall"
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 25
 _DATE: dict[str, Any] = {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}$"}

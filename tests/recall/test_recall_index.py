@@ -234,6 +234,29 @@ async def test_memory_summaries_and_tool_results_are_found_and_follow_changes(
     assert _found(database, ALICE, "peanuts") == []
 
 
+async def test_the_recall_tools_own_results_are_not_indexed(database: Database) -> None:
+    def unit(tx: WriteTx) -> None:
+        _conversation(tx, "p_a")
+        run = runs.start(tx, key="p_a", trigger="user", mode="transparent", audience=[])
+        for call, tool, said in (("c1", "recall", "heron trail found"), ("c2", "echo", "otter")):
+            append_message(
+                tx,
+                [],
+                key="p_a",
+                run_id=run.id,
+                role="tool",
+                text=said,
+                payload={"tool_call_id": call, "tool_name": tool, "detail_mode": "transparent"},
+                mode=DetailMode.TRANSPARENT,
+            )
+        runs.finish(tx, run.id, state=runs.RunState.COMPLETED, reason="", audience=[])
+
+    await database.write(unit)
+    await _indexed(database)
+    assert _found(database, ALICE, "heron") == []
+    assert _found(database, ALICE, "otter") == ["otter"]
+
+
 async def test_deleting_a_conversation_removes_its_rows(database: Database) -> None:
     def unit(tx: WriteTx) -> None:
         _conversation(tx, "p_a")
