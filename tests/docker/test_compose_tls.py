@@ -65,8 +65,13 @@ def dotenv(*, tls: bool) -> dict[str, str]:
 
 def test_every_documented_command_runs_one_of_the_two_compose_files_alone() -> None:
     """One Mind on SQLite or two on PostgreSQL; no command names an override that another
-    command would leave out."""
-    assert documented_file_sets() == [("docker/compose.cluster.yaml",), ("docker/compose.yaml",)]
+    command would leave out, except the telemetry profile's, which only adds to the first (the
+    tests below check that TLS stays as it was with it)."""
+    assert documented_file_sets() == [
+        ("docker/compose.cluster.yaml",),
+        ("docker/compose.yaml",),
+        ("docker/compose.yaml", "docker/compose.telemetry.yaml"),
+    ]
 
 
 @pytest.mark.parametrize("files", documented_file_sets())

@@ -35,7 +35,7 @@ def test_a_context_overflow_compacts_once_and_retries_once(
     tmp_path: Path, wire: WireServer, kind: str, overflow: str, answer: str
 ):
     good = Reply(body=data_file(answer))
-    model = {"id": "small-model", "context_window": 3000, "max_output": 256}
+    model = {"id": "small-model", "context_window": 4000, "max_output": 256}
     env = {
         "TOBE_PROVIDER__KIND": kind,
         "TOBE_PROVIDER__MODEL": "small-model",
