@@ -52,6 +52,8 @@ from awareness.registry import RegisteredAdapter
 from awareness.scrub import Scrubber
 from awareness.sensitive import check_schema, masked
 from awareness.supervisor import Supervisor, Timeouts
+from tobe import telemetry
+from tobe.telemetry import instruments
 
 log = logging.getLogger(__name__)
 
@@ -303,11 +305,22 @@ class Engine:
             source_key=source_key,
             source_title=source_title,
         )
-        if threading.get_ident() == self._loop_thread:
-            self.publisher.accept(observation)
-        else:
-            future = asyncio.run_coroutine_threadsafe(self._accept(observation), self._loop)
-            future.result()
+        attributes: dict[str, telemetry.AttributeValue] = {
+            "tobe.adapter": record.name,
+            "tobe.instance": record.instance_name,
+            "tobe.trust": trust.value,
+            "tobe.observation.id": observation.id,
+        }
+        instruments.awareness_observations.add(1, {"adapter": record.name, "trust": trust.value})
+        with telemetry.span(f"observe {record.name}", kind="producer", attributes=attributes):
+            trace = telemetry.carrier()
+            if threading.get_ident() == self._loop_thread:
+                self.publisher.accept(observation, trace)
+            else:
+                future = asyncio.run_coroutine_threadsafe(
+                    self._accept(observation, trace), self._loop
+                )
+                future.result()
         return observation.id
 
     def _report_failure(self, adapter_id: str, error: BaseException | str) -> None:
@@ -317,8 +330,8 @@ class Engine:
             return
         supervisor.report(error)
 
-    async def _accept(self, observation: Observation) -> None:
-        self.publisher.accept(observation)
+    async def _accept(self, observation: Observation, trace: dict[str, str]) -> None:
+        self.publisher.accept(observation, trace)
 
 
 def _by_name(actions: Sequence[Action]) -> dict[str, Action]:

@@ -7,6 +7,10 @@ when accepted (so before its adapter acknowledges it to anyone); the window's ti
 publishes what is held for that (adapter, trust), and what a crash left held is published by
 `publish_left_over` at the next start. Closing the push ends every subscription and refuses
 new ones, while later publishes (flushes during shutdown) are still committed for the next run.
+
+Each published batch keeps, in memory only, the trace context of the emission that published
+it (an aggregated batch its first held observation's) for the subscribers to pass on
+(`trace_of`); the newest `TRACES_KEPT` are kept, and a batch replayed after a restart has none.
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from awareness.model import Observation, PublishedBatch, Trust
 
 log = logging.getLogger(__name__)
 
+TRACES_KEPT = 1024
+
 
 class Publisher:
     def __init__(self, journal: Journal, *, low_window: float, medium_window: float) -> None:
@@ -29,17 +35,22 @@ class Publisher:
         self._timers: dict[tuple[str, Trust], asyncio.TimerHandle] = {}
         self._published = asyncio.Event()
         self._closed = False
+        self._traces: dict[int, dict[str, str]] = {}
+        self._held_traces: dict[tuple[str, Trust], dict[str, str]] = {}
 
-    def accept(self, observation: Observation) -> None:
-        """Publish now, hold for the window, or drop, by trust; committed when this returns."""
+    def accept(self, observation: Observation, trace: dict[str, str] | None = None) -> None:
+        """Publish now, hold for the window, or drop, by trust; committed when this returns.
+        `trace` is the emission's trace context (`tobe.telemetry.carrier`)."""
         if observation.trust is Trust.OFF:
             log.debug("dropped an off-trust observation from %s", observation.adapter_name)
             return
         if observation.trust in (Trust.HIGH, Trust.MAX):
-            self._announce(self.journal.append([observation]))
+            self._announce(self.journal.append([observation]), trace)
             return
         self.journal.hold(observation)
         key = (observation.adapter_id, observation.trust)
+        if trace:
+            self._held_traces.setdefault(key, trace)
         if key not in self._timers:
             loop = asyncio.get_running_loop()
             self._timers[key] = loop.call_later(self._windows[observation.trust], self._flush, key)
@@ -59,10 +70,19 @@ class Publisher:
         if timer is not None:
             timer.cancel()
         batch = self.journal.publish_held(*key)
+        trace = self._held_traces.pop(key, None)
         if batch is not None:
-            self._announce(batch)
+            self._announce(batch, trace)
 
-    def _announce(self, batch: PublishedBatch) -> None:
+    def trace_of(self, publish_seq: int) -> dict[str, str]:
+        """The trace context a batch was published in; empty when unknown or tracing is off."""
+        return self._traces.get(publish_seq, {})
+
+    def _announce(self, batch: PublishedBatch, trace: dict[str, str] | None = None) -> None:
+        if trace:
+            self._traces[batch.publish_seq] = trace
+            if len(self._traces) > TRACES_KEPT:
+                del self._traces[next(iter(self._traces))]
         observations = batch.observations
         log.info(
             "published seq %d: %d %s observation(s) from %s",

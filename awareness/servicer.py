@@ -105,10 +105,13 @@ def observation_to_proto(observation: Observation) -> pb.Observation:
     )
 
 
-def batch_to_proto(batch: PublishedBatch) -> pb.SubscribeObservationsResponse:
+def batch_to_proto(
+    batch: PublishedBatch, trace: dict[str, str] | None = None
+) -> pb.SubscribeObservationsResponse:
     return pb.SubscribeObservationsResponse(
         publish_seq=batch.publish_seq,
         observations=[observation_to_proto(o) for o in batch.observations],
+        trace_context=trace or {},
     )
 
 
@@ -232,7 +235,7 @@ class AwarenessServicer(pb_grpc.AwarenessServicer):
         if request.after_seq < 0:
             raise InvalidRequest("after_seq must be >= 0")
         async for batch in self.engine.subscribe(request.after_seq):
-            yield batch_to_proto(batch)
+            yield batch_to_proto(batch, self.engine.publisher.trace_of(batch.publish_seq))
 
     async def GetMedia(
         self,

@@ -47,6 +47,7 @@ from mind.conversation.limits import MAX_TITLE
 from mind.store import models
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx
+from tobe import telemetry
 from tobe.runtime.backoff import Backoff
 from tobe.v1 import awareness_pb2 as pb
 
@@ -127,7 +128,18 @@ class ObservationRouter:
                 async for batch in self._client.subscribe(cursor):
                     self._backoff.reset()
                     self._delivered = True
-                    await self.route(batch)
+                    with (
+                        telemetry.resumed(batch.trace_context),
+                        telemetry.span(
+                            "route observations",
+                            kind="consumer",
+                            attributes={
+                                "tobe.publish_seq": batch.publish_seq,
+                                "tobe.observations": len(batch.observations),
+                            },
+                        ),
+                    ):
+                        await self.route(batch)
                 log.info("the Awareness observation stream ended; resubscribing")
             except JournalReset:
                 # Awareness lost its journal: replay it all; seen observations are skipped.

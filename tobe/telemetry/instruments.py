@@ -77,6 +77,11 @@ face_drops = _counter("tobe.face.drops", "{event}", "Ephemeral events dropped fo
 face_resyncs = _counter("tobe.face.resyncs", "{connection}", "Clients told to resync")
 face_resumes = _counter("tobe.face.resumes", "{connection}", "Connections resumed after a gap")
 
+# Awareness's.
+awareness_observations = _counter(
+    "tobe.awareness.observations", "{observation}", "Observations adapters emitted, by trust"
+)
+
 # The Hand's.
 hand_tasks = _counter("tobe.hand.tasks", "{task}", "Tasks this Hand ran, by tool and outcome")
 

@@ -624,22 +624,51 @@ Global___SubscribeObservationsRequest: _TypeAlias = SubscribeObservationsRequest
 class SubscribeObservationsResponse(_message.Message):
     DESCRIPTOR: _descriptor.Descriptor
 
+    @_typing.final
+    class TraceContextEntry(_message.Message):
+        DESCRIPTOR: _descriptor.Descriptor
+
+        KEY_FIELD_NUMBER: _builtins.int
+        VALUE_FIELD_NUMBER: _builtins.int
+        key: _builtins.str
+        value: _builtins.str
+        def __init__(
+            self,
+            *,
+            key: _builtins.str = ...,
+            value: _builtins.str = ...,
+        ) -> None: ...
+        _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
+        def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
+        _ClearFieldArgType: _TypeAlias = _typing.Literal["key", b"key", "value", b"value"]  # noqa: Y015
+        def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
+        def WhichOneof(self, oneof_group: _Never) -> None: ...
+
     PUBLISH_SEQ_FIELD_NUMBER: _builtins.int
     OBSERVATIONS_FIELD_NUMBER: _builtins.int
+    TRACE_CONTEXT_FIELD_NUMBER: _builtins.int
     publish_seq: _builtins.int
     @_builtins.property
     def observations(self) -> _containers.RepeatedCompositeFieldContainer[Global___Observation]:
         """Observations published together (one for HIGH/MAX, an aggregated batch for LOW/MEDIUM)."""
+
+    @_builtins.property
+    def trace_context(self) -> _containers.ScalarMap[_builtins.str, _builtins.str]:
+        """The W3C trace context (`traceparent`, `tracestate`) of the emission that published the
+        batch (for an aggregated batch, its first observation's), so the Mind's routing continues
+        that trace. Empty while tracing is off, and for a batch replayed after Awareness restarted.
+        """
 
     def __init__(
         self,
         *,
         publish_seq: _builtins.int = ...,
         observations: _abc.Iterable[Global___Observation] | None = ...,
+        trace_context: _abc.Mapping[_builtins.str, _builtins.str] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["observations", b"observations", "publish_seq", b"publish_seq"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["observations", b"observations", "publish_seq", b"publish_seq", "trace_context", b"trace_context"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -9,6 +9,8 @@
 // subscribes from it. Close code 4016 (UNAUTHENTICATED: signed out, revoked) ends it for good.
 // A Mind call the Face could not pass on fails with a sentence for the person (the transport's
 // own words stay in the error's `detail`), never with gRPC's text.
+// Each command starts a trace of its own: its frame carries a W3C `traceparent` (a random trace
+// id and span id, sampled) in `traceContext`, so the Face's span for it is that span's child.
 
 import { randomHex } from "./dom.js";
 
@@ -39,6 +41,11 @@ function humanError(error) {
   const human = new CommandError(error.code, MIND_UNREACHABLE);
   human.detail = error.message;
   return human;
+}
+
+/** A W3C trace context header for a new trace: version 00, random ids, sampled (01). */
+function newTraceparent() {
+  return `00-${randomHex(16)}-${randomHex(8)}-01`;
 }
 
 export class Connection {
@@ -83,7 +90,7 @@ export class Connection {
   /** Send a command (`name` is the ConnectRequest field) and resolve with its reply's result. */
   command(name, body = {}) {
     const requestId = `${this.prefix}-${this.nextId++}`;
-    const frame = { requestId, [name]: body };
+    const frame = { requestId, [name]: body, traceContext: { traceparent: newTraceparent() } };
     return new Promise((resolve, reject) => {
       this.waiting.set(requestId, { frame, resolve, reject, name });
       if (this.welcomed) this.send(frame);
