@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 NODE_FILE = "node-id"
 WILDCARD_HOSTS = {"", "0.0.0.0", "::", "[::]"}
+# Seconds `leave` waits for the listener to stop before closing its connection under it.
+LEAVE_WAIT = 5.0
 
 
 class NodeIdTaken(WrongState):
@@ -160,7 +162,11 @@ class Membership:
     async def leave(self) -> None:
         if self._task is not None:
             self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+            # psycopg may not deliver a cancellation while it waits on a connection whose
+            # server stopped answering: closing the connection below ends the wait then.
+            _done, pending = await asyncio.wait({self._task}, timeout=LEAVE_WAIT)
+            if pending:
+                log.warning("the listener did not stop within %g s; closing it", LEAVE_WAIT)
         if self._connection is not None:
             with contextlib.suppress(psycopg.Error):
                 await self._connection.close()  # the node lock goes with the session
