@@ -189,6 +189,17 @@ class ConversationActors:
             if self.on_adopted is not None:
                 await self.on_adopted(key)
 
+    def drain_in_background(self, key: str) -> None:
+        """Start `key`'s queued inputs from the pool's own task, so that whatever happens to
+        the caller does not keep them waiting (a child run whose parent was stopped right
+        after it queued the child's task)."""
+        self._spawn(self._drain(key))
+
+    async def _drain(self, key: str) -> None:
+        with contextlib.suppress(OwnedElsewhere, ShuttingDown):
+            async with self.holding(key) as actor:
+                await actor.drain()
+
     async def lost(self, key: str) -> None:
         """This Mind no longer owns `key` (`mind.cluster.leases`): its actor goes, and its run
         stops; what the run could not write, the new owner resumes."""

@@ -17,7 +17,6 @@ ended anyway (`sweep`) is cancelled: no child runs for a parent that no longer w
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
 from collections.abc import Callable
@@ -120,9 +119,9 @@ class ChildRuns:
         ).open()
         subscription = self.bus.subscribe(include_ephemeral=True)
         try:
-            with contextlib.suppress(OwnedElsewhere):  # another Mind runs it: follow the store
-                async with self.actors.holding(child) as actor:
-                    await actor.drain()
+            # Another Mind may run it (then the store is followed); stopped, the parent
+            # leaves the child to run on.
+            self.actors.drain_in_background(child)
             await card.show(f"child {child} started")
             return await self._wait(row, subscription, card)
         except asyncio.CancelledError:
@@ -315,8 +314,14 @@ class DelegateTool:
             )
 
         # On a shared store the child's first event is fenced by its own lease.
-        await actors.leases.acquire(delegations.child_key_of(context.tool_call_id))
-        await self.children.database.write(unit)
+        child = delegations.child_key_of(context.tool_call_id)
+        await actors.leases.acquire(child)
+        try:
+            await self.children.database.write(unit)
+        finally:
+            # Committed, the child's task runs even if this run is stopped at this very await
+            # (a stop leaves children running); not committed, there is nothing to start.
+            actors.drain_in_background(child)
         return ""
 
     async def _read_sensitive(self, run_id: str, sensitive: list[str]) -> bool:
