@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import grpc
 import pexpect
 import pytest
+from helpers.approving_hand import laptop_hand
 from helpers.face_client import FaceClient
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, issue_token, running_mind
@@ -86,42 +87,10 @@ def owner_token(mind: MindProcess) -> str:
     return issue_token(mind.url, kind="client", principal="alice", scopes=["chat", "approve"])
 
 
-# alice's Hand `laptop`, with a tool whose calls wait for her approval (it writes). A process
-# of its own: gRPC threads in the test process would make pexpect's fork unsafe.
-LAPTOP = """
-import asyncio, sys
-from hand import Hand
-
-hand = Hand("laptop")
-
-@hand.tool(effect="workspace_write")
-async def save_note(name: str) -> str:
-    \"\"\"Save a note in the workspace.\"\"\"
-    return f"saved {name}"
-
-async def main() -> None:
-    serving = asyncio.create_task(hand.serve(sys.argv[1], sys.argv[2]))
-    await hand.attached.wait()
-    print("attached", flush=True)
-    await serving
-
-asyncio.run(main())
-"""
-
-
 @pytest.fixture(scope="module")
 def laptop(mind: MindProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    script = tmp_path_factory.mktemp("laptop") / "laptop.py"
-    script.write_text(LAPTOP)
-    token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
-    hand = pexpect.spawn(
-        sys.executable, [str(script), mind.address, token], env=mind.env, encoding="utf-8"
-    )
-    try:
-        hand.expect("attached", timeout=30)
+    with laptop_hand(mind, tmp_path_factory.mktemp("laptop")):
         yield
-    finally:
-        hand.close(force=True)
 
 
 def _chat(mind: MindProcess, face: FaceProcess, *options: str, token: str = "") -> pexpect.spawn:

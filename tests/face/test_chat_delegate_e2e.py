@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pexpect
 import pytest
+from helpers.approving_hand import laptop_hand
 from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, issue_token, running_mind
 from helpers.screen import screen_lines
@@ -39,27 +40,6 @@ runs:
       - {text: "echo reply"}
 """
 OPENED = r"\x1b\[1m([^\r\n\x1b]*) \((p_[\w-]+)\)"
-# alice's Hand `laptop`, whose tool waits for her approval (it writes). A process of its own:
-# gRPC threads in the test process would make pexpect's fork unsafe.
-LAPTOP = """
-import asyncio, sys
-from hand import Hand
-
-hand = Hand("laptop")
-
-@hand.tool(effect="workspace_write")
-async def save_note(name: str) -> str:
-    \"\"\"Save a note in the workspace.\"\"\"
-    return f"saved {name}"
-
-async def main() -> None:
-    serving = asyncio.create_task(hand.serve(sys.argv[1], sys.argv[2]))
-    await hand.attached.wait()
-    print("attached", flush=True)
-    await serving
-
-asyncio.run(main())
-"""
 
 
 @pytest.fixture(scope="module")
@@ -79,17 +59,8 @@ def face(mind: MindProcess) -> Iterator[FaceProcess]:
 
 @pytest.fixture(scope="module")
 def laptop(mind: MindProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    script = tmp_path_factory.mktemp("laptop") / "laptop.py"
-    script.write_text(LAPTOP)
-    token = issue_token(mind.url, kind="hand", principal="laptop", scopes=["serve:alice"])
-    hand = pexpect.spawn(
-        sys.executable, [str(script), mind.address, token], env=mind.env, encoding="utf-8"
-    )
-    try:
-        hand.expect("attached", timeout=30)
+    with laptop_hand(mind, tmp_path_factory.mktemp("laptop")):
         yield
-    finally:
-        hand.close(force=True)
 
 
 def _chat(face: FaceProcess, token: str, *options: str) -> pexpect.spawn:

@@ -84,12 +84,9 @@ def hand(
 def _run(mind: MindProcess, key: str, text: str) -> list[events_pb2.Event]:
     chat = Chat(mind.address, mind.gateway_metadata)
     try:
-        chat.create(key)
-        sent = chat.send(key, text, key)
-        events = chat.events_until(run_ended(sent.run_id))
+        return chat.turn(key, text)
     finally:
         chat.close()
-    return [e for e in events if e.conversation_key == key]
 
 
 def _tool_messages(events: list[events_pb2.Event]) -> list[common_pb2.Message]:

@@ -163,6 +163,14 @@ class Chat:
         )
         return self.stub.SendChat(request, metadata=self.metadata, timeout=15)
 
+    def turn(self, key: str, text: str) -> list[events_pb2.Event]:
+        """Create conversation `key`, send `text` to it, and return its events until the run
+        ended."""
+        self.create(key)
+        sent = self.send(key, text, key)
+        events = self.events_until(run_ended(sent.run_id))
+        return [e for e in events if e.conversation_key == key]
+
     def events_until(
         self, done: Callable[[list[events_pb2.Event]], bool], *, timeout: float = 60
     ) -> list[events_pb2.Event]:
