@@ -274,6 +274,7 @@ class App {
   /** Show conversation `key`; at message `messageId` (a search's match) when given. */
   async open(key, messageId = "0") {
     this.list.select(key);
+    this.settings.opening();
     this.showList(false);
     this.showTitle(key);
     this.composer.setRunning(false);

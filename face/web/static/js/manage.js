@@ -19,6 +19,13 @@ export class ConversationSettings {
     elements.archive.addEventListener("click", () => this.toggleArchived());
   }
 
+  /** Another conversation is being opened: until it is shown, Archive waits (disabled) rather
+   * than act on the one before or do nothing when pressed. */
+  opening() {
+    this.conversation = null;
+    this.elements.archive.disabled = true;
+  }
+
   /** The conversation shown (as the Mind last told it). */
   show(conversation) {
     const changedTitle = !this.conversation || this.conversation.key !== conversation.key || this.conversation.title !== conversation.title;
@@ -27,6 +34,7 @@ export class ConversationSettings {
     if (changedTitle && document.activeElement !== title) title.value = conversation.title ?? "";
     archive.textContent = conversation.archived ? "Unarchive" : "Archive";
     archive.setAttribute("aria-pressed", conversation.archived ? "true" : "false");
+    archive.disabled = false;
     this.say("");
   }
 
