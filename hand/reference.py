@@ -16,6 +16,7 @@ import contextlib
 import os
 import re
 import signal
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -86,6 +87,26 @@ def _kill_group(process: asyncio.subprocess.Process) -> None:
     """Kill the command's process group; a sandboxed command's whole tree dies with bwrap."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
+
+
+async def _spawn_killed_on_cancel(
+    spawn: Coroutine[Any, Any, asyncio.subprocess.Process],
+) -> asyncio.subprocess.Process:
+    """Start a command; a call cancelled while it starts still has it killed once started.
+
+    The program runs as soon as it is forked, before the spawn's coroutine resumes: cancelling
+    the coroutine there would leave a command running that nobody waits for."""
+    starting = asyncio.ensure_future(spawn)
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_kill_started)
+        raise
+
+
+def _kill_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
+    if not starting.cancelled() and starting.exception() is None:
+        _kill_group(starting.result())
 
 
 def build_reference_hand(
@@ -202,14 +223,16 @@ def build_reference_hand(
         limit = command_timeout if timeout is None else max(0.1, min(timeout, command_timeout))
         launch = commands.launch(argv, workspace.root, directory)
         report_progress(f"running {argv[0]}", None)
-        process = await asyncio.create_subprocess_exec(
-            *launch.argv,
-            cwd=directory,
-            env=launch.env,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
+        process = await _spawn_killed_on_cancel(
+            asyncio.create_subprocess_exec(
+                *launch.argv,
+                cwd=directory,
+                env=launch.env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
         )
         assert process.stdout is not None and process.stderr is not None
         reading = asyncio.gather(

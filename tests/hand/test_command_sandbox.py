@@ -171,6 +171,42 @@ async def test_ending_a_sandboxed_command_kills_every_process_it_started(
     )
 
 
+async def test_a_command_cancelled_while_it_starts_is_killed_once_started(
+    places: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The program runs as soon as it is forked; the spawn's coroutine resumes later. A cancel
+    # in between must not leave the command running with nobody to end it.
+    workspace, _ = places
+    marker = f"9000.{uuid.uuid4().int % 10**9}"
+    code = f"import subprocess, time; subprocess.Popen(['sleep', '{marker}']); time.sleep(900)"
+    forked, resume = asyncio.Event(), asyncio.Event()
+    spawn = asyncio.create_subprocess_exec
+
+    async def slow_to_resume(*argv: str, **options: object) -> asyncio.subprocess.Process:
+        process = await spawn(*argv, **options)  # type: ignore[arg-type]
+        forked.set()
+        await resume.wait()
+        return process
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", slow_to_resume)
+    hand = build_reference_hand("box", workspace, allowed_commands=["python3"])
+    call = asyncio.create_task(hand.tools["run_command"].call({"argv": ["python3", "-c", code]}))
+    await asyncio.wait_for(forked.wait(), 60)
+    await eventually_async(
+        lambda: processes_with(marker), 60, what="the command to start its child"
+    )
+    call.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await call
+    resume.set()
+    await eventually_async(
+        lambda: processes_with(marker),
+        60,
+        until=lambda pids: not pids,
+        what="every process of the command to end",
+    )
+
+
 def test_a_system_without_programs_where_the_sandbox_looks_is_named_as_such(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
