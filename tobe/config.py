@@ -184,6 +184,9 @@ class WebSettings(BaseModel):
     # Reverse proxies (addresses or CIDR networks) whose `X-Forwarded-For`/`Forwarded` name
     # the client; from any other peer those headers are ignored.
     trusted_proxies: list[str] = Field(default_factory=list)
+    # The OpenAI-compatible chat endpoint (`/v1/models`, `/v1/chat/completions`) beside the web
+    # client, for chat apps and OpenAI SDKs; every request needs a client credential.
+    openai_api: bool = True
 
     @field_validator("trusted_proxies")
     @classmethod

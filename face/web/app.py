@@ -5,6 +5,8 @@ GET  /ws             a client connection (`face.web.socket`)
 POST /api/pair       sign in with a pairing code (`face.web.api`)
 POST /api/logout     sign out
 GET  /api/session    who is signed in
+GET  /v1/models, POST /v1/chat/completions
+                     the OpenAI-compatible chat endpoint (`face.openai`), unless turned off
 GET  /healthz        `ok` while Face serves (`tobe health --all`, container checks); 503
                      `not serving: <why>` while it cannot (`EventFeed.trouble`)
 """
@@ -20,6 +22,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from starlette.staticfiles import StaticFiles
 
+from face.openai.routes import openai_routes
 from face.session import Session
 from face.web.api import WebApi
 from face.web.headers import SecurityHeaders
@@ -57,8 +60,10 @@ def web_app(session: Session, settings: WebSettings, *, tls: bool) -> Starlette:
         Route("/api/logout", api.logout, methods=["POST"]),
         Route("/api/session", api.whoami, methods=["GET"]),
         WebSocketRoute("/ws", socket.serve),
-        Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)),
     ]
+    if settings.openai_api:
+        routes += openai_routes(session)
+    routes.append(Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)))
     proxies = TrustedProxies(parse_networks(settings.trusted_proxies))
     middleware = [
         Middleware(ProxyHeaders, proxies=proxies),

@@ -16,6 +16,7 @@ import { Notifier } from "./notifications.js";
 import { WidgetViewer } from "./widgets.js";
 
 const PAIR_FRAGMENT = "#pair=";
+const CONVERSATION_FRAGMENT = "#conversation=";
 // What the banner says while this page cannot reach the Face, or the Face cannot reach its Mind
 // (the technical reason is its tooltip).
 const FACE_DOWN = "Cannot reach ToBe. Reconnecting…";
@@ -124,7 +125,9 @@ class App {
 
   async boot() {
     // A pairing link opened in a tab that already shows the client changes only the fragment.
-    window.addEventListener("hashchange", () => this.pairFromAddress());
+    window.addEventListener("hashchange", async () => {
+      if (!(await this.pairFromAddress())) await this.openFromAddress();
+    });
     if (await this.pairFromAddress()) return;
     try {
       const session = await api.currentSession();
@@ -132,6 +135,26 @@ class App {
       else this.showSignIn("");
     } catch (failure) {
       this.showSignIn(failure.message);
+    }
+  }
+
+  /** The conversation a `#conversation=KEY` address names (links in replies elsewhere, such as
+   * an approval told by the OpenAI-compatible endpoint), taken off the address; "" for none. */
+  linkedConversation() {
+    if (!location.hash.startsWith(CONVERSATION_FRAGMENT)) return "";
+    const key = decodeURIComponent(location.hash.slice(CONVERSATION_FRAGMENT.length));
+    history.replaceState(null, "", location.pathname + location.search);
+    return key;
+  }
+
+  /** A `#conversation=KEY` link opened in a tab already showing the client: open it there. */
+  async openFromAddress() {
+    const key = this.linkedConversation();
+    if (!key || !this.started) return;
+    try {
+      await this.open(key);
+    } catch (failure) {
+      byId("status-line").textContent = failure.message;
     }
   }
 
@@ -245,9 +268,18 @@ class App {
       }
       await this.list.refresh();
       // A welcome after the connection was made anew keeps the conversation the person sees.
-      const key = (this.started && this.view.key) || (await this.list.newestChatOrNew());
+      const linked = this.started ? "" : this.linkedConversation();
+      const key = (this.started && this.view.key) || linked || (await this.list.newestChatOrNew());
       if (superseded()) return;
-      const snapshot = await this.open(key);
+      let snapshot;
+      try {
+        snapshot = await this.open(key);
+      } catch (failure) {
+        if (!linked) throw failure;
+        // A link to a conversation this principal cannot open: say so, open the newest.
+        snapshot = await this.open(await this.list.newestChatOrNew());
+        byId("status-line").textContent = `The linked conversation could not be opened: ${failure.message}`;
+      }
       if (superseded()) return;
       await this.connection.subscribe(snapshot.lastEventId ?? "0");
       if (superseded()) return;
