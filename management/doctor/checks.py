@@ -14,6 +14,7 @@ from management.doctor.credentials import check_credentials
 from management.doctor.encoding import check_locale
 from management.doctor.hands import check_hands
 from management.doctor.model_budget import check_model_budget
+from management.doctor.openai_api import check_openai_api
 from management.doctor.permissions import check_permissions
 from management.doctor.ports import check_ports
 from management.doctor.postgresql import check_postgresql
@@ -45,5 +46,6 @@ CHECKS: tuple[Check, ...] = (
     check_sandbox,
     check_backup,
     check_telemetry,
+    check_openai_api,
     check_versions,
 )
