@@ -187,6 +187,8 @@ class WebSettings(BaseModel):
     # The OpenAI-compatible chat endpoint (`/v1/models`, `/v1/chat/completions`) beside the web
     # client, for chat apps and OpenAI SDKs; every request needs a client credential.
     openai_api: bool = True
+    # Chat completions each credential may ask for per minute, then HTTP 429 with Retry-After.
+    openai_requests_per_minute: int = Field(default=60, ge=1)
 
     @field_validator("trusted_proxies")
     @classmethod

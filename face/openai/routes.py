@@ -44,6 +44,7 @@ from face.openai.wire import (
     parse_chat_request,
 )
 from face.session import Session
+from face.web.attempts import MinuteLimit
 from tobe.scopes import CHAT
 from tobe.v1 import mind_pb2
 
@@ -72,8 +73,8 @@ _HTTP_STATUS = {
 _ERROR_CODES = {401: "invalid_api_key", 403: "insufficient_scope", 503: "unavailable"}
 
 
-def openai_routes(session: Session) -> list[Route]:
-    endpoint = OpenAiEndpoint(session)
+def openai_routes(session: Session, requests_per_minute: int) -> list[Route]:
+    endpoint = OpenAiEndpoint(session, MinuteLimit(requests_per_minute))
     return [
         Route("/v1/models", endpoint.models, methods=["GET"]),
         Route("/v1/chat/completions", endpoint.chat_completions, methods=["POST"]),
@@ -91,8 +92,9 @@ def _from_gateway(exc: GatewayError) -> BadRequest:
 
 
 class OpenAiEndpoint:
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, requests: MinuteLimit) -> None:
         self._session = session
+        self._requests = requests
 
     async def _identity(self, request: Request) -> Identity:
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
@@ -129,6 +131,17 @@ class OpenAiEndpoint:
     async def chat_completions(self, request: Request) -> Response:
         try:
             identity = await self._identity(request)
+            wait = self._requests.blocked(identity.credential_id)
+            if wait > 0:
+                retry = str(int(wait) + 1)
+                limited = BadRequest(
+                    429,
+                    f"too many chat completions from this credential; try again in {retry} s",
+                    code="rate_limit_exceeded",
+                    kind="rate_limit_error",
+                )
+                return _refusal(limited, {"Retry-After": retry})
+            self._requests.count(identity.credential_id)
             chat = parse_chat_request(await _body(request))
         except BadRequest as exc:
             return _refusal(exc)

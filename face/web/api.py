@@ -17,7 +17,7 @@ from starlette.responses import JSONResponse, Response
 
 from face.errors import FaceUnavailable, GatewayError
 from face.session import Session
-from face.web.attempts import FailedAttempts
+from face.web.attempts import MinuteLimit
 from face.web.origins import origin_allowed
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,7 @@ class WebApi:
         self._session = session
         self._tls = tls
         self._origins = origins
-        self._failures = FailedAttempts(attempts)
+        self._failures = MinuteLimit(attempts)
 
     def _foreign(self, request: Request) -> JSONResponse | None:
         if origin_allowed(request.url.scheme, request.headers, self._origins):
@@ -126,13 +126,13 @@ class WebApi:
             if not code:
                 raise BadRequest(400, "`code` is required: the code of a pairing link")
         except BadRequest as exc:
-            self._failures.failed(address)
+            self._failures.count(address)
             return error(exc.status, exc.message)
         try:
             redeemed = await self._session.mind.redeem_pairing_code(code, device, device_id)
         except GatewayError as exc:
             if exc.code in ("INVALID_ARGUMENT", "NOT_FOUND"):
-                self._failures.failed(address)
+                self._failures.count(address)
             if exc.code == "NOT_FOUND":
                 return error(410, UNKNOWN_CODE)
             return _mind_error(exc)

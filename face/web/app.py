@@ -62,7 +62,7 @@ def web_app(session: Session, settings: WebSettings, *, tls: bool) -> Starlette:
         WebSocketRoute("/ws", socket.serve),
     ]
     if settings.openai_api:
-        routes += openai_routes(session)
+        routes += openai_routes(session, settings.openai_requests_per_minute)
     routes.append(Mount("/", app=StaticFiles(directory=STATIC_DIR, html=True)))
     proxies = TrustedProxies(parse_networks(settings.trusted_proxies))
     middleware = [

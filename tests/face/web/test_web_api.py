@@ -16,7 +16,7 @@ from face.feed import EventFeed
 from face.projection import AdmissionModes
 from face.session import Session
 from face.web.app import web_app
-from face.web.attempts import FailedAttempts
+from face.web.attempts import MinuteLimit
 from face.web.headers import CONTENT_SECURITY_POLICY, WIDGET_FRAME_POLICY
 from tobe.config import FaceSettings, WebSettings
 from tobe.v1 import mind_pb2
@@ -128,9 +128,9 @@ def test_failed_attempts_beyond_the_limit_are_refused_429_malformed_ones_include
 
 def test_failed_attempts_expire_after_a_minute() -> None:
     now = [0.0]
-    attempts = FailedAttempts(2, clock=lambda: now[0])
-    attempts.failed("10.0.0.1")
-    attempts.failed("10.0.0.1")
+    attempts = MinuteLimit(2, clock=lambda: now[0])
+    attempts.count("10.0.0.1")
+    attempts.count("10.0.0.1")
     assert attempts.blocked("10.0.0.1") == 60.0
     assert attempts.blocked("10.0.0.2") == 0.0
     now[0] = 30.0
@@ -222,3 +222,21 @@ def test_only_the_widget_frame_may_be_framed_and_it_runs_sandboxed_without_netwo
     assert app_page.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
     assert "frame-src 'self'" in CONTENT_SECURITY_POLICY
     assert app_page.headers["x-frame-options"] == "DENY"
+
+
+def test_chat_completions_beyond_a_credentials_limit_are_refused_429() -> None:
+    session = Session(PairingMind(), EventFeed(PairingMind(), AdmissionModes()), FaceSettings())  # type: ignore[arg-type]
+    settings = WebSettings(openai_requests_per_minute=2)
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(web_app(session, settings, tls=False)) as http:
+        # Malformed, so that no turn starts: each still counts against the limit.
+        statuses = [
+            http.post("/v1/chat/completions", content=b"{", headers=bearer).status_code
+            for _ in range(2)
+        ]
+        refused = http.post("/v1/chat/completions", content=b"{", headers=bearer)
+        stranger = http.post("/v1/chat/completions", content=b"{")
+    assert statuses == [400, 400]
+    assert refused.status_code == 429 and int(refused.headers["retry-after"]) > 0
+    assert refused.json()["error"]["code"] == "rate_limit_exceeded"
+    assert stranger.status_code == 401  # no credential: refused before any counting
