@@ -20,10 +20,13 @@ The printed ratio is the 10,000-message median over the 100-message one (target 
 
 Then idle actors: the Mind's RSS before and after one turn in each of `--idle` further
 conversations of 100 messages (each leaves its actor loaded and idle, holding its context),
-gives the growth per idle actor; a second Mind started with `[mind] max_actors` set to a
-quarter of `--idle` shows the bound: past the cap, loading as many more actors again adds
-little, since the least recently used idle ones are let go (as they are after
-`[mind] actor_idle_seconds`).
+and after `--idle` more, on a fresh Mind for each setting: with the defaults (every actor
+kept: the second batch's growth is what an idle actor with its context costs); with
+`[mind] max_actors` a quarter of `--idle` (past the cap the least recently used idle actors
+are let go, as they are after `[mind] actor_idle_seconds`: the second batch adds little); and
+with a short `actor_idle_seconds`, pausing before the second batch until the first batch's
+actors forgot their cached context (they stay loaded: the second batch's growth is what an
+actor costs once it forgot its context, the rest reusing what they freed).
 
 Reproduce (from the repository root):
 
@@ -59,6 +62,7 @@ from helpers.face_process import FaceProcess, running_face
 from helpers.mind_process import MindProcess, issue_token, mind_env, store_url
 from helpers.web_client import WebClient
 
+from mind.agent.actors import CONTEXT_KEPT_SHARE
 from mind.context.records import SUMMARY_VERSION
 from mind.recall import entries
 from mind.recall.indexer import CURSOR
@@ -83,6 +87,9 @@ OWNER = "bench"
 QUESTION = "What is the time where I am now, and what did we settle about the trip? " * 2
 ANSWER = "It is a quarter past four; the trip is settled as we said, the train at nine. " * 3
 TOOL_RESULT = '{"utc":"2026-01-01T16:15:00+00:00","timezone":"UTC","local":"16:15"}'
+# The idle time of the third idle arm: long enough that no actor is let go during it, while
+# the first batch's actors forget their context before the second batch.
+TRIMMED_IDLE = 80.0
 SUMMARY_TEXT = "The person planned a trip; dates, trains and rooms are settled. " * 20
 
 
@@ -288,15 +295,20 @@ async def opens_and_turns(
             await browser.close()
 
 
-async def idle_growth(mind: MindProcess, batches: list[list[str]]) -> list[float]:
-    """The Mind's RSS before the first batch and after each (one turn per conversation)."""
+async def idle_growth(mind: MindProcess, batches: list[list[str]], pause: float) -> list[float]:
+    """The Mind's RSS before the first batch and after each (one turn per conversation);
+    `pause` seconds before each batch after the first, then a turn that lets the actors' pool
+    sweep (it looks at its idle actors only when it is used)."""
     assert mind.process is not None
     async with grpc.aio.insecure_channel(mind.address) as channel:
         client = Client(mind, channel)
         try:
             await client.turn("p_warm")
             sizes = [rss_mib(mind.process.pid)]
-            for keys in batches:
+            for index, keys in enumerate(batches):
+                if index and pause:
+                    await asyncio.sleep(pause)
+                    await client.turn("p_warm")
                 for key in keys:
                     await client.turn(key)
                 sizes.append(rss_mib(mind.process.pid))
@@ -356,20 +368,27 @@ async def main() -> None:
                 )
         report(times, args.conversations, args.opens)
 
-        first, second = idle[: args.idle], idle[args.idle :]
-        with started(mind):
-            sizes = await idle_growth(mind, [first])
-        per_actor = (sizes[1] - sizes[0]) * 1024 / args.idle
-        print(f"idle actors: Mind RSS {sizes[0]:.1f} MiB -> {sizes[1]:.1f} MiB after {args.idle} "
-              f"loaded ({per_actor:.1f} KiB per idle actor)")  # fmt: skip
+        batches = [idle[: args.idle], idle[args.idle :]]
+        print(f"idle actors: Mind RSS at the start -> after {args.idle} conversations had a turn "
+              f"-> after {args.idle} more; the second batch's growth per actor")  # fmt: skip
         cap = max(1, args.idle // 4)
-        mind.env["TOBE_MIND__MAX_ACTORS"] = str(cap)
-        with started(mind):
-            sizes = await idle_growth(mind, [first, second])
-        second = (sizes[2] - sizes[1]) * 1024 / args.idle
-        print(f"with max_actors={cap}: RSS {sizes[0]:.1f} MiB -> {sizes[1]:.1f} MiB after "
-              f"{args.idle} -> {sizes[2]:.1f} MiB after {args.idle} more "
-              f"(second batch {second:.1f} KiB per actor)")  # fmt: skip
+        for name, setting, pause in (
+            ("defaults (all kept)", {}, 0.0),
+            (f"max_actors={cap}", {"TOBE_MIND__MAX_ACTORS": str(cap)}, 0.0),
+            (
+                f"actor_idle_seconds={TRIMMED_IDLE:.0f}, the first batch's context forgotten",
+                {"TOBE_MIND__ACTOR_IDLE_SECONDS": str(TRIMMED_IDLE)},
+                TRIMMED_IDLE * CONTEXT_KEPT_SHARE + 1,
+            ),
+        ):
+            mind.env.update(setting)
+            with started(mind):
+                sizes = await idle_growth(mind, batches, pause)
+            for key in setting:
+                del mind.env[key]
+            each = (sizes[2] - sizes[1]) * 1024 / args.idle
+            print(f"  {name}: {sizes[0]:.1f} -> {sizes[1]:.1f} -> {sizes[2]:.1f} MiB, "
+                  f"{each:.1f} KiB per actor")  # fmt: skip
 
 
 if __name__ == "__main__":
