@@ -130,22 +130,25 @@ def serve_relay(provider: str) -> None:
     import uvicorn
     from starlette.applications import Starlette
     from starlette.routing import WebSocketRoute
-    from starlette.websockets import WebSocket
+    from starlette.websockets import WebSocket, WebSocketDisconnect
 
     async def relay(websocket: WebSocket) -> None:
         await websocket.accept()
         async with httpx.AsyncClient() as http:
-            while True:
-                text = await websocket.receive_text()
-                message = {"role": "user", "content": text}
-                request = {"model": "bench", "stream": True, "messages": [message]}
-                url = f"http://{provider}/v1/chat/completions"
-                async with http.stream("POST", url, json=request) as answer:
-                    sent = False
-                    async for chunk in answer.aiter_text():
-                        if not sent:
-                            await websocket.send_text(chunk)
-                            sent = True
+            with contextlib.suppress(WebSocketDisconnect):
+                while True:
+                    await relay_one(websocket, http, await websocket.receive_text())
+
+    async def relay_one(websocket: WebSocket, http: httpx.AsyncClient, text: str) -> None:
+        message = {"role": "user", "content": text}
+        request = {"model": "bench", "stream": True, "messages": [message]}
+        url = f"http://{provider}/v1/chat/completions"
+        async with http.stream("POST", url, json=request) as answer:
+            sent = False
+            async for chunk in answer.aiter_text():
+                if not sent:
+                    await websocket.send_text(chunk)
+                    sent = True
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
@@ -211,6 +214,7 @@ async def baseline_delays(provider: subprocess.Popen[str], port: str, turns: int
             if turn >= WARM_UP:
                 delays.append(received - sent_at)
         await socket_.close()
+        await asyncio.sleep(REST_AFTER * 2)  # the last answer ends before the relay goes
         return delays
     finally:
         relay.kill()
