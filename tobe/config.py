@@ -141,6 +141,8 @@ class MindSettings(BaseModel):
     # A conversation's actor (its cached context and rendering) is let go after this many
     # seconds without use, and the least recently used idle ones beyond `max_actors`; the
     # next message loads it again from the store. Active runs and queued work keep theirs.
+    # After a quarter of it unused, a kept actor forgets its cached context (read again by
+    # its next run).
     actor_idle_seconds: float = Field(default=600.0, gt=0)
     max_actors: int = Field(default=1000, ge=1)
     # Several Minds on one PostgreSQL database (docs/cluster.md): this Mind's name among them

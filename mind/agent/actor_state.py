@@ -206,6 +206,16 @@ class ActorState(ABC):
         self._closing = True
         self.close_scope(EVICTED)
 
+    def forget_context(self) -> None:
+        """Let go of the context kept between runs (the summary, the transcript, its images
+        and its rendering): an idle actor's largest part. The next run reads it again from
+        the store, as a newly loaded actor does."""
+        self._summary = None
+        self._summary_read = False
+        self._transcript = []
+        self._images = {}
+        self._view = ProviderView()
+
     def set_profile(self, name: str) -> None:
         """The conversation now runs with `name`: its next run makes that profile."""
         self.settings.profile = name

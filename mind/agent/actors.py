@@ -9,9 +9,10 @@ go, the actor stopped when it is lost), graceful shutdown, handing the owner's c
 choices (profile, active Hand) to a loaded actor, which keeps them, and eviction: an actor
 idle and unheld for `[mind] actor_idle_seconds`, or the least recently used idle ones beyond
 `[mind] max_actors`, is let go, so memory stays bounded however many conversations there are;
-the next call loads a new one from the store (queued inputs live there). One actor per
-conversation at a time holds: an actor leaves the pool only under the pool's lock, while
-nobody holds it and it runs nothing.
+the next call loads a new one from the store (queued inputs live there). Before that, an
+actor idle for a quarter of that time lets go of its cached context (`forget_context`). One
+actor per conversation at a time holds: an actor leaves the pool only under the pool's lock,
+while nobody holds it and it runs nothing.
 """
 
 from __future__ import annotations
@@ -57,6 +58,13 @@ from tobe.config import MindSettings
 log = logging.getLogger(__name__)
 
 INTERRUPTED = "interrupted: the Mind stopped while the run was active"
+
+# The share of `actor_idle_seconds` after which an idle actor lets go of its cached context
+# (the transcript and its rendering for the provider: most of what it holds), staying loaded
+# with its profile and the scope its code was given; its next run reads the context again
+# (the latest summary and the messages after it). A conversation in use keeps its cache
+# between turns; hundreds merely left open cost little more than their actors.
+CONTEXT_KEPT_SHARE = 0.25
 
 
 def _loaded(session: Session, key: str) -> tuple[list[str], ConversationSettings]:
@@ -364,7 +372,8 @@ class ConversationActors:
     def _evict(self, now: float) -> None:
         """Under the pool's lock: let go of the idle actors unused for too long (looked for
         at most every quarter of that time), then of the least recently used idle ones while
-        more than `max_actors` are loaded."""
+        more than `max_actors` are loaded; the idle ones kept that were unused for a quarter
+        of that time let go of their cached context."""
         idle_for = self.settings.actor_idle_seconds
         stale = now - self._swept_at >= idle_for / 4
         if not stale and len(self._actors) <= self.settings.max_actors:
@@ -376,6 +385,7 @@ class ConversationActors:
             key=lambda actor: actor.released_at,
         )
         over = len(self._actors) - self.settings.max_actors
+        kept = 0
         for actor in idle:
             if over <= 0 and now - actor.released_at < idle_for:
                 break
@@ -385,6 +395,10 @@ class ConversationActors:
             self._access.pop(actor.key, None)
             self._spawn(self.leases.release(actor.key))
             over -= 1
+            kept += 1
+        for actor in idle[kept:]:
+            if now - actor.released_at >= idle_for * CONTEXT_KEPT_SHARE:
+                actor.forget_context()
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(work)

@@ -1,13 +1,17 @@
 """Idle conversation actors are let go and loaded again on demand: memory stays bounded with
 10,000 conversations, an evicted conversation goes on from its stored history, and an actor
-that runs something or is held by a caller is never evicted."""
+that runs something or is held by a caller is never evicted. Before it is let go, an idle
+actor forgets its cached context and its next run reads it again from the store."""
 
 from __future__ import annotations
+
+import time
 
 import pytest
 from helpers.eventually import eventually_async
 from helpers.settled_runs import settled_runs
 
+from mind.agent.actors import CONTEXT_KEPT_SHARE
 from mind.agent.manager import ConversationManager
 from mind.conversation.access import Viewer
 from mind.core.loop import AgentCore
@@ -78,6 +82,29 @@ async def test_an_evicted_conversation_is_loaded_again_and_goes_on_from_its_hist
 
     await _send(manager, "p_a", "again: what did I say?")
 
+    assert await _settled(database, "p_a", 2) == [("completed", ""), ("completed", "")]
+    snapshot = await manager.messages.snapshot(ALICE, "p_a", 0, DetailMode.SUMMARY)
+    assert [m.text for m in snapshot.messages][-1] == "the blue door"
+
+
+async def test_an_actor_idle_for_a_share_of_the_idle_time_forgets_its_context_and_reads_it_again(
+    database: Database,
+) -> None:
+    idle_for = 600.0
+    manager = _manager(database, actor_idle_seconds=idle_for)
+    await manager.conversations.create(ALICE, "p_a", "", [])
+    await _send(manager, "p_a", "remember the blue door")
+    await _settled(database, "p_a", 1)
+    async with manager.actors.holding("p_a") as actor:
+        assert actor._transcript  # the context it ran with, kept for the next run
+
+    # The pool's sweep as it runs later, unused for more than the share but less than the
+    # whole idle time (called directly: the sweep reads the monotonic clock, not waited for).
+    manager.actors._evict(time.monotonic() + idle_for * (CONTEXT_KEPT_SHARE + 1) / 2)
+
+    async with manager.actors.holding("p_a") as kept:
+        assert kept is actor and not actor._transcript
+    await _send(manager, "p_a", "again: what did I say?")
     assert await _settled(database, "p_a", 2) == [("completed", ""), ("completed", "")]
     snapshot = await manager.messages.snapshot(ALICE, "p_a", 0, DetailMode.SUMMARY)
     assert [m.text for m in snapshot.messages][-1] == "the blue door"
