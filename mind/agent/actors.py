@@ -385,7 +385,7 @@ class ConversationActors:
             key=lambda actor: actor.released_at,
         )
         over = len(self._actors) - self.settings.max_actors
-        kept = 0
+        evicted = 0
         for actor in idle:
             if over <= 0 and now - actor.released_at < idle_for:
                 break
@@ -395,8 +395,8 @@ class ConversationActors:
             self._access.pop(actor.key, None)
             self._spawn(self.leases.release(actor.key))
             over -= 1
-            kept += 1
-        for actor in idle[kept:]:
+            evicted += 1
+        for actor in idle[evicted:]:
             if now - actor.released_at >= idle_for * CONTEXT_KEPT_SHARE:
                 actor.forget_context()
 
