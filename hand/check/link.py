@@ -117,6 +117,8 @@ class ScriptedLink(hand_pb2_grpc.HandLinkServicer):
         self._authorization = f"Bearer {token}"
         self.streams: asyncio.Queue[Stream] = asyncio.Queue()
         self.refused: list[str] = []
+        # Welcome the next streams granting result-as-acceptance to a Hand that asks for it.
+        self.grant_result_accepts = False
         self._count = 0
 
     async def Attach(
@@ -150,6 +152,7 @@ class ScriptedLink(hand_pb2_grpc.HandLinkServicer):
                     run_timeout_ms=int(RUN_TIMEOUT * 1000),
                     heartbeat_timeout_ms=int(HEARTBEAT_TIMEOUT * 1000),
                     serves_all=True,
+                    result_accepts=self.grant_result_accepts and first.hello.result_accepts,
                 )
             )
             self.streams.put_nowait(stream)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import grpc
 import jsonschema
 
-from hand.check.link import HEARTBEAT_INTERVAL
+from hand.check.link import ACCEPT_TIMEOUT, HEARTBEAT_INTERVAL
 from hand.check.session import Failure, Session, describe, kind
 from tobe.runtime.digest import arguments_digest
 from tobe.v1 import common_pb2, hand_pb2
@@ -298,6 +298,45 @@ async def approvals(session: Session) -> None:
         )
 
 
+async def result_accepts(session: Session) -> None:
+    """With the grant, a quick result may answer its offer alone and a slow task is still
+    accepted in time; the stream after the grant has none again (`normal` checks a Hand that
+    was not granted it)."""
+    if not session.stream.hello.result_accepts:
+        return  # the Hand does not ask for it: the other scenarios check its only path
+    session.link.grant_result_accepts = True
+    try:
+        await session.force_reconnect()
+        _drop_all(session)
+        quick = session.task_id("at-once")
+        session.offer(quick, ECHO, _text("at once"))
+        frame = await session.report(quick, "result or accepted", ACCEPT_TIMEOUT)
+        if kind(frame) == "accepted":
+            session.ack(frame)
+            await _echo_result(session, quick, "at once")
+        elif kind(frame) != "result" or frame.result.attempt != 1:
+            raise Failure(f"the first report after a granted offer was {describe(frame)}")
+        elif not frame.result.ok or frame.result.output != "at once":
+            raise Failure(f"the result alone was {describe(frame)}, not ok 'at once'")
+        else:
+            session.ack(frame)
+        slow = session.task_id("slow")
+        session.offer(slow, WAIT, '{"seconds":1.5}')
+        frame = await session.report(slow, "accepted", ACCEPT_TIMEOUT / 2)
+        if kind(frame) != "accepted":
+            raise Failure(
+                f"the first report of a task still running was {describe(frame)}, not accepted"
+            )
+        session.ack(frame)
+        _, result = await session.until_result(slow)
+        if not result.ok or result.output != "done":
+            raise Failure(f"the result was ok={result.ok} output={result.output!r}, not 'done'")
+    finally:
+        session.link.grant_result_accepts = False
+        await session.force_reconnect()
+        _drop_all(session)
+
+
 def _binding(digest: str) -> hand_pb2.ApprovalBinding:
     return hand_pb2.ApprovalBinding(
         approval_id="check-approval",
@@ -416,6 +455,16 @@ SCENARIOS = (
             "digest differs from its own.",
         ),
         approvals,
+    ),
+    Scenario(
+        "result-accepts",
+        (
+            "a result for a task still offered accepts it and ends it in one report, committed "
+            "together",
+            "Such a Hand still sends `accepted` for a task whose result is not ready soon after "
+            "the offer",
+        ),
+        result_accepts,
     ),
     Scenario(
         "final",

@@ -148,6 +148,8 @@ class HandConnection:
     instance_id: str = ""
     # Principals whose conversations may use this Hand ("*": everyone); see `served_principals`.
     serves: frozenset[str] = frozenset()
+    # Its result for a task still offered accepts the task too (`HandHello.result_accepts`).
+    result_accepts: bool = False
     hand_id: str = field(default_factory=lambda: f"h_{uuid.uuid4().hex[:16]}")
     connected_at: datetime = field(default_factory=utcnow)
     _outbox: asyncio.Queue[Outbound] = field(default_factory=asyncio.Queue)

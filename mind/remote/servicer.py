@@ -142,6 +142,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             instance_id=instance_id(hello),
             tools=parse_tools(list(hello.tools)),
             serves=served_principals(identity.principal, identity.scopes),
+            result_accepts=hello.result_accepts,
         )
         welcome = hand_pb2.HandWelcome(
             hand_id=connection.hand_id,
@@ -152,6 +153,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             heartbeat_timeout_ms=ms(self._settings.heartbeat_timeout),
             serves=sorted(connection.serves - {"*"}),
             serves_all="*" in connection.serves,
+            result_accepts=connection.result_accepts,
         )
         self._hub.attach(connection, replace=hello.replace)
         attaching = self._spawn(self._authority.directory.attached(connection))
