@@ -26,7 +26,9 @@ blocking, and a refusal ends the program with one line and status 1.
 A Hand answers a quick call with its result alone when the Mind allows it (`result_accepts`
 in hello.proto's "Result as acceptance"): it sends `accepted` only for a task still running
 `ACCEPT_DELAY` after the offer, or before the task's first progress, so a quick tool costs one
-report and one ack. `Hand(..., result_accepts=False)` always sends `accepted` first.
+report and one ack. `Hand(..., result_accepts=False)` always sends `accepted` first. With the
+Mind's consent it also sends the frames queued together as one message and reads the Mind's
+batches (`batches`, see "Batches" in hand.proto); `Hand(..., batches=False)` does not.
 
 Tools may come and go while the Hand runs (`add_tool`, `remove_tool`, `replace_tools`, called
 from the event loop the Hand runs on): the changes of one event-loop turn reach the Mind as one
@@ -75,6 +77,8 @@ _SOURCES = {
 # more than half the offer's accept timeout): long enough for a quick tool's result to answer
 # the offer, short enough that a slow tool's acceptance is not noticeably late.
 ACCEPT_DELAY = 0.02
+# The most frames one message carries when the Mind granted batches.
+BATCH = 64
 _FINAL = (
     grpc.StatusCode.UNAUTHENTICATED,
     grpc.StatusCode.PERMISSION_DENIED,
@@ -163,6 +167,7 @@ class Hand:
         policy: Policy | None = None,
         require_binding: bool = False,
         result_accepts: bool = True,
+        batches: bool = True,
     ) -> None:
         self.name = name
         self.version = version
@@ -173,6 +178,9 @@ class Hand:
         self.result_accepts = result_accepts
         # Whether the current stream's welcome granted it.
         self._result_accepted = False
+        # Ask the Mind for batched frames both ways; whether the current welcome granted them.
+        self.batches = batches
+        self._batched = False
         self.tools: dict[str, Tool] = {}
         self.held: dict[str, HeldTask] = {}
         self.hand_id = ""
@@ -383,9 +391,12 @@ class Hand:
                 if not isinstance(response, hand_pb2.AttachResponse):
                     return
                 await self._handle(response, backoff)
+                for frame in response.more:
+                    await self._handle(frame, backoff)
         finally:
             self._outbox = None
             self._result_accepted = False
+            self._batched = False
             self.attached.clear()
             # The next hello lists these tasks as running; reconciliation accepts them.
             for held in self.held.values():
@@ -395,11 +406,13 @@ class Hand:
             finally:
                 call.cancel()
 
-    @staticmethod
-    async def _write(call: Call, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
+    async def _write(self, call: Call, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
         try:
             while True:
-                await call.write(await outbox.get())
+                frame = await outbox.get()
+                while self._batched and not outbox.empty() and len(frame.more) < BATCH:
+                    frame.more.append(outbox.get_nowait())
+                await call.write(frame)
         except asyncio.InvalidStateError:
             # The stream ended while a frame was on its way: the reader reports how it ended
             # (this used to escape from the stream's cleanup and stop the whole Hand).
@@ -454,6 +467,7 @@ class Hand:
             instance_id=self.instance_id,
             replace=self._replace,
             result_accepts=self.result_accepts,
+            batches=self.batches,
         )
         for held in self.held.values():
             state = (
@@ -475,6 +489,7 @@ class Hand:
             self._replace = False
             self.hand_id = response.welcome.hand_id
             self._result_accepted = self.result_accepts and response.welcome.result_accepts
+            self._batched = self.batches and response.welcome.batches
             if response.welcome.heartbeat_interval_ms > 0:
                 self._heartbeat_interval = response.welcome.heartbeat_interval_ms / 1000
             self._welcomes += 1

@@ -3,10 +3,11 @@
 One `Attach` stream per Hand. A reader task applies the Hand's frames in order (each report
 is committed before its ack is queued) and pings a Hand silent for half the heartbeat timeout;
 the response generator writes whatever the HandConnection queues: acks, offers, cancels,
-pings, and finally the reason the stream closes. A `tools_changed` frame replaces the Hand's
-tool set on its connection, validated as the hello's tools are. Attaching, a new tool set
-and the end of the stream are written to the directory the other Minds read
-(`Authority.directory`; nothing on SQLite).
+pings, and finally the reason the stream closes; to a Hand granted batches, the frames queued
+together go as one message, and its own batches are applied frame by frame. A
+`tools_changed` frame replaces the Hand's tool set on its connection, validated as the hello's
+tools are. Attaching, a new tool set and the end of the stream are written to the directory
+the other Minds read (`Authority.directory`; nothing on SQLite).
 A hello that cannot be accepted ends the stream with the status its refusal's kind has in the
 Mind's one table (`mind.status_codes`); a stream the Mind closes later ends with the status its
 close reason names.
@@ -43,7 +44,7 @@ from mind.remote.hub import (
     served_principals,
 )
 from mind.remote.model import HandResult
-from mind.remote.outbound import ms, to_proto
+from mind.remote.outbound import batched, ms, to_proto, unbatched
 from mind.remote.reports import StreamReports, read_one, task_of
 from mind.remote.taskservice import TaskService
 from mind.status_codes import STATUS_CODES
@@ -63,6 +64,8 @@ _CLOSE_CODES = {
     CloseReason.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
 }
 SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
+# The most frames one message carries to a Hand granted batches.
+BATCH = 64
 
 Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
 
@@ -143,6 +146,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             tools=parse_tools(list(hello.tools)),
             serves=served_principals(identity.principal, identity.scopes),
             result_accepts=hello.result_accepts,
+            batches=hello.batches,
         )
         welcome = hand_pb2.HandWelcome(
             hand_id=connection.hand_id,
@@ -154,6 +158,7 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             serves=sorted(connection.serves - {"*"}),
             serves_all="*" in connection.serves,
             result_accepts=connection.result_accepts,
+            batches=connection.batches,
         )
         self._hub.attach(connection, replace=hello.replace)
         attaching = self._spawn(self._authority.directory.attached(connection))
@@ -167,12 +172,18 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             reader = asyncio.create_task(self._read(connection, frames))
             self._readers.add(reader)
             reader.add_done_callback(self._readers.discard)
+            batch = BATCH if connection.batches else 1
             while True:
-                frame = await connection.next_frame()
-                if isinstance(frame, CloseFrame):
-                    await self._end(context, frame)
+                outgoing = await connection.next_frames(batch)
+                last = outgoing[-1]
+                closing = last if isinstance(last, CloseFrame) else None
+                if closing is not None:
+                    outgoing.pop()
+                if outgoing:
+                    yield batched(outgoing)
+                if closing is not None:
+                    await self._end(context, closing)
                     return
-                yield to_proto(frame)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -232,11 +243,12 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         reason, message = CloseReason.ENDED, "the Hand ended the stream"
         reports = StreamReports(connection, self._spawn, self._apply)
         try:
-            while (frame := await self._next(frames, ping=connection)) is not None:
-                if task_of(frame):
-                    await reports.apply(frame)
-                else:
-                    await self._guarded(self._apply(connection, frame))
+            while (batch := await self._next(frames, ping=connection)) is not None:
+                for frame in unbatched(batch):
+                    if task_of(frame):
+                        await reports.apply(frame)
+                    else:
+                        await self._guarded(self._apply(connection, frame))
         except TimeoutError:
             reason = CloseReason.SILENT
             message = f"no frame from the Hand for {self._settings.heartbeat_timeout:g} s"

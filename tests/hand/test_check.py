@@ -210,7 +210,7 @@ BROKEN = {
         "        pass\n"
         "hand._hand.ACCEPT_DELAY = 10\n"
         "hand = Broken('broken')",
-        ("result-accepts",),
+        ("granted",),
         "the first report of a task still running was progress",
     ),
 }
@@ -221,7 +221,7 @@ def test_a_broken_hand_fails_the_scenario_that_checks_its_fault(
     tmp_path: Path, broken: str
 ) -> None:
     source, scenarios, explanation = BROKEN[broken]
-    only = ("normal", "cancel", "approvals", "result-accepts")
+    only = ("normal", "cancel", "approvals", "granted")
     status, output = run_check(tmp_path, sdk_hand(tmp_path, source), *only)
     assert status == 1, output
     assert failed(output) == set(scenarios), output

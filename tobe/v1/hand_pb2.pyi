@@ -110,6 +110,15 @@ result for a task offered to a Hand without the grant is refused (ACK_STATUS_INV
 Mind that does not know the field leaves it unset in its welcome, and the Hand then sends
 `accepted` first, as every Hand does.
 
+Batches. A Hand whose hello sets `batches`, answered by a welcome that sets it too, may send
+several frames as one: the frames in a frame's `more` follow it, in order, exactly as if each
+had been sent on its own (each report keeps its own `seq` and gets its own ack). The Mind
+then batches its frames to that Hand the same way (`AttachResponse.more`), so frames that
+are ready together (acks committed in one group, offers recorded together, results of tools
+that finished together) cost one message. Neither side nests `more` in a frame of `more`,
+and a hello is never batched. A Mind that does not know the field leaves it unset in its
+welcome, and the Hand then sends every frame on its own, as every Hand does.
+
 Terminal states (exactly one per task, arbitrated and persisted by the Mind's Registry):
 SUCCEEDED, FAILED, REJECTED, CANCELLED, TIMED_OUT, LOST. The first terminal committed wins;
 any later one is refused (ack ACK_STATUS_ALREADY_TERMINAL) and logged as a conflict. A cancel
@@ -385,6 +394,7 @@ class AttachRequest(_message.Message):
     HEARTBEAT_FIELD_NUMBER: _builtins.int
     TOOLS_CHANGED_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """A number the Hand chooses for each report (accepted, rejected, progress, result), echoed
     in the report's `ack.seq` so the Hand knows which report an ack answers. Any value works;
@@ -405,6 +415,10 @@ class AttachRequest(_message.Message):
     def heartbeat(self) -> Global___Heartbeat: ...
     @_builtins.property
     def tools_changed(self) -> Global___ToolsChanged: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___AttachRequest]:
+        """Frames that follow this one, sent by a Hand granted `batches` (see "Batches" above)."""
+
     def __init__(
         self,
         *,
@@ -416,10 +430,11 @@ class AttachRequest(_message.Message):
         heartbeat: Global___Heartbeat | None = ...,
         tools_changed: Global___ToolsChanged | None = ...,
         seq: _builtins.int = ...,
+        more: _abc.Iterable[Global___AttachRequest] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "tools_changed", b"tools_changed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "seq", b"seq", "tools_changed", b"tools_changed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "more", b"more", "progress", b"progress", "rejected", b"rejected", "result", b"result", "seq", b"seq", "tools_changed", b"tools_changed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "accepted", "rejected", "progress", "result", "heartbeat", "tools_changed"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
@@ -443,6 +458,7 @@ class HandHello(_message.Message):
     INSTANCE_ID_FIELD_NUMBER: _builtins.int
     REPLACE_FIELD_NUMBER: _builtins.int
     RESULT_ACCEPTS_FIELD_NUMBER: _builtins.int
+    BATCHES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Stable name of this Hand (e.g. "laptop"); tools are exposed to the model as
     `<hand name>__<tool name>` so two Hands never clash. Defaults to the credential principal.
@@ -462,6 +478,10 @@ class HandHello(_message.Message):
     """This Hand may answer an offer with its result alone (see "Result as acceptance" above);
     it does so only when the welcome sets `result_accepts` too.
     """
+    batches: _builtins.bool
+    """This Hand reads and sends batched frames (see "Batches" above); it sends them only when the
+    welcome sets `batches` too.
+    """
     @_builtins.property
     def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolSpec]: ...
     @_builtins.property
@@ -478,10 +498,11 @@ class HandHello(_message.Message):
         instance_id: _builtins.str = ...,
         replace: _builtins.bool = ...,
         result_accepts: _builtins.bool = ...,
+        batches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["held_tasks", b"held_tasks", "instance_id", b"instance_id", "name", b"name", "replace", b"replace", "result_accepts", b"result_accepts", "tools", b"tools", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batches", b"batches", "held_tasks", b"held_tasks", "instance_id", b"instance_id", "name", b"name", "replace", b"replace", "result_accepts", b"result_accepts", "tools", b"tools", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -773,6 +794,7 @@ class AttachResponse(_message.Message):
     ACK_FIELD_NUMBER: _builtins.int
     RECONCILE_FIELD_NUMBER: _builtins.int
     PING_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def welcome(self) -> Global___HandWelcome: ...
     @_builtins.property
@@ -785,6 +807,10 @@ class AttachResponse(_message.Message):
     def reconcile(self) -> Global___Reconcile: ...
     @_builtins.property
     def ping(self) -> Global___Ping: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___AttachResponse]:
+        """Frames that follow this one, sent to a Hand granted `batches` (see "Batches" above)."""
+
     def __init__(
         self,
         *,
@@ -794,10 +820,11 @@ class AttachResponse(_message.Message):
         ack: Global___ReportAck | None = ...,
         reconcile: Global___Reconcile | None = ...,
         ping: Global___Ping | None = ...,
+        more: _abc.Iterable[Global___AttachResponse] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "cancel", b"cancel", "frame", b"frame", "offer", b"offer", "ping", b"ping", "reconcile", b"reconcile", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "cancel", b"cancel", "frame", b"frame", "offer", b"offer", "ping", b"ping", "reconcile", b"reconcile", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "cancel", b"cancel", "frame", b"frame", "more", b"more", "offer", b"offer", "ping", b"ping", "reconcile", b"reconcile", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["welcome", "offer", "cancel", "ack", "reconcile", "ping"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
@@ -818,6 +845,7 @@ class HandWelcome(_message.Message):
     SERVES_FIELD_NUMBER: _builtins.int
     SERVES_ALL_FIELD_NUMBER: _builtins.int
     RESULT_ACCEPTS_FIELD_NUMBER: _builtins.int
+    BATCHES_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """Runtime id of this attachment."""
     hand_name: _builtins.str
@@ -834,6 +862,10 @@ class HandWelcome(_message.Message):
     result_accepts: _builtins.bool
     """The Mind takes a result for a task still offered as its acceptance too (see "Result as
     acceptance" above); set only when the hello asked for it.
+    """
+    batches: _builtins.bool
+    """The Mind reads batched frames from this Hand and batches its own to it (see "Batches"
+    above); set only when the hello asked for it.
     """
     @_builtins.property
     def serves(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
@@ -853,10 +885,11 @@ class HandWelcome(_message.Message):
         serves: _abc.Iterable[_builtins.str] | None = ...,
         serves_all: _builtins.bool = ...,
         result_accepts: _builtins.bool = ...,
+        batches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "hand_id", b"hand_id", "hand_name", b"hand_name", "heartbeat_interval_ms", b"heartbeat_interval_ms", "heartbeat_timeout_ms", b"heartbeat_timeout_ms", "result_accepts", b"result_accepts", "run_timeout_ms", b"run_timeout_ms", "serves", b"serves", "serves_all", b"serves_all"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "batches", b"batches", "hand_id", b"hand_id", "hand_name", b"hand_name", "heartbeat_interval_ms", b"heartbeat_interval_ms", "heartbeat_timeout_ms", b"heartbeat_timeout_ms", "result_accepts", b"result_accepts", "run_timeout_ms", b"run_timeout_ms", "serves", b"serves", "serves_all", b"serves_all"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -110,6 +110,15 @@ result for a task offered to a Hand without the grant is refused (ACK_STATUS_INV
 Mind that does not know the field leaves it unset in its welcome, and the Hand then sends
 `accepted` first, as every Hand does.
 
+Batches. A Hand whose hello sets `batches`, answered by a welcome that sets it too, may send
+several frames as one: the frames in a frame's `more` follow it, in order, exactly as if each
+had been sent on its own (each report keeps its own `seq` and gets its own ack). The Mind
+then batches its frames to that Hand the same way (`AttachResponse.more`), so frames that
+are ready together (acks committed in one group, offers recorded together, results of tools
+that finished together) cost one message. Neither side nests `more` in a frame of `more`,
+and a hello is never batched. A Mind that does not know the field leaves it unset in its
+welcome, and the Hand then sends every frame on its own, as every Hand does.
+
 Terminal states (exactly one per task, arbitrated and persisted by the Mind's Registry):
 SUCCEEDED, FAILED, REJECTED, CANCELLED, TIMED_OUT, LOST. The first terminal committed wins;
 any later one is refused (ack ACK_STATUS_ALREADY_TERMINAL) and logged as a conflict. A cancel

@@ -1,6 +1,8 @@
-"""Result as acceptance (`result_accepts` in hand.proto): a Hand granted it answers a quick
-offer with its result alone, a slow task is still accepted first, and a Hand that did not ask
-for it keeps the offer → accepted → result path, over real gRPC with the real Mind side."""
+"""What a Hand asks for in its hello, over real gRPC with the real Mind side. Result as
+acceptance (`result_accepts` in hand.proto): a Hand granted it answers a quick offer with its
+result alone, a slow task is still accepted first, and a Hand that did not ask keeps the
+offer → accepted → result path. Batches (`batches`): frames sent as one message are each
+applied and acknowledged, and a Hand that did not ask never gets a batch."""
 
 from __future__ import annotations
 
@@ -133,3 +135,72 @@ async def test_progress_of_a_task_granted_result_as_acceptance_follows_its_accep
     outcome = await link.tool("laptop__chatty").run({}, tool_context(progress))
     assert outcome.ok and progress == [("started", 0.1)]
     assert ("offered", "accepted") in await states_of_the_only_task(link)
+
+
+async def _offers_and_acks(
+    link: Link, *, asks: bool, calls: int = 8
+) -> tuple[hand_pb2.HandWelcome, list[hand_pb2.AttachResponse], list[hand_pb2.ReportAck]]:
+    """A raw stream whose hello asks for batches (or not) is offered `calls` tasks recorded
+    together and answers them with their results in one message: the welcome, the messages
+    that carried the offers, and every ack."""
+    async with open_channel(link.target) as channel:
+        call = hand_pb2_grpc.HandLinkStub(channel).Attach(metadata=bearer_metadata(link.token))
+        tool = hand_pb2.ToolSpec(name="echo", description="echo", parameters_json_schema="{}")
+        hello = hand_pb2.HandHello(tools=[tool], result_accepts=True, batches=asks)
+        await call.write(hand_pb2.AttachRequest(hello=hello))
+        welcome = (await call.read()).welcome
+        specs = [
+            NewTask(CONVERSATION, "run_1", f"call_{n}", "laptop", "echo", {}, DetailMode.SUMMARY)
+            for n in range(calls)
+        ]
+        await asyncio.gather(*(link.remote.authority.offer(spec) for spec in specs))
+        messages, offers = [], []
+        while len(offers) < calls:
+            message = await asyncio.wait_for(call.read(), 10)
+            messages.append(message)
+            offers += [frame.offer for frame in (message, *message.more)]
+        results = [
+            hand_pb2.AttachRequest(
+                seq=n + 1,
+                result=hand_pb2.TaskResult(task_id=offer.task_id, attempt=1, ok=True, output="hi"),
+            )
+            for n, offer in enumerate(offers)
+        ]
+        first, *others = results
+        first.more.extend(others)
+        await call.write(first)
+        acks: list[hand_pb2.ReportAck] = []
+        while len(acks) < calls:
+            message = await asyncio.wait_for(call.read(), 10)
+            acks += [frame.ack for frame in (message, *message.more)]
+        call.cancel()
+    return welcome, messages, acks
+
+
+async def test_a_batch_of_results_is_applied_and_acknowledged_frame_by_frame(link: Link) -> None:
+    welcome, messages, acks = await _offers_and_acks(link, asks=True)
+    assert welcome.batches
+    assert len(messages) < 8, "offers recorded together went as one message each"
+    assert sorted(ack.seq for ack in acks) == list(range(1, 9))
+    assert {ack.status for ack in acks} == {hand_pb2.ACK_STATUS_OK}
+    for ack in acks:
+        record = await link.remote.registry.get(ack.task_id)
+        assert record is not None and record.state.value == "succeeded"
+
+
+async def test_a_hand_that_does_not_ask_for_batches_gets_one_frame_per_message(
+    link: Link,
+) -> None:
+    welcome, messages, _ = await _offers_and_acks(link, asks=False, calls=8)
+    assert not welcome.batches
+    assert len(messages) == 8 and not any(message.more for message in messages)
+
+
+async def test_an_sdk_hand_granted_batches_answers_many_calls_in_flight(link: Link, serve) -> None:
+    hand = timed_hand()
+    await serve(hand, link.target, link.token)
+    tool = link.tool("laptop__nap")
+    outcomes = await asyncio.gather(
+        *(tool.run({"seconds": 0}, tool_context(call_id=f"call_{n}")) for n in range(32))
+    )
+    assert all(outcome.ok and outcome.output == "rested" for outcome in outcomes)
