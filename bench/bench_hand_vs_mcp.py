@@ -8,8 +8,9 @@ the same text back, with 1 and with 32 calls in flight:
 * **ToBe**: the call made by the Mind through the remote tool the model would call, executed by
   an SDK Hand in a process of its own over the real HandLink contract, each report committed
   to a SQLite file (WAL, the store's default synchronous) before it is acknowledged
-  (`hand_round_trip.py`). The Hand's result answers the offer (`result_accepts`, see
-  hand.proto); `--classic` runs a Hand that sends `accepted` first, as older Hands do.
+  (`hand_round_trip.py`). The Hand's result answers the offer and frames ready together go as
+  one message (`result_accepts` and `batches`, see hand.proto); `--classic` runs a Hand that
+  asks for neither, as older Hands: offer, accepted, ack, result, ack, one message each.
 
 The two alternate, each measured `--rounds` times; the best of each is printed with the ratio
 ToBe/MCP and the Mind process's CPU per round trip.
@@ -18,7 +19,7 @@ Reproduce:
 
     python bench/bench_hand_vs_mcp.py              # 3 rounds of 3 s per measurement
     python bench/bench_hand_vs_mcp.py --seconds 1 --rounds 2
-    python bench/bench_hand_vs_mcp.py --classic    # a Hand that sends `accepted` first
+    python bench/bench_hand_vs_mcp.py --classic    # a Hand that asks for neither
 """
 
 from __future__ import annotations
@@ -56,7 +57,7 @@ async def mcp_round_trip() -> AsyncIterator[RoundTrip]:
         yield round_trip
 
 
-async def main(seconds: float, rounds: int, result_accepts: bool) -> None:
+async def main(seconds: float, rounds: int, classic: bool) -> None:
     logging.basicConfig(level=logging.ERROR)
     mcp: dict[int, float] = dict.fromkeys(IN_FLIGHT, 0.0)
     tobe: dict[int, float] = dict.fromkeys(IN_FLIGHT, 0.0)
@@ -65,7 +66,7 @@ async def main(seconds: float, rounds: int, result_accepts: bool) -> None:
         url = f"sqlite:///{Path(directory) / 'bench.db'}"
         async with (
             mcp_round_trip() as mcp_call,
-            hand_round_trip(url, ARGUMENTS, result_accepts=result_accepts) as tobe_call,
+            hand_round_trip(url, ARGUMENTS, classic=classic) as tobe_call,
         ):
             for _ in range(rounds):
                 for n in IN_FLIGHT:
@@ -87,6 +88,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=3.0, help="duration of each measurement")
     parser.add_argument("--rounds", type=int, default=3, help="measurements of each side")
-    parser.add_argument("--classic", action="store_true", help="a Hand that sends `accepted` first")
+    parser.add_argument("--classic", action="store_true", help="a Hand that asks for neither")
     arguments = parser.parse_args()
-    asyncio.run(main(arguments.seconds, arguments.rounds, not arguments.classic))
+    asyncio.run(main(arguments.seconds, arguments.rounds, arguments.classic))

@@ -32,8 +32,9 @@ from tobe.runtime.server import start_server
 
 CONVERSATION = "p_bench"
 TOKEN_VARIABLE = "TOBE_BENCH_HAND_TOKEN"
-# "0" in the Hand's environment: it does not ask for result-as-acceptance (hand.proto).
-RESULT_ACCEPTS_VARIABLE = "TOBE_BENCH_HAND_RESULT_ACCEPTS"
+# "1" in the Hand's environment: it asks for nothing in its hello (neither result-as-acceptance
+# nor batches, see hand.proto), as older Hands.
+CLASSIC_VARIABLE = "TOBE_BENCH_HAND_CLASSIC"
 WARM_UP = 0.5
 
 RoundTrip = Callable[[], Awaitable[None]]
@@ -79,10 +80,10 @@ def script(path: str, *arguments: str, env: dict[str, str] | None = None) -> Ite
 
 @contextlib.asynccontextmanager
 async def hand_round_trip(
-    url: str, arguments: dict[str, Any], *, result_accepts: bool = True
+    url: str, arguments: dict[str, Any], *, classic: bool = False
 ) -> AsyncIterator[RoundTrip]:
     """A Mind on the store at `url` with an SDK Hand attached: yields one echo round trip.
-    `result_accepts=False` runs a Hand that always sends `accepted` first, as older Hands."""
+    `classic` runs a Hand that asks for nothing in its hello, as older Hands."""
     upgrade(url)
     database = Database.open(url)
 
@@ -98,7 +99,7 @@ async def hand_round_trip(
         interceptors=[AuthInterceptor(store_authenticator(database))],
     )
     target = f"127.0.0.1:{server.bound['127.0.0.1:0']}"
-    env = {TOKEN_VARIABLE: token, RESULT_ACCEPTS_VARIABLE: "1" if result_accepts else "0"}
+    env = {TOKEN_VARIABLE: token, CLASSIC_VARIABLE: "1" if classic else "0"}
     try:
         with script(__file__, target, env=env):
             while not remote.tools.tools_for(CONVERSATION):
@@ -124,7 +125,8 @@ async def serve_hand(target: str) -> None:
     """An SDK Hand with one echo tool, attached until killed."""
     from hand import Hand
 
-    hand = Hand("bench", result_accepts=os.environ.get(RESULT_ACCEPTS_VARIABLE) != "0")
+    asks = os.environ.get(CLASSIC_VARIABLE) != "1"
+    hand = Hand("bench", result_accepts=asks, batches=asks)
 
     @hand.tool
     async def echo(text: str = "") -> str:
