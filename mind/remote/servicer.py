@@ -215,22 +215,13 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             log.info("hand stream already gone; not sent: %s %s", code.name, frame.message)
 
     async def _next(
-        self,
-        frames: AsyncIterator[hand_pb2.AttachRequest],
-        ping: HandConnection | None = None,
+        self, frames: AsyncIterator[hand_pb2.AttachRequest]
     ) -> hand_pb2.AttachRequest | None:
         """The next frame; None when the Hand ended the stream. Raises TimeoutError when the
-        Hand stayed silent for the heartbeat timeout; `ping`, when given, is sent a ping once
-        half of it has passed."""
-        timeout = self._settings.heartbeat_timeout
+        Hand stayed silent for the heartbeat timeout."""
         reading = asyncio.ensure_future(read_one(frames))
         try:
-            if ping is not None:
-                await asyncio.wait([reading], timeout=timeout / 2)
-                if not reading.done():
-                    ping.send(PingFrame())
-                    timeout -= timeout / 2
-            await asyncio.wait([reading], timeout=timeout)
+            await asyncio.wait([reading], timeout=self._settings.heartbeat_timeout)
             if not reading.done():
                 raise TimeoutError
             return reading.result()
@@ -242,17 +233,33 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     ) -> None:
         reason, message = CloseReason.ENDED, "the Hand ended the stream"
         reports = StreamReports(connection, self._spawn, self._apply)
+        # Timed from when reading resumes, as a frame each: one ping after half the heartbeat
+        # timeout without a frame, the end of the stream after all of it. A deadline moved per
+        # frame costs less than a task and two waits per frame.
+        timeout = self._settings.heartbeat_timeout
+        loop = asyncio.get_running_loop()
+        ping = loop.call_later(timeout / 2, connection.send, PingFrame())
         try:
-            while (batch := await self._next(frames, ping=connection)) is not None:
-                for frame in unbatched(batch):
-                    if task_of(frame):
-                        await reports.apply(frame)
-                    else:
-                        await self._guarded(self._apply(connection, frame))
+            async with asyncio.timeout(timeout) as silence:
+                async for batch in frames:
+                    ping.cancel()
+                    silence.reschedule(None)
+                    for frame in unbatched(batch):
+                        if task_of(frame):
+                            await reports.apply(frame)
+                        else:
+                            await self._guarded(self._apply(connection, frame))
+                    silence.reschedule(loop.time() + timeout)
+                    ping = loop.call_later(timeout / 2, connection.send, PingFrame())
         except TimeoutError:
-            reason = CloseReason.SILENT
-            message = f"no frame from the Hand for {self._settings.heartbeat_timeout:g} s"
-            log.warning("hand %s: %s; closing its stream", connection.name, message)
+            if silence.expired():
+                reason = CloseReason.SILENT
+                message = f"no frame from the Hand for {timeout:g} s"
+                log.warning("hand %s: %s; closing its stream", connection.name, message)
+            elif self._failed_to_apply(connection):
+                message = "the Mind failed to apply a frame"
+            else:
+                return
         except grpc.aio.AbortError:
             # A frame did not decode and the call already ended with INVALID_ARGUMENT; ending
             # the connection without a status of its own lets the handler return.
@@ -262,11 +269,21 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         except asyncio.CancelledError:
             raise
         except Exception:
-            if connection.closed is not None:
-                return  # the stream is being ended from the Mind's side; reading just stopped
-            log.exception("hand %s: failed to apply a frame; closing its stream", connection.name)
+            if not self._failed_to_apply(connection):
+                return
             message = "the Mind failed to apply a frame"
+        finally:
+            ping.cancel()
         connection.close(reason, message)
+
+    @staticmethod
+    def _failed_to_apply(connection: HandConnection) -> bool:
+        """Log a frame that failed; False when the stream is being ended from the Mind's side
+        anyway (reading just stopped)."""
+        if connection.closed is not None:
+            return False
+        log.exception("hand %s: failed to apply a frame; closing its stream", connection.name)
+        return True
 
     async def _apply(self, connection: HandConnection, frame: hand_pb2.AttachRequest) -> None:
         kind, seq = frame.WhichOneof("frame"), frame.seq
