@@ -350,9 +350,13 @@ class Authority:
                 connection.name,
                 task_id,
             )
+        ack = AckFrame(task_id, attempt, report.status, report.message, kind, seq)
         if report.applied and report.task is not None and report.task.terminal:
             self._settle(report.task)
-        connection.send(AckFrame(task_id, attempt, report.status, report.message, kind, seq))
+            # The call waiting for the terminal goes first; the ack's write follows at once.
+            asyncio.get_running_loop().call_soon(connection.send, ack)
+        else:
+            connection.send(ack)
         return report
 
     def _settle(self, record: TaskRecord, *, deliver: bool = True) -> None:
