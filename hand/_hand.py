@@ -24,7 +24,7 @@ attaches, when the stream ends and before each reconnect. `run` is the same for 
 blocking, and a refusal ends the program with one line and status 1.
 
 A Hand answers a quick call with its result alone when the Mind allows it (`result_accepts`
-in hello.proto's "Result as acceptance"): it sends `accepted` only for a task still running
+in hand.proto's "Result as acceptance"): it sends `accepted` only for a task still running
 `ACCEPT_DELAY` after the offer, or before the task's first progress, so a quick tool costs one
 report and one ack. `Hand(..., result_accepts=False)` always sends `accepted` first. With the
 Mind's consent it also sends the frames queued together as one message and reads the Mind's
