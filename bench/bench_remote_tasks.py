@@ -1,17 +1,18 @@
 """Remote task round trips per second next to a raw gRPC bidirectional echo.
 
-A round trip is one remote tool call: offer → accepted → result, each transition committed to
-the store (SQLite file, WAL, through the store's group-committing writer) before it is
-acknowledged, through the real HandLink servicer (behind the authenticating interceptor), the
-Authority, the Registry, and an SDK Hand with a no-op tool in a process of its own, as in a
-deployment.
+A round trip is one remote tool call (`hand_round_trip.py`): offer → result (→ ack), with
+`accepted` only for a task still running after a moment (hand.proto's "Result as acceptance"),
+each transition committed to the store (SQLite file, WAL, through the store's group-committing
+writer) before it is acknowledged, through the real HandLink servicer (behind the
+authenticating interceptor), the Authority, the Registry, and an SDK Hand with an echo tool in
+a process of its own, as in a deployment.
 
 Two baselines run in the same invocation, on the same kind of server, each with its peer in a
 process of its own and the server's side measured, as the Mind's is:
 
 * **echo**: the server writes a frame and reads the peer's answer;
-* **messages**: the server exchanges exactly the frames of a round trip (offer, accepted, ack,
-  result, ack) and does nothing else: no store, no registry, no timers. It is the ceiling the
+* **messages**: the server exchanges exactly the frames of a quick round trip (offer, result,
+  ack) and does nothing else: no store, no registry, no timers. It is the ceiling the
   protocol allows on this machine; `messages/echo` shows what the frames alone cost.
 
 Each runs with 1 and with 32 round trips in flight.
@@ -29,38 +30,24 @@ import argparse
 import asyncio
 import contextlib
 import logging
-import os
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from pathlib import Path
 
 import grpc
+from hand_round_trip import WARM_UP, hand_round_trip, measure_with_cpu, script
 
-from mind.credentials import issue, store_authenticator
-from mind.credentials.interceptor import AuthInterceptor
-from mind.remote.execution import RemoteExecution
-from mind.store.database import Database
-from mind.store.migrate import upgrade
-from mind.store.models import Conversation, Credential
-from mind.store.write_tx import WriteTx
-from mind.tools.base import DetailMode, ToolContext
-from tobe.config import RemoteSettings
 from tobe.runtime.channel import open_channel
 from tobe.runtime.server import ServiceSpec, start_server
 from tobe.v1 import hand_pb2, hand_pb2_grpc
 
-CONVERSATION = "p_bench"
 IN_FLIGHT = (1, 32)
-TOKEN_VARIABLE = "TOBE_BENCH_HAND_TOKEN"
-WARM_UP = 0.5
 
 OFFER = hand_pb2.AttachResponse(offer=hand_pb2.TaskOffer(task_id="t", attempt=1, tool="noop"))
 ACK = hand_pb2.AttachResponse(ack=hand_pb2.ReportAck(task_id="t", attempt=1))
-ACCEPTED = hand_pb2.AttachRequest(accepted=hand_pb2.TaskAccepted(task_id="t", attempt=1))
 RESULT = hand_pb2.AttachRequest(
     result=hand_pb2.TaskResult(task_id="t", attempt=1, ok=True, output="ok")
 )
@@ -75,7 +62,7 @@ class Counter:
 
 
 class BaselineLink(hand_pb2_grpc.HandLinkServicer):
-    """The server side of a baseline stream: the echo's two frames, or a round trip's five."""
+    """The server side of a baseline stream: the echo's two frames, or a round trip's three."""
 
     def __init__(self, pattern: str, counter: Counter) -> None:
         self._pattern = pattern
@@ -93,54 +80,28 @@ class BaselineLink(hand_pb2_grpc.HandLinkServicer):
                 await anext(frames)
                 if self._pattern == "messages":
                     await context.write(ACK)
-                    await anext(frames)
-                    await context.write(ACK)
                 self._counter.done += 1
 
 
 async def baseline_peer(target: str, streams: int) -> None:
-    """The client side of `streams` baseline streams: answers an offer with accepted and
-    every second ack with a result, as a Hand does."""
+    """The client side of `streams` baseline streams: answers an offer with a result, as a
+    Hand does with a quick tool."""
 
     async def stream(channel: grpc.aio.Channel) -> None:
         call = hand_pb2_grpc.HandLinkStub(channel).Attach()
-        acks = 0
         async for response in call:
             if response.WhichOneof("frame") == "offer":
-                await call.write(ACCEPTED)
-            else:
-                acks += 1
-                if acks % 2:
-                    await call.write(RESULT)
+                await call.write(RESULT)
 
     async with open_channel(target) as channel:
         await asyncio.gather(*(stream(channel) for _ in range(streams)), return_exceptions=True)
 
 
-async def hand_peer(target: str) -> None:
-    """An SDK Hand with one no-op tool, attached until killed."""
-    from hand import Hand
-
-    hand = Hand("bench")
-
-    @hand.tool
-    async def noop() -> str:
-        """Does nothing."""
-        return "ok"
-
-    await hand.serve(target, os.environ[TOKEN_VARIABLE])
-
-
 @contextlib.contextmanager
-def peer(*arguments: str, env: dict[str, str] | None = None) -> Iterator[None]:
-    """This script, run as a peer process, killed on the way out."""
-    command = [sys.executable, __file__, "--peer", *arguments]
-    process = subprocess.Popen(command, env={**os.environ, **(env or {})})
-    try:
+def peer(target: str, streams: int) -> Iterator[None]:
+    """This script, run as the baseline's peer process, killed on the way out."""
+    with script(__file__, "--peer", target, str(streams)):
         yield
-    finally:
-        process.kill()
-        process.wait()
 
 
 async def baseline_rates(pattern: str, seconds: float) -> dict[int, float]:
@@ -153,7 +114,7 @@ async def baseline_rates(pattern: str, seconds: float) -> dict[int, float]:
         )
         server = await start_server([spec], ["127.0.0.1:0"])
         try:
-            with peer("baseline", f"127.0.0.1:{server.bound['127.0.0.1:0']}", str(in_flight)):
+            with peer(f"127.0.0.1:{server.bound['127.0.0.1:0']}", in_flight):
                 while not counter.done:  # the peer process is still starting
                     await asyncio.sleep(0.05)
                 await asyncio.sleep(WARM_UP)
@@ -166,66 +127,15 @@ async def baseline_rates(pattern: str, seconds: float) -> dict[int, float]:
     return rates
 
 
-async def measure(
-    round_trip: Callable[[], Awaitable[None]], in_flight: int, seconds: float
-) -> float:
-    """Round trips per second with `in_flight` workers looping until the time is up."""
-    deadline = time.perf_counter() + seconds
-    done = 0
-
-    async def worker() -> None:
-        nonlocal done
-        while time.perf_counter() < deadline:
-            await round_trip()
-            done += 1
-
-    start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(in_flight)))
-    return done / (time.perf_counter() - start)
-
-
 async def task_rates(seconds: float, url: str) -> tuple[dict[int, float], dict[int, float]]:
     """Round trips per second, and the Mind process's CPU milliseconds per round trip."""
-    upgrade(url)
-    database = Database.open(url)
-
-    def prepare(tx: WriteTx) -> tuple[Credential, str]:
-        tx.session.add(Conversation(key=CONVERSATION, owner="bench"))
-        return issue(tx.session, kind="hand", principal="bench")
-
-    _, token = await database.write(prepare)
-    remote = RemoteExecution.build(database, RemoteSettings(), audience=lambda _key: ["bench"])
-    server = await start_server(
-        [remote.service_spec()],
-        ["127.0.0.1:0"],
-        interceptors=[AuthInterceptor(store_authenticator(database))],
-    )
     rates: dict[int, float] = {}
     cpu: dict[int, float] = {}
-    target = f"127.0.0.1:{server.bound['127.0.0.1:0']}"
-    try:
-        with peer("hand", target, env={TOKEN_VARIABLE: token}):
-            while not remote.tools.tools_for(CONVERSATION):
-                await asyncio.sleep(0.05)
-            (tool,) = remote.tools.tools_for(CONVERSATION)
-            context = ToolContext(
-                CONVERSATION, "run", "call", "bench", DetailMode.SUMMARY, lambda _m, _f: None
+    async with hand_round_trip(url, {}) as round_trip:
+        for in_flight in IN_FLIGHT:
+            rates[in_flight], cpu[in_flight] = await measure_with_cpu(
+                round_trip, in_flight, seconds
             )
-
-            async def round_trip() -> None:
-                outcome = await tool.run({}, context)
-                assert outcome.ok, outcome.error
-
-            await measure(round_trip, 1, WARM_UP)
-            for in_flight in IN_FLIGHT:
-                started = time.process_time()
-                rates[in_flight] = await measure(round_trip, in_flight, seconds)
-                spent = time.process_time() - started
-                cpu[in_flight] = spent * 1000 / (rates[in_flight] * seconds)
-    finally:
-        await remote.close()
-        await server.stop(0)
-        await database.close()
     return rates, cpu
 
 
@@ -249,11 +159,8 @@ async def main(seconds: float, url: str) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--peer"]:
         logging.basicConfig(level=logging.ERROR)
-        role, target, *streams = sys.argv[2:]
-        if role == "baseline":
-            asyncio.run(baseline_peer(target, int(streams[0])))
-        else:
-            asyncio.run(hand_peer(target))
+        target, streams = sys.argv[2:]
+        asyncio.run(baseline_peer(target, int(streams)))
         sys.exit(0)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0, help="duration of each measurement")

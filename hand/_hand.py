@@ -23,6 +23,13 @@ it (kind and number) arrives. It logs (logger `hand`, see `hand._lines`) one lin
 attaches, when the stream ends and before each reconnect. `run` is the same for a script:
 blocking, and a refusal ends the program with one line and status 1.
 
+A Hand answers a quick call with its result alone when the Mind allows it (`result_accepts`
+in hand.proto's "Result as acceptance"): it sends `accepted` only for a task still running
+`ACCEPT_DELAY` after the offer, or before the task's first progress, so a quick tool costs one
+report and one ack. `Hand(..., result_accepts=False)` always sends `accepted` first. With the
+Mind's consent it also sends the frames queued together as one message and reads the Mind's
+batches (`batches`, see "Batches" in hand.proto); `Hand(..., batches=False)` does not.
+
 Tools may come and go while the Hand runs (`add_tool`, `remove_tool`, `replace_tools`, called
 from the event loop the Hand runs on): the changes of one event-loop turn reach the Mind as one
 `tools_changed` with the whole current set, and every hello declares the set of its moment.
@@ -66,6 +73,12 @@ _SOURCES = {
 # Endings that retrying cannot fix ("Stream endings" in hand.proto): the operator must change
 # the credential or the Hand. ABORTED: another Hand took this Hand's name over (`replace`);
 # reconnecting would take it back, and the two would replace each other forever.
+# How long a task granted result-as-acceptance may run before the Hand sends `accepted` (never
+# more than half the offer's accept timeout): long enough for a quick tool's result to answer
+# the offer, short enough that a slow tool's acceptance is not noticeably late.
+ACCEPT_DELAY = 0.02
+# The most frames one message carries when the Mind granted batches.
+BATCH = 64
 _FINAL = (
     grpc.StatusCode.UNAUTHENTICATED,
     grpc.StatusCode.PERMISSION_DENIED,
@@ -141,6 +154,8 @@ class HeldTask:
     result: hand_pb2.TaskResult | None = None
     # The sequence number the result was last sent with; only its ack releases the result.
     result_seq: int = 0
+    # The `accepted` not sent yet, waiting for the result to answer the offer instead.
+    pending_accept: asyncio.TimerHandle | None = None
 
 
 class Hand:
@@ -151,12 +166,21 @@ class Hand:
         version: str = "",
         policy: Policy | None = None,
         require_binding: bool = False,
+        result_accepts: bool = True,
+        batches: bool = True,
     ) -> None:
         self.name = name
         self.version = version
         self.policy = policy
         # Reject effectful offers that come without an approval binding.
         self.require_binding = require_binding
+        # Ask the Mind to take a result for a task still offered as its acceptance too.
+        self.result_accepts = result_accepts
+        # Whether the current stream's welcome granted it.
+        self._result_accepted = False
+        # Ask the Mind for batched frames both ways; whether the current welcome granted them.
+        self.batches = batches
+        self._batched = False
         self.tools: dict[str, Tool] = {}
         self.held: dict[str, HeldTask] = {}
         self.hand_id = ""
@@ -367,19 +391,28 @@ class Hand:
                 if not isinstance(response, hand_pb2.AttachResponse):
                     return
                 await self._handle(response, backoff)
+                for frame in response.more:
+                    await self._handle(frame, backoff)
         finally:
             self._outbox = None
+            self._result_accepted = False
+            self._batched = False
             self.attached.clear()
+            # The next hello lists these tasks as running; reconciliation accepts them.
+            for held in self.held.values():
+                self._forget_accept(held)
             try:
                 await cancel_and_wait(writer, beats)
             finally:
                 call.cancel()
 
-    @staticmethod
-    async def _write(call: Call, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
+    async def _write(self, call: Call, outbox: asyncio.Queue[hand_pb2.AttachRequest]) -> None:
         try:
             while True:
-                await call.write(await outbox.get())
+                frame = await outbox.get()
+                while self._batched and not outbox.empty() and len(frame.more) < BATCH:
+                    frame.more.append(outbox.get_nowait())
+                await call.write(frame)
         except asyncio.InvalidStateError:
             # The stream ended while a frame was on its way: the reader reports how it ended
             # (this used to escape from the stream's cleanup and stop the whole Hand).
@@ -433,6 +466,8 @@ class Hand:
             tools=self._specs(),
             instance_id=self.instance_id,
             replace=self._replace,
+            result_accepts=self.result_accepts,
+            batches=self.batches,
         )
         for held in self.held.values():
             state = (
@@ -453,6 +488,8 @@ class Hand:
             backoff.reset()
             self._replace = False
             self.hand_id = response.welcome.hand_id
+            self._result_accepted = self.result_accepts and response.welcome.result_accepts
+            self._batched = self.batches and response.welcome.batches
             if response.welcome.heartbeat_interval_ms > 0:
                 self._heartbeat_interval = response.welcome.heartbeat_interval_ms / 1000
             self._welcomes += 1
@@ -494,11 +531,13 @@ class Hand:
         assert tool is not None and arguments is not None
         held = HeldTask(offer.task_id, offer.attempt)
         self.held[held.task_id] = held
-        self._report(
-            hand_pb2.AttachRequest(
-                accepted=hand_pb2.TaskAccepted(task_id=held.task_id, attempt=held.attempt)
+        if self._result_accepted:
+            delay = min(ACCEPT_DELAY, offer.accept_timeout_ms / 2000 or ACCEPT_DELAY)
+            held.pending_accept = asyncio.get_running_loop().call_later(
+                delay, self._send_accepted, held
             )
-        )
+        else:
+            self._send_accepted(held)
         held.job = asyncio.create_task(
             self._execute(held, tool, arguments, dict(offer.trace_context))
         )
@@ -585,7 +624,28 @@ class Hand:
         elif verdict.action == hand_pb2.RECONCILE_ACTION_RESEND_RESULT and held.result:
             self._send_result(held)
 
+    def _send_accepted(self, held: HeldTask) -> None:
+        self._forget_accept(held)
+        self._report(
+            hand_pb2.AttachRequest(
+                accepted=hand_pb2.TaskAccepted(task_id=held.task_id, attempt=held.attempt)
+            )
+        )
+
+    def _confirm(self, held: HeldTask) -> None:
+        """Send the task's pending `accepted` now (a progress report must follow it)."""
+        if held.pending_accept is not None:
+            self._send_accepted(held)
+
+    @staticmethod
+    def _forget_accept(held: HeldTask) -> None:
+        """Send no `accepted` for the task any more: its result answers the offer."""
+        if held.pending_accept is not None:
+            held.pending_accept.cancel()
+            held.pending_accept = None
+
     def _drop(self, held: HeldTask) -> None:
+        self._forget_accept(held)
         self.held.pop(held.task_id, None)
         if held.job is not None and not held.job.done():
             held.job.cancel()
@@ -619,6 +679,7 @@ class Hand:
     ) -> hand_pb2.TaskResult:
         def progress(message: str, fraction: float | None) -> None:
             if self.held.get(held.task_id) is held and held.result is None:
+                self._confirm(held)
                 self._report(
                     hand_pb2.AttachRequest(
                         progress=hand_pb2.TaskProgress(
@@ -663,6 +724,7 @@ class Hand:
     def _send_result(self, held: HeldTask) -> None:
         """Send the held result (again); it stays held until the Mind acknowledges it."""
         assert held.result is not None
+        self._forget_accept(held)
         held.result_seq = self._report(hand_pb2.AttachRequest(result=held.result))
 
 

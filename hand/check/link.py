@@ -117,6 +117,9 @@ class ScriptedLink(hand_pb2_grpc.HandLinkServicer):
         self._authorization = f"Bearer {token}"
         self.streams: asyncio.Queue[Stream] = asyncio.Queue()
         self.refused: list[str] = []
+        # Welcome the next streams granting result-as-acceptance and batches to a Hand that
+        # asks for them.
+        self.granting = False
         self._count = 0
 
     async def Attach(
@@ -150,6 +153,8 @@ class ScriptedLink(hand_pb2_grpc.HandLinkServicer):
                     run_timeout_ms=int(RUN_TIMEOUT * 1000),
                     heartbeat_timeout_ms=int(HEARTBEAT_TIMEOUT * 1000),
                     serves_all=True,
+                    result_accepts=self.granting and first.hello.result_accepts,
+                    batches=self.granting and first.hello.batches,
                 )
             )
             self.streams.put_nowait(stream)
@@ -167,6 +172,7 @@ class ScriptedLink(hand_pb2_grpc.HandLinkServicer):
     @staticmethod
     async def _read(stream: Stream, frames: AsyncIterator[hand_pb2.AttachRequest]) -> None:
         with contextlib.suppress(grpc.aio.AioRpcError, grpc.aio.AbortError):
-            async for frame in frames:
-                await stream._received(frame)
+            async for batch in frames:
+                for frame in (batch, *batch.more):
+                    await stream._received(frame)
         await stream._close()

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import grpc
 import jsonschema
 
-from hand.check.link import HEARTBEAT_INTERVAL
+from hand.check.link import ACCEPT_TIMEOUT, HEARTBEAT_INTERVAL
 from hand.check.session import Failure, Session, describe, kind
 from tobe.runtime.digest import arguments_digest
 from tobe.v1 import common_pb2, hand_pb2
@@ -298,6 +298,68 @@ async def approvals(session: Session) -> None:
         )
 
 
+async def granted(session: Session) -> None:
+    """What a Hand asks for in its hello, granted: result-as-acceptance (a quick result may
+    answer its offer alone, a slow task is still accepted in time) and batches (offers sent as
+    one message are each answered). The stream after it has no grant again; `normal` and the
+    others check the Hand's path without them."""
+    hello = session.stream.hello
+    if not hello.result_accepts and not hello.batches:
+        return  # the Hand asks for neither: the other scenarios check its only path
+    session.link.granting = True
+    try:
+        await session.force_reconnect()
+        _drop_all(session)
+        if hello.batches:
+            await _batched_offers(session)
+        if hello.result_accepts:
+            await _result_accepts(session)
+    finally:
+        session.link.granting = False
+        await session.force_reconnect()
+        _drop_all(session)
+
+
+async def _batched_offers(session: Session) -> None:
+    batch = [(session.task_id("batched"), text) for text in ("first in batch", "second in batch")]
+    session.offer_batch([(task_id, ECHO, _text(text)) for task_id, text in batch])
+    for task_id, text in batch:
+        frame = await session.report(task_id, "result or accepted", ACCEPT_TIMEOUT)
+        if kind(frame) == "accepted":
+            session.ack(frame)
+            await _echo_result(session, task_id, text)
+        elif kind(frame) != "result" or frame.result.output != text:
+            raise Failure(f"an offer sent in a batch was answered with {describe(frame)}")
+        else:
+            session.ack(frame)
+
+
+async def _result_accepts(session: Session) -> None:
+    quick = session.task_id("at-once")
+    session.offer(quick, ECHO, _text("at once"))
+    frame = await session.report(quick, "result or accepted", ACCEPT_TIMEOUT)
+    if kind(frame) == "accepted":
+        session.ack(frame)
+        await _echo_result(session, quick, "at once")
+    elif kind(frame) != "result" or frame.result.attempt != 1:
+        raise Failure(f"the first report after a granted offer was {describe(frame)}")
+    elif not frame.result.ok or frame.result.output != "at once":
+        raise Failure(f"the result alone was {describe(frame)}, not ok 'at once'")
+    else:
+        session.ack(frame)
+    slow = session.task_id("slow")
+    session.offer(slow, WAIT, '{"seconds":1.5}')
+    frame = await session.report(slow, "accepted", ACCEPT_TIMEOUT / 2)
+    if kind(frame) != "accepted":
+        raise Failure(
+            f"the first report of a task still running was {describe(frame)}, not accepted"
+        )
+    session.ack(frame)
+    _, result = await session.until_result(slow)
+    if not result.ok or result.output != "done":
+        raise Failure(f"the result was ok={result.ok} output={result.output!r}, not 'done'")
+
+
 def _binding(digest: str) -> hand_pb2.ApprovalBinding:
     return hand_pb2.ApprovalBinding(
         approval_id="check-approval",
@@ -416,6 +478,18 @@ SCENARIOS = (
             "digest differs from its own.",
         ),
         approvals,
+    ),
+    Scenario(
+        "granted",
+        (
+            "a result for a task still offered accepts it and ends it in one report, committed "
+            "together",
+            "Such a Hand still sends `accepted` for a task whose result is not ready soon after "
+            "the offer",
+            "the frames in a frame's `more` follow it, in order, exactly as if each had been sent "
+            "on its own",
+        ),
+        granted,
     ),
     Scenario(
         "final",

@@ -85,18 +85,17 @@ class Session:
         attempt: int = 1,
         approval: hand_pb2.ApprovalBinding | None = None,
     ) -> None:
-        offer = hand_pb2.TaskOffer(
-            task_id=task_id,
-            attempt=attempt,
-            tool=tool,
-            arguments_json=arguments_json,
-            accept_timeout_ms=int(ACCEPT_TIMEOUT * 1000),
-            run_timeout_ms=60_000,
-            conversation_key="check",
-        )
+        offer = _offer(task_id, tool, arguments_json, attempt)
         if approval is not None:
             offer.approval.CopyFrom(approval)
         self.stream.send(hand_pb2.AttachResponse(offer=offer))
+
+    def offer_batch(self, offers: list[tuple[str, str, str]]) -> None:
+        """Offers `(task_id, tool, arguments_json)` sent as one message (for a Hand granted
+        batches): the first, with the others in its `more`."""
+        first, *others = (hand_pb2.AttachResponse(offer=_offer(*offer, 1)) for offer in offers)
+        first.more.extend(others)
+        self.stream.send(first)
 
     def ack(
         self, frame: hand_pb2.AttachRequest, status: hand_pb2.AckStatus.ValueType | None = None
@@ -170,3 +169,15 @@ class Session:
         frame = await self.stream.next_report(task_id, seconds)
         if frame is not None:
             raise Failure(f"{after}, the Hand still sent {describe(frame)}")
+
+
+def _offer(task_id: str, tool: str, arguments_json: str, attempt: int) -> hand_pb2.TaskOffer:
+    return hand_pb2.TaskOffer(
+        task_id=task_id,
+        attempt=attempt,
+        tool=tool,
+        arguments_json=arguments_json,
+        accept_timeout_ms=int(ACCEPT_TIMEOUT * 1000),
+        run_timeout_ms=60_000,
+        conversation_key="check",
+    )

@@ -301,19 +301,30 @@ class Authority:
         seq: int = 0,
     ) -> Report:
         try:
-            images = await asyncio.to_thread(self._checked_images, result)
+            images = await self._checked_images(result)
         except InvalidInput as exc:
             log.info("hand %s: result of task %s refused: %s", connection.name, task_id, exc)
             report = Report(AckStatus.INVALID, None, str(exc))
         else:
             report = await self.registry.finish(
-                task_id, attempt, result, hand_name=connection.name, images=images
+                task_id,
+                attempt,
+                result,
+                hand_name=connection.name,
+                images=images,
+                accepts=connection.result_accepts,
             )
         return self._ack(connection, task_id, attempt, report, ReportKind.RESULT, seq)
 
-    def _checked_images(self, result: HandResult) -> list[CheckedImage]:
-        if result.images and not result.ok:
+    async def _checked_images(self, result: HandResult) -> list[CheckedImage]:
+        """The result's images, checked by their bytes off the event loop (none: no check)."""
+        if not result.images:
+            return []
+        if not result.ok:
             raise InvalidInput("a failed result cannot carry images; send it without them")
+        return await asyncio.to_thread(self._check_images, result)
+
+    def _check_images(self, result: HandResult) -> list[CheckedImage]:
         limits = self.image_limits
         return check_images(
             result.images,
@@ -339,9 +350,13 @@ class Authority:
                 connection.name,
                 task_id,
             )
+        ack = AckFrame(task_id, attempt, report.status, report.message, kind, seq)
         if report.applied and report.task is not None and report.task.terminal:
             self._settle(report.task)
-        connection.send(AckFrame(task_id, attempt, report.status, report.message, kind, seq))
+            # The call waiting for the terminal goes first; the ack's write follows at once.
+            asyncio.get_running_loop().call_soon(connection.send, ack)
+        else:
+            connection.send(ack)
         return report
 
     def _settle(self, record: TaskRecord, *, deliver: bool = True) -> None:

@@ -148,6 +148,10 @@ class HandConnection:
     instance_id: str = ""
     # Principals whose conversations may use this Hand ("*": everyone); see `served_principals`.
     serves: frozenset[str] = frozenset()
+    # Its result for a task still offered accepts the task too (`HandHello.result_accepts`).
+    result_accepts: bool = False
+    # Reads and is sent batched frames (`HandHello.batches`).
+    batches: bool = False
     hand_id: str = field(default_factory=lambda: f"h_{uuid.uuid4().hex[:16]}")
     connected_at: datetime = field(default_factory=utcnow)
     _outbox: asyncio.Queue[Outbound] = field(default_factory=asyncio.Queue)
@@ -181,6 +185,17 @@ class HandConnection:
 
     async def next_frame(self) -> Outbound:
         return await self._outbox.get()
+
+    async def next_frames(self, limit: int) -> list[Outbound]:
+        """The next frame and up to `limit - 1` more already queued (one batch); a close
+        frame ends the batch."""
+        frames = [await self._outbox.get()]
+        while len(frames) < limit and not isinstance(frames[-1], CloseFrame):
+            try:
+                frames.append(self._outbox.get_nowait())
+            except asyncio.QueueEmpty:
+                break
+        return frames
 
 
 class HandHub:

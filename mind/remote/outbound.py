@@ -1,5 +1,6 @@
 """The Mind's frames to a Hand as protos: offers (with their approval binding), cancels, acks,
-pings and reconcile verdicts."""
+pings and reconcile verdicts; batched into one message, and a Hand's batch taken apart, for a
+Hand granted batches."""
 
 from __future__ import annotations
 
@@ -49,6 +50,21 @@ def binding_to_proto(binding: ApprovalBinding) -> hand_pb2.ApprovalBinding:
         source=_SOURCES[binding.source],
         detail=binding.detail,
     )
+
+
+def batched(frames: list[Outbound]) -> hand_pb2.AttachResponse:
+    """Frames as one message: the first, with the others in its `more`."""
+    first, *others = frames
+    response = to_proto(first)
+    response.more.extend(to_proto(frame) for frame in others)
+    return response
+
+
+def unbatched(frame: hand_pb2.AttachRequest) -> list[hand_pb2.AttachRequest]:
+    """A Hand's message as the frames it carries, in order (see "Batches" in hand.proto)."""
+    if not frame.more:
+        return [frame]
+    return [frame, *frame.more]
 
 
 def to_proto(frame: Outbound) -> hand_pb2.AttachResponse:

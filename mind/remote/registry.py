@@ -3,6 +3,7 @@
     offered --accept--> accepted --result--> succeeded | failed | cancelled
        |                   |
        +--reject--> rejected
+       +--result (a Hand granted result_accepts)--> succeeded | failed | cancelled
        +--(re-offer: attempt + 1, stays offered)
        +------------------+--timeout--> timed_out      (Mind side)
        +------------------+--lost-----> lost           (Mind side)
@@ -192,13 +193,16 @@ class Registry:
         *,
         hand_name: str,
         images: Sequence[CheckedImage] = (),
+        accepts: bool = False,
     ) -> Report:
-        """Record the Hand's result; its `images` (checked) are stored in the same unit."""
+        """Record the Hand's result; its `images` (checked) are stored in the same unit. With
+        `accepts` (a Hand granted `result_accepts`), a result for a task still offered accepts
+        and ends it in that one unit."""
         return await self._move(
             task_id,
             attempt,
             hand_name,
-            (TaskState.ACCEPTED,),
+            (TaskState.OFFERED, TaskState.ACCEPTED) if accepts else (TaskState.ACCEPTED,),
             result.state,
             "result from the Hand",
             output=result.output,

@@ -3,10 +3,11 @@
 One `Attach` stream per Hand. A reader task applies the Hand's frames in order (each report
 is committed before its ack is queued) and pings a Hand silent for half the heartbeat timeout;
 the response generator writes whatever the HandConnection queues: acks, offers, cancels,
-pings, and finally the reason the stream closes. A `tools_changed` frame replaces the Hand's
-tool set on its connection, validated as the hello's tools are. Attaching, a new tool set
-and the end of the stream are written to the directory the other Minds read
-(`Authority.directory`; nothing on SQLite).
+pings, and finally the reason the stream closes; to a Hand granted batches, the frames queued
+together go as one message, and its own batches are applied frame by frame. A
+`tools_changed` frame replaces the Hand's tool set on its connection, validated as the hello's
+tools are. Attaching, a new tool set and the end of the stream are written to the directory
+the other Minds read (`Authority.directory`; nothing on SQLite).
 A hello that cannot be accepted ends the stream with the status its refusal's kind has in the
 Mind's one table (`mind.status_codes`); a stream the Mind closes later ends with the status its
 close reason names.
@@ -43,7 +44,7 @@ from mind.remote.hub import (
     served_principals,
 )
 from mind.remote.model import HandResult
-from mind.remote.outbound import ms, to_proto
+from mind.remote.outbound import batched, ms, to_proto, unbatched
 from mind.remote.reports import StreamReports, read_one, task_of
 from mind.remote.taskservice import TaskService
 from mind.status_codes import STATUS_CODES
@@ -63,6 +64,8 @@ _CLOSE_CODES = {
     CloseReason.INVALID: grpc.StatusCode.INVALID_ARGUMENT,
 }
 SECOND_HELLO = "hello may be sent only once, as the first frame of the stream"
+# The most frames one message carries to a Hand granted batches.
+BATCH = 64
 
 Context = grpc.aio.ServicerContext[hand_pb2.AttachRequest, hand_pb2.AttachResponse]
 
@@ -142,6 +145,8 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             instance_id=instance_id(hello),
             tools=parse_tools(list(hello.tools)),
             serves=served_principals(identity.principal, identity.scopes),
+            result_accepts=hello.result_accepts,
+            batches=hello.batches,
         )
         welcome = hand_pb2.HandWelcome(
             hand_id=connection.hand_id,
@@ -152,6 +157,8 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             heartbeat_timeout_ms=ms(self._settings.heartbeat_timeout),
             serves=sorted(connection.serves - {"*"}),
             serves_all="*" in connection.serves,
+            result_accepts=connection.result_accepts,
+            batches=connection.batches,
         )
         self._hub.attach(connection, replace=hello.replace)
         attaching = self._spawn(self._authority.directory.attached(connection))
@@ -165,12 +172,18 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             reader = asyncio.create_task(self._read(connection, frames))
             self._readers.add(reader)
             reader.add_done_callback(self._readers.discard)
+            batch = BATCH if connection.batches else 1
             while True:
-                frame = await connection.next_frame()
-                if isinstance(frame, CloseFrame):
-                    await self._end(context, frame)
+                outgoing = await connection.next_frames(batch)
+                last = outgoing[-1]
+                closing = last if isinstance(last, CloseFrame) else None
+                if closing is not None:
+                    outgoing.pop()
+                if outgoing:
+                    yield batched(outgoing)
+                if closing is not None:
+                    await self._end(context, closing)
                     return
-                yield to_proto(frame)
         finally:
             if reader is not None:
                 reader.cancel()
@@ -202,22 +215,13 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
             log.info("hand stream already gone; not sent: %s %s", code.name, frame.message)
 
     async def _next(
-        self,
-        frames: AsyncIterator[hand_pb2.AttachRequest],
-        ping: HandConnection | None = None,
+        self, frames: AsyncIterator[hand_pb2.AttachRequest]
     ) -> hand_pb2.AttachRequest | None:
         """The next frame; None when the Hand ended the stream. Raises TimeoutError when the
-        Hand stayed silent for the heartbeat timeout; `ping`, when given, is sent a ping once
-        half of it has passed."""
-        timeout = self._settings.heartbeat_timeout
+        Hand stayed silent for the heartbeat timeout."""
         reading = asyncio.ensure_future(read_one(frames))
         try:
-            if ping is not None:
-                await asyncio.wait([reading], timeout=timeout / 2)
-                if not reading.done():
-                    ping.send(PingFrame())
-                    timeout -= timeout / 2
-            await asyncio.wait([reading], timeout=timeout)
+            await asyncio.wait([reading], timeout=self._settings.heartbeat_timeout)
             if not reading.done():
                 raise TimeoutError
             return reading.result()
@@ -229,16 +233,33 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
     ) -> None:
         reason, message = CloseReason.ENDED, "the Hand ended the stream"
         reports = StreamReports(connection, self._spawn, self._apply)
+        # Timed from when reading resumes, as a frame each: one ping after half the heartbeat
+        # timeout without a frame, the end of the stream after all of it. A deadline moved per
+        # frame costs less than a task and two waits per frame.
+        timeout = self._settings.heartbeat_timeout
+        loop = asyncio.get_running_loop()
+        ping = loop.call_later(timeout / 2, connection.send, PingFrame())
         try:
-            while (frame := await self._next(frames, ping=connection)) is not None:
-                if task_of(frame):
-                    await reports.apply(frame)
-                else:
-                    await self._guarded(self._apply(connection, frame))
+            async with asyncio.timeout(timeout) as silence:
+                async for batch in frames:
+                    ping.cancel()
+                    silence.reschedule(None)
+                    for frame in unbatched(batch):
+                        if task_of(frame):
+                            await reports.apply(frame)
+                        else:
+                            await self._guarded(self._apply(connection, frame))
+                    silence.reschedule(loop.time() + timeout)
+                    ping = loop.call_later(timeout / 2, connection.send, PingFrame())
         except TimeoutError:
-            reason = CloseReason.SILENT
-            message = f"no frame from the Hand for {self._settings.heartbeat_timeout:g} s"
-            log.warning("hand %s: %s; closing its stream", connection.name, message)
+            if silence.expired():
+                reason = CloseReason.SILENT
+                message = f"no frame from the Hand for {timeout:g} s"
+                log.warning("hand %s: %s; closing its stream", connection.name, message)
+            elif self._failed_to_apply(connection):
+                message = "the Mind failed to apply a frame"
+            else:
+                return
         except grpc.aio.AbortError:
             # A frame did not decode and the call already ended with INVALID_ARGUMENT; ending
             # the connection without a status of its own lets the handler return.
@@ -248,11 +269,21 @@ class HandLinkServicer(hand_pb2_grpc.HandLinkServicer):
         except asyncio.CancelledError:
             raise
         except Exception:
-            if connection.closed is not None:
-                return  # the stream is being ended from the Mind's side; reading just stopped
-            log.exception("hand %s: failed to apply a frame; closing its stream", connection.name)
+            if not self._failed_to_apply(connection):
+                return
             message = "the Mind failed to apply a frame"
+        finally:
+            ping.cancel()
         connection.close(reason, message)
+
+    @staticmethod
+    def _failed_to_apply(connection: HandConnection) -> bool:
+        """Log a frame that failed; False when the stream is being ended from the Mind's side
+        anyway (reading just stopped)."""
+        if connection.closed is not None:
+            return False
+        log.exception("hand %s: failed to apply a frame; closing its stream", connection.name)
+        return True
 
     async def _apply(self, connection: HandConnection, frame: hand_pb2.AttachRequest) -> None:
         kind, seq = frame.WhichOneof("frame"), frame.seq

@@ -171,7 +171,7 @@ def test_the_node_example_hand_passes_every_scenario(tmp_path: Path) -> None:
 BROKEN = {
     "accepts-a-wrong-digest": (
         "hand._hand._digest_problem = lambda arguments, digest: None\nhand = Hand('broken')",
-        "approvals",
+        ("approvals",),
         "accepted a conformance_write offer whose approval digest is not the digest",
     ),
     "sends-the-result-twice": (
@@ -180,7 +180,7 @@ BROKEN = {
         "        super()._send_result(held)\n"
         "        super()._send_result(held)\n"
         "hand = Broken('broken')",
-        "normal",
+        ("normal",),
         "after the result's ack, the Hand still sent result",
     ),
     "ignores-cancels": (
@@ -188,8 +188,30 @@ BROKEN = {
         "    def _on_cancel(self, cancel):\n"
         "        pass\n"
         "hand = Broken('broken')",
-        "cancel",
+        ("cancel",),
         "the Hand did not stop and report a cancelled result",
+    ),
+    "skips-accepted-without-the-grant": (
+        "class Broken(Hand):\n"
+        "    @property\n"
+        "    def _result_accepted(self):\n"
+        "        return True\n"
+        "    @_result_accepted.setter\n"
+        "    def _result_accepted(self, value):\n"
+        "        pass\n"
+        "hand = Broken('broken')",
+        # Without the grant every offer must be answered first: approvals' offers too.
+        ("normal", "approvals"),
+        "the first report after the offer was result",
+    ),
+    "never-accepts-a-running-task-when-granted": (
+        "class Broken(Hand):\n"
+        "    def _confirm(self, held):\n"
+        "        pass\n"
+        "hand._hand.ACCEPT_DELAY = 10\n"
+        "hand = Broken('broken')",
+        ("granted",),
+        "the first report of a task still running was progress",
     ),
 }
 
@@ -198,12 +220,12 @@ BROKEN = {
 def test_a_broken_hand_fails_the_scenario_that_checks_its_fault(
     tmp_path: Path, broken: str
 ) -> None:
-    source, scenario, explanation = BROKEN[broken]
-    only = ("normal", "cancel", "approvals")
+    source, scenarios, explanation = BROKEN[broken]
+    only = ("normal", "cancel", "approvals", "granted")
     status, output = run_check(tmp_path, sdk_hand(tmp_path, source), *only)
     assert status == 1, output
-    assert failed(output) == {scenario}, output
-    quote = next(s.quote for s in SCENARIOS if s.name == scenario)
+    assert failed(output) == set(scenarios), output
+    quote = next(s.quote for s in SCENARIOS if s.name == scenarios[0])
     assert f"hand.proto says: {' … '.join(quote)}" in output
     assert explanation in output
 

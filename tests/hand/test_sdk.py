@@ -467,4 +467,4 @@ async def test_a_frame_written_as_the_stream_ends_ends_the_writer_not_the_hand()
 
     outbox: asyncio.Queue[hand_pb2.AttachRequest] = asyncio.Queue()
     outbox.put_nowait(hand_pb2.AttachRequest(heartbeat=hand_pb2.Heartbeat()))
-    await asyncio.wait_for(Hand._write(FinishedCall(), outbox), 5)  # type: ignore[arg-type]
+    await asyncio.wait_for(Hand("h")._write(FinishedCall(), outbox), 5)  # type: ignore[arg-type]

@@ -16,7 +16,9 @@ Frame order:
                                     ◀─────    AttachResponse{welcome}
                                     ◀─────    AttachResponse{reconcile} one per held task
                                     ◀─────    AttachResponse{offer}
-  AttachRequest{accepted|rejected}  ─────▶    within the accept timeout
+  AttachRequest{accepted|rejected}  ─────▶    within the accept timeout (a Hand granted
+                                              `result_accepts` may answer with its result
+                                              instead; see "Result as acceptance")
   AttachRequest{progress}*          ─────▶    any number
   AttachRequest{result}             ─────▶    exactly one per accepted attempt
                                     ◀─────    AttachResponse{ack}       one per report
@@ -95,6 +97,27 @@ order the Hand sent those reports; acks of different tasks' reports may come in 
 `accepted` the Hand sent on an earlier stream, when it records it at reconnect (kind
 ACCEPTED, seq 0). A Hand keeps a result until it has the result's ack (any status), and
 resends it after a reconnect when told RESEND_RESULT.
+
+Result as acceptance. A Hand whose hello sets `result_accepts`, answered by a welcome that
+sets it too, may answer an offer with its result alone: a result for a task still offered
+accepts it and ends it in one report, committed together (one `ack`, kind RESULT). A quick
+tool then costs one report and one ack instead of two of each. Such a Hand still sends
+`accepted` for a task whose result is not ready soon after the offer (the Python SDK waits
+at most 20 ms, and never longer than half the offer's accept timeout), so the accept timeout
+keeps telling a Hand that stopped answering from one that is working. Every other rule holds
+as before: the attempt fences the result, a task is still rejected with `rejected`, and a
+result for a task offered to a Hand without the grant is refused (ACK_STATUS_INVALID). A
+Mind that does not know the field leaves it unset in its welcome, and the Hand then sends
+`accepted` first, as every Hand does.
+
+Batches. A Hand whose hello sets `batches`, answered by a welcome that sets it too, may send
+several frames as one: the frames in a frame's `more` follow it, in order, exactly as if each
+had been sent on its own (each report keeps its own `seq` and gets its own ack). The Mind
+then batches its frames to that Hand the same way (`AttachResponse.more`), so frames that
+are ready together (acks committed in one group, offers recorded together, results of tools
+that finished together) cost one message. Neither side nests `more` in a frame of `more`,
+and a hello is never batched. A Mind that does not know the field leaves it unset in its
+welcome, and the Hand then sends every frame on its own, as every Hand does.
 
 Terminal states (exactly one per task, arbitrated and persisted by the Mind's Registry):
 SUCCEEDED, FAILED, REJECTED, CANCELLED, TIMED_OUT, LOST. The first terminal committed wins;
@@ -371,6 +394,7 @@ class AttachRequest(_message.Message):
     HEARTBEAT_FIELD_NUMBER: _builtins.int
     TOOLS_CHANGED_FIELD_NUMBER: _builtins.int
     SEQ_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     seq: _builtins.int
     """A number the Hand chooses for each report (accepted, rejected, progress, result), echoed
     in the report's `ack.seq` so the Hand knows which report an ack answers. Any value works;
@@ -391,6 +415,10 @@ class AttachRequest(_message.Message):
     def heartbeat(self) -> Global___Heartbeat: ...
     @_builtins.property
     def tools_changed(self) -> Global___ToolsChanged: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___AttachRequest]:
+        """Frames that follow this one, sent by a Hand granted `batches` (see "Batches" above)."""
+
     def __init__(
         self,
         *,
@@ -402,10 +430,11 @@ class AttachRequest(_message.Message):
         heartbeat: Global___Heartbeat | None = ...,
         tools_changed: Global___ToolsChanged | None = ...,
         seq: _builtins.int = ...,
+        more: _abc.Iterable[Global___AttachRequest] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "tools_changed", b"tools_changed"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "progress", b"progress", "rejected", b"rejected", "result", b"result", "seq", b"seq", "tools_changed", b"tools_changed"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accepted", b"accepted", "frame", b"frame", "heartbeat", b"heartbeat", "hello", b"hello", "more", b"more", "progress", b"progress", "rejected", b"rejected", "result", b"result", "seq", b"seq", "tools_changed", b"tools_changed"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["hello", "accepted", "rejected", "progress", "result", "heartbeat", "tools_changed"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
@@ -428,6 +457,8 @@ class HandHello(_message.Message):
     HELD_TASKS_FIELD_NUMBER: _builtins.int
     INSTANCE_ID_FIELD_NUMBER: _builtins.int
     REPLACE_FIELD_NUMBER: _builtins.int
+    RESULT_ACCEPTS_FIELD_NUMBER: _builtins.int
+    BATCHES_FIELD_NUMBER: _builtins.int
     name: _builtins.str
     """Stable name of this Hand (e.g. "laptop"); tools are exposed to the model as
     `<hand name>__<tool name>` so two Hands never clash. Defaults to the credential principal.
@@ -442,6 +473,14 @@ class HandHello(_message.Message):
     replace: _builtins.bool
     """Take the name over from the Hand holding it (of the same principal); set only on the
     first attach, so a replaced Hand reconnecting later never takes the name back.
+    """
+    result_accepts: _builtins.bool
+    """This Hand may answer an offer with its result alone (see "Result as acceptance" above);
+    it does so only when the welcome sets `result_accepts` too.
+    """
+    batches: _builtins.bool
+    """This Hand reads and sends batched frames (see "Batches" above); it sends them only when the
+    welcome sets `batches` too.
     """
     @_builtins.property
     def tools(self) -> _containers.RepeatedCompositeFieldContainer[Global___ToolSpec]: ...
@@ -458,10 +497,12 @@ class HandHello(_message.Message):
         held_tasks: _abc.Iterable[Global___HeldTask] | None = ...,
         instance_id: _builtins.str = ...,
         replace: _builtins.bool = ...,
+        result_accepts: _builtins.bool = ...,
+        batches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["held_tasks", b"held_tasks", "instance_id", b"instance_id", "name", b"name", "replace", b"replace", "tools", b"tools", "version", b"version"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["batches", b"batches", "held_tasks", b"held_tasks", "instance_id", b"instance_id", "name", b"name", "replace", b"replace", "result_accepts", b"result_accepts", "tools", b"tools", "version", b"version"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -753,6 +794,7 @@ class AttachResponse(_message.Message):
     ACK_FIELD_NUMBER: _builtins.int
     RECONCILE_FIELD_NUMBER: _builtins.int
     PING_FIELD_NUMBER: _builtins.int
+    MORE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def welcome(self) -> Global___HandWelcome: ...
     @_builtins.property
@@ -765,6 +807,10 @@ class AttachResponse(_message.Message):
     def reconcile(self) -> Global___Reconcile: ...
     @_builtins.property
     def ping(self) -> Global___Ping: ...
+    @_builtins.property
+    def more(self) -> _containers.RepeatedCompositeFieldContainer[Global___AttachResponse]:
+        """Frames that follow this one, sent to a Hand granted `batches` (see "Batches" above)."""
+
     def __init__(
         self,
         *,
@@ -774,10 +820,11 @@ class AttachResponse(_message.Message):
         ack: Global___ReportAck | None = ...,
         reconcile: Global___Reconcile | None = ...,
         ping: Global___Ping | None = ...,
+        more: _abc.Iterable[Global___AttachResponse] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "cancel", b"cancel", "frame", b"frame", "offer", b"offer", "ping", b"ping", "reconcile", b"reconcile", "welcome", b"welcome"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "cancel", b"cancel", "frame", b"frame", "offer", b"offer", "ping", b"ping", "reconcile", b"reconcile", "welcome", b"welcome"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["ack", b"ack", "cancel", b"cancel", "frame", b"frame", "more", b"more", "offer", b"offer", "ping", b"ping", "reconcile", b"reconcile", "welcome", b"welcome"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_frame: _TypeAlias = _typing.Literal["welcome", "offer", "cancel", "ack", "reconcile", "ping"]  # noqa: Y015
     _WhichOneofArgType_frame: _TypeAlias = _typing.Literal["frame", b"frame"]  # noqa: Y015
@@ -797,6 +844,8 @@ class HandWelcome(_message.Message):
     HEARTBEAT_TIMEOUT_MS_FIELD_NUMBER: _builtins.int
     SERVES_FIELD_NUMBER: _builtins.int
     SERVES_ALL_FIELD_NUMBER: _builtins.int
+    RESULT_ACCEPTS_FIELD_NUMBER: _builtins.int
+    BATCHES_FIELD_NUMBER: _builtins.int
     hand_id: _builtins.str
     """Runtime id of this attachment."""
     hand_name: _builtins.str
@@ -810,6 +859,14 @@ class HandWelcome(_message.Message):
     """
     serves_all: _builtins.bool
     """True when the credential has the `serve-all` scope: the Hand serves every conversation."""
+    result_accepts: _builtins.bool
+    """The Mind takes a result for a task still offered as its acceptance too (see "Result as
+    acceptance" above); set only when the hello asked for it.
+    """
+    batches: _builtins.bool
+    """The Mind reads batched frames from this Hand and batches its own to it (see "Batches"
+    above); set only when the hello asked for it.
+    """
     @_builtins.property
     def serves(self) -> _containers.RepeatedScalarFieldContainer[_builtins.str]:
         """Principals whose conversations this Hand serves: its credential's principal and every
@@ -827,10 +884,12 @@ class HandWelcome(_message.Message):
         heartbeat_timeout_ms: _builtins.int = ...,
         serves: _abc.Iterable[_builtins.str] | None = ...,
         serves_all: _builtins.bool = ...,
+        result_accepts: _builtins.bool = ...,
+        batches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "hand_id", b"hand_id", "hand_name", b"hand_name", "heartbeat_interval_ms", b"heartbeat_interval_ms", "heartbeat_timeout_ms", b"heartbeat_timeout_ms", "run_timeout_ms", b"run_timeout_ms", "serves", b"serves", "serves_all", b"serves_all"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["accept_timeout_ms", b"accept_timeout_ms", "batches", b"batches", "hand_id", b"hand_id", "hand_name", b"hand_name", "heartbeat_interval_ms", b"heartbeat_interval_ms", "heartbeat_timeout_ms", b"heartbeat_timeout_ms", "result_accepts", b"result_accepts", "run_timeout_ms", b"run_timeout_ms", "serves", b"serves", "serves_all", b"serves_all"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 

@@ -16,7 +16,9 @@ Frame order:
                                     ◀─────    AttachResponse{welcome}
                                     ◀─────    AttachResponse{reconcile} one per held task
                                     ◀─────    AttachResponse{offer}
-  AttachRequest{accepted|rejected}  ─────▶    within the accept timeout
+  AttachRequest{accepted|rejected}  ─────▶    within the accept timeout (a Hand granted
+                                              `result_accepts` may answer with its result
+                                              instead; see "Result as acceptance")
   AttachRequest{progress}*          ─────▶    any number
   AttachRequest{result}             ─────▶    exactly one per accepted attempt
                                     ◀─────    AttachResponse{ack}       one per report
@@ -95,6 +97,27 @@ order the Hand sent those reports; acks of different tasks' reports may come in 
 `accepted` the Hand sent on an earlier stream, when it records it at reconnect (kind
 ACCEPTED, seq 0). A Hand keeps a result until it has the result's ack (any status), and
 resends it after a reconnect when told RESEND_RESULT.
+
+Result as acceptance. A Hand whose hello sets `result_accepts`, answered by a welcome that
+sets it too, may answer an offer with its result alone: a result for a task still offered
+accepts it and ends it in one report, committed together (one `ack`, kind RESULT). A quick
+tool then costs one report and one ack instead of two of each. Such a Hand still sends
+`accepted` for a task whose result is not ready soon after the offer (the Python SDK waits
+at most 20 ms, and never longer than half the offer's accept timeout), so the accept timeout
+keeps telling a Hand that stopped answering from one that is working. Every other rule holds
+as before: the attempt fences the result, a task is still rejected with `rejected`, and a
+result for a task offered to a Hand without the grant is refused (ACK_STATUS_INVALID). A
+Mind that does not know the field leaves it unset in its welcome, and the Hand then sends
+`accepted` first, as every Hand does.
+
+Batches. A Hand whose hello sets `batches`, answered by a welcome that sets it too, may send
+several frames as one: the frames in a frame's `more` follow it, in order, exactly as if each
+had been sent on its own (each report keeps its own `seq` and gets its own ack). The Mind
+then batches its frames to that Hand the same way (`AttachResponse.more`), so frames that
+are ready together (acks committed in one group, offers recorded together, results of tools
+that finished together) cost one message. Neither side nests `more` in a frame of `more`,
+and a hello is never batched. A Mind that does not know the field leaves it unset in its
+welcome, and the Hand then sends every frame on its own, as every Hand does.
 
 Terminal states (exactly one per task, arbitrated and persisted by the Mind's Registry):
 SUCCEEDED, FAILED, REJECTED, CANCELLED, TIMED_OUT, LOST. The first terminal committed wins;
