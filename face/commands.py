@@ -49,6 +49,14 @@ def status_number(code: str) -> int:
     return grpc.StatusCode.__members__.get(code, grpc.StatusCode.UNKNOWN).value[0]
 
 
+def status_name(number: int) -> str:
+    """The name of the status numbered `number` (a CommandError's code); UNKNOWN for others."""
+    return _STATUS_NAMES.get(number, grpc.StatusCode.UNKNOWN.name)
+
+
+_STATUS_NAMES = {status.value[0]: status.name for status in grpc.StatusCode}
+
+
 @dataclass(frozen=True)
 class SlowCall:
     """A Mind call that waits for the conversation's active run and then for the model: it gets

@@ -13,8 +13,7 @@ import itertools
 from collections.abc import AsyncIterator
 from typing import Any, Self
 
-import grpc
-
+from face.commands import status_name
 from face.connection import Identity
 from face.errors import GatewayError
 from face.session import ClientGone, Session
@@ -22,7 +21,6 @@ from tobe.v1 import common_pb2, events_pb2, face_pb2
 
 # How long a closing connection may take to end its session.
 CLOSE_TIMEOUT = 5.0
-_STATUS_NAMES = {status.value[0]: status.name for status in grpc.StatusCode}
 
 
 class ConnectionEnded(GatewayError):
@@ -78,8 +76,7 @@ class LocalConnection:
         self._outgoing.put_nowait(face_pb2.ConnectRequest(request_id=request_id, **frame))
         reply = await waiting
         if reply.HasField("error"):
-            code = _STATUS_NAMES.get(reply.error.code, "UNKNOWN")
-            raise GatewayError(code, reply.error.message)
+            raise GatewayError(status_name(reply.error.code), reply.error.message)
         return reply
 
     async def mind(self, **call: Any) -> face_pb2.MindReply:
