@@ -113,7 +113,7 @@ def serve(
     except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
         raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
     from mind.server import build, serve
-    from mind.store.migrate import upgrade
+    from mind.store.schema_head import at_head
 
     if services_dir is not None or provision_local:
         _provision(settings, services_dir)
@@ -133,7 +133,11 @@ def serve(
             raise click.ClickException(f"cannot start the Mind: {exc}") from None
         if allowed is not None:
             log.warning("%s", allowed)
-        upgrade(settings.store_url)
+        if not at_head(settings.store_url):
+            # Alembic only when there is something to migrate (`mind.store.schema_head`).
+            from mind.store.migrate import upgrade
+
+            upgrade(settings.store_url)
         try:
             app = build(settings, provider, stored_key=stored_key)
         except ProfileError as exc:

@@ -37,7 +37,6 @@ from mind.store.engine import (
     redacted_url,
     sync_url,
 )
-from mind.store.migrate import upgrade
 from mind.store.models import ManagementAudit, ProviderSecret, utcnow
 from mind.store.write_tx import table_of
 from tobe.config import Settings
@@ -197,6 +196,8 @@ def ensure_stopped(settings: Settings) -> None:
 @contextlib.contextmanager
 def offline_keys(settings: Settings) -> Iterator[ProviderKeys]:
     """The store's keys while no Mind runs: under the state lock, the store migrated first."""
+    from mind.store.migrate import upgrade  # an operator's command: the Mind never needs it
+
     lock = _locked(settings)
     try:
         try:
