@@ -62,3 +62,11 @@ def at_head(url: str) -> bool:
     """Whether the store at `url` is known to be at the packaged head (no upgrade needed)."""
     head = packaged_head()
     return head is not None and stored_revision(url) == head
+
+
+def upgrade_when_behind(url: str) -> None:
+    """Migrate the store at `url` to the head, importing Alembic only when it is not there."""
+    if not at_head(url):
+        from mind.store.migrate import upgrade
+
+        upgrade(url)
