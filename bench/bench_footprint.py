@@ -3,16 +3,19 @@ each service's import time, against a bare gRPC health server measured in the sa
 
     PYTHONPATH=. python bench/bench_footprint.py --runs 3 --idle 3
 
-Each run starts `tobe up` as `bench_up` does (the offline demo provider, a fresh temporary data
-directory, free ports), waits for the banner "ToBe is up.", lets it idle `--idle` seconds, then
-reads `/proc/PID/smaps_rollup` of every process in its tree: the supervisor itself and each
-service (a service's own children, if any, count towards it). RSS counts every page a process
-maps; PSS shares each page among the processes mapping it, so the tree's PSS is what the tree
-really holds. Then it stops ToBe as Ctrl-C does.
+Each run starts `tobe up` twice as `bench_up` does (the offline demo provider, free ports): a
+first start in a fresh temporary data directory, which creates the store and the credentials,
+then a restart on that directory, as a box restarts every day. Each waits for the banner
+"ToBe is up.", lets it idle `--idle` seconds, then reads `/proc/PID/smaps_rollup` of every
+process in its tree: the supervisor itself and each service (a service's own children, if
+any, count towards it). RSS counts every page a process maps; PSS shares each page among the
+processes mapping it, so the tree's PSS is what the tree really holds. Then it stops ToBe as
+Ctrl-C does.
 
-One more start runs with `PYTHONPROFILEIMPORTTIME=1` (inherited by the services, whose stderr
-goes to their logs): each process's import time is the sum of the self times it reports, so it
-counts every module the process imported up to the idle point, at start or later.
+One more pair of starts runs with `PYTHONPROFILEIMPORTTIME=1` (inherited by the services,
+whose stderr goes to their logs): each process's import time is the sum of the self times it
+reports, so it counts every module the process imported up to the idle point, at start or
+later.
 
 The baseline, run alternately with it: one bare Python process serving only the gRPC health
 service (`bench_up.bare_server`), its RSS and PSS once it answers and its time to answer.
@@ -102,37 +105,58 @@ def import_seconds(stderr_text: bytes) -> float:
     return total / 1e6
 
 
-def one_run(idle: float) -> tuple[float, dict[str, tuple[int, int]]]:
-    """Seconds to the banner, and each process's (RSS, PSS) after idling `idle` seconds."""
+Measured = tuple[float, dict[str, tuple[int, int]]]
+
+
+def one_run(idle: float) -> tuple[Measured, Measured]:
+    """A first start in a fresh data directory, then a restart on it: for each, seconds to the
+    banner and each process's (RSS, PSS) after idling `idle` seconds."""
     with tempfile.TemporaryDirectory() as temporary:
         env, _ = fresh_env(Path(temporary))
-        start = time.monotonic()
-        process = spawn_up(env)
-        try:
-            ready = wait_for_banner(process, start)["banner"]
-            time.sleep(idle)
-            return ready, tree_memory(process.pid)
-        finally:
-            stop_up(process)
+        return measured_start(env, idle), measured_start(env, idle)
 
 
-def import_times(idle: float) -> dict[str, float]:
-    """Each process's import time in one start profiled with PYTHONPROFILEIMPORTTIME."""
+def measured_start(env: dict[str, str], idle: float) -> Measured:
+    start = time.monotonic()
+    process = spawn_up(env)
+    try:
+        ready = wait_for_banner(process, start)["banner"]
+        time.sleep(idle)
+        return ready, tree_memory(process.pid)
+    finally:
+        stop_up(process)
+
+
+def import_times(idle: float) -> tuple[dict[str, float], dict[str, float]]:
+    """Each process's import time in a first start and a restart profiled with
+    PYTHONPROFILEIMPORTTIME."""
     with tempfile.TemporaryDirectory() as temporary:
         env, data_dir = fresh_env(Path(temporary))
         env["PYTHONPROFILEIMPORTTIME"] = "1"
-        stderr_path = Path(temporary) / "up.stderr"
-        with stderr_path.open("w") as stderr:
-            process = spawn_up(env, stderr=stderr)
-            try:
-                wait_for_banner(process, time.monotonic())
-                time.sleep(idle)
-            finally:
-                stop_up(process)
-        times = {SUPERVISOR: import_seconds(stderr_path.read_bytes())}
-        for log in (data_dir / "logs").glob("*.log"):
-            times[log.stem] = import_seconds(log.read_bytes())
-        return times
+        return (
+            profiled_start(env, data_dir, idle, Path(temporary) / "first.stderr"),
+            profiled_start(env, data_dir, idle, Path(temporary) / "restart.stderr"),
+        )
+
+
+def profiled_start(
+    env: dict[str, str], data_dir: Path, idle: float, stderr_path: Path
+) -> dict[str, float]:
+    logs = data_dir / "logs"
+    offsets = {log.stem: log.stat().st_size for log in logs.glob("*.log")}
+    with stderr_path.open("w") as stderr:
+        process = spawn_up(env, stderr=stderr)
+        try:
+            wait_for_banner(process, time.monotonic())
+            time.sleep(idle)
+        finally:
+            stop_up(process)
+    times = {SUPERVISOR: import_seconds(stderr_path.read_bytes())}
+    for log in logs.glob("*.log"):
+        with log.open("rb") as handle:
+            handle.seek(offsets.get(log.stem, 0))
+            times[log.stem] = import_seconds(handle.read())
+    return times
 
 
 def bare_run() -> tuple[float, tuple[int, int]]:
@@ -145,7 +169,8 @@ def verdict(value: float, target: float) -> str:
 
 
 def report(
-    runs: list[tuple[float, dict[str, tuple[int, int]]]],
+    label: str,
+    runs: list[Measured],
     bare: list[tuple[float, tuple[int, int]]],
     imports: dict[str, float],
 ) -> None:
@@ -157,7 +182,7 @@ def report(
     def median_mib(name: str, index: int) -> float:
         return statistics.median(m[name][index] for _, m in runs if name in m) / MIB
 
-    print(f"tobe up idle, median of {len(runs)} starts:")
+    print(f"tobe up idle after {label}, median of {len(runs)}:")
     print(f"  {'process':<10} {'RSS MiB':>8} {'PSS MiB':>8} {'import s':>9}")
     for name in names:
         imported = f"{imports[name]:9.3f}" if name in imports else f"{'-':>9}"
@@ -197,11 +222,15 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--idle", type=float, default=3.0, help="seconds idle before measuring")
     options = parser.parse_args()
-    runs, bare = [], []
+    firsts, restarts, bare = [], [], []
     for _ in range(options.runs):
         bare.append(bare_run())
-        runs.append(one_run(options.idle))
-    report(runs, bare, import_times(options.idle))
+        first, restart = one_run(options.idle)
+        firsts.append(first)
+        restarts.append(restart)
+    first_imports, restart_imports = import_times(options.idle)
+    report("a first start (fresh data directory)", firsts, bare, first_imports)
+    report("a restart (the same data directory)", restarts, bare, restart_imports)
 
 
 if __name__ == "__main__":
