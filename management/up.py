@@ -495,12 +495,12 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
     tokens_before = _token_files(settings.credentials_dir)
     provider = choose_provider(settings, dict(os.environ))
     click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
+    base_env = {**os.environ, "TOBE_DATA_DIR": str(data_dir)}
     check = (
-        ProviderCheck(provider.settings, settings).start()
+        ProviderCheck({**base_env, **provider.env, **supervisor_env()}).start()
         if provider.settings is not None
         else None
     )
-    base_env = {**os.environ, "TOBE_DATA_DIR": str(data_dir)}
     for plan in plans:
         if plan.name == "mind":
             plan.env.update(provider.env)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from management.up_tls import LocalTls
 from tobe.config import ProviderSettings, Settings, config_file
+from tobe.provider_detect import DEMO_SCRIPT, detect_with_reason
 from tobe.runtime.ports import tcp_host_port
 from tobe.runtime.private_files import private_directory
 from tobe.runtime.tls import ClientTls
@@ -187,10 +188,6 @@ def choose_provider(settings: Settings, env: dict[str, str]) -> ProviderChoice:
         return ProviderChoice(
             {}, f"Provider: {settings.provider.kind} (from the configuration).", checked
         )
-    try:
-        from mind.providers.detect import DEMO_SCRIPT, detect_with_reason
-    except ImportError:  # a Mind without providers cannot be started anyway
-        return ProviderChoice({}, "Provider: none available in this installation.", None)
     detected = detect_with_reason(env)
     if detected is not None:
         chosen, reason = detected

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 
@@ -150,3 +151,26 @@ def serve(
             raise click.ClickException(bind_failure(settings.data_dir, "mind", exc)) from None
     finally:
         lock.release()
+
+
+@mind.command("check-provider", hidden=True)
+@click.option("--timeout", type=float, default=8.0, help="Seconds the model listing may take.")
+def check_provider(timeout: float) -> None:
+    """List the provider's models once, with the key the Mind would use, and print the verdict
+    as one JSON line (`tobe up` runs this in a child process): `refusal` when the Mind could
+    not work with it (nobody answers, the key is refused or cannot be read), `warning` when
+    the answer proves nothing, neither when it answered."""
+    from mind.credentials.provider_keys import ProviderKeyError, stored_keys
+    from mind.providers.listing import KeyRejected, ListingError, ProviderUnreachable, list_models
+    from tobe.api_keys import with_api_key
+
+    settings = load_settings()
+    verdict: dict[str, str] = {}
+    try:
+        provider = with_api_key(settings.provider, stored_keys(settings))
+        asyncio.run(list_models(provider, timeout=timeout))
+    except (ProviderUnreachable, KeyRejected, ProviderKeyError) as exc:
+        verdict = {"refusal": f"provider check failed: {exc}"}
+    except ListingError as exc:
+        verdict = {"warning": f"provider check inconclusive: {exc}"}
+    click.echo(json.dumps(verdict))

@@ -29,7 +29,6 @@ from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, Row, delete, exc, select
 
-from mind.providers.api_keys import KeyLookup
 from mind.store.engine import (
     create_read_engine,
     create_write_engine,
@@ -39,6 +38,7 @@ from mind.store.engine import (
 )
 from mind.store.models import ManagementAudit, ProviderSecret, utcnow
 from mind.store.write_tx import table_of
+from tobe.api_keys import KeyLookup
 from tobe.config import Settings
 from tobe.runtime.private_files import create_once, private_directory
 from tobe.runtime.statelock import StateLock, StateLockBusy

@@ -1,6 +1,6 @@
 """Build an HTTP adapter (OpenAI-compatible, Anthropic, Gemini) from `ProviderSettings`.
 
-The API key is resolved by `mind.providers.api_keys` (`[provider] api_key`, else the
+The API key is resolved by `tobe.api_keys` (`[provider] api_key`, else the
 provider's usual variable, else the key `tobe setup` stored). The model must be in the
 catalog, or served by a self-hosted OpenAI-compatible server (a non-default base URL): then it
 runs with the window that server reports (`mind.providers.self_hosted`). On the official
@@ -18,9 +18,9 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from mind.providers.api_keys import KeyLookup, key_variables, with_api_key
 from mind.providers.base import Provider, ThinkingLevel
 from mind.providers.catalog import ModelInfo, UnknownModelError, lookup, with_structured_output
+from tobe.api_keys import KeyLookup, key_variables, with_api_key
 from tobe.config import ProviderSettings
 
 log = logging.getLogger(__name__)
