@@ -138,8 +138,21 @@ class UpError(click.ClickException):
 
 
 def available_services() -> set[str]:
-    """Services this installation has (their packages, found without importing them)."""
-    return {name for name, module in SERVE_MODULES.items() if importlib.util.find_spec(module)}
+    """Services this installation has: their command modules, found without running any of
+    their packages' code (`find_spec("hand.cli")` would import `hand`, the whole Hand SDK)."""
+    return {name for name, module in SERVE_MODULES.items() if _installed(module)}
+
+
+def _installed(module: str) -> bool:
+    """Whether `package.name` is there, looked for in the package's directories."""
+    package, _, name = module.partition(".")
+    spec = importlib.util.find_spec(package)
+    directories = (spec.submodule_search_locations if spec is not None else None) or []
+    return any(
+        (Path(directory) / f"{name}.py").is_file()
+        or (Path(directory) / name / "__init__.py").is_file()
+        for directory in directories
+    )
 
 
 class HealthProbe:
