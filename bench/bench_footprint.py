@@ -12,6 +12,9 @@ any, count towards it). RSS counts every page a process maps; PSS shares each pa
 processes mapping it, so the tree's PSS is what the tree really holds. Then it stops ToBe as
 Ctrl-C does.
 
+Python's bytecode is cached in a temporary PYTHONPYCACHEPREFIX, filled by one pair of starts
+before the measured ones, as an installed ToBe has it; the source trees are left untouched.
+
 One more pair of starts runs with `PYTHONPROFILEIMPORTTIME=1` (inherited by the services,
 whose stderr goes to their logs): each process's import time is the sum of the self times it
 reports, so it counts every module the process imported up to the idle point, at start or
@@ -108,11 +111,20 @@ def import_seconds(stderr_text: bytes) -> float:
 Measured = tuple[float, dict[str, tuple[int, int]]]
 
 
-def one_run(idle: float) -> tuple[Measured, Measured]:
+def cached_env(temporary: Path, bytecode: Path) -> tuple[dict[str, str], Path]:
+    """`bench_up.fresh_env` with bytecode cached under `bytecode`, as an installed ToBe has it
+    (an environment with PYTHONDONTWRITEBYTECODE set compiles every module at every start)."""
+    env, data_dir = fresh_env(temporary)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(bytecode)
+    return env, data_dir
+
+
+def one_run(idle: float, bytecode: Path) -> tuple[Measured, Measured]:
     """A first start in a fresh data directory, then a restart on it: for each, seconds to the
     banner and each process's (RSS, PSS) after idling `idle` seconds."""
     with tempfile.TemporaryDirectory() as temporary:
-        env, _ = fresh_env(Path(temporary))
+        env, _ = cached_env(Path(temporary), bytecode)
         return measured_start(env, idle), measured_start(env, idle)
 
 
@@ -127,11 +139,11 @@ def measured_start(env: dict[str, str], idle: float) -> Measured:
         stop_up(process)
 
 
-def import_times(idle: float) -> tuple[dict[str, float], dict[str, float]]:
+def import_times(idle: float, bytecode: Path) -> tuple[dict[str, float], dict[str, float]]:
     """Each process's import time in a first start and a restart profiled with
     PYTHONPROFILEIMPORTTIME."""
     with tempfile.TemporaryDirectory() as temporary:
-        env, data_dir = fresh_env(Path(temporary))
+        env, data_dir = cached_env(Path(temporary), bytecode)
         env["PYTHONPROFILEIMPORTTIME"] = "1"
         return (
             profiled_start(env, data_dir, idle, Path(temporary) / "first.stderr"),
@@ -223,12 +235,14 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=3.0, help="seconds idle before measuring")
     options = parser.parse_args()
     firsts, restarts, bare = [], [], []
-    for _ in range(options.runs):
-        bare.append(bare_run())
-        first, restart = one_run(options.idle)
-        firsts.append(first)
-        restarts.append(restart)
-    first_imports, restart_imports = import_times(options.idle)
+    with tempfile.TemporaryDirectory() as bytecode:
+        one_run(0, Path(bytecode))  # fills the bytecode cache
+        for _ in range(options.runs):
+            bare.append(bare_run())
+            first, restart = one_run(options.idle, Path(bytecode))
+            firsts.append(first)
+            restarts.append(restart)
+        first_imports, restart_imports = import_times(options.idle, Path(bytecode))
     report("a first start (fresh data directory)", firsts, bare, first_imports)
     report("a restart (the same data directory)", restarts, bare, restart_imports)
 
