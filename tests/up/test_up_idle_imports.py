@@ -40,6 +40,7 @@ UNUSED = frozenset(
         "caldav",  # no calendar is configured
         "feedparser",  # no feed is configured
         "aiomqtt",  # no MQTT broker is configured
+        "imapclient",  # no mailbox is configured
     }
 )
 # Besides, the code each process must not load: another service's, or the store's driver (the
