@@ -116,10 +116,10 @@ class ProviderCheck:
             why = f"no answer within {CHECK_DEADLINE:g} s"
             self.verdict = ProviderVerdict(warning=f"provider check inconclusive: {why}")
             return
-        self.verdict = _verdict(done)
+        self.verdict = printed_verdict(done)
 
 
-def _verdict(done: subprocess.CompletedProcess[str]) -> ProviderVerdict:
+def printed_verdict(done: subprocess.CompletedProcess[str]) -> ProviderVerdict:
     """What the checking process printed; a warning with its last error line when it printed
     no verdict (it failed before it could list)."""
     lines = done.stdout.strip().splitlines()
