@@ -22,9 +22,10 @@
    Mind's or Face's listener, the probes and the local Face and Hand trust it as
    `management.up_tls` says.
 5. Print how to connect (the chat command, the web client's address and the command that
-   signs a browser in) and what becomes of the local Hand's commands (`management.up_commands`:
-   without a working sandbox it offers no `run_command`). A service that exits during the
-   start is reported with its log lines of this start and the others are stopped.
+   signs a browser in) and what becomes of the local Hand's commands (`management.up_commands`,
+   probed while the services start: without a working sandbox it offers no `run_command`). A
+   service that exits during the start is reported with its log lines of this start and the
+   others are stopped.
 6. Then supervise (`management.up_restarts`): a service that fails is restarted after a
    backoff, with one line, on the address it first bound (a port picked for port 0 stays);
    the others keep running and reconnect by themselves. One that fails too often is left
@@ -44,6 +45,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -504,7 +506,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         restart_delay = first_delay(dict(os.environ))
     except RestartDelayError as exc:
         raise UpError(str(exc)) from None
-    commands = commands_note(settings.hand) if any(p.name == "hand" for p in plans) else None
+    commands = _probing_commands(settings, plans)
     tokens_before = _token_files(settings.credentials_dir)
     provider = choose_provider(settings, dict(os.environ))
     click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
@@ -545,7 +547,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
                 click.secho(f"Warning: {verdict.warning}", fg="red", bold=True, err=True)
         _print_ready(settings, supervisor, tls, _banner_chat(supervisor, data_dir, tls, options))
         if commands is not None:
-            _print_commands(commands)
+            _print_commands(commands.result())
         click.echo("Press Ctrl-C to stop every service.")
         supervisor.record_state()
         supervisor.supervise(restart_delay)
@@ -612,6 +614,18 @@ def _print_ready(settings: Settings, supervisor: Supervisor, tls: LocalTls, chat
             f"--ca {tls.mind_ca}{client}"
         )
     click.echo(f"  Manage credentials:                 {prefix}tobe admin credentials list")
+
+
+def _probing_commands(settings: Settings, plans: list[ServicePlan]) -> Future[CommandsNote] | None:
+    """What becomes of the local Hand's commands, found in a thread while the services start:
+    the sandbox probe runs bubblewrap, a tenth of a second no service need wait for."""
+    if not any(plan.name == "hand" for plan in plans):
+        return None
+    probing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commands-probe")
+    try:
+        return probing.submit(commands_note, settings.hand)
+    finally:
+        probing.shutdown(wait=False)
 
 
 def _print_commands(note: CommandsNote) -> None:
