@@ -137,9 +137,10 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
             mind.after = ("awareness",)
     face = ServicePlan("face", "face", None, tls.face_probe, dict(tls.env.get("face", {})))
     face.after, face.address_env = ("mind",), {"TOBE_FACE__MIND_ADDRESS": "mind"}
-    face.preload = ("face.cli", "face.server", "face.web.listener")
+    face.preload = ("face.cli", "face.server")
     if settings.face.web.enabled:
         face.also_publishes = (WEB,)
+        face.preload += ("face.web.app", "face.web.protocol")
     # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
     hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
     hand = ServicePlan("hand", "hand", hand_health, None, dict(tls.env.get("hand", {})))

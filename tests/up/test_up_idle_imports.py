@@ -65,11 +65,11 @@ def loaded(imported: set[str], names: set[str]) -> set[str]:
     return {m for m in imported if any(m == n or m.startswith(f"{n}.") for n in names)}
 
 
-def start_and_stop(env: dict[str, str], stderr_path: Path) -> None:
+def start_and_stop(env: dict[str, str], stderr_path: Path, *options: str) -> None:
     """`tobe up` until its banner, then stopped as Ctrl-C stops it."""
     with stderr_path.open("w") as stderr:
         up = subprocess.Popen(
-            [sys.executable, "-m", "tobe", "up", "--port-base", "0"],
+            [sys.executable, "-m", "tobe", "up", "--port-base", "0", *options],
             env=env,
             stdout=subprocess.PIPE,
             stderr=stderr,
@@ -96,8 +96,12 @@ def restart_imports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
     start_and_stop(env, root / "restart.stderr")
     imported = {"tobe up": modules((root / "restart.stderr").read_text())}
     for log in (root / "data" / "logs").glob("*.log"):
-        imported[log.stem] = modules(log.read_text().rsplit(START_MARKER, 1)[-1])
+        imported[log.stem] = since_last_start(log)
     yield imported
+
+
+def since_last_start(log: Path) -> set[str]:
+    return modules(log.read_text().rsplit(START_MARKER, 1)[-1])
 
 
 @pytest.mark.parametrize("process", sorted(NOT_ITS_OWN))
@@ -107,3 +111,14 @@ def test_an_idle_process_loads_no_library_its_configuration_does_not_use(
     imported = restart_imports[process]
     assert "grpc" in imported  # the report was read
     assert loaded(imported, UNUSED | NOT_ITS_OWN[process]) == set()
+
+
+def test_a_face_without_its_web_client_loads_no_web_server(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> None:
+    root = tmp_path_factory.mktemp("no-web")
+    env = {**up_env(root / "data", listen=False), "PYTHONPROFILEIMPORTTIME": "1"}
+    start_and_stop(env, root / "up.stderr", "--no-web")
+    imported = since_last_start(root / "data" / "logs" / "face.log")
+    assert "grpc" in imported  # the report was read
+    assert loaded(imported, {"starlette", "uvicorn", "websockets", "face.web.app"}) == set()
