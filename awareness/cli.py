@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from tobe.config import load_settings
+from tobe.runtime.import_pause import collector_paused
 from tobe.runtime.private_files import private_umask
 from tobe.runtime.statelock import StateLockBusy
 
@@ -26,10 +27,11 @@ def awareness() -> None:
 )
 def serve(listen: str | None, adapters_dir: Path | None) -> None:
     """Serve the Awareness contract until SIGTERM/SIGINT."""
-    from awareness.server import serve as run
-    from tobe.runtime.publishing import bind_failure
-    from tobe.runtime.server import BindError
-    from tobe.runtime.tokens import TokenUnavailable
+    with collector_paused():
+        from awareness.server import serve as run
+        from tobe.runtime.publishing import bind_failure
+        from tobe.runtime.server import BindError
+        from tobe.runtime.tokens import TokenUnavailable
 
     settings = load_settings()
     private_umask()

@@ -18,6 +18,7 @@ this machine. The ratio says how many such starts `tobe up` costs (four services
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -29,7 +30,10 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from subprocess import Popen
+from typing import IO
 
 PROVIDER_VARIABLES = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY")
 SERVICES = ("awareness", "mind", "face")
@@ -38,43 +42,67 @@ SERVICES = ("awareness", "mind", "face")
 def one_run() -> dict[str, float]:
     """Seconds from spawn to each phase of one cold start."""
     with tempfile.TemporaryDirectory() as temporary:
-        data_dir = Path(temporary) / "data"
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith("TOBE_") and k not in PROVIDER_VARIABLES
-        }
-        env.update(TOBE_DATA_DIR=str(data_dir), TOBE_CONFIG=str(Path(temporary) / "absent.toml"))
+        env, data_dir = fresh_env(Path(temporary))
         phases: dict[str, float] = {}
         start = time.monotonic()
-        process = subprocess.Popen(
-            [sys.executable, "-m", "tobe", "up", "--port-base", str(free_port_base())],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
+        process = spawn_up(env)
         done = threading.Event()
         watcher = threading.Thread(target=_watch_published, args=(data_dir, start, phases, done))
         watcher.start()
-        assert process.stdout is not None
         try:
-            for line in process.stdout:
-                now = time.monotonic() - start
-                spawned = re.match(r"\s+(\w+)\s+pid \d+", line)
-                if spawned:
-                    phases[f"{spawned.group(1)} spawned"] = now
-                if "ToBe is up." in line:
-                    phases["banner"] = now
-                    break
-                if line.startswith("Error"):
-                    raise SystemExit(f"tobe up failed: {line.strip()}")
+            phases.update(wait_for_banner(process, start))
         finally:
             done.set()
             watcher.join()
-            process.send_signal(signal.SIGINT)
-            process.communicate(timeout=60)
+            stop_up(process)
         return phases
+
+
+def fresh_env(temporary: Path) -> tuple[dict[str, str], Path]:
+    """This environment without ToBe's settings or provider keys (so the offline demo plays),
+    with a new data directory under `temporary` and no config file; and that data directory."""
+    data_dir = temporary / "data"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TOBE_") and k not in PROVIDER_VARIABLES
+    }
+    env.update(TOBE_DATA_DIR=str(data_dir), TOBE_CONFIG=str(temporary / "absent.toml"))
+    return env, data_dir
+
+
+def spawn_up(env: dict[str, str], stderr: int | IO[str] = subprocess.STDOUT) -> Popen[str]:
+    """`tobe up` on free ports, its output readable line by line."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "tobe", "up", "--port-base", str(free_port_base())],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        text=True,
+    )
+
+
+def wait_for_banner(process: Popen[str], start: float) -> dict[str, float]:
+    """Seconds from `start` to each service's start line and to the banner "ToBe is up."."""
+    phases: dict[str, float] = {}
+    assert process.stdout is not None
+    for line in process.stdout:
+        now = time.monotonic() - start
+        spawned = re.match(r"\s+(\w+)\s+pid \d+", line)
+        if spawned:
+            phases[f"{spawned.group(1)} spawned"] = now
+        if "ToBe is up." in line:
+            phases["banner"] = now
+            return phases
+        if line.startswith("Error"):
+            raise SystemExit(f"tobe up failed: {line.strip()}")
+    raise SystemExit("tobe up ended before its banner")
+
+
+def stop_up(process: Popen[str]) -> None:
+    """Stop `tobe up` as Ctrl-C does and wait for it to exit."""
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=60)
 
 
 def free_port_base() -> int:
@@ -111,6 +139,14 @@ asyncio.run(main())
 
 def bare_grpc_server() -> float:
     """Seconds from spawn to the first SERVING answer of a server with only gRPC health."""
+    with bare_server() as (_, seconds):
+        return seconds
+
+
+@contextlib.contextmanager
+def bare_server() -> Iterator[tuple[Popen[str], float]]:
+    """A running bare gRPC health server and the seconds from its spawn to its first SERVING
+    answer; stopped on exit."""
     import grpc
     from grpc_health.v1 import health_pb2, health_pb2_grpc
 
@@ -125,7 +161,7 @@ def bare_grpc_server() -> float:
             stub = health_pb2_grpc.HealthStub(channel)
             request = health_pb2.HealthCheckRequest()
             stub.Check(request, wait_for_ready=True, timeout=60)  # type: ignore[attr-defined]
-        return time.monotonic() - start
+        yield process, time.monotonic() - start
     finally:
         process.terminate()
         process.wait()

@@ -12,6 +12,7 @@ import click
 
 from tobe.config import ClientTlsSettings, Settings, load_settings
 from tobe.runtime.addresses import address_of, published, runtime_file
+from tobe.runtime.import_pause import collector_paused
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.ports import accepts_connections
 from tobe.runtime.private_files import private_umask
@@ -62,11 +63,12 @@ def face() -> None:
 @click.option("--no-web", is_flag=True, help="Do not serve the web client (face.web.enabled).")
 def serve(listen: str | None, minds: tuple[str, ...], web_listen: str | None, no_web: bool) -> None:
     """Serve FaceGateway to clients, and the web client, until SIGTERM or Ctrl-C."""
-    from face.server import FaceConfigError, build
-    from face.server import serve as run_server
-    from face.web.listener import WebBindError
-    from tobe.runtime.publishing import bind_failure
-    from tobe.runtime.server import BindError
+    with collector_paused():
+        from face.server import FaceConfigError, build
+        from face.server import serve as run_server
+        from face.web.listener import WebBindError
+        from tobe.runtime.publishing import bind_failure
+        from tobe.runtime.server import BindError
 
     settings = load_settings()
     if listen:

@@ -16,7 +16,6 @@ from face.feed import EventFeed
 from face.mind_client import MindClient, MindTarget
 from face.projection import AdmissionModes
 from face.servicer import SERVICE_NAME, FaceGatewayServicer
-from face.web.app import web_app
 from face.web.listener import WebServer, bind, bound_address, is_loopback
 from tobe.config import Settings
 from tobe.runtime.publishing import published_address
@@ -114,6 +113,8 @@ async def serve(gateway: Gateway) -> None:
     web: WebServer | None = None
     web_address = ""
     if web_socket is not None:
+        from face.web.app import web_app  # Starlette and uvicorn: only with the web client
+
         web_address = bound_address(settings.web.listen, web_socket)
         session = gateway.servicer.session
         session.web_base_url = web_base_url(

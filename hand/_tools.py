@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, get_type_hints
 
-import jsonschema
 import pydantic
 import pydantic_core
 
@@ -179,6 +178,8 @@ class SchemaTool:
     dataset: str = ""
 
     def __post_init__(self) -> None:
+        import jsonschema  # loaded by the first schema tool, not with every Hand
+
         if not TOOL_NAME.match(self.name):
             raise ValueError(f"tool name {self.name!r} must match {TOOL_NAME.pattern}")
         try:
@@ -191,6 +192,8 @@ class SchemaTool:
         return self.schema
 
     def validate(self, arguments: dict[str, Any]) -> dict[str, Any]:
+        import jsonschema
+
         validator = jsonschema.validators.validator_for(self.schema)(self.schema)
         problems = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
         if problems:

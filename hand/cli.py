@@ -15,6 +15,7 @@ from hand.health import HealthListenError
 from tobe.config import load_settings
 from tobe.runtime import tokens
 from tobe.runtime.addresses import address_of
+from tobe.runtime.import_pause import collector_paused
 from tobe.runtime.logs import configure_logging
 from tobe.telemetry import setup as telemetry_setup
 from tobe.tls_options import TlsOptions, tls_client_options
@@ -143,8 +144,16 @@ def serve(
     --cert and --key it presents a client certificate (a Mind that requires them: mTLS).
     With --mcp it also starts the MCP servers of that file and offers their tools.
     """
-    from hand.server import HandConfigError, build, build_mcp, build_web, load_mcp, mcp_hand_name
-    from hand.server import serve as run
+    with collector_paused():
+        from hand.server import (
+            HandConfigError,
+            build,
+            build_mcp,
+            build_web,
+            load_mcp,
+            mcp_hand_name,
+        )
+        from hand.server import serve as run
 
     settings = load_settings()
     configure_logging(settings.log_level, process="hand", format=settings.log.format)

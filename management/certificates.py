@@ -20,12 +20,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from management.certificate_files import CA_CERT, CA_KEY
 from tobe.runtime.private_files import FILE_MODE, private_directory
 
 CA_DAYS = 3650
 LEAF_DAYS = 825
-CA_CERT, CA_KEY = "ca.pem", "ca.key"
-SERVER_CERT, SERVER_KEY = "server.pem", "server.key"
 
 
 class CertificateError(RuntimeError):

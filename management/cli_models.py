@@ -21,9 +21,9 @@ from management.model_choice import (
     rows,
 )
 from mind.credentials.provider_keys import ProviderKeyError, stored_keys
-from mind.providers.api_keys import with_api_key
 from mind.providers.catalog import ModelInfo
 from mind.providers.listing import ListingError, base_url
+from tobe.api_keys import with_api_key
 from tobe.config import ProviderSettings, load_settings
 
 LISTED_NOTE = {

@@ -34,9 +34,9 @@ from mind.credentials.provider_keys import (
     offline_keys,
     stored_keys,
 )
-from mind.providers.api_keys import api_key, with_api_key
 from mind.providers.catalog import known
 from mind.providers.listing import DEFAULT_BASE_URLS, ListingError
+from tobe.api_keys import api_key, with_api_key
 from tobe.config import ProviderSettings, Settings, config_file, load_settings
 
 

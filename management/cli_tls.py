@@ -13,10 +13,9 @@ from pathlib import Path
 
 import click
 
+from management.certificate_files import CA_CERT, SERVER_CERT, SERVER_KEY
+from management.certificate_files import CA_KEY as CA_KEY_FILE
 from management.certificates import (
-    CA_CERT,
-    SERVER_CERT,
-    SERVER_KEY,
     CertificateError,
     Issued,
     certificate_file,
@@ -26,7 +25,6 @@ from management.certificates import (
     load_ca,
     write_files,
 )
-from management.certificates import CA_KEY as CA_KEY_FILE
 from management.cli_support import AdminOptions
 from tobe.runtime.tls import fingerprint
 

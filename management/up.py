@@ -22,9 +22,10 @@
    Mind's or Face's listener, the probes and the local Face and Hand trust it as
    `management.up_tls` says.
 5. Print how to connect (the chat command, the web client's address and the command that
-   signs a browser in) and what becomes of the local Hand's commands (`management.up_commands`:
-   without a working sandbox it offers no `run_command`). A service that exits during the
-   start is reported with its log lines of this start and the others are stopped.
+   signs a browser in) and what becomes of the local Hand's commands (`management.up_commands`,
+   probed while the services start: without a working sandbox it offers no `run_command`). A
+   service that exits during the start is reported with its log lines of this start and the
+   others are stopped.
 6. Then supervise (`management.up_restarts`): a service that fails is restarted after a
    backoff, with one line, on the address it first bound (a port picked for port 0 stays);
    the others keep running and reconnect by themselves. One that fails too often is left
@@ -44,6 +45,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -138,8 +140,21 @@ class UpError(click.ClickException):
 
 
 def available_services() -> set[str]:
-    """Services this installation has (their packages, found without importing them)."""
-    return {name for name, module in SERVE_MODULES.items() if importlib.util.find_spec(module)}
+    """Services this installation has: their command modules, found without running any of
+    their packages' code (`find_spec("hand.cli")` would import `hand`, the whole Hand SDK)."""
+    return {name for name, module in SERVE_MODULES.items() if _installed(module)}
+
+
+def _installed(module: str) -> bool:
+    """Whether `package.name` is there, looked for in the package's directories."""
+    package, _, name = module.partition(".")
+    spec = importlib.util.find_spec(package)
+    directories = (spec.submodule_search_locations if spec is not None else None) or []
+    return any(
+        (Path(directory) / f"{name}.py").is_file()
+        or (Path(directory) / name / "__init__.py").is_file()
+        for directory in directories
+    )
 
 
 class HealthProbe:
@@ -491,16 +506,16 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         restart_delay = first_delay(dict(os.environ))
     except RestartDelayError as exc:
         raise UpError(str(exc)) from None
-    commands = commands_note(settings.hand) if any(p.name == "hand" for p in plans) else None
+    commands = _probing_commands(settings, plans)
     tokens_before = _token_files(settings.credentials_dir)
     provider = choose_provider(settings, dict(os.environ))
     click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
+    base_env = {**os.environ, "TOBE_DATA_DIR": str(data_dir)}
     check = (
-        ProviderCheck(provider.settings, settings).start()
+        ProviderCheck({**base_env, **provider.env, **supervisor_env()}).start()
         if provider.settings is not None
         else None
     )
-    base_env = {**os.environ, "TOBE_DATA_DIR": str(data_dir)}
     for plan in plans:
         if plan.name == "mind":
             plan.env.update(provider.env)
@@ -532,7 +547,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
                 click.secho(f"Warning: {verdict.warning}", fg="red", bold=True, err=True)
         _print_ready(settings, supervisor, tls, _banner_chat(supervisor, data_dir, tls, options))
         if commands is not None:
-            _print_commands(commands)
+            _print_commands(commands.result())
         click.echo("Press Ctrl-C to stop every service.")
         supervisor.record_state()
         supervisor.supervise(restart_delay)
@@ -599,6 +614,18 @@ def _print_ready(settings: Settings, supervisor: Supervisor, tls: LocalTls, chat
             f"--ca {tls.mind_ca}{client}"
         )
     click.echo(f"  Manage credentials:                 {prefix}tobe admin credentials list")
+
+
+def _probing_commands(settings: Settings, plans: list[ServicePlan]) -> Future[CommandsNote] | None:
+    """What becomes of the local Hand's commands, found in a thread while the services start:
+    the sandbox probe runs bubblewrap, a tenth of a second no service need wait for."""
+    if not any(plan.name == "hand" for plan in plans):
+        return None
+    probing = ThreadPoolExecutor(max_workers=1, thread_name_prefix="commands-probe")
+    try:
+        return probing.submit(commands_note, settings.hand)
+    finally:
+        probing.shutdown(wait=False)
 
 
 def _print_commands(note: CommandsNote) -> None:

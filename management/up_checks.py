@@ -2,8 +2,10 @@
 directory, every listen address is free, and the provider answers.
 
 Each failed check is one line naming what is wrong and the setting or option that fixes it.
-The provider check is one cheap model listing (`mind.providers.listing`), run in a thread
-while the services start, so it costs no start time.
+The provider check is one cheap model listing, made by `tobe mind check-provider` in a child
+process with the Mind's environment (so with the key the Mind will use), watched from a thread
+while the services start, so it costs no start time; and the provider's adapter, the store's
+driver and the key store never load into `tobe up`, which runs for as long as ToBe does.
 
 An unreachable provider refuses the start, as a rejected key does: a dead base URL otherwise
 surfaces only as the first turn's failure, long after "ToBe is up." was claimed. A server that
@@ -12,18 +14,22 @@ is reachable but cannot list its models is only warned about, since the Mind may
 
 from __future__ import annotations
 
-import asyncio
+import json
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 from management.up_plan import WEB, listen_option, listen_setting, listen_variable
-from tobe.config import ProviderSettings, Settings
 from tobe.runtime.addresses import runtime_file
 from tobe.runtime.ports import bind_problem, holder, running_services
 from tobe.runtime.statelock import StateLockBusy, is_locked
 
 PROVIDER_TIMEOUT = 8.0
+# How long the checking process may take in all: its start, then the listing.
+CHECK_DEADLINE = PROVIDER_TIMEOUT + 20.0
+CHECK_COMMAND = ("-m", "tobe", "mind", "check-provider", "--timeout", str(PROVIDER_TIMEOUT))
 
 
 def data_dir_owner(data_dir: Path) -> str | None:
@@ -74,12 +80,12 @@ class ProviderVerdict:
 
 
 class ProviderCheck:
-    """One model listing against the provider, run in a background thread."""
+    """One model listing against the provider, in a child process watched by a thread."""
 
-    def __init__(self, settings: ProviderSettings, data_settings: Settings) -> None:
-        self.settings = settings
-        # Where a key stored by `tobe setup` is read from.
-        self.data_settings = data_settings
+    def __init__(self, env: dict[str, str]) -> None:
+        # The Mind's environment: the provider `tobe up` chose, the data directory whose
+        # stored key it falls back on.
+        self.env = env
         self.verdict = ProviderVerdict()
         self._thread = threading.Thread(target=self._run, name="provider-check", daemon=True)
 
@@ -89,7 +95,7 @@ class ProviderCheck:
 
     def result(self) -> ProviderVerdict:
         """The verdict, once the listing answered or timed out."""
-        self._thread.join(PROVIDER_TIMEOUT + 2)
+        self._thread.join(CHECK_DEADLINE + 2)
         return self.verdict
 
     def refusal(self) -> str | None:
@@ -97,21 +103,31 @@ class ProviderCheck:
         return self.verdict.refusal
 
     def _run(self) -> None:
-        from mind.credentials.provider_keys import ProviderKeyError, stored_keys
-        from mind.providers.api_keys import with_api_key
-        from mind.providers.listing import KeyRejected, ListingError, ProviderUnreachable
-
         try:
-            # The key the Mind will use: configured, a usual variable, else stored by setup.
-            provider = with_api_key(self.settings, stored_keys(self.data_settings))
-            asyncio.run(_listing(provider))
-        except (ProviderUnreachable, KeyRejected, ProviderKeyError) as exc:
-            self.verdict = ProviderVerdict(refusal=f"provider check failed: {exc}")
-        except ListingError as exc:
-            self.verdict = ProviderVerdict(warning=f"provider check inconclusive: {exc}")
+            done = subprocess.run(
+                [sys.executable, *CHECK_COMMAND],
+                env=self.env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                timeout=CHECK_DEADLINE,
+            )
+        except subprocess.TimeoutExpired:
+            why = f"no answer within {CHECK_DEADLINE:g} s"
+            self.verdict = ProviderVerdict(warning=f"provider check inconclusive: {why}")
+            return
+        self.verdict = printed_verdict(done)
 
 
-async def _listing(settings: ProviderSettings) -> None:
-    from mind.providers.listing import list_models
-
-    await list_models(settings, timeout=PROVIDER_TIMEOUT)
+def printed_verdict(done: subprocess.CompletedProcess[str]) -> ProviderVerdict:
+    """What the checking process printed; a warning with its last error line when it printed
+    no verdict (it failed before it could list)."""
+    lines = done.stdout.strip().splitlines()
+    try:
+        found = json.loads(lines[-1]) if done.returncode == 0 and lines else None
+    except ValueError:
+        found = None
+    if isinstance(found, dict):
+        return ProviderVerdict(refusal=found.get("refusal"), warning=found.get("warning"))
+    why = (done.stderr.strip().splitlines() or [f"it exited with {done.returncode}"])[-1]
+    return ProviderVerdict(warning=f"provider check inconclusive: {why}")

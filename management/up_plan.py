@@ -13,6 +13,7 @@ from pathlib import Path
 
 from management.up_tls import LocalTls
 from tobe.config import ProviderSettings, Settings, config_file
+from tobe.provider_detect import DEMO_SCRIPT, detect_with_reason
 from tobe.runtime.ports import tcp_host_port
 from tobe.runtime.private_files import private_directory
 from tobe.runtime.tls import ClientTls
@@ -136,9 +137,10 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
             mind.after = ("awareness",)
     face = ServicePlan("face", "face", None, tls.face_probe, dict(tls.env.get("face", {})))
     face.after, face.address_env = ("mind",), {"TOBE_FACE__MIND_ADDRESS": "mind"}
-    face.preload = ("face.cli", "face.server", "face.web.listener")
+    face.preload = ("face.cli", "face.server")
     if settings.face.web.enabled:
         face.also_publishes = (WEB,)
+        face.preload += ("face.web.app", "face.web.protocol")
     # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
     hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
     hand = ServicePlan("hand", "hand", hand_health, None, dict(tls.env.get("hand", {})))
@@ -187,10 +189,6 @@ def choose_provider(settings: Settings, env: dict[str, str]) -> ProviderChoice:
         return ProviderChoice(
             {}, f"Provider: {settings.provider.kind} (from the configuration).", checked
         )
-    try:
-        from mind.providers.detect import DEMO_SCRIPT, detect_with_reason
-    except ImportError:  # a Mind without providers cannot be started anyway
-        return ProviderChoice({}, "Provider: none available in this installation.", None)
     detected = detect_with_reason(env)
     if detected is not None:
         chosen, reason = detected

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from management.certificates import CA_CERT
+from management.certificate_files import CA_CERT
 from tobe.config import ClientTlsSettings, ServerTlsSettings, Settings
 from tobe.runtime.tls import (
     ClientTls,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import click
 
 from tobe.config import Settings, load_settings
 from tobe.runtime.container import PROVISION_VARIABLE
+from tobe.runtime.import_pause import collector_paused
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.private_files import private_umask, tighten
 from tobe.runtime.statelock import StateLock, StateLockBusy
@@ -80,15 +82,16 @@ def serve(
     # First, so that a configuration error ends the start before the Mind's stack is loaded.
     settings = load_settings(**({"mind": {"node_id": node_id}} if node_id is not None else {}))
     # Imported here so that every other `tobe` command starts without the Mind's stack.
-    from mind.credentials.provider_keys import ProviderKeyError, stored_keys
-    from mind.profiles.errors import ProfileError
-    from mind.providers.factory import ProviderConfigError
-    from mind.scripted.configured import build_provider
-    from mind.scripted.script import ScriptError
-    from tobe.runtime.publishing import bind_failure
-    from tobe.runtime.server import BindError
-    from tobe.runtime.tls import TlsConfigError, server_tls
-    from tobe.runtime.tls_record import PlaintextRefused, plaintext_refusal, settle
+    with collector_paused():
+        from mind.credentials.provider_keys import ProviderKeyError, stored_keys
+        from mind.profiles.errors import ProfileError
+        from mind.providers.factory import ProviderConfigError
+        from mind.scripted.configured import build_provider
+        from mind.scripted.script import ScriptError
+        from tobe.runtime.publishing import bind_failure
+        from tobe.runtime.server import BindError
+        from tobe.runtime.tls import TlsConfigError, server_tls
+        from tobe.runtime.tls_record import PlaintextRefused, plaintext_refusal, settle
 
     configure_logging(settings.log_level, process="mind", format=settings.log.format)
     telemetry_setup.configure(settings.telemetry, "mind")
@@ -112,8 +115,9 @@ def serve(
         )
     except (ProviderConfigError, ScriptError, ProviderKeyError) as exc:
         raise click.ClickException(f"cannot start the Mind: provider: {exc}") from exc
-    from mind.server import build, serve
-    from mind.store.migrate import upgrade
+    with collector_paused():
+        from mind.server import build, serve
+        from mind.store.schema_head import upgrade_when_behind
 
     if services_dir is not None or provision_local:
         _provision(settings, services_dir)
@@ -133,7 +137,7 @@ def serve(
             raise click.ClickException(f"cannot start the Mind: {exc}") from None
         if allowed is not None:
             log.warning("%s", allowed)
-        upgrade(settings.store_url)
+        upgrade_when_behind(settings.store_url)
         try:
             app = build(settings, provider, stored_key=stored_key)
         except ProfileError as exc:
@@ -147,3 +151,26 @@ def serve(
             raise click.ClickException(bind_failure(settings.data_dir, "mind", exc)) from None
     finally:
         lock.release()
+
+
+@mind.command("check-provider", hidden=True)
+@click.option("--timeout", type=float, default=8.0, help="Seconds the model listing may take.")
+def check_provider(timeout: float) -> None:
+    """List the provider's models once, with the key the Mind would use, and print the verdict
+    as one JSON line (`tobe up` runs this in a child process): `refusal` when the Mind could
+    not work with it (nobody answers, the key is refused or cannot be read), `warning` when
+    the answer proves nothing, neither when it answered."""
+    from mind.credentials.provider_keys import ProviderKeyError, stored_keys
+    from mind.providers.listing import KeyRejected, ListingError, ProviderUnreachable, list_models
+    from tobe.api_keys import with_api_key
+
+    settings = load_settings()
+    verdict: dict[str, str] = {}
+    try:
+        provider = with_api_key(settings.provider, stored_keys(settings))
+        asyncio.run(list_models(provider, timeout=timeout))
+    except (ProviderUnreachable, KeyRejected, ProviderKeyError) as exc:
+        verdict = {"refusal": f"provider check failed: {exc}"}
+    except ListingError as exc:
+        verdict = {"warning": f"provider check inconclusive: {exc}"}
+    click.echo(json.dumps(verdict))

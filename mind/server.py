@@ -42,7 +42,6 @@ from mind.management.pairing import Pairing
 from mind.memory.store import Memory
 from mind.memory.tools import memory_tools
 from mind.profiles.book import ProfileBook
-from mind.providers.api_keys import KeyLookup
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo
 from mind.providers.factory import ProviderConfigError, thinking_level
@@ -73,6 +72,7 @@ from mind.usage.ledger import UsageLedger
 from mind.usage.metered import MeteredProvider
 from mind.usage.reports import UsageReports
 from mind.widgets.tools import WIDGET_POSTER, WIDGET_TOOLS, WidgetToolSource
+from tobe.api_keys import KeyLookup
 from tobe.config import ContextSettings, MindSettings, ProviderSettings, Settings
 from tobe.runtime.publishing import published_address
 from tobe.runtime.server import (

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from tobe import __version__
+from tobe.runtime.import_pause import collector_paused
 
 # name -> "module:attribute" of the click command.
 COMMANDS = {
@@ -47,7 +48,8 @@ class LazyGroup(click.Group):
         if target is None:
             return super().get_command(ctx, cmd_name)
         module, attribute = target.split(":")
-        command = getattr(importlib.import_module(module), attribute)
+        with collector_paused():
+            command = getattr(importlib.import_module(module), attribute)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command

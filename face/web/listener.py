@@ -4,7 +4,8 @@ Face binds `face.web.listen` before anything serves, so a port in use is a `WebB
 naming the setting, and port 0 reports the port picked. uvicorn runs as tasks of Face's loop
 (no process, no thread, no signal handlers of its own: Face's `run_until_signal` stops it) and
 shuts down gracefully: open sockets are closed 1012 (going away) and requests in flight get
-the grace period.
+the grace period. uvicorn is loaded by the first `WebServer`: a Face without the web client
+binds nothing here and loads none of it.
 """
 
 from __future__ import annotations
@@ -14,15 +15,15 @@ import ipaddress
 import logging
 import socket
 import ssl
-
-import uvicorn
-from starlette.types import ASGIApp
+from typing import TYPE_CHECKING
 
 from face.web.frames import max_json_frame_bytes
-from face.web.protocol import WebSocketProtocol
 from tobe.config import ServerTlsSettings
 from tobe.runtime.ports import bind_problem, tcp_host_port
 from tobe.runtime.server import BindError
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +92,10 @@ class WebServer:
         max_frame_bytes: int,
         grace: float,
     ) -> None:
+        import uvicorn
+
+        from face.web.protocol import WebSocketProtocol
+
         self._socket = sock
         ca = tls.client_ca_file if tls is not None else None
         self._config = uvicorn.Config(

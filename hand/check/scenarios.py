@@ -15,7 +15,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import grpc
-import jsonschema
 
 from hand.check.link import ACCEPT_TIMEOUT, HEARTBEAT_INTERVAL
 from hand.check.session import Failure, Session, describe, kind
@@ -66,6 +65,8 @@ async def hello(session: Session) -> None:
     names = [tool.name for tool in declared.tools]
     if len(set(names)) != len(names):
         raise Failure(f"a tool is declared twice: {names}")
+    import jsonschema  # only `tobe hand check` runs this; the serving Hand never loads it
+
     for tool in declared.tools:
         if not TOOL_NAME.fullmatch(tool.name):
             raise Failure(f"tool name {tool.name!r} does not match {TOOL_NAME.pattern}")

@@ -5,6 +5,7 @@ Only http and https. Each hop's host is vetted (`hand.web.guard`) and dialed at 
 addresses (`hand.web.pinned`); redirects are followed here, at most five, each target vetted
 like the first. One deadline covers the whole fetch (resolving, connecting, redirects,
 reading); reading stops at `max_bytes` (of the decoded body, so a compressed bomb stops too).
+`httpx` is loaded by the first fetch: a Hand whose web tools are never called never loads it.
 """
 
 from __future__ import annotations
@@ -14,13 +15,15 @@ import contextlib
 import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from hand._tools import ToolError
-from hand.web.guard import AddressGuard
-from hand.web.pinned import PinnedTransport
 from tobe import __version__
+
+if TYPE_CHECKING:
+    import httpx
+
+    from hand.web.guard import AddressGuard
 
 MAX_REDIRECTS = 5
 USER_AGENT = f"ToBe-Hand/{__version__} (+web_fetch)"
@@ -42,6 +45,8 @@ class Body:
 
 
 def _parse(url: str) -> httpx.URL:
+    import httpx
+
     try:
         parsed = httpx.URL(url.strip())
     except httpx.InvalidURL as exc:
@@ -89,6 +94,10 @@ class Fetcher:
         headers: dict[str, str] | None = None,
         content: bytes | None = None,
     ) -> AsyncIterator[httpx.Response]:
+        import httpx
+
+        from hand.web.pinned import PinnedTransport
+
         port = url.port or (443 if url.scheme == "https" else 80)
         addresses = await self.guard.vet(url.host, port)
         transport = PinnedTransport(url.host, addresses)
@@ -116,6 +125,8 @@ class Fetcher:
 
     async def get(self, url: str) -> Body:
         """GET `url`, following redirects (each target vetted), within the deadline."""
+        import httpx
+
         target = _parse(url)
         try:
             async with asyncio.timeout(self.timeout):
@@ -158,6 +169,8 @@ class Fetcher:
     ) -> Body:
         """One request as a browser page makes it (no redirects followed: the page follows
         them, each through here again), any content type, within the deadline."""
+        import httpx
+
         target = _parse(url)
         try:
             async with asyncio.timeout(self.timeout):

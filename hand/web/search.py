@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import httpx
-
 from hand._tools import ToolError
 from hand.web.fetch import USER_AGENT
 
@@ -63,6 +61,8 @@ class SearxngSearch:
         self.timeout = timeout
 
     async def search(self, query: str, count: int) -> str:
+        import httpx  # loaded by the first search, as `hand.web.fetch` loads it
+
         if not query.strip():
             raise ToolError("the search query is empty")
         params = {"q": query, "format": "json"}

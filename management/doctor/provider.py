@@ -21,9 +21,9 @@ LISTING_TIMEOUT = 10.0
 def check_provider(doctor: Doctor) -> list[Finding]:
     # Imported here: the provider stack (httpx) is only needed by this check.
     from mind.credentials.provider_keys import ProviderKeyError, stored_keys
-    from mind.providers.api_keys import with_api_key
-    from mind.providers.detect import detect_with_reason
     from mind.providers.listing import ListingError, base_url, list_models
+    from tobe.api_keys import with_api_key
+    from tobe.provider_detect import detect_with_reason
 
     if doctor.settings is None:
         return [Finding(Status.SKIP, CHECK, "the configuration does not load")]

@@ -23,9 +23,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
 from mind.providers.base import (
     OutputSchema,
     Provider,
@@ -127,6 +124,9 @@ def _problem(stage: Stage, result: ProviderResult) -> tuple[Any, _Problem | None
 
 
 def _invalid(stage: Stage, value: Any) -> _Problem | None:
+    from jsonschema import Draft202012Validator  # loaded by the first decision, not at start
+    from jsonschema.exceptions import best_match
+
     error = best_match(Draft202012Validator(stage.schema).iter_errors(value))
     if error is not None:
         where = "/".join(str(part) for part in error.absolute_path) or "the top level"

@@ -8,6 +8,8 @@ Only what cannot be brought within is refused, naming the limit: bytes no decode
 more pixels than the Mind decodes (a decompression bomb), or more bytes than it reads at all.
 An image whose header cannot be read but whose size is within the limit is kept: its magic
 bytes were checked, and its dimensions are then the provider's to judge.
+
+Pillow is loaded when the first image arrives, not with the Mind.
 """
 
 from __future__ import annotations
@@ -15,10 +17,12 @@ from __future__ import annotations
 import io
 import warnings
 from dataclasses import dataclass
-
-from PIL import Image, ImageOps
+from typing import TYPE_CHECKING
 
 from mind.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from PIL import Image
 
 # Longest side, in pixels, of an image given to a model (the web client's rule too).
 MAX_IMAGE_SIDE = 2048
@@ -76,6 +80,8 @@ def fit_image(data: bytes, media_type: str, *, max_bytes: int, label: str) -> Fi
 
 def _dimensions(data: bytes, label: str) -> tuple[int, int] | None:
     """Width and height from the header (nothing is decoded), or None when unreadable."""
+    from PIL import Image
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -91,6 +97,8 @@ def _dimensions(data: bytes, label: str) -> tuple[int, int] | None:
 
 
 def _as_jpeg(data: bytes, max_bytes: int, label: str) -> bytes:
+    from PIL import Image, ImageOps
+
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", Image.DecompressionBombWarning)
@@ -117,6 +125,8 @@ def _as_jpeg(data: bytes, max_bytes: int, label: str) -> bytes:
 
 def _flattened(image: Image.Image) -> Image.Image:
     """RGB for JPEG: transparency over white, palettes and other modes converted."""
+    from PIL import Image
+
     if image.mode in ("RGBA", "LA") or (image.mode == "P" and "transparency" in image.info):
         rgba = image.convert("RGBA")
         flat = Image.new("RGB", rgba.size, (255, 255, 255))

@@ -27,8 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import jsonschema
-
 from mind.conversation.history import HistoryMessage
 from mind.profiles import hooks
 from mind.profiles.model import DEFAULT_PROFILE, Profile, ToolCallInfo
@@ -183,6 +181,8 @@ def _admission(scope: RunScope, call: ToolCall, tool: Tool | None) -> Admission:
 
 
 def _schema_problem(tool: Tool, arguments: dict[str, Any]) -> str | None:
+    import jsonschema  # loaded by the first tool call, not with the Mind
+
     validator_cls = jsonschema.validators.validator_for(tool.parameters)
     error = jsonschema.exceptions.best_match(validator_cls(tool.parameters).iter_errors(arguments))
     if error is None:

@@ -11,7 +11,8 @@ Who may open the store follows the state lock (ARCHITECTURE.md, `mind/management
 reads its key at start while it holds the lock; an operator's command writes with
 `offline_keys`, which takes the lock without waiting, so a running Mind is refused in one line
 (the Mind reads the key only at start, so a change needs its restart anyway). Audit rows name
-the action and the provider kind, never the key.
+the action and the provider kind, never the key. `cryptography` is loaded when a key is sealed
+or opened: a Mind with no stored key never loads it.
 """
 
 from __future__ import annotations
@@ -25,11 +26,8 @@ from datetime import datetime
 from functools import partial
 from pathlib import Path
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from sqlalchemy import Connection, Engine, Row, delete, exc, select
 
-from mind.providers.api_keys import KeyLookup
 from mind.store.engine import (
     create_read_engine,
     create_write_engine,
@@ -37,9 +35,9 @@ from mind.store.engine import (
     redacted_url,
     sync_url,
 )
-from mind.store.migrate import upgrade
 from mind.store.models import ManagementAudit, ProviderSecret, utcnow
 from mind.store.write_tx import table_of
+from tobe.api_keys import KeyLookup
 from tobe.config import Settings
 from tobe.runtime.private_files import create_once, private_directory
 from tobe.runtime.statelock import StateLock, StateLockBusy
@@ -71,6 +69,8 @@ def secrets_key_file(data_dir: Path) -> Path:
 def _secrets_key(data_dir: Path, *, create: bool) -> bytes | None:
     path = secrets_key_file(data_dir)
     if create and not path.exists():
+        from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
         private_directory(path.parent)
         create_once(path, base64.b64encode(AESGCM.generate_key(bit_length=256)) + b"\n")
     try:
@@ -88,6 +88,8 @@ def _secrets_key(data_dir: Path, *, create: bool) -> bytes | None:
 
 
 def seal(secret: str, name: str, key: bytes) -> str:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     nonce = os.urandom(_NONCE_BYTES)
     return base64.b64encode(
         nonce + AESGCM(key).encrypt(nonce, secret.encode(), name.encode())
@@ -95,6 +97,9 @@ def seal(secret: str, name: str, key: bytes) -> str:
 
 
 def unseal(sealed: str, name: str, key: bytes) -> str:
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     data = base64.b64decode(sealed)
     try:
         plain = AESGCM(key).decrypt(data[:_NONCE_BYTES], data[_NONCE_BYTES:], name.encode())
@@ -197,6 +202,8 @@ def ensure_stopped(settings: Settings) -> None:
 @contextlib.contextmanager
 def offline_keys(settings: Settings) -> Iterator[ProviderKeys]:
     """The store's keys while no Mind runs: under the state lock, the store migrated first."""
+    from mind.store.migrate import upgrade  # an operator's command: the Mind never needs it
+
     lock = _locked(settings)
     try:
         try:

@@ -24,8 +24,8 @@ from mind import credentials
 from mind.credentials import Identity
 from mind.credentials.local_user import local_user
 from mind.management.service import ManagementService
-from mind.store import migrate
 from mind.store.database import Database
+from mind.store.schema_head import upgrade_when_behind
 from tobe.config import HandSettings, Settings
 from tobe.runtime.private_files import private_directory
 from tobe.runtime.statelock import StateLock
@@ -79,7 +79,7 @@ def provision(
     lock = StateLock(settings.data_dir, "tobe up (creating local credentials)")
     lock.acquire(lock_timeout)
     try:
-        migrate.upgrade(settings.store_url)
+        upgrade_when_behind(settings.store_url)
         actor = ACTOR if services_dir is None else PROVISION_ACTOR
         wanted = local_credentials(hand_name=settings.hand.name)
         created = asyncio.run(_ensure(settings, wanted, services_dir, actor))

@@ -23,7 +23,6 @@ from mind.management.status import display_url
 from mind.providers.prices import Pricing
 from mind.scheduler.clock import clock_from
 from mind.store.database import Database
-from mind.store.migrate import upgrade
 from mind.usage.reports import UsageReports
 from tobe.config import Settings
 from tobe.runtime.statelock import StateLock
@@ -80,6 +79,8 @@ def _remove_stale_socket(path: Path) -> None:
 
 @contextlib.asynccontextmanager
 async def _serving(settings: Settings) -> AsyncIterator[str]:
+    from mind.store.migrate import upgrade  # only here: the Mind's own start skips Alembic
+
     try:
         await asyncio.to_thread(upgrade, settings.store_url)
     except Exception as exc:

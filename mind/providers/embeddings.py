@@ -12,14 +12,14 @@ Three wire formats, one call each that embeds a batch of texts:
 A failure is an `EmbeddingError` whose message never holds the key: `rejected` when the
 server refused the texts themselves (asking again with the same texts fails the same way),
 otherwise the server may answer later (down, overloaded, a bad key being fixed).
+
+`httpx` is loaded by the first call: a Mind without semantic recall never loads it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import httpx
 
 from tobe.runtime.redact import MASK, redact
 
@@ -56,6 +56,8 @@ class Embedder:
 
     async def embed(self, texts: list[str]) -> list[list[float]]:
         """One vector per text, in order; EmbeddingError when the server does not give them."""
+        import httpx
+
         url, body, headers = self._request(texts)
         try:
             async with httpx.AsyncClient(timeout=self.timeout) as client:

@@ -1,27 +1,26 @@
 """Build an HTTP adapter (OpenAI-compatible, Anthropic, Gemini) from `ProviderSettings`.
 
-The API key is resolved by `mind.providers.api_keys` (`[provider] api_key`, else the
+The API key is resolved by `tobe.api_keys` (`[provider] api_key`, else the
 provider's usual variable, else the key `tobe setup` stored). The model must be in the
 catalog, or served by a self-hosted OpenAI-compatible server (a non-default base URL): then it
 runs with the window that server reports (`mind.providers.self_hosted`). On the official
 APIs an unknown id stops the start at once, without asking the provider anything. The
 scripted kinds are built above the layers their scripts answer (`mind.scripted.configured`).
+
+Only the configured kind's adapter module is imported (with `httpx` under it): a Mind playing a
+script, or talking to one provider, never loads the others.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
 
-from mind.providers.anthropic import AnthropicProvider
-from mind.providers.api_keys import KeyLookup, key_variables, with_api_key
 from mind.providers.base import Provider, ThinkingLevel
 from mind.providers.catalog import ModelInfo, UnknownModelError, lookup, with_structured_output
-from mind.providers.gemini import GeminiProvider
-from mind.providers.listing import is_self_hosted
-from mind.providers.openai import OpenAIProvider
-from mind.providers.self_hosted import UnservedModel, served_model
+from tobe.api_keys import KeyLookup, key_variables, with_api_key
 from tobe.config import ProviderSettings
 
 log = logging.getLogger(__name__)
@@ -61,11 +60,19 @@ def build_http_provider(
     raise ProviderConfigError(f"provider kind {settings.kind!r} is not available in this build")
 
 
-_ADAPTERS: dict[str, Callable[[ProviderSettings, ModelInfo], Provider]] = {
-    "openai": OpenAIProvider,
-    "anthropic": AnthropicProvider,
-    "gemini": GeminiProvider,
+# kind -> (module, class) of its adapter, imported when a provider of that kind is built.
+_ADAPTERS = {
+    "openai": ("mind.providers.openai", "OpenAIProvider"),
+    "anthropic": ("mind.providers.anthropic", "AnthropicProvider"),
+    "gemini": ("mind.providers.gemini", "GeminiProvider"),
 }
+
+
+def _adapter(kind: str) -> Callable[[ProviderSettings, ModelInfo], Provider]:
+    module, name = _ADAPTERS[kind]
+    adapter: Callable[[ProviderSettings, ModelInfo], Provider]
+    adapter = getattr(importlib.import_module(module), name)
+    return adapter
 
 
 def _wire_provider(
@@ -93,13 +100,16 @@ def _wire_provider(
         info = lookup(settings)
     except UnknownModelError as exc:
         info = _listed_model(settings, exc, cache_dir)
-    return _ADAPTERS[settings.kind](settings, info)
+    return _adapter(settings.kind)(settings, info)
 
 
 def _listed_model(
     settings: ProviderSettings, unknown: UnknownModelError, cache_dir: Path | None
 ) -> ModelInfo:
     """The entry of a model only a self-hosted server knows (`mind.providers.self_hosted`)."""
+    from mind.providers.listing import is_self_hosted
+    from mind.providers.self_hosted import UnservedModel, served_model
+
     if not is_self_hosted(settings):
         raise ProviderConfigError(str(unknown)) from None
     try:

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 
 from mind.providers.anthropic import API_VERSION
-from mind.providers.api_keys import api_key, key_variables
+from tobe.api_keys import api_key, key_variables
 from tobe.config import ProviderSettings
 
 DEFAULT_BASE_URLS = {

@@ -29,8 +29,8 @@ from typing import Any
 
 import httpx
 
-from mind.providers.api_keys import api_key
 from mind.providers.listing import ListedModel, base_url
+from tobe.api_keys import api_key
 from tobe.config import ProviderSettings
 
 # What a model not loaded yet gets from Ollama with no `num_ctx` in its Modelfile, on machines

@@ -32,11 +32,11 @@ from dataclasses import dataclass, field
 from sqlalchemy import ColumnElement, bindparam, func, select, update
 from sqlalchemy.orm import Session
 
-from mind.providers.api_keys import KeyLookup, api_key
 from mind.providers.embeddings import Embedder, EmbeddingError
 from mind.store import models
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx
+from tobe.api_keys import KeyLookup, api_key
 from tobe.config import ProviderSettings, RecallSettings
 from tobe.runtime.backoff import Backoff
 
@@ -214,7 +214,7 @@ def configured(
     settings: RecallSettings, database: Database, stored_key: KeyLookup | None = None
 ) -> Semantic | None:
     """Semantic recall as `[recall]` sets it up; None while `embeddings` is empty. The key
-    is found as `[provider]`'s is (`mind.providers.api_keys`), Ollama taking none."""
+    is found as `[provider]`'s is (`tobe.api_keys`), Ollama taking none."""
     if not settings.embeddings:
         return None
     key = None

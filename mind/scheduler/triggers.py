@@ -7,7 +7,8 @@ it in as creation + interval), so its occurrences never drift however late a fir
 
 After a downtime several occurrences may have passed. By default the action fires once for
 all of them, with the latest as its due time, then continues at the next future one; with
-`catch_up` it fires once per missed occurrence, in turn.
+`catch_up` it fires once per missed occurrence, in turn. croniter (with dateutil under it) is
+loaded by the first cron trigger, not with the Mind.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
-
-from croniter import croniter
 
 from mind.events.action_views import TriggerKind, TriggerView
 from mind.scheduler.errors import InvalidTrigger
@@ -114,6 +113,8 @@ def _aware(field: str, moment: datetime) -> None:
 
 
 def _check_cron(expression: str) -> None:
+    from croniter import croniter
+
     fields = expression.split()
     if len(fields) != 5 or not croniter.is_valid(expression):
         raise InvalidTrigger(
@@ -152,6 +153,8 @@ def _interval_at_or_before(trigger: TriggerView, moment: datetime) -> datetime:
 
 
 def _cron_after(trigger: TriggerView, moment: datetime) -> datetime:
+    from croniter import croniter
+
     local = moment.astimezone(zone_of(trigger))
     found: datetime = croniter(trigger.cron, local).get_next(datetime)
     return found.astimezone(UTC)
@@ -159,6 +162,8 @@ def _cron_after(trigger: TriggerView, moment: datetime) -> datetime:
 
 def _cron_at_or_before(trigger: TriggerView, moment: datetime) -> datetime:
     # Occurrences fall on whole minutes: one second later, the previous one is at or before.
+    from croniter import croniter
+
     local = (moment + timedelta(seconds=1)).astimezone(zone_of(trigger))
     found: datetime = croniter(trigger.cron, local).get_prev(datetime)
     return found.astimezone(UTC)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
-from mind.providers.api_keys import KeyLookup
 from mind.providers.base import Provider
 from mind.providers.catalog import ModelInfo, UnknownModelError, lookup
 from mind.providers.factory import ProviderConfigError, build_http_provider, thinking_level
 from mind.scripted.demo import demo_provider
 from mind.scripted.provider import ScriptedProvider
+from tobe.api_keys import KeyLookup
 from tobe.config import ProviderSettings
 
 log = logging.getLogger(__name__)

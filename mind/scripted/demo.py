@@ -6,9 +6,9 @@ in the container layout there is none, and `docker/.env` is where the provider i
 
 from __future__ import annotations
 
-from mind.providers.detect import DEMO_SCRIPT
 from mind.scripted.provider import ScriptedProvider
 from mind.scripted.script import parse_script
+from tobe.provider_detect import DEMO_SCRIPT
 from tobe.runtime.container import COMPOSE, container_service
 
 # The advice as demo_script.yaml words it, and its container form.

@@ -3,6 +3,7 @@
 An envelope is `{"sealed_by": <run id>, "sealed": <base64 of nonce ‖ AES-256-GCM ciphertext>}`
 (the run id is the associated data), so a reader needs nothing but the envelope to know which
 key opens it. Text columns hold the same envelope as its compact JSON behind `TEXT_MARK`.
+`cryptography` is loaded by the first sealed turn, not with the Mind.
 """
 
 from __future__ import annotations
@@ -12,20 +13,21 @@ import json
 import os
 from typing import Any
 
-from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import AESGCM
-
 KEY_BYTES = 32
 _NONCE_BYTES = 12
 TEXT_MARK = "sealed:"
 
 
 def new_key() -> bytes:
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     return AESGCM.generate_key(bit_length=KEY_BYTES * 8)
 
 
 def seal(value: Any, run_id: str, key: bytes) -> dict[str, str]:
     """`value` (JSON) encrypted under `key` for `run_id`."""
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     nonce = os.urandom(_NONCE_BYTES)
     plain = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
     sealed = AESGCM(key).encrypt(nonce, plain, run_id.encode())
@@ -34,6 +36,9 @@ def seal(value: Any, run_id: str, key: bytes) -> dict[str, str]:
 
 def unseal(envelope: dict[str, Any], key: bytes) -> Any:
     """The value of an envelope sealed under `key`; ValueError when it is not."""
+    from cryptography.exceptions import InvalidTag
+    from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
     data = base64.b64decode(envelope["sealed"])
     try:
         plain = AESGCM(key).decrypt(

@@ -11,9 +11,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from mind.errors import InvalidInput
 
 TYPE_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
@@ -55,6 +52,9 @@ def check_module_name(name: str) -> str:
 
 
 def _module(name: str, entry: Any) -> WidgetModule:
+    from jsonschema import Draft202012Validator  # loaded by the first widget type checked
+    from jsonschema.exceptions import SchemaError
+
     check_module_name(name)
     if not isinstance(entry, dict):
         raise InvalidInput(f"module {name!r} must be an object with description and schema")

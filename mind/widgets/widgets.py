@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -113,6 +111,9 @@ def _check_record_id(record_id: str) -> str:
 
 
 def _check_data(type_name: str, module: str, schema: dict[str, Any], data: Any) -> None:
+    from jsonschema import Draft202012Validator  # loaded by the first widget record
+    from jsonschema.exceptions import best_match
+
     error = best_match(Draft202012Validator(schema).iter_errors(data))
     if error is not None:
         where = "/" + "/".join(str(part) for part in error.path)

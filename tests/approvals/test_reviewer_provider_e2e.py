@@ -8,9 +8,9 @@ from pathlib import Path
 from helpers.mind_process import MindProcess, mind_env, run_mind_command, store_url
 
 from mind.credentials.provider_keys import MAIN, offline_keys
-from mind.providers.detect import DEMO_SCRIPT
 from mind.store.migrate import upgrade
 from tobe.config import load_settings
+from tobe.provider_detect import DEMO_SCRIPT
 
 KEY = "sk-ant-stored-4242"
 

@@ -24,8 +24,8 @@ GENERATED = Path("tobe/v1")
 
 # Importing process package -> the modules of other process packages it may import.
 PUBLIC: dict[str, frozenset[str]] = {
-    # `tobe admin` serves Management in-process when no Mind runs; `tobe up` provisions the
-    # local credentials, says which provider the Mind will run with and checks it answers;
+    # `tobe admin` serves Management in-process when no Mind runs (`tobe up` imports none of
+    # the Mind's code: `[tool.importlinter]` holds it to that);
     # `tobe setup` and `tobe models` list models against the catalog, ask local model servers
     # what they serve each with, and store the key;
     # `tobe doctor` reads the store's schema revision and migrates a store that is behind;
@@ -37,12 +37,10 @@ PUBLIC: dict[str, frozenset[str]] = {
             "mind.management",
             "mind.store.migrate",
             "mind.store.engine",
-            "mind.providers.detect",
             "mind.providers.listing",
             "mind.providers.server_facts",
             "mind.providers.catalog",
             "mind.credentials.provider_keys",
-            "mind.providers.api_keys",
         }
     ),
 }

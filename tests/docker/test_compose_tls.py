@@ -30,7 +30,7 @@ from compose_topology import (
     services_running,
 )
 
-from management.certificates import CA_CERT, SERVER_CERT, SERVER_KEY
+from management.certificate_files import CA_CERT, SERVER_CERT, SERVER_KEY
 from mind.management.ca_copies import CA_FILE
 
 DOCUMENTS = (

@@ -12,7 +12,7 @@ from helpers.admin_cli import Admin
 from helpers.mind_process import running_mind
 
 from mind.management import provision
-from mind.providers.detect import DEMO_SCRIPT
+from tobe.provider_detect import DEMO_SCRIPT
 
 pytestmark = pytest.mark.e2e
 

@@ -8,12 +8,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from mind.core.tool_registry import ToolRegistry
-from mind.providers.detect import DEMO_SCRIPT
 from mind.scripted.provider import ScriptedProvider
 from mind.server import build
 from mind.tools.base import ToolContext
 from mind.tools.builtin import builtin_tools
 from tobe.config import load_settings
+from tobe.provider_detect import DEMO_SCRIPT
 
 SET_TIME = datetime(2031, 5, 17, 6, 30, tzinfo=UTC)
 

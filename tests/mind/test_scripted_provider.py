@@ -20,12 +20,12 @@ from mind.providers.base import (
     ToolCallDelta,
     ToolDefinition,
 )
-from mind.providers.detect import DEMO_SCRIPT
 from mind.providers.factory import ProviderConfigError
 from mind.scripted.configured import build_provider
 from mind.scripted.provider import ScriptedProvider
 from mind.scripted.script import ScriptError, load_script, parse_script
 from tobe.config import ProviderSettings
+from tobe.provider_detect import DEMO_SCRIPT
 
 T = datetime(2026, 9, 10, 14, 0, 30, tzinfo=UTC)
 

@@ -11,9 +11,9 @@ import pytest
 from pydantic import SecretStr
 
 from mind.credentials.provider_keys import MAIN, offline_keys, stored_keys
-from mind.providers.api_keys import api_key, variable_key, with_api_key
 from mind.providers.factory import build_http_provider
 from mind.providers.listing import api_key as listing_key
+from tobe.api_keys import api_key, variable_key, with_api_key
 from tobe.config import ProviderSettings, Settings, load_settings
 
 GEMINI = ProviderSettings(kind="gemini", model="gemini-2.5-flash")

@@ -8,12 +8,12 @@ from pydantic import SecretStr
 from mind.providers.anthropic import AnthropicProvider
 from mind.providers.base import ThinkingLevel
 from mind.providers.catalog import UnknownModelError, clamp_thinking, lookup
-from mind.providers.detect import detect_provider, detect_with_reason
 from mind.providers.factory import ProviderConfigError
 from mind.providers.gemini import GeminiProvider
 from mind.providers.openai import OpenAIProvider
 from mind.scripted.configured import build_provider
 from tobe.config import ModelEntry, ProviderSettings, Settings
+from tobe.provider_detect import detect_provider, detect_with_reason
 
 
 def test_dated_model_ids_resolve_to_their_catalog_entry():

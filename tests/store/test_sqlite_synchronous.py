@@ -7,12 +7,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from mind.providers.detect import DEMO_SCRIPT
 from mind.scripted.provider import ScriptedProvider
 from mind.server import build
 from mind.store.database import Database
 from mind.store.write_tx import WriteTx
 from tobe.config import ConfigError, load_settings
+from tobe.provider_detect import DEMO_SCRIPT
 
 # What `PRAGMA synchronous` reads back.
 PRAGMA_VALUES = {"normal": 1, "full": 2}

@@ -19,6 +19,8 @@ import signal
 import sys
 from typing import IO
 
+from tobe.runtime.import_pause import collector_paused
+
 SUPERVISOR_ENV = "TOBE_SUPERVISOR_PID"
 HELD_ENV = "TOBE_START_HELD"
 _PR_SET_PDEATHSIG = 1
@@ -60,8 +62,9 @@ def wait_for_release() -> None:
     preload = os.environ.pop(HELD_ENV, None)
     if preload is None:
         return
-    for module in filter(None, preload.split(",")):
-        importlib.import_module(module)
+    with collector_paused():
+        for module in filter(None, preload.split(",")):
+            importlib.import_module(module)
     line = sys.stdin.buffer.readline()
     if not line:
         raise SystemExit(0)

@@ -7,6 +7,9 @@ PEM, a key that does not belong to its certificate, a CA whose fingerprint is no
 one) is a `TlsConfigError` naming the setting and the file, so a misconfigured process refuses
 to start with one sentence instead of failing every handshake later. Key material is never
 part of a message.
+
+`cryptography` is imported only where a certificate or key is read: a process without TLS
+(the default on one machine) never loads it.
 """
 
 from __future__ import annotations
@@ -15,13 +18,15 @@ import hashlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import grpc
-from cryptography import x509
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 from tobe.config import ClientTlsSettings, ServerTlsSettings
+
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
 # A target with one of these prefixes is dialled over TLS even when no CA or certificate is
 # given (the system roots are trusted then).
@@ -76,6 +81,8 @@ def client_certificates(tls: ServerTls) -> str:
 
 def fingerprint(certificate: x509.Certificate) -> str:
     """SHA-256 of the certificate's DER bytes, as colon-separated upper-case hex."""
+    from cryptography.hazmat.primitives import serialization
+
     digest = hashlib.sha256(certificate.public_bytes(serialization.Encoding.DER)).digest()
     return ":".join(f"{byte:02X}" for byte in digest)
 
@@ -96,6 +103,8 @@ def _read(path: Path, label: str) -> bytes:
 
 
 def _certificates(path: Path, label: str) -> tuple[bytes, list[x509.Certificate]]:
+    from cryptography import x509
+
     data = _read(path, label)
     try:
         certificates = x509.load_pem_x509_certificates(data)
@@ -107,6 +116,8 @@ def _certificates(path: Path, label: str) -> tuple[bytes, list[x509.Certificate]
 
 
 def _private_key(path: Path, label: str) -> tuple[bytes, PrivateKeyTypes]:
+    from cryptography.hazmat.primitives import serialization
+
     data = _read(path, label)
     try:
         key = serialization.load_pem_private_key(data, password=None)
@@ -119,6 +130,8 @@ def _matching_pair(
     cert_path: Path, key_path: Path, cert_label: str, key_label: str
 ) -> tuple[bytes, bytes]:
     """The certificate chain and key, refused unless the key belongs to the first certificate."""
+    from cryptography.hazmat.primitives import serialization
+
     chain, certificates = _certificates(cert_path, cert_label)
     key_bytes, key = _private_key(key_path, key_label)
     spki = serialization.Encoding.DER, serialization.PublicFormat.SubjectPublicKeyInfo

@@ -4,14 +4,14 @@ refused).
 
 The web client speaks HTTP, not gRPC, so `tobe health --all` asks it this way instead of with
 the gRPC health protocol. Over TLS the server is verified against the CA it published (else
-the system's roots), as a browser would.
+the system's roots), as a browser would. `httpx` is loaded by the check itself: the Face,
+which only shares this module's answers, never needs it.
 """
 
 from __future__ import annotations
 
 import ssl
-
-import httpx
+from typing import TYPE_CHECKING
 
 from tobe.runtime.tls import ClientTls
 from tobe.runtime.web_url import web_base_url
@@ -23,11 +23,16 @@ UNREACHABLE = "UNREACHABLE"
 # How `/healthz` begins its answer while the Face cannot serve; the reason follows.
 NOT_SERVING_PREFIX = "not serving: "
 
+if TYPE_CHECKING:
+    import httpx
+
 
 async def check_web(address: str, timeout: float, tls: ClientTls | None) -> tuple[str, str]:
     """(status, why) of the web client at `address` (`host:port`): SERVING when `/healthz`
     answers 200 `ok`, NOT_SERVING with the Face's reason (else the HTTP status) otherwise,
     UNREACHABLE with the reason when no answer came."""
+    import httpx
+
     url = web_base_url(address, tls=tls is not None) + HEALTH_PATH
     verify: ssl.SSLContext | bool = True
     if tls is not None and tls.root_certificates is not None:

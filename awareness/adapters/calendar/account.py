@@ -3,7 +3,8 @@
 The `caldav` library blocks, so the adapter runs these methods in a worker thread, one at a
 time. Its objects are typed `Any` here: its methods return sync-or-async unions that only this
 module sees. Every failure leaves as a `CalendarError` whose message names the server and the
-user, never the password.
+user, never the password. `caldav` and `icalendar` are loaded by the first account: an
+Awareness whose calendar is not configured never loads them.
 """
 
 from __future__ import annotations
@@ -15,10 +16,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta, tzinfo
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
-
-import icalendar
-from caldav.davclient import DAVClient
-from caldav.lib.error import AuthorizationError, DAVError, NotFoundError
 
 from . import when
 from .errors import CalendarError
@@ -53,6 +50,8 @@ class Account:
     def __init__(
         self, *, url: str, username: str, password: str, watched: Sequence[str], zone: tzinfo
     ) -> None:
+        from caldav.davclient import DAVClient
+
         self.zone = zone
         self._watched = list(watched)
         self._shown_url = _without_userinfo(url)
@@ -127,6 +126,8 @@ class Account:
     # -- writing ---------------------------------------------------------------------------
 
     def create(self, calendar: Calendar, event: NewEvent) -> Occurrence:
+        import icalendar
+
         component = icalendar.Event.new(
             summary=event.summary,
             start=event.start,
@@ -167,6 +168,8 @@ class Account:
         return calendar.ref
 
     def _find(self, uid: str) -> tuple[Calendar, Any]:
+        from caldav.lib.error import NotFoundError
+
         calendars = self.calendars()
         for calendar in calendars:
             with self._talking():
@@ -181,6 +184,8 @@ class Account:
     @contextmanager
     def _talking(self) -> Iterator[None]:
         """Turn the library's and the network's errors into a CalendarError."""
+        from caldav.lib.error import AuthorizationError, DAVError
+
         try:
             yield
         except AuthorizationError as exc:

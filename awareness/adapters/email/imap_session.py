@@ -11,9 +11,6 @@ import ssl
 from dataclasses import dataclass
 from typing import Any
 
-from imapclient import IMAPClient
-from imapclient.exceptions import IMAPClientError, LoginError
-
 # Seconds a connect, a read or a write may take before the connection counts as lost.
 TIMEOUT = 30.0
 
@@ -37,6 +34,9 @@ class ImapSettings:
 
 def open_imap(settings: ImapSettings) -> Any:
     """A logged-in `IMAPClient`; raises MailServerError."""
+    from imapclient import IMAPClient  # loaded by the first connection, not at registration
+    from imapclient.exceptions import IMAPClientError, LoginError
+
     context = ssl.create_default_context()
     try:
         client = IMAPClient(

@@ -25,9 +25,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from awareness.adapter import Action, ActionFailed, Adapter, AdapterContext
 
@@ -35,6 +33,9 @@ from . import state
 from .fetch import FeedError, Request, Validators, fetch, new_client
 from .parse import Entry, Feed, parse_feed
 from .state import FeedState
+
+if TYPE_CHECKING:
+    import httpx
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,8 @@ class FeedSource:
     def from_config(cls, item: dict[str, Any]) -> FeedSource:
         auth = None
         if item.get("username"):
+            import httpx
+
             auth = httpx.BasicAuth(item["username"], item.get("password", ""))
         return cls(
             url=item["url"],

@@ -1,14 +1,17 @@
 """Fetching one feed over HTTP with our own timeouts, redirects, auth and conditional requests.
 
 feedparser can fetch by itself, but only through blocking urllib; here httpx reads the bytes
-on the event loop and feedparser only parses them (`parse.py`).
+on the event loop and feedparser only parses them (`parse.py`). Both are loaded by the first
+poll: an Awareness with no feed to read never loads them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import httpx
+if TYPE_CHECKING:
+    import httpx
 
 # A feed is a few hundred kilobytes at most; anything far larger is not one worth reading.
 MAX_FEED_BYTES = 10 * 1024 * 1024
@@ -44,6 +47,8 @@ class Document:
 
 
 def new_client(timeout: float) -> httpx.AsyncClient:
+    import httpx
+
     return httpx.AsyncClient(
         timeout=timeout, follow_redirects=True, headers={"User-Agent": USER_AGENT}
     )
@@ -57,6 +62,8 @@ async def fetch(
     Raises FeedError for an unreachable server, a timeout, an HTTP error status or a body
     larger than MAX_FEED_BYTES.
     """
+    import httpx
+
     headers = dict(request.headers)
     if validators.etag:
         headers["If-None-Match"] = validators.etag

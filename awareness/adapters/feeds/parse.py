@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import feedparser
-
 from awareness.html_text import html_to_text
 
 from .fetch import Document, FeedError, Validators
@@ -58,6 +56,8 @@ class Feed:
 
 def parse_feed(document: Document) -> Feed:
     """The feed in `document`; FeedError when it is not a feed or nothing usable is in it."""
+    import feedparser  # loaded by the first feed read, not with Awareness
+
     try:
         # A BytesIO, never a str or bytes: feedparser would read those as a path or a URL.
         parsed = feedparser.parse(io.BytesIO(document.body), response_headers=document.headers)

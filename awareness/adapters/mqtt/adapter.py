@@ -12,6 +12,9 @@ last payload observed on that topic (kept in `data/observed.json`), so reconnect
 observes the same retained value twice.
 
 `publish` writes only to topics matching a `publish_topics` filter: none by default.
+
+aiomqtt (with paho under it) is loaded by the first connection or topic the adapter reads:
+registering an MQTT adapter that is not started loads neither.
 """
 
 from __future__ import annotations
@@ -19,14 +22,15 @@ from __future__ import annotations
 import contextlib
 import ssl
 from datetime import UTC, datetime
-from typing import Any
-
-from aiomqtt import Client, Message, MqttError, Topic, Wildcard
-from paho.mqtt.reasoncodes import ReasonCode
+from typing import TYPE_CHECKING, Any
 
 from awareness.adapter import Action, ActionFailed, Adapter, AdapterContext, Effect
 
 from . import payloads, settings
+
+if TYPE_CHECKING:
+    from aiomqtt import Client, Message
+    from paho.mqtt.reasoncodes import ReasonCode
 
 OBSERVED = "observed.json"  # in data/: topic -> digest of the last observed payload
 
@@ -91,6 +95,8 @@ class MqttAdapter(Adapter):
     # -- connection -----------------------------------------------------------------------
 
     async def start(self) -> None:
+        from aiomqtt import Client, MqttError
+
         config = self.settings
         client = Client(
             config.host,
@@ -143,6 +149,8 @@ class MqttAdapter(Adapter):
             )
 
     async def run(self) -> None:
+        from aiomqtt import MqttError
+
         client = self._client
         if client is None:
             raise ConnectionError("not connected to the MQTT broker")
@@ -215,6 +223,8 @@ class MqttAdapter(Adapter):
         }
 
     async def _last_values_action(self, args: dict[str, Any]) -> dict[str, Any]:
+        from aiomqtt import Topic, Wildcard
+
         wanted = args.get("topic", "#")
         try:
             wildcard = Wildcard(wanted)
@@ -229,6 +239,8 @@ class MqttAdapter(Adapter):
         return {"values": matching[:limit], "more": len(matching) > limit}
 
     async def _publish(self, args: dict[str, Any]) -> dict[str, Any]:
+        from aiomqtt import MqttError, Topic
+
         name = args["topic"]
         try:
             topic = Topic(name)
@@ -261,12 +273,16 @@ class MqttAdapter(Adapter):
 
 def _failed(code: int | ReasonCode) -> bool:
     """A SUBACK code of 128 or more refuses that filter."""
+    from paho.mqtt.reasoncodes import ReasonCode
+
     value = code.value if isinstance(code, ReasonCode) else code
     return value >= 0x80
 
 
 async def _close(connection: contextlib.AsyncExitStack) -> None:
     """Disconnect; a connection that is already gone has nothing left to close."""
+    from aiomqtt import MqttError
+
     with contextlib.suppress(MqttError):
         await connection.aclose()
 

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiomqtt import Topic, Wildcard
+if TYPE_CHECKING:
+    from aiomqtt import Topic
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,8 @@ def _filters(values: Sequence[str], field: str) -> tuple[str, ...]:
 
 
 def _filter(value: str, field: str) -> str:
+    from aiomqtt import Wildcard  # loaded only when a filter is configured
+
     try:
         Wildcard(value)
     except ValueError:

@@ -25,8 +25,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from awareness.adapter import Action, ActionFailed, Adapter, AdapterContext, MediaInput
 
 MIN_SECRET_LENGTH = 16
@@ -174,6 +172,8 @@ class WebhookAdapter(Adapter):
         headers = {}
         if self.config.get("callback_token"):
             headers["Authorization"] = f"Bearer {self.config['callback_token']}"
+        import httpx  # loaded by the first callback, not with Awareness
+
         async with httpx.AsyncClient(timeout=30) as client:
             try:
                 response = await client.post(

@@ -3,10 +3,13 @@
 When nothing is configured or detected, the Mind plays the offline demo script (`DEMO_SCRIPT`).
 
 Order: explicit `TOBE_PROVIDER__KIND` wins (with the other `TOBE_PROVIDER__*` values, the key
-falling back to the provider's usual variable, in `mind.providers.api_keys`' order); otherwise
+falling back to the provider's usual variable, in `tobe.api_keys`' order); otherwise
 the first usual key found among ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY and
 GOOGLE_API_KEY, with that provider's default model unless `TOBE_PROVIDER__MODEL` names one.
 `OPENAI_BASE_URL` is honoured for the OpenAI-compatible kind.
+
+Shared, not the Mind's: `tobe up` chooses the provider before it starts the Mind, and loads
+none of the Mind's code to do so.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from mind.providers.api_keys import KEY_VARIABLES, KeyedKind, variable_key
+from tobe.api_keys import KEY_VARIABLES, KeyedKind, variable_key
 from tobe.config import ProviderSettings
 
 # The offline demo script, played when no provider is configured.
