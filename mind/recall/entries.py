@@ -72,11 +72,13 @@ def index_appended(session: Session, message_ids: Iterable[int], run_ids: Iterab
     ended = set(run_ids)
     if not appended and not ended:
         return 0
+    # Plain rows, not ORM objects: a busy Mind's batch holds hundreds, only read here.
+    table = _MESSAGE.__table__
     rows = list(
-        session.scalars(
-            select(_MESSAGE)
-            .where(_MESSAGE.id.in_(appended) | _MESSAGE.run_id.in_(ended))
-            .order_by(_MESSAGE.id)
+        session.execute(
+            select(table)
+            .where(table.c.id.in_(appended) | table.c.run_id.in_(ended))
+            .order_by(table.c.id)
         )
     )
     runs = _runs(session, {row.run_id for row in rows if row.run_id} | ended)
@@ -189,8 +191,9 @@ def _runs(session: Session, ids: set[str]) -> dict[str, Any]:
     """The runs of `ids` that exist, by id."""
     if not ids:
         return {}
-    found = session.scalars(select(models.Run).where(models.Run.id.in_(ids)))
-    return {run.id: run for run in found}
+    run = models.Run
+    found = session.execute(select(run.id, run.state, run.sealed).where(run.id.in_(ids)))
+    return {row.id: row for row in found}
 
 
 def _children(session: Session, keys: set[str]) -> set[str]:
