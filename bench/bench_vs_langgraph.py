@@ -31,10 +31,20 @@ checkpoint and per batch of pending writes).
 ToBe runs with the entry decision layer off, doing LangGraph's work; `--decision-layer` adds a
 row with it on (one more model call per turn, the extractor's, answered "ordinary chat").
 
+`--targets` runs exactly the rows the performance targets name and prints each target with
+its figure and whether it is met:
+
+* through the Face, ToBe with `synchronous=FULL` against LangGraph with FULL: at least 2.5×;
+* ToBe's default configuration (the decision layer on, SQLite's `synchronous` at ToBe's
+  default, NORMAL; the Scripted provider answering the extractor's stage) against LangGraph's
+  plain loop (its defaults: FULL, `durability="async"`): at least 1.5×;
+* p99 at most 2× p50 on each ToBe row, with 20 conversations.
+
 Reproduce (from the repository root, after `pip install -e '.[bench]'`):
 
     python bench/bench_vs_langgraph.py --seconds 20
     python bench/bench_vs_langgraph.py --seconds 20 --synchronous full --decision-layer
+    python bench/bench_vs_langgraph.py --seconds 20 --targets
 """
 
 from __future__ import annotations
@@ -411,7 +421,11 @@ async def tobe_turns(
 
 
 def run_tobe(
-    synchronous: str, args: argparse.Namespace, tmp: Path, decisions: bool = False
+    synchronous: str,
+    args: argparse.Namespace,
+    tmp: Path,
+    decisions: bool = False,
+    label: str = "",
 ) -> Result:
     root = tmp / f"tobe-{synchronous}{'-decisions' if decisions else ''}"
     with tobe_platform(root, synchronous, args.conversations, decisions) as platform:
@@ -419,7 +433,7 @@ def run_tobe(
             tobe_turns(platform, args.conversations, args.warmup, args.seconds)
         )
     return Result(
-        "ToBe + decision layer" if decisions else "ToBe",
+        label or ("ToBe + decision layer" if decisions else "ToBe"),
         synchronous.upper(),
         args.seconds,
         latencies,
@@ -588,6 +602,57 @@ def print_table(results: list[Result], conversations: int) -> None:
     )
 
 
+DEFAULT_CONFIGURATION = "ToBe default configuration"
+# The targets: ToBe through the Face with FULL against LangGraph with FULL; ToBe's default
+# configuration against LangGraph's plain loop; p99 against p50 on every ToBe row.
+FACE_RATIO = 2.5
+DEFAULT_RATIO = 1.5
+TAIL_RATIO = 2.0
+TAIL_CONVERSATIONS = 20
+
+
+def print_targets(results: list[Result], conversations: int) -> None:
+    """Each target with its figure and whether it is met."""
+    by_system = {(r.system, r.synchronous): r for r in results}
+    langgraph = by_system[("LangGraph", "FULL")]
+    rows: list[tuple[str, float, str, bool]] = []
+    face = by_system[("ToBe", "FULL")].rate / langgraph.rate
+    rows.append(
+        (
+            "through the Face, FULL on both: ToBe / LangGraph",
+            face,
+            f">= {FACE_RATIO}",
+            face >= FACE_RATIO,
+        )
+    )
+    default = by_system[(DEFAULT_CONFIGURATION, "NORMAL")].rate / langgraph.rate
+    rows.append(
+        (
+            "default configuration / LangGraph's plain loop",
+            default,
+            f">= {DEFAULT_RATIO}",
+            default >= DEFAULT_RATIO,
+        )
+    )
+    for r in results:
+        if r.system.startswith("ToBe"):
+            tail = r.percentile(99) / r.percentile(50)
+            rows.append(
+                (
+                    f"p99 / p50, {r.system} {r.synchronous}",
+                    tail,
+                    f"<= {TAIL_RATIO}",
+                    tail <= TAIL_RATIO and conversations == TAIL_CONVERSATIONS,
+                )
+            )
+    print(
+        f"\ntargets ({conversations} conversations; the p99 target counts at {TAIL_CONVERSATIONS})"
+    )
+    width = max(len(name) for name, *_ in rows)
+    for name, figure, wanted, met in rows:
+        print(f"  {name:<{width}} {figure:6.2f}  {wanted:<7} {'met' if met else 'NOT MET'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per system")
@@ -599,12 +664,29 @@ def main() -> None:
         action="store_true",
         help="one more ToBe row with the entry decision layer on (an extractor call per turn)",
     )
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="run the rows the targets name (ToBe FULL, ToBe's default configuration, "
+        "LangGraph FULL) and print each target as met or not",
+    )
     args = parser.parse_args()
     try:
         import langgraph.prebuilt  # noqa: F401
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: F401
     except ImportError:
         sys.exit("LangGraph is missing: pip install -e '.[bench]'")
+    if args.targets:
+        with tempfile.TemporaryDirectory(prefix="bench-vs-langgraph-") as name:
+            tmp = Path(name)
+            results = [
+                run_tobe("full", args, tmp),
+                run_tobe("normal", args, tmp, decisions=True, label=DEFAULT_CONFIGURATION),
+                run_langgraph("full", "async", args, tmp),
+            ]
+        print_table(results, args.conversations)
+        print_targets(results, args.conversations)
+        return
     levels = ["normal", "full"] if args.synchronous == "both" else [args.synchronous]
     results = []
     with tempfile.TemporaryDirectory(prefix="bench-vs-langgraph-") as name:
