@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -34,7 +35,7 @@ from mind.events.bus import EventBus
 from mind.recall import entries
 from mind.store import models
 from mind.store.database import Database
-from mind.store.outbox import head_event_id, oldest_event_id, read_events
+from mind.store.outbox import head_event_id, oldest_event_id, read_event_rows
 from mind.store.write_tx import WriteTx
 from tobe.runtime.tasks import cancel_and_wait
 
@@ -96,7 +97,7 @@ class RecallIndexer:
         oldest = oldest_event_id(session)
         if cursor is None or (oldest is not None and oldest > cursor + 1):
             return self._rebuild(session, cursor is None)
-        events = read_events(session, cursor, self._batch)
+        events = read_event_rows(session, cursor, self._batch)
         _apply(session, events)
         if events:
             session.execute(
@@ -145,7 +146,7 @@ class RecallIndexer:
             return False
 
 
-def _apply(session: Session, events: list[models.OutboxEvent]) -> None:
+def _apply(session: Session, events: list[Any]) -> None:
     """Index what `events` call for. The appended messages and ended runs of the whole batch
     are indexed together (`entries.index_appended`): what gets indexed depends only on the
     state stored now, never on the order the events came in."""
