@@ -2,8 +2,11 @@
 
 A turn: a user message; the model asks for one tool, `lookup(key)`, which returns a short
 string; the model answers. Every conversation sends its turns back to back; all of them run at
-once (`--conversations`, default 20). After a warm-up, completed turns are counted for a fixed
-time (`--seconds`), and each turn's latency is kept for p50 and p99.
+once (`--conversations`, default 20). Every system is started first; then each is measured in
+turn, window by window (`--rounds` windows of `--seconds` / `--rounds` each), so that a load
+that comes and goes on the machine falls on all of them alike. Before a system's first window
+it warms up (`--warmup`); between windows the previous system's last turns drain. Completed
+turns are counted, and each turn's latency is kept for p50 and p99.
 
 * ToBe: Awareness, the Mind, Face and a Hand run as separate processes on a fresh data
   directory. The Mind plays a Scripted provider and serves each conversation's owner through
@@ -31,10 +34,20 @@ checkpoint and per batch of pending writes).
 ToBe runs with the entry decision layer off, doing LangGraph's work; `--decision-layer` adds a
 row with it on (one more model call per turn, the extractor's, answered "ordinary chat").
 
+`--targets` runs exactly the rows the performance targets name and prints each target with
+its figure and whether it is met:
+
+* through the Face, ToBe with `synchronous=FULL` against LangGraph with FULL: at least 2.5×;
+* ToBe's default configuration (the decision layer on, SQLite's `synchronous` at ToBe's
+  default, NORMAL; the Scripted provider answering the extractor's stage) against LangGraph's
+  plain loop (its defaults: FULL, `durability="async"`): at least 1.5×;
+* p99 at most 2× p50 on each ToBe row, with 20 conversations.
+
 Reproduce (from the repository root, after `pip install -e '.[bench]'`):
 
     python bench/bench_vs_langgraph.py --seconds 20
     python bench/bench_vs_langgraph.py --seconds 20 --synchronous full --decision-layer
+    python bench/bench_vs_langgraph.py --seconds 20 --targets
 """
 
 from __future__ import annotations
@@ -52,8 +65,8 @@ import time
 import uuid
 import warnings
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from contextlib import AsyncExitStack, ExitStack, contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +140,9 @@ database.Database.__init__ = init
 signal.signal(signal.SIGUSR1, dump)
 """
 USER_TEXT = "look it up"
+# The unmeasured time before each window after a system's first: the previous row's last
+# turns drain (its background work, such as indexing, settles).
+DRAIN = 1.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -172,6 +188,53 @@ class Result:
         if len(self.latencies) < 2:
             return float("nan")
         return statistics.quantiles(self.latencies, n=100, method="inclusive")[q - 1]
+
+
+@dataclass(frozen=True)
+class Row:
+    """A row of the table: ToBe (`durability` empty) or LangGraph with that durability."""
+
+    system: str
+    synchronous: str
+    decisions: bool = False
+    durability: str = ""
+
+
+@dataclass
+class Arm:
+    """A row's running system: how to drive one turn and read its counters; the figures of
+    its windows summed."""
+
+    row: Row
+    main_process: str
+    counts_units: bool
+    turn: Callable[[int], Awaitable[None]]
+    probe: Callable[[], Probe]
+    latencies: list[float] = field(default_factory=list)
+    spent: Probe | None = None
+
+    def add(self, latencies: list[float], before: Probe, after: Probe) -> None:
+        self.latencies += latencies
+        spent = self.spent or Probe({name: 0.0 for name in after.cpu})
+        self.spent = Probe(
+            {name: spent.cpu[name] + after.cpu[name] - before.cpu[name] for name in after.cpu},
+            spent.units + after.units - before.units,
+            spent.commits + after.commits - before.commits,
+            spent.reads + after.reads - before.reads,
+        )
+
+    def result(self, seconds: float) -> Result:
+        assert self.spent is not None, "measured at least once"
+        return Result(
+            self.row.system,
+            self.row.synchronous.upper(),
+            seconds,
+            self.latencies,
+            Probe({name: 0.0 for name in self.spent.cpu}),
+            self.spent,
+            main_process=self.main_process,
+            counts_units=self.counts_units,
+        )
 
 
 def cpu_seconds(pid: int) -> float:
@@ -392,42 +455,36 @@ def tobe_platform(
                 hand.kill()
 
 
-async def tobe_turns(
-    platform: Platform, conversations: int, warmup: float, seconds: float
-) -> tuple[list[float], Probe, Probe]:
-    opened = [
-        await FaceConversation.open(
-            platform.face.address, platform.mind.client_tokens[user], f"p_bench_{user}"
+def tobe_platforms(
+    stack: ExitStack, rows: Sequence[Row], conversations: int, tmp: Path
+) -> dict[Row, Platform]:
+    """ToBe's services started for each ToBe row, until `stack` closes (before the event loop
+    of the measurement: starting them runs loops of their own)."""
+    return {
+        row: stack.enter_context(
+            tobe_platform(
+                tmp / f"tobe-{row.synchronous}{'-decisions' if row.decisions else ''}",
+                row.synchronous,
+                conversations,
+                row.decisions,
+            )
         )
-        for user in platform.users
-    ]
-    try:
-        return await drive(
-            lambda index: opened[index].turn(), conversations, warmup, seconds, platform.probe
-        )
-    finally:
-        for conversation in opened:
-            await conversation.close()
+        for row in rows
+        if not row.durability
+    }
 
 
-def run_tobe(
-    synchronous: str, args: argparse.Namespace, tmp: Path, decisions: bool = False
-) -> Result:
-    root = tmp / f"tobe-{synchronous}{'-decisions' if decisions else ''}"
-    with tobe_platform(root, synchronous, args.conversations, decisions) as platform:
-        latencies, before, after = asyncio.run(
-            tobe_turns(platform, args.conversations, args.warmup, args.seconds)
+async def tobe_arm(stack: AsyncExitStack, row: Row, platform: Platform) -> Arm:
+    """The row's conversations opened on its started services, until `stack` closes."""
+    opened = []
+    for user in platform.users:
+        opened.append(
+            await FaceConversation.open(
+                platform.face.address, platform.mind.client_tokens[user], f"p_bench_{user}"
+            )
         )
-    return Result(
-        "ToBe + decision layer" if decisions else "ToBe",
-        synchronous.upper(),
-        args.seconds,
-        latencies,
-        before,
-        after,
-        main_process="mind",
-        counts_units=True,
-    )
+        stack.push_async_callback(opened[-1].close)
+    return Arm(row, "mind", True, lambda index: opened[index].turn(), platform.probe)
 
 
 # -- LangGraph -------------------------------------------------------------------------------
@@ -489,9 +546,8 @@ def langgraph_agent(saver: Any) -> Any:
         return create_react_agent(ScriptedChatModel(), [lookup], checkpointer=saver)
 
 
-async def langgraph_turns(
-    path: Path, synchronous: str, durability: str, args: argparse.Namespace
-) -> tuple[list[float], Probe, Probe]:
+async def langgraph_arm(stack: AsyncExitStack, row: Row, tmp: Path) -> Arm:
+    """LangGraph's agent on its saver's connection for `row`, until `stack` closes."""
     import aiosqlite
     from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver
 
@@ -509,39 +565,52 @@ async def langgraph_turns(
             await super().aput_writes(*args, **kwargs)
             self.commits += 1
 
-    async with aiosqlite.connect(path) as connection:
-        await connection.execute(f"PRAGMA synchronous={synchronous.upper()}")
-        saver = CountingSaver(connection)
-        await saver.setup()
-        agent = langgraph_agent(saver)
+    path = tmp / f"langgraph-{row.synchronous}-{row.durability}.db"
+    connection = await stack.enter_async_context(aiosqlite.connect(path))
+    await connection.execute(f"PRAGMA synchronous={row.synchronous.upper()}")
+    saver = CountingSaver(connection)
+    await saver.setup()
+    agent = langgraph_agent(saver)
 
-        async def turn(index: int) -> None:
-            await agent.ainvoke(
-                {"messages": [("user", USER_TEXT)]},
-                {"configurable": {"thread_id": f"t{index}"}},
-                durability=durability,
+    async def turn(index: int) -> None:
+        await agent.ainvoke(
+            {"messages": [("user", USER_TEXT)]},
+            {"configurable": {"thread_id": f"t{index}"}},
+            durability=row.durability,
+        )
+
+    def probe() -> Probe:
+        return Probe({"this process": own_cpu_seconds()}, commits=saver.commits)
+
+    return Arm(row, "this process", False, turn, probe)
+
+
+# -- measuring -------------------------------------------------------------------------------
+
+
+async def measure(
+    rows: Sequence[Row], platforms: dict[Row, Platform], args: argparse.Namespace, tmp: Path
+) -> list[Result]:
+    """Open every row's system, then measure them in turn, `--rounds` windows each: a load
+    that changes while the benchmark runs (other work on the machine) falls on every row
+    alike, so the ratios stay fair."""
+    async with AsyncExitStack() as stack:
+        arms = [
+            await (
+                langgraph_arm(stack, row, tmp)
+                if row.durability
+                else tobe_arm(stack, row, platforms[row])
             )
-
-        def probe() -> Probe:
-            return Probe({"this process": own_cpu_seconds()}, commits=saver.commits)
-
-        return await drive(turn, args.conversations, args.warmup, args.seconds, probe)
-
-
-def run_langgraph(synchronous: str, durability: str, args: argparse.Namespace, tmp: Path) -> Result:
-    path = tmp / f"langgraph-{synchronous}-{durability}.db"
-    latencies, before, after = asyncio.run(langgraph_turns(path, synchronous, durability, args))
-    label = "LangGraph" if durability == "async" else f"LangGraph durability={durability}"
-    return Result(
-        label,
-        synchronous.upper(),
-        args.seconds,
-        latencies,
-        before,
-        after,
-        main_process="this process",
-        counts_units=False,
-    )
+            for row in rows
+        ]
+        window = args.seconds / args.rounds
+        for round_ in range(args.rounds):
+            for arm in arms:
+                # The first window warms its system up; later ones only let the previous
+                # row's last turns drain.
+                warmup = args.warmup if round_ == 0 else min(args.warmup, DRAIN)
+                arm.add(*await drive(arm.turn, args.conversations, warmup, window, arm.probe))
+        return [arm.result(args.seconds) for arm in arms]
 
 
 # -- report ----------------------------------------------------------------------------------
@@ -588,16 +657,79 @@ def print_table(results: list[Result], conversations: int) -> None:
     )
 
 
+DEFAULT_CONFIGURATION = "ToBe default configuration"
+# The targets: ToBe through the Face with FULL against LangGraph with FULL; ToBe's default
+# configuration against LangGraph's plain loop; p99 against p50 on every ToBe row.
+FACE_RATIO = 2.5
+DEFAULT_RATIO = 1.5
+TAIL_RATIO = 2.0
+TAIL_CONVERSATIONS = 20
+
+
+def print_targets(results: list[Result], conversations: int) -> None:
+    """Each target with its figure and whether it is met."""
+    by_system = {(r.system, r.synchronous): r for r in results}
+    langgraph = by_system[("LangGraph", "FULL")]
+    rows: list[tuple[str, float, str, bool]] = []
+    face = by_system[("ToBe", "FULL")].rate / langgraph.rate
+    rows.append(
+        (
+            "through the Face, FULL on both: ToBe / LangGraph",
+            face,
+            f">= {FACE_RATIO}",
+            face >= FACE_RATIO,
+        )
+    )
+    default = by_system[(DEFAULT_CONFIGURATION, "NORMAL")].rate / langgraph.rate
+    rows.append(
+        (
+            "default configuration / LangGraph's plain loop",
+            default,
+            f">= {DEFAULT_RATIO}",
+            default >= DEFAULT_RATIO,
+        )
+    )
+    for r in results:
+        if r.system.startswith("ToBe"):
+            tail = r.percentile(99) / r.percentile(50)
+            rows.append(
+                (
+                    f"p99 / p50, {r.system} {r.synchronous}",
+                    tail,
+                    f"<= {TAIL_RATIO}",
+                    tail <= TAIL_RATIO and conversations == TAIL_CONVERSATIONS,
+                )
+            )
+    print(
+        f"\ntargets ({conversations} conversations; the p99 target counts at {TAIL_CONVERSATIONS})"
+    )
+    width = max(len(name) for name, *_ in rows)
+    for name, figure, wanted, met in rows:
+        print(f"  {name:<{width}} {figure:6.2f}  {wanted:<7} {'met' if met else 'NOT MET'}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="measured time per system")
     parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured time first")
     parser.add_argument("--conversations", type=int, default=20)
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=4,
+        help="windows per system, taken in turn (the measured time is split among them)",
+    )
     parser.add_argument("--synchronous", choices=["normal", "full", "both"], default="both")
     parser.add_argument(
         "--decision-layer",
         action="store_true",
         help="one more ToBe row with the entry decision layer on (an extractor call per turn)",
+    )
+    parser.add_argument(
+        "--targets",
+        action="store_true",
+        help="run the rows the targets name (ToBe FULL, ToBe's default configuration, "
+        "LangGraph FULL) and print each target as met or not",
     )
     args = parser.parse_args()
     try:
@@ -605,19 +737,27 @@ def main() -> None:
         from langgraph.checkpoint.sqlite.aio import AsyncSqliteSaver  # noqa: F401
     except ImportError:
         sys.exit("LangGraph is missing: pip install -e '.[bench]'")
-    levels = ["normal", "full"] if args.synchronous == "both" else [args.synchronous]
-    results = []
-    with tempfile.TemporaryDirectory(prefix="bench-vs-langgraph-") as name:
-        tmp = Path(name)
-        for level in levels:
-            results.append(run_tobe(level, args, tmp))
+    if args.targets:
+        rows = [
+            Row("ToBe", "full"),
+            Row(DEFAULT_CONFIGURATION, "normal", decisions=True),
+            Row("LangGraph", "full", durability="async"),
+        ]
+    else:
+        levels = ["normal", "full"] if args.synchronous == "both" else [args.synchronous]
+        rows = [Row("ToBe", level) for level in levels]
         if args.decision_layer:
-            results.append(run_tobe(levels[-1], args, tmp, decisions=True))
-        for level in levels:
-            results.append(run_langgraph(level, "async", args, tmp))
+            rows.append(Row("ToBe + decision layer", levels[-1], decisions=True))
+        rows += [Row("LangGraph", level, durability="async") for level in levels]
         if "full" in levels:
-            results.append(run_langgraph("full", "sync", args, tmp))
+            rows.append(Row("LangGraph durability=sync", "full", durability="sync"))
+    with tempfile.TemporaryDirectory(prefix="bench-vs-langgraph-") as name, ExitStack() as stack:
+        tmp = Path(name)
+        platforms = tobe_platforms(stack, rows, args.conversations, tmp)
+        results = asyncio.run(measure(rows, platforms, args, tmp))
     print_table(results, args.conversations)
+    if args.targets:
+        print_targets(results, args.conversations)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from mind.conversation import queries
@@ -112,11 +112,17 @@ def listing(
     session: Session, conversation_key: str, *, pending_only: bool
 ) -> list[PendingActionView]:
     """The conversation's actions, oldest first; only the pending ones with `pending_only`."""
-    query = select(PendingAction).where(PendingAction.conversation_key == conversation_key)
-    if pending_only:
-        query = query.where(PendingAction.state == PendingState.PENDING.value)
-    rows = session.scalars(query.order_by(PendingAction.created_at, PendingAction.id))
-    return [view_of(row) for row in rows]
+    query = _PENDING_OF_CONVERSATION if pending_only else _OF_CONVERSATION
+    return [view_of(row) for row in session.scalars(query, {"key": conversation_key})]
+
+
+# Built once: the decision layer lists a conversation's pending actions on every input.
+_OF_CONVERSATION = (
+    select(PendingAction)
+    .where(PendingAction.conversation_key == bindparam("key"))
+    .order_by(PendingAction.created_at, PendingAction.id)
+)
+_PENDING_OF_CONVERSATION = _OF_CONVERSATION.where(PendingAction.state == PendingState.PENDING.value)
 
 
 def waiting(session: Session, conversation_key: str, now: datetime) -> list[PendingActionView]:

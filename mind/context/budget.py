@@ -73,7 +73,7 @@ class Size:
         return Size(self.chars + other.chars, self.images + other.images)
 
 
-class _ByIdentity:
+class ByIdentity:
     """Sizes of objects that come back request after request (rendered messages the provider
     view keeps, tool schemas), remembered by identity: every step of every run measures its
     whole request, and measuring it again from scratch was most of the budget's cost. Each
@@ -94,7 +94,7 @@ class _ByIdentity:
         return value
 
 
-_MEASURED = _ByIdentity()
+_MEASURED = ByIdentity()
 
 
 def _content_chars(

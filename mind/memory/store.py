@@ -24,6 +24,8 @@ from mind.store.write_tx import WriteTx
 
 MEMORY_CHANGED = "memory_changed"
 # A module constant: the store compiles each statement once per dialect.
+# Built once: the decision layer lists a conversation's memory on every input.
+_LISTING = select(MemoryEntry).where(MemoryEntry.conversation_key == bindparam("key"))
 _DELETE = delete(MemoryEntry).where(
     MemoryEntry.conversation_key == bindparam("conversation_key"),
     MemoryEntry.key == bindparam("key"),
@@ -53,9 +55,7 @@ class MemoryListing:
 
 
 def listing(session: Session, conversation_key: str) -> MemoryListing:
-    rows = session.scalars(
-        select(MemoryEntry).where(MemoryEntry.conversation_key == conversation_key)
-    )
+    rows = session.scalars(_LISTING, {"key": conversation_key})
     entries = (MemoryEntryView(row.key, row.text, row.updated_at) for row in rows)
     # Sorted here, by code point: a database collation would order keys differently.
     return MemoryListing(tuple(sorted(entries, key=lambda entry: entry.key)))

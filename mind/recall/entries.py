@@ -64,26 +64,36 @@ def index_messages(session: Session, messages: Iterable[Any]) -> int:
     return _insert(session, values)
 
 
-def index_message(session: Session, message_id: int) -> int:
-    """Index one message when its run (if any) ended unsealed; 0 otherwise (a running run's
-    messages are indexed at its end)."""
-    row = session.execute(select(_MESSAGE).where(_MESSAGE.id == message_id)).scalar_one_or_none()
-    if row is None:
+def index_appended(session: Session, message_ids: Iterable[int], run_ids: Iterable[str]) -> int:
+    """Index, in one pass, the messages appended (each when its run, if any, ended unsealed: a
+    running run's messages are indexed at its end) and the messages of the ended runs (those
+    that ended unsealed). One query each for the messages and their runs, however many."""
+    appended = set(message_ids)
+    ended = set(run_ids)
+    if not appended and not ended:
         return 0
-    if row.run_id:
-        run = session.get(models.Run, row.run_id)
-        if run is not None and (run.state == RUNNING or run.sealed):
-            return 0
-    return index_messages(session, [row])
+    # Plain rows, not ORM objects: a busy Mind's batch holds hundreds, only read here.
+    table = _MESSAGE.__table__
+    rows = list(
+        session.execute(
+            select(table)
+            .where(table.c.id.in_(appended) | table.c.run_id.in_(ended))
+            .order_by(table.c.id)
+        )
+    )
+    runs = _runs(session, {row.run_id for row in rows if row.run_id} | ended)
 
+    def plain(run_id: str) -> bool:
+        run = runs.get(run_id)
+        return run is not None and run.state != RUNNING and not run.sealed
 
-def index_run(session: Session, run_id: str) -> int:
-    """Index the messages of a run that ended unsealed."""
-    run = session.get(models.Run, run_id)
-    if run is None or run.state == RUNNING or run.sealed:
-        return 0
-    messages = session.scalars(select(_MESSAGE).where(_MESSAGE.run_id == run_id))
-    return index_messages(session, messages)
+    chosen = [
+        row
+        for row in rows
+        if (row.run_id in ended and plain(row.run_id))
+        or (row.id in appended and (not row.run_id or row.run_id not in runs or plain(row.run_id)))
+    ]
+    return index_messages(session, chosen)
 
 
 def index_conversation(session: Session, conversation_key: str) -> int:
@@ -175,6 +185,15 @@ def _indexable_messages(session: Session, after: int, conversation_key: str = ""
     if conversation_key:
         statement = statement.where(_MESSAGE.conversation_key == conversation_key)
     return list(session.scalars(statement.order_by(_MESSAGE.id).limit(_PAGE)))
+
+
+def _runs(session: Session, ids: set[str]) -> dict[str, Any]:
+    """The runs of `ids` that exist, by id."""
+    if not ids:
+        return {}
+    run = models.Run
+    found = session.execute(select(run.id, run.state, run.sealed).where(run.id.in_(ids)))
+    return {row.id: row for row in found}
 
 
 def _children(session: Session, keys: set[str]) -> set[str]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session
@@ -34,7 +35,7 @@ from mind.events.bus import EventBus
 from mind.recall import entries
 from mind.store import models
 from mind.store.database import Database
-from mind.store.outbox import head_event_id, oldest_event_id, read_events
+from mind.store.outbox import head_event_id, oldest_event_id, read_event_rows
 from mind.store.write_tx import WriteTx
 from tobe.runtime.tasks import cancel_and_wait
 
@@ -43,6 +44,8 @@ log = logging.getLogger(__name__)
 CURSOR = "recall"
 BATCH = 200
 INTERVAL = 1.0
+# How long the indexer lets events gather after a commit woke it (see `_following`).
+SETTLE = 0.25
 _CURSOR = models.Cursor
 
 
@@ -54,12 +57,14 @@ class RecallIndexer:
         *,
         batch: int = BATCH,
         interval: float = INTERVAL,
+        settle: float = SETTLE,
         embed: Callable[[], Awaitable[int]] | None = None,
     ) -> None:
         self._database = database
         self._bus = bus
         self._batch = batch
         self._interval = interval
+        self._settle = settle
         self._embed = embed
         self._task: asyncio.Task[None] | None = None
 
@@ -92,9 +97,8 @@ class RecallIndexer:
         oldest = oldest_event_id(session)
         if cursor is None or (oldest is not None and oldest > cursor + 1):
             return self._rebuild(session, cursor is None)
-        events = read_events(session, cursor, self._batch)
-        for event in events:
-            _apply(session, event.type, event.conversation_key, event.payload)
+        events = read_event_rows(session, cursor, self._batch)
+        _apply(session, events)
         if events:
             session.execute(
                 update(models.Cursor).where(_CURSOR.name == CURSOR).values(value=events[-1].id)
@@ -116,36 +120,54 @@ class RecallIndexer:
         subscription = self._bus.subscribe(include_ephemeral=False) if self._bus else None
         try:
             while True:
-                try:
-                    busy = await self.step()
-                    if not busy and self._embed is not None:
-                        busy = await self._embed()
-                except Exception as exc:  # the store or the provider may be back next time
-                    log.warning("recall: indexing failed (%s); retrying", type(exc).__name__)
-                    busy = 0
-                if busy:
+                if await self._work():
                     continue
                 if subscription is None:
                     await asyncio.sleep(self._interval)
                 else:
                     await subscription.wait(self._interval)
                     subscription.take_durable()
+                # Let the next commits' events gather: a busy Mind's are then indexed in a
+                # few larger batches, not in a small unit after every commit competing with
+                # the turns' units for the writer.
+                await asyncio.sleep(self._settle)
         finally:
             if subscription is not None:
                 subscription.close()
 
+    async def _work(self) -> bool:
+        """Index a batch and, once caught up, embed a batch; whether more is waiting now."""
+        try:
+            if await self.step() >= self._batch:
+                return True
+            return self._embed is not None and await self._embed() > 0
+        except Exception as exc:  # the store or the provider may be back next time
+            log.warning("recall: indexing failed (%s); retrying", type(exc).__name__)
+            return False
 
-def _apply(session: Session, type: str, conversation_key: str, payload: dict[str, object]) -> None:
-    match type:
-        case "message_appended":
-            entries.index_message(session, int(str(payload["id"])))
-        case "run_changed" if payload.get("state") != entries.RUNNING:
-            entries.index_run(session, str(payload["id"]))
-        case "conversation_created":
-            entries.index_conversation(session, conversation_key)
-        case "context_compacted":
-            entries.index_summaries(session, conversation_key)
-        case "memory_changed":
-            entries.index_memory(
-                session, conversation_key, str(payload["key"]), str(payload.get("run_id", ""))
-            )
+
+def _apply(session: Session, events: list[Any]) -> None:
+    """Index what `events` call for. The appended messages and ended runs of the whole batch
+    are indexed together (`entries.index_appended`): what gets indexed depends only on the
+    state stored now, never on the order the events came in."""
+    appended: list[int] = []
+    ended: list[str] = []
+    for event in events:
+        payload = event.payload
+        match event.type:
+            case "message_appended":
+                appended.append(int(str(payload["id"])))
+            case "run_changed" if payload.get("state") != entries.RUNNING:
+                ended.append(str(payload["id"]))
+            case "conversation_created":
+                entries.index_conversation(session, event.conversation_key)
+            case "context_compacted":
+                entries.index_summaries(session, event.conversation_key)
+            case "memory_changed":
+                entries.index_memory(
+                    session,
+                    event.conversation_key,
+                    str(payload["key"]),
+                    str(payload.get("run_id", "")),
+                )
+    entries.index_appended(session, appended, ended)

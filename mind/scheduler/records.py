@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import String, cast, exists, literal, select
+from sqlalchemy import Select, String, bindparam, cast, exists, literal, select
 from sqlalchemy.orm import Session
 
 from mind.errors import NotFound, WrongState
@@ -105,15 +105,26 @@ def list_schedules(
 ) -> list[ScheduledActionView]:
     """Actions oldest first (of one conversation, or all); finished and deleted ones only with
     `include_ended`."""
-    query = select(ScheduledAction).order_by(ScheduledAction.created_at, ScheduledAction.id)
-    if conversation_key is not None:
-        query = query.where(ScheduledAction.conversation_key == conversation_key)
-    if not include_ended:
-        query = query.where(ScheduledAction.state.not_in(_ENDED))
-    rows = list(session.scalars(query))
+    query = _LISTINGS[(conversation_key is not None, include_ended)]
+    rows = list(
+        session.scalars(query, {"key": conversation_key} if conversation_key is not None else {})
+    )
     return [
         scheduled_view(row, last) for row, last in zip(rows, _latest(session, rows), strict=True)
     ]
+
+
+def _listing(by_conversation: bool, include_ended: bool) -> Select[ScheduledAction]:
+    query = select(ScheduledAction).order_by(ScheduledAction.created_at, ScheduledAction.id)
+    if by_conversation:
+        query = query.where(ScheduledAction.conversation_key == bindparam("key"))
+    if not include_ended:
+        query = query.where(ScheduledAction.state.not_in(_ENDED))
+    return query
+
+
+# Built once: the decision layer lists a conversation's live actions on every input.
+_LISTINGS = {(by, ended): _listing(by, ended) for by in (False, True) for ended in (False, True)}
 
 
 def get_schedule(session: Session, schedule_id: str) -> tuple[str, ScheduledActionView]:

@@ -11,8 +11,10 @@ import json
 import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from mind.actions.prompts import EVALUATOR_MARK, EXTRACTOR_MARK, PLANNER_MARK
+from mind.context.budget import ByIdentity
 from mind.context.prompt import SUMMARISER_PROMPT
 from mind.core.prompt import NOTE_MARK, is_time_note, posted_note
 from mind.core.view import is_runtime_note, strip_stamp
@@ -50,12 +52,24 @@ def prompt_tokens(request: ProviderRequest) -> int:
     """The scripted model's token count: UTF-8 bytes / 4, plus 4 per message."""
     size = len(request.system.encode())
     for tool in request.tools:
-        size += len(json.dumps(tool.parameters).encode()) + len(tool.description.encode())
+        size += _MEASURED.chars(tool.parameters, _schema_bytes) + len(tool.description.encode())
     for message in request.messages:
-        size += len(message.text.encode()) + 16
-        size += sum(len(call.raw_arguments.encode()) for call in message.tool_calls)
-        size += sum(len(block.text.encode()) for block in message.thinking)
+        size += _MEASURED.chars(message, _message_bytes)
     return size // 4 + 1000 * sum(len(message.images) for message in request.messages)
+
+
+# The tool schemas and rendered messages come back request after request: measured once.
+_MEASURED = ByIdentity()
+
+
+def _schema_bytes(parameters: dict[str, Any]) -> int:
+    return len(json.dumps(parameters).encode())
+
+
+def _message_bytes(message: ProviderMessage) -> int:
+    size = len(message.text.encode()) + 16
+    size += sum(len(call.raw_arguments.encode()) for call in message.tool_calls)
+    return size + sum(len(block.text.encode()) for block in message.thinking)
 
 
 def _digest(request: ProviderRequest) -> str:

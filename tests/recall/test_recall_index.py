@@ -13,7 +13,7 @@ from mind.conversation.access import Viewer
 from mind.conversation.messages import append_message
 from mind.errors import InvalidInput
 from mind.memory.store import delete_entry, write_entry
-from mind.recall.indexer import RecallIndexer
+from mind.recall.indexer import BATCH, RecallIndexer
 from mind.recall.query import parse
 from mind.recall.search import Scope, search, snippet
 from mind.store import models
@@ -61,8 +61,8 @@ def _found(database: Database, viewer: Viewer, query: str, scope: Scope = EVERYW
     return sorted(hit.text for hit in hits)
 
 
-async def _indexed(database: Database) -> RecallIndexer:
-    indexer = RecallIndexer(database)
+async def _indexed(database: Database, batch: int = BATCH) -> RecallIndexer:
+    indexer = RecallIndexer(database, batch=batch)
     await indexer.catch_up()
     return indexer
 
@@ -320,3 +320,47 @@ async def test_a_new_indexer_resumes_from_the_committed_cursor_and_adds_nothing_
     assert _found(database, ALICE, "heron") == ["heron one", "heron two"]
     count = database.read_now(lambda s: s.scalar(select(func.count(models.RecallEntry.id))))
     assert count == 4
+
+
+@pytest.mark.parametrize("batch", [1, 200])
+async def test_one_batch_or_one_event_at_a_time_indexes_the_same_rows(
+    database: Database, batch: int
+) -> None:
+    """A batch's appended messages and ended runs are indexed together: what is indexed
+    depends on the state stored, never on how the events were grouped."""
+    indexer = await _indexed(database, batch)  # its cursor set: it follows the events
+    running: list[str] = []
+
+    def unit(tx: WriteTx) -> None:
+        _conversation(tx, "p_a")
+        ended = _turn(tx, "p_a", "heron ended", "ok ended")
+        _turn(tx, "p_a", "heron sealed", "ok sealed", sealed=True)
+        running.append(_turn(tx, "p_a", "heron running", "ok running", end=False))
+        for run_id, said in ((None, "heron outside any run"), (ended, "heron after its end")):
+            append_message(
+                tx,
+                [],
+                key="p_a",
+                run_id=run_id,
+                role="assistant",
+                text=said,
+                payload={},
+                mode=DetailMode.TRANSPARENT,
+            )
+
+    await database.write(unit)
+    await indexer.catch_up()
+    assert _found(database, ALICE, "heron") == [
+        "heron after its end",
+        "heron ended",
+        "heron outside any run",
+    ]
+
+    def end(tx: WriteTx) -> None:
+        runs.finish(tx, running[0], state=runs.RunState.COMPLETED, reason="", audience=[])
+
+    await database.write(end)
+    await indexer.catch_up()
+    assert "heron running" in _found(database, ALICE, "heron")
+    count = database.read_now(lambda s: s.scalar(select(func.count(models.RecallEntry.id))))
+    assert count == 6  # each indexed message once: two turns of two, and the two alone

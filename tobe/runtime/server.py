@@ -24,6 +24,7 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from tobe.runtime.decoding import DecodingInterceptor
 from tobe.runtime.health_reason import ReasonedHealth
+from tobe.runtime.heap import settle_heap
 from tobe.runtime.ports import bind_problem
 from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
 from tobe.runtime.probe_answer import ProbeAnswer, ProbeListenError, probe_problem
@@ -212,13 +213,17 @@ async def run_until_signal(
     *,
     ready: Callable[[], None] | None = None,
 ) -> None:
-    """Wait for SIGTERM/SIGINT, then await `stop` (which should drain and close everything)."""
+    """Wait for SIGTERM/SIGINT, then await `stop` (which should drain and close everything).
+
+    Once ready, the heap built so far is frozen and the young generation is collected less
+    often (`tobe.runtime.heap`)."""
     loop = asyncio.get_running_loop()
     stopping = asyncio.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stopping.set)
     if ready is not None:
         ready()
+    settle_heap()
     await stopping.wait()
     log.info("signal received; draining")
     await stop()
