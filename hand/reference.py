@@ -12,11 +12,8 @@ interpreter such as `python3`, from reading or writing outside the workspace.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import re
-import signal
-from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -25,6 +22,7 @@ from hand._hand import Hand, Offer
 from hand._progress import report_progress
 from hand._tools import Effect, ToolError
 from hand.sandbox import Confinement, Sandbox
+from hand.started_command import start_command
 from hand.workspace import Workspace, WorkspaceError
 
 MAX_READ_BYTES = 1024 * 1024
@@ -81,32 +79,6 @@ async def _read_limited(stream: asyncio.StreamReader, limit: int) -> tuple[bytes
             truncated = True
         kept += chunk[: max(room, 0)]
     return bytes(kept), truncated
-
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    """Kill the command's process group; a sandboxed command's whole tree dies with bwrap."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-
-
-async def _spawn_killed_on_cancel(
-    spawn: Coroutine[Any, Any, asyncio.subprocess.Process],
-) -> asyncio.subprocess.Process:
-    """Start a command; a call cancelled while it starts still has it killed once started.
-
-    The program runs as soon as it is forked, before the spawn's coroutine resumes: cancelling
-    the coroutine there would leave a command running that nobody waits for."""
-    starting = asyncio.ensure_future(spawn)
-    try:
-        return await asyncio.shield(starting)
-    except asyncio.CancelledError:
-        starting.add_done_callback(_kill_started)
-        raise
-
-
-def _kill_started(starting: asyncio.Future[asyncio.subprocess.Process]) -> None:
-    if not starting.cancelled() and starting.exception() is None:
-        _kill_group(starting.result())
 
 
 def build_reference_hand(
@@ -221,19 +193,10 @@ def build_reference_hand(
                 )
         directory = workspace.resolve(cwd)
         limit = command_timeout if timeout is None else max(0.1, min(timeout, command_timeout))
-        launch = commands.launch(argv, workspace.root, directory)
+        launch = commands.launch(argv, workspace.root, directory, report=True)
         report_progress(f"running {argv[0]}", None)
-        process = await _spawn_killed_on_cancel(
-            asyncio.create_subprocess_exec(
-                *launch.argv,
-                cwd=directory,
-                env=launch.env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
-        )
+        started = await start_command(launch, directory)
+        process = started.process
         assert process.stdout is not None and process.stderr is not None
         reading = asyncio.gather(
             _read_limited(process.stdout, max_output_bytes),
@@ -243,7 +206,7 @@ def build_reference_hand(
         try:
             (stdout, out_cut), (stderr, err_cut), code = await asyncio.wait_for(reading, limit)
         except TimeoutError:
-            _kill_group(process)
+            started.kill()
             await process.wait()
             return {
                 "exit_code": None,
@@ -254,7 +217,7 @@ def build_reference_hand(
                 "timeout": limit,
             }
         except asyncio.CancelledError:
-            _kill_group(process)
+            started.kill()
             raise
         return {
             "exit_code": code,

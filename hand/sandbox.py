@@ -14,9 +14,9 @@ link`), a recursive search, an option hiding a path (`--files0-from=../x`) or an
 - read-write: the workspace, at its own path, as the working directory.
 
 Nothing else of the host exists inside: not $HOME, not the data directory or its credentials,
-not the Hand's environment. The sandbox dies with its bwrap process (`--die-with-parent`, and
-the PID namespace ends with its first process), so killing bwrap kills every process the command
-started.
+not the Hand's environment. The PID namespace ends with its first process, whose host pid bwrap
+reports (`--info-fd`), so killing that process kills every process the command started
+(`hand.started_command`); the sandbox is also meant to die with bwrap (`--die-with-parent`).
 
 Where no sandbox can run (no bubblewrap, no user namespaces, e.g. inside most containers), the
 operator may opt in to `Unconfined` commands instead; `tobe hand serve` refuses to start
@@ -59,16 +59,28 @@ LOCALE_VARIABLES = ("LANG", "LC_ALL", "LC_CTYPE", "TZ")
 PROBE_TIMEOUT = 30.0
 
 
+class Report(NamedTuple):
+    """A pipe on which bwrap reports its sandbox's first process (`--info-fd`): the child gets
+    `write`, the caller reads `read` (`hand.started_command`)."""
+
+    read: int
+    write: int
+
+
 class Launch(NamedTuple):
     """The process the OS starts for a command."""
 
     argv: list[str]
     env: dict[str, str]
+    report: Report | None = None
 
 
 class Confinement(Protocol):
-    def launch(self, argv: list[str], workspace: Path, cwd: Path) -> Launch:
-        """How to start `argv` in `cwd` (inside `workspace`); ToolError when it cannot run."""
+    def launch(
+        self, argv: list[str], workspace: Path, cwd: Path, *, report: bool = False
+    ) -> Launch:
+        """How to start `argv` in `cwd` (inside `workspace`); ToolError when it cannot run.
+        With `report`, a sandbox says on a pipe which process to kill to end it all."""
         ...
 
 
@@ -83,13 +95,19 @@ class Sandbox:
     bwrap: str = "bwrap"
     allow_network: bool = False
 
-    def launch(self, argv: list[str], workspace: Path, cwd: Path) -> Launch:
+    def launch(
+        self, argv: list[str], workspace: Path, cwd: Path, *, report: bool = False
+    ) -> Launch:
         bwrap = shutil.which(self.bwrap)
         if bwrap is None:
             raise ToolError(f"the command sandbox {self.bwrap!r} is not installed on this Hand")
         if shutil.which(argv[0], path=SANDBOX_PATH) is None:
             raise _program_missing(argv[0])
-        return Launch([bwrap, *self._options(workspace, cwd), "--", *argv], {"PATH": SANDBOX_PATH})
+        options = self._options(workspace, cwd)
+        pipe = Report(*os.pipe()) if report else None
+        if pipe is not None:
+            options += ["--info-fd", str(pipe.write)]
+        return Launch([bwrap, *options, "--", *argv], {"PATH": SANDBOX_PATH}, pipe)
 
     def probe(self, workspace: Path) -> str | None:
         """Run `true` in the sandbox: None when it works, else why it does not."""
@@ -100,9 +118,9 @@ class Sandbox:
                 "they live elsewhere (e.g. /nix/store), out of the sandbox's view"
             )
         try:
-            argv, env = self.launch(["true"], workspace, workspace)
+            launch = self.launch(["true"], workspace, workspace)
             done = subprocess.run(
-                argv, env=env, capture_output=True, text=True, timeout=PROBE_TIMEOUT
+                launch.argv, env=launch.env, capture_output=True, text=True, timeout=PROBE_TIMEOUT
             )
         except ToolError as exc:
             return str(exc)
@@ -190,7 +208,9 @@ class Unconfined:
     The Hand's own settings (`TOBE_*`, which may hold its credential) are kept from commands.
     """
 
-    def launch(self, argv: list[str], workspace: Path, cwd: Path) -> Launch:
+    def launch(
+        self, argv: list[str], workspace: Path, cwd: Path, *, report: bool = False
+    ) -> Launch:
         environment = {k: v for k, v in os.environ.items() if not k.startswith("TOBE_")}
         if shutil.which(argv[0], path=environment.get("PATH", os.defpath)) is None:
             raise _program_missing(argv[0])

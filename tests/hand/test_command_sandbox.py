@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import socket
 import uuid
 from collections.abc import Iterator
@@ -16,6 +17,7 @@ from helpers.eventually import eventually_async
 from hand import sandbox
 from hand.reference import build_reference_hand
 from hand.sandbox import Sandbox, Unconfined
+from hand.started_command import start_command
 
 SECRET = "the-secret-value-42"
 
@@ -205,6 +207,33 @@ async def test_a_command_cancelled_while_it_starts_is_killed_once_started(
         until=lambda pids: not pids,
         what="every process of the command to end",
     )
+
+
+async def test_killing_the_sandboxs_first_process_ends_every_process_in_it(
+    places: tuple[Path, Path],
+) -> None:
+    # What ending a command relies on, whatever becomes of bwrap itself: bwrap reports the
+    # sandbox's first process, and the PID namespace ends with it.
+    workspace, _ = places
+    marker = f"9000.{uuid.uuid4().int % 10**9}"
+    code = f"import subprocess, time; subprocess.Popen(['sleep', '{marker}']); time.sleep(900)"
+    launch = Sandbox().launch(["python3", "-c", code], workspace, workspace, report=True)
+    started = await start_command(launch, workspace)
+    try:
+        assert started.sandbox_pid is not None
+        namespace = Path(f"/proc/{started.sandbox_pid}/ns/pid").readlink()
+        assert namespace != Path("/proc/self/ns/pid").readlink()  # the sandbox's own
+        await eventually_async(lambda: processes_with(marker), 60, what="the command's child")
+        os.kill(started.sandbox_pid, signal.SIGKILL)
+        await eventually_async(
+            lambda: processes_with(marker),
+            60,
+            until=lambda pids: not pids,
+            what="every process in the sandbox to end",
+        )
+    finally:
+        started.kill()
+        await started.process.wait()
 
 
 def test_a_system_without_programs_where_the_sandbox_looks_is_named_as_such(

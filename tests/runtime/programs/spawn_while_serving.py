@@ -33,12 +33,22 @@ def main(spawns: int) -> None:
     caller.start()
     ready.wait(30)
     failed = 0
-    for _ in range(spawns):
-        child = pexpect.spawn(sys.executable, ["-c", "print('started')"], timeout=30)
-        failed += child.expect([b"started", pexpect.EOF]) == 1
-        child.close()
-    stop.set()
-    caller.join()
+    try:
+        for number in range(spawns):
+            child = pexpect.spawn(sys.executable, ["-c", "print('started')"], timeout=60)
+            # A child that never says it started (died before exec, or hangs) is a failure.
+            outcome = child.expect([b"started", pexpect.EOF, pexpect.TIMEOUT])
+            if outcome:
+                failed += 1
+                print(
+                    f"spawn {number}: {'no output' if outcome == 1 else 'timed out'}",
+                    file=sys.stderr,
+                )
+            child.close(force=True)
+    finally:
+        # Whatever happened, the serving thread ends, so this program always exits.
+        stop.set()
+        caller.join()
     print(f"failed {failed}")
 
 
