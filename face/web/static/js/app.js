@@ -314,7 +314,8 @@ class App {
     const snapshot = await this.view.open(key, messageId);
     if (this.view.key === key) this.details.show(key, snapshot);
     if (snapshot.conversation && this.view.key === key) this.changed(snapshot.conversation);
-    byId("message").focus();
+    // The composer takes the focus, unless the person opened the details meanwhile.
+    if (!this.details.isOpen) byId("message").focus();
     return snapshot;
   }
 
