@@ -166,9 +166,12 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
 
 def probe_address(settings: Settings, service: str) -> str:
     """Where `service` answers its readiness in plain text: its configured probe address (a
-    container's health check may read it too), else a socket file in the data directory."""
+    container's health check may read it too) unless it picks a free port `tobe up` could not
+    learn, else a socket file in the data directory."""
     configured = str(getattr(settings, service).probe_listen)
-    return configured or f"unix:{settings.data_dir.resolve() / f'{service}-probe.sock'}"
+    if configured and not picks_free_port(configured):
+        return configured
+    return f"unix:{settings.data_dir.resolve() / f'{service}-probe.sock'}"
 
 
 def probe_variable(service: str) -> str:

@@ -7,8 +7,9 @@ import asyncio
 import os
 from pathlib import Path
 
-from management.up_plan import ServicePlan
+from management.up_plan import ServicePlan, probe_address
 from management.up_readiness import Ready, readiness
+from tobe.config import Settings
 from tobe.runtime.addresses import publish
 from tobe.runtime.server import start_server
 
@@ -47,3 +48,14 @@ async def test_a_hand_is_ready_once_serving_as_it_publishes_no_address(tmp_path:
         assert await ask(plan, os.getpid(), tmp_path) == Ready("")
     finally:
         await server.stop(0.1)
+
+
+def test_a_configured_probe_address_is_read_there_unless_it_picks_a_free_port(
+    tmp_path: Path,
+) -> None:
+    settings = Settings(data_dir=tmp_path)
+    assert probe_address(settings, "mind") == f"unix:{tmp_path.resolve() / 'mind-probe.sock'}"
+    settings.mind.probe_listen = "127.0.0.1:7419"
+    assert probe_address(settings, "mind") == "127.0.0.1:7419"
+    settings.mind.probe_listen = "127.0.0.1:0"
+    assert probe_address(settings, "mind") == f"unix:{tmp_path.resolve() / 'mind-probe.sock'}"
