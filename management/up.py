@@ -15,12 +15,12 @@
 4. Start the services in waves (`management.up_plan`): Awareness and the Mind together, then
    Face and the local Hand, all sharing one data directory. Every process is spawned at once,
    a later wave's held after loading its code (`tobe.runtime.supervisor`); each wave is
-   released once the previous one answers its gRPC health checks, at the addresses the
-   services publish in the runtime file (`tobe.runtime.addresses`), which are also what the
-   next wave dials; Face, once it has also published its web client's (`face.web.listen`,
-   unless `--no-web`). Each service logs to `<data dir>/logs/<name>.log`. With TLS on the
-   Mind's or Face's listener, the probes and the local Face and Hand trust it as
-   `management.up_tls` says.
+   released once the previous one is ready (`management.up_readiness`: its health status,
+   read as one plain line at a probe socket, so this process loads no gRPC) and has published
+   its address in the runtime file (`tobe.runtime.addresses`), which is what the next wave
+   dials; Face, once it has also published its web client's (`face.web.listen`, unless
+   `--no-web`). Each service logs to `<data dir>/logs/<name>.log`. With TLS on the Mind's or
+   Face's listener, the local Face and Hand trust it as `management.up_tls` says.
 5. Print how to connect (the chat command, the web client's address and the command that
    signs a browser in) and what becomes of the local Hand's commands (`management.up_commands`,
    probed while the services start: without a working sandbox it offers no `run_command`). A
@@ -50,8 +50,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
-import grpc
-from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from management.up_checks import ProviderCheck, data_dir_owner, port_problems
 from management.up_commands import Commands, CommandsNote, commands_note
@@ -69,6 +67,7 @@ from management.up_plan import (
     picks_free_port,
     plan_services,
 )
+from management.up_readiness import Ready, readiness
 from management.up_restarts import (
     START_LIMIT_INTERVAL,
     RestartDelayError,
@@ -81,7 +80,6 @@ from management.up_service_unit import ENABLE_COMMAND, UNIT_NAME, install_unit, 
 from management.up_state import StoppedService, UpState, remove_state, write_state
 from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
-from tobe.runtime.addresses import published
 from tobe.runtime.private_files import private_directory, private_umask, tighten
 from tobe.runtime.supervisor import held_env, release, supervisor_env
 from tobe.runtime.tls import TlsConfigError
@@ -90,19 +88,12 @@ from tobe.runtime.web_url import web_base_url
 
 STOP_GRACE = 10.0
 HEALTH_DEADLINE = 60.0
-# How often a starting service is looked at: its published address, then its health check.
+# How often a starting service is asked whether it is ready (`management.up_readiness`).
 POLL_INTERVAL = 0.05
-PROBE_TIMEOUT = 1.0
 LOG_TAIL_LINES = 20
 # How often running services are looked at for an exit, and the start line of a log's run.
 WATCH_INTERVAL = 0.2
 START_MARKER = "--- tobe up started"
-# Dial a service that is just starting again soon, not after gRPC's default 1 s backoff.
-_PROBE_OPTIONS = [
-    ("grpc.initial_reconnect_backoff_ms", 50),
-    ("grpc.min_reconnect_backoff_ms", 50),
-    ("grpc.max_reconnect_backoff_ms", 200),
-]
 SERVE_MODULES = {
     "awareness": "awareness.cli",
     "mind": "mind.cli",
@@ -155,64 +146,6 @@ def _installed(module: str) -> bool:
         or (Path(directory) / name / "__init__.py").is_file()
         for directory in directories
     )
-
-
-class HealthProbe:
-    """Asks one starting service whether it is SERVING: at its health address, or at the
-    address it publishes once bound; and whether it published the other services it serves."""
-
-    def __init__(self, service: RunningService, data_dir: Path) -> None:
-        self.service = service
-        self.data_dir = data_dir
-        self._channel: grpc.Channel | None = None
-
-    def healthy(self) -> bool:
-        channel = self._channel or self._connect()
-        if channel is None:
-            return False
-        stub = health_pb2_grpc.HealthStub(channel)
-        try:
-            # The grpc_health stubs declare HealthStub without its methods.
-            response: health_pb2.HealthCheckResponse = stub.Check(  # type: ignore[attr-defined]
-                health_pb2.HealthCheckRequest(), timeout=PROBE_TIMEOUT
-            )
-        except grpc.RpcError:
-            return False
-        return response.status == health_pb2.HealthCheckResponse.SERVING and self._also()
-
-    def _also(self) -> bool:
-        """Whether this process published each other service it serves (noting where)."""
-        entries = published(self.data_dir)
-        for name in self.service.plan.also_publishes:
-            entry = entries.get(name)
-            if entry is None or entry.pid != self.service.process.pid:
-                return False
-            self.service.also_at[name] = entry.address
-        return True
-
-    def close(self) -> None:
-        if self._channel is not None:
-            self._channel.close()
-
-    def _connect(self) -> grpc.Channel | None:
-        plan = self.service.plan
-        target = plan.health_target or self._published()
-        if target is None:
-            return None
-        self.service.address = target
-        tls = plan.health_tls
-        self._channel = (
-            grpc.secure_channel(target, tls.credentials(), _PROBE_OPTIONS)
-            if tls is not None
-            else grpc.insecure_channel(target, _PROBE_OPTIONS)
-        )
-        return self._channel
-
-    def _published(self) -> str | None:
-        entry = published(self.data_dir).get(self.service.plan.name)
-        if entry is None or entry.pid != self.service.process.pid:
-            return None
-        return entry.address
 
 
 class Supervisor:
@@ -317,31 +250,33 @@ class Supervisor:
         return {name: self.address_of(source) for name, source in plan.address_env.items()}
 
     def wait_healthy(self, services: list[RunningService]) -> None:
-        """Return once every one of `services` is SERVING (or a stop was asked); UpError when
-        one exits or stays unhealthy past the deadline."""
-        probes = [HealthProbe(service, self.data_dir) for service in services]
+        """Return once every one of `services` is ready (`management.up_readiness`) or a stop
+        was asked; UpError when one exits or stays unready past the deadline, with its last
+        answer (the reason it gives for not serving)."""
+        waiting = {id(service): (service, "") for service in services}
         deadline = time.monotonic() + HEALTH_DEADLINE
-        try:
-            while probes and not self.stopping.is_set():
-                reason = self.abort()
-                if reason is not None:
-                    raise UpError(reason)
-                for probe in list(probes):
-                    if probe.service.process.poll() is not None:
-                        raise UpError(self.crash_report(probe.service))
-                    if probe.healthy():
-                        probes.remove(probe)
-                if probes and time.monotonic() > deadline:
-                    late = probes[0].service
-                    raise UpError(
-                        f"{late.plan.name} did not become healthy within "
-                        f"{HEALTH_DEADLINE:.0f}s.\n{self._tail_text(late)}"
-                    )
-                if probes:
-                    self.stopping.wait(POLL_INTERVAL)
-        finally:
-            for probe in probes:
-                probe.close()
+        while waiting and not self.stopping.is_set():
+            reason = self.abort()
+            if reason is not None:
+                raise UpError(reason)
+            for key, (service, _) in list(waiting.items()):
+                if service.process.poll() is not None:
+                    raise UpError(self.crash_report(service))
+                answer = readiness(service.plan, service.process.pid, self.data_dir)
+                if isinstance(answer, Ready):
+                    service.address = answer.address or service.address
+                    service.also_at.update(answer.also_at)
+                    del waiting[key]
+                else:
+                    waiting[key] = (service, answer)
+            if waiting and time.monotonic() > deadline:
+                late, answer = next(iter(waiting.values()))
+                raise UpError(
+                    f"{late.plan.name} did not become healthy within {HEALTH_DEADLINE:.0f}s "
+                    f"(it answers: {answer}).\n{self._tail_text(late)}"
+                )
+            if waiting:
+                self.stopping.wait(POLL_INTERVAL)
 
     def supervise(self, initial_delay: float) -> None:
         """Until a stop is asked, or no service is left: restart each service that fails

@@ -16,7 +16,6 @@ from tobe.config import ProviderSettings, Settings, config_file
 from tobe.provider_detect import DEMO_SCRIPT, detect_with_reason
 from tobe.runtime.ports import tcp_host_port
 from tobe.runtime.private_files import private_directory
-from tobe.runtime.tls import ClientTls
 
 DEFAULT_PORT_BASE = 7400
 # Port offsets from `--port-base`, and the services that publish their address. `web` is
@@ -98,13 +97,15 @@ def config_names_face_listen() -> bool:
 
 @dataclass
 class ServicePlan:
-    """A service to run: its `tobe <group> serve` command, where its health check answers
-    (None: at the address it publishes), and the services it starts after."""
+    """A service to run: its `tobe <group> serve` command, where it answers its readiness in
+    plain text (`probe`, `tobe.runtime.probe_answer`), and the services it starts after."""
 
     name: str
     group: str
-    health_target: str | None
-    health_tls: ClientTls | None = None
+    probe: str
+    # Whether it publishes its own address in runtime.json (the Hand serves none): it is ready
+    # once it has, besides answering SERVING.
+    publishes: bool = True
     env: dict[str, str] = field(default_factory=dict)
     args: tuple[str, ...] = ()
     # Started only once these are healthy; their published addresses fill `address_env`.
@@ -130,12 +131,14 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
     unless the Mind must learn a port Awareness picks; Face and the Hand follow the Mind."""
     # The Mind creates the local credentials: it loads the store's stack anyway, and Face and
     # the Hand, which use them, start only once it is healthy.
-    mind = ServicePlan("mind", "mind", None, tls.mind_probe, args=("--provision-local",))
+    mind = ServicePlan("mind", "mind", probe_address(settings, "mind"))
+    mind.args = ("--provision-local",)
     if "awareness" in available and not settings.mind.awareness_address:
         mind.address_env["TOBE_MIND__AWARENESS_ADDRESS"] = "awareness"
         if picks_free_port(settings.awareness.listen):
             mind.after = ("awareness",)
-    face = ServicePlan("face", "face", None, tls.face_probe, dict(tls.env.get("face", {})))
+    face = ServicePlan("face", "face", probe_address(settings, "face"))
+    face.env.update(tls.env.get("face", {}))
     face.after, face.address_env = ("mind",), {"TOBE_FACE__MIND_ADDRESS": "mind"}
     face.preload = ("face.cli", "face.server")
     if settings.face.web.enabled:
@@ -143,7 +146,8 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
         face.preload += ("face.web.app", "face.web.protocol")
     # A Hand serves nothing but its health endpoint: SERVING once the Mind welcomed it.
     hand_health = f"unix:{settings.data_dir.resolve() / 'hand-health.sock'}"
-    hand = ServicePlan("hand", "hand", hand_health, None, dict(tls.env.get("hand", {})))
+    hand = ServicePlan("hand", "hand", probe_address(settings, "hand"), publishes=False)
+    hand.env.update(tls.env.get("hand", {}))
     hand.args, hand.after = ("--health-listen", hand_health), ("mind",)
     hand.address_env = {"TOBE_HAND__MIND_ADDRESS": "mind"}
     hand.preload = ("hand.cli", "hand.server")
@@ -153,8 +157,25 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
     if settings.hand.workspace is None:
         workspace = private_directory(settings.data_dir.resolve() / "workspace")
         hand.env["TOBE_HAND__WORKSPACE"] = str(workspace)
-    plans = [ServicePlan("awareness", "awareness", None), mind, face, hand]
+    awareness = ServicePlan("awareness", "awareness", probe_address(settings, "awareness"))
+    plans = [awareness, mind, face, hand]
+    for plan in plans:
+        plan.env[probe_variable(plan.name)] = plan.probe
     return [plan for plan in plans if plan.group in available]
+
+
+def probe_address(settings: Settings, service: str) -> str:
+    """Where `service` answers its readiness in plain text: its configured probe address (a
+    container's health check may read it too) unless it picks a free port `tobe up` could not
+    learn, else a socket file in the data directory."""
+    configured = str(getattr(settings, service).probe_listen)
+    if configured and not picks_free_port(configured):
+        return configured
+    return f"unix:{settings.data_dir.resolve() / f'{service}-probe.sock'}"
+
+
+def probe_variable(service: str) -> str:
+    return f"TOBE_{service.upper()}__PROBE_LISTEN"
 
 
 def listen_address(settings: Settings, service: str) -> str:

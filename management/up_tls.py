@@ -4,10 +4,9 @@ The local Face and Hand dial the Mind with their own settings, `face.mind_tls` a
 Where those name no CA, they trust `ca.pem` beside `mind.tls.cert_file`, where
 `tobe admin tls init` writes it. When the Mind requires client certificates (mTLS), each
 of them needs one of its own: `tobe up` refuses to start until `cert_file` and `key_file`
-of both sections are set (it issues no certificates itself). `tobe up` checks the Mind's
-health the way its Face dials it, and Face's health trusting `ca.pem` beside
-`face.tls.cert_file`; a Face that requires client certificates is refused, as `tobe up` has
-none to present to it.
+of both sections are set (it issues no certificates itself). The chat command the banner
+prints trusts `ca.pem` beside `face.tls.cert_file`; a Face that requires client certificates
+is refused, as `tobe up` has none to give that command or `tobe health`.
 
 Every file is read and checked before a service starts, so a misconfiguration ends `tobe up`
 with one sentence naming the setting.
@@ -21,7 +20,6 @@ from pathlib import Path
 from management.certificate_files import CA_CERT
 from tobe.config import ClientTlsSettings, ServerTlsSettings, Settings
 from tobe.runtime.tls import (
-    ClientTls,
     TlsConfigError,
     load_client_tls,
     server_tls,
@@ -31,11 +29,9 @@ from tobe.runtime.tls import (
 
 @dataclass(frozen=True)
 class LocalTls:
-    """The TLS of `tobe up`'s probes, the environment of its children, and the CA files a
-    user of the listeners needs (None: that listener is plaintext)."""
+    """The TLS environment of `tobe up`'s children, and the CA files a user of the listeners
+    needs (None: that listener is plaintext)."""
 
-    mind_probe: ClientTls | None = None
-    face_probe: ClientTls | None = None
     env: dict[str, dict[str, str]] = field(default_factory=dict)
     mind_ca: Path | None = None
     face_ca: Path | None = None
@@ -83,28 +79,27 @@ def local_tls(settings: Settings) -> LocalTls:
     setting when the local services could not reach them."""
     mind = server_tls(settings.mind.tls, "mind.tls")
     face = server_tls(settings.face.tls, "face.tls")
-    mind_probe = face_probe = mind_ca = face_ca = None
+    mind_ca = face_ca = None
     env: dict[str, dict[str, str]] = {}
     if mind is not None:
         face_client = _client(settings.face.mind_tls, settings.mind.tls, "face.mind_tls", "face")
         hand_client = _client(settings.hand.tls, settings.mind.tls, "hand.tls", "hand")
         env["face"] = _environment(face_client, "TOBE_FACE__MIND_TLS")
         env["hand"] = _environment(hand_client, "TOBE_HAND__TLS")
-        mind_probe = load_client_tls(face_client, setting_names("face.mind_tls"))
         mind_ca = face_client.ca_file
     if face is not None:
         if face.require_client_cert:
             raise TlsConfigError(
                 "face.tls.require_client_cert is set: `tobe up` has no client certificate to "
-                "check Face's health with; run `tobe face serve` on its own for a Face that "
-                "requires client certificates"
+                "give the clients it names (`tobe chat`, `tobe health`); run `tobe face serve` "
+                "on its own for a Face that requires client certificates"
             )
         face_ca = _ca_beside(settings.face.tls)
         if face_ca is None:
             raise TlsConfigError(
                 f"face.tls serves TLS but there is no {CA_CERT} beside "
-                f"{settings.face.tls.cert_file} for `tobe up` to check Face's health with: "
+                f"{settings.face.tls.cert_file} for the clients `tobe up` names to trust: "
                 "put the CA that signed it there"
             )
-        face_probe = load_client_tls(ClientTlsSettings(ca_file=face_ca), {"ca_file": str(face_ca)})
-    return LocalTls(mind_probe, face_probe, env, mind_ca, face_ca)
+        load_client_tls(ClientTlsSettings(ca_file=face_ca), {"ca_file": str(face_ca)})
+    return LocalTls(env, mind_ca, face_ca)

@@ -26,12 +26,13 @@ def _provision(settings: Settings, services_dir: Path | None) -> None:
     directory (`tobe up`)."""
     from mind.management.ca_copies import copy_ca
     from mind.management.local_credentials import awareness_token_file, provision
+    from mind.store.upgrade_child import StoreUpgradeError
 
     try:
         created = provision(
             settings, lock_timeout=settings.mind.lock_timeout, services_dir=services_dir
         )
-    except StateLockBusy as exc:
+    except (StateLockBusy, StoreUpgradeError) as exc:
         raise click.ClickException(f"cannot create the service credentials: {exc}") from exc
     if created:
         where = services_dir or settings.credentials_dir
@@ -118,6 +119,7 @@ def serve(
     with collector_paused():
         from mind.server import build, serve
         from mind.store.schema_head import upgrade_when_behind
+        from mind.store.upgrade_child import StoreUpgradeError
 
     if services_dir is not None or provision_local:
         _provision(settings, services_dir)
@@ -137,7 +139,10 @@ def serve(
             raise click.ClickException(f"cannot start the Mind: {exc}") from None
         if allowed is not None:
             log.warning("%s", allowed)
-        upgrade_when_behind(settings.store_url)
+        try:
+            upgrade_when_behind(settings.store_url)
+        except StoreUpgradeError as exc:
+            raise click.ClickException(f"cannot start the Mind: {exc}") from None
         try:
             app = build(settings, provider, stored_key=stored_key)
         except ProfileError as exc:

@@ -5,7 +5,8 @@ after an update) the store is already at head: the upgrade changes nothing, yet 
 Alembic costs the process tens of MiB for its whole life. So the Mind asks this first. The
 head is read from the revision files' `revision` and `down_revision` lines, the stored
 revision from `alembic_version`; anything unexpected (not exactly one head, a line that does
-not parse, no version table) answers False, and Alembic, run as before, decides.
+not parse, no version table) answers False, and Alembic decides, run in a child process
+(`mind.store.upgrade_child`) so that not even a first start leaves it in the Mind.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from sqlalchemy import exc, text
 
 from mind.store.engine import create_migration_engine, is_sqlite, sync_url
+from mind.store.upgrade_child import upgrade_in_child
 
 VERSIONS = Path(__file__).with_name("migrations") / "versions"
 _ASSIGNMENT = re.compile(r"^(revision|down_revision)\b[^=\n]*=\s*(.+)$", re.MULTILINE)
@@ -65,8 +67,7 @@ def at_head(url: str) -> bool:
 
 
 def upgrade_when_behind(url: str) -> None:
-    """Migrate the store at `url` to the head, importing Alembic only when it is not there."""
+    """Migrate the store at `url` to the head when it is not there, in a child process
+    (`mind.store.upgrade_child`): the caller never imports Alembic."""
     if not at_head(url):
-        from mind.store.migrate import upgrade
-
-        upgrade(url)
+        upgrade_in_child(url)

@@ -60,7 +60,6 @@ GRPC_EDGES = frozenset(
         "hand/check/scenarios.py",
         "hand/check/session.py",
         "management/cli_support.py",
-        "management/up.py",
         "mind/credentials/interceptor.py",
         "mind/awareness/client.py",
         "mind/management/servicer.py",

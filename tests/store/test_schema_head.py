@@ -10,6 +10,7 @@ from sqlalchemy import text
 
 from mind.store import migrate, schema_head
 from mind.store.engine import create_migration_engine
+from mind.store.upgrade_child import StoreUpgradeError
 
 
 def _set_revision(url: str, revision: str) -> None:
@@ -56,3 +57,10 @@ def test_revision_files_with_two_heads_give_no_head(
     assert schema_head.packaged_head() is None
     (tmp_path / "c.py").write_text('revision = "c"\ndown_revision = ("a", "b")\n')
     assert schema_head.packaged_head() == "c"
+
+
+def test_a_failed_upgrade_names_the_childs_last_error_line(empty_store_url: str) -> None:
+    migrate.upgrade(empty_store_url)
+    _set_revision(empty_store_url, "a-newer-tobes-revision")
+    with pytest.raises(StoreUpgradeError, match="a-newer-tobes-revision"):
+        schema_head.upgrade_when_behind(empty_store_url)

@@ -6,7 +6,9 @@ seconds. A service given a probe address (`<service>.probe_listen`, `host:port`)
 every TCP connection there with one line, the status its gRPC health service reports (the
 overall one: `SERVING` or `NOT_SERVING`), and closes it; a shell reads it with no program
 started (`docker/healthcheck.sh`: bash's `/dev/tcp`). It reads nothing from the client and
-says nothing beyond that word, so it carries no secret; bind it to loopback all the same.
+says nothing beyond that word, so it carries no secret; bind it to loopback all the same. A
+`unix:/path` probe address answers the same on a socket file: `tobe up` gives each service
+one to learn its readiness from without a gRPC client of its own.
 """
 
 from __future__ import annotations
@@ -14,18 +16,23 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+import os
+import socket
+from collections.abc import Awaitable, Callable
 
 from tobe.runtime.ports import bind_problem, tcp_host_port
+from tobe.runtime.private_files import FILE_MODE, PRIVATE_UMASK
 
 log = logging.getLogger(__name__)
 
 # Longest a client may take to be answered before the connection is dropped.
 WRITE_TIMEOUT = 2.0
+# More than any answer: a status name and its reason.
+LONGEST_ANSWER = 4096
 
 
 class ProbeAnswer:
-    """Answers `status()` plus a newline to each connection on one TCP address."""
+    """Answers `status()` plus a newline to each connection on one address."""
 
     def __init__(self, server: asyncio.Server, status: Callable[[], str]) -> None:
         self._server = server
@@ -33,13 +40,12 @@ class ProbeAnswer:
 
     @classmethod
     async def start(cls, listen: str, status: Callable[[], str]) -> ProbeAnswer:
-        """Listen on `listen` (`host:port`; port 0 picks one). Raises ProbeListenError when
-        it cannot be bound, before anything is served."""
+        """Listen on `listen` (`host:port`, port 0 picks one; or `unix:/path`, replacing a
+        socket left there). Raises ProbeListenError when it cannot be bound, before anything
+        is served."""
         problem = probe_problem(listen)
         if problem is not None:
             raise ProbeListenError(listen, problem)
-        parsed = tcp_host_port(listen)
-        assert parsed is not None
         answer: ProbeAnswer | None = None
 
         async def on_connect(_: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -47,7 +53,7 @@ class ProbeAnswer:
             await answer._answer(writer)
 
         try:
-            server = await asyncio.start_server(on_connect, *parsed)
+            server = await _listen(listen, on_connect)
         except OSError as exc:
             raise ProbeListenError(listen, exc.strerror or str(exc)) from None
         answer = cls(server, status)
@@ -74,11 +80,71 @@ class ProbeAnswer:
         await self._server.wait_closed()
 
 
+async def _listen(
+    listen: str,
+    on_connect: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]],
+) -> asyncio.Server:
+    path = unix_path(listen)
+    if path is not None:
+        # Owner-only from the start, as every socket a service makes (`tobe.runtime.server`).
+        previous_umask = os.umask(PRIVATE_UMASK)
+        try:
+            server = await asyncio.start_unix_server(on_connect, path)
+        finally:
+            os.umask(previous_umask)
+        os.chmod(path, FILE_MODE)
+        return server
+    parsed = tcp_host_port(listen)
+    assert parsed is not None
+    return await asyncio.start_server(on_connect, *parsed)
+
+
+def unix_path(listen: str) -> str | None:
+    """The socket file of a `unix:/path` address; None for any other."""
+    return listen.removeprefix("unix:").removeprefix("//") if listen.startswith("unix:") else None
+
+
 def probe_problem(listen: str) -> str | None:
     """Why `listen` cannot be a probe address right now, or None when it can."""
+    path = unix_path(listen)
+    if path is not None:
+        return None if path else "give the socket file's path, e.g. unix:/run/tobe/mind.sock"
     if tcp_host_port(listen) is None:
-        return "give it as host:port, e.g. 127.0.0.1:7419"
+        return "give it as host:port, e.g. 127.0.0.1:7419, or unix:/path"
     return bind_problem(listen)
+
+
+def read_answer(listen: str, timeout: float) -> str:
+    """The line a probe address answers ("SERVING", or "NOT_SERVING (why)"); "UNREACHABLE
+    (why)" when nothing answers there (yet)."""
+    try:
+        with _connect(listen, timeout) as connection:
+            answer = b""
+            while b"\n" not in answer and len(answer) < LONGEST_ANSWER:
+                chunk = connection.recv(LONGEST_ANSWER)
+                if not chunk:
+                    break
+                answer += chunk
+    except OSError as exc:
+        return f"UNREACHABLE ({exc.strerror or exc})"
+    return answer.decode(errors="replace").strip()
+
+
+def _connect(listen: str, timeout: float) -> socket.socket:
+    path = unix_path(listen)
+    if path is None:
+        parsed = tcp_host_port(listen)
+        if parsed is None:
+            raise OSError(f"not a probe address: {listen}")
+        return socket.create_connection(parsed, timeout)
+    connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        connection.settimeout(timeout)
+        connection.connect(path)
+    except OSError:
+        connection.close()
+        raise
+    return connection
 
 
 class ProbeListenError(OSError):

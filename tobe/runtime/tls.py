@@ -9,7 +9,8 @@ to start with one sentence instead of failing every handshake later. Key materia
 part of a message.
 
 `cryptography` is imported only where a certificate or key is read: a process without TLS
-(the default on one machine) never loads it.
+(the default on one machine) never loads it; `grpc` only where credentials are made, so `tobe
+up`, which checks the TLS settings for its services but dials none of them, never loads it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import grpc
-
 from tobe.config import ClientTlsSettings, ServerTlsSettings
 
 if TYPE_CHECKING:
+    import grpc
     from cryptography import x509
     from cryptography.hazmat.primitives.asymmetric.types import PrivateKeyTypes
 
@@ -47,6 +47,8 @@ class ServerTls:
     require_client_cert: bool
 
     def credentials(self) -> grpc.ServerCredentials:
+        import grpc
+
         return grpc.ssl_server_credentials(
             [(self.private_key, self.certificate_chain)],
             root_certificates=self.client_ca,
@@ -63,6 +65,8 @@ class ClientTls:
     private_key: bytes | None = None
 
     def credentials(self) -> grpc.ChannelCredentials:
+        import grpc
+
         return grpc.ssl_channel_credentials(
             root_certificates=self.root_certificates,
             private_key=self.private_key,
