@@ -62,7 +62,7 @@ async def subscribe_responses(
     async for batch in batches:
         if len(batch) == 1 and isinstance(batch[0], ReplayDone):
             yield _replay_done(batch[0])
-        elif batched:
+        elif batched and len(batch) > 1:
             for response in _grouped(_event(item, keyring) for item in batch):
                 yield response
         else:
