@@ -3,10 +3,9 @@
 A gateway that asks for `batches` gets the events that became ready together (one commit's
 events, a replay page, what one wakeup found) in one response: `event` first, then `more`, in
 stream order. Each stream write has a fixed cost in the Mind (tens of microseconds of CPU), so
-a turn's events then cost about one write per commit instead of one each. A response stays well
-under the message size limit: it takes at most MAX_EVENTS events and MAX_BYTES of them (a single
-larger event still goes alone, as it would unbatched). ReplayDone always has a response of its
-own.
+a turn's events then cost about one write per commit instead of one each. A response stays well under the
+message size limit: it takes at most MAX_EVENTS events and MAX_BYTES of them (a single larger
+event still goes alone, as it would unbatched). ReplayDone always has a response of its own.
 """
 
 from __future__ import annotations
