@@ -193,14 +193,12 @@ class MindClient:
         self, after_id: int, *, include_ephemeral: bool, reports_revocations: bool = False
     ) -> AsyncGenerator[events_pb2.Event | mind_pb2.ReplayDone, None]:
         """Mind.Subscribe as events and a ReplayDone marker; the end of the stream raises too.
-        Asks for batches: a response may carry several events (`more`), yielded in order.
         `reports_revocations`: this gateway answers each revocation with `report_revocation`."""
         call = self._mind.stub.Subscribe(
             mind_pb2.SubscribeRequest(
                 after_id=after_id,
                 include_ephemeral=include_ephemeral,
                 reports_revocations=reports_revocations,
-                batches=True,
             ),
             metadata=self._mind.metadata,
         )
@@ -210,8 +208,6 @@ class MindClient:
                     yield item.replay_done
                 else:
                     yield item.event
-                    for event in item.more:
-                        yield event
         except grpc.aio.AioRpcError as exc:
             raise _error(exc) from exc
         finally:

@@ -10,8 +10,8 @@ import grpc
 
 from mind.actions.model import PendingChoice
 from mind.agent.manager import ConversationManager
+from mind.api.events import durable_event, ephemeral_event
 from mind.api.scope_check import require_scopes
-from mind.api.subscribe_responses import subscribe_responses
 from mind.approvals.wiring import Approvals
 from mind.conversation.access import Viewer
 from mind.conversation.images import ImageUpload
@@ -20,9 +20,9 @@ from mind.credentials import Identity
 from mind.credentials.interceptor import current_identity
 from mind.credentials.revocation_reports import RevocationReports
 from mind.errors import InvalidInput, Unauthenticated
-from mind.events.bus import EventBus
+from mind.events.bus import EphemeralEvent, EventBus
 from mind.events.payloads import approval_view
-from mind.events.subscription import subscribe_batches
+from mind.events.subscription import ReplayDone, subscribe
 from mind.management.pairing import Pairing
 from mind.status_codes import STATUS_CODES
 from mind.store.database import Database
@@ -395,26 +395,23 @@ class MindServicer(mind_pb2_grpc.MindServicer):
     async def Subscribe(
         self, request: mind_pb2.SubscribeRequest, context: Context
     ) -> AsyncIterator[mind_pb2.SubscribeResponse]:
-        async with contextlib.AsyncExitStack() as stack:
+        items = subscribe(self.database, self.bus, request.after_id, request.include_ephemeral)
+        with contextlib.ExitStack() as reporting:
             if request.reports_revocations:
-                stack.enter_context(
+                reporting.enter_context(
                     self.revocation_reports.gateway(current_identity().credential_id)
                 )
-            # Closed here, in order, when the stream ends: the bus subscription goes at once.
-            batches = await stack.enter_async_context(
-                contextlib.aclosing(
-                    subscribe_batches(
-                        self.database, self.bus, request.after_id, request.include_ephemeral
+            async for item in items:
+                if isinstance(item, ReplayDone):
+                    yield mind_pb2.SubscribeResponse(
+                        replay_done=mind_pb2.ReplayDone(last_durable_id=item.last_durable_id)
                     )
-                )
-            )
-            responses = await stack.enter_async_context(
-                contextlib.aclosing(
-                    subscribe_responses(batches, self.manager.keyring, request.batches)
-                )
-            )
-            async for response in responses:
-                yield response
+                elif isinstance(item, EphemeralEvent):
+                    yield mind_pb2.SubscribeResponse(event=ephemeral_event(item))
+                else:
+                    yield mind_pb2.SubscribeResponse(
+                        event=durable_event(item, self.manager.keyring)
+                    )
 
     async def DecideApproval(
         self, request: mind_pb2.DecideApprovalRequest, context: Context

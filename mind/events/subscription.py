@@ -14,7 +14,7 @@ outbox (which may see commits newer than a waiting delta) is what delivers them.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncGenerator, AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 
 from mind.errors import InvalidInput, WrongState
@@ -80,38 +80,17 @@ async def subscribe(
     include_ephemeral: bool,
 ) -> AsyncIterator[Item]:
     """Durable events with id > after_id, ReplayDone, then live events until the bus closes."""
-    async for batch in subscribe_batches(database, bus, after_id, include_ephemeral):
-        for item in batch:
-            yield item
-
-
-async def subscribe_batches(
-    database: Database,
-    bus: EventBus,
-    after_id: int,
-    include_ephemeral: bool,
-) -> AsyncGenerator[list[Item], None]:
-    """`subscribe`'s items, in the same order, grouped as they became ready together (a page
-    of the replay, or what one wakeup found), so a caller can send each group at once.
-    ReplayDone is a group of its own; a group holds at most PAGE items."""
     subscription = bus.subscribe(include_ephemeral)
     try:
         await _check_resumable(database, after_id)
         last = after_id
-        batch: list[Item] = []
         async for event in _read_from(database, last):
-            batch.append(event)
+            yield event
             last = event.id
-            if len(batch) >= PAGE:
-                yield batch
-                batch = []
-        if batch:
-            yield batch
-        yield [ReplayDone(last)]
+        yield ReplayDone(last)
         held: deque[Heard] = deque()
         while not subscription.closed:
             await subscription.wait(POLL_SECONDS)
-            batch = []
             heard = subscription.take_ephemeral()
             held.extend(heard)
             rows, must_read = subscription.take_durable()
@@ -121,22 +100,20 @@ async def subscribe_batches(
                 if row.id != last + 1:
                     must_read = True  # a gap: another writer's rows, or a skipped id
                     break
-                batch.extend(_published_before(held, row.id))
-                batch.append(row)
+                for ephemeral in _published_before(held, row.id):
+                    yield ephemeral
+                yield row
                 last = row.id
             if must_read or not (rows or heard):  # a gap, a bare notice, or a poll
                 async for event in _read_from(database, last):
                     held.extend(subscription.take_ephemeral())  # published during the read
-                    batch.extend(_published_before(held, event.id))
-                    batch.append(event)
+                    for ephemeral in _published_before(held, event.id):
+                        yield ephemeral
+                    yield event
                     last = event.id
-                    if len(batch) >= PAGE:
-                        yield batch
-                        batch = []
             # What was published after the last durable event delivered; a delta published
             # after a commit not delivered yet waits for it (the bus has already said "read").
-            batch.extend(_published_before(held, last + 1))
-            if batch:
-                yield batch
+            for ephemeral in _published_before(held, last + 1):
+                yield ephemeral
     finally:
         subscription.close()

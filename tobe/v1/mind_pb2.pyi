@@ -850,7 +850,6 @@ class SubscribeRequest(_message.Message):
     AFTER_ID_FIELD_NUMBER: _builtins.int
     INCLUDE_EPHEMERAL_FIELD_NUMBER: _builtins.int
     REPORTS_REVOCATIONS_FIELD_NUMBER: _builtins.int
-    BATCHES_FIELD_NUMBER: _builtins.int
     after_id: _builtins.int
     """Replay durable events with id > after_id. 0 replays everything still kept."""
     include_ephemeral: _builtins.bool
@@ -858,21 +857,16 @@ class SubscribeRequest(_message.Message):
     """The gateway calls ReportRevocation for every `credential_revoked` event it receives, so
     a revocation waits for its count of closed client connections.
     """
-    batches: _builtins.bool
-    """The gateway reads `SubscribeResponse.more`: events ready together (committed together, or
-    waiting together) may then share one response. Without it every response holds one event.
-    """
     def __init__(
         self,
         *,
         after_id: _builtins.int = ...,
         include_ephemeral: _builtins.bool = ...,
         reports_revocations: _builtins.bool = ...,
-        batches: _builtins.bool = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _Never  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_id", b"after_id", "batches", b"batches", "include_ephemeral", b"include_ephemeral", "reports_revocations", b"reports_revocations"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["after_id", b"after_id", "include_ephemeral", b"include_ephemeral", "reports_revocations", b"reports_revocations"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     def WhichOneof(self, oneof_group: _Never) -> None: ...
 
@@ -884,27 +878,21 @@ class SubscribeResponse(_message.Message):
 
     EVENT_FIELD_NUMBER: _builtins.int
     REPLAY_DONE_FIELD_NUMBER: _builtins.int
-    MORE_FIELD_NUMBER: _builtins.int
     @_builtins.property
     def event(self) -> _events_pb2.Event: ...
     @_builtins.property
     def replay_done(self) -> Global___ReplayDone:
         """Sent once, after the replay of stored events and before live events."""
 
-    @_builtins.property
-    def more(self) -> _containers.RepeatedCompositeFieldContainer[_events_pb2.Event]:
-        """Only when the request asked for `batches`: the events that follow `event`, in stream order."""
-
     def __init__(
         self,
         *,
         event: _events_pb2.Event | None = ...,
         replay_done: Global___ReplayDone | None = ...,
-        more: _abc.Iterable[_events_pb2.Event] | None = ...,
     ) -> None: ...
     _HasFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "item", b"item", "replay_done", b"replay_done"]  # noqa: Y015
     def HasField(self, field_name: _HasFieldArgType) -> _builtins.bool: ...
-    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "item", b"item", "more", b"more", "replay_done", b"replay_done"]  # noqa: Y015
+    _ClearFieldArgType: _TypeAlias = _typing.Literal["event", b"event", "item", b"item", "replay_done", b"replay_done"]  # noqa: Y015
     def ClearField(self, field_name: _ClearFieldArgType) -> None: ...
     _WhichOneofReturnType_item: _TypeAlias = _typing.Literal["event", "replay_done"]  # noqa: Y015
     _WhichOneofArgType_item: _TypeAlias = _typing.Literal["item", b"item"]  # noqa: Y015
