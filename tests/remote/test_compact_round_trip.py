@@ -180,7 +180,10 @@ async def _offers_and_acks(
 async def test_a_batch_of_results_is_applied_and_acknowledged_frame_by_frame(link: Link) -> None:
     welcome, messages, acks = await _offers_and_acks(link, asks=True)
     assert welcome.batches
-    assert len(messages) < 8, "offers recorded together went as one message each"
+    if link.database.ids_follow_commits:
+        # SQLite's one writer commits the offers in a group, so they are ready together; on
+        # PostgreSQL each commits on its own and may well go alone.
+        assert len(messages) < 8, "offers recorded together went as one message each"
     assert sorted(ack.seq for ack in acks) == list(range(1, 9))
     assert {ack.status for ack in acks} == {hand_pb2.ACK_STATUS_OK}
     for ack in acks:
