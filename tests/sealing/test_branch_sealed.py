@@ -6,6 +6,7 @@ from __future__ import annotations
 from helpers.eventually import eventually_async
 from helpers.sensitive_tool import SleepLog
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from mind.agent.manager import ConversationManager
 from mind.conversation.access import Viewer
@@ -55,8 +56,14 @@ def _manager(database: Database) -> ConversationManager:
 async def _turn(manager: ConversationManager, key: str, text: str) -> None:
     sent = await manager.messages.send(ALICE, key, text, text, False, DetailMode.TRANSPARENT)
 
+    def taken(s: Session) -> models.Run | None:
+        # A message queued behind the previous run's last steps has no run yet: the run that
+        # takes it is recorded on its input.
+        run_id = sent.run_id or s.get(models.Input, sent.input_id).run_id
+        return s.get(models.Run, run_id) if run_id else None
+
     async def run() -> models.Run | None:
-        return await manager.database.read(lambda s: s.get(models.Run, sent.run_id))
+        return await manager.database.read(taken)
 
     found = await eventually_async(
         run, 10, until=lambda r: r is not None and r.state != "running", what="the run to end"
