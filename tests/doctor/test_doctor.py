@@ -11,14 +11,14 @@ import locale
 import os
 import socket
 import stat
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
 from doctor_run import doctor_env, run_doctor, store_settings
 from helpers.admin_cli import Admin
+from helpers.handler_server import serving
 from helpers.ports import free_port
 
 from management.doctor.encoding import check_locale
@@ -181,15 +181,8 @@ class _Models(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def models_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Models)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serving(_Models) as url:
+        yield url
 
 
 def _provider_env(tmp_path: Path, data_dir: Path, url: str, key: str) -> dict[str, str | None]:

@@ -7,11 +7,11 @@ import http.server
 import json
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from helpers.handler_server import serving
 from helpers.up_process import clean_env
 
 from management.up_checks import ProviderVerdict, printed_verdict
@@ -32,14 +32,8 @@ class _NotJson(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def html_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _NotJson)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_NotJson) as url:
+        yield url
 
 
 def check_provider(tmp_path: Path, base_url: str) -> dict[str, str]:

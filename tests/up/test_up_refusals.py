@@ -8,13 +8,13 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pexpect
 import psutil
 import pytest
+from helpers.handler_server import serving
 from helpers.ports import free_port
 from helpers.up_process import clean_env, gone, printed, service_pids, spawn, up_env
 
@@ -119,14 +119,8 @@ class _Models(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def rejecting_server() -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Models)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_Models) as url:
+        yield url
 
 
 def provider_up(tmp_path: Path, base_url: str) -> pexpect.spawn:
