@@ -409,6 +409,75 @@ class AwarenessSettings(BaseModel):
     restart_max_delay: float = Field(default=30.0, ge=1)
 
 
+class ChannelSettings(BaseModel):
+    """What every channel shares: who may talk, how fast, and as which profile."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: bool = False
+    # The profile of the conversations this channel starts; empty: the default profile.
+    profile: str = ""
+    # A sender who is neither paired nor in `allow`: "pair" answers with a pairing prompt (the
+    # owner still approves the code), "ignore" answers nothing at all.
+    unknown_senders: Literal["pair", "ignore"] = "pair"
+    # Addresses that may ask to pair even when unknown senders are ignored: exact addresses
+    # (`@alice:example.org`, `alice@example.org`) or, for mail, a domain (`@example.org`).
+    allow: list[str] = Field(default_factory=list)
+    # Messages one sender may send per minute; beyond it they are told to wait, once.
+    messages_per_minute: int = Field(default=20, ge=1)
+
+
+class MatrixChannelSettings(ChannelSettings):
+    """The agent as a Matrix bot user (`channels.matrix`)."""
+
+    # The homeserver's client-server API base, e.g. https://matrix.example.org.
+    homeserver: str = ""
+    # The bot's full user id, e.g. @tobe:example.org.
+    user_id: str = ""
+    # Its password, or a file holding it (0600); read at start, never logged.
+    password: SecretStr | None = None
+    password_file: Path | None = None
+    # The device name the bot logs in with, shown in people's session lists.
+    device_name: str = "ToBe"
+    # "edits": the reply streams into one message edited as it grows (m.replace);
+    # "final": one message once the reply is whole.
+    reply: Literal["edits", "final"] = "edits"
+    # Seconds between two edits of a streaming reply (homeservers rate-limit edits).
+    edit_interval: float = Field(default=1.0, gt=0)
+
+
+class EmailChannelSettings(ChannelSettings):
+    """The agent's own mailbox (`channels.email`): mail in by IMAP IDLE, replies by SMTP."""
+
+    # The agent's address: replies come from it, and mail from it is never answered.
+    address: str = ""
+    username: str = ""
+    password: SecretStr | None = None
+    password_file: Path | None = None
+    imap_host: str = ""
+    imap_port: int = Field(default=993, ge=1, le=65535)
+    imap_security: Literal["tls", "starttls", "none"] = "tls"
+    mailbox: str = "INBOX"
+    smtp_host: str = ""
+    smtp_port: int = Field(default=587, ge=1, le=65535)
+    smtp_security: Literal["tls", "starttls", "none"] = "starttls"
+    # A reply to an approval request whose first word is one of these decides it.
+    approve_words: list[str] = Field(default_factory=lambda: ["approve", "yes"])
+    deny_words: list[str] = Field(default_factory=lambda: ["deny", "no"])
+
+
+class ChannelsSettings(BaseModel):
+    """The networks people reach their agent on besides ToBe's own clients (`channels`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Where the channels process answers its health as one line of plain text (`host:port`,
+    # loopback; empty: nowhere), like the other services' probes.
+    probe_listen: str = ""
+    matrix: MatrixChannelSettings = Field(default_factory=MatrixChannelSettings)
+    email: EmailChannelSettings = Field(default_factory=EmailChannelSettings)
+
+
 class ContextSettings(BaseModel):
     """How much of the model's context window a request may fill, and how compaction trims it.
 
@@ -731,6 +800,7 @@ class Settings(BaseSettings):
     hand: HandSettings = Field(default_factory=HandSettings)
     remote: RemoteSettings = Field(default_factory=RemoteSettings)
     awareness: AwarenessSettings = Field(default_factory=AwarenessSettings)
+    channels: ChannelsSettings = Field(default_factory=ChannelsSettings)
     provider: ProviderSettings = Field(default_factory=ProviderSettings)
     approvals: ApprovalSettings = Field(default_factory=ApprovalSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
