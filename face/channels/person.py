@@ -137,6 +137,11 @@ class PersonLink:
             self._state.bind_thread(self._channel, thread, self.sender.address, key)
         else:
             after = 0
+        if key not in self.waiting:
+            # Approvals asked before this link began (before a restart) can be decided too.
+            snapshot = await self._snapshot(key)
+            self.waiting[key] = [approval.id for approval in snapshot.pending_approvals]
+            after = after or snapshot.last_event_id
         if not self._subscribed:
             if after == 0:
                 after = await self._head(key)
@@ -190,12 +195,15 @@ class PersonLink:
         return reply.create_conversation.conversation.last_event_id
 
     async def _head(self, key: str) -> int:
+        return (await self._snapshot(key)).last_event_id
+
+    async def _snapshot(self, key: str) -> mind_pb2.GetSnapshotResponse:
         reply = await self.session.call(
             face_pb2.MindCall(
                 get_snapshot=mind_pb2.GetSnapshotRequest(conversation_key=key, message_limit=1)
             )
         )
-        return reply.get_snapshot.last_event_id
+        return reply.get_snapshot
 
     async def _subscribe(self, after_id: int) -> None:
         self._subscribed = True
