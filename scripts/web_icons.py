@@ -6,6 +6,7 @@ drive it), so the installable app's icons and the page's favicon stay one drawin
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 
@@ -22,6 +23,11 @@ PNGS = [
 
 
 def main() -> None:
+    # No options: --help says what is drawn, and anything else is refused before drawing.
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.parse_args()
     args = ["--no-sandbox"] if os.geteuid() == 0 else []
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=CHROMIUM, headless=True, args=args)

@@ -8,6 +8,7 @@ reply, a tool call and an approval waiting.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 import tempfile
@@ -33,6 +34,11 @@ SIZES = {
 
 
 def main() -> None:
+    # No options: --help says what is drawn, and anything else is refused before drawing.
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.parse_args()
     expect.set_options(timeout=WAIT_MS)
     args = ["--no-sandbox"] if os.geteuid() == 0 else []
     with tempfile.TemporaryDirectory() as root, running_stack(Path(root)) as stack:
