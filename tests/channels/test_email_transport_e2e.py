@@ -12,6 +12,7 @@ import smtplib
 from collections.abc import AsyncIterator, Iterator
 from email.message import EmailMessage
 from email.utils import make_msgid
+from pathlib import Path
 
 import pytest
 from helpers.eventually import eventually
@@ -19,6 +20,7 @@ from helpers.mail_servers import MailSystem, address, mail_system
 from PIL import Image as PILImage
 
 from face.channels.email import EmailTransport
+from face.channels.state import ChannelState, TransportValues
 from face.channels.transport import Image, Inbound, TransportError
 from tobe.config import EmailChannelSettings
 from tobe.mail.message import body_text, parse_message
@@ -29,19 +31,6 @@ AGENT, AGENT_PASSWORD = "agent", "agent-password-77c1"
 BOB, BOB_PASSWORD = "bob", "bob-password-0e93"
 # Safety net for a test that would otherwise hang; no assertion depends on it.
 WAIT = 30.0
-
-
-class MemoryState:
-    """The transport's state as the bridge keeps it, in a dict (survives close and reopen)."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    def put(self, key: str, value: str) -> None:
-        self.values[key] = value
 
 
 @pytest.fixture
@@ -79,12 +68,17 @@ class Agent:
 
 
 @pytest.fixture
-def state() -> MemoryState:
-    return MemoryState()
+def state(tmp_path: Path) -> Iterator[TransportValues]:
+    """The transport's values in the channels' state database, as the bridge gives them."""
+    channels = ChannelState(tmp_path / "state.db")
+    try:
+        yield channels.values("email")
+    finally:
+        channels.close()
 
 
 @pytest.fixture
-async def agent(mail: MailSystem, state: MemoryState) -> AsyncIterator[Agent]:
+async def agent(mail: MailSystem, state: TransportValues) -> AsyncIterator[Agent]:
     transport = EmailTransport(_settings(mail), state)
     await transport.start()
     try:
@@ -306,7 +300,7 @@ async def test_a_mail_from_someone_else_naming_a_persons_thread_starts_its_own(
     assert bobs.thread == question["Message-ID"] != carols.thread
 
 
-async def test_replies_after_a_restart_still_thread(mail: MailSystem, state: MemoryState):
+async def test_replies_after_a_restart_still_thread(mail: MailSystem, state: TransportValues):
     question = _from_bob("Lunch", "Noon?")
     first = EmailTransport(_settings(mail), state)
     await first.start()
@@ -329,7 +323,7 @@ async def test_replies_after_a_restart_still_thread(mail: MailSystem, state: Mem
 
 
 async def test_automatic_list_bounce_and_own_mail_is_not_yielded(
-    mail: MailSystem, agent: Agent, state: MemoryState, caplog: pytest.LogCaptureFixture
+    mail: MailSystem, agent: Agent, state: TransportValues, caplog: pytest.LogCaptureFixture
 ):
     caplog.set_level("INFO", logger="face.channels.email.transport")
     for skipped in (
@@ -358,7 +352,7 @@ async def test_automatic_list_bounce_and_own_mail_is_not_yielded(
 
 
 async def test_unhandled_mail_comes_again_after_a_restart_and_handled_mail_does_not(
-    mail: MailSystem, state: MemoryState
+    mail: MailSystem, state: TransportValues
 ):
     sent = [_from_bob(f"Mail {n}", f"Number {n}") for n in range(4)]
     transport = EmailTransport(_settings(mail), state)
@@ -395,7 +389,7 @@ async def test_unhandled_mail_comes_again_after_a_restart_and_handled_mail_does_
 
 
 async def test_mail_already_in_the_mailbox_at_the_first_start_is_not_news(
-    mail: MailSystem, state: MemoryState
+    mail: MailSystem, state: TransportValues
 ):
     _bob_sends(mail, _from_bob("Old", "From before."))
     eventually(lambda: mail.dovecot.messages(user=AGENT), what="the old mail delivered")
@@ -419,9 +413,11 @@ async def test_watching_resumes_after_the_imap_server_restarts(mail: MailSystem,
     assert item.id == later["Message-ID"]
 
 
-async def test_a_wrong_password_fails_the_start_with_a_line_that_hides_it(mail: MailSystem):
+async def test_a_wrong_password_fails_the_start_with_a_line_that_hides_it(
+    mail: MailSystem, state: TransportValues
+):
     wrong = "not-the-password-5521"
-    transport = EmailTransport(_settings(mail, password=wrong), MemoryState())
+    transport = EmailTransport(_settings(mail, password=wrong), state)
 
     with pytest.raises(TransportError) as refused:
         await transport.start()
@@ -432,9 +428,8 @@ async def test_a_wrong_password_fails_the_start_with_a_line_that_hides_it(mail: 
 
 
 async def test_a_refused_smtp_login_fails_the_send_with_a_line_that_hides_it(
-    mail: MailSystem, tmp_path
+    mail: MailSystem, state: TransportValues, tmp_path: Path
 ):
-    state = MemoryState()
     password_file = tmp_path / "password"
     password_file.write_text(AGENT_PASSWORD + "\n")
     transport = EmailTransport(_settings(mail, password=None, password_file=password_file), state)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from face.channels.transport import TransportState
 
 log = logging.getLogger(__name__)
-KEY = "email.position"
+KEY = "position"
 
 
 @dataclass

@@ -17,7 +17,7 @@ from .outbound_mail import base_subject
 
 # Message-IDs a `References` header keeps: the thread's first and the latest ones.
 CHAIN_LENGTH = 20
-_KEY = "email.thread:"
+_KEY = "thread:"
 
 
 @dataclass
