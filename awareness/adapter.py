@@ -35,7 +35,7 @@ to the agent. Write actions receive `args["media"]` already resolved: each
 `media:<sha256>` ref becomes a dict `{ref, path, mime_type, size_bytes, width, height,
 filename}` whose `path` is the stored file.
 
-Adapters whose sources send HTML turn it into text with `awareness.html_text.html_to_text`.
+Adapters whose sources send HTML turn it into text with `tobe.html_text.html_to_text`.
 
 Lifecycle, supervised by the engine (`awareness.supervisor`): `start` connects and prepares
 (bounded by `[awareness] start_timeout`); then `run`, when the adapter defines it, is the

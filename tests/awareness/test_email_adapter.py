@@ -13,7 +13,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from awareness_harness import BUILTIN, AwarenessProcess, Client, add_adapter, next_batch
 from awareness_images import png
-from dovecot_server import PASSWORD, USERNAME, Dovecot, dovecot_server
+from helpers.dovecot_server import PASSWORD, USERNAME, Dovecot, dovecot_server
 from helpers.eventually import eventually_async
 from helpers.ports import free_port
 

@@ -23,12 +23,13 @@ from email.utils import parseaddr
 from typing import Any
 
 from awareness.adapter import Action, ActionFailed, Adapter, AdapterContext, Effect, MediaInput
+from tobe.mail.imap_session import ImapSettings, MailServerError, close, open_imap
+from tobe.mail.mailbox_watch import MailboxWatch
+from tobe.mail.smtp_send import SmtpSettings, send
 
-from .imap_session import ImapSettings, MailServerError, close, open_imap
+from .compose import check_addresses, compose
 from .mail_parse import parse_headers, parse_mail
-from .mailbox_watch import MailboxWatch
 from .positions import Positions
-from .smtp_send import SmtpSettings, check_addresses, compose, send
 
 # Seconds `stop` waits for the watcher threads to log out (within the engine's stop_timeout).
 STOP_WAIT = 5.0

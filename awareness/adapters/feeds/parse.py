@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from awareness.html_text import html_to_text
+from tobe.html_text import html_to_text
 
 from .fetch import Document, FeedError, Validators
 

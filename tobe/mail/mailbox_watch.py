@@ -1,9 +1,9 @@
 """One watched mailbox: its own IMAP connection, waiting in IDLE (or polling) for new mail.
 
 Runs in a thread of its own, because IMAPClient blocks. New mail is fetched in UID order and
-handed to `deliver` one message at a time; the position advances after each delivery, so a
-crash between the two repeats at most that one message. Fetching uses BODY.PEEK, so watching
-never marks mail as read.
+handed to `deliver` one message at a time; the position advances after each delivery. Where the
+position is kept, and when it becomes durable, is the caller's `Positions`. Fetching uses
+BODY.PEEK, so watching never marks mail as read.
 """
 
 from __future__ import annotations
@@ -13,10 +13,9 @@ import ssl
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from .imap_session import ImapSettings, MailServerError, close, open_imap
-from .positions import Positions
 
 # Seconds between leaving and re-entering IDLE: servers drop IDLE after 30 minutes (RFC 2177),
 # and a round trip notices a connection that died silently.
@@ -25,6 +24,16 @@ IDLE_RENEW = 300.0
 STOP_CHECK = 0.5
 
 Deliver = Callable[[str, int, bytes], None]
+
+
+class Positions(Protocol):
+    """Where watching a mailbox resumes: (UIDVALIDITY, next UID not yet delivered)."""
+
+    def resume(self, mailbox: str, uidvalidity: int, uidnext: int) -> int:
+        """The next UID to deliver; `uidnext` (the server's) when the mailbox is new to us."""
+        ...
+
+    def advance(self, mailbox: str, uidvalidity: int, next_uid: int) -> None: ...
 
 
 class MailboxWatch:

@@ -1,9 +1,10 @@
-"""A throwaway Dovecot IMAP server for the email adapter's tests.
+"""A throwaway Dovecot IMAP server for the mail tests (the email adapter, the email channel).
 
-Everything lives in a temp directory: the config, the passwd-file, the maildirs, the log and
-Dovecot's runtime and state directories, so no system path is read or written. It listens on
-a free loopback port without TLS and runs in the foreground as a child process, so it can be
-stopped and started again on the same port.
+Each user (by default one, `alice`) has a maildir of their own. Everything lives in a temp
+directory: the config, the passwd-file, the maildirs, the log and Dovecot's runtime and state
+directories, so no system path is read or written. It listens on a free loopback port without
+TLS and runs in the foreground as a child process, so it can be stopped and started again on
+the same port. `tests/helpers/mail_servers.py` adds an SMTP server delivering into it.
 """
 
 from __future__ import annotations
@@ -66,8 +67,10 @@ service imap-login {{
 
 
 class Dovecot:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, users: dict[str, str] | None = None) -> None:
         self.root = root
+        # Login name -> password.
+        self.users = users or {USERNAME: PASSWORD}
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -78,7 +81,9 @@ class Dovecot:
         mail = self.root / "mail"
         mail.mkdir()
         os.chown(mail, user.pw_uid, user.pw_gid)
-        (self.root / "users").write_text(f"{USERNAME}:{{PLAIN}}{PASSWORD}::::::\n")
+        (self.root / "users").write_text(
+            "".join(f"{name}:{{PLAIN}}{password}::::::\n" for name, password in self.users.items())
+        )
         (self.root / "dovecot.conf").write_text(
             CONFIG.format(root=self.root, uid=user.pw_uid, gid=user.pw_gid, port=self.port)
         )
@@ -119,34 +124,47 @@ class Dovecot:
         path = self.root / "dovecot.log"
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def append(self, message: bytes, mailbox: str = "INBOX") -> None:
+    def append(self, message: bytes, mailbox: str = "INBOX", *, user: str = USERNAME) -> None:
         """Deliver `message` the way another mail client would: IMAP APPEND."""
-        with self._session() as imap:
+        with self._session(user) as imap:
             typ, data = imap.append(mailbox, None, None, message)
             assert typ == "OK", data
 
-    def unseen(self, mailbox: str = "INBOX") -> list[int]:
+    def unseen(self, mailbox: str = "INBOX", *, user: str = USERNAME) -> list[int]:
         """UIDs of the messages nobody has read yet."""
-        with self._session() as imap:
+        with self._session(user) as imap:
             imap.select(mailbox, readonly=True)
             typ, data = imap.uid("SEARCH", "UNSEEN")
             assert typ == "OK", data
             return [int(uid) for uid in data[0].split()]
 
+    def messages(self, mailbox: str = "INBOX", *, user: str = USERNAME) -> list[bytes]:
+        """Every message in `mailbox`, oldest first, without marking any as read."""
+        with self._session(user) as imap:
+            imap.select(mailbox, readonly=True)
+            typ, data = imap.uid("SEARCH", "ALL")
+            assert typ == "OK", data
+            found = []
+            for uid in data[0].split():
+                typ, fetched = imap.uid("FETCH", uid, "(BODY.PEEK[])")
+                assert typ == "OK", fetched
+                found.append(bytes(fetched[0][1]))
+            return found
+
     @contextmanager
-    def _session(self) -> Iterator[imaplib.IMAP4]:
+    def _session(self, user: str = USERNAME) -> Iterator[imaplib.IMAP4]:
         imap = imaplib.IMAP4("127.0.0.1", self.port, timeout=10)
         try:
-            imap.login(USERNAME, PASSWORD)
+            imap.login(user, self.users[user])
             yield imap
         finally:
             imap.logout()
 
 
 @contextmanager
-def dovecot_server() -> Iterator[Dovecot]:
+def dovecot_server(users: dict[str, str] | None = None) -> Iterator[Dovecot]:
     root = Path(tempfile.mkdtemp(prefix="dovecot-"))
-    server = Dovecot(root)
+    server = Dovecot(root, users)
     try:
         server.configure()
         server.start()
