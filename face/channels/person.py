@@ -21,12 +21,16 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-import grpc
-
 from face.channels.state import ChannelState, Sender
 from face.channels.telling import approval_decided, approval_request, run_failed
 from face.channels.transport import Image, Transport
-from face.chat.session import ChatSession, CommandFailed, FatalSessionError
+from face.chat.session import (
+    ALREADY_EXISTS,
+    NOT_FOUND,
+    ChatSession,
+    CommandFailed,
+    FatalSessionError,
+)
 from tobe.config import ChannelSettings, MatrixChannelSettings
 from tobe.runtime.tls import ClientTls
 from tobe.v1 import common_pb2, events_pb2, face_pb2, mind_pb2
@@ -155,7 +159,7 @@ class PersonLink:
         try:
             return await self.session.send_chat(request)
         except CommandFailed as exc:
-            if exc.code != _NOT_FOUND:
+            if exc.code != NOT_FOUND:
                 raise
         # The conversation was deleted in the meantime: the thread starts it again.
         await self._create(key, title)
@@ -189,7 +193,7 @@ class PersonLink:
                 )
             )
         except CommandFailed as exc:
-            if exc.code != _ALREADY_EXISTS:
+            if exc.code != ALREADY_EXISTS:
                 raise
             return await self._head(key)
         return reply.create_conversation.conversation.last_event_id
@@ -410,7 +414,3 @@ def conversation_key(channel: str, thread: str) -> str:
     """One conversation per thread of a channel, the same key every time."""
     digest = hashlib.sha256(f"{channel}\0{thread}".encode()).hexdigest()[:32]
     return f"p_{channel}-{digest}"
-
-
-_NOT_FOUND = grpc.StatusCode.NOT_FOUND.value[0]
-_ALREADY_EXISTS = grpc.StatusCode.ALREADY_EXISTS.value[0]

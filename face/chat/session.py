@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 
 SNAPSHOT_REQUIRED = "snapshot required"
 UNAVAILABLE = grpc.StatusCode.UNAVAILABLE.value[0]
+# Codes of a `CommandFailed` its callers act on.
+NOT_FOUND = grpc.StatusCode.NOT_FOUND.value[0]
+ALREADY_EXISTS = grpc.StatusCode.ALREADY_EXISTS.value[0]
 
 Call = grpc.aio.StreamStreamCall[face_pb2.ConnectRequest, face_pb2.ConnectResponse]
 
