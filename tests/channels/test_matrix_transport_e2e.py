@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import pathlib
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -442,6 +443,31 @@ async def test_a_wrong_password_is_a_transport_error_that_does_not_show_it(
     with pytest.raises(TransportError, match="refused the login") as raised:
         await MatrixTransport(wrong, MemoryState()).start()
     assert "not-the-password-1234" not in str(raised.value)
+
+
+async def test_the_password_may_come_from_a_file(
+    bot: MatrixChannelSettings, tmp_path: pathlib.Path
+) -> None:
+    assert bot.password is not None
+    password_file = tmp_path / "matrix-password"
+    password_file.write_text(bot.password.get_secret_value() + "\n")
+    from_file = bot.model_copy(update={"password": None, "password_file": password_file})
+    state = MemoryState()
+    transport = MatrixTransport(from_file, state)
+    await transport.start()
+    await transport.close()
+    assert state.get(ACCESS_TOKEN)
+
+
+async def test_a_missing_password_file_is_a_transport_error_naming_it(
+    bot: MatrixChannelSettings, tmp_path: pathlib.Path
+) -> None:
+    missing = tmp_path / "nowhere"
+    settings = bot.model_copy(update={"password": None, "password_file": missing})
+    with pytest.raises(
+        TransportError, match=f"cannot read channels.matrix.password_file {missing}"
+    ):
+        await MatrixTransport(settings, MemoryState()).start()
 
 
 async def test_an_unreachable_homeserver_is_a_transport_error(

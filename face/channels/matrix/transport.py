@@ -12,8 +12,9 @@ itself, because what it may acknowledge, and when, is the transport's own contra
   earlier messages): a new bot answers nothing that was said before it started.
 - Invites are joined. A room is `direct` while exactly the bot and the sender are joined.
   Encrypted rooms are not read: the bot says so once per room (a plain notice) and ignores them.
-- Connection failures during the sync loop are retried with backoff; a revoked token logs in
-  again; anything else the homeserver refuses ends `inbound()` with `TransportError`.
+- Connection failures, server errors and rate limits in the sync loop are retried with backoff;
+  a revoked token logs in again; anything else the homeserver refuses ends `inbound()` with
+  `TransportError`.
 """
 
 from __future__ import annotations
@@ -223,11 +224,10 @@ class MatrixTransport:
     async def _next_batch(self) -> tuple[str, list[Inbound]]:
         """The next sync's token and items (its invites joined, its encrypted rooms told)."""
         first = self._cursor.fresh
-        response = await self._sync()
+        response = await self._sync(first=first)
         return response["next_batch"], await self._read_batch(response, first=first)
 
-    async def _sync(self) -> dict[str, Any]:
-        first = self._cursor.fresh
+    async def _sync(self, *, first: bool) -> dict[str, Any]:
         response: dict[str, Any] = await self._api.sync(
             since=SyncToken(self._cursor.next_since) if self._cursor.next_since else None,
             timeout=0 if first else SYNC_TIMEOUT_MS,
@@ -248,7 +248,7 @@ class MatrixTransport:
         for room_id, room in rooms.get("join", {}).items():
             events = room.get("timeline", {}).get("events", [])
             state = room.get("state", {}).get("events", [])
-            if room.get("timeline", {}).get("limited") and not self._own_join(events):
+            if room.get("timeline", {}).get("limited") and self._own_join(events) is None:
                 log.warning("Matrix room %s had more new events than one sync brings", room_id)
             self._learn_state(room_id, state + events)
             if await self._is_encrypted(room_id):
@@ -267,7 +267,7 @@ class MatrixTransport:
         try:
             await self._api.join_room_by_id(RoomID(room_id))
         except MatrixRequestError as error:
-            log.warning("cannot join the Matrix room %s I was invited to: %s", room_id, error)
+            log.warning("cannot join the Matrix room %s the bot was invited to: %s", room_id, error)
         else:
             log.info("joined the Matrix room %s", room_id)
 
