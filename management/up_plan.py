@@ -166,7 +166,7 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
             "channels", "channels", probe_address(settings, "channels"), publishes=False
         )
         channels.after = ("face",)
-        channels.preload = ("face.channels.cli", "face.channels.server")
+        channels.preload = ("face.channels.cli", "face.channels.process")
         plans.append(channels)
     for plan in plans:
         plan.env[probe_variable(plan.name)] = plan.probe

@@ -1,4 +1,4 @@
-"""`tobe channels serve`: the channels process (`face.channels.server`)."""
+"""`tobe channels serve`: the channels process (`face.channels.process`)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def serve() -> None:
     again after 1 s, doubling to 30 s."""
     with collector_paused():
         from face.channels.networks import enabled_networks
-        from face.channels.server import serve as run_server
+        from face.channels.process import serve as run_server
         from face.face_address import face_endpoint
         from tobe.runtime.probe_answer import ProbeListenError
 

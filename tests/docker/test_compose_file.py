@@ -261,3 +261,21 @@ def run_image_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=30,
     )
+
+
+def test_the_channels_run_only_with_their_profile_and_share_their_state_with_the_mind(
+    compose: dict,
+) -> None:
+    from face.channels.state import state_file
+
+    services = compose["services"]
+    channels = services["channels"]
+    assert channels["profiles"] == ["channels"]
+    # `tobe admin channels` run in the Mind's container reads the state the channels write.
+    directory = str(state_file(Path("/data")).parent)
+    shared = ("channels-data", directory, False)
+    assert [(m.volume, m.target, m.read_only) for m in mounts_of(channels)] == [shared]
+    assert shared in [(m.volume, m.target, m.read_only) for m in mounts_of(services["mind"])]
+    # It dials Face where Face listens, as a client.
+    face_port = environment_of(services["face"])["TOBE_FACE__LISTEN"].rpartition(":")[2]
+    assert environment_of(channels)["TOBE_FACE__LISTEN"] == f"face:{face_port}"
