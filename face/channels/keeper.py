@@ -40,10 +40,11 @@ class Channel:
     secrets: tuple[str, ...] = ()
 
     def masked(self, text: str) -> str:
+        """`text` for a log line: the secrets masked, on one line."""
         for secret in self.secrets:
             if secret:
                 text = text.replace(secret, MASK)
-        return redact(text)
+        return " ".join(redact(text).split())
 
 
 class ChannelKeeper:

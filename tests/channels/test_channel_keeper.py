@@ -67,7 +67,7 @@ class Recorder:
     async def run(self, name: str, transport: Transport) -> None:
         self.runs[name] = self.runs.get(name, 0) + 1
         if name == self.failing and self.runs[name] <= self.failures:
-            raise TransportError(f"login refused for password={PASSWORD} ({PASSWORD})")
+            raise TransportError(f"login refused for password={PASSWORD}\n({PASSWORD})")
         self.running_event(name).set()
         await asyncio.Event().wait()
 
@@ -109,6 +109,7 @@ async def test_a_failing_channel_restarts_with_growing_delays_and_the_other_keep
     lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]
     assert len(lines) == 2
     assert all(line.startswith("channel matrix stopped: login refused") for line in lines)
+    assert all("\n" not in line for line in lines)
     assert PASSWORD not in caplog.text
 
 
