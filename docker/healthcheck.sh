@@ -3,7 +3,7 @@
 # status the ToBe service of this container answers in plain text on its probe address, one
 # line (SERVING or NOT_SERVING), with bash's /dev/tcp: no program starts, so a check every few
 # seconds costs next to nothing (a `tobe health` would start a Python interpreter each time).
-# One image runs all four services, so the container names its service in TOBE_SERVICE
+# One image runs every service, so the container names its service in TOBE_SERVICE
 # (compose.yaml sets it beside each command; the image's default is the Mind, like its CMD);
 # the image sets each service's probe address, TOBE_<SERVICE>__PROBE_LISTEN, to a loopback port.
 # Exits 0 only when the service answers SERVING, and prints what it answered.
@@ -18,8 +18,9 @@ case "$service" in
   face) listen="${TOBE_FACE__PROBE_LISTEN:-}" ;;
   awareness) listen="${TOBE_AWARENESS__PROBE_LISTEN:-}" ;;
   hand) listen="${TOBE_HAND__PROBE_LISTEN:-}" ;;
+  channels) listen="${TOBE_CHANNELS__PROBE_LISTEN:-}" ;;
   *)
-    echo "TOBE_SERVICE is '$service': set it to mind, face, awareness or hand" >&2
+    echo "TOBE_SERVICE is '$service': set it to mind, face, awareness, hand or channels" >&2
     exit 1 ;;
 esac
 variable="TOBE_${service^^}__PROBE_LISTEN"

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
-from tobe.config import ClientTlsSettings, Settings, load_settings
-from tobe.runtime.addresses import address_of, published, runtime_file
+from face.face_address import face_endpoint
+from tobe.config import Settings, load_settings
 from tobe.runtime.import_pause import collector_paused
 from tobe.runtime.logs import configure_logging
 from tobe.runtime.ports import accepts_connections
@@ -106,39 +105,20 @@ def _client_token(explicit: str | None, credentials_dir: Path) -> str:
         ) from None
 
 
-def _face_target(
-    settings: Settings, address: str | None, tls: TlsOptions
-) -> tuple[str, TlsOptions, str]:
-    """Where chat dials, with what TLS options, and a phrase saying where that came from."""
-    if address:
-        return address, tls, "from --address"
-    target = address_of(settings.data_dir, "face", settings.face, "listen")
-    entry = published(settings.data_dir).get("face")
-    where = runtime_file(settings.data_dir)
-    if entry is not None and entry.address == target:
-        if entry.ca_file and tls.ca_file is None:
-            tls = dataclasses.replace(tls, ca_file=Path(entry.ca_file))
-        return target, tls, f"published in {where}"
-    if "listen" in settings.face.model_fields_set:
-        return target, tls, "face.listen, as configured (TOBE_FACE__LISTEN or the config file)"
-    return target, tls, f"the default face.listen; no Face is published in {where}"
-
-
 def _dial(
     settings: Settings, token: str | None, address: str | None, tls: TlsOptions, command: str
 ) -> tuple[str, str, ClientTls | None]:
     """The Face's address, the client secret and the channel's TLS; ClickException when no
     Face answers there (said once, at the start; a Face that goes away later is redialled)."""
     secret = _client_token(token, settings.credentials_dir)
-    face_address, tls, source = _face_target(settings, address, tls)
-    target, channel_tls = tls.resolve(ClientTlsSettings(), face_address)
-    if not accepts_connections(target):
+    face = face_endpoint(settings, address, tls)
+    if not accepts_connections(face.address):
         raise click.ClickException(
-            f"no Face answers at {target} ({source}); start ToBe with `tobe up`, or point "
-            f"{command} at it with --address HOST:PORT or TOBE_DATA_DIR=<the data directory "
-            "`tobe up` printed>"
+            f"no Face answers at {face.address} ({face.source}); start ToBe with `tobe up`, "
+            f"or point {command} at it with --address HOST:PORT or TOBE_DATA_DIR=<the data "
+            "directory `tobe up` printed>"
         )
-    return target, secret, channel_tls
+    return face.address, secret, face.tls
 
 
 @click.command("chat", help=CHAT_HELP)

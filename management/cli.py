@@ -8,6 +8,7 @@ import click
 
 from management import render
 from management.cli_approvals import approvals
+from management.cli_channels import channels
 from management.cli_conversations import conversations
 from management.cli_credentials import credentials
 from management.cli_memory import memory
@@ -92,6 +93,7 @@ admin.add_command(conversations)
 admin.add_command(memory)
 admin.add_command(schedules)
 admin.add_command(approvals)
+admin.add_command(channels)
 admin.add_command(tls)
 admin.add_command(whoami)
 admin.add_command(pair)

@@ -61,6 +61,7 @@ from management.up_plan import (
     UpOptions,
     choose_provider,
     config_names_face_listen,
+    enabled_channels,
     listen_address,
     listen_variable,
     listeners,
@@ -99,6 +100,7 @@ SERVE_MODULES = {
     "mind": "mind.cli",
     "face": "face.cli",
     "hand": "hand.cli",
+    "channels": "face.channels.cli",
 }
 
 
@@ -137,13 +139,15 @@ def available_services() -> set[str]:
 
 
 def _installed(module: str) -> bool:
-    """Whether `package.name` is there, looked for in the package's directories."""
+    """Whether `package.name` (or `package.sub.name`) is there, looked for in the package's
+    directories."""
     package, _, name = module.partition(".")
     spec = importlib.util.find_spec(package)
     directories = (spec.submodule_search_locations if spec is not None else None) or []
+    path = Path(*name.split("."))
     return any(
-        (Path(directory) / f"{name}.py").is_file()
-        or (Path(directory) / name / "__init__.py").is_file()
+        (Path(directory) / path.with_suffix(".py")).is_file()
+        or (Path(directory) / path / "__init__.py").is_file()
         for directory in directories
     )
 
@@ -549,6 +553,10 @@ def _print_ready(settings: Settings, supervisor: Supervisor, tls: LocalTls, chat
             f"--ca {tls.mind_ca}{client}"
         )
     click.echo(f"  Manage credentials:                 {prefix}tobe admin credentials list")
+    channels = enabled_channels(settings)
+    if channels and any(service.plan.name == "channels" for service in supervisor.running):
+        label = f"Channels ({', '.join(channels)}):"
+        click.echo(f"  {label:<35} {prefix}tobe admin channels list (who waits to pair)")
 
 
 def _probing_commands(settings: Settings, plans: list[ServicePlan]) -> Future[CommandsNote] | None:
@@ -598,8 +606,9 @@ browser in with the one-time link `tobe admin pair` prints.
 
 Once up, a service that fails is restarted after 1 s doubling to 30 s (TOBE_UP_RESTART_DELAY
 sets the first delay); one that fails 5 times within a minute is left stopped (`tobe doctor`
-names it). Where bubblewrap cannot run, the local Hand offers no run_command unless
---allow-unconfined-commands.
+names it). With a channel enabled ([channels.matrix], [channels.email]), the channels
+process runs too, after Face (`tobe channels serve`). Where bubblewrap cannot run, the local
+Hand offers no run_command unless --allow-unconfined-commands.
 """
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from management.up_tls import LocalTls
-from tobe.config import ProviderSettings, Settings, config_file
+from tobe.config import ChannelSettings, ProviderSettings, Settings, config_file
 from tobe.provider_detect import DEMO_SCRIPT, detect_with_reason
 from tobe.runtime.ports import tcp_host_port
 from tobe.runtime.private_files import private_directory
@@ -128,7 +128,8 @@ def picks_free_port(address: str) -> bool:
 
 def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> list[ServicePlan]:
     """The services of this installation in start order. Awareness and the Mind start together
-    unless the Mind must learn a port Awareness picks; Face and the Hand follow the Mind."""
+    unless the Mind must learn a port Awareness picks; Face and the Hand follow the Mind; the
+    channels process, when a channel is enabled, follows Face."""
     # The Mind creates the local credentials: it loads the store's stack anyway, and Face and
     # the Hand, which use them, start only once it is healthy.
     mind = ServicePlan("mind", "mind", probe_address(settings, "mind"))
@@ -159,9 +160,27 @@ def plan_services(settings: Settings, available: set[str], tls: LocalTls) -> lis
         hand.env["TOBE_HAND__WORKSPACE"] = str(workspace)
     awareness = ServicePlan("awareness", "awareness", probe_address(settings, "awareness"))
     plans = [awareness, mind, face, hand]
+    if enabled_channels(settings):
+        # A client of the Face, like `tobe chat`: it dials the address Face published.
+        channels = ServicePlan(
+            "channels", "channels", probe_address(settings, "channels"), publishes=False
+        )
+        channels.after = ("face",)
+        channels.preload = ("face.channels.cli", "face.channels.process")
+        plans.append(channels)
     for plan in plans:
         plan.env[probe_variable(plan.name)] = plan.probe
     return [plan for plan in plans if plan.group in available]
+
+
+def enabled_channels(settings: Settings) -> list[str]:
+    """The channels (`[channels.<name>]`) that are enabled: `tobe up` then runs the channels
+    process. Read from the settings alone: the supervisor loads none of Face's code."""
+    return [
+        name
+        for name, section in settings.channels
+        if isinstance(section, ChannelSettings) and section.enabled
+    ]
 
 
 def probe_address(settings: Settings, service: str) -> str:

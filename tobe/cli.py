@@ -20,6 +20,7 @@ COMMANDS = {
     "admin": "management.cli:admin",
     "awareness": "awareness.cli:awareness",
     "backup": "management.cli_backup:backup",
+    "channels": "face.channels.cli:channels",
     "chat": "face.cli:chat",
     "db": "mind.store.cli:db",
     "doctor": "management.doctor.cli:doctor",

@@ -120,7 +120,7 @@ class ChannelState:
 
     @classmethod
     def at(cls, data_dir: Path) -> ChannelState:
-        return cls(data_dir / "channels" / "state.db")
+        return cls(state_file(data_dir))
 
     def close(self) -> None:
         self._db.close()
@@ -177,6 +177,13 @@ class ChannelState:
             channel,
         )
         return [Sender(*(str(value) for value in row)) for row in rows]
+
+    def paired_at(self, channel: str, address: str) -> datetime | None:
+        """When the person was paired (last), for the owner's listing."""
+        row = self._one(
+            "SELECT paired_at FROM senders WHERE channel = ? AND address = ?", channel, address
+        )
+        return None if row is None else datetime.fromisoformat(str(row[0]))
 
     def forget_sender(self, channel: str, address: str) -> Sender | None:
         """Unpair a person; their threads stay bound, so pairing again continues them."""
@@ -345,6 +352,11 @@ class ChannelState:
             address,
             event_id,
         )
+
+
+def state_file(data_dir: Path) -> Path:
+    """Where the channels' state of `data_dir` is (it may not exist yet)."""
+    return data_dir / "channels" / "state.db"
 
 
 class TransportValues:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from management.doctor.backup import check_backup
+from management.doctor.channels import check_channels
 from management.doctor.cluster import check_cluster
 from management.doctor.credentials import check_credentials
 from management.doctor.encoding import check_locale
@@ -47,5 +48,6 @@ CHECKS: tuple[Check, ...] = (
     check_backup,
     check_telemetry,
     check_openai_api,
+    check_channels,
     check_versions,
 )

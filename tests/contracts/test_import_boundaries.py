@@ -30,9 +30,13 @@ PUBLIC: dict[str, frozenset[str]] = {
     # what they serve each with, and store the key;
     # `tobe doctor` reads the store's schema revision and migrates a store that is behind;
     # `tobe backup` and `tobe restore` read it, and migrate a restored store;
-    # both `tobe up` and `tobe doctor` ask whether the Hand's command sandbox runs here.
+    # both `tobe up` and `tobe doctor` ask whether the Hand's command sandbox runs here;
+    # `tobe admin channels` pairs people in the channels' state file, and `tobe doctor` checks
+    # the enabled channels of the networks' registry.
     "management": frozenset(
         {
+            "face.channels.state",
+            "face.channels.networks",
             "hand.sandbox",
             "mind.management",
             "mind.store.migrate",

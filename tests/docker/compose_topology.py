@@ -425,8 +425,10 @@ class LocalTopology:
         )
 
     def up(self) -> None:
+        """`docker compose up`: every service but those behind a profile (`channels`)."""
         for name in startup_order(self.services):
-            self.wait_healthy(self.start(name))
+            if not self.services[name].get("profiles"):
+                self.wait_healthy(self.start(name))
 
     def down(self) -> dict[str, int]:
         """SIGTERM in reverse start order (SIGKILL after a grace); returns the exit codes."""

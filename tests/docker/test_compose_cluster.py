@@ -53,6 +53,7 @@ CHANGED_ENVIRONMENT = {
     "face": {"TOBE_FACE__MIND_ADDRESS", "TOBE_FACE__MIND_ADDRESSES"},
     "hand": {"TOBE_HAND__MIND_ADDRESS"},
     "awareness": set(),
+    "channels": set(),
 }
 MIND_ENVIRONMENT = {
     "TOBE_DATABASE_URL",
@@ -334,7 +335,8 @@ def test_the_tobe_services_run_the_project_image_built_once_by_mind_a(
 
 def test_provider_settings_reach_only_the_minds(cluster: dict) -> None:
     for name, service in cluster["services"].items():
-        assert env_files_of(service) == ([".env"] if name in minds(cluster) else []), name
+        own = [".env"] if name in minds(cluster) else []
+        assert env_files_of(service) == (["channels.env"] if name == "channels" else own), name
 
 
 def _image_directories() -> set[str]:

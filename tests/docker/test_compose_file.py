@@ -38,7 +38,7 @@ from pydantic import BaseModel
 from tobe.config import Settings, load_settings
 from tobe.runtime.probes import target
 
-SERVICES = {"mind", "face", "awareness", "hand"}
+SERVICES = {"mind", "face", "awareness", "hand", "channels"}
 SECRET_WORDS = ("KEY", "TOKEN", "SECRET", "PASSWORD")
 
 
@@ -96,7 +96,7 @@ def test_the_image_health_check_refuses_an_unknown_service_in_one_line() -> None
     result = run_image_check({"TOBE_SERVICE": "brain"})
     assert result.returncode == 1 and not result.stdout
     assert result.stderr.splitlines() == [
-        "TOBE_SERVICE is 'brain': set it to mind, face, awareness or hand"
+        "TOBE_SERVICE is 'brain': set it to mind, face, awareness, hand or channels"
     ]
 
 
@@ -120,8 +120,10 @@ def test_services_start_after_a_healthy_mind_and_restart_on_failure(compose: dic
     assert startup_order(services)[0] == "mind"
     for name, service in services.items():
         assert service["restart"] in {"unless-stopped", "always", "on-failure"}, name
+        # The channels dial Face, as a client does.
+        after = "face" if name == "channels" else "mind"
         if name != "mind":
-            assert service["depends_on"] == {"mind": {"condition": "service_healthy"}}, name
+            assert service["depends_on"] == {after: {"condition": "service_healthy"}}, name
 
 
 def test_only_loopback_ports_are_published(compose: dict) -> None:
@@ -182,8 +184,9 @@ def test_each_service_sees_only_its_own_credential_volume(compose: dict) -> None
 
 
 def test_provider_settings_reach_only_the_mind(compose: dict) -> None:
+    own = {"mind": [".env"], "channels": ["channels.env"]}
     for name, service in compose["services"].items():
-        assert env_files_of(service) == ([".env"] if name == "mind" else []), name
+        assert env_files_of(service) == own.get(name, []), name
         for key, value in environment_of(service).items():
             if any(word in key for word in SECRET_WORDS):
                 assert not value, f"{name}: {key} has a value in compose.yaml"
@@ -258,3 +261,21 @@ def run_image_check(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=30,
     )
+
+
+def test_the_channels_run_only_with_their_profile_and_share_their_state_with_the_mind(
+    compose: dict,
+) -> None:
+    from face.channels.state import state_file
+
+    services = compose["services"]
+    channels = services["channels"]
+    assert channels["profiles"] == ["channels"]
+    # `tobe admin channels` run in the Mind's container reads the state the channels write.
+    directory = str(state_file(Path("/data")).parent)
+    shared = ("channels-data", directory, False)
+    assert [(m.volume, m.target, m.read_only) for m in mounts_of(channels)] == [shared]
+    assert shared in [(m.volume, m.target, m.read_only) for m in mounts_of(services["mind"])]
+    # It dials Face where Face listens, as a client.
+    face_port = environment_of(services["face"])["TOBE_FACE__LISTEN"].rpartition(":")[2]
+    assert environment_of(channels)["TOBE_FACE__LISTEN"] == f"face:{face_port}"
