@@ -8,10 +8,10 @@ Its state (paired people, pairing codes, threads) is `<data_dir>/channels/state.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from pathlib import Path
 
+from face.channels.bridge import FaceTarget, run_channel
 from face.channels.keeper import Channel, ChannelKeeper
 from face.channels.networks import Network
 from face.channels.state import ChannelState
@@ -24,8 +24,6 @@ from tobe.runtime.tasks import cancel_and_wait
 
 log = logging.getLogger(__name__)
 
-BRIDGE = "face.channels.bridge"
-
 
 async def serve(settings: Settings, networks: list[Network], face: FaceEndpoint) -> None:
     """Run `networks`' channels until SIGTERM/SIGINT. Raises ProbeListenError when the probe
@@ -33,12 +31,10 @@ async def serve(settings: Settings, networks: list[Network], face: FaceEndpoint)
     sections = {network.name: network.settings(settings.channels) for network in networks}
     state = ChannelState.at(settings.data_dir)
 
+    target = FaceTarget(address=face.address, tls=face.tls)
+
     async def run(name: str, transport: Transport) -> None:
-        # Looked up for each run, like the transports: a bridge that cannot be loaded is
-        # one more failure of the channel, said in its log line.
-        bridge = importlib.import_module(BRIDGE)
-        target = bridge.FaceTarget(address=face.address, tls=face.tls)
-        await bridge.run_channel(transport, sections[name], state, target)
+        await run_channel(transport, sections[name], state, target)
 
     channels = [
         Channel(
