@@ -304,6 +304,9 @@ class PersonLink:
             log.warning("%s: an edit of a streaming reply failed", self._channel, exc_info=True)
 
     async def _message(self, message: common_pb2.Message, thread: str) -> None:
+        if message.role == common_pb2.MESSAGE_ROLE_TOOL:
+            await self._tool_images(message, thread)
+            return
         if message.role != common_pb2.MESSAGE_ROLE_ASSISTANT:
             return
         run = self._runs.setdefault(message.run_id, _Run()) if message.run_id else _Run()
@@ -312,11 +315,10 @@ class PersonLink:
         key = f"m:{message.id}"
         if self._state.sent(self._channel, key) is not None:
             return
-        if not message.text.strip() and not message.images:
+        if not message.text.strip():
             return
-        images = await self._images(message)
         streamed = self._streamed(message.run_id, step, run)
-        if streamed is not None and not images:
+        if streamed is not None:
             if streamed.pending is not None:
                 streamed.pending.cancel()
                 streamed.pending = None
@@ -328,7 +330,22 @@ class PersonLink:
             )
             self._state.record_sent(self._channel, key, streamed.network_id)
             return
-        network_id = await self._transport.send(thread, message.text, key=key, images=images)
+        network_id = await self._transport.send(thread, message.text, key=key)
+        self._state.record_sent(self._channel, key, network_id)
+
+    async def _tool_images(self, message: common_pb2.Message, thread: str) -> None:
+        """The pictures a tool returned (a Hand's screenshot): what the agent saw, the person
+        sees; a sealed result shows nothing."""
+        key = f"m:{message.id}"
+        if not message.images or message.redacted or self._state.sent(self._channel, key):
+            return
+        images = await self._images(message)
+        text = (
+            "The picture a tool returned:"
+            if len(images) == 1
+            else f"The {len(images)} pictures a tool returned:"
+        )
+        network_id = await self._transport.send(thread, text, key=key, images=images)
         self._state.record_sent(self._channel, key, network_id)
 
     def _streamed(self, run_id: str, step: int, run: _Run) -> _Stream | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from loop_transport import LoopTransport
 from face.channels.bridge import FaceTarget, run_channel
 from face.channels.state import ChannelState
 from face.channels.transport import Image, Inbound
+from hand import Hand, ToolOutput
 from tobe.config import MatrixChannelSettings
 from tobe.v1 import mind_pb2, mind_pb2_grpc
 
@@ -38,6 +40,10 @@ runs:
     steps:
       - tool_calls: [{name: memory_write, arguments: {key: colour, text: blue}}]
       - text: "Noted."
+  - match: "show me the screen"
+    steps:
+      - tool_calls: [{name: laptop__screen, arguments: {}}]
+      - text: "That is your screen."
   - match: "what is in"
     steps:
       # The default model is blind: the image reached the Mind, which says so in its place.
@@ -47,6 +53,10 @@ runs:
     steps:
       - text: "Hello from your agent, streamed in words."
 """
+
+
+# A profile a channel may run its conversations with; its welcome shows it did.
+CONCIERGE = {"name": "concierge", "platform_tools": [], "welcome": "Concierge here."}
 
 
 @dataclass
@@ -66,7 +76,12 @@ def stack(tmp_path: Path) -> Iterator[Stack]:
     script = tmp_path / "script.yaml"
     script.write_text(SCRIPT)
     with (
-        running_mind(tmp_path, script=script, TOBE_APPROVALS__MEMORY="ask") as mind,
+        running_mind(
+            tmp_path,
+            script=script,
+            TOBE_APPROVALS__MEMORY="ask",
+            TOBE_PROFILES__PROFILE=json.dumps([CONCIERGE]),
+        ) as mind,
         running_face(mind, web=False) as face,
     ):
         state = ChannelState.at(tmp_path / "channels-data")
@@ -280,3 +295,47 @@ def revoke(mind: MindProcess, token: str) -> None:
             .identity
         )
     Admin(mind.data_dir).run("credentials", "revoke", identity.credential_id)
+
+
+async def test_a_picture_a_tool_returns_reaches_the_room_and_a_final_reply_comes_whole(
+    stack: Stack,
+) -> None:
+    stack.settings = stack.settings.model_copy(update={"reply": "final"})
+    hand = Hand("laptop")
+
+    @hand.tool(effect="read_only")
+    def screen() -> ToolOutput:
+        """A picture of the screen."""
+        return ToolOutput("the screen", images=[("image/png", PNG)])
+
+    token = await asyncio.to_thread(
+        issue_token, stack.mind.url, kind="hand", principal="laptop", scopes=["serve:alice"]
+    )
+    serving = asyncio.create_task(hand.serve(stack.mind.address, token))
+    net = stack.transport
+    try:
+        await asyncio.wait_for(hand.attached.wait(), 30)
+        async with channel(stack):
+            net.say(said(1, "hi"))
+            await until(net, lambda: stack.state.pending_pairings(datetime.now(UTC)))
+            await asyncio.to_thread(pair, stack)
+            await until(net, lambda: any("You are paired" in t for t in net.texts(ROOM)))
+            net.say(said(2, "show me the screen"))
+            await until(net, lambda: "That is your screen." in net.texts(ROOM))
+    finally:
+        serving.cancel()
+        await asyncio.gather(serving, return_exceptions=True)
+    [picture] = [m for m in net.threads[ROOM] if net.images[m]]
+    assert net.shown[picture] == "The picture a tool returned:"
+    assert [(i.media_type, i.data) for i in net.images[picture]] == [("image/png", PNG)]
+    assert net.edit_count == 0
+
+
+async def test_the_channels_profile_runs_its_conversations(stack: Stack) -> None:
+    stack.settings = stack.settings.model_copy(update={"profile": "concierge"})
+    net = stack.transport
+    async with channel(stack):
+        net.say(said(1, "hi"))
+        await until(net, lambda: stack.state.pending_pairings(datetime.now(UTC)))
+        await asyncio.to_thread(pair, stack)
+        await until(net, lambda: "Concierge here." in net.texts(ROOM))
