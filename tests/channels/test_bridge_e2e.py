@@ -128,6 +128,15 @@ def pair(stack: Stack, scopes: tuple[str, ...] = ("chat", "approve")) -> None:
     )
 
 
+async def paired(stack: Stack) -> None:
+    """Alice writes, gets her code, the owner approves it, and the channel tells her."""
+    net = stack.transport
+    net.say(said(1, "hi"))
+    await until(net, lambda: stack.state.pending_pairings(datetime.now(UTC)))
+    await asyncio.to_thread(pair, stack)
+    await until(net, lambda: any("You are paired" in t for t in net.texts(ROOM)))
+
+
 async def test_a_person_pairs_chats_approves_and_hears_from_the_agent(stack: Stack) -> None:
     net = stack.transport
     async with channel(stack):
@@ -188,10 +197,7 @@ async def test_a_person_pairs_chats_approves_and_hears_from_the_agent(stack: Sta
 async def test_nothing_is_lost_or_doubled_when_the_channel_restarts(stack: Stack) -> None:
     net = stack.transport
     async with channel(stack):
-        net.say(said(1, "hi"))
-        await until(net, lambda: stack.state.pending_pairings(datetime.now(UTC)))
-        await asyncio.to_thread(pair, stack)
-        await until(net, lambda: any("You are paired" in t for t in net.texts(ROOM)))
+        await paired(stack)
         net.say(said(2, "first"))
         await until(net, lambda: "Hello from your agent, streamed in words." in net.texts(ROOM))
     before = list(net.texts(ROOM))
@@ -258,10 +264,7 @@ async def test_a_group_room_is_not_answered(stack: Stack) -> None:
 async def test_a_revoked_credential_unpairs_the_person_and_says_so(stack: Stack) -> None:
     net = stack.transport
     async with channel(stack):
-        net.say(said(1, "hi"))
-        await until(net, lambda: stack.state.pending_pairings(datetime.now(UTC)))
-        await asyncio.to_thread(pair, stack)
-        await until(net, lambda: any("You are paired" in t for t in net.texts(ROOM)))
+        await paired(stack)
         sender = stack.state.sender("matrix", ALICE)
         assert sender is not None
         await asyncio.to_thread(revoke, stack.mind, sender.token)

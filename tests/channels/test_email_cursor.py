@@ -5,18 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
+from helpers.memory_state import MemoryState
+
 from face.channels.email.cursor import KEY, MailboxCursor
-
-
-class MemoryState:
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    def put(self, key: str, value: str) -> None:
-        self.values[key] = value
 
 
 def _now(action: Callable[[], None]) -> None:

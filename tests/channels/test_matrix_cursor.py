@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
+from helpers.memory_state import MemoryState
+
 from face.channels.matrix.cursor import HANDLED, SINCE, SyncCursor
-
-
-class MemoryState:
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    def put(self, key: str, value: str) -> None:
-        self.values[key] = value
 
 
 def test_a_batch_without_items_is_stored_at_once() -> None:

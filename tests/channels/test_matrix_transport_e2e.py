@@ -18,6 +18,7 @@ import PIL.Image
 import pytest
 from helpers.eventually import eventually_async
 from helpers.matrix_person import Person, account, signed_in
+from helpers.memory_state import MemoryState
 from helpers.ports import free_port
 from helpers.synapse import Synapse, running_synapse
 from mautrix.api import Method, Path
@@ -33,19 +34,6 @@ from tobe.config import MatrixChannelSettings
 pytestmark = pytest.mark.e2e
 
 WAIT = 30.0
-
-
-class MemoryState:
-    """`TransportState` in a dict: a restart is a new transport on the same object."""
-
-    def __init__(self) -> None:
-        self.values: dict[str, str] = {}
-
-    def get(self, key: str) -> str | None:
-        return self.values.get(key)
-
-    def put(self, key: str, value: str) -> None:
-        self.values[key] = value
 
 
 @pytest.fixture(scope="module")
