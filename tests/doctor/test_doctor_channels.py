@@ -47,6 +47,23 @@ def findings(settings: Settings) -> list[Finding]:
     return check_channels(Doctor(fix=False, settings=settings))
 
 
+def mailbox(imap_port: int, smtp_port: int, **more: object) -> EmailChannelSettings:
+    """The agent's mailbox on loopback ports, with `more` settings."""
+    return EmailChannelSettings.model_validate(
+        {
+            "enabled": True,
+            "address": "agent@example.org",
+            "username": "agent",
+            "password": "hunter2",
+            "imap_host": "127.0.0.1",
+            "imap_port": imap_port,
+            "smtp_host": "127.0.0.1",
+            "smtp_port": smtp_port,
+            **more,
+        }
+    )
+
+
 def password_file(tmp_path: Path, mode: int = 0o600) -> Path:
     path = tmp_path / "bot.password"
     path.write_text("hunter2\n")
@@ -119,18 +136,8 @@ def test_a_password_file_others_can_read_or_that_is_missing_fails(tmp_path: Path
 def test_a_profile_that_does_not_exist_fails_unless_declared(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
     with listening() as imap, listening() as smtp:
-        settings.channels.email = EmailChannelSettings(
-            enabled=True,
-            address="agent@example.org",
-            username="agent",
-            password="hunter2",
-            imap_host="127.0.0.1",
-            imap_port=imap,
-            imap_security="none",
-            smtp_host="127.0.0.1",
-            smtp_port=smtp,
-            smtp_security="none",
-            profile="mail",
+        settings.channels.email = mailbox(
+            imap, smtp, imap_security="none", smtp_security="none", profile="mail"
         )
         [finding] = findings(settings)
         assert (finding.status, finding.check) == (Status.FAIL, "channel email")
@@ -149,16 +156,7 @@ def test_a_profile_that_does_not_exist_fails_unless_declared(tmp_path: Path) -> 
 def test_mail_servers_and_a_homeserver_that_do_not_answer_are_named(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path)
     closed = free_port()
-    settings.channels.email = EmailChannelSettings(
-        enabled=True,
-        address="agent@example.org",
-        username="agent",
-        password="hunter2",
-        imap_host="127.0.0.1",
-        imap_port=closed,
-        smtp_host="127.0.0.1",
-        smtp_port=closed,
-    )
+    settings.channels.email = mailbox(closed, closed)
     settings.channels.matrix = MatrixChannelSettings(
         enabled=True,
         homeserver=f"http://127.0.0.1:{closed}",
