@@ -311,11 +311,14 @@ class App {
     this.showTitle(key);
     this.composer.setRunning(false);
     this.composer.setReply(null); // a quote belongs to the conversation it was taken from
+    const focused = document.activeElement;
     const snapshot = await this.view.open(key, messageId);
     if (this.view.key === key) this.details.show(key, snapshot);
     if (snapshot.conversation && this.view.key === key) this.changed(snapshot.conversation);
-    // The composer takes the focus, unless the person opened the details meanwhile.
-    if (!this.details.isOpen) byId("message").focus();
+    // The composer takes the focus, unless the person moved it while the conversation loaded
+    // (opened the details, started typing a search): their keys must not land in the message.
+    const moved = document.activeElement !== focused && document.activeElement !== document.body;
+    if (!this.details.isOpen && !moved) byId("message").focus();
     return snapshot;
   }
 
