@@ -16,7 +16,9 @@ link`), a recursive search, an option hiding a path (`--files0-from=../x`) or an
 Nothing else of the host exists inside: not $HOME, not the data directory or its credentials,
 not the Hand's environment. The PID namespace ends with its first process, whose host pid bwrap
 reports (`--info-fd`), so killing that process kills every process the command started
-(`hand.started_command`); the sandbox is also meant to die with bwrap (`--die-with-parent`).
+(`hand.started_command`). `--die-with-parent` ends bwrap with its parent and the sandbox with
+bwrap, but each asks the kernel for that only after some setup, too late for a Hand killed as a
+command starts; what ends a command with a dead Hand is `hand.command_guard` (Linux).
 
 Where no sandbox can run (no bubblewrap, no user namespaces, e.g. inside most containers), the
 operator may opt in to `Unconfined` commands instead; `tobe hand serve` refuses to start

@@ -7,6 +7,12 @@ bwrap's `--die-with-parent` alone was seen to leave a sandbox running after bwra
 
 A call cancelled while its command starts still has it killed once it has started: the program
 runs as soon as it is forked, before the spawn's coroutine resumes.
+
+When the Hand itself dies (kill -9, out of memory) nobody is left to do that. On Linux each
+command therefore runs below `hand.command_guard`, which the kernel tells of the death of the
+thread that started it and which then kills every process below it, the sandbox's included: no
+command the Hand started outlives it. asyncio forks in the event loop's thread (the main thread
+of `tobe hand serve`), the thread whose death counts. Elsewhere a command outlives a killed Hand.
 """
 
 from __future__ import annotations
@@ -16,10 +22,15 @@ import contextlib
 import json
 import os
 import signal
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hand import command_guard
 from hand.sandbox import Launch
+
+# Where the guard can follow the Hand; elsewhere a command is started as it is.
+GUARDED = sys.platform.startswith("linux")
 
 
 @dataclass
@@ -51,7 +62,7 @@ async def start_command(launch: Launch, cwd: Path) -> StartedCommand:
 async def _start(launch: Launch, cwd: Path) -> StartedCommand:
     try:
         process = await asyncio.create_subprocess_exec(
-            *launch.argv,
+            *(_guarded(launch) if GUARDED else launch.argv),
             cwd=cwd,
             env=launch.env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -71,6 +82,13 @@ async def _start(launch: Launch, cwd: Path) -> StartedCommand:
     if launch.report is not None:
         started.sandbox_pid = await asyncio.to_thread(_first_process, launch.report.read)
     return started
+
+
+def _guarded(launch: Launch) -> list[str]:
+    """`launch`'s command line run below `hand.command_guard`, following this process."""
+    report = -1 if launch.report is None else launch.report.write
+    guard = [sys.executable, "-I", "-S", command_guard.__file__]
+    return [*guard, str(os.getpid()), str(report), "--", *launch.argv]
 
 
 def _first_process(read: int) -> int | None:

@@ -244,3 +244,19 @@ def test_a_system_without_programs_where_the_sandbox_looks_is_named_as_such(
     problem = Sandbox().probe(tmp_path)
     assert problem is not None
     assert problem.startswith(f"this system keeps no programs where the sandbox looks ({tmp_path}")
+
+
+@pytest.mark.parametrize(
+    ("script", "exit_code"),
+    [
+        pytest.param("exit 3", 3, id="exit-code"),
+        pytest.param("kill -TERM $$", -signal.SIGTERM, id="killed-by-a-signal"),
+    ],
+)
+async def test_a_command_ends_for_the_hand_as_it_ended_itself(
+    places: tuple[Path, Path], script: str, exit_code: int
+) -> None:
+    # What stands between the Hand and a command (`hand.command_guard`) passes its end on.
+    workspace, _ = places
+    result = await run(workspace, ["sh", "-c", script], confinement=Unconfined())
+    assert result["exit_code"] == exit_code, result

@@ -32,6 +32,8 @@ class HandProcess:
     program: Path | None = None
     # Any other Hand program, run as given (e.g. a Hand in another language).
     argv: list[str] | None = None
+    # Settings for the Hand beyond the test's own (e.g. TOBE_HAND__BWRAP).
+    extra_env: dict[str, str] = field(default_factory=dict)
     process: subprocess.Popen[str] | None = None
     output: list[str] = field(default_factory=list)
     attached: int = 0
@@ -45,6 +47,7 @@ class HandProcess:
             TOBE_HAND_TOKEN=self.token,
             TOBE_LOG_LEVEL="INFO",
         )
+        env.update(self.extra_env)
         command = [
             sys.executable,
             "-m",

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, issue_token, running_mind
+from helpers.process_tree import Running, descendants, kill_all, naming, still_running
 from remote_processes import Chat, HandProcess, approval_requested, run_ended
 from sqlalchemy import create_engine, select
 
@@ -80,9 +82,15 @@ def hands(mind: MindProcess, workspace: Path) -> Iterator[list[HandProcess]]:
 
 
 def start_hand(
-    mind: MindProcess, workspace: Path, hands: list[HandProcess], token: str
+    mind: MindProcess,
+    workspace: Path,
+    hands: list[HandProcess],
+    token: str,
+    *options: str,
+    env: dict[str, str] | None = None,
 ) -> HandProcess:
-    hand = HandProcess(mind.address, token, workspace, ["--allow", "echo", "--allow", "sleep"])
+    argv = ["--allow", "echo", "--allow", "sleep", *options]
+    hand = HandProcess(mind.address, token, workspace, argv, extra_env=env or {})
     hand.start()
     hands.append(hand)
     return hand
@@ -180,6 +188,72 @@ def test_hand_killed_mid_task_and_restarted_ends_the_task_lost_once(
         e.message_appended.text for e in events if e.WhichOneof("payload") == "message_appended"
     ]
     assert answers[-1] == "The laptop lost it."
+
+
+# A bwrap that starts a command only once the file `go` exists (the Hand's start-up probe at
+# once): as if the Hand died before bwrap asked the kernel to end it with its parent.
+HELD_BWRAP = """#!/bin/sh
+case " $* " in
+  *" -- sleep "*) touch {held}; while [ ! -e {go} ]; do sleep 0.05; done ;;
+esac
+exec {bwrap} "$@"
+"""
+
+
+@pytest.mark.parametrize("confinement", ["sandboxed", "sandbox-starting", "unconfined"])
+def test_a_killed_hand_leaves_no_command_of_its_own_running(
+    mind: MindProcess, workspace: Path, hands: list[HandProcess], confinement: str, tmp_path: Path
+) -> None:
+    """A Hand that dies (kill -9, out of memory) takes its commands along, whatever they had
+    started meanwhile (bwrap, the sandbox's processes), even a sandbox still being set up."""
+    options: tuple[str, ...] = ()
+    env: dict[str, str] = {}
+    held, go = tmp_path / "held", tmp_path / "go"
+    if confinement == "unconfined":
+        options, env = ("--allow-unconfined-commands",), {"TOBE_HAND__BWRAP": "/nonexistent"}
+    if confinement == "sandbox-starting":
+        wrapper = tmp_path / "held-bwrap"
+        bwrap = shutil.which("bwrap")
+        wrapper.write_text(HELD_BWRAP.format(held=held, go=go, bwrap=bwrap))
+        wrapper.chmod(0o755)
+        env = {"TOBE_HAND__BWRAP": str(wrapper)}
+    hand = start_hand(mind, workspace, hands, hand_token(mind), *options, env=env)
+    hand.wait_attached()
+    assert hand.process is not None
+    pid = hand.process.pid
+    chat = Chat(mind.address, mind.gateway_metadata)
+    command: list[Running] = []
+
+    def survivors() -> list[Running]:
+        # The command's processes seen under the Hand, and wherever bwrap ended up (its command
+        # line binds the workspace), with everything below it.
+        return still_running(command) + naming(str(workspace))
+
+    try:
+        chat.create("p_e2e")
+        chat.send("p_e2e", "hang on", "k1")
+        if confinement == "sandbox-starting":
+            eventually(held.exists, 60, what="bwrap to be started and held")
+        else:
+            eventually(
+                lambda: descendants(pid),
+                60,
+                until=lambda found: any(p.argv == ("sleep", "600") for p in found),
+                what="the Hand to run `sleep 600`",
+            )
+        command = descendants(pid)
+        hand.kill()
+        go.touch()
+        eventually(
+            survivors,
+            60,
+            until=lambda left: not left,
+            what="every process of the command to end with the Hand",
+        )
+    finally:
+        chat.close()
+        go.touch()
+        kill_all(survivors())
 
 
 def test_mind_killed_mid_task_and_restarted_accepts_the_result_exactly_once(
