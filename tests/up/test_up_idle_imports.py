@@ -29,6 +29,7 @@ UNUSED = frozenset(
     {
         "alembic",  # the store is at the packaged head already
         "psycopg",  # the store is SQLite
+        "sqlalchemy.dialects.postgresql",  # the store is SQLite
         "mcp",  # no MCP server is configured
         "opentelemetry",  # telemetry is off
         "trafilatura",  # web_fetch has not been called
