@@ -27,7 +27,6 @@ from datetime import datetime, timedelta
 from typing import Any, cast
 
 from sqlalchemy import CursorResult, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from mind.approvals.audit import AuditSource, add_audit
@@ -39,6 +38,7 @@ from mind.sealing.cipher import seal_text, text_envelope
 from mind.sealing.forms import Sealer, open_text
 from mind.sealing.keyring import REMOVED, KeyRing
 from mind.store.database import Database
+from mind.store.insert_once import conflict_insert
 from mind.store.models import (
     Approval,
     ApprovalGrant,
@@ -96,8 +96,8 @@ def audience(session: Session, conversation_key: str) -> list[str]:
 
 
 def _insert_grant(session: Session, values: dict[str, object]):  # type: ignore[no-untyped-def]
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    return dialect.insert(ApprovalGrant).values(**values).on_conflict_do_nothing()
+    insert = conflict_insert(session.get_bind().dialect.name, ApprovalGrant)
+    return insert.values(**values).on_conflict_do_nothing()
 
 
 class ApprovalBroker:

@@ -35,7 +35,6 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from sqlalchemy import case, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from mind.awareness.client import AwarenessClient
@@ -46,6 +45,7 @@ from mind.conversation.access import MAX_KEY_LENGTH
 from mind.conversation.limits import MAX_TITLE
 from mind.store import models
 from mind.store.database import Database
+from mind.store.insert_once import conflict_insert
 from mind.store.write_tx import WriteTx
 from tobe import telemetry
 from tobe.runtime.backoff import Backoff
@@ -209,11 +209,10 @@ class ObservationRouter:
         def record(tx: WriteTx) -> None:
             # Nothing to do for one another Mind recorded (a note delivered on both sides of
             # a takeover, once: the sink is idempotent).
-            dialect = postgresql if tx.connection.dialect.name == "postgresql" else sqlite
             now = datetime.now(UTC)
             for observation_id, target in delivered.items():
                 tx.connection.execute(
-                    dialect.insert(models.SeenObservation)
+                    conflict_insert(tx.connection.dialect.name, models.SeenObservation)
                     .values(
                         observation_id=observation_id,
                         conversation_key=target,
@@ -248,8 +247,9 @@ def _seen(session: Session, observation_ids: list[str]) -> set[str]:
 def _advance(tx: WriteTx, seq: int) -> None:
     """Move the cursor to `seq` unless it is further already: one statement, so two Minds
     routing the same batch never race to create the row."""
-    dialect = postgresql if tx.connection.dialect.name == "postgresql" else sqlite
-    insert = dialect.insert(models.Cursor).values(name=CURSOR, value=seq)
+    insert = conflict_insert(tx.connection.dialect.name, models.Cursor).values(
+        name=CURSOR, value=seq
+    )
     further = case(
         (insert.excluded.value > models.Cursor.value, insert.excluded.value),
         else_=models.Cursor.value,

@@ -38,7 +38,6 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from sqlalchemy import and_, func, select, text
-from sqlalchemy.dialects.postgresql import insert
 
 from mind.cluster.errors import LeaseLost, OwnedElsewhere
 from mind.store.database import Database
@@ -166,6 +165,9 @@ class SharedLeases:
         self._held[key] = Held(epoch, sent + self.seconds - self.margin)
 
     def _take(self, tx: WriteTx, key: str) -> int | None:
+        # Imported here: a Mind on SQLite, which takes no lease, never loads this dialect.
+        from sqlalchemy.dialects.postgresql import insert
+
         expires = func.now() + func.make_interval(0, 0, 0, 0, 0, 0, self.seconds)
         statement = (
             insert(_LEASES)

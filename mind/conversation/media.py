@@ -15,12 +15,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import Text, cast, select
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from mind.conversation.images import CheckedImage
 from mind.providers.base import ImagePart
 from mind.store import models
+from mind.store.insert_once import conflict_insert
 
 
 def store_images(session: Session, images: Sequence[CheckedImage]) -> None:
@@ -28,11 +28,11 @@ def store_images(session: Session, images: Sequence[CheckedImage]) -> None:
     two concurrent units) store one row."""
     if not images:
         return
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    dialect_name = session.get_bind().dialect.name
     now = datetime.now(UTC)
     for image in {image.digest: image for image in images}.values():
         session.execute(
-            dialect.insert(models.Media)
+            conflict_insert(dialect_name, models.Media)
             .values(
                 digest=image.digest,
                 media_type=image.media_type,

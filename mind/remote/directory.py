@@ -24,7 +24,6 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import String, bindparam, func, select, text
-from sqlalchemy.dialects.postgresql import insert
 
 from mind.remote.hub import HandConnection
 from mind.remote.model import ToolDecl
@@ -159,6 +158,9 @@ class HandDirectory(NoDirectory):
 
     async def attached(self, connection: HandConnection) -> None:
         """The stream holds the Hand's name on this Mind now (the latest attach wins)."""
+        # Imported here: a Mind on SQLite, which has no directory, never loads this dialect.
+        from sqlalchemy.dialects.postgresql import insert
+
         values = {
             "name": connection.name,
             "node_id": self.node_id,

@@ -15,7 +15,7 @@ from sqlalchemy import inspect, text
 
 from mind.store import migrate
 from mind.store.engine import create_migration_engine, is_sqlite
-from mind.store.models import Base
+from mind.store.models import PARTIAL_INDEXES, Base
 from mind.store.models.recall import BACKEND_OBJECTS
 from tobe.cli import main
 
@@ -52,8 +52,9 @@ def schema(url: str) -> dict[str, object]:
 
 
 def _modelled(name: str | None, type_: str, parents: object) -> bool:
-    """Leaves out the recall index's backend-only objects (FTS5 tables, expression index)."""
-    return name not in BACKEND_OBJECTS
+    """Leaves out what only the migrations create: the recall index's backend-only objects
+    (FTS5 tables, expression index) and the partial unique indexes."""
+    return name not in BACKEND_OBJECTS | PARTIAL_INDEXES
 
 
 def test_models_and_migrations_agree(store_url: str) -> None:
@@ -77,6 +78,8 @@ def test_upgrade_twice_changes_nothing_and_downgrade_removes_everything(
     first = schema(empty_store_url)
     assert first["revision"] == migrate.head_revision()
     assert set(first["tables"]) >= {t for t in Base.metadata.tables} | {"alembic_version"}
+    indexes = {name for _, names in first["tables"].values() for name in names}
+    assert indexes >= PARTIAL_INDEXES
     # The recall index's FTS5 table is kept in step by triggers on SQLite only.
     recall = RECALL_TRIGGERS if is_sqlite(empty_store_url) else set()
     assert first["triggers"] == TRIGGERS | recall

@@ -29,6 +29,8 @@ UNUSED = frozenset(
     {
         "alembic",  # the store is at the packaged head already
         "psycopg",  # the store is SQLite
+        "sqlalchemy.dialects.postgresql",  # the store is SQLite
+        "psutil",  # no port was found taken, so nobody asked who holds it
         "mcp",  # no MCP server is configured
         "opentelemetry",  # telemetry is off
         "trafilatura",  # web_fetch has not been called

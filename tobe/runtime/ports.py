@@ -6,7 +6,8 @@ of gRPC's own log line and traceback. `tobe up` asks the same before it starts a
 
 The holder is found in the data directory's runtime file (another ToBe service of this data
 directory), else through `psutil` (the kernel's socket tables: a listening socket of a process
-this user can see), else unknown.
+this user can see), else unknown. `psutil` is imported by the functions that ask it, so a
+service that binds its port without trouble never loads it.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ import os
 import socket
 from dataclasses import dataclass
 from pathlib import Path
-
-import psutil
 
 from tobe.runtime.addresses import Published, published, runtime_file
 
@@ -107,6 +106,8 @@ def running_services(data_dir: Path) -> dict[str, Published]:
 
 def holder_of(port: int) -> Holder:
     """The process listening on TCP `port`, as far as this user may see it."""
+    import psutil
+
     try:
         connections = psutil.net_connections(kind="tcp")
     except psutil.AccessDenied:
@@ -124,6 +125,8 @@ def holder_of(port: int) -> Holder:
 
 def command_line(pid: int) -> str:
     """The command line of process `pid`, shortened; "unknown command" when unreadable."""
+    import psutil
+
     try:
         words = psutil.Process(pid).cmdline()
     except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
@@ -132,6 +135,8 @@ def command_line(pid: int) -> str:
 
 
 def _process(pid: int) -> Holder:
+    import psutil
+
     try:
         process = psutil.Process(pid)
         name, command = process.name(), tuple(process.cmdline())

@@ -7,8 +7,8 @@ This package is the store's schema as one public surface: import tables from
 `Base.metadata`, which the migrations compare the schema against. A domain's vocabulary
 (e.g. `credentials.CREDENTIAL_KINDS`) stays in its module.
 
-Invariants the database itself holds (triggers are created by the migrations, see
-`mind/store/migrations`):
+Invariants the database itself holds (triggers and partial unique indexes are created by the
+migrations, see `mind/store/migrations`):
 
 * messages are append-only: an UPDATE is refused by a trigger;
 * a tool projection's terminal is written once: an UPDATE of a row whose status is no longer
@@ -39,7 +39,15 @@ from mind.store.models.runs import Run, ToolProjection, TurnKey
 from mind.store.models.usage import UsageRecord
 from mind.store.models.widgets import Widget, WidgetRecord, WidgetType
 
+# The partial unique indexes, which only the migrations create: a predicate declared here is a
+# dialect option (`sqlite_where`, `postgresql_where`), and declaring one loads that backend's
+# whole SQLAlchemy dialect into every Mind, whichever backend its store uses.
+PARTIAL_INDEXES = frozenset(
+    {"uq_runs_one_running_per_conversation", "uq_task_transitions_one_terminal"}
+)
+
 __all__ = [
+    "PARTIAL_INDEXES",
     "Approval",
     "ApprovalAudit",
     "ApprovalGrant",

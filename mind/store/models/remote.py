@@ -9,11 +9,9 @@ from sqlalchemy import (
     Boolean,
     CheckConstraint,
     ForeignKey,
-    Index,
     Integer,
     String,
     Text,
-    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -81,17 +79,10 @@ class Task(Base):
 
 
 class TaskTransition(Base):
+    # At most one terminal transition per task: a partial unique index the migration creates
+    # (`mind.store.models.PARTIAL_INDEXES`).
     __tablename__ = "task_transitions"
-    __table_args__ = (
-        CheckConstraint(one_of("to_state", TASK_STATES), name="to_state"),
-        Index(
-            "uq_task_transitions_one_terminal",
-            "task_id",
-            unique=True,
-            sqlite_where=text("terminal"),
-            postgresql_where=text("terminal"),
-        ),
-    )
+    __table_args__ = (CheckConstraint(one_of("to_state", TASK_STATES), name="to_state"),)
 
     id: Mapped[int] = mapped_column(BigId, primary_key=True, autoincrement=True)
     task_id: Mapped[str] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"), index=True)

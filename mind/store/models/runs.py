@@ -10,12 +10,10 @@ from sqlalchemy import (
     JSON,
     CheckConstraint,
     ForeignKey,
-    Index,
     Integer,
     LargeBinary,
     String,
     Text,
-    text,
 )
 from sqlalchemy.orm import Mapped, mapped_column
 
@@ -27,17 +25,12 @@ TOOL_STATUSES = ("running", "succeeded", "failed", "denied", "skipped", "cancell
 
 
 class Run(Base):
+    # At most one running run per conversation: a partial unique index the migration creates
+    # (`mind.store.models.PARTIAL_INDEXES`).
     __tablename__ = "runs"
     __table_args__ = (
         CheckConstraint(one_of("state", RUN_STATES), name="state"),
         CheckConstraint(one_of("detail_mode", DETAIL_MODES), name="detail_mode"),
-        Index(
-            "uq_runs_one_running_per_conversation",
-            "conversation_key",
-            unique=True,
-            sqlite_where=text("state = 'running'"),
-            postgresql_where=text("state = 'running'"),
-        ),
     )
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)
