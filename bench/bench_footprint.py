@@ -45,7 +45,9 @@ TREE_TARGET_MIB = 200
 MIND_TARGET_MIB = 60
 READY_TARGET_S = 1.0
 SUPERVISOR = "tobe up"
-ORDER = (SUPERVISOR, "awareness", "mind", "face", "hand")
+STARTER = "starter"
+STARTER_MODULE = "tobe.runtime.service_starter"
+ORDER = (SUPERVISOR, STARTER, "awareness", "mind", "face", "hand")
 _IMPORT_LINE = re.compile(rb"^import time:\s+(\d+) \|")
 
 
@@ -82,19 +84,29 @@ def descendants(pid: int, tree: dict[int, list[int]]) -> list[int]:
 
 
 def service_name(pid: int) -> str:
-    """The service a `tobe <service> serve` process runs."""
-    argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    return argv[3].decode() if argv[1:3] == [b"-m", b"tobe"] else argv[0].decode()
+    """The service a `tobe <service> serve` process runs, or "starter" for the process that
+    forks them (a forked service's command line is its process title, one string)."""
+    words = Path(f"/proc/{pid}/cmdline").read_bytes().decode().replace("\0", " ").split()
+    if words[1:3] == ["-m", STARTER_MODULE]:
+        return STARTER
+    return words[3] if words[1:3] == ["-m", "tobe"] else words[0]
 
 
 def tree_memory(supervisor: int) -> dict[str, tuple[int, int]]:
-    """(RSS, PSS) of the supervisor and of each service with its own children."""
+    """(RSS, PSS) of the supervisor, of the starter, and of each service with its own
+    children."""
     tree = children()
     measured = {SUPERVISOR: memory(supervisor)}
+    services = []
     for child in tree.get(supervisor, []):
-        pids = [child, *descendants(child, tree)]
-        parts = [memory(pid) for pid in pids]
-        measured[service_name(child)] = (sum(p[0] for p in parts), sum(p[1] for p in parts))
+        if service_name(child) == STARTER:
+            measured[STARTER] = memory(child)
+            services += tree.get(child, [])
+        else:
+            services.append(child)
+    for service in services:
+        parts = [memory(pid) for pid in (service, *descendants(service, tree))]
+        measured[service_name(service)] = (sum(p[0] for p in parts), sum(p[1] for p in parts))
     return measured
 
 

@@ -19,7 +19,9 @@
    read as one plain line at a probe socket, so this process loads no gRPC) and has published
    its address in the runtime file (`tobe.runtime.addresses`), which is what the next wave
    dials; Face, once it has also published its web client's (`face.web.listen`, unless
-   `--no-web`). Each service logs to `<data dir>/logs/<name>.log`. With TLS on the Mind's or
+   `--no-web`). On Linux every service is forked by one starter process that loaded what they
+   all import (`management.up_starter`). Each service logs to `<data dir>/logs/<name>.log`
+   (the starter to `starter.log`). With TLS on the Mind's or
    Face's listener, the local Face and Hand trust it as `management.up_tls` says.
 5. Print how to connect (the chat command, the web client's address and the command that
    signs a browser in) and what becomes of the local Hand's commands (`management.up_commands`,
@@ -78,6 +80,7 @@ from management.up_restarts import (
     last_error_line,
 )
 from management.up_service_unit import ENABLE_COMMAND, UNIT_NAME, install_unit, left_behind
+from management.up_starter import ServiceProcess, ServiceStarter, StarterGone
 from management.up_state import StoppedService, UpState, remove_state, write_state
 from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
@@ -107,7 +110,7 @@ SERVE_MODULES = {
 @dataclass
 class RunningService:
     plan: ServicePlan
-    process: subprocess.Popen[bytes]
+    process: ServiceProcess
     log_path: Path
     # Where this start's lines begin in the log, which keeps older runs' lines.
     log_offset: int = 0
@@ -172,6 +175,19 @@ class Supervisor:
         self.base_env: dict[str, str] = {}
         # The services it no longer restarts, as `record_state` writes them.
         self.stopped: list[StoppedService] = []
+        # Forks the services on Linux (`management.up_starter`); None: each is spawned.
+        self.starter: ServiceStarter | None = None
+
+    def start_starter(self) -> None:
+        """Start the process that preloads what every service imports and forks them."""
+        if ServiceStarter.supported():
+            private_directory(self.logs_dir)
+            self.starter = ServiceStarter(
+                self.base_env,
+                self.logs_dir / "starter.log",
+                f"{START_MARKER} starter at {time.ctime()}",
+            )
+            self.starter.start()
 
     def record_state(self) -> None:
         """Write what this `tobe up` supervises, and what it left stopped, for `tobe doctor`
@@ -221,25 +237,42 @@ class Supervisor:
         return service
 
     def _spawn(self, plan: ServicePlan, env: dict[str, str], held: bool) -> RunningService:
-        """The service's process, logging to `<data dir>/logs/<name>.log`; it ends with this
-        one (`tobe.runtime.supervisor`: asked for in the child, nothing between fork and exec)."""
+        """The service's process, logging to `<data dir>/logs/<name>.log`, forked by the
+        starter or else spawned; it ends with this one (`tobe.runtime.supervisor`: asked for
+        in the child, nothing between fork and exec)."""
         private_directory(self.logs_dir)
         log_path = self.logs_dir / f"{plan.name}.log"
         env = {**env, **supervisor_env()}
+        argv = [plan.group, "serve", *plan.args]
         with log_path.open("ab") as log:
             offset = log.tell()
             log.write(f"{START_MARKER} {plan.name} at {time.ctime()}\n".encode())
             log.flush()
-            process = subprocess.Popen(
-                [sys.executable, "-m", "tobe", plan.group, "serve", *plan.args],
-                stdin=subprocess.PIPE if held else subprocess.DEVNULL,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                # Out of the terminal's process group: Ctrl-C reaches `tobe up` alone.
-                start_new_session=True,
-            )
+            process = self._forked(argv, env, log.fileno(), held)
+            if process is None:
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "tobe", *argv],
+                    stdin=subprocess.PIPE if held else subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    env=env,
+                    # Out of the terminal's process group: Ctrl-C reaches `tobe up` alone.
+                    start_new_session=True,
+                )
         return RunningService(plan, process, log_path, offset, held=held)
+
+    def _forked(
+        self, argv: list[str], env: dict[str, str], log: int, held: bool
+    ) -> ServiceProcess | None:
+        """The service forked by the starter; None, with one line, if the starter cannot."""
+        if self.starter is None:
+            return None
+        try:
+            return self.starter.spawn(argv, env, log, held)
+        except StarterGone as exc:
+            self.warn(f"{exc}; starting services as separate programs from now on")
+            self.starter = None
+            return None
 
     def release(self, service: RunningService) -> None:
         """Let a held service start, with the addresses its wave's predecessors published."""
@@ -289,6 +322,9 @@ class Supervisor:
         policies = {s.plan.name: RestartPolicy(initial_delay) for s in self.running}
         due: dict[str, float] = {}  # service -> when it starts again
         while not self.stopping.wait(WATCH_INTERVAL):
+            news = self.starter.news() if self.starter is not None else None
+            if news is not None:
+                self.warn(news)
             now = time.monotonic()
             for service in list(self.running):
                 name = service.plan.name
@@ -351,6 +387,8 @@ class Supervisor:
         for wave in reversed(list(waves.values())):
             self._stop(wave)
         self.running.clear()
+        if self.starter is not None:
+            self.starter.stop()
 
     def _stop(self, services: list[RunningService]) -> None:
         services = [service for service in services if not service.left_stopped]
@@ -379,7 +417,7 @@ class Supervisor:
         return f"  last lines of {service.log_path} (this start):\n{lines.rstrip()}"
 
 
-def _signal_group(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+def _signal_group(process: ServiceProcess, sig: signal.Signals) -> None:
     try:
         os.killpg(process.pid, sig)
     except (ProcessLookupError, PermissionError):
@@ -468,6 +506,7 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM)
     }
     try:
+        supervisor.start_starter()
         click.echo("Starting services:")
         start_in_waves(supervisor, plans, base_env)
         if supervisor.stopping.is_set():

@@ -1,7 +1,9 @@
 """An idle `tobe up` loads only what its configuration uses.
 
 `tobe up` runs with PYTHONPROFILEIMPORTTIME=1, which its services inherit, so every process
-reports each module it imports: the supervisor on its stderr, each service in its log. The
+reports each module it imports: the supervisor on its stderr, each service in its log. A
+service forked by the starter (`tobe.runtime.service_starter`) holds what the starter imported
+(in `starter.log`) besides what it imported itself. The
 default configuration (the offline demo provider, no TLS, no adapter or MCP server configured,
 telemetry off) uses none of the libraries below, so a module-level import that brings one back
 into a process fails here. Read on a restart, as a box runs every day after its first start
@@ -64,6 +66,7 @@ NOT_ITS_OWN = {
     "face": {"mind", "hand", "awareness", "sqlalchemy"},
     "hand": {"mind", "face", "awareness", "sqlalchemy", "jsonschema"},
     "awareness": {"mind", "face", "hand", "sqlalchemy"},
+    "starter": {"mind", "face", "hand", "awareness", "sqlalchemy", "jsonschema"},
 }
 _IMPORTED = re.compile(r"^import time:\s+\d+ \|\s+\d+ \|\s*(\S+)", re.MULTILINE)
 
@@ -107,10 +110,17 @@ def restart_imports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[s
     env = {**up_env(root / "data", listen=False), "PYTHONPROFILEIMPORTTIME": "1"}
     start_and_stop(env, root / "first.stderr")
     start_and_stop(env, root / "restart.stderr")
-    imported = {"tobe up": modules((root / "restart.stderr").read_text())}
-    for log in (root / "data" / "logs").glob("*.log"):
-        imported[log.stem] = since_last_start(log)
+    imported = {"tobe up": modules((root / "restart.stderr").read_text()), **held(root / "data")}
     yield imported
+
+
+def held(data_dir: Path) -> dict[str, set[str]]:
+    """Service name (and "starter") -> the modules it holds since the last start."""
+    logs = data_dir / "logs"
+    preloaded = since_last_start(logs / "starter.log")
+    imported = {log.stem: since_last_start(log) | preloaded for log in logs.glob("*.log")}
+    imported["starter"] = preloaded
+    return imported
 
 
 def since_last_start(log: Path) -> set[str]:
@@ -132,6 +142,6 @@ def test_a_face_without_its_web_client_loads_no_web_server(
     root = tmp_path_factory.mktemp("no-web")
     env = {**up_env(root / "data", listen=False), "PYTHONPROFILEIMPORTTIME": "1"}
     start_and_stop(env, root / "up.stderr", "--no-web")
-    imported = since_last_start(root / "data" / "logs" / "face.log")
+    imported = held(root / "data")["face"]
     assert "grpc" in imported  # the report was read
     assert loaded(imported, {"starlette", "uvicorn", "websockets", "face.web.app"}) == set()

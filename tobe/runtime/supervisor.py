@@ -1,8 +1,10 @@
 """How a service started by `tobe up` starts and ends with it.
 
-Ends: `tobe up` names itself in `TOBE_SUPERVISOR_PID`; the child asks the kernel for SIGTERM on
-its parent's death. Done in the child at start rather than in a `preexec_fn`: Python code
-between fork and exec is unsafe in `tobe up`, whose gRPC threads are running while it spawns.
+Ends: its parent (`tobe up`, or on Linux the starter that forked it,
+`tobe.runtime.service_starter`, which follows `tobe up` the same way) names itself in
+`TOBE_SUPERVISOR_PID`; the child asks the kernel for SIGTERM on its parent's death. Done in the
+child at start rather than in a `preexec_fn`: Python code between fork and exec is unsafe in
+`tobe up`, whose threads are running while it spawns.
 
 Starts: a service of a later wave is spawned early and held (`TOBE_START_HELD` names the
 modules it loads meanwhile); it starts once `tobe up` writes one JSON line of further
