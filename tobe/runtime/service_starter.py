@@ -47,7 +47,6 @@ PRELOAD = (
     "grpc_reflection.v1alpha.reflection",
     "pydantic",
     "pydantic_settings",
-    "psutil",
     "tobe.cli",
     "tobe.config",
     "tobe.runtime.logs",
