@@ -483,11 +483,19 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         restart_delay = first_delay(dict(os.environ))
     except RestartDelayError as exc:
         raise UpError(str(exc)) from None
-    commands = _probing_commands(settings, plans)
-    tokens_before = _token_files(settings.credentials_dir)
-    provider = choose_provider(settings, dict(os.environ))
-    click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
     base_env = {**os.environ, "TOBE_DATA_DIR": str(data_dir)}
+    supervisor = Supervisor(settings)
+    supervisor.base_env = base_env
+    # It preloads while the provider is chosen and checked.
+    supervisor.start_starter()
+    try:
+        commands = _probing_commands(settings, plans)
+        tokens_before = _token_files(settings.credentials_dir)
+        provider = choose_provider(settings, dict(os.environ))
+    except BaseException:
+        supervisor.stop_all()
+        raise
+    click.secho(provider.note, fg="yellow" if "DEMO" in provider.note else None, bold=True)
     check = (
         ProviderCheck({**base_env, **provider.env, **supervisor_env()}).start()
         if provider.settings is not None
@@ -497,8 +505,6 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         if plan.name == "mind":
             plan.env.update(provider.env)
 
-    supervisor = Supervisor(settings)
-    supervisor.base_env = base_env
     if check is not None:
         supervisor.abort = check.refusal
     previous = {
@@ -506,7 +512,6 @@ def run_up(settings: Settings, options: UpOptions | None = None) -> int:
         for sig in (signal.SIGINT, signal.SIGTERM)
     }
     try:
-        supervisor.start_starter()
         click.echo("Starting services:")
         start_in_waves(supervisor, plans, base_env)
         if supervisor.stopping.is_set():
