@@ -80,7 +80,7 @@ from management.up_restarts import (
     last_error_line,
 )
 from management.up_service_unit import ENABLE_COMMAND, UNIT_NAME, install_unit, left_behind
-from management.up_starter import ServiceProcess, ServiceStarter, StarterGone
+from management.up_starter import ServiceProcess, ServiceStarter, StarterGone, take_early
 from management.up_state import StoppedService, UpState, remove_state, write_state
 from management.up_tls import LocalTls, local_tls
 from tobe.config import Settings, default_data_dir, load_settings
@@ -179,15 +179,17 @@ class Supervisor:
         self.starter: ServiceStarter | None = None
 
     def start_starter(self) -> None:
-        """Start the process that preloads what every service imports and forks them."""
-        if ServiceStarter.supported():
-            private_directory(self.logs_dir)
-            self.starter = ServiceStarter(
-                self.base_env,
-                self.logs_dir / "starter.log",
-                f"{START_MARKER} starter at {time.ctime()}",
-            )
+        """Start the process that preloads what every service imports and forks them, unless
+        `tobe up` started it as it began (`management.up_starter.start_early`)."""
+        self.starter = take_early()
+        if self.starter is None and ServiceStarter.supported():
+            self.starter = ServiceStarter()
             self.starter.start()
+        if self.starter is not None:
+            private_directory(self.logs_dir)
+            self.starter.log_to(
+                self.logs_dir / "starter.log", f"{START_MARKER} starter at {time.ctime()}"
+            )
 
     def record_state(self) -> None:
         """Write what this `tobe up` supervises, and what it left stopped, for `tobe doctor`

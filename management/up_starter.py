@@ -57,10 +57,7 @@ class StarterGone(Exception):
 class ServiceStarter:
     """The starter process and its socket; restarted on the next start if it ended."""
 
-    def __init__(self, env: dict[str, str], log_path: Path, first_line: str) -> None:
-        self._env = env
-        self._log_path = log_path
-        self._first_line = first_line
+    def __init__(self) -> None:
         self._lock = threading.RLock()
         self._exits: dict[int, int] = {}
         self._process: subprocess.Popen[bytes] | None = None
@@ -71,26 +68,36 @@ class ServiceStarter:
         self._orphans: set[int] = set()
         # How the last starter ended, until `news` tells it.
         self._ended: str | None = None
+        self._output = _Output()
 
     @staticmethod
     def supported() -> bool:
         return sys.platform.startswith("linux")
 
     def start(self) -> None:
-        """Start the starter process (it preloads while `tobe up` goes on)."""
+        """Start the starter process: it preloads while `tobe up` goes on. Its output is kept
+        until `log_to` names its log (the data directory may not be known yet)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with self._log_path.open("ab") as log, theirs:
-            log.write(f"{self._first_line}\n".encode())
-            log.flush()
-            self._process = subprocess.Popen(
-                [sys.executable, "-m", STARTER_MODULE],
-                stdin=theirs.fileno(),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env={**self._env, **supervisor_env()},
-                start_new_session=True,
-            )
+        output, into = os.pipe()
+        with theirs:
+            try:
+                self._process = subprocess.Popen(
+                    [sys.executable, "-m", STARTER_MODULE],
+                    stdin=theirs.fileno(),
+                    stdout=into,
+                    stderr=into,
+                    env={**os.environ, **supervisor_env()},
+                    start_new_session=True,
+                )
+            finally:
+                os.close(into)
         self._control = ours
+        self._output.follow(output)
+
+    def log_to(self, path: Path, first_line: str) -> None:
+        """Write the starter's output, from `first_line` on, to the log at `path`; and that of
+        each starter that replaces it, after `first_line` again."""
+        self._output.log_to(path, first_line)
 
     @property
     def pid(self) -> int | None:
@@ -104,13 +111,13 @@ class ServiceStarter:
             if self._control is None or (self._process and self._process.poll() is not None):
                 self._lost()
                 self.start()
+                self._output.mark()
             assert self._control is not None
             release_read, release_write = os.pipe() if held else (-1, -1)
             fds = [log] if not held else [log, release_read]
             try:
-                socket.send_fds(
-                    self._control, [json.dumps({"argv": argv, "env": env}).encode()], fds
-                )
+                request = {"argv": argv, "env": env, "umask": _umask()}
+                socket.send_fds(self._control, [json.dumps(request).encode()], fds)
                 pid = self._answer()
             except (OSError, StarterGone) as exc:
                 if held:
@@ -248,6 +255,72 @@ class ForkedService:
                 raise subprocess.TimeoutExpired(f"pid {self.pid}", timeout or 0.0)
             self._starter.wait_readable(min(remaining, 0.1))
         return code
+
+
+class _Output:
+    """The starters' output, copied by a thread from their pipe into the log once it is named,
+    kept in memory until then."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: list[bytes] = []
+        self._log: IO[bytes] | None = None
+        self._first_line = b""
+
+    def follow(self, output: int) -> None:
+        copy = threading.Thread(target=self._copy, args=(output,), name="starter-output")
+        copy.daemon = True
+        copy.start()
+
+    def log_to(self, path: Path, first_line: str) -> None:
+        with self._lock:
+            self._log = path.open("ab", buffering=0)
+            self._first_line = f"{first_line}\n".encode()
+            self._log.write(self._first_line + b"".join(self._kept))
+            self._kept.clear()
+
+    def mark(self) -> None:
+        """A new starter's output begins."""
+        with self._lock:
+            if self._log is not None:
+                self._log.write(self._first_line)
+
+    def _copy(self, output: int) -> None:
+        with os.fdopen(output, "rb", buffering=0) as pipe:
+            while data := pipe.read(65536):
+                with self._lock:
+                    if self._log is None:
+                        self._kept.append(data)
+                    else:
+                        self._log.write(data)
+
+
+def _umask() -> int:
+    """This process's umask, which a forked service takes: the starter may have been started
+    before `tobe up` set it."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    raise RuntimeError("no Umask line in /proc/self/status")
+
+
+_early: ServiceStarter | None = None
+
+
+def start_early(args: list[str]) -> None:
+    """Start the starter as `tobe up` begins, before it loads its own code (`tobe.cli.EARLY`),
+    so that both load at once. Not for help or `--install-service`, which start no service."""
+    global _early
+    if ServiceStarter.supported() and not {"-h", "--help", "--install-service"} & set(args):
+        _early = ServiceStarter()
+        _early.start()
+
+
+def take_early() -> ServiceStarter | None:
+    """The starter `start_early` started, once."""
+    global _early
+    early, _early = _early, None
+    return early
 
 
 def _alive(pid: int) -> bool:

@@ -36,6 +36,9 @@ COMMANDS = {
     "usage": "management.cli_usage:usage",
 }
 _ARGS = "tobe.args"
+# name -> "module:function" given the command's arguments, called before its module is imported:
+# `tobe up` starts the process that preloads the services' code while it loads its own.
+EARLY = {"up": "management.up_starter:start_early"}
 
 
 class LazyGroup(click.Group):
@@ -54,6 +57,15 @@ class LazyGroup(click.Group):
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
         return command
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        early = EARLY.get(args[0]) if args else None
+        if early is not None:
+            module, function = early.split(":")
+            getattr(importlib.import_module(module), function)(args[1:])
+        return super().resolve_command(ctx, args)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         ctx.meta[_ARGS] = list(args)

@@ -28,8 +28,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Li
 
 @pytest.fixture
 def starter(tmp_path: Path) -> Iterator[ServiceStarter]:
-    started = ServiceStarter(dict(os.environ), tmp_path / "starter.log", "--- starter")
+    started = ServiceStarter()
     started.start()
+    started.log_to(tmp_path / "starter.log", "--- starter")
     yield started
     started.stop()
 
@@ -70,6 +71,29 @@ def test_a_held_command_is_titled_as_it_would_run_and_starts_once_released(
     release(held.stdin, {})
     assert held.wait(30) == 0
     assert f"version {__version__}" in (tmp_path / "held.log").read_text()
+
+
+def test_a_forked_command_takes_the_umask_of_tobe_up_at_the_fork(tmp_path: Path) -> None:
+    # The starter may start before `tobe up` sets its umask (`start_early`).
+    before = os.umask(0o022)
+    started = ServiceStarter()
+    try:
+        started.start()
+        started.log_to(tmp_path / "starter.log", "--- starter")
+        os.umask(0o077)
+        held = fork(started, tmp_path / "held.log", ["--version"], held=True)
+        umask = eventually(
+            lambda: Path(f"/proc/{held.pid}/status").read_text(),
+            until=lambda status: "\nUmask:\t0077\n" in status,
+            what="the forked command's umask 0077",
+        )
+        assert "Umask:\t0077" in umask
+        assert held.stdin is not None
+        release(held.stdin, {})
+        assert held.wait(30) == 0
+    finally:
+        os.umask(before)
+        started.stop()
 
 
 def test_a_command_killed_by_a_signal_reports_the_signal(

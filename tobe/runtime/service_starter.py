@@ -8,7 +8,7 @@ the collector from writing them). Run as `python -m tobe.runtime.service_starter
 `management.up_starter`, on Linux, where fork is the system's own way to start a process.
 
 It talks to `tobe up` over a SOCK_SEQPACKET socket given as its stdin: each request is one JSON
-message `{"argv": [...], "env": {...}}` carrying the service's log file and, for a held
+message `{"argv": [...], "env": {...}, "umask": n}` carrying the service's log file and, for a held
 service, the read end of its release pipe (SCM_RIGHTS); it answers `{"started": pid}`, and
 `{"exited": pid, "code": code}` once a service ends (a negative code is the signal that ended
 it, as subprocess gives it). The starter holds no thread, channel or server: forking it is
@@ -68,6 +68,7 @@ class Order:
 
     argv: list[str]
     env: dict[str, str]
+    umask: int
 
 
 def serve(control: socket.socket) -> Order | None:
@@ -140,7 +141,7 @@ def _reap(control: socket.socket) -> None:
 
 def _order(message: bytes) -> Order:
     request = json.loads(message)
-    return Order([str(word) for word in request["argv"]], {**request["env"]})
+    return Order([str(word) for word in request["argv"]], {**request["env"]}, int(request["umask"]))
 
 
 def _become(order: Order, fds: list[int], control: socket.socket, starter: int) -> None:
@@ -155,6 +156,7 @@ def _become(order: Order, fds: list[int], control: socket.socket, starter: int) 
     os.dup2(log, 2)
     for fd in {log, release}:
         os.close(fd)
+    os.umask(order.umask)
     os.environ.clear()
     os.environ.update(order.env)
     # The services follow the starter, their parent, as they would follow `tobe up` (its pid
