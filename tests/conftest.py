@@ -65,6 +65,30 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(FixtureStoreScopes(), "fixture-store-scopes")
 
 
+# What makes a file long, longest first: marked so, starting processes, making databases.
+LONG_FIRST = ("long_running", "e2e", "postgres")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files that take long come first: those marked `long_running`, then those starting real
+    processes (`e2e`), then those with tests on PostgreSQL (a database made for each test),
+    then the rest; in the order collected within each group, each file's tests together.
+
+    The test command hands whole files to its workers (`--dist loadfile`) in this order
+    (`--no-loadscope-reorder`; by default pytest-xdist orders files by their number of tests,
+    which starts the one-test soaks, the longest files, last). Workers freed near the end
+    then take files of quick tests, and all finish together."""
+    ranks: dict[Path, int] = {}
+    for item in items:
+        rank = next(
+            (n for n, name in enumerate(LONG_FIRST) if item.get_closest_marker(name)),
+            len(LONG_FIRST),
+        )
+        ranks[item.path] = min(rank, ranks.get(item.path, rank))
+    items.sort(key=lambda item: ranks[item.path])
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     e2e_store.close()
 

@@ -1,5 +1,6 @@
 """The scenarios of `tobe hand check`, in the order they run, each with the sentences of
-hand.proto it checks (`tests/hand/test_check.py` keeps them verbatim in the proto's text).
+hand.proto it checks (`tests/hand/test_check_scenarios.py` keeps them verbatim in the proto's
+text).
 
 A scenario uses fresh task ids and leaves the Hand attached (except `final`, which runs last),
 so any subset runs on its own.

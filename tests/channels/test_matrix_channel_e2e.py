@@ -33,7 +33,7 @@ from helpers.mind_process import MindProcess, running_mind
 from helpers.synapse import Synapse, running_synapse
 from mautrix.types import RoomID
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 T0 = datetime(2026, 12, 3, 9, 0, tzinfo=UTC)
 TEN = datetime(2026, 12, 3, 10, 0, tzinfo=UTC)

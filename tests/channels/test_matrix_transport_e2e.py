@@ -31,7 +31,7 @@ from face.channels.matrix.transport import ACCESS_TOKEN, DEVICE_ID
 from face.channels.transport import Image, Inbound, TransportError
 from tobe.config import MatrixChannelSettings
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 WAIT = 30.0
 

@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "remote"))
 from remote_processes import HandProcess
 
 # Not in the default run: under heavy load it still finds failures (see docs/cluster.md).
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 MINDS = 3
 CONVERSATIONS = 20
 TURNS = 200

@@ -35,7 +35,7 @@ from tobe.cli import main
 from tobe.runtime.addresses import publish, withdraw
 from tobe.v1 import face_pb2, face_pb2_grpc, mind_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 OWN_CREDENTIAL_REFUSED = "the Face's own credential was refused ("
 REPLACE_IT = "): an operator must replace it"
 # WebSocket close code of a connection ended UNAVAILABLE (4000 + the gRPC status number).

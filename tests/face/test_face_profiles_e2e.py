@@ -18,7 +18,7 @@ from helpers.mind_process import MindProcess, running_mind
 
 from tobe.v1 import events_pb2, face_pb2, mind_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 PROMPT = "you› "
 INVALID_ARGUMENT, PERMISSION_DENIED = 3, 7
 PERSONA = "You are a running coach."

@@ -25,7 +25,6 @@ from pathlib import Path
 from helpers import store_backend
 from mind.credentials import issue
 from mind.store.database import Database
-from mind.store.migrate import upgrade
 from mind.store.write_tx import WriteTx
 
 READY_PREFIX = "mind listening on "
@@ -161,7 +160,7 @@ def running_mind(
     data_dir = tmp_path / "data"
     data_dir.mkdir(parents=True, exist_ok=True)
     url = store_url(data_dir)
-    upgrade(url)
+    store_backend.migrate(url)
     gateway = issue_token(url, kind="service", principal="face", scopes=["gateway"])
     tokens = {
         name: issue_token(url, kind="client", principal=name, scopes=["chat"]) for name in clients

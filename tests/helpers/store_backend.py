@@ -15,6 +15,8 @@ backend.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -45,6 +47,7 @@ class _State:
     default: str = SQLITE
     backend: str = SQLITE
     template: str = ""
+    sqlite_template: Path | None = None
     # Databases by data directory; those the current test created, and the stack dropping them.
     databases: dict[Path, str] = field(default_factory=dict)
     created: list[Path] = field(default_factory=list)
@@ -81,6 +84,28 @@ def environment(data_dir: Path) -> dict[str, str]:
     """The settings that point a ToBe process on `data_dir` at its store."""
     url = database_url(data_dir)
     return {"TOBE_DATABASE_URL": "" if url.startswith("sqlite") else url}
+
+
+def migrate(url: str) -> None:
+    """Bring the store at `url` to the head revision. A SQLite file not made yet is a copy of
+    one migrated once per process: hundreds of Minds are started, each on a new store, and
+    running every migration takes a fraction of a second each time."""
+    path = Path(url.removeprefix("sqlite:///")) if url.startswith("sqlite:///") else None
+    if path is None or path.exists():
+        upgrade(url)
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy(_sqlite_template(), path)  # its owner-only mode too, as the store makes it
+
+
+def _sqlite_template() -> Path:
+    if _state.sqlite_template is None:
+        directory = tempfile.mkdtemp(prefix="tobe-store-template-")
+        _state.session.callback(shutil.rmtree, directory, ignore_errors=True)
+        path = Path(directory) / "tobe.db"
+        upgrade(f"sqlite:///{path}")
+        _state.sqlite_template = path
+    return _state.sqlite_template
 
 
 def _template() -> str:
@@ -205,3 +230,4 @@ def close() -> None:
     """Drop the session's databases (the template, those made by module fixtures)."""
     _state.session.close()
     _state.databases.clear()
+    _state.template, _state.sqlite_template = "", None

@@ -16,7 +16,7 @@ from helpers.mind_process import running_mind
 
 from tobe.v1 import common_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 TURNS = 30
 TOPICS = ("the garden", "the trip to Lisbon", "the book club", "the new bike", "the tax forms")

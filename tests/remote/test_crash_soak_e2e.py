@@ -22,7 +22,7 @@ from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, issue_token, running_mind
 from remote_processes import Chat
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 CONVERSATIONS = 4
 MESSAGES_EACH = 8

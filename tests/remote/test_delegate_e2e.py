@@ -22,7 +22,7 @@ from mind.store.engine import sync_url
 from mind.store.models import Delegation
 from tobe.v1 import mind_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 ALLOW = {"TOBE_APPROVALS__EXTERNAL_SIDE_EFFECT": "allow"}
 PARENT = "p_parent"

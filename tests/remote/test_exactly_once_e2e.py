@@ -18,7 +18,7 @@ from helpers.eventually import eventually
 from helpers.mind_process import MindProcess, issue_token, running_mind
 from remote_processes import Chat, HandProcess
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 ALLOW = {"TOBE_APPROVALS__EXTERNAL_SIDE_EFFECT": "allow"}
 ASK: dict[str, str] = {}  # the default policy asks a person

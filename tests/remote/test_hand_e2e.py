@@ -18,7 +18,7 @@ from mind.store.engine import sync_url
 from mind.store.models import Task, TaskTransition
 from tobe.v1 import common_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 SCRIPT = """
 runs:

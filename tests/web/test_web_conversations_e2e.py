@@ -16,7 +16,7 @@ from playwright.sync_api import BrowserContext, Page, expect
 from web_stack import Stack
 from web_steps import new_conversation, sign_in
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 SIZES = {
     "desktop": {"viewport": {"width": 1280, "height": 800}},

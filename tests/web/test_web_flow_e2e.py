@@ -25,7 +25,7 @@ from mind.store.database import Database
 from mind.store.write_tx import WriteTx
 from tobe.v1 import common_pb2
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.long_running]
 
 SIZES: dict[str, dict[str, Any]] = {
     "desktop": {"viewport": {"width": 1280, "height": 800}},
