@@ -35,6 +35,7 @@ from mind.events.bus import EventBus
 from mind.recall import entries
 from mind.store import models
 from mind.store.database import Database
+from mind.store.insert_once import insert_if_absent
 from mind.store.outbox import head_event_id, oldest_event_id, read_event_rows
 from mind.store.write_tx import WriteTx
 from tobe.runtime.tasks import cancel_and_wait
@@ -47,6 +48,8 @@ INTERVAL = 1.0
 # How long the indexer lets events gather after a commit woke it (see `_following`).
 SETTLE = 0.25
 _CURSOR = models.Cursor
+# The cursor's value until the index was first built.
+UNINDEXED = -1
 
 
 class RecallIndexer:
@@ -91,12 +94,16 @@ class RecallIndexer:
 
     def _unit(self, tx: WriteTx) -> int:
         session = tx.session
-        cursor = session.scalar(
-            select(_CURSOR.value).where(_CURSOR.name == CURSOR).with_for_update()
-        )
+        cursor = _locked_cursor(session)
+        if cursor is None:
+            # Created before it is locked: concurrent first units (two Minds, a search
+            # catching up beside the indexer) then queue on its lock, where, finding no row to
+            # lock, both would insert it and one fail.
+            insert_if_absent(session, models.Cursor, name=CURSOR, value=UNINDEXED)
+            cursor = _locked_cursor(session)
         oldest = oldest_event_id(session)
-        if cursor is None or (oldest is not None and oldest > cursor + 1):
-            return self._rebuild(session, cursor is None)
+        if cursor is None or cursor == UNINDEXED or (oldest is not None and oldest > cursor + 1):
+            return self._rebuild(session)
         events = read_event_rows(session, cursor, self._batch)
         _apply(session, events)
         if events:
@@ -105,13 +112,10 @@ class RecallIndexer:
             )
         return len(events)
 
-    def _rebuild(self, session: Session, new: bool) -> int:
+    def _rebuild(self, session: Session) -> int:
         head = head_event_id(session)
         added = entries.backfill(session)
-        if new:
-            session.add(models.Cursor(name=CURSOR, value=head))
-        else:
-            session.execute(update(models.Cursor).where(_CURSOR.name == CURSOR).values(value=head))
+        session.execute(update(models.Cursor).where(_CURSOR.name == CURSOR).values(value=head))
         session.flush()
         log.info("recall: indexed %d entries already stored", added)
         return max(added, 1)
@@ -144,6 +148,11 @@ class RecallIndexer:
         except Exception as exc:  # the store or the provider may be back next time
             log.warning("recall: indexing failed (%s); retrying", type(exc).__name__)
             return False
+
+
+def _locked_cursor(session: Session) -> int | None:
+    """The cursor's value, its row locked until the unit ends (None: no row yet)."""
+    return session.scalar(select(_CURSOR.value).where(_CURSOR.name == CURSOR).with_for_update())
 
 
 def _apply(session: Session, events: list[Any]) -> None:

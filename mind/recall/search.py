@@ -50,7 +50,6 @@ _ENTRY = models.RecallEntry
 _FTS = table("recall_fts", column("rowid"))
 # The expression of the GIN index `ix_recall_entries_terms`, spelled the same to use it.
 _SIMPLE: ColumnElement[str] = literal_column("'simple'::regconfig")
-_PG_VECTOR = func.to_tsvector(_SIMPLE, _ENTRY.terms)
 
 
 @dataclass(frozen=True)
@@ -124,11 +123,14 @@ def _keyword(
             .order_by(literal_column("bm25(recall_fts)"), _ENTRY.id.desc())
         )
     else:
+        # Built here, not at import: SQLAlchemy types the full-text functions only once its
+        # PostgreSQL dialect is loaded, which a Mind on SQLite never loads.
+        vector = func.to_tsvector(_SIMPLE, _ENTRY.terms)
         wanted = func.to_tsquery(_SIMPLE, bindparam("tsquery", tsquery(query)))
         statement = (
             select(*_COLUMNS)
-            .where(_PG_VECTOR.op("@@")(wanted))
-            .order_by(func.ts_rank_cd(_PG_VECTOR, wanted).desc(), _ENTRY.id.desc())
+            .where(vector.op("@@")(wanted))
+            .order_by(func.ts_rank_cd(vector, wanted).desc(), _ENTRY.id.desc())
         )
     statement = statement.where(*where).limit(limit)
     return [Hit(*row) for row in session.execute(statement)]

@@ -3,10 +3,11 @@ same on SQLite and PostgreSQL; only the viewer's conversations and never a seale
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
-from sqlalchemy import func, select, text
+from sqlalchemy import delete, func, select, text
 
 from mind.conversation import runs
 from mind.conversation.access import Viewer
@@ -320,6 +321,33 @@ async def test_a_new_indexer_resumes_from_the_committed_cursor_and_adds_nothing_
     assert _found(database, ALICE, "heron") == ["heron one", "heron two"]
     count = database.read_now(lambda s: s.scalar(select(func.count(models.RecallEntry.id))))
     assert count == 4
+
+
+async def test_first_units_at_once_build_the_index_once(store_url: str, database: Database) -> None:
+    """Two Minds (or a search catching up beside the indexer) may start the first index at
+    once: one builds it, the other waits on the cursor and finds it built."""
+
+    def first(tx: WriteTx) -> None:
+        _conversation(tx, "p_a")
+        _turn(tx, "p_a", "heron one", "ok")
+
+    await database.write(first)
+    other = Database.open(store_url)
+    try:
+        for _ in range(5):
+            await database.write(
+                lambda tx: tx.session.execute(
+                    delete(models.Cursor).where(models.Cursor.name == "recall")
+                )
+            )
+            await database.write(lambda tx: tx.session.execute(delete(models.RecallEntry)))
+            steps = [RecallIndexer(db).step() for db in (database, other, database, other)]
+            await asyncio.gather(*steps)
+            count = database.read_now(lambda s: s.scalar(select(func.count(models.RecallEntry.id))))
+            assert count == 2
+        assert _found(database, ALICE, "heron") == ["heron one"]
+    finally:
+        await other.close()
 
 
 @pytest.mark.parametrize("batch", [1, 200])
