@@ -157,7 +157,10 @@ class ServiceStarter:
             if pid in self._exits:
                 self._forked.discard(pid)
                 return self._exits.pop(pid)
-            if pid in self._orphans and not _alive(pid):
+            # Here, not at the top: this module is loaded before `tobe up` loads its own code.
+            from tobe.runtime.addresses import alive
+
+            if pid in self._orphans and not alive(pid):
                 self._orphans.discard(pid)
                 self._forked.discard(pid)
                 return -signal.SIGTERM
@@ -321,13 +324,3 @@ def take_early() -> ServiceStarter | None:
     global _early
     early, _early = _early, None
     return early
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True

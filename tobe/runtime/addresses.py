@@ -63,7 +63,7 @@ def withdraw(data_dir: Path, service: str) -> None:
 
 def published(data_dir: Path) -> dict[str, Published]:
     """The entries of services whose process is still alive."""
-    return {name: entry for name, entry in _read(data_dir).items() if _alive(entry.pid)}
+    return {name: entry for name, entry in _read(data_dir).items() if alive(entry.pid)}
 
 
 def address_of(data_dir: Path, service: str, section: BaseModel, field: str) -> str:
@@ -76,7 +76,8 @@ def address_of(data_dir: Path, service: str, section: BaseModel, field: str) -> 
     return entry.address if entry is not None else configured
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists (one of another user's counts)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
