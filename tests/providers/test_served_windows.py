@@ -62,6 +62,7 @@ def test_the_window_is_remembered_for_a_start_while_the_server_is_down(tmp_path,
         base_url, model = fake.base_url, fake.model
         _info(base_url, model, tmp_path)
     assert (tmp_path / CACHE_FILE).exists()
+    caplog.clear()  # what the first start logged (INFO, if another test left that level on)
     with caplog.at_level(logging.WARNING, logger="mind.providers.factory"):
         info = _info(base_url, model, tmp_path)
     assert info.context_window == 12288
@@ -144,6 +145,7 @@ def test_an_ollama_model_not_loaded_yet_runs_with_the_window_reported_before(tmp
     with local_server("ollama", loaded_window=16384, port=port) as loaded:
         _info(loaded.base_url, loaded.model, tmp_path)
     # The same server (root and model) started again, the model not loaded yet.
+    caplog.clear()
     with (
         _not_loaded(port=port) as fake,
         caplog.at_level(logging.WARNING, logger="mind.providers.factory"),
