@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pexpect
 import pytest
 from helpers.admin_cli import Admin
+from helpers.eventually import eventually
 from helpers.face_process import FaceProcess, MindDirect
 from helpers.mind_process import MindProcess
 from helpers.screen import screen_lines
@@ -52,6 +53,15 @@ def chats() -> Iterator[list[pexpect.spawn]]:
 def shown(chat: pexpect.spawn) -> list[str]:
     assert isinstance(chat.logfile_read, io.StringIO)
     return screen_lines(chat.logfile_read.getvalue(), COLUMNS, ROWS)
+
+
+def on_screen(chat: pexpect.spawn, text: str, times: int) -> None:
+    """Wait until the chat's screen shows `text` `times` times."""
+    eventually(
+        lambda: (chat.expect([pexpect.TIMEOUT, pexpect.EOF], timeout=0.2), shown(chat))[1],
+        until=lambda lines: "\n".join(lines).count(text) >= times,
+        what=f"{text!r} {times} times on the chat's screen",
+    )
 
 
 def test_revoking_the_credential_of_an_open_chat_ends_it_with_one_line_and_status_1(
@@ -164,9 +174,12 @@ def test_a_chat_says_when_the_faces_link_to_the_mind_drops_and_sends_what_was_ty
     chat.expect("the Mind is unavailable; sending your message again in")
     mind.start(mind.address)
     chat.expect("the Face is linked to the Mind again")
-    # Typed ahead: read once the message typed meanwhile was answered (which may come before
-    # or after the line above), and answered in turn before /quit is read.
+    # The message typed meanwhile is answered before or after the line above. The next line
+    # is typed once that answer is on the screen, and /quit once the next answer is: a line
+    # typed ahead is echoed by the terminal into whatever is being drawn at that moment.
+    on_screen(chat, "echo reply", 2)
     chat.sendline("after the restart")
+    on_screen(chat, "echo reply", 3)
     chat.sendline("/quit")
     chat.expect(pexpect.EOF)
 
