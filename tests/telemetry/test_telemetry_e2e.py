@@ -172,15 +172,16 @@ def test_a_turn_with_a_hand_call_is_one_trace_across_face_mind_and_hand_and_metr
         chats = [s for s in trace if s.span.name.startswith("chat ")]
         assert chats and all("gen_ai.usage.output_tokens" in s.attributes for s in chats)
 
-        names = eventually(
+        # Each process exports on its own interval: both sets are waited for.
+        eventually(
             receiver.received.metric_names,
-            what="the Mind's turn metrics over OTLP",
+            what="the Mind's turn metrics and the Face's connections over OTLP",
             until=lambda got: (
                 {"tobe.turns.started", "tobe.turns.finished", "tobe.tool.calls"}
                 <= got.get("tobe-mind", set())
+                and "tobe.face.connections" in got.get("tobe-face", set())
             ),
         )
-        assert "tobe.face.connections" in names.get("tobe-face", set())
 
         with urllib.request.urlopen(f"http://127.0.0.1:{prometheus}/metrics", timeout=10) as r:
             families = {f.name: f for f in text_string_to_metric_families(r.read().decode())}
